@@ -1,0 +1,680 @@
+//! Reading DSv1 files: header and trailer checks, the type library, header scans, random access
+//! and the streaming extent iterator with background decoding (bounded read-ahead).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+
+use crate::codec::{self, parse_prefix, RawHeader, PREFIX_LEN};
+use crate::error::Error;
+use crate::extent::Extent;
+use crate::hash::bjhash;
+use crate::types::{ExtentType, INDEX_NAME, XMLTYPE_NAME};
+use crate::{Result, Value};
+
+/// Length of the file header.
+pub(crate) const FILE_HEADER_LEN: u64 = 40;
+/// Length of the trailer.
+pub(crate) const TRAILER_LEN: u64 = 28;
+
+/// One extent's header, read without decompressing anything.
+#[derive(Clone, Debug)]
+pub struct ExtentHeader {
+    /// File offset of the extent.
+    pub offset: u64,
+    /// Type name.
+    pub type_name: String,
+    /// Number of records.
+    pub nrecords: u32,
+    /// Stored size of the fixed section.
+    pub compressed_fixed: u32,
+    /// Stored size of the variable section.
+    pub compressed_variable: u32,
+    /// Uncompressed size of the variable section, including its 4 leading zero bytes.
+    pub variable_size: u32,
+    /// Compression mode byte of the fixed section.
+    pub fixed_mode: u8,
+    /// Compression mode byte of the variable section.
+    pub variable_mode: u8,
+    /// On-disk length of the whole extent.
+    pub packed_len: u64,
+}
+
+/// State of the file's trailer, determined when the file is opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TrailerStatus {
+    /// The trailer passed every check.
+    Valid {
+        /// File offset of the index extent.
+        index_offset: u64,
+    },
+    /// The file does not end with a trailer marker: an unfinished file (writer killed) or a
+    /// file whose tail was overwritten. Sequential reading tells which.
+    Missing,
+    /// The trailer marker is there but a check failed (the message says which).
+    Corrupt(String),
+}
+
+/// The types known to a reader: the two built-ins plus the file's XmlType records.
+#[derive(Debug)]
+pub(crate) struct TypeLibrary {
+    user: Vec<Arc<ExtentType>>,
+    by_name: HashMap<String, Arc<ExtentType>>,
+}
+
+impl TypeLibrary {
+    pub(crate) fn builtin() -> Self {
+        let mut by_name = HashMap::new();
+        by_name.insert(XMLTYPE_NAME.to_string(), Arc::new(ExtentType::xmltype()));
+        by_name.insert(INDEX_NAME.to_string(), Arc::new(ExtentType::index_type()));
+        TypeLibrary { user: Vec::new(), by_name }
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<ExtentType>> {
+        self.by_name.get(name).cloned()
+    }
+
+    fn register(&mut self, t: ExtentType) -> Result<()> {
+        if t.name() == XMLTYPE_NAME || t.name() == INDEX_NAME {
+            // The built-in definitions always win (C++ resolves these names without a lookup).
+            return Ok(());
+        }
+        match self.by_name.get(t.name()) {
+            Some(old) if old.xml() == t.xml() => Ok(()),
+            Some(_) => Err(Error::TypeConflict { name: t.name().to_string() }),
+            None => {
+                let t = Arc::new(t);
+                self.by_name.insert(t.name().to_string(), Arc::clone(&t));
+                self.user.push(t);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Positioned read of exactly `buf.len()` bytes.
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        let mut done = 0usize;
+        while done < buf.len() {
+            let n = file.seek_read(&mut buf[done..], offset + done as u64)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+fn read_vec(file: &File, offset: u64, len: usize) -> Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    read_at(file, &mut buf, offset)
+        .map_err(|e| Error::io(format!("reading {len} bytes at offset {offset}"), e))?;
+    Ok(buf)
+}
+
+/// Checks the 40-byte file header; returns whether the file is big-endian.
+pub(crate) fn check_file_header(h: &[u8]) -> Result<bool> {
+    let bad = |check| Error::BadFileHeader { check };
+    if h.len() < FILE_HEADER_LEN as usize {
+        return Err(bad("file length >= 40"));
+    }
+    if &h[0..4] != b"DSv1" {
+        return Err(bad("magic DSv1"));
+    }
+    let be = match codec::get_i32(h, 4, false) {
+        0x1234_5678 => false,
+        0x7856_3412 => true,
+        _ => return Err(bad("int32 0x12345678")),
+    };
+    let w8 = |pos: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&h[pos..pos + 8]);
+        if be {
+            u64::from_be_bytes(w)
+        } else {
+            u64::from_le_bytes(w)
+        }
+    };
+    if w8(8) != 0x1234_5678_9ABC_DEF0 {
+        return Err(bad("int64 0x123456789ABCDEF0"));
+    }
+    let pi = f64::from_bits(w8(16));
+    if pi.is_nan() || (pi - std::f64::consts::PI).abs() > 1e-18 {
+        return Err(bad("double pi"));
+    }
+    if f64::from_bits(w8(24)) != f64::INFINITY {
+        return Err(bad("double +infinity"));
+    }
+    if !f64::from_bits(w8(32)).is_nan() {
+        return Err(bad("double NaN"));
+    }
+    Ok(be)
+}
+
+/// Checks a trailer; on failure returns the check that failed.
+fn check_trailer(t: &[u8], be: bool, file_len: u64) -> std::result::Result<u64, &'static str> {
+    if t[0..4] != [0xff; 4] {
+        return Err("marker");
+    }
+    let packed = codec::get_i32(t, 4, be);
+    if packed != !codec::get_i32(t, 8, be) {
+        return Err("packed size complement");
+    }
+    if bjhash(1776, &t[..24]) != codec::get_u32(t, 24, be) {
+        return Err("trailer hash");
+    }
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&t[16..24]);
+    let index_offset = if be { i64::from_be_bytes(w) } else { i64::from_le_bytes(w) };
+    let expected = i64::try_from(file_len)
+        .ok()
+        .and_then(|l| l.checked_sub(TRAILER_LEN as i64 + i64::from(packed)));
+    if packed < 0 || expected != Some(index_offset) || index_offset < FILE_HEADER_LEN as i64 {
+        return Err("index offset");
+    }
+    Ok(index_offset as u64)
+}
+
+/// A DSv1 file opened for reading. Owns the file and reads with positioned reads, so it can be
+/// shared between threads and iterated several times at once.
+#[derive(Debug)]
+pub struct DsReader {
+    file: Arc<File>,
+    len: u64,
+    be: bool,
+    lib: Arc<TypeLibrary>,
+    trailer: TrailerStatus,
+    /// Where the trailer check failed: (offset, check).
+    trailer_err: Option<(u64, &'static str)>,
+    /// First offset after the XmlType extent.
+    data_start: u64,
+}
+
+/// Options for [`DsReader::extents_with`].
+#[derive(Clone, Debug)]
+pub struct StreamOptions {
+    /// Background decoder threads; 0 decodes on the iterating thread.
+    pub threads: usize,
+    /// Extents read ahead of the consumer (bounds memory to about this many extents).
+    pub readahead: usize,
+    /// Only extents of this type.
+    pub type_filter: Option<String>,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        StreamOptions { threads: cores.clamp(1, 4), readahead: 4, type_filter: None }
+    }
+}
+
+impl DsReader {
+    /// Opens a file: checks the header, reads, decodes and registers the XmlType extent, and
+    /// determines the trailer status (without failing on a bad trailer).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let file =
+            File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        let len =
+            file.metadata().map_err(|e| Error::io(format!("stat {}", path.display()), e))?.len();
+        if len < FILE_HEADER_LEN {
+            return Err(Error::BadFileHeader { check: "file length >= 40" });
+        }
+        let header = read_vec(&file, 0, FILE_HEADER_LEN as usize)?;
+        let be = check_file_header(&header)?;
+
+        let (trailer, trailer_err) = if len >= FILE_HEADER_LEN + TRAILER_LEN {
+            let off = len - TRAILER_LEN;
+            let t = read_vec(&file, off, TRAILER_LEN as usize)?;
+            match check_trailer(&t, be, len) {
+                Ok(index_offset) => (TrailerStatus::Valid { index_offset }, None),
+                Err("marker") => (TrailerStatus::Missing, Some((off, "marker"))),
+                Err(check) => {
+                    let msg = Error::BadTrailer { trailer_offset: off, check }.to_string();
+                    (TrailerStatus::Corrupt(msg), Some((off, check)))
+                }
+            }
+        } else {
+            (TrailerStatus::Missing, Some((len, "marker")))
+        };
+
+        let mut r = DsReader {
+            file: Arc::new(file),
+            len,
+            be,
+            lib: Arc::new(TypeLibrary::builtin()),
+            trailer,
+            trailer_err,
+            data_start: FILE_HEADER_LEN,
+        };
+        let (h, bytes) = r.read_raw_extent(FILE_HEADER_LEN)?;
+        if h.name.as_deref() != Some(XMLTYPE_NAME) {
+            return Err(Error::BadTypeLibrary {
+                extent_offset: FILE_HEADER_LEN,
+                check: "the first extent is the XmlType extent",
+            });
+        }
+        let lib0 = TypeLibrary::builtin();
+        let ext = codec::decode_extent(Cow::Owned(bytes), be, FILE_HEADER_LEN, &|n| lib0.get(n))?;
+        let mut lib = TypeLibrary::builtin();
+        for i in 0..ext.len() {
+            let Value::Bytes(x) = ext.value(i, 0) else { continue };
+            let xml = std::str::from_utf8(x).map_err(|e| Error::XmlParse {
+                detail: format!("type description is not UTF-8: {e}"),
+            })?;
+            lib.register(ExtentType::from_xml(xml)?)?;
+        }
+        r.lib = Arc::new(lib);
+        r.data_start = FILE_HEADER_LEN + h.total_len;
+        Ok(r)
+    }
+
+    /// Reads the raw bytes of the extent at `offset` after checking its header fits the file.
+    fn read_raw_extent(&self, offset: u64) -> Result<(RawHeader, Vec<u8>)> {
+        let h = read_header_at(&self.file, self.len, self.be, offset)?;
+        let bytes = read_vec(&self.file, offset, h.total_len as usize)?;
+        Ok((h, bytes))
+    }
+
+    /// The file's own types (from the XmlType extent), in the order listed there. The two
+    /// built-in types are not included; [`DsReader::type_by_name`] resolves them too.
+    pub fn types(&self) -> &[Arc<ExtentType>] {
+        &self.lib.user
+    }
+
+    /// Looks a type up by name (the file's types and the two built-ins).
+    pub fn type_by_name(&self, name: &str) -> Option<&Arc<ExtentType>> {
+        self.lib.by_name.get(name)
+    }
+
+    /// Whether the file was written on a big-endian host.
+    pub fn is_big_endian(&self) -> bool {
+        self.be
+    }
+
+    /// File length in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.len
+    }
+
+    /// Headers of every extent after the XmlType extent, in file order (index extent included),
+    /// without decompressing. Ends at the trailer, or at a clean end of file without trailer.
+    pub fn headers(&self) -> HeaderIter<'_> {
+        HeaderIter { walker: self.walker(), _r: std::marker::PhantomData }
+    }
+
+    fn walker(&self) -> Walker {
+        Walker {
+            file: Arc::clone(&self.file),
+            len: self.len,
+            be: self.be,
+            pos: self.data_start,
+            done: false,
+            trailer_ok: matches!(self.trailer, TrailerStatus::Valid { .. }),
+            trailer_err: self.trailer_err,
+        }
+    }
+
+    /// The trailer status computed at open.
+    pub fn trailer_status(&self) -> TrailerStatus {
+        self.trailer.clone()
+    }
+
+    /// The ExtentIndex records `(offset, type name)` when the trailer is valid; `Ok(None)`
+    /// when the file has no trailer; an error when the trailer or the index extent is corrupt.
+    pub fn index(&self) -> Result<Option<Vec<(u64, String)>>> {
+        let index_offset = match &self.trailer {
+            TrailerStatus::Valid { index_offset } => *index_offset,
+            TrailerStatus::Missing => return Ok(None),
+            TrailerStatus::Corrupt(_) => {
+                let (trailer_offset, check) = self.trailer_err.unwrap_or((self.len, "trailer"));
+                return Err(Error::BadTrailer { trailer_offset, check });
+            }
+        };
+        let e = self.read_extent_at(index_offset)?;
+        if e.extent_type().name() != INDEX_NAME {
+            return Err(Error::BadTrailer {
+                trailer_offset: self.len - TRAILER_LEN,
+                check: "index offset points at the index extent",
+            });
+        }
+        // Built-in layout: field 0 = offset (int64), field 1 = extenttype (variable32).
+        let mut out = Vec::with_capacity(e.len());
+        for i in 0..e.len() {
+            let off = e.i64(i, 0).unwrap_or(-1);
+            let name = String::from_utf8_lossy(e.bytes(i, 1).unwrap_or(&[])).into_owned();
+            out.push((u64::try_from(off).unwrap_or(u64::MAX), name));
+        }
+        Ok(Some(out))
+    }
+
+    /// Reads and fully decodes (all checks) the extent at `offset`.
+    pub fn read_extent_at(&self, offset: u64) -> Result<Extent> {
+        let (_, bytes) = self.read_raw_extent(offset)?;
+        let lib = &self.lib;
+        codec::decode_extent(Cow::Owned(bytes), self.be, offset, &|n| lib.get(n))
+    }
+
+    /// All user extents in file order (the XmlType and index extents are skipped), decoded on
+    /// background threads with bounded read-ahead. After the first error the iterator ends.
+    pub fn extents(&self) -> ExtentStream {
+        self.extents_with(&StreamOptions::default())
+    }
+
+    /// Only the extents of one type; others are skipped by header, without decompression.
+    pub fn extents_of(&self, type_name: &str) -> ExtentStream {
+        self.extents_with(&StreamOptions {
+            type_filter: Some(type_name.to_string()),
+            ..StreamOptions::default()
+        })
+    }
+
+    /// [`DsReader::extents`] with explicit threading, read-ahead and type filter.
+    pub fn extents_with(&self, opts: &StreamOptions) -> ExtentStream {
+        let src = Source { walker: self.walker(), filter: opts.type_filter.clone() };
+        if opts.threads == 0 {
+            return ExtentStream {
+                inner: Inner::Sync { src, lib: Arc::clone(&self.lib) },
+                done: false,
+                cancel: None,
+            };
+        }
+        let cancel = Arc::new(AtomicBool::new(false));
+        let depth = opts.readahead.max(1);
+        let (order_tx, order_rx) = bounded::<Receiver<Result<Extent>>>(depth);
+        let (job_tx, job_rx) = bounded::<Job>(depth);
+        for _ in 0..opts.threads {
+            let job_rx = job_rx.clone();
+            let lib = Arc::clone(&self.lib);
+            let cancel = Arc::clone(&cancel);
+            let be = self.be;
+            let spawned = std::thread::Builder::new().name("ds-decode".into()).spawn(move || {
+                for job in job_rx.iter() {
+                    if cancel.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let r = codec::decode_extent(Cow::Owned(job.bytes), be, job.offset, &|n| {
+                        lib.get(n)
+                    });
+                    let _ = job.result.send(r);
+                }
+            });
+            if spawned.is_err() {
+                // Could not start a thread: fall back to decoding on the caller's thread.
+                return ExtentStream {
+                    inner: Inner::Sync { src, lib: Arc::clone(&self.lib) },
+                    done: false,
+                    cancel: None,
+                };
+            }
+        }
+        drop(job_rx);
+        let c2 = Arc::clone(&cancel);
+        let mut src = src;
+        let spawned = std::thread::Builder::new().name("ds-read".into()).spawn(move || {
+            producer(&mut src, &job_tx, &order_tx, &c2);
+        });
+        if spawned.is_err() {
+            let (tx, rx) = bounded(1);
+            let _ = tx.send(Err(Error::ThreadFailed { what: "reader" }));
+            let (otx, orx) = bounded(1);
+            let _ = otx.send(rx);
+            return ExtentStream {
+                inner: Inner::Threaded { order: orx },
+                done: false,
+                cancel: Some(cancel),
+            };
+        }
+        ExtentStream {
+            inner: Inner::Threaded { order: order_rx },
+            done: false,
+            cancel: Some(cancel),
+        }
+    }
+}
+
+/// Reads and validates the header of the extent at `offset` and checks it fits in the file.
+fn read_header_at(file: &File, len: u64, be: bool, offset: u64) -> Result<RawHeader> {
+    let avail = len.saturating_sub(offset);
+    if avail < PREFIX_LEN as u64 {
+        return Err(Error::TruncatedExtent {
+            extent_offset: offset,
+            what: "extent header",
+            needed: PREFIX_LEN as u64,
+            available: avail,
+        });
+    }
+    let prefix = read_vec(file, offset, PREFIX_LEN)?;
+    let mut h = parse_prefix(&prefix, be, offset)?;
+    if h.total_len > avail {
+        return Err(Error::TruncatedExtent {
+            extent_offset: offset,
+            what: "extent",
+            needed: h.total_len,
+            available: avail,
+        });
+    }
+    let name = read_vec(file, offset + PREFIX_LEN as u64, h.name_len)?;
+    h.name = String::from_utf8(name).ok();
+    Ok(h)
+}
+
+struct Job {
+    offset: u64,
+    bytes: Vec<u8>,
+    result: Sender<Result<Extent>>,
+}
+
+fn producer(
+    src: &mut Source,
+    jobs: &Sender<Job>,
+    order: &Sender<Receiver<Result<Extent>>>,
+    cancel: &AtomicBool,
+) {
+    while !cancel.load(Ordering::Relaxed) {
+        match src.next_raw() {
+            None => break,
+            Some(Err(e)) => {
+                let (tx, rx) = bounded(1);
+                let _ = tx.send(Err(e));
+                let _ = order.send(rx);
+                break;
+            }
+            Some(Ok((offset, bytes))) => {
+                let (tx, rx) = bounded(1);
+                if jobs.send(Job { offset, bytes, result: tx }).is_err() || order.send(rx).is_err()
+                {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Walks extent headers sequentially.
+struct Walker {
+    file: Arc<File>,
+    len: u64,
+    be: bool,
+    pos: u64,
+    done: bool,
+    trailer_ok: bool,
+    trailer_err: Option<(u64, &'static str)>,
+}
+
+impl Walker {
+    fn next_header(&mut self) -> Option<Result<(u64, RawHeader)>> {
+        if self.done {
+            return None;
+        }
+        let r = self.step();
+        match &r {
+            Some(Ok(_)) => {}
+            _ => self.done = true,
+        }
+        r
+    }
+
+    fn step(&mut self) -> Option<Result<(u64, RawHeader)>> {
+        let pos = self.pos;
+        if pos >= self.len {
+            return None;
+        }
+        let remaining = self.len - pos;
+        if remaining >= 4 {
+            let marker = match read_vec(&self.file, pos, 4) {
+                Ok(m) => m,
+                Err(e) => return Some(Err(e)),
+            };
+            if marker == [0xff; 4] {
+                if remaining == TRAILER_LEN && self.trailer_ok {
+                    return None;
+                }
+                let check = if remaining != TRAILER_LEN {
+                    "trailer is at the end of the file"
+                } else {
+                    self.trailer_err.map_or("trailer", |e| e.1)
+                };
+                return Some(Err(Error::BadTrailer { trailer_offset: pos, check }));
+            }
+        }
+        if remaining == TRAILER_LEN {
+            // Too short for any extent (which needs at least 32 bytes): a damaged trailer.
+            return Some(Err(Error::BadTrailer { trailer_offset: pos, check: "marker" }));
+        }
+        match read_header_at(&self.file, self.len, self.be, pos) {
+            Ok(h) => {
+                self.pos = pos + h.total_len;
+                Some(Ok((pos, h)))
+            }
+            Err(e @ (Error::TruncatedExtent { .. } | Error::BadExtentHeader { .. }))
+                if !self.trailer_ok =>
+            {
+                let (trailer_offset, check) =
+                    self.trailer_err.unwrap_or((self.len.saturating_sub(TRAILER_LEN), "marker"));
+                Some(Err(Error::DamagedTail {
+                    trailer_offset,
+                    check,
+                    extent_offset: pos,
+                    cause: Box::new(e),
+                }))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// Iterator over extent headers; see [`DsReader::headers`].
+pub struct HeaderIter<'a> {
+    walker: Walker,
+    _r: std::marker::PhantomData<&'a DsReader>,
+}
+
+impl Iterator for HeaderIter<'_> {
+    type Item = Result<ExtentHeader>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.walker.next_header().map(|r| r.map(|(off, h)| h.to_public(off)))
+    }
+}
+
+/// Produces the raw bytes of the user extents to decode.
+struct Source {
+    walker: Walker,
+    filter: Option<String>,
+}
+
+impl Source {
+    fn next_raw(&mut self) -> Option<Result<(u64, Vec<u8>)>> {
+        loop {
+            let (off, h) = match self.walker.next_header()? {
+                Ok(x) => x,
+                Err(e) => return Some(Err(e)),
+            };
+            let name = h.name.as_deref();
+            if name == Some(INDEX_NAME) {
+                continue;
+            }
+            if name == Some(XMLTYPE_NAME) {
+                self.walker.done = true;
+                return Some(Err(Error::BadTypeLibrary {
+                    extent_offset: off,
+                    check: "only the first extent is an XmlType extent",
+                }));
+            }
+            if let Some(f) = &self.filter {
+                if name != Some(f.as_str()) {
+                    continue;
+                }
+            }
+            return match read_vec(&self.walker.file, off, h.total_len as usize) {
+                Ok(b) => Some(Ok((off, b))),
+                Err(e) => {
+                    self.walker.done = true;
+                    Some(Err(e))
+                }
+            };
+        }
+    }
+}
+
+enum Inner {
+    Sync { src: Source, lib: Arc<TypeLibrary> },
+    Threaded { order: Receiver<Receiver<Result<Extent>>> },
+}
+
+/// Iterator over decoded extents; see [`DsReader::extents`]. Dropping it stops the background
+/// threads.
+pub struct ExtentStream {
+    inner: Inner,
+    done: bool,
+    cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Iterator for ExtentStream {
+    type Item = Result<Extent>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = match &mut self.inner {
+            Inner::Sync { src, lib } => match src.next_raw() {
+                None => None,
+                Some(Err(e)) => Some(Err(e)),
+                Some(Ok((off, bytes))) => {
+                    let be = src.walker.be;
+                    Some(codec::decode_extent(Cow::Owned(bytes), be, off, &|n| lib.get(n)))
+                }
+            },
+            Inner::Threaded { order } => match order.recv() {
+                Err(_) => None,
+                Ok(rx) => Some(rx.recv().unwrap_or(Err(Error::ThreadFailed { what: "decode" }))),
+            },
+        };
+        if !matches!(r, Some(Ok(_))) {
+            self.done = true;
+        }
+        r
+    }
+}
+
+impl Drop for ExtentStream {
+    fn drop(&mut self) {
+        if let Some(c) = &self.cancel {
+            c.store(true, Ordering::Relaxed);
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! Writing DSv1 files: header, XmlType extent, user extents compressed on background threads
+//! (bounded queue, written in submission order), index extent and trailer.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+
+use crate::codec::{encode_extent, EncodeOptions};
+use crate::compress::Compression;
+use crate::error::Error;
+use crate::extent::ExtentBuilder;
+use crate::hash::{bjhash, mix3};
+use crate::types::{ExtentType, INDEX_NAME, XMLTYPE_NAME};
+use crate::{Result, Value};
+
+/// Writer settings.
+#[derive(Clone, Debug)]
+pub struct WriterOptions {
+    /// Compression modes tried in order for each section; the smallest output strictly smaller
+    /// than the input wins. Empty or `[None]` stores sections raw.
+    pub compression: Vec<Compression>,
+    /// Compression level, 1-9 (default 6).
+    pub level: u32,
+    /// Background compressor threads (default 2); 0 compresses on the calling thread.
+    pub threads: usize,
+    /// Extents queued for compression beyond those being compressed (default 4).
+    pub queue_depth: usize,
+}
+
+impl Default for WriterOptions {
+    /// zlib, level 6, 2 threads, queue depth 4.
+    fn default() -> Self {
+        Self::zlib()
+    }
+}
+
+impl WriterOptions {
+    /// zlib compression (interoperable with every C++ DataSeries build).
+    pub fn zlib() -> Self {
+        WriterOptions { compression: vec![Compression::Zlib], level: 6, threads: 2, queue_depth: 4 }
+    }
+
+    /// No compression.
+    pub fn uncompressed() -> Self {
+        WriterOptions { compression: Vec::new(), ..Self::zlib() }
+    }
+}
+
+/// An encoded extent (bytes, chained-checksum input) or the encoding error.
+type Encoded = Result<(Vec<u8>, u32)>;
+/// Encoded extent with its sequence number and type name.
+type Done = (u64, String, Encoded);
+
+struct Pool {
+    jobs: Option<Sender<(u64, ExtentBuilder)>>,
+    results: Receiver<Done>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.jobs = None;
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Writes a DSv1 file (always little-endian).
+pub struct DsWriter<W: Write + Send + 'static> {
+    out: Option<W>,
+    modes: Vec<Compression>,
+    level: u32,
+    types: HashMap<String, Arc<ExtentType>>,
+    offset: u64,
+    chained: u32,
+    index: Vec<(u64, String)>,
+    pool: Option<Pool>,
+    max_in_flight: usize,
+    next_seq: u64,
+    next_write: u64,
+    pending: BTreeMap<u64, (String, Encoded)>,
+    poisoned: bool,
+}
+
+impl DsWriter<std::fs::File> {
+    /// Creates (truncates) `path` and writes the header and type library.
+    pub fn create(
+        path: impl AsRef<std::path::Path>,
+        types: &[Arc<ExtentType>],
+        opts: WriterOptions,
+    ) -> Result<Self> {
+        let path = path.as_ref();
+        let f = std::fs::File::create(path)
+            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+        Self::new(f, types, opts)
+    }
+}
+
+/// The 40-byte little-endian file header.
+pub(crate) fn file_header() -> [u8; 40] {
+    let mut h = [0u8; 40];
+    h[0..4].copy_from_slice(b"DSv1");
+    h[4..8].copy_from_slice(&0x1234_5678i32.to_le_bytes());
+    h[8..16].copy_from_slice(&0x1234_5678_9ABC_DEF0i64.to_le_bytes());
+    h[16..24].copy_from_slice(&std::f64::consts::PI.to_le_bytes());
+    h[24..32].copy_from_slice(&f64::INFINITY.to_le_bytes());
+    h[32..40].copy_from_slice(&0x7ff8_0000_0000_0000u64.to_le_bytes());
+    h
+}
+
+impl<W: Write + Send + 'static> DsWriter<W> {
+    /// Writes the file header and the XmlType extent (types sorted by name) at once.
+    pub fn new(out: W, types: &[Arc<ExtentType>], opts: WriterOptions) -> Result<Self> {
+        let modes: Vec<Compression> =
+            opts.compression.iter().copied().filter(|&m| m != Compression::None).collect();
+        if let Some(&m) = modes.iter().find(|m| !m.can_encode()) {
+            return Err(Error::Compress {
+                mode: m,
+                detail: "this crate cannot encode this mode".into(),
+            });
+        }
+        let mut by_name: HashMap<String, Arc<ExtentType>> = HashMap::new();
+        for t in types {
+            if let Some(old) = by_name.get(t.name()) {
+                if old.xml() != t.xml() {
+                    return Err(Error::TypeConflict { name: t.name().to_string() });
+                }
+                continue;
+            }
+            by_name.insert(t.name().to_string(), Arc::clone(t));
+        }
+        let mut w = DsWriter {
+            out: Some(out),
+            modes,
+            level: opts.level,
+            types: by_name,
+            offset: 0,
+            chained: 0,
+            index: Vec::new(),
+            pool: None,
+            max_in_flight: opts.threads + opts.queue_depth.max(1),
+            next_seq: 0,
+            next_write: 0,
+            pending: BTreeMap::new(),
+            poisoned: false,
+        };
+        w.write_bytes(&file_header())?;
+
+        let xt = Arc::new(ExtentType::xmltype());
+        let mut lib: Vec<&Arc<ExtentType>> = w
+            .types
+            .values()
+            .filter(|t| t.name() != XMLTYPE_NAME && t.name() != INDEX_NAME)
+            .collect();
+        lib.sort_by(|a, b| a.name().cmp(b.name()));
+        let mut b = ExtentBuilder::new(xt);
+        for t in lib {
+            b.start_record();
+            b.set(0, Value::Bytes(t.xml().as_bytes()))?;
+        }
+        let enc = encode_extent(&b, &w.encode_options())?;
+        w.append_extent(XMLTYPE_NAME.to_string(), enc)?;
+
+        if opts.threads > 0 {
+            let (job_tx, job_rx) = bounded::<(u64, ExtentBuilder)>(opts.queue_depth.max(1));
+            let (res_tx, res_rx) = unbounded::<Done>();
+            let mut handles = Vec::new();
+            for _ in 0..opts.threads {
+                let job_rx = job_rx.clone();
+                let res_tx = res_tx.clone();
+                let modes = w.modes.clone();
+                let level = w.level;
+                let h = std::thread::Builder::new()
+                    .name("ds-compress".into())
+                    .spawn(move || {
+                        let o = EncodeOptions {
+                            fixed_modes: &modes,
+                            var_modes: &modes,
+                            level,
+                            big_endian: false,
+                        };
+                        for (seq, b) in job_rx.iter() {
+                            let r = encode_extent(&b, &o);
+                            if res_tx.send((seq, b.extent_type().name().to_string(), r)).is_err() {
+                                break;
+                            }
+                        }
+                    })
+                    .map_err(|e| Error::io("spawning a compressor thread", e))?;
+                handles.push(h);
+            }
+            w.pool = Some(Pool { jobs: Some(job_tx), results: res_rx, handles });
+        }
+        Ok(w)
+    }
+
+    fn encode_options(&self) -> EncodeOptions<'_> {
+        EncodeOptions {
+            fixed_modes: &self.modes,
+            var_modes: &self.modes,
+            level: self.level,
+            big_endian: false,
+        }
+    }
+
+    fn write_bytes(&mut self, b: &[u8]) -> Result<()> {
+        let at = self.offset;
+        let out = self.out.as_mut().ok_or(Error::WriterPoisoned)?;
+        if let Err(e) = out.write_all(b) {
+            self.poisoned = true;
+            return Err(Error::io(format!("writing {} bytes at offset {at}", b.len()), e));
+        }
+        self.offset += b.len() as u64;
+        Ok(())
+    }
+
+    fn append_extent(&mut self, name: String, enc: (Vec<u8>, u32)) -> Result<()> {
+        let at = self.offset;
+        self.write_bytes(&enc.0)?;
+        self.chained = mix3(enc.1, self.chained, 1972);
+        self.index.push((at, name));
+        Ok(())
+    }
+
+    /// Writes every finished result that is next in submission order.
+    fn drain_ready(&mut self) -> Result<()> {
+        while let Some((name, r)) = self.pending.remove(&self.next_write) {
+            self.next_write += 1;
+            match r {
+                Ok(enc) => self.append_extent(name, enc)?,
+                Err(e) => {
+                    self.poisoned = true;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn receive(&mut self, block: bool) -> Result<bool> {
+        let Some(pool) = &self.pool else { return Ok(false) };
+        let msg = if block {
+            match pool.results.recv() {
+                Ok(m) => m,
+                Err(_) => {
+                    self.poisoned = true;
+                    return Err(Error::ThreadFailed { what: "compressor" });
+                }
+            }
+        } else {
+            match pool.results.try_recv() {
+                Ok(m) => m,
+                Err(_) => return Ok(false),
+            }
+        };
+        self.pending.insert(msg.0, (msg.1, msg.2));
+        Ok(true)
+    }
+
+    /// Queues an extent for compression and writing. Its type must have been given to
+    /// [`DsWriter::new`]. Extents are written in submission order; an empty builder writes
+    /// nothing.
+    pub fn write_extent(&mut self, b: ExtentBuilder) -> Result<()> {
+        if self.poisoned {
+            return Err(Error::WriterPoisoned);
+        }
+        match self.types.get(b.extent_type().name()) {
+            Some(t) if Arc::ptr_eq(t, b.extent_type()) || t.xml() == b.extent_type().xml() => {}
+            _ => {
+                return Err(Error::TypeNotDeclared {
+                    type_name: b.extent_type().name().to_string(),
+                })
+            }
+        }
+        if b.is_empty() {
+            return Ok(());
+        }
+        if self.pool.is_none() {
+            let enc = encode_extent(&b, &self.encode_options());
+            let enc = enc.inspect_err(|_| self.poisoned = true)?;
+            return self.append_extent(b.extent_type().name().to_string(), enc);
+        }
+        while self.next_seq - self.next_write >= self.max_in_flight as u64 {
+            self.receive(true)?;
+            self.drain_ready()?;
+        }
+        let seq = self.next_seq;
+        let sent =
+            self.pool.as_ref().and_then(|p| p.jobs.as_ref()).map(|j| j.send((seq, b)).is_ok());
+        if sent != Some(true) {
+            self.poisoned = true;
+            return Err(Error::ThreadFailed { what: "compressor" });
+        }
+        self.next_seq += 1;
+        while self.receive(false)? {}
+        self.drain_ready()
+    }
+
+    fn wait_all(&mut self) -> Result<()> {
+        if self.poisoned {
+            return Err(Error::WriterPoisoned);
+        }
+        while self.next_write < self.next_seq {
+            self.drain_ready()?;
+            if self.next_write < self.next_seq {
+                self.receive(true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Returns once every submitted extent has been written to the output and the output
+    /// has been flushed.
+    pub fn flush(&mut self) -> Result<()> {
+        self.wait_all()?;
+        let out = self.out.as_mut().ok_or(Error::WriterPoisoned)?;
+        out.flush().map_err(|e| Error::io("flushing the output", e))
+    }
+
+    /// Bytes written to the output so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.offset
+    }
+
+    /// Writes the index extent and the trailer, flushes, and returns the output.
+    pub fn finish(mut self) -> Result<W> {
+        self.wait_all()?;
+        self.pool = None;
+        let index_offset = self.offset;
+        self.index.push((index_offset, INDEX_NAME.to_string()));
+        let it = Arc::new(ExtentType::index_type());
+        let mut b = ExtentBuilder::new(it);
+        for (off, name) in &self.index {
+            b.start_record();
+            b.set(0, Value::Int64(*off as i64))?;
+            b.set(1, Value::Bytes(name.as_bytes()))?;
+        }
+        let (bytes, ck) = encode_extent(&b, &self.encode_options())?;
+        self.write_bytes(&bytes)?;
+        self.chained = mix3(ck, self.chained, 1972);
+        let mut t = [0u8; 28];
+        let packed = bytes.len() as i32;
+        t[0..4].copy_from_slice(&[0xff; 4]);
+        t[4..8].copy_from_slice(&packed.to_le_bytes());
+        t[8..12].copy_from_slice(&(!packed).to_le_bytes());
+        t[12..16].copy_from_slice(&self.chained.to_le_bytes());
+        t[16..24].copy_from_slice(&(index_offset as i64).to_le_bytes());
+        let h = bjhash(1776, &t[..24]);
+        t[24..28].copy_from_slice(&h.to_le_bytes());
+        self.write_bytes(&t)?;
+        let mut out = self.out.take().ok_or(Error::WriterPoisoned)?;
+        out.flush().map_err(|e| Error::io("flushing the output", e))?;
+        Ok(out)
+    }
+}
