@@ -1,0 +1,737 @@
+//! The registry: one [`SyscallDef`] per system call.
+//!
+//! Conventions (see docs/HOWTO_ADD_SYSCALL.md):
+//! - `args` are the syscall's registers in order, named as in the man page. Where the raw
+//!   syscall differs from the glibc wrapper the man page documents (`faccessat` and `fchmodat`
+//!   have no `flags`, `preadv2`'s offset takes two registers, `getcwd` returns a length), the
+//!   entry follows the kernel and `proto` says so.
+//! - `field` is the trace column. For calls in Re-Animator's schema it is that type's column;
+//!   other calls use the same vocabulary (`descriptor`, `given_pathname`, `data_read`,
+//!   `data_written`, `bytes_requested`, `offset`, `flags_value`, `mode_value`, ...).
+//! - A buffer argument's field holds the DATA; the pointer value itself is not stored.
+
+use crate::flags::{self, FlagSet};
+use crate::Class::*;
+use crate::ReplayPolicy::*;
+use crate::Ret::*;
+use crate::{Arg, ArgKind, Class, Len, ReplayPolicy, Ret, Struct, SyscallDef};
+
+// ---- argument helpers ------------------------------------------------------------------------
+
+const fn arg(name: &'static str, kind: ArgKind, field: &'static str) -> Arg {
+    Arg { name, kind, field }
+}
+/// `int fd` stored as `descriptor`.
+const fn fd() -> Arg {
+    arg("fd", ArgKind::Fd, "descriptor")
+}
+/// `int sockfd` stored as `descriptor`.
+const fn sockfd() -> Arg {
+    arg("sockfd", ArgKind::Fd, "descriptor")
+}
+/// A file descriptor with another name or column.
+const fn fd_as(name: &'static str, field: &'static str) -> Arg {
+    arg(name, ArgKind::Fd, field)
+}
+/// `int dirfd` stored as `descriptor`.
+const fn dirfd() -> Arg {
+    arg("dirfd", ArgKind::DirFd, "descriptor")
+}
+/// A directory fd with another name or column.
+const fn dirfd_as(name: &'static str, field: &'static str) -> Arg {
+    arg(name, ArgKind::DirFd, field)
+}
+/// A path stored as `given_pathname`.
+const fn path(name: &'static str) -> Arg {
+    arg(name, ArgKind::Path, "given_pathname")
+}
+/// A path stored in another column.
+const fn path_as(name: &'static str, field: &'static str) -> Arg {
+    arg(name, ArgKind::Path, field)
+}
+/// A NUL-terminated string that is not a path (xattr names, fs types).
+const fn cstr(name: &'static str, field: &'static str) -> Arg {
+    arg(name, ArgKind::InBuf(Len::CStr), field)
+}
+const fn int(name: &'static str, field: &'static str) -> Arg {
+    arg(name, ArgKind::Int, field)
+}
+const fn addr(name: &'static str, field: &'static str) -> Arg {
+    arg(name, ArgKind::Addr, field)
+}
+const fn flags(name: &'static str, set: &'static FlagSet, field: &'static str) -> Arg {
+    arg(name, ArgKind::Flags(set), field)
+}
+/// `mode_t mode` stored as `mode_value`.
+const fn mode() -> Arg {
+    arg("mode", ArgKind::Mode, "mode_value")
+}
+/// `size_t count` stored as `bytes_requested`.
+const fn count() -> Arg {
+    int("count", "bytes_requested")
+}
+/// `off_t offset` stored as `offset`.
+const fn offset() -> Arg {
+    int("offset", "offset")
+}
+const fn inbuf(name: &'static str, len: Len, field: &'static str) -> Arg {
+    arg(name, ArgKind::InBuf(len), field)
+}
+const fn outbuf(name: &'static str, len: Len, field: &'static str) -> Arg {
+    arg(name, ArgKind::OutBuf(len), field)
+}
+const fn instruct(name: &'static str, s: Struct, len: Len, field: &'static str) -> Arg {
+    arg(name, ArgKind::InStruct(s, len), field)
+}
+const fn outstruct(name: &'static str, s: Struct, len: Len, field: &'static str) -> Arg {
+    arg(name, ArgKind::OutStruct(s, len), field)
+}
+const fn inoutstruct(name: &'static str, s: Struct, len: Len, field: &'static str) -> Arg {
+    arg(name, ArgKind::InOutStruct(s, len), field)
+}
+const fn iov_in(count: usize, field: &'static str) -> Arg {
+    arg("iov", ArgKind::IovIn { count }, field)
+}
+const fn iov_out(count: usize, field: &'static str) -> Arg {
+    arg("iov", ArgKind::IovOut { count }, field)
+}
+const fn strings(name: &'static str, field: &'static str) -> Arg {
+    arg(name, ArgKind::StrArray, field)
+}
+
+// ---- entry helpers -------------------------------------------------------------------------
+
+/// A call in Re-Animator's schema: `trace` is its type name there.
+const fn ra(
+    name: &'static str,
+    trace: &'static str,
+    class: Class,
+    replay: ReplayPolicy,
+    ret: Ret,
+    proto: &'static str,
+    args: &'static [Arg],
+) -> SyscallDef {
+    SyscallDef {
+        name,
+        trace_name: trace,
+        in_reanimator_schema: true,
+        args,
+        ret,
+        class,
+        replay,
+        proto,
+    }
+}
+
+/// A call Re-Animator did not record: its trace name is its kernel name.
+const fn new(
+    name: &'static str,
+    class: Class,
+    replay: ReplayPolicy,
+    ret: Ret,
+    proto: &'static str,
+    args: &'static [Arg],
+) -> SyscallDef {
+    SyscallDef {
+        name,
+        trace_name: name,
+        in_reanimator_schema: false,
+        args,
+        ret,
+        class,
+        replay,
+        proto,
+    }
+}
+
+const STAT: Struct = Struct::Stat;
+const SOCKADDR: Struct = Struct::Sockaddr;
+
+/// Every call we know, grouped by class.
+#[rustfmt::skip]
+pub static REGISTRY: &[SyscallDef] = &[
+    // ---- file data ---------------------------------------------------------------------------
+    ra("read", "read", File, Reissue, Count,
+        "ssize_t read(int fd, void *buf, size_t count);",
+        &[fd(), outbuf("buf", Len::Ret, "data_read"), count()]),
+    ra("write", "write", File, Reissue, Count,
+        "ssize_t write(int fd, const void *buf, size_t count);",
+        &[fd(), inbuf("buf", Len::Arg(2), "data_written"), count()]),
+    ra("pread64", "pread", File, Reissue, Count,
+        "ssize_t pread64(int fd, void *buf, size_t count, off_t offset);",
+        &[fd(), outbuf("buf", Len::Ret, "data_read"), count(), offset()]),
+    ra("pwrite64", "pwrite", File, Reissue, Count,
+        "ssize_t pwrite64(int fd, const void *buf, size_t count, off_t offset);",
+        &[fd(), inbuf("buf", Len::Arg(2), "data_written"), count(), offset()]),
+    ra("readv", "readv", File, Reissue, Count,
+        "ssize_t readv(int fd, const struct iovec *iov, int iovcnt);",
+        &[fd(), iov_out(2, "iov_data_read"), int("iovcnt", "count")]),
+    ra("writev", "writev", File, Reissue, Count,
+        "ssize_t writev(int fd, const struct iovec *iov, int iovcnt);",
+        &[fd(), iov_in(2, "iov_data_written"), int("iovcnt", "count")]),
+    new("preadv", File, Reissue, Count,
+        "ssize_t preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset);",
+        &[fd(), iov_out(2, "iov_data_read"), int("iovcnt", "count"), offset()]),
+    new("pwritev", File, Reissue, Count,
+        "ssize_t pwritev(int fd, const struct iovec *iov, int iovcnt, off_t offset);",
+        &[fd(), iov_in(2, "iov_data_written"), int("iovcnt", "count"), offset()]),
+    // The raw syscalls pass the offset as two registers (high half 0 on 64-bit), so `flags` is
+    // the sixth argument.
+    new("preadv2", File, Reissue, Count,
+        "ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, \
+         unsigned long offset_high, int flags);",
+        &[fd(), iov_out(2, "iov_data_read"), int("iovcnt", "count"), offset(),
+          int("offset_high", "offset_high"), flags("flags", &flags::RWF, "flags_value")]),
+    new("pwritev2", File, Reissue, Count,
+        "ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, \
+         unsigned long offset_high, int flags);",
+        &[fd(), iov_in(2, "iov_data_written"), int("iovcnt", "count"), offset(),
+          int("offset_high", "offset_high"), flags("flags", &flags::RWF, "flags_value")]),
+    ra("lseek", "lseek", File, Reissue, Offset,
+        "off_t lseek(int fd, off_t offset, int whence);",
+        &[fd(), offset(), flags("whence", &flags::SEEK, "whence_value")]),
+    ra("truncate", "truncate", File, Reissue, Status,
+        "int truncate(const char *path, off_t length);",
+        &[path("path"), int("length", "truncate_length")]),
+    ra("ftruncate", "ftruncate", File, Reissue, Status,
+        "int ftruncate(int fd, off_t length);",
+        &[fd(), int("length", "truncate_length")]),
+    ra("fallocate", "fallocate", File, Reissue, Status,
+        "int fallocate(int fd, int mode, off_t offset, off_t len);",
+        &[fd(), flags("mode", &flags::FALLOC, "mode_value"), int("offset", "allocate_offset"),
+          int("len", "allocate_len")]),
+    new("fadvise64", File, Reissue, Status,
+        "int fadvise64(int fd, off_t offset, off_t len, int advice);",
+        &[fd(), offset(), int("len", "length"), flags("advice", &flags::FADVISE, "advice_value")]),
+    ra("readahead", "readahead", File, Reissue, Status,
+        "ssize_t readahead(int fd, off64_t offset, size_t count);",
+        &[fd(), int("offset", "readahead_off"), int("count", "readahead_size")]),
+    ra("fsync", "fsync", File, Reissue, Status, "int fsync(int fd);", &[fd()]),
+    ra("fdatasync", "fdatasync", File, Reissue, Status, "int fdatasync(int fd);", &[fd()]),
+    // Re-Animator's type has no column for `nbytes`: it is an extension column here.
+    ra("sync_file_range", "sync_file_range", File, Reissue, Status,
+        "int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned int flags);",
+        &[fd(), offset(), int("nbytes", "bytes_requested"),
+          flags("flags", &flags::SYNC_FILE_RANGE, "flags")]),
+    new("sync", File, Reissue, Status, "void sync(void);", &[]),
+    new("syncfs", File, Reissue, Status, "int syncfs(int fd);", &[fd()]),
+    ra("flock", "flock", File, Reissue, Status,
+        "int flock(int fd, int operation);",
+        &[fd(), flags("operation", &flags::FLOCK_OP, "operation_value")]),
+    ra("ioctl", "ioctl", File, Simulate, Int,
+        "int ioctl(int fd, unsigned long request, void *argp);",
+        &[fd(), int("request", "request"), addr("argp", "parameter")]),
+    new("sendfile", File, Reissue, Count,
+        "ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count);",
+        &[fd_as("out_fd", "out_descriptor"), fd_as("in_fd", "in_descriptor"),
+          inoutstruct("offset", Struct::Loff, Len::Struct, "offset"), count()]),
+    new("copy_file_range", File, Reissue, Count,
+        "ssize_t copy_file_range(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out, \
+         size_t len, unsigned int flags);",
+        &[fd_as("fd_in", "in_descriptor"),
+          inoutstruct("off_in", Struct::Loff, Len::Struct, "in_offset"),
+          fd_as("fd_out", "out_descriptor"),
+          inoutstruct("off_out", Struct::Loff, Len::Struct, "out_offset"),
+          int("len", "bytes_requested"), int("flags", "flags_value")]),
+    new("splice", File, Reissue, Count,
+        "ssize_t splice(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out, size_t len, \
+         unsigned int flags);",
+        &[fd_as("fd_in", "in_descriptor"),
+          inoutstruct("off_in", Struct::Loff, Len::Struct, "in_offset"),
+          fd_as("fd_out", "out_descriptor"),
+          inoutstruct("off_out", Struct::Loff, Len::Struct, "out_offset"),
+          int("len", "bytes_requested"), flags("flags", &flags::SPLICE, "flags_value")]),
+    // ---- file namespace and metadata -----------------------------------------------------------
+    ra("open", "open", File, Reissue, Fd,
+        "int open(const char *pathname, int flags, mode_t mode);",
+        &[path("pathname"), flags("flags", &flags::OPEN, "open_value"), mode()]),
+    ra("openat", "openat", File, Reissue, Fd,
+        "int openat(int dirfd, const char *pathname, int flags, mode_t mode);",
+        &[dirfd(), path("pathname"), flags("flags", &flags::OPEN, "open_value"), mode()]),
+    new("openat2", File, Reissue, Fd,
+        "long openat2(int dirfd, const char *pathname, struct open_how *how, size_t size);",
+        &[dirfd(), path("pathname"), instruct("how", Struct::OpenHow, Len::Arg(3), "open_how"),
+          int("size", "open_how_size")]),
+    ra("creat", "creat", File, Reissue, Fd,
+        "int creat(const char *pathname, mode_t mode);",
+        &[path("pathname"), mode()]),
+    new("memfd_create", File, Reissue, Fd,
+        "int memfd_create(const char *name, unsigned int flags);",
+        &[cstr("name", "memfd_name"), flags("flags", &flags::MEMFD, "flags_value")]),
+    ra("stat", "stat", File, Reissue, Status,
+        "int stat(const char *pathname, struct stat *statbuf);",
+        &[path("pathname"), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw")]),
+    ra("lstat", "lstat", File, Reissue, Status,
+        "int lstat(const char *pathname, struct stat *statbuf);",
+        &[path("pathname"), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw")]),
+    ra("fstat", "fstat", File, Reissue, Status,
+        "int fstat(int fd, struct stat *statbuf);",
+        &[fd(), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw")]),
+    ra("newfstatat", "fstatat", File, Reissue, Status,
+        "int newfstatat(int dirfd, const char *pathname, struct stat *statbuf, int flags);",
+        &[dirfd(), path("pathname"), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw"),
+          flags("flags", &flags::AT_FSTATAT, "flags_value")]),
+    new("statx", File, Reissue, Status,
+        "int statx(int dirfd, const char *pathname, int flags, unsigned int mask, \
+         struct statx *statxbuf);",
+        &[dirfd(), path("pathname"), flags("flags", &flags::AT_STATX, "flags_value"),
+          flags("mask", &flags::STATX_MASK, "statx_mask"),
+          outstruct("statxbuf", Struct::Statx, Len::Struct, "statx_result_raw")]),
+    ra("statfs", "statfs", File, Reissue, Status,
+        "int statfs(const char *path, struct statfs *buf);",
+        &[path("path"), outstruct("buf", Struct::Statfs, Len::Struct, "statfs_result_raw")]),
+    ra("fstatfs", "fstatfs", File, Reissue, Status,
+        "int fstatfs(int fd, struct statfs *buf);",
+        &[fd(), outstruct("buf", Struct::Statfs, Len::Struct, "statfs_result_raw")]),
+    ra("access", "access", File, Reissue, Status,
+        "int access(const char *pathname, int mode);",
+        &[path("pathname"), flags("mode", &flags::ACCESS, "mode_value")]),
+    // The kernel's faccessat has no flags argument (glibc's `flags` goes to faccessat2).
+    ra("faccessat", "faccessat", File, Reissue, Status,
+        "int faccessat(int dirfd, const char *pathname, int mode); /* kernel: no flags */",
+        &[dirfd(), path("pathname"), flags("mode", &flags::ACCESS, "mode_value")]),
+    new("faccessat2", File, Reissue, Status,
+        "int faccessat2(int dirfd, const char *pathname, int mode, int flags);",
+        &[dirfd(), path("pathname"), flags("mode", &flags::ACCESS, "mode_value"),
+          flags("flags", &flags::AT_FACCESSAT, "flags_value")]),
+    // Re-Animator's `getdents` is the old syscall: its fixture traces hold struct linux_dirent
+    // records (older glibc read directories with getdents on x86_64).
+    ra("getdents", "getdents", File, Reissue, Count,
+        "long getdents(unsigned int fd, struct linux_dirent *dirp, unsigned int count);",
+        &[fd(), outstruct("dirp", Struct::Dirents, Len::Ret, "dirent_buffer"),
+          int("count", "count")]),
+    new("getdents64", File, Reissue, Count,
+        "ssize_t getdents64(int fd, void *dirp, size_t count);",
+        &[fd(), outstruct("dirp", Struct::Dirents64, Len::Ret, "dirent_buffer"),
+          int("count", "count")]),
+    ra("mkdir", "mkdir", File, Reissue, Status,
+        "int mkdir(const char *pathname, mode_t mode);",
+        &[path("pathname"), mode()]),
+    ra("mkdirat", "mkdirat", File, Reissue, Status,
+        "int mkdirat(int dirfd, const char *pathname, mode_t mode);",
+        &[dirfd(), path("pathname"), mode()]),
+    ra("rmdir", "rmdir", File, Reissue, Status,
+        "int rmdir(const char *pathname);",
+        &[path("pathname")]),
+    ra("mknod", "mknod", File, Reissue, Status,
+        "int mknod(const char *pathname, mode_t mode, dev_t dev);",
+        &[path("pathname"), mode(), int("dev", "dev")]),
+    ra("mknodat", "mknodat", File, Reissue, Status,
+        "int mknodat(int dirfd, const char *pathname, mode_t mode, dev_t dev);",
+        &[dirfd(), path("pathname"), mode(), int("dev", "dev")]),
+    ra("link", "link", File, Reissue, Status,
+        "int link(const char *oldpath, const char *newpath);",
+        &[path_as("oldpath", "given_oldpathname"), path_as("newpath", "given_newpathname")]),
+    ra("linkat", "linkat", File, Reissue, Status,
+        "int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, \
+         int flags);",
+        &[dirfd_as("olddirfd", "old_descriptor"), path_as("oldpath", "given_oldpathname"),
+          dirfd_as("newdirfd", "new_descriptor"), path_as("newpath", "given_newpathname"),
+          flags("flags", &flags::AT_LINKAT, "flag_value")]),
+    ra("unlink", "unlink", File, Reissue, Status,
+        "int unlink(const char *pathname);",
+        &[path("pathname")]),
+    ra("unlinkat", "unlinkat", File, Reissue, Status,
+        "int unlinkat(int dirfd, const char *pathname, int flags);",
+        &[dirfd(), path("pathname"), flags("flags", &flags::AT_UNLINKAT, "flag_value")]),
+    ra("symlink", "symlink", File, Reissue, Status,
+        "int symlink(const char *target, const char *linkpath);",
+        &[path_as("target", "target_pathname"), path("linkpath")]),
+    ra("symlinkat", "symlinkat", File, Reissue, Status,
+        "int symlinkat(const char *target, int newdirfd, const char *linkpath);",
+        &[path_as("target", "target_pathname"), dirfd_as("newdirfd", "new_descriptor"),
+          path("linkpath")]),
+    ra("readlink", "readlink", File, Reissue, Count,
+        "ssize_t readlink(const char *pathname, char *buf, size_t bufsiz);",
+        &[path("pathname"), outbuf("buf", Len::Ret, "link_value"), int("bufsiz", "buffer_size")]),
+    new("readlinkat", File, Reissue, Count,
+        "ssize_t readlinkat(int dirfd, const char *pathname, char *buf, size_t bufsiz);",
+        &[dirfd(), path("pathname"), outbuf("buf", Len::Ret, "link_value"),
+          int("bufsiz", "buffer_size")]),
+    ra("rename", "rename", File, Reissue, Status,
+        "int rename(const char *oldpath, const char *newpath);",
+        &[path_as("oldpath", "given_oldname"), path_as("newpath", "given_newname")]),
+    new("renameat", File, Reissue, Status,
+        "int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);",
+        &[dirfd_as("olddirfd", "old_descriptor"), path_as("oldpath", "given_oldname"),
+          dirfd_as("newdirfd", "new_descriptor"), path_as("newpath", "given_newname")]),
+    new("renameat2", File, Reissue, Status,
+        "int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, \
+         unsigned int flags);",
+        &[dirfd_as("olddirfd", "old_descriptor"), path_as("oldpath", "given_oldname"),
+          dirfd_as("newdirfd", "new_descriptor"), path_as("newpath", "given_newname"),
+          flags("flags", &flags::RENAME, "flags_value")]),
+    ra("chmod", "chmod", File, Reissue, Status,
+        "int chmod(const char *pathname, mode_t mode);",
+        &[path("pathname"), mode()]),
+    ra("fchmod", "fchmod", File, Reissue, Status,
+        "int fchmod(int fd, mode_t mode);",
+        &[fd(), mode()]),
+    // The kernel's fchmodat has no flags argument (fchmodat2, Linux 6.6, is not in our headers).
+    ra("fchmodat", "fchmodat", File, Reissue, Status,
+        "int fchmodat(int dirfd, const char *pathname, mode_t mode); /* kernel: no flags */",
+        &[dirfd(), path("pathname"), mode()]),
+    ra("chown", "chown", File, Reissue, Status,
+        "int chown(const char *pathname, uid_t owner, gid_t group);",
+        &[path("pathname"), int("owner", "new_owner"), int("group", "new_group")]),
+    new("lchown", File, Reissue, Status,
+        "int lchown(const char *pathname, uid_t owner, gid_t group);",
+        &[path("pathname"), int("owner", "new_owner"), int("group", "new_group")]),
+    new("fchown", File, Reissue, Status,
+        "int fchown(int fd, uid_t owner, gid_t group);",
+        &[fd(), int("owner", "new_owner"), int("group", "new_group")]),
+    new("fchownat", File, Reissue, Status,
+        "int fchownat(int dirfd, const char *pathname, uid_t owner, gid_t group, int flags);",
+        &[dirfd(), path("pathname"), int("owner", "new_owner"), int("group", "new_group"),
+          flags("flags", &flags::AT, "flags_value")]),
+    // Re-Animator stores the times decoded (access_time, mod_time): see Struct::ra_decoded_columns.
+    ra("utime", "utime", File, Reissue, Status,
+        "int utime(const char *filename, const struct utimbuf *times);",
+        &[path("filename"), instruct("times", Struct::Utimbuf, Len::Struct, "access_time")]),
+    ra("utimes", "utimes", File, Reissue, Status,
+        "int utimes(const char *filename, const struct timeval times[2]);",
+        &[path("filename"), instruct("times", Struct::Timeval2, Len::Struct, "access_time")]),
+    new("futimesat", File, Reissue, Status,
+        "int futimesat(int dirfd, const char *pathname, const struct timeval times[2]);",
+        &[dirfd(), path("pathname"), instruct("times", Struct::Timeval2, Len::Struct, "times")]),
+    ra("utimensat", "utimensat", File, Reissue, Status,
+        "int utimensat(int dirfd, const char *pathname, const struct timespec times[2], \
+         int flags);",
+        &[dirfd(), path("pathname"),
+          instruct("times", Struct::Timespec2, Len::Struct, "access_time"),
+          flags("flags", &flags::AT_UTIMENSAT, "flag_value")]),
+    // ---- extended attributes -----------------------------------------------------------------
+    ra("setxattr", "setxattr", File, Reissue, Status,
+        "int setxattr(const char *path, const char *name, const void *value, size_t size, \
+         int flags);",
+        &[path("path"), cstr("name", "xattr_name"), inbuf("value", Len::Arg(3), "value_written"),
+          int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")]),
+    ra("lsetxattr", "lsetxattr", File, Reissue, Status,
+        "int lsetxattr(const char *path, const char *name, const void *value, size_t size, \
+         int flags);",
+        &[path("path"), cstr("name", "xattr_name"), inbuf("value", Len::Arg(3), "value_written"),
+          int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")]),
+    ra("fsetxattr", "fsetxattr", File, Reissue, Status,
+        "int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);",
+        &[fd(), cstr("name", "xattr_name"), inbuf("value", Len::Arg(3), "value_written"),
+          int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")]),
+    ra("getxattr", "getxattr", File, Reissue, Count,
+        "ssize_t getxattr(const char *path, const char *name, void *value, size_t size);",
+        &[path("path"), cstr("name", "xattr_name"), outbuf("value", Len::Ret, "value_read"),
+          int("size", "value_size")]),
+    ra("lgetxattr", "lgetxattr", File, Reissue, Count,
+        "ssize_t lgetxattr(const char *path, const char *name, void *value, size_t size);",
+        &[path("path"), cstr("name", "xattr_name"), outbuf("value", Len::Ret, "value_read"),
+          int("size", "value_size")]),
+    ra("fgetxattr", "fgetxattr", File, Reissue, Count,
+        "ssize_t fgetxattr(int fd, const char *name, void *value, size_t size);",
+        &[fd(), cstr("name", "xattr_name"), outbuf("value", Len::Ret, "value_read"),
+          int("size", "value_size")]),
+    ra("listxattr", "listxattr", File, Reissue, Count,
+        "ssize_t listxattr(const char *path, char *list, size_t size);",
+        &[path("path"), outbuf("list", Len::Ret, "xattr_list"), int("size", "list_size")]),
+    ra("llistxattr", "llistxattr", File, Reissue, Count,
+        "ssize_t llistxattr(const char *path, char *list, size_t size);",
+        &[path("path"), outbuf("list", Len::Ret, "xattr_list"), int("size", "list_size")]),
+    ra("flistxattr", "flistxattr", File, Reissue, Count,
+        "ssize_t flistxattr(int fd, char *list, size_t size);",
+        &[fd(), outbuf("list", Len::Ret, "xattr_list"), int("size", "list_size")]),
+    ra("removexattr", "removexattr", File, Reissue, Status,
+        "int removexattr(const char *path, const char *name);",
+        &[path("path"), cstr("name", "xattr_name")]),
+    ra("lremovexattr", "lremovexattr", File, Reissue, Status,
+        "int lremovexattr(const char *path, const char *name);",
+        &[path("path"), cstr("name", "xattr_name")]),
+    ra("fremovexattr", "fremovexattr", File, Reissue, Status,
+        "int fremovexattr(int fd, const char *name);",
+        &[fd(), cstr("name", "xattr_name")]),
+    // ---- descriptors -------------------------------------------------------------------------
+    ra("close", "close", Descriptor, Reissue, Status, "int close(int fd);", &[fd()]),
+    new("close_range", Descriptor, Reissue, Status,
+        "int close_range(unsigned int first, unsigned int last, unsigned int flags);",
+        &[int("first", "first_descriptor"), int("last", "last_descriptor"),
+          flags("flags", &flags::CLOSE_RANGE, "flags_value")]),
+    ra("dup", "dup", Descriptor, Reissue, Fd,
+        "int dup(int oldfd);",
+        &[fd_as("oldfd", "descriptor")]),
+    ra("dup2", "dup2", Descriptor, Reissue, Fd,
+        "int dup2(int oldfd, int newfd);",
+        &[fd_as("oldfd", "old_descriptor"), fd_as("newfd", "new_descriptor")]),
+    ra("dup3", "dup3", Descriptor, Reissue, Fd,
+        "int dup3(int oldfd, int newfd, int flags);",
+        &[fd_as("oldfd", "old_descriptor"), fd_as("newfd", "new_descriptor"),
+          flags("flags", &flags::DUP3, "flags")]),
+    // `arg` is a flag word, an fd, a pid or a `struct flock *` depending on `cmd`:
+    // see flags::fcntl_arg_set and flags::fcntl_arg_is_flock.
+    ra("fcntl", "fcntl", Descriptor, Reissue, Int,
+        "int fcntl(int fd, int cmd, unsigned long arg);",
+        &[fd(), flags("cmd", &flags::FCNTL_CMD, "command_value"), int("arg", "argument_value")]),
+    // Re-Animator stores the two fds decoded (read_descriptor, write_descriptor).
+    ra("pipe", "pipe", Descriptor, Simulate, Status,
+        "int pipe(int pipefd[2]);",
+        &[outstruct("pipefd", Struct::FdPair, Len::Struct, "read_descriptor")]),
+    new("pipe2", Descriptor, Simulate, Status,
+        "int pipe2(int pipefd[2], int flags);",
+        &[outstruct("pipefd", Struct::FdPair, Len::Struct, "pipe_descriptors"),
+          flags("flags", &flags::PIPE2, "flags_value")]),
+    new("tee", Descriptor, Simulate, Count,
+        "ssize_t tee(int fd_in, int fd_out, size_t len, unsigned int flags);",
+        &[fd_as("fd_in", "in_descriptor"), fd_as("fd_out", "out_descriptor"),
+          int("len", "bytes_requested"), flags("flags", &flags::SPLICE, "flags_value")]),
+    new("vmsplice", Descriptor, Simulate, Count,
+        "ssize_t vmsplice(int fd, const struct iovec *iov, size_t nr_segs, unsigned int flags);",
+        &[fd(), iov_in(2, "iov_data_written"), int("nr_segs", "count"),
+          flags("flags", &flags::SPLICE, "flags_value")]),
+    // ---- memory ------------------------------------------------------------------------------
+    ra("mmap", "mmap", Memory, Emulate, Addr,
+        "void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset);",
+        &[addr("addr", "start_address"), int("length", "length"),
+          flags("prot", &flags::PROT, "protection_value"),
+          flags("flags", &flags::MAP, "flags_value"), fd(), offset()]),
+    ra("munmap", "munmap", Memory, Emulate, Status,
+        "int munmap(void *addr, size_t length);",
+        &[addr("addr", "start_address"), int("length", "length")]),
+    new("mprotect", Memory, Emulate, Status,
+        "int mprotect(void *addr, size_t len, int prot);",
+        &[addr("addr", "start_address"), int("len", "length"),
+          flags("prot", &flags::PROT, "protection_value")]),
+    new("madvise", Memory, Emulate, Status,
+        "int madvise(void *addr, size_t length, int advice);",
+        &[addr("addr", "start_address"), int("length", "length"),
+          flags("advice", &flags::MADV, "advice_value")]),
+    new("msync", Memory, Emulate, Status,
+        "int msync(void *addr, size_t length, int flags);",
+        &[addr("addr", "start_address"), int("length", "length"),
+          flags("flags", &flags::MSYNC, "flags_value")]),
+    new("mremap", Memory, Emulate, Addr,
+        "void *mremap(void *old_address, size_t old_size, size_t new_size, int flags, \
+         void *new_address);",
+        &[addr("old_address", "start_address"), int("old_size", "length"),
+          int("new_size", "new_length"), flags("flags", &flags::MREMAP, "flags_value"),
+          addr("new_address", "new_address")]),
+    // Re-Animator pseudo-calls: loads/stores through a file mapping, synthesized by the tracer
+    // (no syscall number). Replay turns them into pread/pwrite.
+    ra("mmappread", "mmappread", Memory, Reissue, Count,
+        "ssize_t mmappread(int fd, void *buf, size_t count, off_t offset, void *address); \
+         /* pseudo-call */",
+        &[fd(), outbuf("buf", Len::Ret, "data_read"), count(), offset(),
+          addr("address", "address")]),
+    ra("mmappwrite", "mmappwrite", Memory, Reissue, Count,
+        "ssize_t mmappwrite(int fd, const void *buf, size_t count, off_t offset); \
+         /* pseudo-call */",
+        &[fd(), inbuf("buf", Len::Arg(2), "data_written"), count(), offset()]),
+    // ---- processes ---------------------------------------------------------------------------
+    ra("clone", "clone", Process, Emulate, Pid,
+        "long clone(unsigned long flags, void *stack, int *parent_tid, int *child_tid, \
+         unsigned long tls);",
+        &[flags("flags", &flags::CLONE, "flag_value"), addr("stack", "child_stack_address"),
+          addr("parent_tid", "parent_thread_id"), addr("child_tid", "child_thread_id"),
+          int("tls", "new_tls")]),
+    new("clone3", Process, Emulate, Pid,
+        "long clone3(struct clone_args *cl_args, size_t size);",
+        &[instruct("cl_args", Struct::CloneArgs, Len::Arg(1), "clone_args"),
+          int("size", "clone_args_size")]),
+    ra("fork", "fork", Process, Emulate, Pid, "pid_t fork(void);", &[]),
+    ra("vfork", "vfork", Process, Emulate, Pid, "pid_t vfork(void);", &[]),
+    ra("execve", "execve", Process, Emulate, NoReturn,
+        "int execve(const char *pathname, char *const argv[], char *const envp[]);",
+        &[path("pathname"), strings("argv", "argument"), strings("envp", "environment")]),
+    new("execveat", Process, Emulate, NoReturn,
+        "int execveat(int dirfd, const char *pathname, char *const argv[], char *const envp[], \
+         int flags);",
+        &[dirfd(), path("pathname"), strings("argv", "argument"),
+          strings("envp", "environment"), flags("flags", &flags::AT, "flags_value")]),
+    ra("exit", "exit", Process, Emulate, NoReturn,
+        "void _exit(int status);",
+        &[int("status", "exit_status")]),
+    new("exit_group", Process, Emulate, NoReturn,
+        "void exit_group(int status);",
+        &[int("status", "exit_status")]),
+    ra("chdir", "chdir", Process, Emulate, Status,
+        "int chdir(const char *path);",
+        &[path("path")]),
+    ra("fchdir", "fchdir", Process, Emulate, Status, "int fchdir(int fd);", &[fd()]),
+    ra("chroot", "chroot", Process, Emulate, Status,
+        "int chroot(const char *path);",
+        &[path("path")]),
+    ra("umask", "umask", Process, Emulate, Int,
+        "mode_t umask(mode_t mask);",
+        &[arg("mask", ArgKind::Mode, "mode_value")]),
+    // The raw getcwd returns the length of the path (including the NUL).
+    new("getcwd", Process, Skip, Count,
+        "long getcwd(char *buf, unsigned long size); /* kernel: returns the length */",
+        &[outbuf("buf", Len::Ret, "cwd"), int("size", "buffer_size")]),
+    ra("setsid", "setsid", Process, Skip, Pid, "pid_t setsid(void);", &[]),
+    ra("setpgid", "setpgid", Process, Skip, Status,
+        "int setpgid(pid_t pid, pid_t pgid);",
+        &[int("pid", "pid"), int("pgid", "pgid")]),
+    // Re-Animator stores the limits decoded (resource_soft_limit, resource_hard_limit).
+    ra("getrlimit", "getrlimit", Process, Skip, Status,
+        "int getrlimit(int resource, struct rlimit *rlim);",
+        &[flags("resource", &flags::RLIMIT, "resource_value"),
+          outstruct("rlim", Struct::Rlimit, Len::Struct, "resource_soft_limit")]),
+    ra("setrlimit", "setrlimit", Process, Skip, Status,
+        "int setrlimit(int resource, const struct rlimit *rlim);",
+        &[flags("resource", &flags::RLIMIT, "resource_value"),
+          instruct("rlim", Struct::Rlimit, Len::Struct, "resource_soft_limit")]),
+    new("prlimit64", Process, Skip, Status,
+        "int prlimit64(pid_t pid, int resource, const struct rlimit *new_limit, \
+         struct rlimit *old_limit);",
+        &[int("pid", "pid"), flags("resource", &flags::RLIMIT, "resource_value"),
+          instruct("new_limit", Struct::Rlimit, Len::Struct, "new_limit"),
+          outstruct("old_limit", Struct::Rlimit, Len::Struct, "old_limit")]),
+    // ---- sockets and event fds ---------------------------------------------------------------
+    ra("socket", "socket", Socket, Simulate, Fd,
+        "int socket(int domain, int type, int protocol);",
+        &[flags("domain", &flags::AF, "domain"), flags("type", &flags::SOCK_TYPE, "type"),
+          int("protocol", "protocol")]),
+    ra("socketpair", "socketpair", Socket, Simulate, Status,
+        "int socketpair(int domain, int type, int protocol, int sv[2]);",
+        &[flags("domain", &flags::AF, "domain"), flags("type", &flags::SOCK_TYPE, "type"),
+          int("protocol", "protocol"),
+          outstruct("sv", Struct::FdPair, Len::Struct, "read_descriptor")]),
+    ra("connect", "connect", Socket, Simulate, Status,
+        "int connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen);",
+        &[sockfd(), instruct("addr", SOCKADDR, Len::Arg(2), "sockaddr_buffer"),
+          int("addrlen", "sockaddr_length")]),
+    ra("bind", "bind", Socket, Simulate, Status,
+        "int bind(int sockfd, const struct sockaddr *addr, socklen_t addrlen);",
+        &[sockfd(), instruct("addr", SOCKADDR, Len::Arg(2), "sockaddr_buffer"),
+          int("addrlen", "sockaddr_length")]),
+    ra("listen", "listen", Socket, Simulate, Status,
+        "int listen(int sockfd, int backlog);",
+        &[sockfd(), int("backlog", "backlog")]),
+    ra("accept", "accept", Socket, Simulate, Fd,
+        "int accept(int sockfd, struct sockaddr *addr, socklen_t *addrlen);",
+        &[sockfd(), outstruct("addr", SOCKADDR, Len::DerefArg(2), "sockaddr_buffer"),
+          addr("addrlen", "sockaddr_length")]),
+    ra("accept4", "accept4", Socket, Simulate, Fd,
+        "int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);",
+        &[sockfd(), outstruct("addr", SOCKADDR, Len::DerefArg(2), "sockaddr_buffer"),
+          addr("addrlen", "sockaddr_length"), flags("flags", &flags::SOCK_FLAGS, "flags")]),
+    ra("getsockname", "getsockname", Socket, Simulate, Status,
+        "int getsockname(int sockfd, struct sockaddr *addr, socklen_t *addrlen);",
+        &[sockfd(), outstruct("addr", SOCKADDR, Len::DerefArg(2), "sockaddr_buffer"),
+          addr("addrlen", "sockaddr_length")]),
+    ra("getpeername", "getpeername", Socket, Simulate, Status,
+        "int getpeername(int sockfd, struct sockaddr *addr, socklen_t *addrlen);",
+        &[sockfd(), outstruct("addr", SOCKADDR, Len::DerefArg(2), "sockaddr_buffer"),
+          addr("addrlen", "sockaddr_length")]),
+    ra("shutdown", "shutdown", Socket, Simulate, Status,
+        "int shutdown(int sockfd, int how);",
+        &[sockfd(), flags("how", &flags::SHUT, "how")]),
+    ra("getsockopt", "getsockopt", Socket, Simulate, Status,
+        "int getsockopt(int sockfd, int level, int optname, void *optval, socklen_t *optlen);",
+        &[sockfd(), int("level", "level"), int("optname", "optname"),
+          outbuf("optval", Len::DerefArg(4), "option_value"), addr("optlen", "buffer_size")]),
+    ra("setsockopt", "setsockopt", Socket, Simulate, Status,
+        "int setsockopt(int sockfd, int level, int optname, const void *optval, \
+         socklen_t optlen);",
+        &[sockfd(), int("level", "level"), int("optname", "optname"),
+          inbuf("optval", Len::Arg(4), "option_value"), int("optlen", "buffer_size")]),
+    // Re-Animator's recvfrom has no column for the source address: it is an extension column.
+    ra("recvfrom", "recvfrom", Socket, Simulate, Count,
+        "ssize_t recvfrom(int sockfd, void *buf, size_t len, int flags, \
+         struct sockaddr *src_addr, socklen_t *addrlen);",
+        &[sockfd(), outbuf("buf", Len::Ret, "data_read"), int("len", "bytes_requested"),
+          flags("flags", &flags::MSG_RECV, "flags_value"),
+          outstruct("src_addr", SOCKADDR, Len::DerefArg(5), "sockaddr_buffer"),
+          addr("addrlen", "sockaddr_length")]),
+    ra("sendto", "sendto", Socket, Simulate, Count,
+        "ssize_t sendto(int sockfd, const void *buf, size_t len, int flags, \
+         const struct sockaddr *dest_addr, socklen_t addrlen);",
+        &[sockfd(), inbuf("buf", Len::Arg(2), "data_written"), int("len", "bytes_requested"),
+          flags("flags", &flags::MSG_SEND, "flags_value"),
+          instruct("dest_addr", SOCKADDR, Len::Arg(5), "sockaddr_buffer"),
+          int("addrlen", "sockaddr_length")]),
+    ra("recvmsg", "recvmsg", Socket, Simulate, Count,
+        "ssize_t recvmsg(int sockfd, struct msghdr *msg, int flags);",
+        &[sockfd(), inoutstruct("msg", Struct::Msghdr, Len::Ret, "iov_data_read"),
+          flags("flags", &flags::MSG_RECV, "flags_value")]),
+    ra("sendmsg", "sendmsg", Socket, Simulate, Count,
+        "ssize_t sendmsg(int sockfd, const struct msghdr *msg, int flags);",
+        &[sockfd(), instruct("msg", Struct::Msghdr, Len::Struct, "iov_data_written"),
+          flags("flags", &flags::MSG_SEND, "flags_value")]),
+    new("recvmmsg", Socket, Simulate, Int,
+        "int recvmmsg(int sockfd, struct mmsghdr *msgvec, unsigned int vlen, int flags, \
+         struct timespec *timeout);",
+        &[sockfd(), addr("msgvec", "msgvec"), int("vlen", "vector_length"),
+          flags("flags", &flags::MSG_RECV, "flags_value"), addr("timeout", "timeout")]),
+    new("sendmmsg", Socket, Simulate, Int,
+        "int sendmmsg(int sockfd, struct mmsghdr *msgvec, unsigned int vlen, int flags);",
+        &[sockfd(), addr("msgvec", "msgvec"), int("vlen", "vector_length"),
+          flags("flags", &flags::MSG_SEND, "flags_value")]),
+    ra("epoll_create", "epoll_create", Socket, Simulate, Fd,
+        "int epoll_create(int size);",
+        &[int("size", "epoll_size")]),
+    ra("epoll_create1", "epoll_create1", Socket, Simulate, Fd,
+        "int epoll_create1(int flags);",
+        &[flags("flags", &flags::EPOLL_CREATE1, "epoll_flags")]),
+    new("epoll_ctl", Socket, Simulate, Status,
+        "int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event);",
+        &[fd_as("epfd", "epoll_descriptor"), flags("op", &flags::EPOLL_CTL, "operation_value"),
+          fd(), instruct("event", Struct::EpollEvent, Len::Struct, "epoll_event")]),
+    new("epoll_wait", Socket, Simulate, Count,
+        "int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout);",
+        &[fd_as("epfd", "epoll_descriptor"), addr("events", "events"),
+          int("maxevents", "max_events"), int("timeout", "timeout")]),
+    new("epoll_pwait", Socket, Simulate, Count,
+        "int epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout, \
+         const sigset_t *sigmask, size_t sigsetsize);",
+        &[fd_as("epfd", "epoll_descriptor"), addr("events", "events"),
+          int("maxevents", "max_events"), int("timeout", "timeout"), addr("sigmask", "sigmask"),
+          int("sigsetsize", "sigset_size")]),
+    new("epoll_pwait2", Socket, Simulate, Count,
+        "int epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, \
+         const struct timespec *timeout, const sigset_t *sigmask, size_t sigsetsize);",
+        &[fd_as("epfd", "epoll_descriptor"), addr("events", "events"),
+          int("maxevents", "max_events"), addr("timeout", "timeout"), addr("sigmask", "sigmask"),
+          int("sigsetsize", "sigset_size")]),
+    new("eventfd2", Socket, Simulate, Fd,
+        "int eventfd2(unsigned int initval, int flags);",
+        &[int("initval", "initial_value"), flags("flags", &flags::EVENTFD, "flags_value")]),
+    // ---- other (only with --syscalls all) ----------------------------------------------------
+    new("poll", Other, Simulate, Count,
+        "int poll(struct pollfd *fds, nfds_t nfds, int timeout);",
+        &[addr("fds", "fds"), int("nfds", "nfds"), int("timeout", "timeout")]),
+    new("ppoll", Other, Simulate, Count,
+        "int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo_p, \
+         const sigset_t *sigmask, size_t sigsetsize);",
+        &[addr("fds", "fds"), int("nfds", "nfds"), addr("tmo_p", "timeout"),
+          addr("sigmask", "sigmask"), int("sigsetsize", "sigset_size")]),
+    new("select", Other, Simulate, Count,
+        "int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, \
+         struct timeval *timeout);",
+        &[int("nfds", "nfds"), addr("readfds", "readfds"), addr("writefds", "writefds"),
+          addr("exceptfds", "exceptfds"), addr("timeout", "timeout")]),
+    new("pselect6", Other, Simulate, Count,
+        "int pselect6(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, \
+         const struct timespec *timeout, void *sigmask);",
+        &[int("nfds", "nfds"), addr("readfds", "readfds"), addr("writefds", "writefds"),
+          addr("exceptfds", "exceptfds"), addr("timeout", "timeout"),
+          addr("sigmask", "sigmask")]),
+    new("mount", Other, Skip, Status,
+        "int mount(const char *source, const char *target, const char *filesystemtype, \
+         unsigned long mountflags, const void *data);",
+        &[cstr("source", "source"), path("target"), cstr("filesystemtype", "filesystem_type"),
+          flags("mountflags", &flags::MOUNT, "flags_value"), addr("data", "data")]),
+    new("umount2", Other, Skip, Status,
+        "int umount2(const char *target, int flags);",
+        &[path("target"), flags("flags", &flags::UMOUNT, "flags_value")]),
+    new("kill", Other, Skip, Status,
+        "int kill(pid_t pid, int sig);",
+        &[int("pid", "pid"), flags("sig", &flags::SIGNAL, "signal_value")]),
+    new("tgkill", Other, Skip, Status,
+        "int tgkill(pid_t tgid, pid_t tid, int sig);",
+        &[int("tgid", "tgid"), int("tid", "tid"), flags("sig", &flags::SIGNAL, "signal_value")]),
+    new("wait4", Other, Skip, Pid,
+        "pid_t wait4(pid_t pid, int *wstatus, int options, struct rusage *rusage);",
+        &[int("pid", "pid"), addr("wstatus", "wstatus"), int("options", "options"),
+          addr("rusage", "rusage")]),
+    new("brk", Other, Skip, Addr,
+        "void *brk(void *addr); /* kernel: returns the new break */",
+        &[addr("addr", "address")]),
+    new("getpid", Other, Skip, Pid, "pid_t getpid(void);", &[]),
+    new("getppid", Other, Skip, Pid, "pid_t getppid(void);", &[]),
+    new("gettid", Other, Skip, Pid, "pid_t gettid(void);", &[]),
+];

@@ -1,0 +1,305 @@
+//! The syscall registry: one [`SyscallDef`] per system call we know about.
+//!
+//! Everything else in reanimator is driven by these entries: which calls each capture backend
+//! stops on and which buffers it copies (and how long they are), the trace schema (one
+//! DataSeries extent type per call, with one field per argument), the `dump` pretty-printer, and
+//! the replay policy. Adding a syscall is one entry in `src/defs.rs` plus one line in a workload
+//! program that exercises it.
+//!
+//! Syscall *numbers* are never typed by hand: they come from tables generated from the kernel
+//! UAPI headers (`scripts/gen-syscall-tables.py`, see [`arch`]).
+
+pub mod arch;
+mod defs;
+pub mod flags;
+
+pub use defs::REGISTRY;
+
+/// How a call is replayed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReplayPolicy {
+    /// Issue the same call again (with fds/paths translated into the replay's world) and verify
+    /// its result against the trace.
+    Reissue,
+    /// Not issued as-is: the replayer emulates its effect on its own state (fd tables, cwd, umask,
+    /// address-space map, process tree), e.g. `dup2`, `chdir`, `clone`, `execve`, `mmap`.
+    Emulate,
+    /// Not issued: the recorded result and returned buffers are used (sockets, pipes to the
+    /// outside world), but fd numbering stays exact.
+    Simulate,
+    /// Recorded for the analyst, ignored by replay (e.g. `getcwd`, `getrlimit`).
+    Skip,
+}
+
+/// Why a call is in the registry; selects the capture sets (`--syscalls storage|all|LIST`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// Reads or changes file contents or file-system namespace/metadata.
+    File,
+    /// File-descriptor bookkeeping needed to make sense of file calls (dup, fcntl, pipe, close).
+    Descriptor,
+    /// Memory mappings (file-backed mmap I/O).
+    Memory,
+    /// Process lifecycle and per-process state (clone, execve, exit, chdir, umask).
+    Process,
+    /// Sockets and event fds: captured so replay can simulate them.
+    Socket,
+    /// Everything else we can decode; only captured with `--syscalls all`.
+    Other,
+}
+
+impl Class {
+    /// True for the classes in the default `storage` capture set.
+    pub fn is_storage(self) -> bool {
+        !matches!(self, Class::Other)
+    }
+}
+
+/// Where a buffer's length comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Len {
+    /// The value of argument number `n` (0-based).
+    Arg(usize),
+    /// The call's return value (only when it is >= 0).
+    Ret,
+    /// A fixed number of bytes (e.g. two `int`s for `pipe`).
+    Fixed(usize),
+    /// NUL-terminated: read up to and including the NUL (paths, xattr names).
+    CStr,
+    /// The size of the struct named by the argument's [`Struct`].
+    Struct,
+    /// `*(socklen_t *)arg[n]` after the call: the value-result length of sockaddr calls.
+    /// Argument `n` is the `socklen_t *` ([`ArgKind::Addr`]); its field records the
+    /// dereferenced length, not the pointer (Re-Animator's `sockaddr_length`, `buffer_size`).
+    DerefArg(usize),
+}
+
+/// Structs passed by pointer whose bytes are captured verbatim (the trace holds the raw bytes;
+/// decoders for display/verification know their layout per arch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Struct {
+    /// `struct stat` (x86_64: 144 bytes).
+    Stat,
+    /// `struct statx` (256 bytes).
+    Statx,
+    /// `struct statfs` (x86_64: 120 bytes).
+    Statfs,
+    /// `struct open_how` (openat2; size given by an argument).
+    OpenHow,
+    /// `struct timespec[2]` (utimensat; NULL = now).
+    Timespec2,
+    /// `struct timeval[2]` (utimes; NULL = now).
+    Timeval2,
+    /// `struct utimbuf` (utime).
+    Utimbuf,
+    /// `int[2]` (pipe, pipe2, socketpair).
+    FdPair,
+    /// `struct flock` (fcntl F_GETLK/F_SETLK*).
+    Flock,
+    /// `struct rlimit`.
+    Rlimit,
+    /// `loff_t` in/out offset pointers (sendfile, copy_file_range, splice).
+    Loff,
+    /// `struct linux_dirent64` records (getdents64), length from the return value.
+    Dirents64,
+    /// `struct linux_dirent` records (the old getdents: `d_ino`, `d_off`, `d_reclen`, name at
+    /// offset 18, `d_type` in the record's last byte), length from the return value. This is
+    /// what Re-Animator's `getdents` type holds.
+    Dirents,
+    /// `struct sockaddr` of the length given by the [`Len`].
+    Sockaddr,
+    /// `struct msghdr` (sendmsg/recvmsg): header plus its iovecs.
+    Msghdr,
+    /// `struct clone_args` (clone3; size given by an argument).
+    CloneArgs,
+    /// `struct epoll_event`.
+    EpollEvent,
+}
+
+impl Struct {
+    /// The Re-Animator columns a struct is stored in when Re-Animator keeps it only decoded (no
+    /// raw-bytes column): `pipe`/`socketpair` fds, `utime`/`utimes`/`utimensat` times,
+    /// `getrlimit`/`setrlimit` limits. For such an argument of an in-schema call, [`Arg::field`]
+    /// names the first of these columns (an integer column) and the struct's members fill them
+    /// in order. Empty for structs Re-Animator stores as raw bytes (`stat_result_raw`, ...).
+    pub fn ra_decoded_columns(self) -> &'static [&'static str] {
+        match self {
+            Struct::FdPair => &["read_descriptor", "write_descriptor"],
+            Struct::Timespec2 | Struct::Timeval2 | Struct::Utimbuf => &["access_time", "mod_time"],
+            Struct::Rlimit => &["resource_soft_limit", "resource_hard_limit"],
+            _ => &[],
+        }
+    }
+}
+
+/// What an argument is, and for pointers which way the data flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArgKind {
+    /// A plain integer (counts, lengths, offsets, ids, requests).
+    Int,
+    /// A file descriptor.
+    Fd,
+    /// A directory fd for `*at` calls (`AT_FDCWD` = -100 means the cwd).
+    DirFd,
+    /// A flag word; the flag table decodes it for display and for the schema's bool columns.
+    Flags(&'static flags::FlagSet),
+    /// Permission bits (`mode_t`), decoded with [`flags::MODE`].
+    Mode,
+    /// An address that is recorded but not dereferenced (mmap hints, buffer pointers).
+    Addr,
+    /// A NUL-terminated path read from the tracee before the call.
+    Path,
+    /// Memory the kernel reads (captured at entry).
+    InBuf(Len),
+    /// Memory the kernel writes (captured at exit, only on success).
+    OutBuf(Len),
+    /// A struct the kernel reads (captured at entry). `NULL` is recorded as absent.
+    InStruct(Struct, Len),
+    /// A struct the kernel writes (captured at exit on success).
+    OutStruct(Struct, Len),
+    /// A struct the kernel reads and writes (captured at entry and again at exit).
+    InOutStruct(Struct, Len),
+    /// `const struct iovec *` the kernel reads from; the count is argument `n`.
+    IovIn { count: usize },
+    /// `const struct iovec *` the kernel fills; the count is argument `n`; the total filled is
+    /// the return value, spread over the vectors in order.
+    IovOut { count: usize },
+    /// A NULL-terminated array of C strings (argv, envp).
+    StrArray,
+}
+
+impl ArgKind {
+    /// True when capturing this argument needs a copy of tracee memory.
+    pub fn is_pointer_data(self) -> bool {
+        matches!(
+            self,
+            ArgKind::Path
+                | ArgKind::InBuf(_)
+                | ArgKind::OutBuf(_)
+                | ArgKind::InStruct(..)
+                | ArgKind::OutStruct(..)
+                | ArgKind::InOutStruct(..)
+                | ArgKind::IovIn { .. }
+                | ArgKind::IovOut { .. }
+                | ArgKind::StrArray
+        )
+    }
+
+    /// True when the data is produced by the kernel (captured at syscall exit).
+    pub fn is_output(self) -> bool {
+        matches!(
+            self,
+            ArgKind::OutBuf(_)
+                | ArgKind::OutStruct(..)
+                | ArgKind::InOutStruct(..)
+                | ArgKind::IovOut { .. }
+        )
+    }
+}
+
+/// One argument, in the order of the C prototype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Arg {
+    /// The argument's name in the man page prototype (`fd`, `buf`, `count`).
+    pub name: &'static str,
+    pub kind: ArgKind,
+    /// The trace field this argument is stored in. For calls that are in Re-Animator's schema
+    /// this is that schema's field name (`descriptor`, `given_pathname`, `data_read`,
+    /// `bytes_requested`); new calls follow the same conventions.
+    pub field: &'static str,
+}
+
+/// What the return value means (for display and for fd tracking).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ret {
+    /// 0 on success, -1 + errno on failure.
+    Status,
+    /// A non-negative count (bytes, entries).
+    Count,
+    /// A new file descriptor.
+    Fd,
+    /// A file offset.
+    Offset,
+    /// An address (mmap, brk).
+    Addr,
+    /// A process or thread id (fork/clone).
+    Pid,
+    /// Other integer results (umask's old mask, fcntl results).
+    Int,
+    /// Never returns on success (execve, exit, exit_group).
+    NoReturn,
+}
+
+/// One system call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SyscallDef {
+    /// The kernel's name for the call (`pread64`, `newfstatat`), as in the generated number
+    /// tables.
+    pub name: &'static str,
+    /// The extent type suffix in the trace (`IOTTAFSL::Trace::Syscall::<trace_name>`). Equal
+    /// to Re-Animator's name where it has one (`pread64` -> `pread`, `newfstatat` -> `fstatat`,
+    /// `getdents` keeps its name: Re-Animator recorded the old syscall), else equal to `name`.
+    pub trace_name: &'static str,
+    /// True when `trace_name` is one of Re-Animator's 103 schema types: the extent type then
+    /// uses Re-Animator's exact field list (see [`reanimator_schema`]).
+    pub in_reanimator_schema: bool,
+    pub args: &'static [Arg],
+    pub ret: Ret,
+    pub class: Class,
+    pub replay: ReplayPolicy,
+    /// The man page prototype, e.g. `ssize_t read(int fd, void *buf, size_t count);`.
+    pub proto: &'static str,
+}
+
+impl SyscallDef {
+    /// The argument with this name.
+    pub fn arg(&self, name: &str) -> Option<(usize, &Arg)> {
+        self.args.iter().enumerate().find(|(_, a)| a.name == name)
+    }
+
+    /// The x86_64 syscall number (None for Re-Animator pseudo-calls such as `mmappread`).
+    pub fn nr_x86_64(&self) -> Option<u32> {
+        arch::X86_64.number(self.name)
+    }
+
+    /// True for Re-Animator's pseudo-calls (`mmappread`, `mmappwrite`): events the tracer
+    /// synthesizes, with no syscall number.
+    pub fn is_pseudo(&self) -> bool {
+        arch::X86_64.number(self.name).is_none() && arch::AARCH64.number(self.name).is_none()
+    }
+
+    /// Arguments of an in-schema call whose `field` is not a column of Re-Animator's type
+    /// (Re-Animator did not record them, e.g. `sync_file_range`'s `nbytes`). The trace appends
+    /// them as extra columns after Re-Animator's so replay has every argument. Empty for calls
+    /// outside the schema.
+    pub fn ra_extension_args(&self) -> impl Iterator<Item = (usize, &'static Arg)> {
+        let args: &'static [Arg] = self.args;
+        let fields = if self.in_reanimator_schema {
+            reanimator_schema::fields_of(self.trace_name)
+        } else {
+            None
+        };
+        args.iter()
+            .enumerate()
+            .filter(move |(_, a)| fields.is_some_and(|f| !f.iter().any(|sf| sf.name == a.field)))
+    }
+}
+
+/// Look a call up by kernel name or trace name.
+pub fn lookup(name: &str) -> Option<&'static SyscallDef> {
+    REGISTRY
+        .iter()
+        .find(|d| d.name == name)
+        .or_else(|| REGISTRY.iter().find(|d| d.trace_name == name))
+}
+
+/// Look a call up by its trace name only.
+pub fn by_trace_name(trace_name: &str) -> Option<&'static SyscallDef> {
+    REGISTRY.iter().find(|d| d.trace_name == trace_name)
+}
+
+/// Re-Animator's schema, as the fixture traces declare it (generated table; see
+/// `scripts/gen-reanimator-schema.py`).
+pub mod reanimator_schema {
+    include!("generated/reanimator_schema.rs");
+}
