@@ -1,0 +1,142 @@
+use ra_syscalls::SyscallDef;
+
+/// The value of one argument of an [`Event`], aligned with the registry's `args`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgValue {
+    /// Not applicable or a NULL pointer (e.g. the output buffer of a failed read).
+    Absent,
+    /// An integer argument (fd, flags, count, offset, address).
+    Int(i64),
+    /// Captured bytes: a path (with its trailing NUL, as Re-Animator stores it), a data buffer,
+    /// or a struct's raw bytes.
+    Data(Vec<u8>),
+    /// A buffer that existed but was not captured (`--data none|hash`, or a failed copy).
+    NotCaptured,
+    /// An iovec array: one entry per vector.
+    Iov(Vec<IovValue>),
+    /// A string array (argv, envp), each element without its NUL.
+    Strings(Vec<Vec<u8>>),
+}
+
+impl ArgValue {
+    /// The integer, if this is one.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            ArgValue::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+    /// The captured bytes, if any.
+    pub fn as_data(&self) -> Option<&[u8]> {
+        match self {
+            ArgValue::Data(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// One iovec: the length the program asked for and, when captured, the bytes moved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IovValue {
+    pub requested: u64,
+    pub data: Option<Vec<u8>>,
+}
+
+/// One system call as recorded: the common fields of Re-Animator's schema plus the arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// The registry entry; `None` for record types the registry doesn't know (then `name` and
+    /// `extra` carry everything).
+    pub def: Option<&'static SyscallDef>,
+    /// The trace name of the call (`read`, `pread`, `fstatat`).
+    pub name: String,
+    /// Trace order; strictly increasing in a trace. Multi-record calls (iovecs, execve) take one
+    /// id per record; this is the first.
+    pub unique_id: u64,
+    /// Nanoseconds since the Unix epoch.
+    pub time_called: Option<i64>,
+    pub time_returned: Option<i64>,
+    pub time_recorded: Option<i64>,
+    pub pid: Option<i32>,
+    pub tid: Option<i32>,
+    pub ppid: Option<i32>,
+    pub uid: Option<i32>,
+    pub gid: Option<i32>,
+    pub sid: Option<i32>,
+    pub pgid: Option<i32>,
+    /// The raw return value (for failed calls -1, with `errno` set).
+    pub ret: Option<i64>,
+    /// 0 or absent on success.
+    pub errno: Option<i32>,
+    /// Some buffer of this call was not captured.
+    pub buffer_not_captured: bool,
+    /// Aligned with `def.args` (empty for unknown calls).
+    pub args: Vec<ArgValue>,
+    /// Fields that no argument maps to (e.g. Re-Animator's `full_pathname`, decoded stat
+    /// members, all fields of unknown record types), as read from the trace. Not written.
+    pub extra: Vec<(String, ExtraValue)>,
+}
+
+/// A field value kept verbatim in [`Event::extra`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExtraValue {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// Doubles as their bit pattern, so Event stays `Eq`.
+    DoubleBits(u64),
+    Bytes(Vec<u8>),
+}
+
+impl Event {
+    /// A new event for a registry call, with every argument `Absent` and no common fields.
+    pub fn new(def: &'static SyscallDef) -> Event {
+        Event {
+            def: Some(def),
+            name: def.trace_name.to_string(),
+            unique_id: 0,
+            time_called: None,
+            time_returned: None,
+            time_recorded: None,
+            pid: None,
+            tid: None,
+            ppid: None,
+            uid: None,
+            gid: None,
+            sid: None,
+            pgid: None,
+            ret: None,
+            errno: None,
+            buffer_not_captured: false,
+            args: vec![ArgValue::Absent; def.args.len()],
+            extra: Vec::new(),
+        }
+    }
+
+    /// The value of the argument named as in the man page (`fd`, `buf`).
+    pub fn arg(&self, name: &str) -> Option<&ArgValue> {
+        let (i, _) = self.def?.arg(name)?;
+        self.args.get(i)
+    }
+
+    /// Set an argument by its man-page name. Returns false when the call has no such argument.
+    pub fn set_arg(&mut self, name: &str, v: ArgValue) -> bool {
+        match self.def.and_then(|d| d.arg(name)) {
+            Some((i, _)) if i < self.args.len() => {
+                self.args[i] = v;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Failed (an errno is recorded).
+    pub fn failed(&self) -> bool {
+        self.errno.is_some_and(|e| e != 0)
+    }
+
+    /// `time_returned - time_called`, when both are known.
+    pub fn duration_ns(&self) -> Option<i64> {
+        self.time_returned?.checked_sub(self.time_called?)
+    }
+}

@@ -1,0 +1,282 @@
+//! strace-like one-line rendering of events, and a JSON rendering (used by `reanimator dump`).
+
+use std::fmt::Write as _;
+
+use ra_syscalls::{ArgKind, Struct};
+
+use crate::event::{ArgValue, Event, ExtraValue};
+use crate::structs::{Stat, Statfs, Statx};
+
+mod errno_table {
+    include!("generated_errno.rs");
+}
+
+/// The symbolic name of an errno value (`ENOENT`).
+pub fn errno_name(e: i32) -> Option<&'static str> {
+    errno_table::ERRNO_NAMES.iter().find(|(n, _)| *n == e).map(|(_, s)| *s)
+}
+
+/// How much to show.
+#[derive(Clone, Debug)]
+pub struct FormatOptions {
+    /// Show at most this many bytes of each buffer (0 = all), like strace's `-s`.
+    pub strsize: usize,
+    /// Prefix with the time (seconds.nanoseconds since the epoch, or since `time_base`).
+    pub show_time: bool,
+    /// Subtract this from every time shown.
+    pub time_base: Option<i64>,
+    /// Append `<seconds>` spent in the call, like strace's `-T`.
+    pub show_duration: bool,
+}
+
+impl Default for FormatOptions {
+    fn default() -> Self {
+        FormatOptions { strsize: 32, show_time: true, time_base: None, show_duration: true }
+    }
+}
+
+/// Escape bytes as a C string literal body (strace style: printable ASCII as is, `\n`, `\t`,
+/// `\"`, `\\`, others as `\xHH`).
+pub fn escape_bytes(out: &mut String, b: &[u8]) {
+    for &c in b {
+        match c {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\r' => out.push_str("\\r"),
+            0x20..=0x7e => out.push(c as char),
+            _ => {
+                let _ = write!(out, "\\x{c:02x}");
+            }
+        }
+    }
+}
+
+fn quoted(out: &mut String, b: &[u8], strsize: usize) {
+    out.push('"');
+    if strsize > 0 && b.len() > strsize {
+        escape_bytes(out, &b[..strsize]);
+        out.push_str("\"...");
+    } else {
+        escape_bytes(out, b);
+        out.push('"');
+    }
+}
+
+fn mode_str(m: u32) -> String {
+    let t = match m & 0o170000 {
+        0o140000 => "S_IFSOCK|",
+        0o120000 => "S_IFLNK|",
+        0o100000 => "S_IFREG|",
+        0o060000 => "S_IFBLK|",
+        0o040000 => "S_IFDIR|",
+        0o020000 => "S_IFCHR|",
+        0o010000 => "S_IFIFO|",
+        _ => "",
+    };
+    format!("{t}{:04o}", m & 0o7777)
+}
+
+fn time_str(ns: i64) -> String {
+    format!("{}.{:09}", ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000))
+}
+
+fn fmt_struct(out: &mut String, s: Struct, b: &[u8], strsize: usize) {
+    match s {
+        Struct::Stat => {
+            if let Some(st) = Stat::decode(b) {
+                let _ = write!(
+                    out,
+                    "{{st_dev={}, st_ino={}, st_mode={}, st_nlink={}, st_uid={}, st_gid={}, st_size={}, st_mtime={}}}",
+                    st.dev, st.ino, mode_str(st.mode), st.nlink, st.uid, st.gid, st.size,
+                    time_str(st.mtime_ns)
+                );
+                return;
+            }
+        }
+        Struct::Statx => {
+            if let Some(st) = Statx::decode(b) {
+                let _ = write!(
+                    out,
+                    "{{stx_mask={:#x}, stx_mode={}, stx_size={}, stx_ino={}, stx_uid={}, stx_gid={}, stx_mtime={}}}",
+                    st.mask, mode_str(st.mode.into()), st.size, st.ino, st.uid, st.gid,
+                    time_str(st.mtime_ns)
+                );
+                return;
+            }
+        }
+        Struct::Statfs => {
+            if let Some(st) = Statfs::decode(b) {
+                let _ = write!(
+                    out,
+                    "{{f_type={:#x}, f_bsize={}, f_blocks={}, f_bfree={}, f_bavail={}, f_files={}, f_ffree={}}}",
+                    st.fs_type, st.bsize, st.blocks, st.bfree, st.bavail, st.files, st.ffree
+                );
+                return;
+            }
+        }
+        Struct::Dirents | Struct::Dirents64 => {
+            let d = if s == Struct::Dirents {
+                crate::structs::parse_dirents(b)
+            } else {
+                crate::structs::parse_dirents64(b)
+            };
+            out.push('[');
+            for (i, e) in d.iter().take(8).enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                quoted(out, &e.name, strsize);
+            }
+            if d.len() > 8 {
+                out.push_str(", ...");
+            }
+            let _ = write!(out, "] /* {} entries */", d.len());
+            return;
+        }
+        Struct::FdPair if b.len() >= 8 => {
+            let a = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            let z = i32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+            let _ = write!(out, "[{a}, {z}]");
+            return;
+        }
+        _ => {}
+    }
+    quoted(out, b, strsize);
+}
+
+/// Render one argument.
+pub fn format_arg(out: &mut String, kind: ArgKind, v: &ArgValue, strsize: usize) {
+    match (kind, v) {
+        (_, ArgValue::NotCaptured) => out.push_str("<not captured>"),
+        (k, ArgValue::Absent) if k.is_pointer_data() => out.push_str("NULL"),
+        (_, ArgValue::Absent) => out.push('?'),
+        (ArgKind::DirFd, ArgValue::Int(-100)) => out.push_str("AT_FDCWD"),
+        (ArgKind::Flags(set), ArgValue::Int(x)) => out.push_str(&set.format(*x as u64)),
+        (ArgKind::Mode, ArgValue::Int(x)) => {
+            let _ = write!(out, "{:#o}", x);
+        }
+        (ArgKind::Addr, ArgValue::Int(x)) => {
+            let _ = write!(out, "{:#x}", x);
+        }
+        (_, ArgValue::Int(x)) => {
+            let _ = write!(out, "{x}");
+        }
+        (ArgKind::Path, ArgValue::Data(d)) => quoted(out, d.strip_suffix(&[0]).unwrap_or(d), 0),
+        (
+            ArgKind::InStruct(s, _) | ArgKind::OutStruct(s, _) | ArgKind::InOutStruct(s, _),
+            ArgValue::Data(d),
+        ) => fmt_struct(out, s, d, strsize),
+        (_, ArgValue::Data(d)) => quoted(out, d, strsize),
+        (_, ArgValue::Iov(v)) => {
+            out.push('[');
+            for (i, iov) in v.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str("{iov_base=");
+                match &iov.data {
+                    Some(d) => quoted(out, d, strsize),
+                    None => out.push('?'),
+                }
+                let _ = write!(out, ", iov_len={}}}", iov.requested);
+            }
+            out.push(']');
+        }
+        (_, ArgValue::Strings(v)) => {
+            out.push('[');
+            for (i, s) in v.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                quoted(out, s, strsize);
+            }
+            out.push(']');
+        }
+    }
+}
+
+/// One strace-like line: `ID TIME [TID] call(args) = ret ERRNO <duration>`.
+pub fn format_event(ev: &Event, o: &FormatOptions) -> String {
+    let mut s = String::with_capacity(128);
+    let _ = write!(s, "{:>6} ", ev.unique_id);
+    if o.show_time {
+        match ev.time_called {
+            Some(t) => s.push_str(&time_str(t - o.time_base.unwrap_or(0))),
+            None => s.push('?'),
+        }
+        s.push(' ');
+    }
+    match (ev.pid, ev.tid) {
+        (Some(p), Some(t)) if p != t => {
+            let _ = write!(s, "[{p}/{t}] ");
+        }
+        (_, Some(t)) => {
+            let _ = write!(s, "[{t}] ");
+        }
+        (Some(p), None) => {
+            let _ = write!(s, "[{p}] ");
+        }
+        (None, None) => s.push_str("[?] "),
+    }
+    s.push_str(&ev.name);
+    s.push('(');
+    if let Some(def) = ev.def {
+        for (i, (a, v)) in def.args.iter().zip(&ev.args).enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            format_arg(&mut s, a.kind, v, o.strsize);
+        }
+    } else {
+        for (i, (k, v)) in ev.extra.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            let _ = write!(s, "{k}=");
+            match v {
+                ExtraValue::Null => s.push_str("null"),
+                ExtraValue::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+                ExtraValue::Int(x) => {
+                    let _ = write!(s, "{x}");
+                }
+                ExtraValue::DoubleBits(b) => {
+                    let _ = write!(s, "{}", f64::from_bits(*b));
+                }
+                ExtraValue::Bytes(b) => quoted(&mut s, b, o.strsize),
+            }
+        }
+    }
+    s.push(')');
+    match ev.ret {
+        Some(r) => {
+            let hex = ev.def.is_some_and(|d| d.ret == ra_syscalls::Ret::Addr) && r > 0;
+            if hex {
+                let _ = write!(s, " = {r:#x}");
+            } else {
+                let _ = write!(s, " = {r}");
+            }
+        }
+        None => s.push_str(" = ?"),
+    }
+    if let Some(e) = ev.errno.filter(|&e| e != 0) {
+        match errno_name(e) {
+            Some(n) => {
+                let _ = write!(s, " {n}");
+            }
+            None => {
+                let _ = write!(s, " errno {e}");
+            }
+        }
+    }
+    if ev.extra.iter().any(|(k, v)| k == "synthetic" && *v == ExtraValue::Bool(true)) {
+        s.push_str(" (synthetic)");
+    }
+    if o.show_duration {
+        if let Some(d) = ev.duration_ns() {
+            let _ = write!(s, " <{}.{:09}>", d / 1_000_000_000, (d % 1_000_000_000).abs());
+        }
+    }
+    s
+}

@@ -1,0 +1,28 @@
+//! Re-Animator's trace schema on top of DataSeries, generated from the syscall registry.
+//!
+//! One extent type per system call (`IOTTAFSL::Trace::Syscall::<call>`) carrying Re-Animator's 14
+//! common fields plus one field per argument; an [`Event`] model (one system call, with its
+//! captured buffers); [`TraceWriter`], which buffers events per call type and writes extents in
+//! bounded memory; and [`TraceReader`], which merges the per-call extents back into `unique_id`
+//! order in bounded memory (one decoded extent per call type at a time).
+//!
+//! Our files state their time unit (`units="nanoseconds" epoch="unix"` on every time field) and
+//! carry a `Reanimator::TraceInfo` extent (machine, kernel, command line, backend, ...). Traces
+//! written by the original Re-Animator are read too; their quirks (always-true bools, pid fields
+//! holding tids, the synthetic umask record, seconds/Tfrac time units) are handled in
+//! [`quirks`].
+
+mod error;
+mod event;
+pub mod format;
+pub mod quirks;
+mod reader;
+pub mod schema;
+pub mod structs;
+mod writer;
+
+pub use error::{Error, Result};
+pub use event::{ArgValue, Event, ExtraValue, IovValue};
+pub use reader::{EventIter, LostRecord, TraceKind, TraceReader};
+pub use schema::Schema;
+pub use writer::{TraceWriter, WriterConfig};

@@ -1,0 +1,473 @@
+//! [`TraceReader`]: events out of a trace file, in `unique_id` order, in bounded memory.
+//!
+//! A trace holds one extent stream per call type, in the order the writer flushed them. The
+//! reader keeps one cursor per call type (the type's extent offsets, from the file's index or,
+//! for an unfinished file without trailer, from a scan of the extent headers) and merges the
+//! cursors on `unique_id` with a heap. Memory: one decoded extent per call type in use.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::path::Path;
+use std::sync::Arc;
+
+use dataseries::{DsReader, Extent, ExtentType, FieldType, TrailerStatus, Value};
+use ra_syscalls::{by_trace_name, ArgKind};
+
+use crate::event::{ArgValue, Event, ExtraValue, IovValue};
+use crate::quirks::normalize_time;
+use crate::schema::{CallLayout, INFO_TYPE, LOST_TYPE, PREFIX};
+use crate::{Error, Result};
+
+/// Who wrote the trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    /// reanimator (has a `Reanimator::TraceInfo` extent type).
+    Ours,
+    /// The original Re-Animator tool chain (see [`crate::quirks`]).
+    ReAnimator,
+}
+
+/// One `Reanimator::Lost` record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LostRecord {
+    pub syscall: String,
+    pub count: i64,
+    pub bytes: i64,
+    pub time_first: Option<i64>,
+    pub time_last: Option<i64>,
+    pub reason: String,
+}
+
+/// An open trace.
+pub struct TraceReader {
+    ds: DsReader,
+    kind: TraceKind,
+    layouts: Vec<CallLayout>,
+    /// Extent offsets per layout, in file order.
+    offsets: Vec<Vec<u64>>,
+    info: Vec<(String, Vec<u8>)>,
+    lost: Vec<LostRecord>,
+    complete: bool,
+}
+
+impl TraceReader {
+    /// Open a trace: check the file, read its schema, info and loss records, and locate every
+    /// extent.
+    pub fn open(path: impl AsRef<Path>) -> Result<TraceReader> {
+        let ds = DsReader::open(path)?;
+        TraceReader::from_ds(ds)
+    }
+
+    /// Use an already open DataSeries file.
+    pub fn from_ds(ds: DsReader) -> Result<TraceReader> {
+        let kind = if ds.type_by_name(INFO_TYPE).is_some() {
+            TraceKind::Ours
+        } else {
+            TraceKind::ReAnimator
+        };
+        let mut layouts = Vec::new();
+        let mut by_name: HashMap<String, usize> = HashMap::new();
+        for ty in ds.types() {
+            if let Some(call) = ty.name().strip_prefix(PREFIX) {
+                by_name.insert(ty.name().to_string(), layouts.len());
+                layouts.push(CallLayout::resolve(by_trace_name(call), ty.clone()));
+            }
+        }
+        if layouts.is_empty() {
+            return Err(Error::NotATrace { prefix: PREFIX });
+        }
+        let mut offsets = vec![Vec::new(); layouts.len()];
+        let mut info_offsets = Vec::new();
+        let mut lost_offsets = Vec::new();
+        let complete = matches!(ds.trailer_status(), TrailerStatus::Valid { .. });
+        let mut place = |off: u64, name: &str| {
+            if let Some(&i) = by_name.get(name) {
+                offsets[i].push(off);
+            } else if name == INFO_TYPE {
+                info_offsets.push(off);
+            } else if name == LOST_TYPE {
+                lost_offsets.push(off);
+            }
+        };
+        match ds.index()? {
+            Some(index) if complete => {
+                for (off, name) in index {
+                    place(off, &name);
+                }
+            }
+            _ => {
+                for h in ds.headers() {
+                    let h = h?;
+                    place(h.offset, &h.type_name);
+                }
+            }
+        }
+        let mut info = Vec::new();
+        for off in info_offsets {
+            let e = ds.read_extent_at(off)?;
+            for r in 0..e.len() {
+                let k = e.bytes(r, 0).unwrap_or_default();
+                let v = e.bytes(r, 1).unwrap_or_default();
+                info.push((String::from_utf8_lossy(k).into_owned(), v.to_vec()));
+            }
+        }
+        let mut lost = Vec::new();
+        for off in lost_offsets {
+            let e = ds.read_extent_at(off)?;
+            for r in 0..e.len() {
+                lost.push(LostRecord {
+                    syscall: String::from_utf8_lossy(e.bytes(r, 0).unwrap_or_default()).into(),
+                    count: e.i64(r, 1).unwrap_or(0),
+                    bytes: e.i64(r, 2).unwrap_or(0),
+                    time_first: e.i64(r, 3),
+                    time_last: e.i64(r, 4),
+                    reason: String::from_utf8_lossy(e.bytes(r, 5).unwrap_or_default()).into(),
+                });
+            }
+        }
+        Ok(TraceReader { ds, kind, layouts, offsets, info, lost, complete })
+    }
+
+    pub fn kind(&self) -> TraceKind {
+        self.kind
+    }
+
+    /// The underlying DataSeries file.
+    pub fn dataseries(&self) -> &DsReader {
+        &self.ds
+    }
+
+    /// False when the file has no valid trailer (the writer was killed): everything flushed is
+    /// still readable.
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
+    /// The trace info records (key, value), in file order.
+    pub fn info(&self) -> &[(String, Vec<u8>)] {
+        &self.info
+    }
+
+    /// The last value recorded for `key`.
+    pub fn info_value(&self, key: &str) -> Option<&[u8]> {
+        self.info.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_slice())
+    }
+
+    /// Loss records.
+    pub fn lost(&self) -> &[LostRecord] {
+        &self.lost
+    }
+
+    /// Call types present in the file with the number of extents of each.
+    pub fn call_types(&self) -> impl Iterator<Item = (&CallLayout, usize)> {
+        self.layouts.iter().zip(self.offsets.iter().map(Vec::len))
+    }
+
+    /// Every event, merged into `unique_id` order. `only` restricts to these trace names
+    /// (others are not even decoded).
+    pub fn events(&self, only: Option<&[&str]>) -> EventIter<'_> {
+        let mut cursors = Vec::new();
+        for (i, l) in self.layouts.iter().enumerate() {
+            let name = l.ty.name().strip_prefix(PREFIX).unwrap_or_default();
+            if only.is_some_and(|o| !o.contains(&name)) || self.offsets[i].is_empty() {
+                continue;
+            }
+            cursors.push(Cursor {
+                layout: i,
+                pending: self.offsets[i].iter().copied().collect(),
+                extent: None,
+                row: 0,
+            });
+        }
+        EventIter {
+            r: self,
+            cursors,
+            heap: BinaryHeap::new(),
+            started: false,
+            failed: false,
+            last_id: None,
+            out_of_order: 0,
+        }
+    }
+}
+
+struct Cursor {
+    layout: usize,
+    pending: VecDeque<u64>,
+    extent: Option<Extent>,
+    row: usize,
+}
+
+impl Cursor {
+    /// Make `extent`/`row` point at a record, loading extents as needed. False at the end.
+    fn fill(&mut self, ds: &DsReader) -> Result<bool> {
+        loop {
+            if let Some(e) = &self.extent {
+                if self.row < e.len() {
+                    return Ok(true);
+                }
+            }
+            let Some(off) = self.pending.pop_front() else {
+                self.extent = None;
+                return Ok(false);
+            };
+            self.extent = Some(ds.read_extent_at(off)?);
+            self.row = 0;
+        }
+    }
+}
+
+/// Iterator over events in `unique_id` order. After an error it ends.
+pub struct EventIter<'a> {
+    r: &'a TraceReader,
+    cursors: Vec<Cursor>,
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    started: bool,
+    failed: bool,
+    last_id: Option<u64>,
+    out_of_order: u64,
+}
+
+impl EventIter<'_> {
+    /// Events whose id was smaller than one already returned (only possible in files whose
+    /// writer did not keep each type's records in id order).
+    pub fn out_of_order(&self) -> u64 {
+        self.out_of_order
+    }
+
+    fn push(&mut self, ci: usize) -> Result<()> {
+        let ds = &self.r.ds;
+        let c = &mut self.cursors[ci];
+        if c.fill(ds)? {
+            let l = &self.r.layouts[c.layout];
+            let e = c.extent.as_ref().expect("filled");
+            let id = l.common.unique_id.and_then(|f| e.i64(c.row, f)).unwrap_or(0) as u64;
+            self.heap.push(Reverse((id, ci)));
+        }
+        Ok(())
+    }
+
+    fn step(&mut self) -> Result<Option<Event>> {
+        if !self.started {
+            self.started = true;
+            for ci in 0..self.cursors.len() {
+                self.push(ci)?;
+            }
+        }
+        let Some(Reverse((id, ci))) = self.heap.pop() else { return Ok(None) };
+        if self.last_id.is_some_and(|l| id < l) {
+            self.out_of_order += 1;
+        }
+        self.last_id = Some(id);
+        let ev = decode_event(self.r, &mut self.cursors[ci])?;
+        self.push(ci)?;
+        Ok(Some(ev))
+    }
+}
+
+impl Iterator for EventIter<'_> {
+    type Item = Result<Event>;
+    fn next(&mut self) -> Option<Result<Event>> {
+        if self.failed {
+            return None;
+        }
+        match self.step() {
+            Ok(Some(e)) => Some(Ok(e)),
+            Ok(None) => None,
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+fn int_of(e: &Extent, r: usize, f: usize) -> Option<i64> {
+    match e.value(r, f) {
+        Value::Int32(v) => Some(v.into()),
+        Value::Int64(v) => Some(v),
+        Value::Byte(v) => Some(v.into()),
+        Value::Bool(v) => Some(v.into()),
+        _ => None,
+    }
+}
+
+fn time_of(e: &Extent, r: usize, f: Option<usize>) -> Option<i64> {
+    let f = f?;
+    let v = int_of(e, r, f)?;
+    Some(normalize_time(v, e.extent_type().fields()[f].units.as_deref()))
+}
+
+fn extra_of(v: Value<'_>) -> ExtraValue {
+    match v {
+        Value::Null => ExtraValue::Null,
+        Value::Bool(b) => ExtraValue::Bool(b),
+        Value::Byte(b) => ExtraValue::Int(b.into()),
+        Value::Int32(i) => ExtraValue::Int(i.into()),
+        Value::Int64(i) => ExtraValue::Int(i),
+        Value::Double(d) => ExtraValue::DoubleBits(d.to_bits()),
+        Value::Bytes(b) => ExtraValue::Bytes(b.to_vec()),
+    }
+}
+
+/// Decode the event at the cursor (consuming every record it spans) and advance past it.
+fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
+    let l = &r.layouts[c.layout];
+    let ty: &Arc<ExtentType> = &l.ty;
+    let e = c.extent.as_ref().expect("cursor filled before decode");
+    let row = c.row;
+    let cm = l.common;
+    let name = ty.name().strip_prefix(PREFIX).unwrap_or(ty.name()).to_string();
+    let opt_i32 = |f: Option<usize>| f.and_then(|f| int_of(e, row, f)).map(|v| v as i32);
+    let mut ev = Event {
+        def: l.def,
+        name,
+        unique_id: cm.unique_id.and_then(|f| int_of(e, row, f)).unwrap_or(0) as u64,
+        time_called: time_of(e, row, cm.time_called),
+        time_returned: time_of(e, row, cm.time_returned),
+        time_recorded: time_of(e, row, cm.time_recorded),
+        pid: opt_i32(cm.pid),
+        tid: opt_i32(cm.tid),
+        ppid: opt_i32(cm.ppid),
+        uid: opt_i32(cm.uid),
+        gid: opt_i32(cm.gid),
+        sid: opt_i32(cm.sid),
+        pgid: opt_i32(cm.pgid),
+        ret: cm.return_value.and_then(|f| int_of(e, row, f)),
+        errno: opt_i32(cm.errno_number),
+        buffer_not_captured: cm.buffer_not_captured.and_then(|f| e.bool(row, f)).unwrap_or(false),
+        args: Vec::new(),
+        extra: Vec::new(),
+    };
+    if r.kind == TraceKind::ReAnimator {
+        ev.tid = ev.tid.or(ev.pid);
+        ev.pid = None;
+        if ev.unique_id == 0 && ev.name == "umask" && opt_i32(cm.tid).is_none() {
+            ev.ret = None;
+            ev.errno = None;
+            ev.extra.push(("synthetic".into(), ExtraValue::Bool(true)));
+        }
+    }
+    // Scalars and single buffers from the first record.
+    let mut mapped = cm.indices();
+    if let Some(def) = l.def {
+        for (i, a) in def.args.iter().enumerate() {
+            let f = l.arg_fields.get(i).copied().flatten();
+            if let Some(f) = f {
+                mapped.push(f);
+            }
+            let cols = l.struct_columns.get(i).and_then(Option::as_ref);
+            let v = match (a.kind, f) {
+                (_, None) => ArgValue::Absent,
+                (
+                    ArgKind::InStruct(s, _) | ArgKind::OutStruct(s, _) | ArgKind::InOutStruct(s, _),
+                    Some(_),
+                ) if cols.is_some() => {
+                    let cols = cols.expect("checked");
+                    mapped.extend(cols.iter().copied());
+                    let vals: Option<Vec<i64>> = cols.iter().map(|&c| int_of(e, row, c)).collect();
+                    match vals.and_then(|v| crate::structs::columns_to_struct(s, &v)) {
+                        Some(bytes) => ArgValue::Data(bytes),
+                        None if ev.buffer_not_captured => ArgValue::NotCaptured,
+                        None => ArgValue::Absent,
+                    }
+                }
+                (ArgKind::IovIn { .. } | ArgKind::IovOut { .. } | ArgKind::StrArray, _) => {
+                    ArgValue::Absent
+                }
+                (k, Some(f)) if k.is_pointer_data() => match e.value(row, f) {
+                    Value::Bytes(b) => ArgValue::Data(b.to_vec()),
+                    _ if ev.buffer_not_captured => ArgValue::NotCaptured,
+                    _ => ArgValue::Absent,
+                },
+                (_, Some(f)) => int_of(e, row, f).map_or(ArgValue::Absent, ArgValue::Int),
+            };
+            ev.args.push(v);
+        }
+    }
+    for f in [l.iov_number, l.continuation].into_iter().flatten() {
+        mapped.push(f);
+    }
+    if let Some(f) = l.bytes_requested {
+        if l.iov_number.is_some() {
+            mapped.push(f);
+        }
+    }
+    for (fi, fd) in ty.fields().iter().enumerate() {
+        if mapped.contains(&fi) {
+            continue;
+        }
+        // Re-Animator's bool columns are unreliable (see quirks): leave them out.
+        if r.kind == TraceKind::ReAnimator && fd.ftype == FieldType::Bool {
+            continue;
+        }
+        ev.extra.push((fd.name.clone(), extra_of(e.value(row, fi))));
+    }
+    c.row += 1;
+    // Multi-record calls.
+    if let Some(def) = l.def {
+        if let Some(f_iov) = l.iov_number {
+            let header = e.i32(row, f_iov) == Some(-1);
+            let ai = def
+                .args
+                .iter()
+                .position(|a| matches!(a.kind, ArgKind::IovIn { .. } | ArgKind::IovOut { .. }));
+            if let (true, Some(ai)) = (header, ai) {
+                let data_f = l.arg_fields[ai];
+                let mut vecs = Vec::new();
+                while c.fill(&r.ds)? {
+                    let e = c.extent.as_ref().expect("filled");
+                    let n = e.i32(c.row, f_iov).unwrap_or(-1);
+                    if n < 0 || n as usize != vecs.len() {
+                        break;
+                    }
+                    let requested =
+                        l.bytes_requested.and_then(|f| int_of(e, c.row, f)).unwrap_or(0);
+                    let data = data_f.and_then(|f| e.bytes(c.row, f)).map(<[u8]>::to_vec);
+                    vecs.push(IovValue { requested: requested.max(0) as u64, data });
+                    c.row += 1;
+                }
+                ev.args[ai] = ArgValue::Iov(vecs);
+            }
+        } else if let Some(f_cont) = l.continuation {
+            let string_args: Vec<usize> = def
+                .args
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.kind == ArgKind::StrArray)
+                .map(|(i, _)| i)
+                .collect();
+            let mut lists: Vec<Vec<Vec<u8>>> = vec![Vec::new(); string_args.len()];
+            let started = e.i32(row, f_cont) == Some(0);
+            while started && c.fill(&r.ds)? {
+                let e = c.extent.as_ref().expect("filled");
+                let k = e.i32(c.row, f_cont).unwrap_or(0);
+                if k == 0 {
+                    break;
+                }
+                if k == -1 {
+                    if let Some(f) = cm.return_value {
+                        ev.ret = int_of(e, c.row, f).or(ev.ret);
+                    }
+                    if let Some(f) = cm.errno_number {
+                        ev.errno = e.i32(c.row, f).or(ev.errno);
+                    }
+                    ev.time_returned = time_of(e, c.row, cm.time_returned).or(ev.time_returned);
+                    c.row += 1;
+                    break;
+                }
+                for (j, &ai) in string_args.iter().enumerate() {
+                    if let Some(b) = l.arg_fields[ai].and_then(|f| e.bytes(c.row, f)) {
+                        let s = b.strip_suffix(&[0]).unwrap_or(b);
+                        lists[j].push(s.to_vec());
+                    }
+                }
+                c.row += 1;
+            }
+            for (j, ai) in string_args.into_iter().enumerate() {
+                ev.args[ai] = ArgValue::Strings(std::mem::take(&mut lists[j]));
+            }
+        }
+    }
+    Ok(ev)
+}

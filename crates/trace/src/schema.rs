@@ -1,0 +1,352 @@
+//! The trace schema, generated from the registry: one DataSeries extent type per call.
+//!
+//! * Calls that exist in Re-Animator's schema use its exact field list (names, types,
+//!   nullability, `field_id`, namespace `iotta.snia.org`, version `1.00`) so that tools written
+//!   for Re-Animator traces can read ours, plus two additions: `units="nanoseconds"
+//!   epoch="unix"` on the time fields, and a nullable `executing_gid`.
+//! * Other calls (`statx`, `openat2`, `pwritev2`, ...) get the 14 common fields plus one field per
+//!   registry argument, named by the argument's `field`, in namespace [`NAMESPACE`].
+//! * Two types of our own: [`INFO_TYPE`] (key/value facts about the recording) and
+//!   [`LOST_TYPE`] (events a backend had to drop, with counts).
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use dataseries::{ExtentType, ExtentTypeBuilder, FieldDesc, FieldType};
+use ra_syscalls::reanimator_schema::{self as ra, FieldKind};
+use ra_syscalls::{ArgKind, SyscallDef, REGISTRY};
+
+/// Extent type name prefix of every system-call type (Re-Animator's).
+pub const PREFIX: &str = ra::PREFIX;
+/// Namespace of the types we add.
+pub const NAMESPACE: &str = "reanimator.rs";
+/// Version of the types we add and of our additions to Re-Animator's types.
+pub const VERSION: &str = "1.0";
+/// Our schema version as recorded in the trace info (`schema_version`).
+pub const SCHEMA_VERSION: &str = "1";
+/// Key/value facts about a recording: `key`, `value` (both variable32).
+pub const INFO_TYPE: &str = "Reanimator::TraceInfo";
+/// Dropped events: per call type and time range, how many.
+pub const LOST_TYPE: &str = "Reanimator::Lost";
+
+/// Field indices of the common fields in one extent type; `None` where the type lacks one
+/// (possible in foreign files).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CommonFields {
+    pub time_called: Option<usize>,
+    pub time_returned: Option<usize>,
+    pub time_recorded: Option<usize>,
+    pub pid: Option<usize>,
+    pub tid: Option<usize>,
+    pub ppid: Option<usize>,
+    pub uid: Option<usize>,
+    pub gid: Option<usize>,
+    pub sid: Option<usize>,
+    pub pgid: Option<usize>,
+    pub errno_number: Option<usize>,
+    pub errno_string: Option<usize>,
+    pub return_value: Option<usize>,
+    pub unique_id: Option<usize>,
+    pub buffer_not_captured: Option<usize>,
+}
+
+impl CommonFields {
+    fn resolve(ty: &ExtentType) -> CommonFields {
+        let f = |n: &str| ty.field_index(n);
+        CommonFields {
+            time_called: f("time_called"),
+            time_returned: f("time_returned"),
+            time_recorded: f("time_recorded"),
+            pid: f("executing_pid"),
+            tid: f("executing_tid"),
+            ppid: f("executing_ppid"),
+            uid: f("executing_uid"),
+            gid: f("executing_gid"),
+            sid: f("executing_sid"),
+            pgid: f("executing_pgid"),
+            errno_number: f("errno_number"),
+            errno_string: f("errno_string"),
+            return_value: f("return_value"),
+            unique_id: f("unique_id"),
+            buffer_not_captured: f("buffer_not_captured"),
+        }
+    }
+
+    /// Indices of every common field present.
+    pub fn indices(&self) -> Vec<usize> {
+        [
+            self.time_called,
+            self.time_returned,
+            self.time_recorded,
+            self.pid,
+            self.tid,
+            self.ppid,
+            self.uid,
+            self.gid,
+            self.sid,
+            self.pgid,
+            self.errno_number,
+            self.errno_string,
+            self.return_value,
+            self.unique_id,
+            self.buffer_not_captured,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// How one call's arguments map onto the fields of one extent type. Built for our own types
+/// and, when reading, for the types a file declares (which may differ).
+#[derive(Clone, Debug)]
+pub struct CallLayout {
+    pub def: Option<&'static SyscallDef>,
+    pub ty: Arc<ExtentType>,
+    pub common: CommonFields,
+    /// Field index per registry argument (`None` when the type has no such field).
+    pub arg_fields: Vec<Option<usize>>,
+    /// `iov_number` (vector calls: -1 = header record, 0.. = one record per vector).
+    pub iov_number: Option<usize>,
+    /// `bytes_requested` of vector calls (header: total; vector records: per vector).
+    pub bytes_requested: Option<usize>,
+    /// `continuation_number` (execve: 0 = first, 1.. = one per string, -1 = last).
+    pub continuation: Option<usize>,
+    /// Per argument: the integer columns a struct argument is stored in, for structs that
+    /// Re-Animator keeps only decoded (pipe fds, utime times, rlimits).
+    pub struct_columns: Vec<Option<Vec<usize>>>,
+}
+
+impl CallLayout {
+    /// Resolve the layout of `ty` for `def` by field names.
+    pub fn resolve(def: Option<&'static SyscallDef>, ty: Arc<ExtentType>) -> CallLayout {
+        let common = CommonFields::resolve(&ty);
+        let arg_fields: Vec<Option<usize>> = def
+            .map(|d| d.args.iter().map(|a| ty.field_index(a.field)).collect())
+            .unwrap_or_default();
+        let struct_columns = def
+            .map(|d| {
+                d.args
+                    .iter()
+                    .zip(&arg_fields)
+                    .map(|(a, f)| {
+                        let s = match a.kind {
+                            ArgKind::InStruct(s, _)
+                            | ArgKind::OutStruct(s, _)
+                            | ArgKind::InOutStruct(s, _) => s,
+                            _ => return None,
+                        };
+                        let cols = s.ra_decoded_columns();
+                        let is_int =
+                            (*f).is_some_and(|f| ty.fields()[f].ftype != FieldType::Variable32);
+                        if cols.is_empty() || !is_int {
+                            return None;
+                        }
+                        cols.iter().map(|c| ty.field_index(c)).collect::<Option<Vec<usize>>>()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        CallLayout {
+            def,
+            common,
+            arg_fields,
+            iov_number: ty.field_index("iov_number"),
+            bytes_requested: ty.field_index("bytes_requested"),
+            continuation: ty.field_index("continuation_number"),
+            struct_columns,
+            ty,
+        }
+    }
+
+    /// True when records of this call come in groups (iovecs, execve strings).
+    pub fn is_multi_record(&self) -> bool {
+        self.def.is_some_and(|d| {
+            d.args.iter().any(|a| {
+                matches!(a.kind, ArgKind::IovIn { .. } | ArgKind::IovOut { .. } | ArgKind::StrArray)
+            })
+        })
+    }
+}
+
+/// Our complete schema: the extent types every trace we write declares.
+pub struct Schema {
+    calls: Vec<CallLayout>,
+    by_trace_name: HashMap<&'static str, usize>,
+    info: Arc<ExtentType>,
+    lost: Arc<ExtentType>,
+}
+
+impl Schema {
+    /// The schema generated from the registry (built once).
+    pub fn ours() -> &'static Schema {
+        static SCHEMA: OnceLock<Schema> = OnceLock::new();
+        SCHEMA.get_or_init(|| Schema::build().expect("the registry yields a valid schema"))
+    }
+
+    fn build() -> dataseries::Result<Schema> {
+        let mut calls = Vec::new();
+        let mut by_trace_name = HashMap::new();
+        for def in REGISTRY {
+            if by_trace_name.contains_key(def.trace_name) {
+                continue;
+            }
+            let ty = Arc::new(extent_type_for(def)?);
+            by_trace_name.insert(def.trace_name, calls.len());
+            calls.push(CallLayout::resolve(Some(def), ty));
+        }
+        let info = Arc::new(
+            ExtentType::builder(INFO_TYPE)
+                .namespace(NAMESPACE)
+                .version(VERSION)
+                .field(FieldDesc::new("key", FieldType::Variable32))
+                .field(FieldDesc::new("value", FieldType::Variable32))
+                .build()?,
+        );
+        let lost = Arc::new(
+            ExtentType::builder(LOST_TYPE)
+                .namespace(NAMESPACE)
+                .version(VERSION)
+                .field(FieldDesc::new("syscall", FieldType::Variable32))
+                .field(FieldDesc::new("count", FieldType::Int64))
+                .field(FieldDesc::new("bytes", FieldType::Int64))
+                .field(
+                    FieldDesc::new("time_first", FieldType::Int64)
+                        .nullable(true)
+                        .units("nanoseconds", "unix"),
+                )
+                .field(
+                    FieldDesc::new("time_last", FieldType::Int64)
+                        .nullable(true)
+                        .units("nanoseconds", "unix"),
+                )
+                .field(FieldDesc::new("reason", FieldType::Variable32))
+                .build()?,
+        );
+        Ok(Schema { calls, by_trace_name, info, lost })
+    }
+
+    /// Layout of a call by trace name.
+    pub fn call(&self, trace_name: &str) -> Option<&CallLayout> {
+        self.by_trace_name.get(trace_name).map(|&i| &self.calls[i])
+    }
+
+    /// Every call layout, in registry order.
+    pub fn calls(&self) -> &[CallLayout] {
+        &self.calls
+    }
+
+    pub fn info_type(&self) -> &Arc<ExtentType> {
+        &self.info
+    }
+
+    pub fn lost_type(&self) -> &Arc<ExtentType> {
+        &self.lost
+    }
+
+    /// Every extent type a trace declares.
+    pub fn all_types(&self) -> Vec<Arc<ExtentType>> {
+        let mut v: Vec<_> = self.calls.iter().map(|c| c.ty.clone()).collect();
+        v.push(self.info.clone());
+        v.push(self.lost.clone());
+        v
+    }
+}
+
+fn ra_type(kind: FieldKind) -> FieldType {
+    match kind {
+        FieldKind::Bool => FieldType::Bool,
+        FieldKind::Byte => FieldType::Byte,
+        FieldKind::Int32 => FieldType::Int32,
+        FieldKind::Int64 => FieldType::Int64,
+        FieldKind::Variable32 => FieldType::Variable32,
+    }
+}
+
+fn is_time_field(name: &str) -> bool {
+    matches!(name, "time_called" | "time_returned" | "time_recorded")
+}
+
+fn common_fields() -> Vec<FieldDesc> {
+    let mut v: Vec<FieldDesc> = ra::COMMON
+        .iter()
+        .map(|f| {
+            let d = FieldDesc::new(f.name, ra_type(f.kind))
+                .nullable(f.nullable)
+                .attr("field_id", &f.field_id.to_string());
+            if is_time_field(f.name) {
+                d.units("nanoseconds", "unix")
+            } else {
+                d
+            }
+        })
+        .collect();
+    v.push(FieldDesc::new("executing_gid", FieldType::Int32).nullable(true));
+    v
+}
+
+/// The DataSeries type of the field that stores an argument of this kind in a new type.
+fn field_type_for(kind: ArgKind) -> (FieldType, bool) {
+    match kind {
+        ArgKind::Fd | ArgKind::DirFd | ArgKind::Mode => (FieldType::Int32, false),
+        ArgKind::Int | ArgKind::Addr | ArgKind::Flags(_) => (FieldType::Int64, false),
+        _ => (FieldType::Variable32, true),
+    }
+}
+
+/// Build the extent type of one call.
+pub fn extent_type_for(def: &SyscallDef) -> dataseries::Result<ExtentType> {
+    let name = format!("{PREFIX}{}", def.trace_name);
+    let mut b;
+    if let (true, Some(fields)) = (def.in_reanimator_schema, ra::fields_of(def.trace_name)) {
+        b = ExtentType::builder(&name).namespace(ra::NAMESPACE).version(ra::VERSION);
+        for f in common_fields() {
+            b = b.field(f);
+        }
+        for f in fields {
+            let mut d = FieldDesc::new(f.name, ra_type(f.kind))
+                .nullable(f.nullable)
+                .attr("field_id", &f.field_id.to_string());
+            let is_time = (f.name.starts_with("stat_result_") && f.name.ends_with("time"))
+                || f.name == "access_time"
+                || f.name == "mod_time";
+            if is_time && f.kind == FieldKind::Int64 {
+                d = d.units("nanoseconds", "unix");
+            }
+            b = b.field(d);
+        }
+        // Arguments Re-Animator did not record get columns after its own.
+        for (_, a) in def.ra_extension_args() {
+            let (t, nullable) = field_type_for(a.kind);
+            b = b.field(FieldDesc::new(a.field, t).nullable(nullable));
+        }
+    } else {
+        b = ExtentType::builder(&name).namespace(NAMESPACE).version(VERSION);
+        for f in common_fields() {
+            b = b.field(f);
+        }
+        let mut seen: Vec<String> = Vec::new();
+        let mut add = |b: ExtentTypeBuilder, d: FieldDesc| -> ExtentTypeBuilder {
+            if seen.contains(&d.name) {
+                return b;
+            }
+            seen.push(d.name.clone());
+            b.field(d)
+        };
+        for a in def.args {
+            let (t, nullable) = field_type_for(a.kind);
+            b = add(b, FieldDesc::new(a.field, t).nullable(nullable));
+            match a.kind {
+                ArgKind::IovIn { .. } | ArgKind::IovOut { .. } => {
+                    b = add(b, FieldDesc::new("iov_number", FieldType::Int32));
+                    b = add(b, FieldDesc::new("bytes_requested", FieldType::Int64));
+                }
+                ArgKind::StrArray => {
+                    b = add(b, FieldDesc::new("continuation_number", FieldType::Int32));
+                }
+                _ => {}
+            }
+        }
+    }
+    b.build()
+}

@@ -1,0 +1,552 @@
+//! [`TraceWriter`]: events in, DataSeries extents out, in bounded memory.
+//!
+//! Records are buffered per call type in an [`ExtentBuilder`]. A type's buffer is written as one
+//! extent when it reaches `extent_target_bytes`; when all buffers together exceed
+//! `buffer_budget_bytes` every non-empty one is written. [`TraceWriter::flush`] writes them all
+//! (the recorder calls it at least once a second, so a killed tracer loses at most that much).
+//! Compression happens on the DataSeries writer's background threads.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+use dataseries::{DsWriter, ExtentBuilder, ExtentType, FieldType, Value, WriterOptions};
+use ra_syscalls::{flags::FlagSet, ArgKind, Struct};
+
+use crate::event::{ArgValue, Event};
+use crate::schema::{CallLayout, Schema};
+use crate::structs::{Stat, Statfs};
+use crate::{Error, Result};
+
+/// `AT_FDCWD`.
+const AT_FDCWD: i64 = -100;
+
+/// Tuning for [`TraceWriter`].
+#[derive(Clone, Debug)]
+pub struct WriterConfig {
+    /// DataSeries options (compression, background threads).
+    pub ds: WriterOptions,
+    /// Write a call type's extent once its buffered records reach this size.
+    pub extent_target_bytes: usize,
+    /// Write every buffered extent once all buffers together reach this size.
+    pub buffer_budget_bytes: usize,
+    /// Largest single buffer stored in one record (a variable32 value must stay well below
+    /// DataSeries' 512 MiB extent limit).
+    pub max_buffer_bytes: usize,
+}
+
+impl Default for WriterConfig {
+    fn default() -> Self {
+        WriterConfig {
+            ds: WriterOptions::default(),
+            extent_target_bytes: 4 << 20,
+            buffer_budget_bytes: 64 << 20,
+            max_buffer_bytes: 256 << 20,
+        }
+    }
+}
+
+/// Values computed from arguments for Re-Animator's decoded columns.
+#[derive(Clone, Debug)]
+enum Derived {
+    /// A bool column from a flag word argument.
+    FlagBit { field: usize, arg: usize, set: &'static FlagSet, flag: usize },
+    /// `<x>_current_working_directory`: the dirfd argument is `AT_FDCWD`.
+    IsCwd { field: usize, arg: usize },
+    /// A byte column that repeats an int column's value (`whence` from `whence_value`).
+    Byte { field: usize, arg: usize },
+    /// `stat_result_<member>` from the raw stat struct argument.
+    StatMember { field: usize, arg: usize, member: String },
+    /// `statfs_result_<member>` from the raw statfs struct argument.
+    StatfsMember { field: usize, arg: usize, member: String },
+    /// utimensat's `utime_now` / `utime_omit`: some timespec's `tv_nsec` is that value.
+    UtimeSpecial { field: usize, arg: usize, nsec: i64 },
+}
+
+fn derive_columns(layout: &CallLayout) -> Vec<Derived> {
+    let Some(def) = layout.def else { return Vec::new() };
+    let mut mapped: Vec<usize> = layout.arg_fields.iter().flatten().copied().collect();
+    mapped.extend(layout.struct_columns.iter().flatten().flatten().copied());
+    let mut out = Vec::new();
+    for (fi, f) in layout.ty.fields().iter().enumerate() {
+        if mapped.contains(&fi) || layout.common.indices().contains(&fi) {
+            continue;
+        }
+        let name = f.name.as_str();
+        if f.ftype == FieldType::Bool {
+            let special = match name {
+                "utime_now" => Some(crate::structs::UTIME_NOW),
+                "utime_omit" => Some(crate::structs::UTIME_OMIT),
+                _ => None,
+            };
+            if let Some(nsec) = special {
+                if let Some(arg) = def
+                    .args
+                    .iter()
+                    .position(|a| matches!(a.kind, ArgKind::InStruct(Struct::Timespec2, _)))
+                {
+                    out.push(Derived::UtimeSpecial { field: fi, arg, nsec });
+                    continue;
+                }
+            }
+            if let Some(prefix) = name.strip_suffix("_current_working_directory") {
+                if let Some(arg) = def.args.iter().position(|a| a.field == prefix) {
+                    out.push(Derived::IsCwd { field: fi, arg });
+                    continue;
+                }
+            }
+            'args: for (ai, a) in def.args.iter().enumerate() {
+                let set = match a.kind {
+                    ArgKind::Flags(s) => s,
+                    ArgKind::Mode => &ra_syscalls::flags::MODE,
+                    _ => continue,
+                };
+                for (k, flag) in set.entries.iter().enumerate() {
+                    if flag.ra_field == Some(name) {
+                        out.push(Derived::FlagBit { field: fi, arg: ai, set, flag: k });
+                        break 'args;
+                    }
+                }
+            }
+        } else if f.ftype == FieldType::Byte {
+            let value_name = format!("{name}_value");
+            if let Some(arg) = def.args.iter().position(|a| a.field == value_name) {
+                out.push(Derived::Byte { field: fi, arg });
+            }
+        } else if let Some(member) = name.strip_prefix("stat_result_") {
+            if let Some(arg) =
+                def.args.iter().position(|a| matches!(a.kind, ArgKind::OutStruct(Struct::Stat, _)))
+            {
+                out.push(Derived::StatMember { field: fi, arg, member: member.to_string() });
+            }
+        } else if let Some(member) = name.strip_prefix("statfs_result_") {
+            if let Some(arg) = def
+                .args
+                .iter()
+                .position(|a| matches!(a.kind, ArgKind::OutStruct(Struct::Statfs, _)))
+            {
+                out.push(Derived::StatfsMember { field: fi, arg, member: member.to_string() });
+            }
+        }
+    }
+    out
+}
+
+struct CallState {
+    layout: CallLayout,
+    derived: Vec<Derived>,
+    builder: ExtentBuilder,
+    records: u64,
+}
+
+/// Writes a trace: the schema's types, a [`crate::schema::INFO_TYPE`] extent, then the events.
+pub struct TraceWriter<W: Write + Send + 'static> {
+    ds: DsWriter<W>,
+    calls: Vec<CallState>,
+    info: ExtentBuilder,
+    lost: ExtentBuilder,
+    cfg: WriterConfig,
+    buffered: usize,
+    next_id: u64,
+    last_id: Option<u64>,
+    records: u64,
+    events: u64,
+}
+
+impl TraceWriter<File> {
+    /// Create `path` and write the header, the schema and the trace info.
+    pub fn create(
+        path: impl AsRef<Path>,
+        info: &[(&str, &[u8])],
+        cfg: WriterConfig,
+    ) -> Result<Self> {
+        let path = path.as_ref();
+        let f =
+            File::create(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        TraceWriter::new(f, info, cfg)
+    }
+}
+
+impl<W: Write + Send + 'static> TraceWriter<W> {
+    /// Start a trace on `out`. `info` becomes the first records of the info extent (the schema
+    /// version and time unit are added automatically) and is written at once.
+    pub fn new(out: W, info: &[(&str, &[u8])], cfg: WriterConfig) -> Result<Self> {
+        let schema = Schema::ours();
+        let ds = DsWriter::new(out, &schema.all_types(), cfg.ds.clone())?;
+        let calls = schema
+            .calls()
+            .iter()
+            .map(|l| CallState {
+                derived: derive_columns(l),
+                builder: ExtentBuilder::new(l.ty.clone()),
+                layout: l.clone(),
+                records: 0,
+            })
+            .collect();
+        let mut w = TraceWriter {
+            ds,
+            calls,
+            info: ExtentBuilder::new(schema.info_type().clone()),
+            lost: ExtentBuilder::new(schema.lost_type().clone()),
+            cfg,
+            buffered: 0,
+            next_id: 0,
+            last_id: None,
+            records: 0,
+            events: 0,
+        };
+        w.add_info("schema_version", crate::schema::SCHEMA_VERSION.as_bytes())?;
+        w.add_info("time_unit", b"nanoseconds since the Unix epoch")?;
+        w.add_info("writer", concat!("reanimator ", env!("CARGO_PKG_VERSION")).as_bytes())?;
+        for (k, v) in info {
+            w.add_info(k, v)?;
+        }
+        w.flush()?;
+        Ok(w)
+    }
+
+    /// Add one key/value fact about the recording (written with the next flush).
+    pub fn add_info(&mut self, key: &str, value: &[u8]) -> Result<()> {
+        self.info.start_record();
+        self.info.set(0, Value::Bytes(key.as_bytes()))?;
+        self.info.set(1, Value::Bytes(value))?;
+        Ok(())
+    }
+
+    /// Record that `count` events (`bytes` of data) of `syscall` were lost, and why.
+    pub fn add_lost(
+        &mut self,
+        syscall: &str,
+        count: i64,
+        bytes: i64,
+        time_range: Option<(i64, i64)>,
+        reason: &str,
+    ) -> Result<()> {
+        let b = &mut self.lost;
+        b.start_record();
+        b.set(0, Value::Bytes(syscall.as_bytes()))?;
+        b.set(1, Value::Int64(count))?;
+        b.set(2, Value::Int64(bytes))?;
+        if let Some((a, z)) = time_range {
+            b.set(3, Value::Int64(a))?;
+            b.set(4, Value::Int64(z))?;
+        }
+        b.set(5, Value::Bytes(reason.as_bytes()))?;
+        Ok(())
+    }
+
+    /// Append an event, assigning it the next unique ids (one per record it takes). Returns
+    /// the first id.
+    pub fn append(&mut self, ev: &Event) -> Result<u64> {
+        let id = self.next_id;
+        self.write_event(ev, id)?;
+        Ok(id)
+    }
+
+    /// Append an event keeping its `unique_id`, which must be larger than every id written.
+    pub fn append_preserving(&mut self, ev: &Event) -> Result<()> {
+        if let Some(prev) = self.last_id {
+            if ev.unique_id <= prev {
+                return Err(Error::NonMonotonicId { previous: prev, got: ev.unique_id });
+            }
+        }
+        self.write_event(ev, ev.unique_id)
+    }
+
+    /// Events appended so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Records appended so far (multi-record calls count each record).
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Bytes handed to the file so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.ds.bytes_written()
+    }
+
+    fn write_event(&mut self, ev: &Event, first_id: u64) -> Result<()> {
+        let def = ev.def.ok_or_else(|| Error::UnknownCall(ev.name.clone()))?;
+        let idx = Schema::ours()
+            .calls()
+            .iter()
+            .position(|c| c.def.is_some_and(|d| d.trace_name == def.trace_name))
+            .ok_or_else(|| Error::UnknownCall(def.name.to_string()))?;
+        if ev.args.len() != def.args.len() {
+            return Err(Error::ArgCount {
+                call: def.name,
+                expected: def.args.len(),
+                got: ev.args.len(),
+            });
+        }
+        for (a, v) in def.args.iter().zip(&ev.args) {
+            let len = match v {
+                ArgValue::Data(d) => d.len(),
+                ArgValue::Iov(v) => {
+                    v.iter().map(|i| i.data.as_ref().map_or(0, Vec::len)).max().unwrap_or(0)
+                }
+                ArgValue::Strings(s) => s.iter().map(Vec::len).max().unwrap_or(0),
+                _ => 0,
+            };
+            if len > self.cfg.max_buffer_bytes {
+                return Err(Error::BufferTooLarge {
+                    call: def.name,
+                    field: a.field,
+                    len,
+                    limit: self.cfg.max_buffer_bytes,
+                });
+            }
+        }
+        let st = &mut self.calls[idx];
+        let before = st.builder.approx_bytes();
+        let n = write_records(st, ev, first_id)?;
+        let after = st.builder.approx_bytes();
+        st.records += n;
+        self.records += n;
+        self.events += 1;
+        self.last_id = Some(first_id + n - 1);
+        self.next_id = first_id + n;
+        self.buffered += after.saturating_sub(before);
+        if after >= self.cfg.extent_target_bytes {
+            let b = std::mem::replace(&mut st.builder, ExtentBuilder::new(st.layout.ty.clone()));
+            self.buffered = self.buffered.saturating_sub(after);
+            self.ds.write_extent(b)?;
+        }
+        if self.buffered >= self.cfg.buffer_budget_bytes {
+            self.write_all_buffers()?;
+        }
+        Ok(())
+    }
+
+    fn write_all_buffers(&mut self) -> Result<()> {
+        for st in &mut self.calls {
+            if !st.builder.is_empty() {
+                let b =
+                    std::mem::replace(&mut st.builder, ExtentBuilder::new(st.layout.ty.clone()));
+                self.ds.write_extent(b)?;
+            }
+        }
+        for b in [&mut self.info, &mut self.lost] {
+            if !b.is_empty() {
+                let ty = b.extent_type().clone();
+                let full = std::mem::replace(b, ExtentBuilder::new(ty));
+                self.ds.write_extent(full)?;
+            }
+        }
+        self.buffered = 0;
+        Ok(())
+    }
+
+    /// Write every buffered record and hand the bytes to the operating system: after this
+    /// returns, a crash of this process loses nothing written so far (the trace is readable
+    /// without its trailer).
+    pub fn flush(&mut self) -> Result<()> {
+        self.write_all_buffers()?;
+        self.ds.flush()?;
+        Ok(())
+    }
+
+    /// Flush, then write the index and trailer. Returns the output.
+    pub fn finish(mut self) -> Result<W> {
+        self.write_all_buffers()?;
+        Ok(self.ds.finish()?)
+    }
+}
+
+fn set_int(b: &mut ExtentBuilder, ty: &ExtentType, field: usize, v: i64) -> Result<()> {
+    let val = match ty.fields()[field].ftype {
+        FieldType::Int32 => Value::Int32(v as i32),
+        FieldType::Int64 => Value::Int64(v),
+        FieldType::Byte => Value::Byte(v as u8),
+        FieldType::Bool => Value::Bool(v != 0),
+        FieldType::Double => Value::Double(v as f64),
+        // An integer argument stored in a bytes field: its decimal text.
+        FieldType::Variable32 | FieldType::FixedWidth(_) => {
+            return Ok(b.set(field, Value::Bytes(v.to_string().as_bytes()))?)
+        }
+    };
+    Ok(b.set(field, val)?)
+}
+
+fn set_opt_int(
+    b: &mut ExtentBuilder,
+    ty: &ExtentType,
+    field: Option<usize>,
+    v: Option<i64>,
+) -> Result<()> {
+    match (field, v) {
+        (Some(f), Some(v)) => set_int(b, ty, f, v),
+        _ => Ok(()),
+    }
+}
+
+fn set_bytes(b: &mut ExtentBuilder, ty: &ExtentType, field: usize, data: &[u8]) -> Result<()> {
+    match ty.fields()[field].ftype {
+        FieldType::Variable32 => Ok(b.set(field, Value::Bytes(data))?),
+        // A buffer mapped to a numeric column (never in our schema): store its length.
+        _ => set_int(b, ty, field, data.len() as i64),
+    }
+}
+
+fn write_common(st: &mut CallState, ev: &Event, id: u64) -> Result<()> {
+    let ty = st.layout.ty.clone();
+    let c = st.layout.common;
+    let b = &mut st.builder;
+    set_opt_int(b, &ty, c.unique_id, Some(id as i64))?;
+    set_opt_int(b, &ty, c.time_called, ev.time_called)?;
+    set_opt_int(b, &ty, c.time_returned, ev.time_returned)?;
+    set_opt_int(b, &ty, c.time_recorded, ev.time_recorded)?;
+    set_opt_int(b, &ty, c.pid, ev.pid.map(i64::from))?;
+    set_opt_int(b, &ty, c.tid, ev.tid.map(i64::from))?;
+    set_opt_int(b, &ty, c.ppid, ev.ppid.map(i64::from))?;
+    set_opt_int(b, &ty, c.uid, ev.uid.map(i64::from))?;
+    set_opt_int(b, &ty, c.gid, ev.gid.map(i64::from))?;
+    set_opt_int(b, &ty, c.sid, ev.sid.map(i64::from))?;
+    set_opt_int(b, &ty, c.pgid, ev.pgid.map(i64::from))?;
+    set_opt_int(b, &ty, c.errno_number, Some(i64::from(ev.errno.unwrap_or(0))))?;
+    set_opt_int(b, &ty, c.return_value, ev.ret)?;
+    if let Some(f) = c.buffer_not_captured {
+        b.set(f, Value::Bool(ev.buffer_not_captured))?;
+    }
+    Ok(())
+}
+
+/// Scalars, plain buffers and derived columns of one record.
+fn write_args(st: &mut CallState, ev: &Event) -> Result<()> {
+    let ty = st.layout.ty.clone();
+    for (i, v) in ev.args.iter().enumerate() {
+        let Some(f) = st.layout.arg_fields.get(i).copied().flatten() else { continue };
+        if let (Some(Some(cols)), ArgValue::Data(d)) = (st.layout.struct_columns.get(i), v) {
+            let s = match st.layout.def.map(|d| d.args[i].kind) {
+                Some(
+                    ArgKind::InStruct(s, _) | ArgKind::OutStruct(s, _) | ArgKind::InOutStruct(s, _),
+                ) => s,
+                _ => continue,
+            };
+            if let Some(vals) = crate::structs::struct_to_columns(s, d) {
+                for (c, x) in cols.iter().zip(vals) {
+                    set_int(&mut st.builder, &ty, *c, x)?;
+                }
+            }
+            continue;
+        }
+        match v {
+            ArgValue::Int(x) => set_int(&mut st.builder, &ty, f, *x)?,
+            ArgValue::Data(d) => set_bytes(&mut st.builder, &ty, f, d)?,
+            ArgValue::Absent | ArgValue::NotCaptured | ArgValue::Iov(_) | ArgValue::Strings(_) => {}
+        }
+    }
+    for d in &st.derived {
+        let (field, value) = match d {
+            Derived::FlagBit { field, arg, set, flag } => {
+                let Some(v) = ev.args[*arg].as_int() else { continue };
+                let fl = &set.entries[*flag];
+                (*field, i64::from((v as u64) & fl.mask == fl.value))
+            }
+            Derived::IsCwd { field, arg } => {
+                let Some(v) = ev.args[*arg].as_int() else { continue };
+                (*field, i64::from(v == AT_FDCWD))
+            }
+            Derived::Byte { field, arg } => {
+                let Some(v) = ev.args[*arg].as_int() else { continue };
+                (*field, v)
+            }
+            Derived::StatMember { field, arg, member } => {
+                let Some(s) = ev.args[*arg].as_data().and_then(Stat::decode) else { continue };
+                let Some(v) = s.ra_column(member) else { continue };
+                (*field, v)
+            }
+            Derived::UtimeSpecial { field, arg, nsec } => {
+                let Some(cols) = ev.args[*arg]
+                    .as_data()
+                    .and_then(|d| crate::structs::struct_to_columns(Struct::Timespec2, d))
+                else {
+                    continue;
+                };
+                (*field, i64::from(cols.contains(nsec)))
+            }
+            Derived::StatfsMember { field, arg, member } => {
+                let Some(s) = ev.args[*arg].as_data().and_then(Statfs::decode) else { continue };
+                let Some(v) = s.ra_column(member) else { continue };
+                (*field, v)
+            }
+        };
+        set_int(&mut st.builder, &ty, field, value)?;
+    }
+    Ok(())
+}
+
+/// Write the records of one event; returns how many.
+fn write_records(st: &mut CallState, ev: &Event, first_id: u64) -> Result<u64> {
+    let ty = st.layout.ty.clone();
+    let iov = ev.args.iter().enumerate().find_map(|(i, v)| match v {
+        ArgValue::Iov(v) => Some((i, v)),
+        _ => None,
+    });
+    let strings: Vec<(usize, &Vec<Vec<u8>>)> = ev
+        .args
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| match v {
+            ArgValue::Strings(s) => Some((i, s)),
+            _ => None,
+        })
+        .collect();
+    if let Some((ai, vecs)) = iov {
+        // Re-Animator's layout: a header record (iov_number -1, total bytes requested), then
+        // one record per vector.
+        st.builder.start_record();
+        write_common(st, ev, first_id)?;
+        write_args(st, ev)?;
+        set_opt_int(&mut st.builder, &ty, st.layout.iov_number, Some(-1))?;
+        let total: u64 = vecs.iter().map(|v| v.requested).sum();
+        set_opt_int(&mut st.builder, &ty, st.layout.bytes_requested, Some(total as i64))?;
+        let data_field = st.layout.arg_fields[ai];
+        for (k, v) in vecs.iter().enumerate() {
+            st.builder.start_record();
+            write_common(st, ev, first_id + 1 + k as u64)?;
+            write_args(st, ev)?;
+            set_opt_int(&mut st.builder, &ty, st.layout.iov_number, Some(k as i64))?;
+            set_opt_int(&mut st.builder, &ty, st.layout.bytes_requested, Some(v.requested as i64))?;
+            if let (Some(f), Some(d)) = (data_field, &v.data) {
+                set_bytes(&mut st.builder, &ty, f, d)?;
+            }
+        }
+        return Ok(1 + vecs.len() as u64);
+    }
+    if !strings.is_empty() {
+        // Re-Animator's execve layout: continuation 0 (the path and scalars), one record per
+        // string (argv first, then envp), continuation -1 (the return value).
+        let mut id = first_id;
+        st.builder.start_record();
+        write_common(st, ev, id)?;
+        write_args(st, ev)?;
+        set_opt_int(&mut st.builder, &ty, st.layout.continuation, Some(0))?;
+        let mut k = 1i64;
+        for (ai, list) in &strings {
+            let f = st.layout.arg_fields[*ai];
+            for s in list.iter() {
+                id += 1;
+                st.builder.start_record();
+                write_common(st, ev, id)?;
+                set_opt_int(&mut st.builder, &ty, st.layout.continuation, Some(k))?;
+                if let Some(f) = f {
+                    set_bytes(&mut st.builder, &ty, f, s)?;
+                }
+                k += 1;
+            }
+        }
+        id += 1;
+        st.builder.start_record();
+        write_common(st, ev, id)?;
+        set_opt_int(&mut st.builder, &ty, st.layout.continuation, Some(-1))?;
+        return Ok(id - first_id + 1);
+    }
+    st.builder.start_record();
+    write_common(st, ev, first_id)?;
+    write_args(st, ev)?;
+    Ok(1)
+}
