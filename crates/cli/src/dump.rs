@@ -1,0 +1,430 @@
+//! `reanimator dump`: print records, strace-like, as CSV or as JSON lines.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use dataseries::{DsReader, Extent, Value};
+use ra_filter::Filter;
+use ra_trace::format::{format_event, FormatOptions};
+use ra_trace::schema::PREFIX;
+use ra_trace::{ArgValue, Event, ExtraValue, TraceReader};
+use serde_json::{json, Map, Value as Json};
+
+use crate::records::{DsRecord, EventRecord};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One strace-like line per call (traces) or ds2txt-style rows (other DataSeries files).
+    Text,
+    /// Comma-separated values with a header row of field names.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+#[derive(Args, Debug)]
+pub struct DumpArgs {
+    /// The trace or DataSeries file.
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Only these calls / extent types (comma-separated or repeated): trace names (`pread`),
+    /// kernel names (`pread64`) or full extent type names.
+    #[arg(long = "type", short = 't', value_delimiter = ',')]
+    pub types: Vec<String>,
+    /// Only records matching this expression, e.g. `call == openat && errno != 0`,
+    /// `path ~ "/etc/**"`, `fd == 3 and ret > 0`. Fields: unique_id, time_called,
+    /// time_returned, duration, pid, tid, uid, gid, call, ret, errno, errno_name, path, size,
+    /// fd, every argument by man-page name and by trace field name.
+    #[arg(long = "where", short = 'w', value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Show at most this many bytes of each buffer in text output (0 = everything).
+    #[arg(long, short = 's', default_value_t = 32)]
+    pub strsize: usize,
+    /// Stop after this many records.
+    #[arg(long, short = 'n')]
+    pub limit: Option<u64>,
+    /// Print times relative to the first record shown.
+    #[arg(long, short = 'r')]
+    pub relative: bool,
+    /// Print the DataSeries records extent by extent (file order), even for traces.
+    #[arg(long)]
+    pub raw: bool,
+}
+
+pub fn run(a: DumpArgs) -> Result<ExitCode> {
+    let path = &a.file;
+    let ds = DsReader::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let filter = match &a.filter {
+        Some(src) => Some(Filter::parse(src).map_err(|e| anyhow::anyhow!("--where: {e}"))?),
+        None => None,
+    };
+    let is_trace = ds.types().iter().any(|t| t.name().starts_with(PREFIX));
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    if is_trace && !a.raw && !(a.format == Format::Csv && a.types.len() == 1) {
+        let tr = TraceReader::from_ds(ds)
+            .with_context(|| format!("cannot read trace {}", path.display()))?;
+        dump_events(&tr, &a, filter.as_ref(), &mut out)
+            .with_context(|| format!("reading {}", path.display()))?;
+    } else {
+        dump_records(&ds, &a, filter.as_ref(), &mut out)
+            .with_context(|| format!("reading {}", path.display()))?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Map user-given call names to the trace names present in the file.
+fn resolve_calls(tr: &TraceReader, names: &[String]) -> Result<Vec<String>> {
+    let present: Vec<String> = tr
+        .call_types()
+        .map(|(l, _)| l.ty.name().strip_prefix(PREFIX).unwrap_or_default().to_string())
+        .collect();
+    let mut out = Vec::new();
+    for n in names {
+        let n = n.strip_prefix(PREFIX).unwrap_or(n);
+        let t = if present.iter().any(|p| p == n) {
+            n.to_string()
+        } else if let Some(d) = ra_syscalls::lookup(n) {
+            d.trace_name.to_string()
+        } else {
+            let hint = ra_filter::suggest(n, present.iter().map(String::as_str))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            bail!("--type: no call named `{n}` in this trace{hint}");
+        };
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// Field names a `--where` expression may use on this trace.
+fn known_event_fields(tr: &TraceReader) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "unique_id",
+        "id",
+        "time_called",
+        "time",
+        "time_returned",
+        "duration",
+        "pid",
+        "executing_pid",
+        "tid",
+        "executing_tid",
+        "ppid",
+        "uid",
+        "gid",
+        "ret",
+        "return_value",
+        "errno",
+        "errno_number",
+        "errno_name",
+        "call",
+        "op",
+        "type",
+        "name",
+        "syscall",
+        "path",
+        "size",
+        "fd",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for d in ra_syscalls::REGISTRY {
+        for a in d.args {
+            v.push(a.name.to_string());
+            v.push(a.field.to_string());
+        }
+    }
+    for (l, _) in tr.call_types() {
+        v.extend(l.ty.fields().iter().map(|f| f.name.clone()));
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn check_fields(filter: &Filter, known: &[String]) -> Result<()> {
+    for f in filter.fields() {
+        if !known.iter().any(|k| k == f) {
+            let hint = ra_filter::suggest(f, known.iter().map(String::as_str))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            bail!("--where: unknown field `{f}`{hint}");
+        }
+    }
+    Ok(())
+}
+
+fn csv_field(out: &mut String, s: &str) {
+    if s.contains([',', '"', '\n', '\r']) {
+        out.push('"');
+        out.push_str(&s.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(s);
+    }
+}
+
+fn json_bytes(b: &[u8]) -> Json {
+    match std::str::from_utf8(b) {
+        Ok(s) if !s.chars().any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r')) => {
+            json!(s)
+        }
+        _ => {
+            let mut hex = String::with_capacity(b.len() * 2);
+            for c in b {
+                hex.push_str(&format!("{c:02x}"));
+            }
+            json!({ "hex": hex })
+        }
+    }
+}
+
+fn json_arg(v: &ArgValue) -> Json {
+    match v {
+        ArgValue::Absent => Json::Null,
+        ArgValue::NotCaptured => json!({"not_captured": true}),
+        ArgValue::Int(i) => json!(i),
+        ArgValue::Data(d) => json_bytes(d),
+        ArgValue::Iov(v) => Json::Array(
+            v.iter()
+                .map(|i| json!({"len": i.requested, "data": i.data.as_deref().map(json_bytes)}))
+                .collect(),
+        ),
+        ArgValue::Strings(s) => Json::Array(s.iter().map(|b| json_bytes(b)).collect()),
+    }
+}
+
+fn event_json(e: &Event) -> Json {
+    let mut args = Map::new();
+    if let Some(def) = e.def {
+        for (a, v) in def.args.iter().zip(&e.args) {
+            args.insert(a.name.to_string(), json_arg(v));
+        }
+    }
+    let mut extra = Map::new();
+    for (k, v) in &e.extra {
+        extra.insert(
+            k.clone(),
+            match v {
+                ExtraValue::Null => Json::Null,
+                ExtraValue::Bool(b) => json!(b),
+                ExtraValue::Int(i) => json!(i),
+                ExtraValue::DoubleBits(b) => json!(f64::from_bits(*b)),
+                ExtraValue::Bytes(b) => json_bytes(b),
+            },
+        );
+    }
+    json!({
+        "unique_id": e.unique_id,
+        "call": e.name,
+        "syscall": e.def.map(|d| d.name),
+        "time_called": e.time_called,
+        "time_returned": e.time_returned,
+        "pid": e.pid, "tid": e.tid, "ppid": e.ppid, "uid": e.uid, "gid": e.gid,
+        "return_value": e.ret,
+        "errno": e.errno,
+        "errno_name": e.errno.and_then(ra_trace::format::errno_name),
+        "buffer_not_captured": e.buffer_not_captured,
+        "args": args,
+        "extra": extra,
+    })
+}
+
+fn dump_events(
+    tr: &TraceReader,
+    a: &DumpArgs,
+    filter: Option<&Filter>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    if let Some(f) = filter {
+        check_fields(f, &known_event_fields(tr))?;
+    }
+    let calls = resolve_calls(tr, &a.types)?;
+    let only: Vec<&str> = calls.iter().map(String::as_str).collect();
+    let mut opts = FormatOptions { strsize: a.strsize, ..FormatOptions::default() };
+    if a.format == Format::Csv {
+        writeln!(out, "unique_id,time_called,time_returned,pid,tid,call,args,return_value,errno")?;
+    }
+    let mut shown = 0u64;
+    for ev in tr.events(if a.types.is_empty() { None } else { Some(&only) }) {
+        let ev = ev?;
+        if filter.is_some_and(|f| !f.matches(&EventRecord(&ev))) {
+            continue;
+        }
+        if a.limit.is_some_and(|l| shown >= l) {
+            break;
+        }
+        if a.relative && opts.time_base.is_none() {
+            opts.time_base = ev.time_called;
+        }
+        match a.format {
+            Format::Text => writeln!(out, "{}", format_event(&ev, &opts))?,
+            Format::Jsonl => writeln!(out, "{}", event_json(&ev))?,
+            Format::Csv => {
+                let line = format_event(
+                    &ev,
+                    &FormatOptions { show_time: false, show_duration: false, ..opts.clone() },
+                );
+                // The argument list is the part between the first '(' after the call name
+                // and the matching ") = ".
+                let args = line
+                    .find(&format!("{}(", ev.name))
+                    .and_then(|i| {
+                        let start = i + ev.name.len() + 1;
+                        line.rfind(") = ").map(|j| &line[start..j])
+                    })
+                    .unwrap_or("");
+                let mut s = String::new();
+                let opt = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_default();
+                s.push_str(&format!(
+                    "{},{},{},{},{},{},",
+                    ev.unique_id,
+                    opt(ev.time_called),
+                    opt(ev.time_returned),
+                    opt(ev.pid.map(i64::from)),
+                    opt(ev.tid.map(i64::from)),
+                    ev.name
+                ));
+                csv_field(&mut s, args);
+                s.push_str(&format!(",{},{}", opt(ev.ret), opt(ev.errno.map(i64::from))));
+                writeln!(out, "{s}")?;
+            }
+        }
+        shown += 1;
+    }
+    Ok(())
+}
+
+fn ds_json(v: Value<'_>) -> Json {
+    match v {
+        Value::Null => Json::Null,
+        Value::Bool(b) => json!(b),
+        Value::Byte(b) => json!(b),
+        Value::Int32(i) => json!(i),
+        Value::Int64(i) => json!(i),
+        Value::Double(d) => json!(d),
+        Value::Bytes(b) => json_bytes(b),
+    }
+}
+
+fn dump_records(
+    ds: &DsReader,
+    a: &DumpArgs,
+    filter: Option<&Filter>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let user_types: Vec<&str> =
+        ds.types().iter().map(|t| t.name()).filter(|n| !n.starts_with("DataSeries: ")).collect();
+    let mut wanted: Vec<String> = Vec::new();
+    for t in &a.types {
+        if user_types.contains(&t.as_str()) {
+            wanted.push(t.clone());
+        } else if user_types.contains(&format!("{PREFIX}{t}").as_str()) {
+            wanted.push(format!("{PREFIX}{t}"));
+        } else if let Some(d) = ra_syscalls::lookup(t)
+            .filter(|d| user_types.contains(&format!("{PREFIX}{}", d.trace_name).as_str()))
+        {
+            wanted.push(format!("{PREFIX}{}", d.trace_name));
+        } else {
+            let hint = ra_filter::suggest(t, user_types.iter().copied())
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            bail!("--type: no extent type `{t}` in this file{hint}");
+        }
+    }
+    if a.format == Format::Csv && wanted.len() != 1 {
+        let used: std::collections::BTreeSet<String> = ds
+            .headers()
+            .filter_map(|h| h.ok().map(|h| h.type_name))
+            .filter(|n| !n.starts_with("DataSeries: "))
+            .collect();
+        if used.len() != 1 || !wanted.is_empty() {
+            bail!(
+                "CSV holds one table: pick one extent type with --type NAME (this file uses: {})",
+                used.into_iter().collect::<Vec<_>>().join(", ")
+            );
+        }
+        wanted.extend(used);
+    }
+    if let Some(f) = filter {
+        let known: Vec<String> = ds
+            .types()
+            .iter()
+            .filter(|t| wanted.is_empty() || wanted.iter().any(|w| w == t.name()))
+            .flat_map(|t| t.fields().iter().map(|f| f.name.clone()))
+            .collect();
+        check_fields(f, &known)?;
+    }
+    let mut shown = 0u64;
+    let mut csv_header_done = false;
+    for e in ds.extents() {
+        let e: Extent = e?;
+        let ty = e.extent_type().clone();
+        if !wanted.is_empty() && !wanted.iter().any(|w| w == ty.name()) {
+            continue;
+        }
+        let fields = ty.fields();
+        let mut header_done = false;
+        for r in 0..e.len() {
+            if filter.is_some_and(|f| !f.matches(&DsRecord { extent: &e, row: r })) {
+                continue;
+            }
+            if a.limit.is_some_and(|l| shown >= l) {
+                return Ok(());
+            }
+            match a.format {
+                Format::Text => {
+                    if !header_done {
+                        writeln!(out, "# Extent, type='{}'", ty.name())?;
+                        let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+                        writeln!(out, "{}", names.join(" "))?;
+                        header_done = true;
+                    }
+                    for (i, f) in fields.iter().enumerate() {
+                        if i > 0 {
+                            out.write_all(b" ")?;
+                        }
+                        dataseries::text::write_value(out, &e.value(r, i), f)?;
+                    }
+                    out.write_all(b"\n")?;
+                }
+                Format::Csv => {
+                    if !csv_header_done {
+                        let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+                        writeln!(out, "{}", names.join(","))?;
+                        csv_header_done = true;
+                    }
+                    let mut s = String::new();
+                    for (i, f) in fields.iter().enumerate() {
+                        if i > 0 {
+                            s.push(',');
+                        }
+                        match e.value(r, i) {
+                            Value::Null => {}
+                            v => csv_field(&mut s, &dataseries::text::format_value(&v, f)),
+                        }
+                    }
+                    writeln!(out, "{s}")?;
+                }
+                Format::Jsonl => {
+                    let mut m = Map::new();
+                    m.insert("extent_type".into(), json!(ty.name()));
+                    for (i, f) in fields.iter().enumerate() {
+                        m.insert(f.name.clone(), ds_json(e.value(r, i)));
+                    }
+                    writeln!(out, "{}", Json::Object(m))?;
+                }
+            }
+            shown += 1;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,290 @@
+//! `reanimator info`: what is in a trace or any DataSeries file.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use dataseries::{Compression, DsReader, TrailerStatus};
+use ra_trace::quirks::normalize_time;
+use ra_trace::{schema::PREFIX, TraceKind, TraceReader};
+use serde_json::json;
+
+use crate::progress::Progress;
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// The trace or DataSeries file.
+    pub file: PathBuf,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Read extent headers only: skips checksum verification and the time span (fast on huge
+    /// files).
+    #[arg(long)]
+    pub quick: bool,
+}
+
+#[derive(Default)]
+struct TypeStats {
+    extents: u64,
+    records: u64,
+    packed: u64,
+    variable: u64,
+    modes: Vec<String>,
+}
+
+/// Format nanoseconds since the epoch as RFC 3339 UTC.
+pub fn rfc3339(ns: i64) -> String {
+    let secs = ns.div_euclid(1_000_000_000);
+    let frac = ns.rem_euclid(1_000_000_000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{frac:09}Z",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
+}
+
+fn mode_name(m: u8) -> String {
+    Compression::from_mode(m).map_or_else(|| format!("mode{m}"), |c| c.to_string())
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn run(a: InfoArgs) -> Result<ExitCode> {
+    let path = &a.file;
+    let ds = DsReader::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file_len = ds.file_len();
+    let trailer = ds.trailer_status();
+    let mut types: BTreeMap<String, TypeStats> = BTreeMap::new();
+    let mut total_records = 0u64;
+    let mut total_extents = 0u64;
+    let mut header_error = None;
+    for h in ds.headers() {
+        match h {
+            // The index extent is part of the container, not of the data.
+            Ok(h) if h.type_name.starts_with("DataSeries: ") => {}
+            Ok(h) => {
+                let t = types.entry(h.type_name.clone()).or_default();
+                t.extents += 1;
+                t.records += u64::from(h.nrecords);
+                t.packed += h.packed_len;
+                t.variable += u64::from(h.variable_size);
+                let m = format!("{}/{}", mode_name(h.fixed_mode), mode_name(h.variable_mode));
+                if !t.modes.contains(&m) {
+                    t.modes.push(m);
+                }
+                total_records += u64::from(h.nrecords);
+                total_extents += 1;
+            }
+            Err(e) => {
+                header_error = Some(e);
+                break;
+            }
+        }
+    }
+    let declared = ds.types().len();
+    let is_trace = ds.types().iter().any(|t| t.name().starts_with(PREFIX));
+
+    // Full pass: verify every extent's checksums and find the time span of a trace.
+    let mut span: Option<(i64, i64)> = None;
+    let mut verify_error = None;
+    if !a.quick && header_error.is_none() {
+        let progress = Progress::bytes("verifying", file_len);
+        for e in ds.extents() {
+            let e = match e {
+                Ok(e) => e,
+                Err(err) => {
+                    verify_error = Some(err);
+                    break;
+                }
+            };
+            progress.set(e.offset().unwrap_or(0));
+            let ty = e.extent_type();
+            if !ty.name().starts_with(PREFIX) {
+                continue;
+            }
+            let tc = ty.field_index("time_called");
+            let tr = ty.field_index("time_returned");
+            for (f, is_end) in [(tc, false), (tr, true)] {
+                let Some(f) = f else { continue };
+                let units = ty.fields()[f].units.clone();
+                for r in 0..e.len() {
+                    let Some(v) = e.i64(r, f) else { continue };
+                    // Re-Animator's synthetic umask record holds seconds: normalize_time
+                    // converts by magnitude when no unit is declared.
+                    let t = normalize_time(v, units.as_deref());
+                    span = Some(match span {
+                        None => (t, t),
+                        Some((lo, hi)) => (if is_end { lo } else { lo.min(t) }, hi.max(t)),
+                    });
+                }
+            }
+        }
+        progress.finish();
+    }
+
+    let trace = if is_trace { TraceReader::from_ds(DsReader::open(path)?).ok() } else { None };
+    let kind = match trace.as_ref().map(TraceReader::kind) {
+        Some(TraceKind::Ours) => "reanimator",
+        Some(TraceKind::ReAnimator) => "re-animator",
+        None => "dataseries",
+    };
+    let trailer_text = match &trailer {
+        TrailerStatus::Valid { .. } => "complete (trailer and index valid)".to_string(),
+        TrailerStatus::Missing => {
+            "unfinished: no trailer (the writer did not finish); every extent written is readable"
+                .to_string()
+        }
+        TrailerStatus::Corrupt(why) => format!("damaged trailer: {why}"),
+        #[allow(unreachable_patterns)]
+        _ => "unknown".to_string(),
+    };
+
+    if a.json {
+        let types_json: Vec<_> = types
+            .iter()
+            .map(|(n, t)| {
+                json!({"name": n, "extents": t.extents, "records": t.records,
+                       "packed_bytes": t.packed, "variable_bytes": t.variable,
+                       "compression": t.modes})
+            })
+            .collect();
+        let info: serde_json::Map<String, serde_json::Value> = trace
+            .as_ref()
+            .map(|t| {
+                t.info()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), json!(String::from_utf8_lossy(v))))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let lost: Vec<_> = trace
+            .as_ref()
+            .map(|t| {
+                t.lost()
+                    .iter()
+                    .map(|l| {
+                        json!({"syscall": l.syscall, "count": l.count, "bytes": l.bytes,
+                                    "time_first": l.time_first, "time_last": l.time_last,
+                                    "reason": l.reason})
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let v = json!({
+            "file": path.display().to_string(),
+            "size": file_len,
+            "byte_order": if ds.is_big_endian() { "big-endian" } else { "little-endian" },
+            "complete": matches!(trailer, TrailerStatus::Valid { .. }),
+            "trailer": trailer_text,
+            "kind": kind,
+            "declared_types": declared,
+            "extents": total_extents,
+            "records": total_records,
+            "verified": !a.quick && verify_error.is_none() && header_error.is_none(),
+            "time_span": span.map(|(lo, hi)| json!({"first_ns": lo, "last_ns": hi, "duration_ns": hi - lo,
+                                                  "first": rfc3339(lo), "last": rfc3339(hi)})),
+            "types": types_json,
+            "info": info,
+            "lost": lost,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!("File        {}  ({} bytes)", path.display(), thousands(file_len));
+        println!(
+            "Format      DataSeries v1, {}, {}",
+            if ds.is_big_endian() { "big-endian" } else { "little-endian" },
+            trailer_text
+        );
+        let kind_text = match kind {
+            "reanimator" => format!(
+                "reanimator system-call trace, schema {}",
+                trace
+                    .as_ref()
+                    .and_then(|t| t.info_value("schema_version"))
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+                    .unwrap_or_else(|| "?".into())
+            ),
+            "re-animator" => "Re-Animator system-call trace (original tool chain; its quirks are handled: see docs/TRACE_FORMAT.md)".into(),
+            _ => "plain DataSeries file (not a system-call trace)".into(),
+        };
+        println!("Content     {kind_text}");
+        println!(
+            "Records     {} in {} extents ({} of {} declared types used)",
+            thousands(total_records),
+            thousands(total_extents),
+            types.len(),
+            declared
+        );
+        if let Some((lo, hi)) = span {
+            let d = hi - lo;
+            println!(
+                "Time span   {} .. {}  ({}.{:09} s)",
+                rfc3339(lo),
+                rfc3339(hi),
+                d / 1_000_000_000,
+                d % 1_000_000_000
+            );
+        }
+        if let Some(t) = &trace {
+            for (k, v) in t.info() {
+                println!("  {k:<18} {}", String::from_utf8_lossy(v));
+            }
+            let lost: i64 = t.lost().iter().map(|l| l.count).sum();
+            if t.kind() == TraceKind::Ours {
+                println!("Lost        {lost} events");
+            }
+            for l in t.lost() {
+                println!(
+                    "  {:<18} {} events, {} bytes ({})",
+                    l.syscall, l.count, l.bytes, l.reason
+                );
+            }
+        }
+        println!();
+        let w = types.keys().map(String::len).max().unwrap_or(10).max(11);
+        println!(
+            "{:<w$}  {:>8}  {:>10}  {:>14}  {:>14}  compression (fixed/variable)",
+            "extent type", "extents", "records", "packed bytes", "variable bytes"
+        );
+        for (n, t) in &types {
+            println!(
+                "{n:<w$}  {:>8}  {:>10}  {:>14}  {:>14}  {}",
+                thousands(t.extents),
+                thousands(t.records),
+                thousands(t.packed),
+                thousands(t.variable),
+                t.modes.join(", ")
+            );
+        }
+    }
+    if let Some(e) = header_error.or(verify_error) {
+        return Err(anyhow::Error::new(e).context(format!("{} is damaged", path.display())));
+    }
+    Ok(ExitCode::SUCCESS)
+}

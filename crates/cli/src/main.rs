@@ -1,0 +1,58 @@
+//! `reanimator`: the one binary. One module per subcommand; the heavy lifting lives in the
+//! library crates (`dataseries`, `ra-syscalls`, `ra-trace`, `ra-filter`).
+
+mod dump;
+mod info;
+mod progress;
+mod records;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Storage-tracing toolkit: capture system calls with full data buffers into DataSeries
+/// traces, inspect them, and replay them with verification.
+#[derive(Parser, Debug)]
+#[command(name = "reanimator", version, about, long_about = None, propagate_version = true)]
+#[command(after_help = "Examples:\n  \
+    reanimator info trace.ds\n  \
+    reanimator dump trace.ds --where 'call in {openat, read} && ret >= 0'\n  \
+    reanimator dump trace.ds --format jsonl --type write | head")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Summarize a trace or any DataSeries file: extent types, record counts, sizes,
+    /// compression, time span, recording facts, losses.
+    Info(info::InfoArgs),
+    /// Print the records of a trace (strace-like lines in unique_id order by default) or of any
+    /// DataSeries file.
+    Dump(dump::DumpArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info(a) => info::run(a),
+        Command::Dump(a) => dump::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            // A closed pipe (`reanimator dump ... | head`) is a normal way to stop reading.
+            if err.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            let _ = std::io::stdout().flush();
+            eprintln!("reanimator: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

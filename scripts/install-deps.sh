@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every system package and Rust component reanimator needs on a fresh Debian 12 machine.
+# Idempotent; needs root (or sudo). Each later feature adds its packages here in the same commit.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# Debian packages:
+#   build-essential pkg-config  - C toolchain for crates with C parts (libfuzzer-sys, codecs)
+#   python3                     - the independent DataSeries decoder used as a test oracle, generators
+#   linux-libc-dev              - UAPI headers the syscall number tables are generated from
+PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then export PATH="$HOME/.cargo/bin:$PATH"; else
+    echo "install-deps: cargo not found; install Rust with rustup (https://rustup.rs) first" >&2; exit 1
+  fi
+fi
+# The toolchain pinned in rust-toolchain.toml, with rustfmt and clippy (no-op when present).
+cd "$(dirname "$0")/.."
+rustup show active-toolchain >/dev/null
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+echo "install-deps: ok ($(rustc --version))"
