@@ -6,8 +6,10 @@
 //!   epoch, and the synthetic umask record holds plain seconds; none is declared. Fields with a
 //!   `units` attribute are converted exactly; undeclared values are classified by magnitude
 //!   ([`normalize_time`]): a value above 4e18 is Tfrac (1.6e9 s × 2^32 ≈ 7e18), below 1e11 it is
-//!   seconds, below 1e14 milliseconds, below 1e17 microseconds, otherwise nanoseconds. Every
-//!   date from 1973 to 2286 is classified correctly by these bands.
+//!   seconds, below 1e14 milliseconds, below 1e17 microseconds, otherwise nanoseconds. With
+//!   these bands seconds, milliseconds and microseconds are right for dates from 1973 on,
+//!   nanoseconds up to 2096, and Tfrac from 1999 to 2038 (the end of what an int64 of Tfrac
+//!   holds); Re-Animator's traces (2018–2021) are far inside all of them.
 //! * **Bools.** Every non-nullable bool column was written as `true` whatever the argument
 //!   (the writer tested a pointer instead of the value), so bool columns of Re-Animator files
 //!   are never used: flags come from the `*_value` integer columns, which are the arguments.
