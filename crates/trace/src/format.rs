@@ -154,8 +154,9 @@ pub fn format_arg(out: &mut String, kind: ArgKind, v: &ArgValue, strsize: usize)
         (_, ArgValue::Absent) => out.push('?'),
         (ArgKind::DirFd, ArgValue::Int(-100)) => out.push_str("AT_FDCWD"),
         (ArgKind::Flags(set), ArgValue::Int(x)) => out.push_str(&set.format(*x as u64)),
+        (ArgKind::Mode, ArgValue::Int(0)) => out.push('0'),
         (ArgKind::Mode, ArgValue::Int(x)) => {
-            let _ = write!(out, "{:#o}", x);
+            let _ = write!(out, "0{x:o}");
         }
         (ArgKind::Addr, ArgValue::Int(x)) => {
             let _ = write!(out, "{:#x}", x);
