@@ -1,6 +1,7 @@
 //! `reanimator info`: what is in a trace or any DataSeries file.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -165,6 +166,8 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         _ => "unknown".to_string(),
     };
 
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
     if a.json {
         let types_json: Vec<_> = types
             .iter()
@@ -213,14 +216,15 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             "info": info,
             "lost": lost,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        println!("File        {}  ({} bytes)", path.display(), thousands(file_len));
-        println!(
+        writeln!(out, "File        {}  ({} bytes)", path.display(), thousands(file_len))?;
+        writeln!(
+            out,
             "Format      DataSeries v1, {}, {}",
             if ds.is_big_endian() { "big-endian" } else { "little-endian" },
             trailer_text
-        );
+        )?;
         let kind_text = match kind {
             "reanimator" => format!(
                 "reanimator system-call trace, schema {}",
@@ -233,54 +237,59 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             "re-animator" => "Re-Animator system-call trace (original tool chain; its quirks are handled: see docs/TRACE_FORMAT.md)".into(),
             _ => "plain DataSeries file (not a system-call trace)".into(),
         };
-        println!("Content     {kind_text}");
-        println!(
+        writeln!(out, "Content     {kind_text}")?;
+        writeln!(
+            out,
             "Records     {} in {} extents ({} of {} declared types used)",
             thousands(total_records),
             thousands(total_extents),
             types.len(),
             declared
-        );
+        )?;
         if let Some((lo, hi)) = span {
             let d = hi - lo;
-            println!(
+            writeln!(
+                out,
                 "Time span   {} .. {}  ({}.{:09} s)",
                 rfc3339(lo),
                 rfc3339(hi),
                 d / 1_000_000_000,
                 d % 1_000_000_000
-            );
+            )?;
         }
         if let Some(t) = &trace {
             for (k, v) in t.info() {
-                println!("  {k:<18} {}", String::from_utf8_lossy(v));
+                writeln!(out, "  {k:<18} {}", String::from_utf8_lossy(v))?;
             }
             let lost: i64 = t.lost().iter().map(|l| l.count).sum();
             if t.kind() == TraceKind::Ours {
-                println!("Lost        {lost} events");
+                writeln!(out, "Lost        {lost} events")?;
             }
             for l in t.lost() {
-                println!(
+                writeln!(
+                    out,
                     "  {:<18} {} events, {} bytes ({})",
                     l.syscall, l.count, l.bytes, l.reason
-                );
+                )?;
             }
         }
-        println!();
+        writeln!(out)?;
         let w = types.keys().map(String::len).max().unwrap_or(10).max(11);
-        println!(
+        writeln!(
+            out,
             "{:<w$}  {:>8}  {:>10}  {:>14}  {:>14}  compression (fixed/variable)",
             "extent type", "extents", "records", "packed bytes", "variable bytes"
-        );
+        )?;
         for (n, t) in &types {
-            println!(
+            writeln!(
+                out,
                 "{n:<w$}  {:>8}  {:>10}  {:>14}  {:>14}  {}",
                 thousands(t.extents),
                 thousands(t.records),
                 thousands(t.packed),
                 thousands(t.variable),
                 t.modes.join(", ")
-            );
+            )?;
         }
     }
     if let Some(e) = header_error.or(verify_error) {

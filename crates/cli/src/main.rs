@@ -4,6 +4,7 @@
 mod dump;
 mod info;
 mod progress;
+mod record;
 mod records;
 
 use std::io::Write;
@@ -16,6 +17,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser, Debug)]
 #[command(name = "reanimator", version, about, long_about = None, propagate_version = true)]
 #[command(after_help = "Examples:\n  \
+    reanimator record -o trace.ds -- tar xf archive.tar\n  \
     reanimator info trace.ds\n  \
     reanimator dump trace.ds --where 'call in {openat, read} && ret >= 0'\n  \
     reanimator dump trace.ds --format jsonl --type write | head")]
@@ -29,6 +31,8 @@ enum Command {
     /// Summarize a trace or any DataSeries file: extent types, record counts, sizes,
     /// compression, time span, recording facts, losses.
     Info(info::InfoArgs),
+    /// Run a command and record its system calls with full data buffers into a trace.
+    Record(record::RecordArgs),
     /// Print the records of a trace (strace-like lines in unique_id order by default) or of any
     /// DataSeries file.
     Dump(dump::DumpArgs),
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Info(a) => info::run(a),
         Command::Dump(a) => dump::run(a),
+        Command::Record(a) => record::run(a),
     };
     match result {
         Ok(code) => code,

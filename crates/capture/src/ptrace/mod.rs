@@ -1,0 +1,630 @@
+//! The ptrace backend: unprivileged capture of a process tree.
+//!
+//! The traced program installs a seccomp filter (before it executes the command) that turns
+//! every selected syscall into a ptrace stop and lets every other syscall run untouched. At
+//! that entry stop the tracer reads the arguments (`PTRACE_GET_SYSCALL_INFO`) and the input
+//! buffers (`process_vm_readv`), then resumes with `PTRACE_SYSCALL` to be stopped again at the
+//! syscall's exit, where it reads the result and the output buffers. Forks, vforks, clones
+//! and execs are followed through ptrace options; the filter is inherited by every child.
+//!
+//! Limits: programs of other ABIs (i386, x32) run untraced; `PR_SET_NO_NEW_PRIVS` (required to
+//! install a filter without privileges) stops set-uid programs from gaining privileges.
+
+mod mem;
+mod seccomp;
+mod sys;
+
+use std::collections::HashMap;
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::SystemTime;
+
+use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
+use ra_trace::{ArgValue, Event, IovValue};
+
+use crate::sink::TraceSink;
+use crate::{DataMode, Error, Result, Selection};
+use sys::Pid;
+
+/// What to capture.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub selection: Selection,
+    pub data: DataMode,
+}
+
+/// How the recording ended.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Outcome {
+    /// The command's exit status as a shell reports it (128 + signal when killed).
+    pub exit_code: i32,
+    pub events: u64,
+    pub processes: u64,
+    pub threads: u64,
+    /// Bytes of captured buffers.
+    pub data_bytes: u64,
+}
+
+/// Set by the caller's signal handler: the number of stop requests (Ctrl-C / SIGTERM).
+pub static STOP_REQUESTS: AtomicI32 = AtomicI32::new(0);
+/// The signal to forward to the traced command on the first stop request.
+pub static STOP_SIGNAL: AtomicI32 = AtomicI32::new(libc::SIGTERM);
+static IN_RECORD: AtomicBool = AtomicBool::new(false);
+
+const PTRACE_EVENT_FORK: i32 = 1;
+const PTRACE_EVENT_VFORK: i32 = 2;
+const PTRACE_EVENT_CLONE: i32 = 3;
+const PTRACE_EVENT_EXEC: i32 = 4;
+const PTRACE_EVENT_SECCOMP: i32 = 7;
+
+fn now_ns() -> i64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// Per-process facts stamped on every record.
+#[derive(Clone, Copy, Debug, Default)]
+struct ProcInfo {
+    tgid: Pid,
+    ppid: i32,
+    uid: i32,
+    gid: i32,
+    pgid: i32,
+    sid: i32,
+}
+
+fn proc_info(tid: Pid) -> ProcInfo {
+    let mut p = ProcInfo { tgid: tid, ..Default::default() };
+    if let Ok(s) = std::fs::read_to_string(format!("/proc/{tid}/status")) {
+        for line in s.lines() {
+            let mut it = line.split_whitespace();
+            let (Some(k), Some(v)) = (it.next(), it.next()) else { continue };
+            let v: i32 = v.parse().unwrap_or(-1);
+            match k {
+                "Tgid:" => p.tgid = v,
+                "PPid:" => p.ppid = v,
+                "Uid:" => p.uid = v,
+                "Gid:" => p.gid = v,
+                _ => {}
+            }
+        }
+    }
+    // SAFETY: getpgid/getsid take a pid and return an id or -1.
+    unsafe {
+        p.pgid = libc::getpgid(p.tgid);
+        p.sid = libc::getsid(p.tgid);
+    }
+    p
+}
+
+struct Pending {
+    def: &'static SyscallDef,
+    args: [u64; 6],
+    ev: Event,
+}
+
+struct Thread {
+    info: ProcInfo,
+    pending: Option<Pending>,
+}
+
+/// Size of a struct the registry names (x86_64).
+fn struct_size(s: Struct) -> usize {
+    match s {
+        Struct::Stat => 144,
+        Struct::Statx => 256,
+        Struct::Statfs => 120,
+        Struct::OpenHow => 24,
+        Struct::Timespec2 | Struct::Timeval2 => 32,
+        Struct::Utimbuf | Struct::Rlimit => 16,
+        Struct::FdPair => 8,
+        Struct::Flock => 32,
+        Struct::Loff => 8,
+        Struct::Sockaddr => 128,
+        Struct::Msghdr => 56,
+        Struct::CloneArgs => 88,
+        Struct::EpollEvent => 12,
+        Struct::Dirents | Struct::Dirents64 => 0,
+    }
+}
+
+/// Byte count a length rule gives, or None when it cannot be known (yet).
+fn eval_len(
+    pid: Pid,
+    len: Len,
+    s: Option<Struct>,
+    args: &[u64; 6],
+    ret: Option<i64>,
+) -> Option<usize> {
+    let cap = |v: u64| usize::try_from(v).ok().map(|v| v.min(1 << 31));
+    match len {
+        Len::Arg(n) => cap(*args.get(n)?),
+        Len::Ret => cap(u64::try_from(ret?).ok()?),
+        Len::Fixed(k) => Some(k),
+        Len::Struct => s.map(struct_size),
+        Len::DerefArg(n) => {
+            let b = mem::read(pid, *args.get(n)?, 4);
+            Some(u32::from_le_bytes(b.try_into().ok()?) as usize)
+        }
+        Len::CStr => None,
+    }
+}
+
+/// Scalar register → the value recorded (C `int`s sign-extended, `mode_t` zero-extended).
+fn scalar(kind: ArgKind, raw: u64) -> i64 {
+    match kind {
+        ArgKind::Fd | ArgKind::DirFd => raw as u32 as i32 as i64,
+        ArgKind::Mode => raw as u32 as i64,
+        _ => raw as i64,
+    }
+}
+
+struct Tracer<'a> {
+    opts: &'a Options,
+    by_nr: Vec<Option<&'static SyscallDef>>,
+    threads: HashMap<Pid, Thread>,
+    sink: &'a mut TraceSink,
+    out: Outcome,
+    root: Pid,
+    root_status: Option<i32>,
+    seen_tgids: std::collections::HashSet<Pid>,
+}
+
+impl Tracer<'_> {
+    fn emit(&mut self, ev: Event) -> Result<()> {
+        self.out.events += 1;
+        for a in &ev.args {
+            match a {
+                ArgValue::Data(d) => self.out.data_bytes += d.len() as u64,
+                ArgValue::Iov(v) => {
+                    self.out.data_bytes += v
+                        .iter()
+                        .filter_map(|i| i.data.as_ref())
+                        .map(|d| d.len() as u64)
+                        .sum::<u64>()
+                }
+                _ => {}
+            }
+        }
+        self.sink.push(ev)
+    }
+
+    fn thread(&mut self, tid: Pid) -> &mut Thread {
+        if !self.threads.contains_key(&tid) {
+            let info = proc_info(tid);
+            self.out.threads += 1;
+            if self.seen_tgids.insert(info.tgid) {
+                self.out.processes += 1;
+            }
+            self.threads.insert(tid, Thread { info, pending: None });
+        }
+        self.threads.get_mut(&tid).expect("inserted")
+    }
+
+    fn resume(&mut self, tid: Pid, sig: i32) {
+        let to_exit = self.threads.get(&tid).is_some_and(|t| t.pending.is_some());
+        // ESRCH: the thread died meanwhile (e.g. killed by another thread's exit_group); its
+        // exit is reported by waitpid.
+        let _ = sys::resume(tid, to_exit, sig);
+    }
+
+    fn on_entry(&mut self, tid: Pid) -> Result<()> {
+        let info = match sys::get_syscall_info(tid) {
+            Ok(i) if i.op == sys::PTRACE_SYSCALL_INFO_SECCOMP => i,
+            _ => {
+                self.resume(tid, 0);
+                return Ok(());
+            }
+        };
+        let nr = info.nr() as usize;
+        let Some(def) = self.by_nr.get(nr).copied().flatten() else {
+            self.resume(tid, 0);
+            return Ok(());
+        };
+        let args = info.args();
+        let full = self.opts.data == DataMode::Full;
+        let p = self.thread(tid).info;
+        let mut ev = Event::new(def);
+        ev.time_called = Some(now_ns());
+        ev.pid = Some(p.tgid);
+        ev.tid = Some(tid);
+        ev.ppid = Some(p.ppid);
+        ev.uid = Some(p.uid);
+        ev.gid = Some(p.gid);
+        ev.pgid = Some(p.pgid);
+        ev.sid = Some(p.sid);
+        for (i, a) in def.args.iter().enumerate() {
+            let raw = args[i];
+            ev.args[i] = match a.kind {
+                ArgKind::Int
+                | ArgKind::Fd
+                | ArgKind::DirFd
+                | ArgKind::Flags(_)
+                | ArgKind::Mode
+                | ArgKind::Addr => ArgValue::Int(scalar(a.kind, raw)),
+                _ if raw == 0 => ArgValue::Absent,
+                _ if !full => {
+                    ev.buffer_not_captured = true;
+                    ArgValue::NotCaptured
+                }
+                ArgKind::Path => match mem::read_cstr(tid, raw, 4097) {
+                    Some((b, complete)) => {
+                        ev.buffer_not_captured |= !complete;
+                        ArgValue::Data(b)
+                    }
+                    None => ArgValue::Absent,
+                },
+                ArgKind::InBuf(Len::CStr) => match mem::read_cstr(tid, raw, 1 << 20) {
+                    Some((b, complete)) => {
+                        ev.buffer_not_captured |= !complete;
+                        ArgValue::Data(b)
+                    }
+                    None => ArgValue::Absent,
+                },
+                ArgKind::InBuf(len) => match eval_len(tid, len, None, &args, None) {
+                    Some(n) => {
+                        let b = mem::read(tid, raw, n);
+                        ev.buffer_not_captured |= b.len() < n;
+                        ArgValue::Data(b)
+                    }
+                    None => ArgValue::NotCaptured,
+                },
+                ArgKind::InStruct(s, len) => match eval_len(tid, len, Some(s), &args, None) {
+                    Some(n) => {
+                        let b = mem::read(tid, raw, n);
+                        ev.buffer_not_captured |= b.len() < n;
+                        ArgValue::Data(b)
+                    }
+                    None => ArgValue::NotCaptured,
+                },
+                ArgKind::IovIn { count } => {
+                    match mem::read_iovecs(tid, raw, args[count] as usize) {
+                        Some(v) => ArgValue::Iov(
+                            v.into_iter()
+                                .map(|(base, len)| {
+                                    let n = len.min(1 << 31) as usize;
+                                    let d = mem::read(tid, base, n);
+                                    IovValue { requested: len, data: Some(d) }
+                                })
+                                .collect(),
+                        ),
+                        None => ArgValue::NotCaptured,
+                    }
+                }
+                ArgKind::StrArray => match mem::read_str_array(tid, raw) {
+                    Some((v, complete)) => {
+                        ev.buffer_not_captured |= !complete;
+                        ArgValue::Strings(v)
+                    }
+                    None => ArgValue::Absent,
+                },
+                // Kernel-written data is read at the exit stop.
+                ArgKind::OutBuf(_)
+                | ArgKind::OutStruct(..)
+                | ArgKind::InOutStruct(..)
+                | ArgKind::IovOut { .. } => ArgValue::Absent,
+            };
+        }
+        if def.ret == Ret::NoReturn && matches!(def.name, "exit" | "exit_group") {
+            // These never come back: record them now.
+            self.emit(ev)?;
+            self.resume(tid, 0);
+            return Ok(());
+        }
+        self.thread(tid).pending = Some(Pending { def, args, ev });
+        self.resume(tid, 0);
+        Ok(())
+    }
+
+    fn on_exit(&mut self, tid: Pid) -> Result<()> {
+        let Some(Pending { def, args, mut ev }) =
+            self.threads.get_mut(&tid).and_then(|t| t.pending.take())
+        else {
+            self.resume(tid, 0);
+            return Ok(());
+        };
+        let info = sys::get_syscall_info(tid);
+        ev.time_returned = Some(now_ns());
+        let full = self.opts.data == DataMode::Full;
+        match info {
+            Ok(i) if i.op == sys::PTRACE_SYSCALL_INFO_EXIT => {
+                let is_error = i.data[1] as u8 != 0;
+                if is_error {
+                    ev.ret = Some(-1);
+                    ev.errno = Some((-i.rval()) as i32);
+                } else {
+                    ev.ret = Some(i.rval());
+                    ev.errno = Some(0);
+                }
+            }
+            _ => {}
+        }
+        let ok = ev.errno == Some(0);
+        let ret = ev.ret;
+        for (idx, a) in def.args.iter().enumerate() {
+            let raw = args[idx];
+            match a.kind {
+                // Input buffers of calls that report how much they consumed keep that much.
+                ArgKind::InBuf(Len::Arg(_)) if def.ret == Ret::Count => {
+                    if let (ArgValue::Data(d), Some(r)) = (&mut ev.args[idx], ret) {
+                        if r >= 0 && (r as usize) < d.len() {
+                            d.truncate(r as usize);
+                        }
+                    }
+                }
+                ArgKind::IovIn { .. } if def.ret == Ret::Count => {
+                    if let (ArgValue::Iov(v), Some(r)) = (&mut ev.args[idx], ret) {
+                        let mut left = r.max(0) as usize;
+                        for iov in v.iter_mut() {
+                            if let Some(d) = &mut iov.data {
+                                d.truncate(left);
+                                left -= d.len();
+                            }
+                        }
+                    }
+                }
+                _ if !a.kind.is_output() || raw == 0 => {}
+                _ if !ok => ev.args[idx] = ArgValue::Absent,
+                _ if !full => {
+                    ev.buffer_not_captured = true;
+                    ev.args[idx] = ArgValue::NotCaptured;
+                }
+                ArgKind::OutBuf(Len::CStr) => {
+                    ev.args[idx] = mem::read_cstr(tid, raw, 1 << 20)
+                        .map_or(ArgValue::Absent, |(b, _)| ArgValue::Data(b));
+                }
+                ArgKind::OutBuf(len) => {
+                    if let Some(n) = eval_len(tid, len, None, &args, ret) {
+                        let b = mem::read(tid, raw, n);
+                        ev.buffer_not_captured |= b.len() < n;
+                        ev.args[idx] = ArgValue::Data(b);
+                    }
+                }
+                ArgKind::OutStruct(s, len) | ArgKind::InOutStruct(s, len) => {
+                    let n = match (s, len) {
+                        (Struct::Dirents | Struct::Dirents64, _) => ret.map(|r| r.max(0) as usize),
+                        _ => eval_len(tid, len, Some(s), &args, ret),
+                    };
+                    if let Some(n) = n {
+                        let b = mem::read(tid, raw, n);
+                        ev.buffer_not_captured |= b.len() < n;
+                        ev.args[idx] = ArgValue::Data(b);
+                    }
+                }
+                ArgKind::IovOut { count } => {
+                    let mut left = ret.unwrap_or(0).max(0) as u64;
+                    ev.args[idx] = match mem::read_iovecs(tid, raw, args[count] as usize) {
+                        Some(v) => ArgValue::Iov(
+                            v.into_iter()
+                                .map(|(base, len)| {
+                                    let n = len.min(left);
+                                    left -= n;
+                                    IovValue {
+                                        requested: len,
+                                        data: Some(mem::read(tid, base, n as usize)),
+                                    }
+                                })
+                                .collect(),
+                        ),
+                        None => ArgValue::NotCaptured,
+                    };
+                }
+                _ => {}
+            }
+        }
+        if ok && matches!(def.name, "execve" | "execveat") {
+            // A new program: its credentials may differ; refresh what we stamp on records.
+            let info = proc_info(tid);
+            if let Some(t) = self.threads.get_mut(&tid) {
+                t.info = info;
+            }
+        }
+        self.emit(ev)?;
+        self.resume(tid, 0);
+        Ok(())
+    }
+
+    fn on_gone(&mut self, tid: Pid, status: i32) -> Result<()> {
+        if let Some(t) = self.threads.remove(&tid) {
+            if let Some(p) = t.pending {
+                // Killed inside the call (e.g. another thread's exit_group): no result.
+                let mut ev = p.ev;
+                ev.time_returned = None;
+                self.emit(ev)?;
+            }
+        }
+        if tid == self.root {
+            self.root_status = Some(if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                128 + libc::WTERMSIG(status)
+            });
+        }
+        Ok(())
+    }
+
+    fn run(&mut self) -> Result<()> {
+        let mut stops_seen = 0;
+        loop {
+            let requests = STOP_REQUESTS.load(Ordering::Relaxed);
+            if requests > stops_seen {
+                stops_seen = requests;
+                if requests == 1 {
+                    sys::kill(self.root, STOP_SIGNAL.load(Ordering::Relaxed));
+                } else {
+                    // Asked twice: stop now; PTRACE_O_EXITKILL ends the tracees with us.
+                    return Ok(());
+                }
+            }
+            let (tid, status) = match sys::wait_any() {
+                Ok(Some(x)) => x,
+                Ok(None) => continue,
+                Err(e) if e.raw_os_error() == Some(libc::ECHILD) => return Ok(()),
+                Err(source) => return Err(Error::Sys { call: "waitpid", source }),
+            };
+            if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+                self.on_gone(tid, status)?;
+                continue;
+            }
+            if !libc::WIFSTOPPED(status) {
+                continue;
+            }
+            let sig = libc::WSTOPSIG(status);
+            let event = status >> 16;
+            let known = self.threads.contains_key(&tid);
+            if sig == libc::SIGTRAP | 0x80 {
+                self.on_exit(tid)?;
+            } else if sig == libc::SIGTRAP && event != 0 {
+                match event {
+                    PTRACE_EVENT_SECCOMP => self.on_entry(tid)?,
+                    PTRACE_EVENT_FORK | PTRACE_EVENT_VFORK | PTRACE_EVENT_CLONE => {
+                        if let Ok(child) = sys::get_event_msg(tid) {
+                            self.thread(child as Pid);
+                        }
+                        self.resume(tid, 0);
+                    }
+                    PTRACE_EVENT_EXEC => {
+                        // A non-leader thread that execs takes over the leader's tid.
+                        if let Ok(former) = sys::get_event_msg(tid) {
+                            let former = former as Pid;
+                            if former != tid {
+                                if let Some(t) = self.threads.remove(&former) {
+                                    self.threads.insert(tid, t);
+                                }
+                            }
+                        }
+                        self.resume(tid, 0);
+                    }
+                    _ => self.resume(tid, 0),
+                }
+            } else if !known && sig == libc::SIGSTOP {
+                // A new child's first stop.
+                self.thread(tid);
+                self.resume(tid, 0);
+            } else if matches!(sig, libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU)
+                && sys::is_group_stop(tid)
+            {
+                self.resume(tid, 0);
+            } else {
+                self.thread(tid);
+                self.resume(tid, sig);
+            }
+        }
+    }
+}
+
+/// Find `program` the way execvp would.
+fn resolve(program: &Path) -> Option<PathBuf> {
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        })
+    };
+    if program.as_os_str().as_bytes().contains(&b'/') {
+        return runnable(program).then(|| program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| runnable(p))
+}
+
+/// Run `argv` under the tracer until every traced process has exited.
+pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -> Result<Outcome> {
+    let program = argv.first().ok_or(Error::EmptyCommand)?;
+    let exe = resolve(Path::new(program)).ok_or_else(|| Error::Spawn {
+        program: program.to_string_lossy().into_owned(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "not found, or not an executable file (searched PATH for a bare name)",
+        ),
+    })?;
+    let c_exe = CString::new(exe.as_os_str().as_bytes()).map_err(|_| Error::Spawn {
+        program: program.to_string_lossy().into_owned(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL byte in path"),
+    })?;
+    let c_args: Vec<CString> = argv
+        .iter()
+        .map(|a| CString::new(a.as_bytes()))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Error::Spawn {
+            program: program.to_string_lossy().into_owned(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "NUL byte in an argument",
+            ),
+        })?;
+    let mut c_argv: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
+    c_argv.push(std::ptr::null());
+    let filter = seccomp::filter(&opts.selection.numbers_x86_64());
+    IN_RECORD.store(true, Ordering::Relaxed);
+
+    // SAFETY: after fork the child only calls async-signal-safe functions (ptrace, raise,
+    // prctl, seccomp, execv, _exit) on data prepared before the fork.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(Error::Sys { call: "fork", source: std::io::Error::last_os_error() });
+    }
+    if pid == 0 {
+        // SAFETY: see above; this is the child.
+        unsafe {
+            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0usize, 0usize) == -1 {
+                libc::_exit(126);
+            }
+            // Rust ignores SIGPIPE, and ignored signals survive exec: give the command the
+            // default disposition it would have had without us.
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            libc::raise(libc::SIGSTOP);
+            if !seccomp::install(&filter) {
+                libc::_exit(126);
+            }
+            libc::execv(c_exe.as_ptr(), c_argv.as_ptr());
+            libc::_exit(127);
+        }
+    }
+    // The child stops itself before installing the filter.
+    let mut status = 0;
+    // SAFETY: waitpid writes the status of our child into `status`.
+    let r = unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
+    if r != pid || !libc::WIFSTOPPED(status) {
+        return Err(Error::Spawn {
+            program: program.to_string_lossy().into_owned(),
+            source: std::io::Error::other("the child did not stop for tracing"),
+        });
+    }
+    let opts_bits = libc::PTRACE_O_TRACESYSGOOD
+        | libc::PTRACE_O_TRACECLONE
+        | libc::PTRACE_O_TRACEFORK
+        | libc::PTRACE_O_TRACEVFORK
+        | libc::PTRACE_O_TRACEEXEC
+        | libc::PTRACE_O_TRACESECCOMP
+        | libc::PTRACE_O_EXITKILL;
+    sys::set_options(pid, opts_bits)
+        .map_err(|source| Error::Sys { call: "PTRACE_SETOPTIONS", source })?;
+
+    let mut by_nr: Vec<Option<&'static SyscallDef>> = vec![None; 1024];
+    for d in opts.selection.defs() {
+        if let Some(nr) = d.nr_x86_64() {
+            if let Some(slot) = by_nr.get_mut(nr as usize) {
+                *slot = Some(d);
+            }
+        }
+    }
+    let mut t = Tracer {
+        opts,
+        by_nr,
+        threads: HashMap::new(),
+        sink,
+        out: Outcome::default(),
+        root: pid,
+        root_status: None,
+        seen_tgids: Default::default(),
+    };
+    t.thread(pid);
+    t.resume(pid, 0);
+    let r = t.run();
+    IN_RECORD.store(false, Ordering::Relaxed);
+    r?;
+    t.out.exit_code = t.root_status.unwrap_or(128 + libc::SIGKILL);
+    Ok(t.out)
+}

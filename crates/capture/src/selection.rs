@@ -1,0 +1,110 @@
+//! Which calls to capture and how much of their data.
+
+use ra_syscalls::{SyscallDef, REGISTRY};
+
+use crate::{Error, Result};
+
+/// How much of each buffer to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataMode {
+    /// Every byte of every buffer.
+    Full,
+    /// Metadata only: buffers are recorded as not captured (lengths stay in the counts).
+    None,
+}
+
+/// The set of calls to capture, as registry entries.
+#[derive(Clone, Debug)]
+pub struct Selection {
+    defs: Vec<&'static SyscallDef>,
+}
+
+impl Selection {
+    /// `storage` (every class but Other), `all`, or a comma-separated list of kernel or trace
+    /// names (`openat,read,pwrite64`).
+    pub fn parse(spec: &str) -> Result<Selection> {
+        let real = |d: &&'static SyscallDef| !d.is_pseudo();
+        let defs: Vec<&'static SyscallDef> = match spec {
+            "storage" => REGISTRY.iter().filter(real).filter(|d| d.class.is_storage()).collect(),
+            "all" => REGISTRY.iter().filter(real).collect(),
+            list => {
+                let mut v = Vec::new();
+                for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    let d =
+                        ra_syscalls::lookup(name).filter(|d| !d.is_pseudo()).ok_or_else(|| {
+                            Error::UnknownSyscall { name: name.to_string(), hint: suggest(name) }
+                        })?;
+                    // Following processes needs their lifecycle calls whatever the user asked.
+                    v.push(d);
+                }
+                for always in
+                    ["clone", "clone3", "fork", "vfork", "execve", "execveat", "exit", "exit_group"]
+                {
+                    if let Some(d) = ra_syscalls::lookup(always) {
+                        if !v.iter().any(|x| x.name == d.name) {
+                            v.push(d);
+                        }
+                    }
+                }
+                v
+            }
+        };
+        Ok(Selection { defs })
+    }
+
+    pub fn defs(&self) -> &[&'static SyscallDef] {
+        &self.defs
+    }
+
+    /// x86_64 syscall numbers of the selection.
+    pub fn numbers_x86_64(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.defs.iter().filter_map(|d| d.nr_x86_64()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+fn suggest(name: &str) -> String {
+    let mut best: Option<(usize, &str)> = None;
+    for d in REGISTRY {
+        let dist = edit_distance(name, d.name);
+        if best.is_none_or(|(b, _)| dist < b) {
+            best = Some((dist, d.name));
+        }
+    }
+    match best {
+        Some((d, n)) if d <= name.len() / 3 + 1 => format!("; did you mean `{n}`?"),
+        _ => String::new(),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_set_is_large_and_lists_parse() {
+        let s = Selection::parse("storage").unwrap();
+        assert!(s.defs().len() >= 70);
+        assert!(s.numbers_x86_64().contains(&0)); // read
+        let l = Selection::parse("openat,pwrite64").unwrap();
+        assert!(l.defs().iter().any(|d| d.name == "pwrite64"));
+        assert!(l.defs().iter().any(|d| d.name == "execve"), "lifecycle calls always");
+        let e = Selection::parse("opnat").unwrap_err().to_string();
+        assert!(e.contains("did you mean `openat`"), "{e}");
+    }
+}

@@ -1,0 +1,122 @@
+//! [`TraceSink`]: a trace writer on its own thread. Capture threads hand over events in
+//! batches; the writer flushes at least once a second so that a killed recorder loses at most
+//! the last second.
+
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use ra_trace::{Event, TraceWriter, WriterConfig};
+
+use crate::{Error, Result};
+
+/// Totals reported when the sink closes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SinkStats {
+    pub events: u64,
+    pub records: u64,
+    pub file_bytes: u64,
+}
+
+enum Msg {
+    Events(Vec<Event>),
+    Info(String, Vec<u8>),
+}
+
+/// Handle to the writer thread.
+pub struct TraceSink {
+    tx: Option<Sender<Msg>>,
+    thread: Option<JoinHandle<Result<SinkStats>>>,
+    batch: Vec<Event>,
+}
+
+const BATCH: usize = 256;
+
+impl TraceSink {
+    /// Create the trace at `path` (header, schema and `info` are written at once).
+    pub fn create(path: &Path, info: &[(&str, &[u8])], cfg: WriterConfig) -> Result<TraceSink> {
+        let mut w = TraceWriter::create(path, info, cfg)?;
+        // A bounded queue: a tracer that outruns the disk waits instead of growing memory.
+        let (tx, rx) = bounded::<Msg>(64);
+        let thread = std::thread::Builder::new()
+            .name("trace-writer".into())
+            .spawn(move || run(&mut w, rx).and_then(|s| finish(w, s)))
+            .map_err(|source| Error::Sys { call: "spawning the writer thread", source })?;
+        Ok(TraceSink { tx: Some(tx), thread: Some(thread), batch: Vec::with_capacity(BATCH) })
+    }
+
+    /// Queue one event.
+    pub fn push(&mut self, e: Event) -> Result<()> {
+        self.batch.push(e);
+        if self.batch.len() >= BATCH {
+            self.send_batch()?;
+        }
+        Ok(())
+    }
+
+    /// Hand queued events to the writer now (the tracer calls this when it goes idle).
+    pub fn send_batch(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let b = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        self.tx
+            .as_ref()
+            .ok_or(Error::WriterGone)?
+            .send(Msg::Events(b))
+            .map_err(|_| Error::WriterGone)
+    }
+
+    /// Add a fact to the trace info.
+    pub fn info(&mut self, key: &str, value: &[u8]) -> Result<()> {
+        self.tx
+            .as_ref()
+            .ok_or(Error::WriterGone)?
+            .send(Msg::Info(key.to_string(), value.to_vec()))
+            .map_err(|_| Error::WriterGone)
+    }
+
+    /// Write everything and finish the file (index + trailer).
+    pub fn close(mut self) -> Result<SinkStats> {
+        self.send_batch()?;
+        drop(self.tx.take());
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            _ => Err(Error::WriterGone),
+        }
+    }
+}
+
+fn run<W: std::io::Write + Send + 'static>(
+    w: &mut TraceWriter<W>,
+    rx: Receiver<Msg>,
+) -> Result<SinkStats> {
+    let mut last_flush = Instant::now();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(250)) {
+            Ok(Msg::Events(v)) => {
+                for e in &v {
+                    w.append(e)?;
+                }
+            }
+            Ok(Msg::Info(k, v)) => w.add_info(&k, &v)?,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if last_flush.elapsed() >= Duration::from_secs(1) {
+            w.flush()?;
+            last_flush = Instant::now();
+        }
+    }
+    Ok(SinkStats { events: w.events(), records: w.records(), file_bytes: 0 })
+}
+
+fn finish<W: std::io::Write + Send + 'static>(
+    w: TraceWriter<W>,
+    s: SinkStats,
+) -> Result<SinkStats> {
+    let bytes = w.bytes_written();
+    w.finish()?;
+    Ok(SinkStats { file_bytes: bytes, ..s })
+}

@@ -1,0 +1,188 @@
+//! `reanimator record`: run a command and capture its storage system calls into a trace.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use ra_capture::ptrace::{self, Options, STOP_REQUESTS, STOP_SIGNAL};
+use ra_capture::sink::TraceSink;
+use ra_capture::{DataMode, Selection};
+use ra_trace::WriterConfig;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// ptrace with a seccomp filter: unprivileged; the tracee stops only for captured calls.
+    Ptrace,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Data {
+    /// Every byte of every buffer (read and written data, paths, struct results).
+    Full,
+    /// Metadata only: arguments and results, no buffer contents.
+    None,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Compress {
+    /// Store extents uncompressed (fastest; compress later with a copy if needed).
+    None,
+    /// zlib, on two background threads (about half the size, much more CPU).
+    Zlib,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    reanimator record -o ls.ds -- ls -l /etc\n  \
+    reanimator record -o db.ds --syscalls openat,pwrite64,fsync -- sqlite3 test.db < script.sql\n\n\
+    Exit status: the command's (128 + N when killed by signal N); 2 when reanimator itself fails.\n\
+    Ctrl-C or SIGTERM: the signal is passed to the command and the trace is finished when it \
+    exits; a second one stops at once (the trace is still finished and readable).")]
+pub struct RecordArgs {
+    /// The trace file to write (replaced if it exists).
+    #[arg(short = 'o', long, value_name = "OUT.ds")]
+    pub output: PathBuf,
+    /// Capture backend.
+    #[arg(long, value_enum, default_value_t = Backend::Ptrace)]
+    pub backend: Backend,
+    /// How much of each buffer to keep.
+    #[arg(long, value_enum, default_value_t = Data::Full)]
+    pub data: Data,
+    /// Calls to capture: `storage` (files, descriptors, memory maps, processes, sockets),
+    /// `all`, or a comma-separated list of names (`openat,pwrite64`). Process lifecycle calls
+    /// are always captured.
+    #[arg(long, default_value = "storage", value_name = "SET")]
+    pub syscalls: String,
+    /// Compression of the trace's extents.
+    #[arg(long, value_enum, default_value_t = Compress::None)]
+    pub compression: Compress,
+    /// Don't print the summary line.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The command to run, after `--`.
+    #[arg(trailing_var_arg = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+extern "C" fn on_stop_signal(sig: libc::c_int) {
+    STOP_SIGNAL.store(sig, Ordering::Relaxed);
+    STOP_REQUESTS.fetch_add(1, Ordering::Relaxed);
+}
+
+fn install_stop_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction with a handler that only touches atomics; no SA_RESTART, so
+        // the tracer's waitpid returns EINTR and notices the request.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_stop_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+fn uname() -> [String; 4] {
+    // SAFETY: uname fills the zeroed struct; its fields are NUL-terminated C strings.
+    let u = unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        libc::uname(&mut u);
+        u
+    };
+    let s = |f: &[libc::c_char]| {
+        let b: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        String::from_utf8_lossy(&b).into_owned()
+    };
+    [s(&u.nodename), s(&u.release), s(&u.version), s(&u.machine)]
+}
+
+fn shell_quote(a: &std::ffi::OsStr) -> String {
+    let s = a.to_string_lossy();
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+pub fn run(a: RecordArgs) -> Result<ExitCode> {
+    let selection = Selection::parse(&a.syscalls).context("--syscalls")?;
+    let data = match a.data {
+        Data::Full => DataMode::Full,
+        Data::None => DataMode::None,
+    };
+    let [host, release, version, machine] = uname();
+    let command: Vec<String> = a.command.iter().map(|c| shell_quote(c)).collect();
+    let command = command.join(" ");
+    let cwd = std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default();
+    let start = crate::info::rfc3339(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64),
+    );
+    let data_name = format!("{:?}", a.data).to_lowercase();
+    let info: Vec<(&str, &[u8])> = vec![
+        ("command", command.as_bytes()),
+        ("cwd", cwd.as_bytes()),
+        ("backend", b"ptrace"),
+        ("data_mode", data_name.as_bytes()),
+        ("syscalls", a.syscalls.as_bytes()),
+        ("hostname", host.as_bytes()),
+        ("kernel", release.as_bytes()),
+        ("kernel_version", version.as_bytes()),
+        ("arch", machine.as_bytes()),
+        ("start_time", start.as_bytes()),
+    ];
+    let ds = match a.compression {
+        Compress::None => dataseries::WriterOptions::uncompressed(),
+        Compress::Zlib => dataseries::WriterOptions::zlib(),
+    };
+    let cfg = WriterConfig { ds, ..WriterConfig::default() };
+    let mut sink = TraceSink::create(&a.output, &info, cfg)
+        .with_context(|| format!("cannot create the trace {}", a.output.display()))?;
+    install_stop_handlers();
+    let t0 = Instant::now();
+    let opts = Options { selection, data };
+    let outcome = ptrace::record_command(&a.command, &opts, &mut sink);
+    // Finish the file whatever happened to the command.
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = sink.close();
+            return Err(anyhow::Error::new(e).context(format!("recording `{command}`")));
+        }
+    };
+    sink.info("exit_status", outcome.exit_code.to_string().as_bytes())?;
+    sink.info(
+        "end_time",
+        crate::info::rfc3339(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as i64),
+        )
+        .as_bytes(),
+    )?;
+    sink.close().with_context(|| format!("finishing {}", a.output.display()))?;
+    let file_bytes = std::fs::metadata(&a.output).map_or(0, |m| m.len());
+    if !a.quiet {
+        eprintln!(
+            "reanimator: recorded {} calls ({:.1} MB of data) from {} process{}, {} thread{} in {:.2} s -> {} ({:.1} MB); `{}` exited with status {}",
+            outcome.events,
+            outcome.data_bytes as f64 / 1e6,
+            outcome.processes,
+            if outcome.processes == 1 { "" } else { "es" },
+            outcome.threads,
+            if outcome.threads == 1 { "" } else { "s" },
+            t0.elapsed().as_secs_f64(),
+            a.output.display(),
+            file_bytes as f64 / 1e6,
+            command,
+            outcome.exit_code
+        );
+    }
+    Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
+}

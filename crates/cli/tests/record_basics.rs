@@ -1,0 +1,189 @@
+//! `reanimator record` (ptrace backend) end to end: data captured exactly, exit status passed
+//! through, bad input rejected in one line, and a recorder killed with SIGKILL leaves a
+//! readable trace holding everything it flushed.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use ra_trace::{ArgValue, Event, TraceReader};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_reanimator"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ra-rec-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn events(path: &std::path::Path) -> Vec<Event> {
+    TraceReader::open(path).expect("trace opens").events(None).map(|e| e.expect("event")).collect()
+}
+
+fn record(out: &std::path::Path, cmd: &[&str]) -> Output {
+    bin().args(["record", "-q", "-o"]).arg(out).arg("--").args(cmd).output().unwrap()
+}
+
+#[test]
+fn captures_what_cat_reads_and_writes() {
+    let d = scratch("cat");
+    let input = d.join("input.bin");
+    let content: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&input, &content).unwrap();
+    let trace = d.join("t.ds");
+    let o = record(&trace, &["cat", input.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.stdout, content, "the command's output is untouched");
+    let ev = events(&trace);
+    // The open of the input, with its path (NUL included) and the fd it returned.
+    let mut want_path = input.to_str().unwrap().as_bytes().to_vec();
+    want_path.push(0);
+    let open = ev
+        .iter()
+        .find(|e| {
+            e.name == "openat"
+                && e.arg("pathname").and_then(ArgValue::as_data) == Some(&want_path[..])
+        })
+        .expect("openat of the input");
+    let fd = open.ret.unwrap();
+    assert!(fd >= 3);
+    // Every byte read from that fd while it was open, in order, is the file's content.
+    let close = ev
+        .iter()
+        .find(|e| {
+            e.unique_id > open.unique_id
+                && e.name == "close"
+                && e.arg("fd") == Some(&ArgValue::Int(fd))
+        })
+        .expect("close of the input");
+    let read: Vec<u8> = ev
+        .iter()
+        .filter(|e| e.unique_id > open.unique_id && e.unique_id < close.unique_id)
+        .filter(|e| {
+            matches!(e.name.as_str(), "read" | "pread") && e.arg("fd") == Some(&ArgValue::Int(fd))
+        })
+        .filter_map(|e| e.arg("buf").and_then(ArgValue::as_data))
+        .flatten()
+        .copied()
+        .collect();
+    assert_eq!(read.len(), content.len());
+    assert!(read == content, "read data equals the file");
+    // And every byte written to stdout.
+    let written: Vec<u8> = ev
+        .iter()
+        .filter(|e| e.name == "write" && e.arg("fd") == Some(&ArgValue::Int(1)))
+        .filter_map(|e| e.arg("buf").and_then(ArgValue::as_data))
+        .flatten()
+        .copied()
+        .collect();
+    assert!(written == content, "written data equals the output");
+    // Common fields on every record.
+    let pid = ev[0].pid.unwrap();
+    for e in &ev {
+        assert_eq!(e.pid, Some(pid), "{}", e.name);
+        assert!(e.tid.is_some() && e.ppid.is_some() && e.uid.is_some() && e.gid.is_some());
+        assert!(e.time_called.unwrap() > 1_700_000_000_000_000_000);
+        if let (Some(a), Some(b)) = (e.time_called, e.time_returned) {
+            assert!(b >= a, "{}: returned before called", e.name);
+        }
+    }
+    let ids: Vec<u64> = ev.iter().map(|e| e.unique_id).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(ev.first().map(|e| e.name.as_str()), Some("execve"));
+    assert_eq!(ev.last().map(|e| e.name.as_str()), Some("exit_group"));
+    let r = TraceReader::open(&trace).unwrap();
+    assert_eq!(r.info_value("backend"), Some(&b"ptrace"[..]));
+    assert_eq!(r.info_value("exit_status"), Some(&b"0"[..]));
+    assert!(r.info_value("kernel").is_some() && r.info_value("hostname").is_some());
+    assert!(std::str::from_utf8(r.info_value("command").unwrap()).unwrap().starts_with("cat "));
+}
+
+#[test]
+fn follows_children_and_passes_the_exit_status_through() {
+    let d = scratch("tree");
+    let trace = d.join("t.ds");
+    let f = d.join("x");
+    let script = format!("echo hi > {0}; cat {0} | wc -c > /dev/null; exit 3", f.display());
+    let o = record(&trace, &["sh", "-c", &script]);
+    assert_eq!(o.status.code(), Some(3));
+    let ev = events(&trace);
+    let pids: std::collections::BTreeSet<i32> = ev.iter().filter_map(|e| e.pid).collect();
+    assert!(pids.len() >= 3, "sh, cat and wc: {pids:?}");
+    let root = ev[0].pid.unwrap();
+    // The children's ppid is the shell.
+    for e in ev.iter().filter(|e| e.name == "execve" && e.pid != Some(root)) {
+        assert_eq!(e.ppid, Some(root));
+    }
+    // The shell's write of "hi\n" into the file, and cat's read of it.
+    assert!(ev
+        .iter()
+        .any(|e| e.name == "write" && e.arg("buf").and_then(ArgValue::as_data) == Some(b"hi\n")));
+    assert!(ev
+        .iter()
+        .any(|e| e.name == "read" && e.arg("buf").and_then(ArgValue::as_data) == Some(b"hi\n")));
+    // Killed by a signal: 128 + N, like a shell.
+    let o = record(&d.join("k.ds"), &["sh", "-c", "kill -9 $$"]);
+    assert_eq!(o.status.code(), Some(128 + 9));
+}
+
+#[test]
+fn bad_input_is_one_line() {
+    let d = scratch("bad");
+    let o = record(&d.join("t.ds"), &["/no/such/program"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/no/such/program") && err.contains("not found"), "{err}");
+    let o = record(std::path::Path::new("/no/such/dir/t.ds"), &["true"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/no/such/dir/t.ds") && err.lines().count() == 1, "{err}");
+    let o = bin()
+        .args(["record", "-o"])
+        .arg(d.join("t.ds"))
+        .args(["--syscalls", "opnat", "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("did you mean `openat`"), "{err}");
+    // No command at all: a usage error.
+    let o = bin().args(["record", "-o"]).arg(d.join("t.ds")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_recorder_killed_with_sigkill_leaves_a_readable_trace() {
+    let d = scratch("kill");
+    let trace = d.join("t.ds");
+    let f = d.join("data");
+    std::fs::write(&f, b"flushed before the kill\n").unwrap();
+    // cat runs at once; the sleep keeps the recording open well past the writer's 1 s flush.
+    let script = format!("cat {}; sleep 30", f.display());
+    let mut child = bin()
+        .args(["record", "-q", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    std::thread::sleep(Duration::from_millis(2500));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(20), "the traced sleep died with the tracer");
+    let r = TraceReader::open(&trace).expect("an unfinished trace opens");
+    assert!(!r.is_complete());
+    let ev: Vec<Event> = r.events(None).map(|e| e.unwrap()).collect();
+    assert!(
+        ev.iter().any(|e| e.name == "read"
+            && e.arg("buf").and_then(ArgValue::as_data) == Some(b"flushed before the kill\n")),
+        "cat's read was flushed"
+    );
+    let o = bin().arg("info").arg(&trace).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("unfinished"));
+}
