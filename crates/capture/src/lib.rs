@@ -30,6 +30,8 @@ pub enum Error {
     },
     #[error("unknown system call `{name}` in --syscalls{hint}")]
     UnknownSyscall { name: String, hint: String },
+    #[error("cannot trace process {pid}: {why}")]
+    Attach { pid: i32, why: String },
     #[error("the command is empty: give the program to run after `--`")]
     EmptyCommand,
     #[error("writing the trace: {0}")]

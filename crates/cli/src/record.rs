@@ -1,6 +1,7 @@
 //! `reanimator record`: run a command and capture its storage system calls into a trace.
 
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -63,8 +64,13 @@ pub struct RecordArgs {
     /// Don't print the summary line.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Attach to this running process (every thread) instead of starting a command; Ctrl-C
+    /// detaches and leaves it running. Its open descriptors are recorded first as synthetic
+    /// `openat` records (trace info `synthetic_ids` says how many).
+    #[arg(short = 'p', long, value_name = "PID", conflicts_with = "command")]
+    pub pid: Option<i32>,
     /// The command to run, after `--`.
-    #[arg(trailing_var_arg = true, required = true, value_name = "CMD")]
+    #[arg(trailing_var_arg = true, required_unless_present = "pid", value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
@@ -116,8 +122,21 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         Data::None => DataMode::None,
     };
     let [host, release, version, machine] = uname();
-    let command: Vec<String> = a.command.iter().map(|c| shell_quote(c)).collect();
-    let command = command.join(" ");
+    let command = match a.pid {
+        Some(pid) => {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<String> = cmdline
+                .split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| shell_quote(std::ffi::OsStr::from_bytes(a)))
+                .collect();
+            format!("(attached to pid {pid}) {}", args.join(" "))
+        }
+        None => {
+            let v: Vec<String> = a.command.iter().map(|c| shell_quote(c)).collect();
+            v.join(" ")
+        }
+    };
     let cwd = std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default();
     let start = crate::info::rfc3339(
         std::time::SystemTime::now()
@@ -147,7 +166,13 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
     install_stop_handlers();
     let t0 = Instant::now();
     let opts = Options { selection, data };
-    let outcome = ptrace::record_command(&a.command, &opts, &mut sink);
+    let outcome = match a.pid {
+        Some(pid) => ptrace::attach(pid, &opts, &mut sink).and_then(|(o, synthetic)| {
+            sink.info("synthetic_ids", synthetic.to_string().as_bytes())?;
+            Ok(o)
+        }),
+        None => ptrace::record_command(&a.command, &opts, &mut sink),
+    };
     // Finish the file whatever happened to the command.
     let outcome = match outcome {
         Ok(o) => o,

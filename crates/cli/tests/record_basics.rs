@@ -187,3 +187,89 @@ fn a_recorder_killed_with_sigkill_leaves_a_readable_trace() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("unfinished"));
 }
+
+#[test]
+fn attaches_to_a_running_process_and_detaches_on_ctrl_c() {
+    let d = scratch("attach");
+    let log = d.join("ticks.log");
+    let script = format!(
+        "exec 7>{}; i=0; while [ $i -lt 60 ]; do echo tick$i >&7; i=$((i+1)); sleep 0.05; done",
+        log.display()
+    );
+    let mut target = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let trace = d.join("t.ds");
+    let mut rec = bin()
+        .args(["record", "-q", "-o"])
+        .arg(&trace)
+        .args(["-p", &target.id().to_string()])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    // Ctrl-C, as a terminal would send it.
+    assert!(Command::new("kill").args(["-INT", &rec.id().to_string()]).status().unwrap().success());
+    let st = rec.wait().unwrap();
+    assert!(st.success(), "{st:?}");
+    // The target was left running and finishes its loop normally.
+    let st = target.wait().unwrap();
+    assert!(st.success());
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 60);
+    let r = TraceReader::open(&trace).unwrap();
+    let synthetic: u64 =
+        std::str::from_utf8(r.info_value("synthetic_ids").unwrap()).unwrap().parse().unwrap();
+    let ev: Vec<Event> = r.events(None).map(|e| e.unwrap()).collect();
+    let mut log_path = log.to_str().unwrap().as_bytes().to_vec();
+    log_path.push(0);
+    // The descriptor opened before we attached is a synthetic openat returning 7.
+    assert!(
+        ev[..synthetic as usize].iter().any(|e| e.name == "openat"
+            && e.ret == Some(7)
+            && e.arg("pathname").and_then(ArgValue::as_data) == Some(&log_path[..])),
+        "synthetic record of fd 7"
+    );
+    // Live writes of the loop were captured with their data.
+    let ticks = ev
+        .iter()
+        .filter(|e| e.name == "write")
+        .filter_map(|e| e.arg("buf").and_then(ArgValue::as_data))
+        .filter(|d| d.starts_with(b"tick"))
+        .count();
+    assert!(ticks >= 5, "captured {ticks} tick writes");
+}
+
+#[test]
+fn attach_errors_say_why() {
+    let o = bin().args(["record", "-o", "/tmp/never.ds", "-p", "999999999"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("999999999") && err.contains("no such process"), "{err}");
+    // A process that is already traced (by a recording of its own) cannot be attached to.
+    let d = scratch("attach2");
+    let mut first = bin()
+        .args(["record", "-q", "-o"])
+        .arg(d.join("a.ds"))
+        .args(["--", "sleep", "5"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let sleeper = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/status")).is_ok_and(|s| {
+                s.contains(&format!("PPid:\t{}", first.id())) && s.contains("Name:\tsleep")
+            })
+        })
+        .expect("the traced sleep");
+    let o = bin()
+        .args(["record", "-o"])
+        .arg(d.join("b.ds"))
+        .args(["-p", &sleeper.to_string()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("already traced"), "{err}");
+    let _ = first.kill();
+    let _ = first.wait();
+}

@@ -169,6 +169,10 @@ struct Tracer<'a> {
     root: Pid,
     root_status: Option<i32>,
     seen_tgids: std::collections::HashSet<Pid>,
+    /// Attached to a running process (no seccomp filter: every syscall stops, entry and exit).
+    attach: bool,
+    /// Attach mode, after a stop request: threads still to detach.
+    detaching: bool,
 }
 
 impl Tracer<'_> {
@@ -203,15 +207,30 @@ impl Tracer<'_> {
     }
 
     fn resume(&mut self, tid: Pid, sig: i32) {
-        let to_exit = self.threads.get(&tid).is_some_and(|t| t.pending.is_some());
+        if self.detaching {
+            // Leave the thread running, untraced (a call in progress loses its result).
+            if let Some(t) = self.threads.remove(&tid) {
+                if let Some(p) = t.pending {
+                    let _ = self.sink.push(p.ev);
+                }
+            }
+            let _ = sys::detach(tid, sig);
+            return;
+        }
+        let to_exit = self.attach || self.threads.get(&tid).is_some_and(|t| t.pending.is_some());
         // ESRCH: the thread died meanwhile (e.g. killed by another thread's exit_group); its
         // exit is reported by waitpid.
         let _ = sys::resume(tid, to_exit, sig);
     }
 
     fn on_entry(&mut self, tid: Pid) -> Result<()> {
+        let want = if self.attach {
+            sys::PTRACE_SYSCALL_INFO_ENTRY
+        } else {
+            sys::PTRACE_SYSCALL_INFO_SECCOMP
+        };
         let info = match sys::get_syscall_info(tid) {
-            Ok(i) if i.op == sys::PTRACE_SYSCALL_INFO_SECCOMP => i,
+            Ok(i) if i.op == want => i,
             _ => {
                 self.resume(tid, 0);
                 return Ok(());
@@ -448,7 +467,15 @@ impl Tracer<'_> {
         let mut stops_seen = 0;
         loop {
             let requests = STOP_REQUESTS.load(Ordering::Relaxed);
-            if requests > stops_seen {
+            if requests > stops_seen && self.attach {
+                stops_seen = requests;
+                // Detach from every thread: interrupt them; each is detached at its next stop.
+                self.detaching = true;
+                let tids: Vec<Pid> = self.threads.keys().copied().collect();
+                for t in tids {
+                    let _ = sys::interrupt(t);
+                }
+            } else if requests > stops_seen {
                 stops_seen = requests;
                 if requests == 1 {
                     sys::kill(self.root, STOP_SIGNAL.load(Ordering::Relaxed));
@@ -456,6 +483,9 @@ impl Tracer<'_> {
                     // Asked twice: stop now; PTRACE_O_EXITKILL ends the tracees with us.
                     return Ok(());
                 }
+            }
+            if self.detaching && self.threads.is_empty() {
+                return Ok(());
             }
             let (tid, status) = match sys::wait_any() {
                 Ok(Some(x)) => x,
@@ -474,7 +504,15 @@ impl Tracer<'_> {
             let event = status >> 16;
             let known = self.threads.contains_key(&tid);
             if sig == libc::SIGTRAP | 0x80 {
-                self.on_exit(tid)?;
+                let entry = self.attach
+                    && self.threads.get(&tid).is_none_or(|t| t.pending.is_none())
+                    && sys::get_syscall_info(tid)
+                        .is_ok_and(|i| i.op == sys::PTRACE_SYSCALL_INFO_ENTRY);
+                if entry {
+                    self.on_entry(tid)?;
+                } else {
+                    self.on_exit(tid)?;
+                }
             } else if sig == libc::SIGTRAP && event != 0 {
                 match event {
                     PTRACE_EVENT_SECCOMP => self.on_entry(tid)?,
@@ -602,23 +640,17 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     sys::set_options(pid, opts_bits)
         .map_err(|source| Error::Sys { call: "PTRACE_SETOPTIONS", source })?;
 
-    let mut by_nr: Vec<Option<&'static SyscallDef>> = vec![None; 1024];
-    for d in opts.selection.defs() {
-        if let Some(nr) = d.nr_x86_64() {
-            if let Some(slot) = by_nr.get_mut(nr as usize) {
-                *slot = Some(d);
-            }
-        }
-    }
     let mut t = Tracer {
         opts,
-        by_nr,
+        by_nr: by_nr(opts),
         threads: HashMap::new(),
         sink,
         out: Outcome::default(),
         root: pid,
         root_status: None,
         seen_tgids: Default::default(),
+        attach: false,
+        detaching: false,
     };
     t.thread(pid);
     t.resume(pid, 0);
@@ -627,4 +659,147 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     r?;
     t.out.exit_code = t.root_status.unwrap_or(128 + libc::SIGKILL);
     Ok(t.out)
+}
+
+fn by_nr(opts: &Options) -> Vec<Option<&'static SyscallDef>> {
+    let mut v: Vec<Option<&'static SyscallDef>> = vec![None; 1024];
+    for d in opts.selection.defs() {
+        if let Some(nr) = d.nr_x86_64() {
+            if let Some(slot) = v.get_mut(nr as usize) {
+                *slot = Some(d);
+            }
+        }
+    }
+    v
+}
+
+/// Why a process cannot be traced, in words a user can act on.
+fn attach_error(pid: Pid, e: std::io::Error) -> Error {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let tracer = status
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default();
+    let why = if !tracer.is_empty() && tracer != "0" {
+        format!("it is already traced by process {tracer} (a process has one tracer at a time)")
+    } else if e.raw_os_error() == Some(libc::EPERM) {
+        let yama =
+            std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope").unwrap_or_default();
+        match yama.trim() {
+            "1" => "Yama ptrace_scope is 1: only a parent may trace its children; run as root, \
+                    or set /proc/sys/kernel/yama/ptrace_scope to 0"
+                .to_string(),
+            "2" | "3" => format!("Yama ptrace_scope is {}: attaching needs CAP_SYS_PTRACE (root) or is disabled", yama.trim()),
+            _ => "permission denied: the process belongs to another user, or is not dumpable; run as its owner or root".to_string(),
+        }
+    } else {
+        e.to_string()
+    };
+    Error::Attach { pid, why }
+}
+
+/// Synthetic `openat` events for the descriptors `pid` already has open (from /proc), so that
+/// replay knows them. They take the first unique ids of the trace; the trace info key
+/// `synthetic_ids` gives how many.
+fn synthetic_fds(pid: Pid, info: ProcInfo) -> Vec<Event> {
+    let Some(openat) = ra_syscalls::lookup("openat") else { return Vec::new() };
+    let mut fds: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default();
+    fds.sort_unstable();
+    let now = now_ns();
+    let mut out = Vec::new();
+    for fd in fds {
+        let Ok(target) = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")) else { continue };
+        let fdinfo =
+            std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap_or_default();
+        let flags = fdinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|v| i64::from_str_radix(v.trim(), 8).ok())
+            .unwrap_or(0);
+        let mut path = target.as_os_str().as_bytes().to_vec();
+        path.push(0);
+        let mut ev = Event::new(openat);
+        ev.time_called = Some(now);
+        ev.time_returned = Some(now);
+        ev.pid = Some(info.tgid);
+        ev.tid = Some(pid);
+        ev.ppid = Some(info.ppid);
+        ev.uid = Some(info.uid);
+        ev.gid = Some(info.gid);
+        ev.pgid = Some(info.pgid);
+        ev.sid = Some(info.sid);
+        ev.ret = Some(i64::from(fd));
+        ev.errno = Some(0);
+        ev.set_arg("dirfd", ArgValue::Int(-100));
+        ev.set_arg("pathname", ArgValue::Data(path));
+        ev.set_arg("flags", ArgValue::Int(flags));
+        ev.set_arg("mode", ArgValue::Int(0));
+        out.push(ev);
+    }
+    out
+}
+
+/// Attach to every thread of the running process `pid` and record until it exits or a stop is
+/// requested (then detach, leaving it running). Returns the outcome and the number of
+/// synthetic records written first.
+pub fn attach(pid: Pid, opts: &Options, sink: &mut TraceSink) -> Result<(Outcome, u64)> {
+    let task_dir = format!("/proc/{pid}/task");
+    if std::fs::metadata(&task_dir).is_err() {
+        return Err(Error::Attach { pid, why: "no such process".into() });
+    }
+    let bits = libc::PTRACE_O_TRACESYSGOOD
+        | libc::PTRACE_O_TRACECLONE
+        | libc::PTRACE_O_TRACEFORK
+        | libc::PTRACE_O_TRACEVFORK
+        | libc::PTRACE_O_TRACEEXEC;
+    // Threads may appear while we attach: repeat until a listing brings nothing new.
+    let mut seized: Vec<Pid> = Vec::new();
+    loop {
+        let tids: Vec<Pid> = std::fs::read_dir(&task_dir)
+            .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+            .unwrap_or_default();
+        let new: Vec<Pid> = tids.into_iter().filter(|t| !seized.contains(t)).collect();
+        if new.is_empty() {
+            break;
+        }
+        for tid in new {
+            match sys::seize(tid, bits) {
+                Ok(()) => seized.push(tid),
+                Err(e) if seized.is_empty() => return Err(attach_error(pid, e)),
+                Err(_) => {} // the thread exited meanwhile
+            }
+        }
+    }
+    let info = proc_info(pid);
+    let synthetic = synthetic_fds(pid, info);
+    let n_synthetic = synthetic.len() as u64;
+    for ev in synthetic {
+        sink.push(ev)?;
+    }
+    let mut t = Tracer {
+        opts,
+        by_nr: by_nr(opts),
+        threads: HashMap::new(),
+        sink,
+        out: Outcome::default(),
+        root: pid,
+        root_status: None,
+        seen_tgids: Default::default(),
+        attach: true,
+        detaching: false,
+    };
+    for &tid in &seized {
+        t.thread(tid);
+        // Stop each thread once; the loop resumes it with PTRACE_SYSCALL.
+        let _ = sys::interrupt(tid);
+    }
+    IN_RECORD.store(true, Ordering::Relaxed);
+    let r = t.run();
+    IN_RECORD.store(false, Ordering::Relaxed);
+    r?;
+    t.out.exit_code = t.root_status.unwrap_or(0);
+    Ok((t.out, n_synthetic))
 }

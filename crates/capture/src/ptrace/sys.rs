@@ -5,6 +5,7 @@ use std::io;
 pub type Pid = libc::pid_t;
 
 pub const PTRACE_GET_SYSCALL_INFO: libc::c_uint = 0x420e;
+pub const PTRACE_SYSCALL_INFO_ENTRY: u8 = 1;
 pub const PTRACE_SYSCALL_INFO_EXIT: u8 = 2;
 pub const PTRACE_SYSCALL_INFO_SECCOMP: u8 = 3;
 
@@ -119,4 +120,25 @@ pub fn kill(pid: Pid, sig: i32) {
     unsafe {
         libc::kill(pid, sig);
     }
+}
+
+/// `PTRACE_SEIZE` with options.
+pub fn seize(pid: Pid, opts: libc::c_int) -> io::Result<()> {
+    // SAFETY: PTRACE_SEIZE takes the option bits in the data word, no pointers.
+    let r = unsafe { libc::ptrace(libc::PTRACE_SEIZE, pid, 0usize, opts as usize) };
+    check(r, "PTRACE_SEIZE").map(|_| ())
+}
+
+/// `PTRACE_INTERRUPT`: stop a seized thread.
+pub fn interrupt(pid: Pid) -> io::Result<()> {
+    // SAFETY: no pointers.
+    let r = unsafe { libc::ptrace(libc::PTRACE_INTERRUPT, pid, 0usize, 0usize) };
+    check(r, "PTRACE_INTERRUPT").map(|_| ())
+}
+
+/// `PTRACE_DETACH`, delivering `sig`.
+pub fn detach(pid: Pid, sig: i32) -> io::Result<()> {
+    // SAFETY: no pointers; the signal goes in the data word.
+    let r = unsafe { libc::ptrace(libc::PTRACE_DETACH, pid, 0usize, sig as usize) };
+    check(r, "PTRACE_DETACH").map(|_| ())
 }
