@@ -9,7 +9,10 @@ use crate::{Error, Result};
 pub enum DataMode {
     /// Every byte of every buffer.
     Full,
-    /// Metadata only: buffers are recorded as not captured (lengths stay in the counts).
+    /// Data buffers as their length and BLAKE3 digest; paths, structs and argv in full.
+    Hash,
+    /// Metadata only: data buffers are not read at all (recorded as not captured; lengths stay
+    /// in the counts and return values); paths, structs and argv are kept.
     None,
 }
 

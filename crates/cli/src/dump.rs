@@ -191,6 +191,10 @@ fn json_arg(v: &ArgValue) -> Json {
     match v {
         ArgValue::Absent => Json::Null,
         ArgValue::NotCaptured => json!({"not_captured": true}),
+        ArgValue::Hashed { len, blake3 } => {
+            let hex: String = blake3.iter().map(|b| format!("{b:02x}")).collect();
+            json!({"len": len, "blake3": hex})
+        }
         ArgValue::Int(i) => json!(i),
         ArgValue::Data(d) => json_bytes(d),
         ArgValue::Iov(v) => Json::Array(

@@ -24,7 +24,10 @@ pub enum Backend {
 pub enum Data {
     /// Every byte of every buffer (read and written data, paths, struct results).
     Full,
-    /// Metadata only: arguments and results, no buffer contents.
+    /// Data buffers as their length and BLAKE3 digest (enough to verify a replay's data);
+    /// paths, struct results and argv in full.
+    Hash,
+    /// Metadata only: arguments, results, paths and struct results; data buffers are not read.
     None,
 }
 
@@ -119,6 +122,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
     let selection = Selection::parse(&a.syscalls).context("--syscalls")?;
     let data = match a.data {
         Data::Full => DataMode::Full,
+        Data::Hash => DataMode::Hash,
         Data::None => DataMode::None,
     };
     let [host, release, version, machine] = uname();

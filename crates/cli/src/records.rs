@@ -16,7 +16,7 @@ pub struct EventRecord<'a>(pub &'a Event);
 
 fn arg_value(v: &ArgValue) -> FieldValue<'_> {
     match v {
-        ArgValue::Absent | ArgValue::NotCaptured => FieldValue::Null,
+        ArgValue::Absent | ArgValue::NotCaptured | ArgValue::Hashed { .. } => FieldValue::Null,
         ArgValue::Int(i) => FieldValue::Int(*i),
         ArgValue::Data(d) => FieldValue::Bytes(Cow::Borrowed(d.strip_suffix(&[0]).unwrap_or(d))),
         ArgValue::Iov(v) => FieldValue::Int(v.iter().map(|i| i.requested as i64).sum()),

@@ -273,3 +273,53 @@ fn attach_errors_say_why() {
     let _ = first.kill();
     let _ = first.wait();
 }
+
+#[test]
+fn data_hash_and_none_keep_metadata_and_drop_bulk_bytes() {
+    let d = scratch("modes");
+    let input = d.join("in.txt");
+    let content = b"a line that cat reads and writes\n".repeat(100);
+    std::fs::write(&input, &content).unwrap();
+    let mut want_path = input.to_str().unwrap().as_bytes().to_vec();
+    want_path.push(0);
+    for mode in ["hash", "none"] {
+        let trace = d.join(format!("{mode}.ds"));
+        let o = bin()
+            .args(["record", "-q", "--data", mode, "-o"])
+            .arg(&trace)
+            .args(["--", "cat", input.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        let ev = events(&trace);
+        // Paths are metadata: kept in full.
+        let open = ev
+            .iter()
+            .find(|e| {
+                e.name == "openat"
+                    && e.arg("pathname").and_then(ArgValue::as_data) == Some(&want_path[..])
+            })
+            .unwrap_or_else(|| panic!("{mode}: openat with its path"));
+        let fd = ArgValue::Int(open.ret.unwrap());
+        let reads: Vec<&Event> = ev
+            .iter()
+            .filter(|e| {
+                e.unique_id > open.unique_id && e.name == "read" && e.arg("fd") == Some(&fd)
+            })
+            .collect();
+        assert!(!reads.is_empty());
+        let first = reads[0];
+        assert_eq!(first.ret, Some(content.len() as i64));
+        match (mode, first.arg("buf").unwrap()) {
+            ("hash", ArgValue::Hashed { len, blake3 }) => {
+                assert_eq!(*len, content.len() as u64);
+                assert_eq!(blake3, blake3::hash(&content).as_bytes());
+            }
+            ("none", ArgValue::NotCaptured) => assert!(first.buffer_not_captured),
+            (m, other) => panic!("{m}: read buffer recorded as {other:?}"),
+        }
+        // Struct results (fstat) stay: they are metadata.
+        assert!(ev.iter().any(|e| matches!(e.name.as_str(), "fstat" | "fstatat")
+            && e.arg("statbuf").and_then(ArgValue::as_data).is_some_and(|b| b.len() == 144)));
+    }
+}

@@ -16,6 +16,9 @@ pub enum ArgValue {
     Iov(Vec<IovValue>),
     /// A string array (argv, envp), each element without its NUL.
     Strings(Vec<Vec<u8>>),
+    /// A data buffer recorded as its length and BLAKE3 digest (`--data hash`); for iovecs, of
+    /// the vectors' data concatenated.
+    Hashed { len: u64, blake3: [u8; 32] },
 }
 
 impl ArgValue {

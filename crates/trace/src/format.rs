@@ -150,6 +150,13 @@ fn fmt_struct(out: &mut String, s: Struct, b: &[u8], strsize: usize) {
 pub fn format_arg(out: &mut String, kind: ArgKind, v: &ArgValue, strsize: usize) {
     match (kind, v) {
         (_, ArgValue::NotCaptured) => out.push_str("<not captured>"),
+        (_, ArgValue::Hashed { len, blake3 }) => {
+            let _ = write!(out, "<{len} bytes, blake3 ");
+            for b in &blake3[..8] {
+                let _ = write!(out, "{b:02x}");
+            }
+            out.push_str("..>");
+        }
         (k, ArgValue::Absent) if k.is_pointer_data() => out.push_str("NULL"),
         (_, ArgValue::Absent) => out.push('?'),
         (ArgKind::DirFd, ArgValue::Int(-100)) => out.push_str("AT_FDCWD"),

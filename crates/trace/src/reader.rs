@@ -385,6 +385,17 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
             ev.args.push(v);
         }
     }
+    if let Some(b) = cm.data_digests.and_then(|f| e.bytes(row, f)) {
+        for rec in b.chunks_exact(42) {
+            let i = usize::from(u16::from_le_bytes([rec[0], rec[1]]));
+            let len = u64::from_le_bytes(rec[2..10].try_into().unwrap_or([0; 8]));
+            let mut blake3 = [0u8; 32];
+            blake3.copy_from_slice(&rec[10..42]);
+            if let Some(slot) = ev.args.get_mut(i) {
+                *slot = ArgValue::Hashed { len, blake3 };
+            }
+        }
+    }
     for f in [l.iov_number, l.continuation].into_iter().flatten() {
         mapped.push(f);
     }

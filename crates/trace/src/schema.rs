@@ -48,6 +48,7 @@ pub struct CommonFields {
     pub return_value: Option<usize>,
     pub unique_id: Option<usize>,
     pub buffer_not_captured: Option<usize>,
+    pub data_digests: Option<usize>,
 }
 
 impl CommonFields {
@@ -69,6 +70,7 @@ impl CommonFields {
             return_value: f("return_value"),
             unique_id: f("unique_id"),
             buffer_not_captured: f("buffer_not_captured"),
+            data_digests: f("data_digests"),
         }
     }
 
@@ -90,6 +92,7 @@ impl CommonFields {
             self.return_value,
             self.unique_id,
             self.buffer_not_captured,
+            self.data_digests,
         ]
         .into_iter()
         .flatten()
@@ -282,6 +285,9 @@ fn common_fields() -> Vec<FieldDesc> {
         })
         .collect();
     v.push(FieldDesc::new("executing_gid", FieldType::Int32).nullable(true));
+    // `--data hash`: per hashed argument, u16 argument index + u64 length + 32-byte BLAKE3
+    // digest (little-endian), concatenated. Null when nothing was hashed.
+    v.push(FieldDesc::new("data_digests", FieldType::Variable32).nullable(true));
     v
 }
 
@@ -349,4 +355,33 @@ pub fn extent_type_for(def: &SyscallDef) -> dataseries::Result<ExtentType> {
         }
     }
     b.build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/TRACE_FORMAT.md §3.1 shows the `read` type's XML and layout; keep them true.
+    #[test]
+    fn read_type_matches_the_documented_layout() {
+        let l = Schema::ours().call("read").unwrap();
+        let ty = &l.ty;
+        assert_eq!(ty.record_size(), 104);
+        let off = |n: &str| ty.field_offset(ty.field_index(n).unwrap()).unwrap().0;
+        for (name, o) in [
+            ("errno_number", 4),
+            ("executing_gid", 32),
+            ("descriptor", 36),
+            ("errno_string", 40),
+            ("data_digests", 44),
+            ("data_read", 48),
+            ("return_value", 56),
+            ("unique_id", 88),
+            ("bytes_requested", 96),
+        ] {
+            assert_eq!(off(name), o, "{name}");
+        }
+        let doc = include_str!("../../../docs/TRACE_FORMAT.md");
+        assert!(doc.contains(ty.xml().trim_end()), "TRACE_FORMAT.md shows the read type's XML");
+    }
 }

@@ -411,6 +411,19 @@ fn write_common(st: &mut CallState, ev: &Event, id: u64) -> Result<()> {
     if let Some(f) = c.buffer_not_captured {
         b.set(f, Value::Bool(ev.buffer_not_captured))?;
     }
+    if let Some(f) = c.data_digests {
+        let mut d = Vec::new();
+        for (i, a) in ev.args.iter().enumerate() {
+            if let ArgValue::Hashed { len, blake3 } = a {
+                d.extend_from_slice(&(i as u16).to_le_bytes());
+                d.extend_from_slice(&len.to_le_bytes());
+                d.extend_from_slice(blake3);
+            }
+        }
+        if !d.is_empty() {
+            b.set(f, Value::Bytes(&d))?;
+        }
+    }
     Ok(())
 }
 
@@ -436,7 +449,11 @@ fn write_args(st: &mut CallState, ev: &Event) -> Result<()> {
         match v {
             ArgValue::Int(x) => set_int(&mut st.builder, &ty, f, *x)?,
             ArgValue::Data(d) => set_bytes(&mut st.builder, &ty, f, d)?,
-            ArgValue::Absent | ArgValue::NotCaptured | ArgValue::Iov(_) | ArgValue::Strings(_) => {}
+            ArgValue::Absent
+            | ArgValue::NotCaptured
+            | ArgValue::Iov(_)
+            | ArgValue::Strings(_)
+            | ArgValue::Hashed { .. } => {}
         }
     }
     for d in &st.derived {

@@ -151,6 +151,42 @@ fn eval_len(
     }
 }
 
+/// Bulk data (file contents moving through read/write and friends), as opposed to the
+/// metadata that pointers also carry (paths, names, struct results, argv). `--data hash|none`
+/// apply to bulk data only.
+fn is_bulk(kind: ArgKind) -> bool {
+    matches!(
+        kind,
+        ArgKind::InBuf(l) | ArgKind::OutBuf(l) if l != Len::CStr
+    ) || matches!(kind, ArgKind::IovIn { .. } | ArgKind::IovOut { .. })
+}
+
+/// Replace bulk data by its length and digest (`--data hash`).
+fn hash_bulk(def: &SyscallDef, ev: &mut Event) {
+    for (a, v) in def.args.iter().zip(ev.args.iter_mut()) {
+        if !is_bulk(a.kind) {
+            continue;
+        }
+        let mut h = blake3::Hasher::new();
+        let len = match v {
+            ArgValue::Data(d) => {
+                h.update(d);
+                d.len() as u64
+            }
+            ArgValue::Iov(vs) => vs
+                .iter()
+                .filter_map(|i| i.data.as_ref())
+                .map(|d| {
+                    h.update(d);
+                    d.len() as u64
+                })
+                .sum(),
+            _ => continue,
+        };
+        *v = ArgValue::Hashed { len, blake3: *h.finalize().as_bytes() };
+    }
+}
+
 /// Scalar register → the value recorded (C `int`s sign-extended, `mode_t` zero-extended).
 fn scalar(kind: ArgKind, raw: u64) -> i64 {
     match kind {
@@ -210,7 +246,10 @@ impl Tracer<'_> {
         if self.detaching {
             // Leave the thread running, untraced (a call in progress loses its result).
             if let Some(t) = self.threads.remove(&tid) {
-                if let Some(p) = t.pending {
+                if let Some(mut p) = t.pending {
+                    if self.opts.data == DataMode::Hash {
+                        hash_bulk(p.def, &mut p.ev);
+                    }
                     let _ = self.sink.push(p.ev);
                 }
             }
@@ -242,7 +281,7 @@ impl Tracer<'_> {
             return Ok(());
         };
         let args = info.args();
-        let full = self.opts.data == DataMode::Full;
+        let skip_bulk = self.opts.data == DataMode::None;
         let p = self.thread(tid).info;
         let mut ev = Event::new(def);
         ev.time_called = Some(now_ns());
@@ -263,7 +302,7 @@ impl Tracer<'_> {
                 | ArgKind::Mode
                 | ArgKind::Addr => ArgValue::Int(scalar(a.kind, raw)),
                 _ if raw == 0 => ArgValue::Absent,
-                _ if !full => {
+                k if skip_bulk && is_bulk(k) => {
                     ev.buffer_not_captured = true;
                     ArgValue::NotCaptured
                 }
@@ -327,6 +366,9 @@ impl Tracer<'_> {
         }
         if def.ret == Ret::NoReturn && matches!(def.name, "exit" | "exit_group") {
             // These never come back: record them now.
+            if self.opts.data == DataMode::Hash {
+                hash_bulk(def, &mut ev);
+            }
             self.emit(ev)?;
             self.resume(tid, 0);
             return Ok(());
@@ -345,7 +387,7 @@ impl Tracer<'_> {
         };
         let info = sys::get_syscall_info(tid);
         ev.time_returned = Some(now_ns());
-        let full = self.opts.data == DataMode::Full;
+        let skip_bulk = self.opts.data == DataMode::None;
         match info {
             Ok(i) if i.op == sys::PTRACE_SYSCALL_INFO_EXIT => {
                 let is_error = i.data[1] as u8 != 0;
@@ -385,7 +427,7 @@ impl Tracer<'_> {
                 }
                 _ if !a.kind.is_output() || raw == 0 => {}
                 _ if !ok => ev.args[idx] = ArgValue::Absent,
-                _ if !full => {
+                k if skip_bulk && is_bulk(k) => {
                     ev.buffer_not_captured = true;
                     ev.args[idx] = ArgValue::NotCaptured;
                 }
@@ -439,6 +481,9 @@ impl Tracer<'_> {
                 t.info = info;
             }
         }
+        if self.opts.data == DataMode::Hash {
+            hash_bulk(def, &mut ev);
+        }
         self.emit(ev)?;
         self.resume(tid, 0);
         Ok(())
@@ -450,6 +495,9 @@ impl Tracer<'_> {
                 // Killed inside the call (e.g. another thread's exit_group): no result.
                 let mut ev = p.ev;
                 ev.time_returned = None;
+                if self.opts.data == DataMode::Hash {
+                    hash_bulk(p.def, &mut ev);
+                }
                 self.emit(ev)?;
             }
         }
