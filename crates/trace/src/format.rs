@@ -11,9 +11,27 @@ mod errno_table {
     include!("generated_errno.rs");
 }
 
-/// The symbolic name of an errno value (`ENOENT`).
+/// Kernel-internal codes a tracer sees at the exit of an interrupted call (linux/errno.h, not
+/// part of the UAPI). The program itself never sees them: the kernel turns them into a
+/// transparent restart (a following record of the same call) or into EINTR when it delivers
+/// the signal.
+const KERNEL_INTERNAL: &[(i32, &str)] = &[
+    (512, "ERESTARTSYS"),
+    (513, "ERESTARTNOINTR"),
+    (514, "ERESTARTNOHAND"),
+    (515, "ENOIOCTLCMD"),
+    (516, "ERESTART_RESTARTBLOCK"),
+];
+
+/// True for the kernel-internal restart codes (see [`errno_name`]).
+pub fn is_restart_errno(e: i32) -> bool {
+    matches!(e, 512..=514 | 516)
+}
+
+/// The symbolic name of an errno value (`ENOENT`), including the kernel-internal restart codes
+/// a tracer sees (`ERESTARTSYS`).
 pub fn errno_name(e: i32) -> Option<&'static str> {
-    errno_table::ERRNO_NAMES.iter().find(|(n, _)| *n == e).map(|(_, s)| *s)
+    errno_table::ERRNO_NAMES.iter().chain(KERNEL_INTERNAL).find(|(n, _)| *n == e).map(|(_, s)| *s)
 }
 
 /// How much to show.
@@ -231,9 +249,15 @@ pub fn format_event(ev: &Event, o: &FormatOptions) -> String {
     s.push_str(&ev.name);
     s.push('(');
     if let Some(def) = ev.def {
+        let no_result = ev.failed() || ev.ret.is_none();
         for (i, (a, v)) in def.args.iter().zip(&ev.args).enumerate() {
             if i > 0 {
                 s.push_str(", ");
+            }
+            if no_result && a.kind.is_output() && *v == ArgValue::Absent {
+                // Nothing was written by the kernel; the pointer itself was not NULL.
+                s.push('?');
+                continue;
             }
             format_arg(&mut s, a.kind, v, o.strsize);
         }

@@ -419,10 +419,16 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
     if let Some(def) = l.def {
         if let Some(f_iov) = l.iov_number {
             let header = e.i32(row, f_iov) == Some(-1);
-            let ai = def
-                .args
-                .iter()
-                .position(|a| matches!(a.kind, ArgKind::IovIn { .. } | ArgKind::IovOut { .. }));
+            // Vector calls, and sendmsg/recvmsg whose message data is stored the same way.
+            let ai = def.args.iter().position(|a| {
+                matches!(
+                    a.kind,
+                    ArgKind::IovIn { .. }
+                        | ArgKind::IovOut { .. }
+                        | ArgKind::InStruct(ra_syscalls::Struct::Msghdr, _)
+                        | ArgKind::InOutStruct(ra_syscalls::Struct::Msghdr, _)
+                )
+            });
             if let (true, Some(ai)) = (header, ai) {
                 let data_f = l.arg_fields[ai];
                 let mut vecs = Vec::new();

@@ -161,15 +161,6 @@ impl CallLayout {
             ty,
         }
     }
-
-    /// True when records of this call come in groups (iovecs, execve strings).
-    pub fn is_multi_record(&self) -> bool {
-        self.def.is_some_and(|d| {
-            d.args.iter().any(|a| {
-                matches!(a.kind, ArgKind::IovIn { .. } | ArgKind::IovOut { .. } | ArgKind::StrArray)
-            })
-        })
-    }
 }
 
 /// Our complete schema: the extent types every trace we write declares.

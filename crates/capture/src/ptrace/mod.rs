@@ -158,7 +158,13 @@ fn is_bulk(kind: ArgKind) -> bool {
     matches!(
         kind,
         ArgKind::InBuf(l) | ArgKind::OutBuf(l) if l != Len::CStr
-    ) || matches!(kind, ArgKind::IovIn { .. } | ArgKind::IovOut { .. })
+    ) || matches!(
+        kind,
+        ArgKind::IovIn { .. }
+            | ArgKind::IovOut { .. }
+            | ArgKind::InStruct(Struct::Msghdr, _)
+            | ArgKind::InOutStruct(Struct::Msghdr, _)
+    )
 }
 
 /// Replace bulk data by its length and digest (`--data hash`).
@@ -185,6 +191,31 @@ fn hash_bulk(def: &SyscallDef, ev: &mut Event) {
         };
         *v = ArgValue::Hashed { len, blake3: *h.finalize().as_bytes() };
     }
+}
+
+/// The iovecs (`msg_iov`, `msg_iovlen`) of a `struct msghdr` at `addr`.
+fn msghdr_iovecs(pid: Pid, addr: u64) -> Option<Vec<(u64, u64)>> {
+    let h = mem::read(pid, addr, 56);
+    if h.len() < 32 {
+        return None;
+    }
+    let iov = u64::from_le_bytes(h[16..24].try_into().ok()?);
+    let n = u64::from_le_bytes(h[24..32].try_into().ok()?);
+    mem::read_iovecs(pid, iov, usize::try_from(n).ok()?)
+}
+
+/// Argument indices holding a `socklen_t *` that another argument's length refers to
+/// ([`Len::DerefArg`]): their field records `*ptr` after the call, not the pointer.
+fn deref_len_args(def: &SyscallDef) -> Vec<usize> {
+    def.args
+        .iter()
+        .filter_map(|a| match a.kind {
+            ArgKind::OutBuf(Len::DerefArg(n))
+            | ArgKind::OutStruct(_, Len::DerefArg(n))
+            | ArgKind::InOutStruct(_, Len::DerefArg(n)) => Some(n),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Scalar register → the value recorded (C `int`s sign-extended, `mode_t` zero-extended).
@@ -328,6 +359,22 @@ impl Tracer<'_> {
                     }
                     None => ArgValue::NotCaptured,
                 },
+                // sendmsg: the data is in the message's iovecs (Re-Animator's vector layout).
+                ArgKind::InStruct(Struct::Msghdr, _) => match msghdr_iovecs(tid, raw) {
+                    Some(v) if !skip_bulk => ArgValue::Iov(
+                        v.into_iter()
+                            .map(|(base, len)| IovValue {
+                                requested: len,
+                                data: Some(mem::read(tid, base, len.min(1 << 31) as usize)),
+                            })
+                            .collect(),
+                    ),
+                    Some(_) => {
+                        ev.buffer_not_captured = true;
+                        ArgValue::NotCaptured
+                    }
+                    None => ArgValue::NotCaptured,
+                },
                 ArgKind::InStruct(s, len) => match eval_len(tid, len, Some(s), &args, None) {
                     Some(n) => {
                         let b = mem::read(tid, raw, n);
@@ -403,9 +450,51 @@ impl Tracer<'_> {
         }
         let ok = ev.errno == Some(0);
         let ret = ev.ret;
+        for n in deref_len_args(def) {
+            if args[n] != 0 {
+                let b = mem::read(tid, args[n], 4);
+                if let Ok(w) = <[u8; 4]>::try_from(b.as_slice()) {
+                    ev.args[n] = ArgValue::Int(i64::from(u32::from_le_bytes(w)));
+                }
+            }
+        }
         for (idx, a) in def.args.iter().enumerate() {
             let raw = args[idx];
             match a.kind {
+                ArgKind::InStruct(Struct::Msghdr, _) if def.ret == Ret::Count => {
+                    if let (ArgValue::Iov(v), Some(r)) = (&mut ev.args[idx], ret) {
+                        let mut left = r.max(0) as usize;
+                        for iov in v.iter_mut() {
+                            if let Some(d) = &mut iov.data {
+                                d.truncate(left);
+                                left -= d.len();
+                            }
+                        }
+                    }
+                }
+                ArgKind::InOutStruct(Struct::Msghdr, _) if ok && raw != 0 => {
+                    // recvmsg: what arrived is in the message's iovecs, `ret` bytes in order.
+                    let mut left = ret.unwrap_or(0).max(0) as u64;
+                    ev.args[idx] = match msghdr_iovecs(tid, raw) {
+                        Some(_) if skip_bulk => {
+                            ev.buffer_not_captured = true;
+                            ArgValue::NotCaptured
+                        }
+                        Some(v) => ArgValue::Iov(
+                            v.into_iter()
+                                .map(|(base, len)| {
+                                    let n = len.min(left);
+                                    left -= n;
+                                    IovValue {
+                                        requested: len,
+                                        data: Some(mem::read(tid, base, n as usize)),
+                                    }
+                                })
+                                .collect(),
+                        ),
+                        None => ArgValue::NotCaptured,
+                    };
+                }
                 // Input buffers of calls that report how much they consumed keep that much.
                 ArgKind::InBuf(Len::Arg(_)) if def.ret == Ret::Count => {
                     if let (ArgValue::Data(d), Some(r)) = (&mut ev.args[idx], ret) {

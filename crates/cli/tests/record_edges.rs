@@ -1,0 +1,99 @@
+//! The ptrace recorder on the hard cases of process tracing: signals interrupting calls and
+//! restarted calls, execve from a non-leader thread (the tid changes), exit_group while other
+//! threads are blocked in captured calls. Programs: crates/testkit/c/{sigrestart,threadexec,
+//! exitgroup}.c.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use ra_trace::{ArgValue, Event, TraceReader};
+
+fn record(name: &str) -> (std::process::Output, Vec<Event>) {
+    let dir = std::env::temp_dir().join(format!("ra-edge-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.ds");
+    let t0 = Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+        .args(["record", "-q", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(ra_testkit::program(name))
+        .output()
+        .unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(30), "{name}: the recording ended");
+    let ev = TraceReader::open(&trace).unwrap().events(None).map(|e| e.unwrap()).collect();
+    (o, ev)
+}
+
+fn json(o: &std::process::Output) -> serde_json::Value {
+    let out = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(out.lines().last().expect("the program's JSON line")).unwrap()
+}
+
+#[test]
+fn interrupted_and_restarted_calls_are_recorded_as_the_kernel_reports_them() {
+    let (o, ev) = record("sigrestart");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = json(&o);
+    let fd = ArgValue::Int(j["read_fd"].as_i64().unwrap());
+    let reads: Vec<&Event> =
+        ev.iter().filter(|e| e.name == "read" && e.arg("fd") == Some(&fd)).collect();
+    // The program's own read on the pipe: interrupted by SIGALRM (the tracer sees the
+    // kernel-internal ERESTARTSYS), restarted by the kernel (SA_RESTART), then "late".
+    let last = reads.last().unwrap();
+    assert_eq!(
+        (last.ret, last.arg("buf").and_then(ArgValue::as_data)),
+        (Some(4), Some(&b"late"[..]))
+    );
+    assert!(
+        reads.iter().any(|e| e.errno.is_some_and(ra_trace::format::is_restart_errno)),
+        "the interruption is recorded"
+    );
+    // Without SA_RESTART the same happens at the syscall boundary; the program sees EINTR.
+    let fd2 = ArgValue::Int(j["eintr_fd"].as_i64().unwrap());
+    let r2: Vec<&Event> =
+        ev.iter().filter(|e| e.name == "read" && e.arg("fd") == Some(&fd2)).collect();
+    assert!(!r2.is_empty() && r2.iter().all(|e| e.ret == Some(-1)));
+    assert_eq!(j["eintr_errno"], 4);
+}
+
+#[test]
+fn exec_from_a_thread_is_followed() {
+    let (o, ev) = record("threadexec");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = json(&o);
+    let pid = j["pid"].as_i64().unwrap() as i32;
+    let tid = j["exec_tid"].as_i64().unwrap() as i32;
+    assert_ne!(pid, tid);
+    let exec = ev
+        .iter()
+        .find(|e| {
+            e.name == "execve"
+                && e.arg("pathname").and_then(ArgValue::as_data) == Some(b"/bin/true\0")
+        })
+        .expect("the thread's execve");
+    assert_eq!((exec.pid, exec.tid, exec.ret), (Some(pid), Some(tid), Some(0)));
+    // After the exec the program runs as the process's leader id.
+    let after: Vec<&Event> = ev.iter().filter(|e| e.unique_id > exec.unique_id).collect();
+    assert!(!after.is_empty());
+    assert!(after.iter().all(|e| e.pid == Some(pid) && e.tid == Some(pid)), "tid became the pid");
+    assert_eq!(after.last().map(|e| e.name.as_str()), Some("exit_group"));
+}
+
+#[test]
+fn exit_group_with_threads_blocked_in_calls_neither_hangs_nor_loses_them() {
+    let (o, ev) = record("exitgroup");
+    assert_eq!(o.status.code(), Some(7));
+    let j = json(&o);
+    let fd = ArgValue::Int(j["pipe_read_fd"].as_i64().unwrap());
+    let eg = ev.iter().find(|e| e.name == "exit_group").expect("exit_group");
+    assert_eq!(eg.arg("status"), Some(&ArgValue::Int(7)));
+    // Each of the four threads' reads is in the trace, cut short by the exit: no result.
+    let unfinished: std::collections::BTreeSet<i32> = ev
+        .iter()
+        .filter(|e| e.name == "read" && e.arg("fd") == Some(&fd) && e.ret.is_none())
+        .filter_map(|e| e.tid)
+        .collect();
+    assert_eq!(unfinished.len(), 4, "{unfinished:?}");
+}

@@ -1,0 +1,61 @@
+//! Test programs for reanimator's end-to-end tests, and small helpers shared by them.
+//!
+//! `build.rs` compiles every `c/*.c` of this crate with the system C compiler into
+//! `$OUT_DIR/bin/<stem>`; [`program`] returns the path of one of them. The programs:
+//!
+//! - `workload`: makes every call of the default (`storage`) capture set directly through
+//!   `syscall(2)` with sentinel arguments, in a scratch directory, and logs each call with its
+//!   arguments, buffers and result as one JSON line (see the comment at the top of
+//!   `c/workload.c`). `crates/cli/tests/record_conformance.rs` records it and compares the trace
+//!   with the log.
+//!
+//! Tests that need the `reanimator` binary live in `crates/cli/tests` (only that crate's tests
+//! get `CARGO_BIN_EXE_reanimator`) and use this crate as a dev-dependency.
+
+use std::path::PathBuf;
+
+/// Where `build.rs` put the compiled programs.
+const BIN_DIR: &str = concat!(env!("OUT_DIR"), "/bin");
+
+/// The path of the compiled test program `name` (the stem of `c/<name>.c`).
+///
+/// Panics, naming the programs that exist, when there is no such program.
+pub fn program(name: &str) -> PathBuf {
+    let p = PathBuf::from(BIN_DIR).join(name);
+    if !p.is_file() {
+        panic!("no test program `{name}` in {BIN_DIR}; built: {:?}", programs());
+    }
+    p
+}
+
+/// The names of all compiled test programs, sorted.
+pub fn programs() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(BIN_DIR)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// A fresh, empty directory for one test: `$TMPDIR/ra-<tag>-<pid>`, removed first if a previous
+/// run left it behind. The caller removes it when done (or keeps it to inspect a failure).
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ra-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("create {}: {e}", d.display()));
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn workload_is_built() {
+        let p = super::program("workload");
+        assert!(p.is_file(), "{}", p.display());
+        assert!(super::programs().iter().any(|n| n == "workload"));
+    }
+}
