@@ -97,3 +97,44 @@ fn exit_group_with_threads_blocked_in_calls_neither_hangs_nor_loses_them() {
         .collect();
     assert_eq!(unfinished.len(), 4, "{unfinished:?}");
 }
+
+#[test]
+fn fcntl_locks_keep_their_struct_flock() {
+    if Command::new("sqlite3").arg("-version").output().is_err() {
+        assert!(
+            std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() != Ok("1"),
+            "sqlite3 missing"
+        );
+        eprintln!("skip: sqlite3 not installed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ra-edge-{}-flock", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.ds");
+    let o = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+        .args(["record", "-q", "-o"])
+        .arg(&trace)
+        .args(["--", "sqlite3"])
+        .arg(dir.join("db"))
+        .arg("create table t(x); insert into t values (1);")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ev: Vec<Event> =
+        TraceReader::open(&trace).unwrap().events(None).map(|e| e.unwrap()).collect();
+    let col = |e: &Event, n: &str| e.extra.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+    // sqlite takes its locks with F_SETLK (6) around the lock bytes at 1 GiB.
+    let locks: Vec<&Event> = ev
+        .iter()
+        .filter(|e| e.name == "fcntl" && e.arg("cmd") == Some(&ArgValue::Int(6)))
+        .collect();
+    assert!(!locks.is_empty(), "sqlite3 used F_SETLK");
+    for e in &locks {
+        let t = col(e, "lock_type");
+        assert!(matches!(t, Some(ra_trace::ExtraValue::Int(0..=2))), "lock_type recorded: {t:?}");
+    }
+    assert!(locks
+        .iter()
+        .any(|e| col(e, "lock_start") == Some(ra_trace::ExtraValue::Int(0x4000_0000))));
+}

@@ -76,7 +76,9 @@ pub struct Event {
     /// Aligned with `def.args` (empty for unknown calls).
     pub args: Vec<ArgValue>,
     /// Fields that no argument maps to (e.g. Re-Animator's `full_pathname`, decoded stat
-    /// members, all fields of unknown record types), as read from the trace. Not written.
+    /// members, `fcntl`'s `lock_*` columns, all fields of unknown record types). Read from the
+    /// trace; when writing, an entry whose name is a column of the call's type is stored there
+    /// (columns the writer derives from the arguments are computed afterwards and win).
     pub extra: Vec<(String, ExtraValue)>,
 }
 

@@ -13,7 +13,7 @@ use std::path::Path;
 use dataseries::{DsWriter, ExtentBuilder, ExtentType, FieldType, Value, WriterOptions};
 use ra_syscalls::{flags::FlagSet, ArgKind, Struct};
 
-use crate::event::{ArgValue, Event};
+use crate::event::{ArgValue, Event, ExtraValue};
 use crate::schema::{CallLayout, Schema};
 use crate::structs::{Stat, Statfs};
 use crate::{Error, Result};
@@ -454,6 +454,23 @@ fn write_args(st: &mut CallState, ev: &Event) -> Result<()> {
             | ArgValue::Iov(_)
             | ArgValue::Strings(_)
             | ArgValue::Hashed { .. } => {}
+        }
+    }
+    for (name, v) in &ev.extra {
+        let Some(f) = ty.field_index(name) else { continue };
+        if st.layout.arg_fields.contains(&Some(f)) || st.layout.common.indices().contains(&f) {
+            continue;
+        }
+        match (v, ty.fields()[f].ftype) {
+            // A value the column cannot hold stays null rather than being cut.
+            (ExtraValue::Int(x), FieldType::Int32) if i32::try_from(*x).is_err() => {}
+            (ExtraValue::Int(x), _) => set_int(&mut st.builder, &ty, f, *x)?,
+            (ExtraValue::Bool(b), _) => set_int(&mut st.builder, &ty, f, i64::from(*b))?,
+            (ExtraValue::Bytes(b), _) => set_bytes(&mut st.builder, &ty, f, b)?,
+            (ExtraValue::DoubleBits(b), FieldType::Double) => {
+                st.builder.set(f, Value::Double(f64::from_bits(*b)))?
+            }
+            _ => {}
         }
     }
     for d in &st.derived {

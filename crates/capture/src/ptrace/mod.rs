@@ -204,6 +204,31 @@ fn msghdr_iovecs(pid: Pid, addr: u64) -> Option<Vec<(u64, u64)>> {
     mem::read_iovecs(pid, iov, usize::try_from(n).ok()?)
 }
 
+/// `struct flock` (x86_64, 32 bytes) as Re-Animator's `fcntl` columns.
+fn flock_columns(pid: Pid, addr: u64) -> Vec<(String, ra_trace::ExtraValue)> {
+    let b = mem::read(pid, addr, 32);
+    if b.len() < 32 {
+        return Vec::new();
+    }
+    let i16_at = |o: usize| i64::from(i16::from_le_bytes([b[o], b[o + 1]]));
+    let i64_at = |o: usize| i64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
+    let i32_at = |o: usize| i64::from(i32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4])));
+    [
+        ("lock_type", i16_at(0)),
+        ("lock_whence", i16_at(2)),
+        ("lock_start", i64_at(8)),
+        ("lock_length", i64_at(16)),
+        ("lock_pid", i32_at(24)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), ra_trace::ExtraValue::Int(v)))
+    .collect()
+}
+
+fn is_fcntl_lock(def: &SyscallDef, args: &[u64; 6]) -> bool {
+    def.name == "fcntl" && ra_syscalls::flags::fcntl_arg_is_flock(args[1])
+}
+
 /// Argument indices holding a `socklen_t *` that another argument's length refers to
 /// ([`Len::DerefArg`]): their field records `*ptr` after the call, not the pointer.
 fn deref_len_args(def: &SyscallDef) -> Vec<usize> {
@@ -411,6 +436,9 @@ impl Tracer<'_> {
                 | ArgKind::IovOut { .. } => ArgValue::Absent,
             };
         }
+        if is_fcntl_lock(def, &args) {
+            ev.extra = flock_columns(tid, args[2]);
+        }
         if def.ret == Ret::NoReturn && matches!(def.name, "exit" | "exit_group") {
             // These never come back: record them now.
             if self.opts.data == DataMode::Hash {
@@ -450,6 +478,10 @@ impl Tracer<'_> {
         }
         let ok = ev.errno == Some(0);
         let ret = ev.ret;
+        if ok && is_fcntl_lock(def, &args) && matches!(args[1], 5 | 36) {
+            // F_GETLK / F_OFD_GETLK: the kernel wrote the conflicting lock (or F_UNLCK) back.
+            ev.extra = flock_columns(tid, args[2]);
+        }
         for n in deref_len_args(def) {
             if args[n] != 0 {
                 let b = mem::read(tid, args[n], 4);
