@@ -66,6 +66,9 @@ pub enum Len {
     Fixed(usize),
     /// NUL-terminated: read up to and including the NUL (paths, xattr names).
     CStr,
+    /// The return value (a number of items) times the size of the argument's struct
+    /// (`epoll_wait`'s events).
+    RetTimesStruct,
     /// The size of the struct named by the argument's [`Struct`].
     Struct,
     /// `*(socklen_t *)arg[n]` after the call: the value-result length of sockaddr calls.

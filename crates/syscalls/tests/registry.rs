@@ -311,6 +311,15 @@ fn lengths_point_at_the_right_arguments() {
                         d.name, a.name
                     ))
                 }
+                Some(Len::RetTimesStruct)
+                    if !matches!(d.ret, Ret::Count)
+                        || !matches!(a.kind, ArgKind::OutStruct(..)) =>
+                {
+                    errors.push(format!(
+                        "{}.{}: Len::RetTimesStruct needs a Count return and an output struct",
+                        d.name, a.name
+                    ))
+                }
                 Some(Len::Ret) if !matches!(d.ret, Ret::Count) => {
                     errors.push(format!("{}.{}: Len::Ret but ret is {:?}", d.name, a.name, d.ret))
                 }

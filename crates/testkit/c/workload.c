@@ -1681,14 +1681,14 @@ static void sockets(void)
 	SC4(SYS_epoll_wait, ep1, evs, 5, 0);
 	begin("epoll_wait");
 	a_int("epfd", ep1);
-	a_ptr("events", evs);
+	a_hex("events", evs, g_r > 0 ? (size_t)g_r * sizeof(struct epoll_event) : 0);
 	a_int("maxevents", 5);
 	a_int("timeout", 0);
 	done();
 	SC6(SYS_epoll_pwait, ep1, evs, 5, 0, NULL, 8);
 	begin("epoll_pwait");
 	a_int("epfd", ep1);
-	a_ptr("events", evs);
+	a_hex("events", evs, g_r > 0 ? (size_t)g_r * sizeof(struct epoll_event) : 0);
 	a_int("maxevents", 5);
 	a_int("timeout", 0);
 	a_int("sigmask", 0);
@@ -1698,7 +1698,7 @@ static void sockets(void)
 	SC6(SYS_epoll_pwait2, ep1, evs, 5, &zero, NULL, 8);
 	begin("epoll_pwait2");
 	a_int("epfd", ep1);
-	a_ptr("events", evs);
+	a_hex("events", evs, g_r > 0 ? (size_t)g_r * sizeof(struct epoll_event) : 0);
 	a_int("maxevents", 5);
 	a_ptr("timeout", &zero);
 	a_int("sigmask", 0);

@@ -147,6 +147,9 @@ fn eval_len(
             let b = mem::read(pid, *args.get(n)?, 4);
             Some(u32::from_le_bytes(b.try_into().ok()?) as usize)
         }
+        Len::RetTimesStruct => {
+            Some(usize::try_from(ret?).ok()?.checked_mul(s.map_or(0, struct_size))?.min(1 << 31))
+        }
         Len::CStr => None,
     }
 }
