@@ -323,3 +323,23 @@ fn data_hash_and_none_keep_metadata_and_drop_bulk_bytes() {
             && e.arg("statbuf").and_then(ArgValue::as_data).is_some_and(|b| b.len() == 144)));
     }
 }
+
+#[test]
+fn cpu_binding_is_the_default_and_can_be_turned_off() {
+    let d = scratch("cpu");
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (mode, want) in [("same", 1), ("any", online)] {
+        let trace = d.join(format!("{mode}.ds"));
+        let o = bin()
+            .args(["record", "-q", "--cpu", mode, "-o"])
+            .arg(&trace)
+            .args(["--", "nproc"])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), want.to_string(), "--cpu {mode}");
+        let r = TraceReader::open(&trace).unwrap();
+        let aff = String::from_utf8_lossy(r.info_value("cpu_affinity").unwrap()).into_owned();
+        assert_eq!(aff.starts_with("command and tracer bound to CPU"), mode == "same", "{aff}");
+    }
+}
