@@ -7,9 +7,17 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 # Debian packages:
 #   build-essential pkg-config  - C toolchain for crates with C parts (libfuzzer-sys, codecs)
-#   python3                     - the independent DataSeries decoder used as a test oracle, generators
+#   python3                     - the independent DataSeries decoder used as a test oracle, generators, bench parsers
 #   linux-libc-dev              - UAPI headers the syscall number tables are generated from
-PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates)
+#   sqlite3                     - workload of the record tests (crates/cli/tests/record_programs.rs) and bench/record
+#   tar                         - record tests: traced tar x / tar c of trees the tests build
+#   git                         - record tests: traced git init/add/commit in a scratch repository
+#   coreutils                   - record tests: traced cp -r of a tree (files, empty files, a symlink)
+#   fio                         - bench/record: 4 KiB random-write workload
+#   strace                      - bench/record: the strace baseline the recorder is compared with
+#   hyperfine                   - optional: ad-hoc timing of traced commands (no script requires it)
+PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates
+      sqlite3 tar git coreutils fio strace hyperfine)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -16,9 +16,7 @@
  * then exits STATUS (1 on any error, with the reason on stderr).
  */
 #ifndef _GNU_SOURCE
-#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
-#endif
 #endif
 #include <errno.h>
 #include <fcntl.h>

@@ -17,9 +17,7 @@
  * and exits 0; on any error it prints the reason on stderr and exits 1.
  */
 #ifndef _GNU_SOURCE
-#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
-#endif
 #endif
 #include <errno.h>
 #include <fcntl.h>
