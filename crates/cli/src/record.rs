@@ -45,7 +45,7 @@ pub enum Cpu {
     /// control between them twice, and on a VM a hand-off across CPUs costs a wake-up of an
     /// idle CPU. Several times faster there; the command sees one CPU (like rr).
     Same,
-    /// Leave the command's CPU affinity alone (the tracer polls briefly between stops instead).
+    /// Leave the command's CPU affinity alone.
     Any,
 }
 

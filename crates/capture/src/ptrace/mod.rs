@@ -57,9 +57,6 @@ pub static STOP_REQUESTS: AtomicI32 = AtomicI32::new(0);
 pub static STOP_SIGNAL: AtomicI32 = AtomicI32::new(libc::SIGTERM);
 static IN_RECORD: AtomicBool = AtomicBool::new(false);
 
-/// How long the tracer polls for the next stop before sleeping in waitpid.
-const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
-
 const PTRACE_EVENT_FORK: i32 = 1;
 const PTRACE_EVENT_VFORK: i32 = 2;
 const PTRACE_EVENT_CLONE: i32 = 3;
@@ -646,8 +643,6 @@ impl Tracer<'_> {
 
     fn run(&mut self) -> Result<()> {
         let mut stops_seen = 0;
-        // Sharing a CPU with the tracees, polling would only delay them.
-        let spin = if self.pinned_cpu.is_some() { std::time::Duration::ZERO } else { SPIN };
         loop {
             let requests = STOP_REQUESTS.load(Ordering::Relaxed);
             if requests > stops_seen && self.attach {
@@ -670,7 +665,7 @@ impl Tracer<'_> {
             if self.detaching && self.threads.is_empty() {
                 return Ok(());
             }
-            let (tid, status) = match sys::wait_any_spin(spin) {
+            let (tid, status) = match sys::wait_any() {
                 Ok(Some(x)) => x,
                 Ok(None) => continue,
                 Err(e) if e.raw_os_error() == Some(libc::ECHILD) => return Ok(()),

@@ -100,31 +100,6 @@ fn unsafe_zeroed_siginfo() -> libc::siginfo_t {
     unsafe { std::mem::zeroed() }
 }
 
-/// `waitpid(-1, __WALL)`, first polling for up to `spin` without blocking: a tracee usually
-/// stops again within microseconds, and a tracer that never sleeps between stops avoids the
-/// wake-up latency of an idle CPU (large in VMs). `Ok(None)` when interrupted by a signal.
-pub fn wait_any_spin(spin: std::time::Duration) -> io::Result<Option<(Pid, i32)>> {
-    if !spin.is_zero() {
-        let t0 = std::time::Instant::now();
-        loop {
-            let mut status = 0;
-            // SAFETY: waitpid writes the status into `status`.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::WNOHANG) };
-            if pid > 0 {
-                return Ok(Some((pid, status)));
-            }
-            if pid == -1 {
-                break; // ECHILD or EINTR: let the blocking call report it
-            }
-            if t0.elapsed() >= spin {
-                break;
-            }
-            std::hint::spin_loop();
-        }
-    }
-    wait_any()
-}
-
 /// `waitpid(-1, __WALL)`. `Ok(None)` when interrupted by a signal.
 pub fn wait_any() -> io::Result<Option<(Pid, i32)>> {
     let mut status = 0;
