@@ -39,10 +39,57 @@ def codec_table(rows):
     return "\n".join(out)
 
 
+def _size(n):
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB"
+
+
+# bench/record: how each workload is measured. (label, metric, row key, higher is better)
+RECORD_WORKLOADS = {
+    "fio": ("fio randwrite 4 KiB, psync, 10 s", "IOPS", "iops", True),
+    "sqlite": ("sqlite3 200k inserts, 2,000 txns", "elapsed s", "wall_s", False),
+}
+RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-anycpu"]
+
+
+def record_table(rows):
+    """Median per (workload, config); slowdown against vanilla; reanimator against strace."""
+    from statistics import median
+    out = ["| workload | config | metric: runs | median | slowdown vs vanilla | reanimator vs strace "
+           "| CPU s (median) | trace/log file (median) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for w in dict.fromkeys(r["workload"] for r in rows):
+        label, metric, key, higher = RECORD_WORKLOADS[w]
+        med = {}
+        for c in RECORD_CONFIGS:
+            rs = sorted((r for r in rows if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
+            if rs:
+                med[c] = (median(r[key] for r in rs), rs)
+        for c, (m, rs) in med.items():
+            fmt = (lambda v: f"{v:,.0f}") if higher else (lambda v: f"{v:.2f}")
+            base = med.get("vanilla", (None,))[0]
+            slow = "" if not base else f"{(base / m if higher else m / base):.2f}×"
+            vs = ""
+            # Each reanimator row against the strace row with the same CPU placement.
+            ref = {"reanimator": "strace-1cpu", "reanimator-anycpu": "strace"}.get(c)
+            if ref in med:
+                s = med[ref][0]
+                x = m / s if higher else s / m
+                vs = f"{x:.2f}× {'faster' if x >= 1 else 'slower'}"
+            size = ""
+            if c != "vanilla":
+                size = _size(median(r["out_bytes"] for r in rs))
+                calls = [r["calls"] for r in rs if "calls" in r]
+                if calls:
+                    size += f" ({median(calls):,.0f} calls)"
+            out.append(f"| {label} | {c} | {metric}: {', '.join(fmt(r[key]) for r in rs)} | {fmt(m)} | {slow} "
+                       f"| {vs} | {median(r['cpu_s'] for r in rs):.1f} | {size} |")
+    return "\n".join(out)
+
+
 def main():
     section, results, command = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = [json.loads(l) for l in Path(results).read_text().splitlines() if l.strip()]
-    table = {"codec": codec_table}[section](rows)
+    table = {"codec": codec_table, "record": record_table}[section](rows)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = f"<!-- section:{section} -->\nCommand: `{command}` — {stamp}, {machine()}\n\n{table}\n<!-- /section:{section} -->"
     text = DOC.read_text() if DOC.exists() else "# Performance\n"

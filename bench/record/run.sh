@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Recording benchmark, all cases side by side in one run: fio (4 KiB random writes, psync, one
+# job, 256 MiB file, 10 s time-based) and sqlite3 (200,000 inserts, 100 per transaction, default
+# rollback journal), each run vanilla, under `strace -f -s 65536 -xx -o FILE`, and under
+# `reanimator record --backend ptrace --data full -o FILE`, RUNS times interleaved (vanilla,
+# strace, reanimator, vanilla, ...). Reports median IOPS (fio) and elapsed seconds (sqlite3), the
+# ratios against vanilla, reanimator's speedup over strace, CPU time and the trace/log sizes;
+# writes the table to docs/PERFORMANCE.md (section "record").
+#   bash bench/record/run.sh [RUNS]      (default 3; scratch files under /var/tmp or $BENCH_DIR)
+# Needs only what scripts/install-deps.sh installs (fio, sqlite3, strace, python3, cargo).
+set -euo pipefail
+export LC_ALL=C
+cd "$(dirname "$0")/../.."
+RUNS="${1:-3}"
+for p in fio sqlite3 strace python3 cargo; do
+  command -v "$p" >/dev/null 2>&1 || { echo "bench/record: $p not found; run: bash scripts/install-deps.sh" >&2; exit 1; }
+done
+cargo build --release -q -p reanimator
+RA="$(realpath "${CARGO_TARGET_DIR:-target}/release/reanimator")"
+DIR="${BENCH_DIR:-$(mktemp -d /var/tmp/bench-record.XXXXXX)}"
+mkdir -p "$DIR"
+trap 'rm -rf "$DIR"' EXIT
+OUT="$DIR/results.jsonl"
+: >"$OUT"
+
+drop_caches() {
+  sync
+  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; fi
+}
+# Children's user + system seconds from the shell's `times` (second line: "0m1.234s 0m0.567s").
+cpu_of() { awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.3f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"; }
+
+# bench WORKLOAD CONFIG RUN CMD...: one timed run of CMD (stdin from $STDIN) under CONFIG, one
+# JSON line appended to $OUT.
+bench() {
+  local workload=$1 cfg=$2 run=$3 out="" st=0 t0 t1
+  shift 3
+  local -a wrap=()
+  case $cfg in
+    vanilla) ;;
+    strace) out="$DIR/out.strace"; wrap=(strace -f -s 65536 -xx -o "$out") ;;
+    # strace with tracer and command bound to one CPU, as reanimator does by default.
+    strace-1cpu) out="$DIR/out.strace"; wrap=(taskset -c 0 strace -f -s 65536 -xx -o "$out") ;;
+    reanimator) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full -o "$out" --) ;;
+    reanimator-anycpu) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --cpu any -o "$out" --) ;;
+  esac
+  rm -f "$DIR"/out.* "$DIR/fio.json"
+  [ "$workload" = sqlite ] && rm -f "$DIR/s.db" "$DIR/s.db-journal"
+  drop_caches
+  times >"$DIR/times.0"
+  t0=$EPOCHREALTIME
+  "${wrap[@]}" "$@" <"${STDIN:-/dev/null}" >"$DIR/stdout" 2>"$DIR/stderr" || st=$?
+  t1=$EPOCHREALTIME
+  times >"$DIR/times.1"
+  if [ "$st" -ne 0 ]; then
+    if [[ "$cfg" = reanimator* ]]; then
+      echo "bench/record: \`reanimator record\` failed on $workload (run $run) with exit status $st" \
+        "(2: reanimator itself failed; otherwise the recorded command's status). Its stderr:" >&2
+    else
+      echo "bench/record: $workload ($cfg, run $run) failed with exit status $st. Its stderr:" >&2
+    fi
+    tail -n 20 "$DIR/stderr" >&2
+    exit 1
+  fi
+  local wall cpu size=0
+  wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+  cpu=$(awk -v a="$(cpu_of "$DIR/times.0")" -v b="$(cpu_of "$DIR/times.1")" 'BEGIN { printf "%.3f", b - a }')
+  [ -n "$out" ] && [ -e "$out" ] && size=$(stat -c %s "$out")
+  python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" >>"$OUT"
+  printf '%-7s %-10s run %s: %s\n' "$workload" "$cfg" "$run" "$(tail -n 1 "$OUT")" >&2
+  rm -f "$DIR"/out.*
+}
+
+# fio: lay the file out once, then time random 4 KiB overwrites.
+FIO_ARGS=(--name=rw --filename="$DIR/fio.dat" --size=256M --rw=randwrite --bs=4k --ioengine=psync
+  --numjobs=1 --runtime=10 --time_based --output-format=json --output="$DIR/fio.json")
+fio --name=lay --filename="$DIR/fio.dat" --size=256M --rw=write --bs=1M --ioengine=psync >/dev/null
+for i in $(seq "$RUNS"); do
+  for cfg in vanilla strace strace-1cpu reanimator reanimator-anycpu; do
+    STDIN=/dev/null bench fio "$cfg" "$i" fio "${FIO_ARGS[@]}"
+  done
+done
+rm -f "$DIR/fio.dat"
+
+# sqlite3: 2,000 transactions of 100 inserts (27.6 MB of SQL), file database, rollback journal.
+python3 - "$DIR/ins.sql" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("CREATE TABLE t(k INTEGER, v TEXT);\n")
+    v = "x" * 100
+    for t in range(2000):
+        f.write("BEGIN;\n")
+        for i in range(100):
+            f.write(f"INSERT INTO t(k,v) VALUES({t * 100 + i},'{v}');\n")
+        f.write("COMMIT;\n")
+PY
+for i in $(seq "$RUNS"); do
+  for cfg in vanilla strace strace-1cpu reanimator reanimator-anycpu; do
+    STDIN="$DIR/ins.sql" bench sqlite "$cfg" "$i" sqlite3 "$DIR/s.db"
+  done
+done
+
+python3 bench/update_perf.py record "$OUT" "bash bench/record/run.sh $RUNS"
+cat "$OUT"
