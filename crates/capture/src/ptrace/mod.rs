@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::SystemTime;
 
 use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
@@ -55,7 +55,6 @@ pub struct Outcome {
 pub static STOP_REQUESTS: AtomicI32 = AtomicI32::new(0);
 /// The signal to forward to the traced command on the first stop request.
 pub static STOP_SIGNAL: AtomicI32 = AtomicI32::new(libc::SIGTERM);
-static IN_RECORD: AtomicBool = AtomicBool::new(false);
 
 const PTRACE_EVENT_FORK: i32 = 1;
 const PTRACE_EVENT_VFORK: i32 = 2;
@@ -250,6 +249,44 @@ fn deref_len_args(def: &SyscallDef) -> Vec<usize> {
         .collect()
 }
 
+/// Read the data of `vecs`, at most `limit` bytes in all, in order (`None`: each vector whole).
+fn read_iov_data(pid: Pid, vecs: Vec<(u64, u64)>, limit: Option<u64>) -> ArgValue {
+    let mut left = limit.unwrap_or(u64::MAX);
+    ArgValue::Iov(
+        vecs.into_iter()
+            .map(|(base, len)| {
+                let n = len.min(left).min(1 << 31);
+                left -= n;
+                IovValue { requested: len, data: Some(mem::read(pid, base, n as usize)) }
+            })
+            .collect(),
+    )
+}
+
+/// Keep only the first `ret` bytes of captured input vectors (what the call consumed).
+fn trim_iov(v: &mut ArgValue, ret: Option<i64>) {
+    if let (ArgValue::Iov(v), Some(r)) = (v, ret) {
+        let mut left = r.max(0) as usize;
+        for iov in v.iter_mut() {
+            if let Some(d) = &mut iov.data {
+                d.truncate(left);
+                left -= d.len();
+            }
+        }
+    }
+}
+
+/// The common fields every record of this process carries.
+fn stamp(ev: &mut Event, tid: Pid, p: ProcInfo) {
+    ev.pid = Some(p.tgid);
+    ev.tid = Some(tid);
+    ev.ppid = Some(p.ppid);
+    ev.uid = Some(p.uid);
+    ev.gid = Some(p.gid);
+    ev.pgid = Some(p.pgid);
+    ev.sid = Some(p.sid);
+}
+
 /// Scalar register → the value recorded (C `int`s sign-extended, `mode_t` zero-extended).
 fn scalar(kind: ArgKind, raw: u64) -> i64 {
     match kind {
@@ -276,7 +313,35 @@ struct Tracer<'a> {
     pinned_cpu: Option<usize>,
 }
 
-impl Tracer<'_> {
+impl<'a> Tracer<'a> {
+    fn new(
+        opts: &'a Options,
+        sink: &'a mut TraceSink,
+        root: Pid,
+        attach: bool,
+        pinned_cpu: Option<usize>,
+    ) -> Tracer<'a> {
+        let mut by_nr: Vec<Option<&'static SyscallDef>> = vec![None; 1024];
+        for d in opts.selection.defs() {
+            if let Some(slot) = d.nr_x86_64().and_then(|nr| by_nr.get_mut(nr as usize)) {
+                *slot = Some(d);
+            }
+        }
+        Tracer {
+            opts,
+            by_nr,
+            threads: HashMap::new(),
+            sink,
+            out: Outcome::default(),
+            root,
+            root_status: None,
+            seen_tgids: Default::default(),
+            attach,
+            detaching: false,
+            pinned_cpu,
+        }
+    }
+
     fn emit(&mut self, ev: Event) -> Result<()> {
         self.out.events += 1;
         for a in &ev.args {
@@ -350,13 +415,7 @@ impl Tracer<'_> {
         let p = self.thread(tid).info;
         let mut ev = Event::new(def);
         ev.time_called = Some(now_ns());
-        ev.pid = Some(p.tgid);
-        ev.tid = Some(tid);
-        ev.ppid = Some(p.ppid);
-        ev.uid = Some(p.uid);
-        ev.gid = Some(p.gid);
-        ev.pgid = Some(p.pgid);
-        ev.sid = Some(p.sid);
+        stamp(&mut ev, tid, p);
         for (i, a) in def.args.iter().enumerate() {
             let raw = args[i];
             ev.args[i] = match a.kind {
@@ -395,14 +454,7 @@ impl Tracer<'_> {
                 },
                 // sendmsg: the data is in the message's iovecs (Re-Animator's vector layout).
                 ArgKind::InStruct(Struct::Msghdr, _) => match msghdr_iovecs(tid, raw) {
-                    Some(v) if !skip_bulk => ArgValue::Iov(
-                        v.into_iter()
-                            .map(|(base, len)| IovValue {
-                                requested: len,
-                                data: Some(mem::read(tid, base, len.min(1 << 31) as usize)),
-                            })
-                            .collect(),
-                    ),
+                    Some(v) if !skip_bulk => read_iov_data(tid, v, None),
                     Some(_) => {
                         ev.buffer_not_captured = true;
                         ArgValue::NotCaptured
@@ -419,15 +471,7 @@ impl Tracer<'_> {
                 },
                 ArgKind::IovIn { count } => {
                     match mem::read_iovecs(tid, raw, args[count] as usize) {
-                        Some(v) => ArgValue::Iov(
-                            v.into_iter()
-                                .map(|(base, len)| {
-                                    let n = len.min(1 << 31) as usize;
-                                    let d = mem::read(tid, base, n);
-                                    IovValue { requested: len, data: Some(d) }
-                                })
-                                .collect(),
-                        ),
+                        Some(v) => read_iov_data(tid, v, None),
                         None => ArgValue::NotCaptured,
                     }
                 }
@@ -502,37 +546,20 @@ impl Tracer<'_> {
         for (idx, a) in def.args.iter().enumerate() {
             let raw = args[idx];
             match a.kind {
-                ArgKind::InStruct(Struct::Msghdr, _) if def.ret == Ret::Count => {
-                    if let (ArgValue::Iov(v), Some(r)) = (&mut ev.args[idx], ret) {
-                        let mut left = r.max(0) as usize;
-                        for iov in v.iter_mut() {
-                            if let Some(d) = &mut iov.data {
-                                d.truncate(left);
-                                left -= d.len();
-                            }
-                        }
-                    }
+                // Input vectors (writev, sendmsg) keep what the call consumed.
+                ArgKind::InStruct(Struct::Msghdr, _) | ArgKind::IovIn { .. }
+                    if def.ret == Ret::Count =>
+                {
+                    trim_iov(&mut ev.args[idx], ret);
                 }
                 ArgKind::InOutStruct(Struct::Msghdr, _) if ok && raw != 0 => {
                     // recvmsg: what arrived is in the message's iovecs, `ret` bytes in order.
-                    let mut left = ret.unwrap_or(0).max(0) as u64;
                     ev.args[idx] = match msghdr_iovecs(tid, raw) {
                         Some(_) if skip_bulk => {
                             ev.buffer_not_captured = true;
                             ArgValue::NotCaptured
                         }
-                        Some(v) => ArgValue::Iov(
-                            v.into_iter()
-                                .map(|(base, len)| {
-                                    let n = len.min(left);
-                                    left -= n;
-                                    IovValue {
-                                        requested: len,
-                                        data: Some(mem::read(tid, base, n as usize)),
-                                    }
-                                })
-                                .collect(),
-                        ),
+                        Some(v) => read_iov_data(tid, v, Some(ret.unwrap_or(0).max(0) as u64)),
                         None => ArgValue::NotCaptured,
                     };
                 }
@@ -541,17 +568,6 @@ impl Tracer<'_> {
                     if let (ArgValue::Data(d), Some(r)) = (&mut ev.args[idx], ret) {
                         if r >= 0 && (r as usize) < d.len() {
                             d.truncate(r as usize);
-                        }
-                    }
-                }
-                ArgKind::IovIn { .. } if def.ret == Ret::Count => {
-                    if let (ArgValue::Iov(v), Some(r)) = (&mut ev.args[idx], ret) {
-                        let mut left = r.max(0) as usize;
-                        for iov in v.iter_mut() {
-                            if let Some(d) = &mut iov.data {
-                                d.truncate(left);
-                                left -= d.len();
-                            }
                         }
                     }
                 }
@@ -584,20 +600,10 @@ impl Tracer<'_> {
                     }
                 }
                 ArgKind::IovOut { count } => {
-                    let mut left = ret.unwrap_or(0).max(0) as u64;
+                    // The kernel filled `ret` bytes, vector by vector.
+                    let filled = ret.unwrap_or(0).max(0) as u64;
                     ev.args[idx] = match mem::read_iovecs(tid, raw, args[count] as usize) {
-                        Some(v) => ArgValue::Iov(
-                            v.into_iter()
-                                .map(|(base, len)| {
-                                    let n = len.min(left);
-                                    left -= n;
-                                    IovValue {
-                                        requested: len,
-                                        data: Some(mem::read(tid, base, n as usize)),
-                                    }
-                                })
-                                .collect(),
-                        ),
+                        Some(v) => read_iov_data(tid, v, Some(filled)),
                         None => ArgValue::NotCaptured,
                     };
                 }
@@ -787,7 +793,6 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
         }
     }
-    IN_RECORD.store(true, Ordering::Relaxed);
 
     // SAFETY: after fork the child only calls async-signal-safe functions (ptrace, raise,
     // prctl, seccomp, execv, _exit) on data prepared before the fork.
@@ -837,39 +842,14 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     sys::set_options(pid, opts_bits)
         .map_err(|source| Error::Sys { call: "PTRACE_SETOPTIONS", source })?;
 
-    let mut t = Tracer {
-        opts,
-        by_nr: by_nr(opts),
-        threads: HashMap::new(),
-        sink,
-        out: Outcome::default(),
-        root: pid,
-        root_status: None,
-        seen_tgids: Default::default(),
-        attach: false,
-        detaching: false,
-        pinned_cpu: usize::try_from(same_cpu).ok(),
-    };
+    let mut t = Tracer::new(opts, sink, pid, false, usize::try_from(same_cpu).ok());
     t.thread(pid);
     t.resume(pid, 0);
     let r = t.run();
-    IN_RECORD.store(false, Ordering::Relaxed);
     r?;
     t.out.exit_code = t.root_status.unwrap_or(128 + libc::SIGKILL);
     t.out.pinned_cpu = t.pinned_cpu;
     Ok(t.out)
-}
-
-fn by_nr(opts: &Options) -> Vec<Option<&'static SyscallDef>> {
-    let mut v: Vec<Option<&'static SyscallDef>> = vec![None; 1024];
-    for d in opts.selection.defs() {
-        if let Some(nr) = d.nr_x86_64() {
-            if let Some(slot) = v.get_mut(nr as usize) {
-                *slot = Some(d);
-            }
-        }
-    }
-    v
 }
 
 /// Why a process cannot be traced, in words a user can act on.
@@ -923,13 +903,7 @@ fn synthetic_fds(pid: Pid, info: ProcInfo) -> Vec<Event> {
         let mut ev = Event::new(openat);
         ev.time_called = Some(now);
         ev.time_returned = Some(now);
-        ev.pid = Some(info.tgid);
-        ev.tid = Some(pid);
-        ev.ppid = Some(info.ppid);
-        ev.uid = Some(info.uid);
-        ev.gid = Some(info.gid);
-        ev.pgid = Some(info.pgid);
-        ev.sid = Some(info.sid);
+        stamp(&mut ev, pid, info);
         ev.ret = Some(i64::from(fd));
         ev.errno = Some(0);
         ev.set_arg("dirfd", ArgValue::Int(-100));
@@ -978,27 +952,13 @@ pub fn attach(pid: Pid, opts: &Options, sink: &mut TraceSink) -> Result<(Outcome
     for ev in synthetic {
         sink.push(ev)?;
     }
-    let mut t = Tracer {
-        opts,
-        by_nr: by_nr(opts),
-        threads: HashMap::new(),
-        sink,
-        out: Outcome::default(),
-        root: pid,
-        root_status: None,
-        seen_tgids: Default::default(),
-        attach: true,
-        detaching: false,
-        pinned_cpu: None,
-    };
+    let mut t = Tracer::new(opts, sink, pid, true, None);
     for &tid in &seized {
         t.thread(tid);
         // Stop each thread once; the loop resumes it with PTRACE_SYSCALL.
         let _ = sys::interrupt(tid);
     }
-    IN_RECORD.store(true, Ordering::Relaxed);
     let r = t.run();
-    IN_RECORD.store(false, Ordering::Relaxed);
     r?;
     t.out.exit_code = t.root_status.unwrap_or(0);
     Ok((t.out, n_synthetic))
