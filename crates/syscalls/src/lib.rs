@@ -113,6 +113,8 @@ pub enum Struct {
     Sockaddr,
     /// `struct msghdr` (sendmsg/recvmsg): header plus its iovecs.
     Msghdr,
+    /// An array of `struct mmsghdr` (sendmmsg/recvmmsg, 64 bytes each), its length an argument.
+    Mmsghdr,
     /// `struct clone_args` (clone3; size given by an argument).
     CloneArgs,
     /// `struct epoll_event`.
@@ -185,6 +187,19 @@ impl ArgKind {
                 | ArgKind::IovIn { .. }
                 | ArgKind::IovOut { .. }
                 | ArgKind::StrArray
+        )
+    }
+
+    /// True for arguments whose data is a list of vectors, stored in Re-Animator's vector
+    /// layout (one record per vector): iovec arrays, a message's iovecs (sendmsg/recvmsg), a
+    /// list of messages (sendmmsg/recvmmsg: one vector per message).
+    pub fn is_vector(self) -> bool {
+        matches!(
+            self,
+            ArgKind::IovIn { .. }
+                | ArgKind::IovOut { .. }
+                | ArgKind::InStruct(Struct::Msghdr | Struct::Mmsghdr, _)
+                | ArgKind::InOutStruct(Struct::Msghdr | Struct::Mmsghdr, _)
         )
     }
 

@@ -267,6 +267,30 @@ static void a_inout(const char *name, const void *before, const void *after, siz
 	js("\"}");
 }
 /* An iovec array; `total` bytes spread over the vectors in order. */
+/* A struct mmsghdr array as the recorder stores it: one vector per message, `requested` = the
+ * message's buffer space, data = its first msg_len bytes (0 for messages past `done_msgs`). */
+static void a_mmsg(const char *name, const struct mmsghdr *mm, int vlen, long done_msgs)
+{
+	key(name);
+	js("{\"iov\":[");
+	for (int i = 0; i < vlen; i++) {
+		size_t requested = 0;
+		for (size_t k = 0; k < mm[i].msg_hdr.msg_iovlen; k++)
+			requested += mm[i].msg_hdr.msg_iov[k].iov_len;
+		size_t left = i < done_msgs ? mm[i].msg_len : 0;
+		js(i ? ",{\"requested\":" : "{\"requested\":");
+		jint((long)requested);
+		js(",\"hex\":\"");
+		for (size_t k = 0; k < mm[i].msg_hdr.msg_iovlen && left; k++) {
+			size_t n = mm[i].msg_hdr.msg_iov[k].iov_len < left ? mm[i].msg_hdr.msg_iov[k].iov_len : left;
+			jhex(mm[i].msg_hdr.msg_iov[k].iov_base, n);
+			left -= n;
+		}
+		js("\"}");
+	}
+	js("]}");
+}
+
 static void a_iov(const char *name, const struct iovec *iov, int cnt, long total)
 {
 	key(name);
@@ -1628,7 +1652,7 @@ static void sockets(void)
 	SC4(SYS_sendmmsg, sv[0], mm, 2, 0);
 	begin("sendmmsg");
 	a_int("sockfd", sv[0]);
-	a_ptr("msgvec", mm);
+	a_mmsg("msgvec", mm, 2, g_r);
 	a_int("vlen", 2);
 	a_int("flags", 0);
 	done();
@@ -1642,7 +1666,7 @@ static void sockets(void)
 	SC5(SYS_recvmmsg, sv[1], mm, 2, MSG_DONTWAIT, NULL);
 	begin("recvmmsg");
 	a_int("sockfd", sv[1]);
-	a_ptr("msgvec", mm);
+	a_mmsg("msgvec", mm, 2, g_r);
 	a_int("vlen", 2);
 	a_int("flags", MSG_DONTWAIT);
 	a_int("timeout", 0);

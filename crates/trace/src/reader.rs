@@ -372,9 +372,7 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
                         None => ArgValue::Absent,
                     }
                 }
-                (ArgKind::IovIn { .. } | ArgKind::IovOut { .. } | ArgKind::StrArray, _) => {
-                    ArgValue::Absent
-                }
+                (k, _) if k.is_vector() || k == ArgKind::StrArray => ArgValue::Absent,
                 (k, Some(f)) if k.is_pointer_data() => match e.value(row, f) {
                     Value::Bytes(b) => ArgValue::Data(b.to_vec()),
                     _ if ev.buffer_not_captured => ArgValue::NotCaptured,
@@ -419,16 +417,7 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
     if let Some(def) = l.def {
         if let Some(f_iov) = l.iov_number {
             let header = e.i32(row, f_iov) == Some(-1);
-            // Vector calls, and sendmsg/recvmsg whose message data is stored the same way.
-            let ai = def.args.iter().position(|a| {
-                matches!(
-                    a.kind,
-                    ArgKind::IovIn { .. }
-                        | ArgKind::IovOut { .. }
-                        | ArgKind::InStruct(ra_syscalls::Struct::Msghdr, _)
-                        | ArgKind::InOutStruct(ra_syscalls::Struct::Msghdr, _)
-                )
-            });
+            let ai = def.args.iter().position(|a| a.kind.is_vector());
             if let (true, Some(ai)) = (header, ai) {
                 let data_f = l.arg_fields[ai];
                 let mut vecs = Vec::new();

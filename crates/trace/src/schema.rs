@@ -333,15 +333,11 @@ pub fn extent_type_for(def: &SyscallDef) -> dataseries::Result<ExtentType> {
         for a in def.args {
             let (t, nullable) = field_type_for(a.kind);
             b = add(b, FieldDesc::new(a.field, t).nullable(nullable));
-            match a.kind {
-                ArgKind::IovIn { .. } | ArgKind::IovOut { .. } => {
-                    b = add(b, FieldDesc::new("iov_number", FieldType::Int32));
-                    b = add(b, FieldDesc::new("bytes_requested", FieldType::Int64));
-                }
-                ArgKind::StrArray => {
-                    b = add(b, FieldDesc::new("continuation_number", FieldType::Int32));
-                }
-                _ => {}
+            if a.kind.is_vector() {
+                b = add(b, FieldDesc::new("iov_number", FieldType::Int32));
+                b = add(b, FieldDesc::new("bytes_requested", FieldType::Int64));
+            } else if a.kind == ArgKind::StrArray {
+                b = add(b, FieldDesc::new("continuation_number", FieldType::Int32));
             }
         }
     }

@@ -11,6 +11,14 @@ use ra_trace::{ArgValue, Event, IovValue, TraceReader, TraceWriter, WriterConfig
 fn sample_arg(kind: ArgKind, seed: u64) -> ArgValue {
     let bytes =
         |n: usize| -> Vec<u8> { (0..n).map(|i| (seed as usize * 31 + i * 7) as u8).collect() };
+    if kind.is_vector() {
+        // iovecs, a message's iovecs, a list of messages: all stored as vectors.
+        return ArgValue::Iov(vec![
+            IovValue { requested: 5, data: Some(b"hello".to_vec()) },
+            IovValue { requested: 4096, data: Some(bytes(100)) },
+            IovValue { requested: 7, data: None },
+        ]);
+    }
     match kind {
         ArgKind::Int | ArgKind::Addr => ArgValue::Int(0x1000 + seed as i64),
         ArgKind::Fd => ArgValue::Int(3 + (seed % 50) as i64),

@@ -126,6 +126,7 @@ fn struct_size(s: Struct) -> usize {
         Struct::Loff => 8,
         Struct::Sockaddr => 128,
         Struct::Msghdr => 56,
+        Struct::Mmsghdr => 64,
         Struct::CloneArgs => 88,
         Struct::EpollEvent => 12,
         Struct::Dirents | Struct::Dirents64 => 0,
@@ -161,16 +162,7 @@ fn eval_len(
 /// metadata that pointers also carry (paths, names, struct results, argv). `--data hash|none`
 /// apply to bulk data only.
 fn is_bulk(kind: ArgKind) -> bool {
-    matches!(
-        kind,
-        ArgKind::InBuf(l) | ArgKind::OutBuf(l) if l != Len::CStr
-    ) || matches!(
-        kind,
-        ArgKind::IovIn { .. }
-            | ArgKind::IovOut { .. }
-            | ArgKind::InStruct(Struct::Msghdr, _)
-            | ArgKind::InOutStruct(Struct::Msghdr, _)
-    )
+    matches!(kind, ArgKind::InBuf(l) | ArgKind::OutBuf(l) if l != Len::CStr) || kind.is_vector()
 }
 
 /// Replace bulk data by its length and digest (`--data hash`).
@@ -233,6 +225,42 @@ fn flock_columns(pid: Pid, addr: u64) -> Vec<(String, ra_trace::ExtraValue)> {
 
 fn is_fcntl_lock(def: &SyscallDef, args: &[u64; 6]) -> bool {
     def.name == "fcntl" && ra_syscalls::flags::fcntl_arg_is_flock(args[1])
+}
+
+/// One message of a `struct mmsghdr` array: its iovecs (base, length) and `msg_len`.
+type Message = (Vec<(u64, u64)>, u64);
+
+/// The messages of a `struct mmsghdr` array: each message's iovecs and its `msg_len` (bytes
+/// the kernel sent or received for it; meaningful after the call).
+fn mmsg_messages(pid: Pid, addr: u64, vlen: u64) -> Option<Vec<Message>> {
+    let vlen = usize::try_from(vlen).ok().filter(|&n| n <= 1024)?;
+    (0..vlen)
+        .map(|i| {
+            let at = addr + 64 * i as u64;
+            let vecs = msghdr_iovecs(pid, at)?;
+            let len = mem::read(pid, at + 56, 4);
+            let msg_len = u32::from_le_bytes(len.try_into().ok()?);
+            Some((vecs, u64::from(msg_len)))
+        })
+        .collect()
+}
+
+/// One vector per message: `requested` = the message's buffer space, data = its first `take(i,
+/// msg_len)` bytes across its iovecs, concatenated.
+fn mmsg_value(pid: Pid, msgs: Vec<Message>, take: impl Fn(usize, u64, u64) -> u64) -> ArgValue {
+    ArgValue::Iov(
+        msgs.into_iter()
+            .enumerate()
+            .map(|(i, (vecs, msg_len))| {
+                let requested: u64 = vecs.iter().map(|v| v.1).sum();
+                let data = match read_iov_data(pid, vecs, Some(take(i, requested, msg_len))) {
+                    ArgValue::Iov(v) => v.into_iter().filter_map(|x| x.data).flatten().collect(),
+                    _ => Vec::new(),
+                };
+                IovValue { requested, data: Some(data) }
+            })
+            .collect(),
+    )
 }
 
 /// Argument indices holding a `socklen_t *` that another argument's length refers to
@@ -461,6 +489,13 @@ impl<'a> Tracer<'a> {
                     }
                     None => ArgValue::NotCaptured,
                 },
+                // sendmmsg: one vector per message, whole at entry, trimmed to msg_len at exit.
+                ArgKind::InStruct(Struct::Mmsghdr, Len::Arg(n)) => {
+                    match mmsg_messages(tid, raw, args[n]) {
+                        Some(m) => mmsg_value(tid, m, |_, requested, _| requested),
+                        None => ArgValue::NotCaptured,
+                    }
+                }
                 ArgKind::InStruct(s, len) => match eval_len(tid, len, Some(s), &args, None) {
                     Some(n) => {
                         let b = mem::read(tid, raw, n);
@@ -551,6 +586,32 @@ impl<'a> Tracer<'a> {
                     if def.ret == Ret::Count =>
                 {
                     trim_iov(&mut ev.args[idx], ret);
+                }
+                ArgKind::InStruct(Struct::Mmsghdr, Len::Arg(n)) if ok => {
+                    // The kernel wrote each message's msg_len; messages past `ret` were not sent.
+                    let sent = ret.unwrap_or(0).max(0) as usize;
+                    if let (ArgValue::Iov(v), Some(m)) =
+                        (&mut ev.args[idx], mmsg_messages(tid, raw, args[n]))
+                    {
+                        for (i, (iov, (_, msg_len))) in v.iter_mut().zip(m).enumerate() {
+                            if let Some(d) = &mut iov.data {
+                                d.truncate(if i < sent { msg_len as usize } else { 0 });
+                            }
+                        }
+                    }
+                }
+                ArgKind::InOutStruct(Struct::Mmsghdr, Len::Arg(n)) if ok && raw != 0 => {
+                    let got = ret.unwrap_or(0).max(0) as usize;
+                    ev.args[idx] = match mmsg_messages(tid, raw, args[n]) {
+                        Some(_) if skip_bulk => {
+                            ev.buffer_not_captured = true;
+                            ArgValue::NotCaptured
+                        }
+                        Some(m) => {
+                            mmsg_value(tid, m, |i, _, msg_len| if i < got { msg_len } else { 0 })
+                        }
+                        None => ArgValue::NotCaptured,
+                    };
                 }
                 ArgKind::InOutStruct(Struct::Msghdr, _) if ok && raw != 0 => {
                     // recvmsg: what arrived is in the message's iovecs, `ret` bytes in order.
