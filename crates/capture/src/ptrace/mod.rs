@@ -797,6 +797,33 @@ impl<'a> Tracer<'a> {
     }
 }
 
+/// Bind the calling (tracer) thread to `cpu`, and move this process's other threads (the trace
+/// writer, DataSeries workers) off it when another CPU is available: they must not take turns
+/// with the tracer and the command on the CPU those two share.
+fn bind_tracer_and_move_helpers(cpu: usize) {
+    // SAFETY: zeroed cpu_set_t values with bits set by CPU_SET; sched_{get,set}affinity read or
+    // write exactly one cpu_set_t; gettid takes no arguments.
+    unsafe {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        let mut allowed: libc::cpu_set_t = std::mem::zeroed();
+        libc::sched_getaffinity(0, size, &mut allowed);
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut one);
+        libc::sched_setaffinity(0, size, &one);
+        libc::CPU_CLR(cpu, &mut allowed);
+        if libc::CPU_COUNT(&allowed) == 0 {
+            return;
+        }
+        let me = libc::gettid();
+        let tids: Vec<Pid> = std::fs::read_dir("/proc/self/task")
+            .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+            .unwrap_or_default();
+        for tid in tids.into_iter().filter(|&t| t != me) {
+            libc::sched_setaffinity(tid, size, &allowed);
+        }
+    }
+}
+
 /// Find `program` the way execvp would.
 fn resolve(program: &Path) -> Option<PathBuf> {
     let runnable = |p: &Path| {
@@ -847,12 +874,7 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     // SAFETY: sched_getcpu takes no arguments.
     let same_cpu: i32 = if opts.same_cpu { unsafe { libc::sched_getcpu() } } else { -1 };
     if same_cpu >= 0 {
-        // SAFETY: a zeroed cpu_set_t with one bit set, applied to the calling (tracer) thread.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(same_cpu as usize, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
+        bind_tracer_and_move_helpers(same_cpu as usize);
     }
 
     // SAFETY: after fork the child only calls async-signal-safe functions (ptrace, raise,
