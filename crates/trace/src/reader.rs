@@ -349,13 +349,9 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
         }
     }
     // Scalars and single buffers from the first record.
-    let mut mapped = cm.indices();
     if let Some(def) = l.def {
         for (i, a) in def.args.iter().enumerate() {
             let f = l.arg_fields.get(i).copied().flatten();
-            if let Some(f) = f {
-                mapped.push(f);
-            }
             let cols = l.struct_columns.get(i).and_then(Option::as_ref);
             let v = match (a.kind, f) {
                 (_, None) => ArgValue::Absent,
@@ -364,7 +360,6 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
                     Some(_),
                 ) if cols.is_some() => {
                     let cols = cols.expect("checked");
-                    mapped.extend(cols.iter().copied());
                     let vals: Option<Vec<i64>> = cols.iter().map(|&c| int_of(e, row, c)).collect();
                     match vals.and_then(|v| crate::structs::columns_to_struct(s, &v)) {
                         Some(bytes) => ArgValue::Data(bytes),
@@ -394,18 +389,8 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
             }
         }
     }
-    for f in [l.iov_number, l.continuation].into_iter().flatten() {
-        mapped.push(f);
-    }
-    if let Some(f) = l.bytes_requested {
-        if l.iov_number.is_some() {
-            mapped.push(f);
-        }
-    }
-    for (fi, fd) in ty.fields().iter().enumerate() {
-        if mapped.contains(&fi) {
-            continue;
-        }
+    for &fi in &l.extra_fields {
+        let fd = &ty.fields()[fi];
         // Re-Animator's bool columns are unreliable (see quirks): leave them out.
         if r.kind == TraceKind::ReAnimator && fd.ftype == FieldType::Bool {
             continue;

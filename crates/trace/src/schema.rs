@@ -118,6 +118,9 @@ pub struct CallLayout {
     /// Per argument: the integer columns a struct argument is stored in, for structs that
     /// Re-Animator keeps only decoded (pipe fds, utime times, rlimits).
     pub struct_columns: Vec<Option<Vec<usize>>>,
+    /// Fields that neither a common field, an argument nor the multi-record bookkeeping fills,
+    /// in field order: derived columns, `full_pathname`, ... (`Event::extra` on reading).
+    pub extra_fields: Vec<usize>,
 }
 
 impl CallLayout {
@@ -127,7 +130,7 @@ impl CallLayout {
         let arg_fields: Vec<Option<usize>> = def
             .map(|d| d.args.iter().map(|a| ty.field_index(a.field)).collect())
             .unwrap_or_default();
-        let struct_columns = def
+        let struct_columns: Vec<Option<Vec<usize>>> = def
             .map(|d| {
                 d.args
                     .iter()
@@ -150,14 +153,26 @@ impl CallLayout {
                     .collect()
             })
             .unwrap_or_default();
+        let iov_number = ty.field_index("iov_number");
+        let bytes_requested = ty.field_index("bytes_requested");
+        let continuation = ty.field_index("continuation_number");
+        let mut mapped = common.indices();
+        mapped.extend(arg_fields.iter().flatten());
+        mapped.extend(struct_columns.iter().flatten().flatten());
+        mapped.extend(iov_number.iter().chain(&continuation));
+        if iov_number.is_some() {
+            mapped.extend(bytes_requested);
+        }
+        let extra_fields = (0..ty.fields().len()).filter(|f| !mapped.contains(f)).collect();
         CallLayout {
             def,
             common,
             arg_fields,
-            iov_number: ty.field_index("iov_number"),
-            bytes_requested: ty.field_index("bytes_requested"),
-            continuation: ty.field_index("continuation_number"),
+            iov_number,
+            bytes_requested,
+            continuation,
             struct_columns,
+            extra_fields,
             ty,
         }
     }
@@ -222,7 +237,12 @@ impl Schema {
 
     /// Layout of a call by trace name.
     pub fn call(&self, trace_name: &str) -> Option<&CallLayout> {
-        self.by_trace_name.get(trace_name).map(|&i| &self.calls[i])
+        self.index_of(trace_name).map(|i| &self.calls[i])
+    }
+
+    /// Position of a call's layout in [`Schema::calls`].
+    pub fn index_of(&self, trace_name: &str) -> Option<usize> {
+        self.by_trace_name.get(trace_name).copied()
     }
 
     /// Every call layout, in registry order.

@@ -65,13 +65,9 @@ enum Derived {
 
 fn derive_columns(layout: &CallLayout) -> Vec<Derived> {
     let Some(def) = layout.def else { return Vec::new() };
-    let mut mapped: Vec<usize> = layout.arg_fields.iter().flatten().copied().collect();
-    mapped.extend(layout.struct_columns.iter().flatten().flatten().copied());
     let mut out = Vec::new();
-    for (fi, f) in layout.ty.fields().iter().enumerate() {
-        if mapped.contains(&fi) || layout.common.indices().contains(&fi) {
-            continue;
-        }
+    for &fi in &layout.extra_fields {
+        let f = &layout.ty.fields()[fi];
         let name = f.name.as_str();
         if f.ftype == FieldType::Bool {
             let special = match name {
@@ -271,9 +267,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
     fn write_event(&mut self, ev: &Event, first_id: u64) -> Result<()> {
         let def = ev.def.ok_or_else(|| Error::UnknownCall(ev.name.clone()))?;
         let idx = Schema::ours()
-            .calls()
-            .iter()
-            .position(|c| c.def.is_some_and(|d| d.trace_name == def.trace_name))
+            .index_of(def.trace_name)
             .ok_or_else(|| Error::UnknownCall(def.name.to_string()))?;
         if ev.args.len() != def.args.len() {
             return Err(Error::ArgCount {
@@ -458,7 +452,7 @@ fn write_args(st: &mut CallState, ev: &Event) -> Result<()> {
     }
     for (name, v) in &ev.extra {
         let Some(f) = ty.field_index(name) else { continue };
-        if st.layout.arg_fields.contains(&Some(f)) || st.layout.common.indices().contains(&f) {
+        if st.layout.extra_fields.binary_search(&f).is_err() {
             continue;
         }
         match (v, ty.fields()[f].ftype) {
