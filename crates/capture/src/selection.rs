@@ -69,30 +69,9 @@ impl Selection {
 }
 
 fn suggest(name: &str) -> String {
-    let mut best: Option<(usize, &str)> = None;
-    for d in REGISTRY {
-        let dist = edit_distance(name, d.name);
-        if best.is_none_or(|(b, _)| dist < b) {
-            best = Some((dist, d.name));
-        }
-    }
-    match best {
-        Some((d, n)) if d <= name.len() / 3 + 1 => format!("; did you mean `{n}`?"),
-        _ => String::new(),
-    }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
+    ra_filter::suggest(name, REGISTRY.iter().map(|d| d.name))
+        .map(|n| format!("; did you mean `{n}`?"))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
