@@ -2,15 +2,106 @@
 //! results and full data buffers — into [`ra_trace::Event`]s.
 //!
 //! The call set and every buffer rule come from the registry (`ra-syscalls`): a backend never
-//! has per-call code. [`ptrace`] is the unprivileged backend (seccomp-filtered ptrace, two stops
-//! per captured call, buffers through `process_vm_readv`). [`sink::TraceSink`] writes events to
-//! a trace on its own thread, flushing at least once a second.
+//! has per-call code. Every backend implements [`Backend`]: [`ptrace::PtraceBackend`] is the
+//! unprivileged one (seccomp-filtered ptrace, two stops per captured call, buffers through
+//! `process_vm_readv`).
+//! [`sink::TraceSink`] writes events to a trace on its own thread, flushing at least once a
+//! second.
 
+mod common;
 pub mod ptrace;
 pub mod selection;
 pub mod sink;
 
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicI32;
+
 pub use selection::{DataMode, Selection};
+
+/// Set by the caller's signal handler: the number of stop requests (Ctrl-C / SIGTERM).
+pub static STOP_REQUESTS: AtomicI32 = AtomicI32::new(0);
+/// The signal to forward to the traced command on the first stop request.
+pub static STOP_SIGNAL: AtomicI32 = AtomicI32::new(libc::SIGTERM);
+
+/// What to record.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// Run this command (`argv[0]` searched in `PATH`) and record it and every process it
+    /// starts, until all of them have exited.
+    Command(Vec<OsString>),
+    /// Attach to this running process (every thread) and record it, and the processes it
+    /// starts from now on, until it exits or a stop is requested (then detach).
+    Pid(i32),
+    /// Every process in this cgroup (v2) or below it, until a stop is requested.
+    Cgroup(PathBuf),
+}
+
+/// What to capture, whatever the backend.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub selection: Selection,
+    pub data: DataMode,
+}
+
+/// How a recording ended.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// The command's exit status as a shell reports it (128 + signal when killed); 0 when
+    /// attached or recording a cgroup.
+    pub exit_code: i32,
+    pub events: u64,
+    pub processes: u64,
+    pub threads: u64,
+    /// Bytes of captured buffers.
+    pub data_bytes: u64,
+    /// The CPU the command and the tracer were bound to, if they were.
+    pub pinned_cpu: Option<usize>,
+    /// Synthetic records written first (descriptors a process had open when attached to).
+    pub synthetic_ids: u64,
+    /// Calls lost (each one is in a `Reanimator::Lost` record of the trace).
+    pub lost_events: u64,
+    /// Facts about the recording for the trace info (`key`, `value`), backend-specific.
+    pub facts: Vec<(String, String)>,
+}
+
+/// What a backend can do on this machine.
+#[derive(Clone, Debug)]
+pub struct Capabilities {
+    /// One line: what was found (kernel features, privileges).
+    pub summary: String,
+}
+
+/// Why a backend cannot run here: what is missing, and what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unavailable {
+    /// What is missing, precisely (a capability, a file, a kernel option).
+    pub missing: String,
+    /// How to fix it.
+    pub fix: String,
+}
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}; {}", self.missing, self.fix)
+    }
+}
+
+/// A capture backend: `capture/src/<name>/` implements it and passes the shared conformance
+/// tests (same workload, same decoded trace, apart from its declared capability gaps).
+pub trait Backend {
+    /// The name used by `--backend` and in the trace info (`ptrace`, `ebpf`).
+    fn name(&self) -> &'static str;
+    /// Can this backend run here? Checks privileges and kernel features without recording.
+    fn probe(&self) -> std::result::Result<Capabilities, Unavailable>;
+    /// Record `target` into `sink` until it is done (see [`Target`]).
+    fn record(
+        &mut self,
+        target: &Target,
+        opts: &Options,
+        sink: &mut sink::TraceSink,
+    ) -> Result<Outcome>;
+}
 
 /// Errors of the capture layer.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +129,10 @@ pub enum Error {
     Trace(#[from] ra_trace::Error),
     #[error("the trace writer thread stopped unexpectedly")]
     WriterGone,
+    #[error("the {backend} backend cannot run here: {why}")]
+    Unavailable { backend: &'static str, why: Unavailable },
+    #[error("the {backend} backend cannot record {what}")]
+    UnsupportedTarget { backend: &'static str, what: &'static str },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -22,6 +22,19 @@ pub struct SinkStats {
 enum Msg {
     Events(Vec<Event>),
     Info(String, Vec<u8>),
+    Lost(LostBatch),
+}
+
+/// One `Reanimator::Lost` record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LostBatch {
+    /// Trace name of the call type ("" when unknown).
+    pub syscall: String,
+    pub count: i64,
+    pub bytes: i64,
+    /// Wall-clock nanoseconds: the losses happened in this range.
+    pub time_range: Option<(i64, i64)>,
+    pub reason: String,
 }
 
 /// Handle to the writer thread.
@@ -77,6 +90,12 @@ impl TraceSink {
             .map_err(|_| Error::WriterGone)
     }
 
+    /// Record a loss (after the events queued so far).
+    pub fn lost(&mut self, l: LostBatch) -> Result<()> {
+        self.send_batch()?;
+        self.tx.as_ref().ok_or(Error::WriterGone)?.send(Msg::Lost(l)).map_err(|_| Error::WriterGone)
+    }
+
     /// Write everything and finish the file (index + trailer).
     pub fn close(mut self) -> Result<SinkStats> {
         self.send_batch()?;
@@ -101,6 +120,9 @@ fn run<W: std::io::Write + Send + 'static>(
                 }
             }
             Ok(Msg::Info(k, v)) => w.add_info(&k, &v)?,
+            Ok(Msg::Lost(l)) => {
+                w.add_lost(&l.syscall, l.count, l.bytes, l.time_range, &l.reason)?
+            }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }

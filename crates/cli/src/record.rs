@@ -9,9 +9,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use ra_capture::ptrace::{self, Options, STOP_REQUESTS, STOP_SIGNAL};
+use ra_capture::ptrace::PtraceBackend;
 use ra_capture::sink::TraceSink;
-use ra_capture::{DataMode, Selection};
+use ra_capture::{Backend as _, DataMode, Options, Selection, Target, STOP_REQUESTS, STOP_SIGNAL};
 use ra_trace::WriterConfig;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -160,11 +160,18 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64),
     );
+    let target = match a.pid {
+        Some(pid) => Target::Pid(pid),
+        None => Target::Command(a.command.clone()),
+    };
+    let mut backend = match a.backend {
+        Backend::Ptrace => PtraceBackend { same_cpu: a.cpu == Cpu::Same },
+    };
     let data_name = format!("{:?}", a.data).to_lowercase();
     let info: Vec<(&str, &[u8])> = vec![
         ("command", command.as_bytes()),
         ("cwd", cwd.as_bytes()),
-        ("backend", b"ptrace"),
+        ("backend", backend.name().as_bytes()),
         ("data_mode", data_name.as_bytes()),
         ("syscalls", a.syscalls.as_bytes()),
         ("hostname", host.as_bytes()),
@@ -182,14 +189,8 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         .with_context(|| format!("cannot create the trace {}", a.output.display()))?;
     install_stop_handlers();
     let t0 = Instant::now();
-    let opts = Options { selection, data, same_cpu: a.cpu == Cpu::Same && a.pid.is_none() };
-    let outcome = match a.pid {
-        Some(pid) => ptrace::attach(pid, &opts, &mut sink).and_then(|(o, synthetic)| {
-            sink.info("synthetic_ids", synthetic.to_string().as_bytes())?;
-            Ok(o)
-        }),
-        None => ptrace::record_command(&a.command, &opts, &mut sink),
-    };
+    let opts = Options { selection, data };
+    let outcome = backend.record(&target, &opts, &mut sink);
     // Finish the file whatever happened to the command.
     let outcome = match outcome {
         Ok(o) => o,
@@ -198,6 +199,12 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
             return Err(anyhow::Error::new(e).context(format!("recording `{command}`")));
         }
     };
+    if outcome.synthetic_ids > 0 || a.pid.is_some() {
+        sink.info("synthetic_ids", outcome.synthetic_ids.to_string().as_bytes())?;
+    }
+    for (k, v) in &outcome.facts {
+        sink.info(k, v.as_bytes())?;
+    }
     sink.info("exit_status", outcome.exit_code.to_string().as_bytes())?;
     let affinity = match outcome.pinned_cpu {
         Some(c) => format!("command and tracer bound to CPU {c}"),
@@ -217,14 +224,20 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
     let file_bytes = std::fs::metadata(&a.output).map_or(0, |m| m.len());
     if !a.quiet {
         eprintln!(
-            "reanimator: recorded {} calls ({:.1} MB of data) from {} process{}, {} thread{} in {:.2} s -> {} ({:.1} MB); `{}` exited with status {}",
+            "reanimator: recorded {} calls ({:.1} MB of data){} from {} process{}, {} thread{} in {:.2} s with {} -> {} ({:.1} MB); `{}` exited with status {}",
             outcome.events,
             outcome.data_bytes as f64 / 1e6,
+            if outcome.lost_events > 0 {
+                format!(", LOST {} calls (see `reanimator info`)", outcome.lost_events)
+            } else {
+                String::new()
+            },
             outcome.processes,
             if outcome.processes == 1 { "" } else { "es" },
             outcome.threads,
             if outcome.threads == 1 { "" } else { "s" },
             t0.elapsed().as_secs_f64(),
+            backend.name(),
             a.output.display(),
             file_bytes as f64 / 1e6,
             command,

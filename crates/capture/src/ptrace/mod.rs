@@ -10,23 +10,84 @@
 //! Limits: programs of other ABIs (i386, x32) run untraced; `PR_SET_NO_NEW_PRIVS` (required to
 //! install a filter without privileges) stops set-uid programs from gaining privileges.
 
-mod mem;
+pub(crate) mod mem;
 mod seccomp;
 mod sys;
 
 use std::collections::HashMap;
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::time::SystemTime;
+use std::path::Path;
+use std::sync::atomic::Ordering;
 
 use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
 use ra_trace::{ArgValue, Event, IovValue};
 
+use crate::common::{
+    deref_len_args, flock_columns_from, hash_bulk, is_bulk, never_returns, now_ns, proc_info,
+    resolve, scalar, stamp, struct_size, synthetic_fds, ProcInfo,
+};
 use crate::sink::TraceSink;
-use crate::{DataMode, Error, Result, Selection};
+use crate::{Backend, Capabilities, DataMode, Error, Result, Selection, Target, Unavailable};
+pub use crate::{Outcome, STOP_REQUESTS, STOP_SIGNAL};
 use sys::Pid;
+
+/// The ptrace backend behind the [`Backend`] seam.
+#[derive(Clone, Copy, Debug)]
+pub struct PtraceBackend {
+    /// Bind a command (not an attached process) to the tracer's CPU; see [`record_command`].
+    pub same_cpu: bool,
+}
+
+impl Backend for PtraceBackend {
+    fn name(&self) -> &'static str {
+        "ptrace"
+    }
+
+    fn probe(&self) -> std::result::Result<Capabilities, Unavailable> {
+        // SAFETY: PR_GET_SECCOMP takes no pointer; it returns the mode or -1 (EINVAL when the
+        // kernel has no seccomp).
+        if unsafe { libc::prctl(libc::PR_GET_SECCOMP) } < 0 {
+            return Err(Unavailable {
+                missing: "the kernel has no seccomp (CONFIG_SECCOMP_FILTER)".into(),
+                fix: "use a kernel built with seccomp filters".into(),
+            });
+        }
+        let yama =
+            std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope").unwrap_or_default();
+        if yama.trim() == "3" {
+            return Err(Unavailable {
+                missing: "ptrace is disabled (/proc/sys/kernel/yama/ptrace_scope is 3)".into(),
+                fix: "reboot with a lower ptrace_scope (3 cannot be lowered at run time)".into(),
+            });
+        }
+        Ok(Capabilities { summary: "ptrace + seccomp filter".into() })
+    }
+
+    fn record(
+        &mut self,
+        target: &Target,
+        opts: &crate::Options,
+        sink: &mut TraceSink,
+    ) -> Result<Outcome> {
+        let o = Options {
+            selection: opts.selection.clone(),
+            data: opts.data,
+            same_cpu: self.same_cpu && matches!(target, Target::Command(_)),
+        };
+        match target {
+            Target::Command(argv) => record_command(argv, &o, sink),
+            Target::Pid(pid) => attach(*pid, &o, sink).map(|(mut out, n)| {
+                out.synthetic_ids = n;
+                out
+            }),
+            Target::Cgroup(_) => Err(Error::UnsupportedTarget {
+                backend: "ptrace",
+                what: "a cgroup (--cgroup needs --backend ebpf)",
+            }),
+        }
+    }
+}
 
 /// What to capture.
 #[derive(Clone, Debug)]
@@ -37,69 +98,11 @@ pub struct Options {
     pub same_cpu: bool,
 }
 
-/// How the recording ended.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Outcome {
-    /// The command's exit status as a shell reports it (128 + signal when killed).
-    pub exit_code: i32,
-    pub events: u64,
-    pub processes: u64,
-    pub threads: u64,
-    /// Bytes of captured buffers.
-    pub data_bytes: u64,
-    /// The CPU the command and the tracer were bound to, if they were.
-    pub pinned_cpu: Option<usize>,
-}
-
-/// Set by the caller's signal handler: the number of stop requests (Ctrl-C / SIGTERM).
-pub static STOP_REQUESTS: AtomicI32 = AtomicI32::new(0);
-/// The signal to forward to the traced command on the first stop request.
-pub static STOP_SIGNAL: AtomicI32 = AtomicI32::new(libc::SIGTERM);
-
 const PTRACE_EVENT_FORK: i32 = 1;
 const PTRACE_EVENT_VFORK: i32 = 2;
 const PTRACE_EVENT_CLONE: i32 = 3;
 const PTRACE_EVENT_EXEC: i32 = 4;
 const PTRACE_EVENT_SECCOMP: i32 = 7;
-
-fn now_ns() -> i64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
-}
-
-/// Per-process facts stamped on every record.
-#[derive(Clone, Copy, Debug, Default)]
-struct ProcInfo {
-    tgid: Pid,
-    ppid: i32,
-    uid: i32,
-    gid: i32,
-    pgid: i32,
-    sid: i32,
-}
-
-fn proc_info(tid: Pid) -> ProcInfo {
-    let mut p = ProcInfo { tgid: tid, ..Default::default() };
-    if let Ok(s) = std::fs::read_to_string(format!("/proc/{tid}/status")) {
-        for line in s.lines() {
-            let mut it = line.split_whitespace();
-            let (Some(k), Some(v)) = (it.next(), it.next()) else { continue };
-            let v: i32 = v.parse().unwrap_or(-1);
-            match k {
-                "Tgid:" => p.tgid = v,
-                "PPid:" => p.ppid = v,
-                "Uid:" => p.uid = v,
-                "Gid:" => p.gid = v,
-                _ => {}
-            }
-        }
-    }
-    // SAFETY: getpgid/getsid take a pid and return an id or -1.
-    unsafe {
-        p.pgid = libc::getpgid(p.tgid);
-        p.sid = libc::getsid(p.tgid);
-    }
-    p
-}
 
 struct Pending {
     def: &'static SyscallDef,
@@ -110,27 +113,6 @@ struct Pending {
 struct Thread {
     info: ProcInfo,
     pending: Option<Pending>,
-}
-
-/// Size of a struct the registry names (x86_64).
-fn struct_size(s: Struct) -> usize {
-    match s {
-        Struct::Stat => 144,
-        Struct::Statx => 256,
-        Struct::Statfs => 120,
-        Struct::OpenHow => 24,
-        Struct::Timespec2 | Struct::Timeval2 => 32,
-        Struct::Utimbuf | Struct::Rlimit => 16,
-        Struct::FdPair => 8,
-        Struct::Flock => 32,
-        Struct::Loff => 8,
-        Struct::Sockaddr => 128,
-        Struct::Msghdr => 56,
-        Struct::Mmsghdr => 64,
-        Struct::CloneArgs => 88,
-        Struct::EpollEvent => 12,
-        Struct::Dirents | Struct::Dirents64 => 0,
-    }
 }
 
 /// Byte count a length rule gives, or None when it cannot be known (yet).
@@ -158,39 +140,6 @@ fn eval_len(
     }
 }
 
-/// Bulk data (file contents moving through read/write and friends), as opposed to the
-/// metadata that pointers also carry (paths, names, struct results, argv). `--data hash|none`
-/// apply to bulk data only.
-fn is_bulk(kind: ArgKind) -> bool {
-    matches!(kind, ArgKind::InBuf(l) | ArgKind::OutBuf(l) if l != Len::CStr) || kind.is_vector()
-}
-
-/// Replace bulk data by its length and digest (`--data hash`).
-fn hash_bulk(def: &SyscallDef, ev: &mut Event) {
-    for (a, v) in def.args.iter().zip(ev.args.iter_mut()) {
-        if !is_bulk(a.kind) {
-            continue;
-        }
-        let mut h = blake3::Hasher::new();
-        let len = match v {
-            ArgValue::Data(d) => {
-                h.update(d);
-                d.len() as u64
-            }
-            ArgValue::Iov(vs) => vs
-                .iter()
-                .filter_map(|i| i.data.as_ref())
-                .map(|d| {
-                    h.update(d);
-                    d.len() as u64
-                })
-                .sum(),
-            _ => continue,
-        };
-        *v = ArgValue::Hashed { len, blake3: *h.finalize().as_bytes() };
-    }
-}
-
 /// The iovecs (`msg_iov`, `msg_iovlen`) of a `struct msghdr` at `addr`.
 fn msghdr_iovecs(pid: Pid, addr: u64) -> Option<Vec<(u64, u64)>> {
     let h = mem::read(pid, addr, 56);
@@ -202,25 +151,9 @@ fn msghdr_iovecs(pid: Pid, addr: u64) -> Option<Vec<(u64, u64)>> {
     mem::read_iovecs(pid, iov, usize::try_from(n).ok()?)
 }
 
-/// `struct flock` (x86_64, 32 bytes) as Re-Animator's `fcntl` columns.
+/// `struct flock` at `addr` of `pid` as Re-Animator's `fcntl` columns.
 fn flock_columns(pid: Pid, addr: u64) -> Vec<(String, ra_trace::ExtraValue)> {
-    let b = mem::read(pid, addr, 32);
-    if b.len() < 32 {
-        return Vec::new();
-    }
-    let i16_at = |o: usize| i64::from(i16::from_le_bytes([b[o], b[o + 1]]));
-    let i64_at = |o: usize| i64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
-    let i32_at = |o: usize| i64::from(i32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4])));
-    [
-        ("lock_type", i16_at(0)),
-        ("lock_whence", i16_at(2)),
-        ("lock_start", i64_at(8)),
-        ("lock_length", i64_at(16)),
-        ("lock_pid", i32_at(24)),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), ra_trace::ExtraValue::Int(v)))
-    .collect()
+    flock_columns_from(&mem::read(pid, addr, 32))
 }
 
 fn is_fcntl_lock(def: &SyscallDef, args: &[u64; 6]) -> bool {
@@ -263,20 +196,6 @@ fn mmsg_value(pid: Pid, msgs: Vec<Message>, take: impl Fn(usize, u64, u64) -> u6
     )
 }
 
-/// Argument indices holding a `socklen_t *` that another argument's length refers to
-/// ([`Len::DerefArg`]): their field records `*ptr` after the call, not the pointer.
-fn deref_len_args(def: &SyscallDef) -> Vec<usize> {
-    def.args
-        .iter()
-        .filter_map(|a| match a.kind {
-            ArgKind::OutBuf(Len::DerefArg(n))
-            | ArgKind::OutStruct(_, Len::DerefArg(n))
-            | ArgKind::InOutStruct(_, Len::DerefArg(n)) => Some(n),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Read the data of `vecs`, at most `limit` bytes in all, in order (`None`: each vector whole).
 fn read_iov_data(pid: Pid, vecs: Vec<(u64, u64)>, limit: Option<u64>) -> ArgValue {
     let mut left = limit.unwrap_or(u64::MAX);
@@ -301,26 +220,6 @@ fn trim_iov(v: &mut ArgValue, ret: Option<i64>) {
                 left -= d.len();
             }
         }
-    }
-}
-
-/// The common fields every record of this process carries.
-fn stamp(ev: &mut Event, tid: Pid, p: ProcInfo) {
-    ev.pid = Some(p.tgid);
-    ev.tid = Some(tid);
-    ev.ppid = Some(p.ppid);
-    ev.uid = Some(p.uid);
-    ev.gid = Some(p.gid);
-    ev.pgid = Some(p.pgid);
-    ev.sid = Some(p.sid);
-}
-
-/// Scalar register → the value recorded (C `int`s sign-extended, `mode_t` zero-extended).
-fn scalar(kind: ArgKind, raw: u64) -> i64 {
-    match kind {
-        ArgKind::Fd | ArgKind::DirFd => raw as u32 as i32 as i64,
-        ArgKind::Mode => raw as u32 as i64,
-        _ => raw as i64,
     }
 }
 
@@ -527,7 +426,7 @@ impl<'a> Tracer<'a> {
         if is_fcntl_lock(def, &args) {
             ev.extra = flock_columns(tid, args[2]);
         }
-        if def.ret == Ret::NoReturn && matches!(def.name, "exit" | "exit_group") {
+        if never_returns(def) {
             // These never come back: record them now.
             if self.opts.data == DataMode::Hash {
                 hash_bulk(def, &mut ev);
@@ -824,21 +723,6 @@ fn bind_tracer_and_move_helpers(cpu: usize) {
     }
 }
 
-/// Find `program` the way execvp would.
-fn resolve(program: &Path) -> Option<PathBuf> {
-    let runnable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| {
-            use std::os::unix::fs::PermissionsExt;
-            m.is_file() && m.permissions().mode() & 0o111 != 0
-        })
-    };
-    if program.as_os_str().as_bytes().contains(&b'/') {
-        return runnable(program).then(|| program.to_path_buf());
-    }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| runnable(p))
-}
-
 /// Run `argv` under the tracer until every traced process has exited.
 pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -> Result<Outcome> {
     let program = argv.first().ok_or(Error::EmptyCommand)?;
@@ -959,43 +843,6 @@ fn attach_error(pid: Pid, e: std::io::Error) -> Error {
         e.to_string()
     };
     Error::Attach { pid, why }
-}
-
-/// Synthetic `openat` events for the descriptors `pid` already has open (from /proc), so that
-/// replay knows them. They take the first unique ids of the trace; the trace info key
-/// `synthetic_ids` gives how many.
-fn synthetic_fds(pid: Pid, info: ProcInfo) -> Vec<Event> {
-    let Some(openat) = ra_syscalls::lookup("openat") else { return Vec::new() };
-    let mut fds: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
-        .unwrap_or_default();
-    fds.sort_unstable();
-    let now = now_ns();
-    let mut out = Vec::new();
-    for fd in fds {
-        let Ok(target) = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")) else { continue };
-        let fdinfo =
-            std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap_or_default();
-        let flags = fdinfo
-            .lines()
-            .find_map(|l| l.strip_prefix("flags:"))
-            .and_then(|v| i64::from_str_radix(v.trim(), 8).ok())
-            .unwrap_or(0);
-        let mut path = target.as_os_str().as_bytes().to_vec();
-        path.push(0);
-        let mut ev = Event::new(openat);
-        ev.time_called = Some(now);
-        ev.time_returned = Some(now);
-        stamp(&mut ev, pid, info);
-        ev.ret = Some(i64::from(fd));
-        ev.errno = Some(0);
-        ev.set_arg("dirfd", ArgValue::Int(-100));
-        ev.set_arg("pathname", ArgValue::Data(path));
-        ev.set_arg("flags", ArgValue::Int(flags));
-        ev.set_arg("mode", ArgValue::Int(0));
-        out.push(ev);
-    }
-    out
 }
 
 /// Attach to every thread of the running process `pid` and record until it exits or a stop is

@@ -1,0 +1,218 @@
+//! Helpers every backend shares: how registry argument kinds become recorded values, the
+//! common fields stamped on records, `--data hash`, synthetic records for attach.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
+use ra_trace::{ArgValue, Event};
+
+/// A process or thread id.
+pub(crate) type Pid = libc::pid_t;
+
+pub(crate) fn now_ns() -> i64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// Per-process facts stamped on every record.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ProcInfo {
+    pub tgid: Pid,
+    pub ppid: i32,
+    pub uid: i32,
+    pub gid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+}
+
+pub(crate) fn proc_info(tid: Pid) -> ProcInfo {
+    let mut p = ProcInfo { tgid: tid, ..Default::default() };
+    if let Ok(s) = std::fs::read_to_string(format!("/proc/{tid}/status")) {
+        for line in s.lines() {
+            let mut it = line.split_whitespace();
+            let (Some(k), Some(v)) = (it.next(), it.next()) else { continue };
+            let v: i32 = v.parse().unwrap_or(-1);
+            match k {
+                "Tgid:" => p.tgid = v,
+                "PPid:" => p.ppid = v,
+                "Uid:" => p.uid = v,
+                "Gid:" => p.gid = v,
+                _ => {}
+            }
+        }
+    }
+    // SAFETY: getpgid/getsid take a pid and return an id or -1.
+    unsafe {
+        p.pgid = libc::getpgid(p.tgid);
+        p.sid = libc::getsid(p.tgid);
+    }
+    p
+}
+
+/// Size of a struct the registry names (x86_64).
+pub(crate) fn struct_size(s: Struct) -> usize {
+    match s {
+        Struct::Stat => 144,
+        Struct::Statx => 256,
+        Struct::Statfs => 120,
+        Struct::OpenHow => 24,
+        Struct::Timespec2 | Struct::Timeval2 => 32,
+        Struct::Utimbuf | Struct::Rlimit => 16,
+        Struct::FdPair => 8,
+        Struct::Flock => 32,
+        Struct::Loff => 8,
+        Struct::Sockaddr => 128,
+        Struct::Msghdr => 56,
+        Struct::Mmsghdr => 64,
+        Struct::CloneArgs => 88,
+        Struct::EpollEvent => 12,
+        Struct::Dirents | Struct::Dirents64 => 0,
+    }
+}
+
+/// Bulk data (file contents moving through read/write and friends), as opposed to the
+/// metadata that pointers also carry (paths, names, struct results, argv). `--data hash|none`
+/// apply to bulk data only.
+pub(crate) fn is_bulk(kind: ArgKind) -> bool {
+    matches!(kind, ArgKind::InBuf(l) | ArgKind::OutBuf(l) if l != Len::CStr) || kind.is_vector()
+}
+
+/// Replace bulk data by its length and digest (`--data hash`).
+pub(crate) fn hash_bulk(def: &SyscallDef, ev: &mut Event) {
+    for (a, v) in def.args.iter().zip(ev.args.iter_mut()) {
+        if !is_bulk(a.kind) {
+            continue;
+        }
+        let mut h = blake3::Hasher::new();
+        let len = match v {
+            ArgValue::Data(d) => {
+                h.update(d);
+                d.len() as u64
+            }
+            ArgValue::Iov(vs) => vs
+                .iter()
+                .filter_map(|i| i.data.as_ref())
+                .map(|d| {
+                    h.update(d);
+                    d.len() as u64
+                })
+                .sum(),
+            _ => continue,
+        };
+        *v = ArgValue::Hashed { len, blake3: *h.finalize().as_bytes() };
+    }
+}
+
+/// `struct flock` (x86_64, 32 bytes, as read from the process) as Re-Animator's `fcntl`
+/// columns; nothing when fewer than 32 bytes could be read.
+pub(crate) fn flock_columns_from(b: &[u8]) -> Vec<(String, ra_trace::ExtraValue)> {
+    if b.len() < 32 {
+        return Vec::new();
+    }
+    let i16_at = |o: usize| i64::from(i16::from_le_bytes([b[o], b[o + 1]]));
+    let i64_at = |o: usize| i64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
+    let i32_at = |o: usize| i64::from(i32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4])));
+    [
+        ("lock_type", i16_at(0)),
+        ("lock_whence", i16_at(2)),
+        ("lock_start", i64_at(8)),
+        ("lock_length", i64_at(16)),
+        ("lock_pid", i32_at(24)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), ra_trace::ExtraValue::Int(v)))
+    .collect()
+}
+
+/// Argument indices holding a `socklen_t *` that another argument's length refers to
+/// ([`Len::DerefArg`]): their field records `*ptr` after the call, not the pointer.
+pub(crate) fn deref_len_args(def: &SyscallDef) -> Vec<usize> {
+    def.args
+        .iter()
+        .filter_map(|a| match a.kind {
+            ArgKind::OutBuf(Len::DerefArg(n))
+            | ArgKind::OutStruct(_, Len::DerefArg(n))
+            | ArgKind::InOutStruct(_, Len::DerefArg(n)) => Some(n),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The common fields every record of this process carries.
+pub(crate) fn stamp(ev: &mut Event, tid: Pid, p: ProcInfo) {
+    ev.pid = Some(p.tgid);
+    ev.tid = Some(tid);
+    ev.ppid = Some(p.ppid);
+    ev.uid = Some(p.uid);
+    ev.gid = Some(p.gid);
+    ev.pgid = Some(p.pgid);
+    ev.sid = Some(p.sid);
+}
+
+/// Calls that never come back (recorded at entry): `exit`, `exit_group`. (`execve` is
+/// `Ret::NoReturn` too, but returns on failure, and 0 in the new program.)
+pub(crate) fn never_returns(def: &SyscallDef) -> bool {
+    def.ret == Ret::NoReturn && matches!(def.name, "exit" | "exit_group")
+}
+
+/// Scalar register → the value recorded (C `int`s sign-extended, `mode_t` zero-extended).
+pub(crate) fn scalar(kind: ArgKind, raw: u64) -> i64 {
+    match kind {
+        ArgKind::Fd | ArgKind::DirFd => raw as u32 as i32 as i64,
+        ArgKind::Mode => raw as u32 as i64,
+        _ => raw as i64,
+    }
+}
+
+/// Find `program` the way execvp would.
+pub(crate) fn resolve(program: &Path) -> Option<PathBuf> {
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        })
+    };
+    if program.as_os_str().as_bytes().contains(&b'/') {
+        return runnable(program).then(|| program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| runnable(p))
+}
+
+/// Synthetic `openat` events for the descriptors `pid` already has open (from /proc), so that
+/// replay knows them. They take the first unique ids of the trace; the trace info key
+/// `synthetic_ids` gives how many.
+pub(crate) fn synthetic_fds(pid: Pid, info: ProcInfo) -> Vec<Event> {
+    let Some(openat) = ra_syscalls::lookup("openat") else { return Vec::new() };
+    let mut fds: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default();
+    fds.sort_unstable();
+    let now = now_ns();
+    let mut out = Vec::new();
+    for fd in fds {
+        let Ok(target) = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")) else { continue };
+        let fdinfo =
+            std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap_or_default();
+        let flags = fdinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|v| i64::from_str_radix(v.trim(), 8).ok())
+            .unwrap_or(0);
+        let mut path = target.as_os_str().as_bytes().to_vec();
+        path.push(0);
+        let mut ev = Event::new(openat);
+        ev.time_called = Some(now);
+        ev.time_returned = Some(now);
+        stamp(&mut ev, pid, info);
+        ev.ret = Some(i64::from(fd));
+        ev.errno = Some(0);
+        ev.set_arg("dirfd", ArgValue::Int(-100));
+        ev.set_arg("pathname", ArgValue::Data(path));
+        ev.set_arg("flags", ArgValue::Int(flags));
+        ev.set_arg("mode", ArgValue::Int(0));
+        out.push(ev);
+    }
+    out
+}
