@@ -16,8 +16,11 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 #   fio                         - bench/record: 4 KiB random-write workload
 #   strace                      - bench/record: the strace baseline the recorder is compared with
 #   hyperfine                   - optional: ad-hoc timing of traced commands (no script requires it)
+#   clang                       - compiles the eBPF capture program (crates/capture/src/ebpf/bpf/*.bpf.c)
+#   libelf-dev zlib1g-dev       - libbpf, which libbpf-sys builds from its vendored source and links
 PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates
-      sqlite3 tar git coreutils fio strace hyperfine)
+      sqlite3 tar git coreutils fio strace hyperfine
+      clang libelf-dev zlib1g-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

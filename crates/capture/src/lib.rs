@@ -4,11 +4,13 @@
 //! The call set and every buffer rule come from the registry (`ra-syscalls`): a backend never
 //! has per-call code. Every backend implements [`Backend`]: [`ptrace::PtraceBackend`] is the
 //! unprivileged one (seccomp-filtered ptrace, two stops per captured call, buffers through
-//! `process_vm_readv`).
+//! `process_vm_readv`); [`ebpf::EbpfBackend`] runs in the kernel (root; BPF programs on the
+//! syscall tracepoints copy buffers into a ring buffer, with a lossless throttle mode).
 //! [`sink::TraceSink`] writes events to a trace on its own thread, flushing at least once a
 //! second.
 
 mod common;
+pub mod ebpf;
 pub mod ptrace;
 pub mod selection;
 pub mod sink;
@@ -133,6 +135,16 @@ pub enum Error {
     Unavailable { backend: &'static str, why: Unavailable },
     #[error("the {backend} backend cannot record {what}")]
     UnsupportedTarget { backend: &'static str, what: &'static str },
+    #[error("eBPF: {what}: {source}")]
+    Bpf {
+        what: String,
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    #[error("cgroup {path}: {why}")]
+    Cgroup { path: PathBuf, why: String },
+    #[error("invalid {what}: {why}")]
+    InvalidOption { what: &'static str, why: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

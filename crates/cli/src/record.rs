@@ -9,15 +9,33 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use ra_capture::ebpf::{self, EbpfBackend, LossPolicy};
 use ra_capture::ptrace::PtraceBackend;
 use ra_capture::sink::TraceSink;
-use ra_capture::{Backend as _, DataMode, Options, Selection, Target, STOP_REQUESTS, STOP_SIGNAL};
+use ra_capture::{DataMode, Options, Selection, Target, STOP_REQUESTS, STOP_SIGNAL};
 use ra_trace::WriterConfig;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
+    /// ebpf when its probe succeeds (root, BTF, a recent kernel), else ptrace; says why in one
+    /// line when it falls back.
+    Auto,
+    /// In-kernel capture with BPF programs on the syscall tracepoints: needs root; lowest
+    /// overhead; lossless by default (--loss); --cgroup.
+    Ebpf,
     /// ptrace with a seccomp filter: unprivileged; the tracee stops only for captured calls.
     Ptrace,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Loss {
+    /// Lose nothing: when the ring buffer fills past a quarter, the process that produced is
+    /// stopped (SIGSTOP) until the recorder has drained it (SIGCONT). Slows the command to the
+    /// recorder's speed when it must.
+    Throttle,
+    /// Never slow the command: calls that do not fit in the ring buffer are dropped and
+    /// counted in the trace's Lost records (per call type, with their time range).
+    Drop,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -61,7 +79,7 @@ pub struct RecordArgs {
     #[arg(short = 'o', long, value_name = "OUT.ds")]
     pub output: PathBuf,
     /// Capture backend.
-    #[arg(long, value_enum, default_value_t = Backend::Ptrace)]
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
     /// How much of each buffer to keep.
     #[arg(long, value_enum, default_value_t = Data::Full)]
@@ -71,9 +89,21 @@ pub struct RecordArgs {
     /// are always captured.
     #[arg(long, default_value = "storage", value_name = "SET")]
     pub syscalls: String,
-    /// Where the command runs relative to the tracer (ignored with -p).
+    /// Where the command runs relative to the tracer (ptrace backend; ignored with -p and by
+    /// the ebpf backend, which has no tracer hand-offs).
     #[arg(long, value_enum, default_value_t = Cpu::Same)]
     pub cpu: Cpu,
+    /// What the ebpf backend does when the command produces faster than the trace is
+    /// written.
+    #[arg(long, value_enum, default_value_t = Loss::Throttle)]
+    pub loss: Loss,
+    /// Size of the ebpf backend's ring buffer (a power of two from 1M to 1G; K, M, G suffixes).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    pub ring_size: u64,
+    /// Record every process in this cgroup (v2 directory, e.g.
+    /// /sys/fs/cgroup/system.slice/foo.service) and below, until Ctrl-C (ebpf backend).
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["command", "pid"])]
+    pub cgroup: Option<PathBuf>,
     /// Compression of the trace's extents.
     #[arg(long, value_enum, default_value_t = Compress::None)]
     pub compression: Compress,
@@ -86,8 +116,29 @@ pub struct RecordArgs {
     #[arg(short = 'p', long, value_name = "PID", conflicts_with = "command")]
     pub pid: Option<i32>,
     /// The command to run, after `--`.
-    #[arg(trailing_var_arg = true, required_unless_present = "pid", value_name = "CMD")]
+    #[arg(trailing_var_arg = true, required_unless_present_any = ["pid", "cgroup"], value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+/// `256M`, `1G`, `65536`.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mul) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (
+            &t[..i],
+            match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => return Err(format!("`{s}`: unknown suffix `{c}` (use K, M or G)")),
+            },
+        ),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mul))
+        .ok_or_else(|| format!("`{s}` is not a size (e.g. 256M)"))
 }
 
 extern "C" fn on_stop_signal(sig: libc::c_int) {
@@ -139,8 +190,9 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         Data::None => DataMode::None,
     };
     let [host, release, version, machine] = uname();
-    let command = match a.pid {
-        Some(pid) => {
+    let command = match (a.pid, &a.cgroup) {
+        (_, Some(cg)) => format!("(cgroup {})", cg.display()),
+        (Some(pid), _) => {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let args: Vec<String> = cmdline
                 .split(|&b| b == 0)
@@ -149,7 +201,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
                 .collect();
             format!("(attached to pid {pid}) {}", args.join(" "))
         }
-        None => {
+        (None, None) => {
             let v: Vec<String> = a.command.iter().map(|c| shell_quote(c)).collect();
             v.join(" ")
         }
@@ -160,13 +212,12 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64),
     );
-    let target = match a.pid {
-        Some(pid) => Target::Pid(pid),
-        None => Target::Command(a.command.clone()),
+    let target = match (a.pid, &a.cgroup) {
+        (_, Some(cg)) => Target::Cgroup(cg.clone()),
+        (Some(pid), _) => Target::Pid(pid),
+        (None, None) => Target::Command(a.command.clone()),
     };
-    let mut backend = match a.backend {
-        Backend::Ptrace => PtraceBackend { same_cpu: a.cpu == Cpu::Same },
-    };
+    let mut backend = choose_backend(&a, &target)?;
     let data_name = format!("{:?}", a.data).to_lowercase();
     let info: Vec<(&str, &[u8])> = vec![
         ("command", command.as_bytes()),
@@ -245,4 +296,37 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
+}
+
+/// The backend to record with: `--backend auto` tries ebpf and falls back to ptrace, saying
+/// why in one line.
+fn choose_backend(a: &RecordArgs, target: &Target) -> Result<Box<dyn ra_capture::Backend>> {
+    let ebpf = || -> Result<Box<dyn ra_capture::Backend>> {
+        let config = ebpf::Config {
+            loss: match a.loss {
+                Loss::Throttle => LossPolicy::Throttle,
+                Loss::Drop => LossPolicy::Drop,
+            },
+            ring_bytes: a.ring_size,
+        };
+        Ok(Box::new(EbpfBackend { config }))
+    };
+    let ptrace: Box<dyn ra_capture::Backend> =
+        Box::new(PtraceBackend { same_cpu: a.cpu == Cpu::Same });
+    match a.backend {
+        Backend::Ebpf => ebpf(),
+        Backend::Ptrace => Ok(ptrace),
+        Backend::Auto => match ebpf::probe() {
+            Ok(_) => ebpf(),
+            Err(why) if matches!(target, Target::Cgroup(_)) => {
+                anyhow::bail!("--cgroup needs the ebpf backend, which cannot run here: {why}")
+            }
+            Err(why) => {
+                if !a.quiet {
+                    eprintln!("reanimator: using the ptrace backend (ebpf unavailable: {why})");
+                }
+                Ok(ptrace)
+            }
+        },
+    }
 }

@@ -1,19 +1,75 @@
-//! `reanimator record` (ptrace backend) end to end: data captured exactly, exit status passed
-//! through, bad input rejected in one line, and a recorder killed with SIGKILL leaves a
-//! readable trace holding everything it flushed.
+//! `reanimator record` end to end: data captured exactly, exit status passed through, bad input
+//! rejected in one line, and a recorder killed with SIGKILL leaves a readable trace holding
+//! everything it flushed. The tests wrapped by `both_backends!` run once per backend
+//! (`<test>::ptrace`, `<test>::ebpf`; the eBPF ones skip with a printed reason where eBPF cannot
+//! run, and fail under REANIMATOR_REQUIRE_PRIVILEGED=1); the others are ptrace-specific.
 
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use ra_trace::{ArgValue, Event, TraceReader};
 
+thread_local! {
+    /// The backend of `rec()` in this test thread (ptrace unless a `both_backends!` wrapper
+    /// set it).
+    static BACKEND: Cell<&'static str> = const { Cell::new("ptrace") };
+}
+
+fn backend() -> &'static str {
+    BACKEND.with(Cell::get)
+}
+
+fn ebpf_available() -> bool {
+    ra_testkit::privileged(
+        "eBPF backend",
+        ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string()),
+    )
+}
+
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn ptrace() {
+                super::BACKEND.with(|b| b.set("ptrace"));
+                super::$name()
+            }
+            #[test]
+            fn ebpf() {
+                if super::ebpf_available() {
+                    super::BACKEND.with(|b| b.set("ebpf"));
+                    super::$name()
+                }
+            }
+        }
+    )*};
+}
+
+both_backends!(
+    captures_what_cat_reads_and_writes,
+    follows_children_and_passes_the_exit_status_through,
+    bad_input_is_one_line,
+    a_recorder_killed_with_sigkill_leaves_a_readable_trace,
+    attaches_to_a_running_process_and_detaches_on_ctrl_c,
+    data_hash_and_none_keep_metadata_and_drop_bulk_bytes,
+);
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_reanimator"))
 }
 
+/// `reanimator record --backend <this thread's backend>`.
+fn rec() -> Command {
+    let mut c = bin();
+    c.args(["record", "--backend", backend()]);
+    c
+}
+
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ra-rec-{}-{name}", std::process::id()));
+    let d =
+        std::env::temp_dir().join(format!("ra-rec-{}-{name}-{}", std::process::id(), backend()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -24,10 +80,9 @@ fn events(path: &std::path::Path) -> Vec<Event> {
 }
 
 fn record(out: &std::path::Path, cmd: &[&str]) -> Output {
-    bin().args(["record", "-q", "-o"]).arg(out).arg("--").args(cmd).output().unwrap()
+    rec().args(["-q", "-o"]).arg(out).arg("--").args(cmd).output().unwrap()
 }
 
-#[test]
 fn captures_what_cat_reads_and_writes() {
     let d = scratch("cat");
     let input = d.join("input.bin");
@@ -95,13 +150,12 @@ fn captures_what_cat_reads_and_writes() {
     assert_eq!(ev.first().map(|e| e.name.as_str()), Some("execve"));
     assert_eq!(ev.last().map(|e| e.name.as_str()), Some("exit_group"));
     let r = TraceReader::open(&trace).unwrap();
-    assert_eq!(r.info_value("backend"), Some(&b"ptrace"[..]));
+    assert_eq!(r.info_value("backend"), Some(backend().as_bytes()));
     assert_eq!(r.info_value("exit_status"), Some(&b"0"[..]));
     assert!(r.info_value("kernel").is_some() && r.info_value("hostname").is_some());
     assert!(std::str::from_utf8(r.info_value("command").unwrap()).unwrap().starts_with("cat "));
 }
 
-#[test]
 fn follows_children_and_passes_the_exit_status_through() {
     let d = scratch("tree");
     let trace = d.join("t.ds");
@@ -129,7 +183,6 @@ fn follows_children_and_passes_the_exit_status_through() {
     assert_eq!(o.status.code(), Some(128 + 9));
 }
 
-#[test]
 fn bad_input_is_one_line() {
     let d = scratch("bad");
     let o = record(&d.join("t.ds"), &["/no/such/program"]);
@@ -141,8 +194,8 @@ fn bad_input_is_one_line() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("/no/such/dir/t.ds") && err.lines().count() == 1, "{err}");
-    let o = bin()
-        .args(["record", "-o"])
+    let o = rec()
+        .args(["-o"])
         .arg(d.join("t.ds"))
         .args(["--syscalls", "opnat", "--", "true"])
         .output()
@@ -151,20 +204,20 @@ fn bad_input_is_one_line() {
     assert_eq!(o.status.code(), Some(2));
     assert!(err.contains("did you mean `openat`"), "{err}");
     // No command at all: a usage error.
-    let o = bin().args(["record", "-o"]).arg(d.join("t.ds")).output().unwrap();
+    let o = rec().args(["-o"]).arg(d.join("t.ds")).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
 
-#[test]
 fn a_recorder_killed_with_sigkill_leaves_a_readable_trace() {
     let d = scratch("kill");
     let trace = d.join("t.ds");
     let f = d.join("data");
     std::fs::write(&f, b"flushed before the kill\n").unwrap();
     // cat runs at once; the sleep keeps the recording open well past the writer's 1 s flush.
-    let script = format!("cat {}; sleep 30", f.display());
-    let mut child = bin()
-        .args(["record", "-q", "-o"])
+    // (exec: the shell's own process sleeps, so it dies with the recorder under both backends.)
+    let script = format!("cat {}; exec sleep 30", f.display());
+    let mut child = rec()
+        .args(["-q", "-o"])
         .arg(&trace)
         .args(["--", "sh", "-c", &script])
         .stdout(Stdio::null())
@@ -188,7 +241,6 @@ fn a_recorder_killed_with_sigkill_leaves_a_readable_trace() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("unfinished"));
 }
 
-#[test]
 fn attaches_to_a_running_process_and_detaches_on_ctrl_c() {
     let d = scratch("attach");
     let log = d.join("ticks.log");
@@ -199,8 +251,8 @@ fn attaches_to_a_running_process_and_detaches_on_ctrl_c() {
     let mut target = Command::new("sh").args(["-c", &script]).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let trace = d.join("t.ds");
-    let mut rec = bin()
-        .args(["record", "-q", "-o"])
+    let mut rec = rec()
+        .args(["-q", "-o"])
         .arg(&trace)
         .args(["-p", &target.id().to_string()])
         .spawn()
@@ -239,18 +291,14 @@ fn attaches_to_a_running_process_and_detaches_on_ctrl_c() {
 
 #[test]
 fn attach_errors_say_why() {
-    let o = bin().args(["record", "-o", "/tmp/never.ds", "-p", "999999999"]).output().unwrap();
+    let o = rec().args(["-o", "/tmp/never.ds", "-p", "999999999"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("999999999") && err.contains("no such process"), "{err}");
     // A process that is already traced (by a recording of its own) cannot be attached to.
     let d = scratch("attach2");
-    let mut first = bin()
-        .args(["record", "-q", "-o"])
-        .arg(d.join("a.ds"))
-        .args(["--", "sleep", "5"])
-        .spawn()
-        .unwrap();
+    let mut first =
+        rec().args(["-q", "-o"]).arg(d.join("a.ds")).args(["--", "sleep", "5"]).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(500));
     let sleeper = std::fs::read_dir("/proc")
         .unwrap()
@@ -261,12 +309,8 @@ fn attach_errors_say_why() {
             })
         })
         .expect("the traced sleep");
-    let o = bin()
-        .args(["record", "-o"])
-        .arg(d.join("b.ds"))
-        .args(["-p", &sleeper.to_string()])
-        .output()
-        .unwrap();
+    let o =
+        rec().args(["-o"]).arg(d.join("b.ds")).args(["-p", &sleeper.to_string()]).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("already traced"), "{err}");
@@ -274,7 +318,6 @@ fn attach_errors_say_why() {
     let _ = first.wait();
 }
 
-#[test]
 fn data_hash_and_none_keep_metadata_and_drop_bulk_bytes() {
     let d = scratch("modes");
     let input = d.join("in.txt");
@@ -284,8 +327,8 @@ fn data_hash_and_none_keep_metadata_and_drop_bulk_bytes() {
     want_path.push(0);
     for mode in ["hash", "none"] {
         let trace = d.join(format!("{mode}.ds"));
-        let o = bin()
-            .args(["record", "-q", "--data", mode, "-o"])
+        let o = rec()
+            .args(["-q", "--data", mode, "-o"])
             .arg(&trace)
             .args(["--", "cat", input.to_str().unwrap()])
             .output()
@@ -330,8 +373,8 @@ fn cpu_binding_is_the_default_and_can_be_turned_off() {
     let online = std::thread::available_parallelism().map_or(1, |n| n.get());
     for (mode, want) in [("same", 1), ("any", online)] {
         let trace = d.join(format!("{mode}.ds"));
-        let o = bin()
-            .args(["record", "-q", "--cpu", mode, "-o"])
+        let o = rec()
+            .args(["-q", "--cpu", mode, "-o"])
             .arg(&trace)
             .args(["--", "nproc"])
             .output()

@@ -8,6 +8,10 @@
 //! captured bytes, iovecs, string arrays), return value and errno. It reports every mismatch at
 //! once.
 //!
+//! Both backends run it (`ptrace`, `ebpf`): the same workload must give the same trace. The eBPF
+//! run skips with a printed reason where eBPF cannot run (not root, no BTF) and fails instead
+//! under REANIMATOR_REQUIRE_PRIVILEGED=1 (CI).
+//!
 //! It also checks that the workload exercises every registry call of the storage set except
 //! the documented [`EXCLUDED`] ones: adding a syscall to the registry without adding it to the
 //! workload fails here.
@@ -28,16 +32,27 @@ const EXCLUDED: &[(&str, &str)] = &[
 ];
 
 #[test]
-fn record_captures_every_storage_call_as_the_workload_made_it() {
-    let base = ra_testkit::scratch_dir("conformance");
+fn ptrace_captures_every_storage_call_as_the_workload_made_it() {
+    conformance("ptrace");
+}
+
+#[test]
+fn ebpf_captures_every_storage_call_as_the_workload_made_it() {
+    let probe = ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string());
+    if ra_testkit::privileged("eBPF backend", probe) {
+        conformance("ebpf");
+    }
+}
+
+fn conformance(backend: &str) {
+    let base = ra_testkit::scratch_dir(&format!("conformance-{backend}"));
     let scratch = base.join("scratch");
     let log = base.join("workload.jsonl");
     let trace = base.join("workload.ds");
     let workload = ra_testkit::program("workload");
 
     let out = Command::new(env!("CARGO_BIN_EXE_reanimator"))
-        .arg("record")
-        .arg("-o")
+        .args(["record", "--backend", backend, "-o"])
         .arg(&trace)
         .arg("--")
         .arg(&workload)
@@ -48,7 +63,7 @@ fn record_captures_every_storage_call_as_the_workload_made_it() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "reanimator record -o {} -- {} {} {}: {}\nstderr:\n{stderr}",
+        "reanimator record --backend {backend} -o {} -- {} {} {}: {}\nstderr:\n{stderr}",
         trace.display(),
         workload.display(),
         scratch.display(),
@@ -60,7 +75,7 @@ fn record_captures_every_storage_call_as_the_workload_made_it() {
     let problems = check(&wl, &trace);
     if !problems.is_empty() {
         panic!(
-            "{} conformance problem(s) (files kept in {}):\n  {}",
+            "{backend}: {} conformance problem(s) (files kept in {}):\n  {}",
             problems.len(),
             base.display(),
             problems.join("\n  ")

@@ -1,21 +1,65 @@
-//! The ptrace recorder on the hard cases of process tracing: signals interrupting calls and
-//! restarted calls, execve from a non-leader thread (the tid changes), exit_group while other
-//! threads are blocked in captured calls. Programs: crates/testkit/c/{sigrestart,threadexec,
-//! exitgroup}.c.
+//! The recorder on the hard cases of process tracing: signals interrupting calls and restarted
+//! calls, execve from a non-leader thread (the tid changes), exit_group while other threads are
+//! blocked in captured calls. Programs: crates/testkit/c/{sigrestart,threadexec,exitgroup}.c.
+//! Every test runs with both backends (`<test>::ptrace`, `<test>::ebpf`; the eBPF ones skip
+//! with a printed reason where eBPF cannot run, and fail under REANIMATOR_REQUIRE_PRIVILEGED=1).
 
+use std::cell::Cell;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ra_trace::{ArgValue, Event, TraceReader};
 
+thread_local! {
+    static BACKEND: Cell<&'static str> = const { Cell::new("ptrace") };
+}
+
+fn backend() -> &'static str {
+    BACKEND.with(Cell::get)
+}
+
+fn ebpf_available() -> bool {
+    ra_testkit::privileged(
+        "eBPF backend",
+        ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string()),
+    )
+}
+
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn ptrace() {
+                super::BACKEND.with(|b| b.set("ptrace"));
+                super::$name()
+            }
+            #[test]
+            fn ebpf() {
+                if super::ebpf_available() {
+                    super::BACKEND.with(|b| b.set("ebpf"));
+                    super::$name()
+                }
+            }
+        }
+    )*};
+}
+
+both_backends!(
+    interrupted_and_restarted_calls_are_recorded_as_the_kernel_reports_them,
+    exec_from_a_thread_is_followed,
+    exit_group_with_threads_blocked_in_calls_neither_hangs_nor_loses_them,
+    fcntl_locks_keep_their_struct_flock,
+);
+
 fn record(name: &str) -> (std::process::Output, Vec<Event>) {
-    let dir = std::env::temp_dir().join(format!("ra-edge-{}-{name}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("ra-edge-{}-{name}-{}", std::process::id(), backend()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let trace = dir.join("t.ds");
     let t0 = Instant::now();
     let o = Command::new(env!("CARGO_BIN_EXE_reanimator"))
-        .args(["record", "-q", "-o"])
+        .args(["record", "-q", "--backend", backend(), "-o"])
         .arg(&trace)
         .arg("--")
         .arg(ra_testkit::program(name))
@@ -31,7 +75,6 @@ fn json(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_str(out.lines().last().expect("the program's JSON line")).unwrap()
 }
 
-#[test]
 fn interrupted_and_restarted_calls_are_recorded_as_the_kernel_reports_them() {
     let (o, ev) = record("sigrestart");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -58,7 +101,6 @@ fn interrupted_and_restarted_calls_are_recorded_as_the_kernel_reports_them() {
     assert_eq!(j["eintr_errno"], 4);
 }
 
-#[test]
 fn exec_from_a_thread_is_followed() {
     let (o, ev) = record("threadexec");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -81,7 +123,6 @@ fn exec_from_a_thread_is_followed() {
     assert_eq!(after.last().map(|e| e.name.as_str()), Some("exit_group"));
 }
 
-#[test]
 fn exit_group_with_threads_blocked_in_calls_neither_hangs_nor_loses_them() {
     let (o, ev) = record("exitgroup");
     assert_eq!(o.status.code(), Some(7));
@@ -98,7 +139,6 @@ fn exit_group_with_threads_blocked_in_calls_neither_hangs_nor_loses_them() {
     assert_eq!(unfinished.len(), 4, "{unfinished:?}");
 }
 
-#[test]
 fn fcntl_locks_keep_their_struct_flock() {
     if Command::new("sqlite3").arg("-version").output().is_err() {
         assert!(
@@ -108,12 +148,13 @@ fn fcntl_locks_keep_their_struct_flock() {
         eprintln!("skip: sqlite3 not installed");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("ra-edge-{}-flock", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("ra-edge-{}-flock-{}", std::process::id(), backend()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let trace = dir.join("t.ds");
     let o = Command::new(env!("CARGO_BIN_EXE_reanimator"))
-        .args(["record", "-q", "-o"])
+        .args(["record", "-q", "--backend", backend(), "-o"])
         .arg(&trace)
         .args(["--", "sqlite3"])
         .arg(dir.join("db"))

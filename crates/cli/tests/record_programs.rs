@@ -16,8 +16,12 @@
 //!
 //! Programs missing from PATH make their test print `skip: <program> not installed` and pass,
 //! unless REANIMATOR_REQUIRE_TESTDATA=1 (CI), which turns the skip into a failure.
+//!
+//! Every test runs once per capture backend (`<test>::ptrace`, `<test>::ebpf`): both must
+//! produce traces that pass the same checks. The eBPF runs skip with a printed reason where
+//! eBPF cannot run (not root, no BTF), and fail instead under REANIMATOR_REQUIRE_PRIVILEGED=1.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -60,6 +64,53 @@ const RECORD_TIMEOUT: Duration = Duration::from_secs(300);
 
 // ---- running things -----------------------------------------------------------------------------
 
+thread_local! {
+    /// The backend this test thread records with (set by the `both_backends!` wrappers).
+    static BACKEND: Cell<&'static str> = const { Cell::new("ptrace") };
+}
+
+fn backend() -> &'static str {
+    BACKEND.with(Cell::get)
+}
+
+fn ebpf_available() -> bool {
+    ra_testkit::privileged(
+        "eBPF backend",
+        ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string()),
+    )
+}
+
+/// `name::ptrace` and `name::ebpf` tests that run `name()` with that backend.
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn ptrace() {
+                super::BACKEND.with(|b| b.set("ptrace"));
+                super::$name()
+            }
+            #[test]
+            fn ebpf() {
+                if super::ebpf_available() {
+                    super::BACKEND.with(|b| b.set("ebpf"));
+                    super::$name()
+                }
+            }
+        }
+    )*};
+}
+
+both_backends!(
+    sqlite3_inserts_rebuild_the_database_file,
+    tar_x_writes_every_extracted_byte,
+    tar_c_reads_every_source_byte,
+    git_init_add_commit_writes_objects_and_index,
+    cp_r_reads_and_writes_every_file,
+    cp_r_with_kernel_copies_accounts_for_every_byte,
+    mtwriter_threads_each_pwrite_their_pattern,
+    forkpipe_child_and_parent_agree_on_the_pipe,
+);
+
 fn require_testdata() -> bool {
     std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() == Ok("1")
 }
@@ -89,7 +140,11 @@ struct Scratch {
 
 impl Scratch {
     fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("ra-record-{}-{name}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "ra-record-{}-{name}-{}",
+            std::process::id(),
+            backend()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create scratch dir");
         Scratch { dir: dir.canonicalize().expect("canonical scratch dir") }
@@ -172,7 +227,11 @@ fn record(
 ) -> Recording {
     let trace = s.path(&format!("{name}.ds"));
     let mut c = Command::new(env!("CARGO_BIN_EXE_reanimator"));
-    c.arg("record").arg("-o").arg(&trace).arg("--").args(cmd).current_dir(cwd);
+    c.args(["record", "--backend", backend(), "-o"])
+        .arg(&trace)
+        .arg("--")
+        .args(cmd)
+        .current_dir(cwd);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -181,7 +240,7 @@ fn record(
         None => Stdio::null(),
     });
     let command = cmd.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
-    let o = run_with_timeout(c, &format!("reanimator record -- {command}"));
+    let o = run_with_timeout(c, &format!("reanimator record --backend {} -- {command}", backend()));
     Recording {
         trace,
         cwd: cwd.to_path_buf(),
@@ -1226,7 +1285,6 @@ fn program(name: &str) -> PathBuf {
 
 const SQLITE_PAGE: usize = 4096;
 
-#[test]
 fn sqlite3_inserts_rebuild_the_database_file() {
     if !have("sqlite3") {
         return;
@@ -1363,7 +1421,6 @@ const TREE: &[(&str, usize)] = &[
     ("src/z/last.txt", 513),
 ];
 
-#[test]
 fn tar_x_writes_every_extracted_byte() {
     if !have("tar") {
         return;
@@ -1434,7 +1491,6 @@ fn tar_x_writes_every_extracted_byte() {
 
 // ---- (3) tar c ----------------------------------------------------------------------------------
 
-#[test]
 fn tar_c_reads_every_source_byte() {
     if !have("tar") {
         return;
@@ -1486,7 +1542,6 @@ fn tar_c_reads_every_source_byte() {
 
 // ---- (4) git ------------------------------------------------------------------------------------
 
-#[test]
 fn git_init_add_commit_writes_objects_and_index() {
     if !have("git") || !have("sh") {
         return;
@@ -1612,7 +1667,6 @@ const CP_TREE: &[(&str, usize)] = &[
     ("src/m/z", 77),
 ];
 
-#[test]
 fn cp_r_reads_and_writes_every_file() {
     if !have("cp") {
         return;
@@ -1663,7 +1717,6 @@ fn cp_r_reads_and_writes_every_file() {
     finish("cp -r", &rec, &m, bad);
 }
 
-#[test]
 fn cp_r_with_kernel_copies_accounts_for_every_byte() {
     if !have("cp") {
         return;
@@ -1708,7 +1761,6 @@ fn cp_r_with_kernel_copies_accounts_for_every_byte() {
 
 // ---- (6) mtwriter -------------------------------------------------------------------------------
 
-#[test]
 fn mtwriter_threads_each_pwrite_their_pattern() {
     let s = Scratch::new("mtwriter");
     let dir = s.path("out");
@@ -1835,7 +1887,6 @@ fn mtwriter_threads_each_pwrite_their_pattern() {
 
 // ---- (7) forkpipe -------------------------------------------------------------------------------
 
-#[test]
 fn forkpipe_child_and_parent_agree_on_the_pipe() {
     let s = Scratch::new("forkpipe");
     let dir = s.path("out");

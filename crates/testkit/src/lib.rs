@@ -50,6 +50,23 @@ pub fn scratch_dir(tag: &str) -> PathBuf {
     d
 }
 
+/// Whether a test that needs privileges or kernel features can run: `available` is the probe's
+/// answer (`Err(reason)` when it cannot). When it cannot, prints `skip: <what>: <reason>` and
+/// returns false, or panics when `REANIMATOR_REQUIRE_PRIVILEGED=1` (CI runs as root and must
+/// run every such test).
+pub fn privileged(what: &str, available: Result<(), String>) -> bool {
+    match available {
+        Ok(()) => true,
+        Err(reason) => {
+            if std::env::var("REANIMATOR_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
+                panic!("{what} cannot run here: {reason} (REANIMATOR_REQUIRE_PRIVILEGED=1)");
+            }
+            eprintln!("skip: {what}: {reason}");
+            false
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -1,0 +1,29 @@
+//! Compiles the eBPF capture program (`src/ebpf/bpf/capture.bpf.c`) with clang and generates
+//! its typed skeleton (`$OUT_DIR/capture.skel.rs`) with libbpf-cargo. Needs `clang` (Debian's
+//! clang 14 or newer; `scripts/install-deps.sh` installs it); `$CLANG` picks another one.
+
+use std::path::PathBuf;
+
+use libbpf_cargo::SkeletonBuilder;
+
+fn main() {
+    let dir = PathBuf::from("src/ebpf/bpf");
+    let src = dir.join("capture.bpf.c");
+    for f in ["capture.bpf.c", "capture.h", "vmlinux_min.h"] {
+        println!("cargo:rerun-if-changed={}", dir.join(f).display());
+    }
+    println!("cargo:rerun-if-env-changed=CLANG");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("capture.skel.rs");
+    let clang = std::env::var_os("CLANG").unwrap_or_else(|| "clang".into());
+    if let Err(e) = SkeletonBuilder::new()
+        .source(&src)
+        .clang(&clang)
+        .clang_args(["-Wall", "-Werror"])
+        .build_and_generate(&out)
+    {
+        panic!(
+            "building the eBPF program {} failed (is clang installed? run scripts/install-deps.sh): {e:#}",
+            src.display()
+        );
+    }
+}

@@ -1,0 +1,452 @@
+//! Ring records back into [`Event`]s: a call's RK_DATA chunks are gathered per thread until its
+//! RK_CALL record arrives, then the event is built from its registry entry exactly as the
+//! ptrace backend builds it (same argument values, same `buffer_not_captured` rules).
+
+use std::collections::HashMap;
+
+use ra_syscalls::{ArgKind, Struct, SyscallDef};
+use ra_trace::{ArgValue, Event, IovValue};
+
+use super::layout::*;
+use crate::common::{flock_columns_from, hash_bulk, scalar};
+use crate::{DataMode, Selection};
+
+/// CLOCK_MONOTONIC (what BPF stamps) to wall-clock nanoseconds, by an offset measured once
+/// at start-up (the recorder's clocks; NTP slewing during a recording is not followed).
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    offset: i64,
+}
+
+impl Clock {
+    pub fn now() -> Clock {
+        let read = |id| {
+            let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+            // SAFETY: clock_gettime writes one timespec.
+            unsafe { libc::clock_gettime(id, &mut t) };
+            t.tv_sec * 1_000_000_000 + t.tv_nsec
+        };
+        // The smallest bracket of three tries gives the offset to a microsecond or better.
+        let mut best = (i64::MAX, 0);
+        for _ in 0..3 {
+            let a = read(libc::CLOCK_MONOTONIC);
+            let w = read(libc::CLOCK_REALTIME);
+            let b = read(libc::CLOCK_MONOTONIC);
+            if b - a < best.0 {
+                best = (b - a, w - (a + (b - a) / 2));
+            }
+        }
+        Clock { offset: best.1 }
+    }
+
+    pub fn wall(&self, mono_ns: u64) -> i64 {
+        mono_ns as i64 + self.offset
+    }
+}
+
+/// The data of one vector (an iovec, a message, a string) as its chunks arrive.
+#[derive(Clone, Debug, Default)]
+struct Part {
+    /// (segment index, its full length), in order.
+    segs: Vec<(u16, u64)>,
+    data: Vec<u8>,
+    fault: bool,
+}
+
+/// The records of the call a thread is in, until its RK_CALL.
+#[derive(Debug, Default)]
+struct Partial {
+    seq: u32,
+    slots: [Vec<Part>; NSLOTS],
+    nrec: u32,
+}
+
+/// Counters of what the assembler had to work around.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AsmStats {
+    /// Data records of calls that never got their RK_CALL (drop mode losses).
+    pub orphan_records: u64,
+    /// RK_CALL records whose data record count did not match (marked not captured).
+    pub incomplete_calls: u64,
+    /// RK_CALL records for a number the selection does not have (none expected).
+    pub unknown_calls: u64,
+}
+
+/// Builds events from ring records.
+pub struct Assembler {
+    data: DataMode,
+    by_nr: Vec<Option<&'static SyscallDef>>,
+    clock: Clock,
+    partial: HashMap<u32, Partial>,
+    pub stats: AsmStats,
+}
+
+/// Most vectors a record may name (IOV_MAX messages, or argv strings): a bound on what a
+/// corrupt record could make us allocate.
+const MAX_VECTORS: usize = 1 << 17;
+
+impl Assembler {
+    pub fn new(selection: &Selection, data: DataMode, clock: Clock) -> Assembler {
+        let mut by_nr = vec![None; MAX_NR];
+        for d in selection.defs() {
+            if let Some(slot) = d.nr_x86_64().and_then(|n| by_nr.get_mut(n as usize)) {
+                *slot = Some(*d);
+            }
+        }
+        Assembler { data, by_nr, clock, partial: HashMap::new(), stats: AsmStats::default() }
+    }
+
+    /// One chunk of a call's buffer: `payload` is the record's bytes, or what user space read
+    /// for an RK_DEFER record; `fault` when they could not be read.
+    pub fn chunk(&mut self, d: &DataRec<'_>, payload: &[u8], fault: bool) {
+        let p = self.partial.entry(d.tid).or_default();
+        if p.seq != d.seq {
+            if p.nrec > 0 {
+                self.stats.orphan_records += u64::from(p.nrec);
+            }
+            *p = Partial { seq: d.seq, ..Partial::default() };
+        }
+        p.nrec += 1;
+        let Some(slot) = p.slots.get_mut(d.slot as usize) else { return };
+        let v = d.vec as usize;
+        if v >= MAX_VECTORS {
+            return;
+        }
+        if slot.len() <= v {
+            slot.resize_with(v + 1, Part::default);
+        }
+        let part = &mut slot[v];
+        if part.segs.last().is_none_or(|&(s, _)| s != d.seg) {
+            part.segs.push((d.seg, d.seg_len));
+        }
+        part.data.extend_from_slice(payload);
+        part.fault |= fault || d.flags & DF_FAULT != 0;
+    }
+
+    /// A thread ended: forget what it left unfinished.
+    pub fn thread_gone(&mut self, tid: u32) {
+        if let Some(p) = self.partial.remove(&tid) {
+            self.stats.orphan_records += u64::from(p.nrec);
+        }
+    }
+
+    /// The call record: the finished event (None for a number outside the selection).
+    pub fn call(&mut self, c: &CallRec) -> Option<Event> {
+        let partial = match self.partial.remove(&c.entry_tid) {
+            Some(p) if p.seq == c.seq => p,
+            Some(p) => {
+                self.stats.orphan_records += u64::from(p.nrec);
+                Partial::default()
+            }
+            None => Partial::default(),
+        };
+        let Some(def) = self.by_nr.get(c.nr as usize).copied().flatten() else {
+            self.stats.unknown_calls += 1;
+            return None;
+        };
+        let complete = partial.nrec == c.nrec;
+        if !complete {
+            self.stats.incomplete_calls += 1;
+        }
+        let mut ev = self.build(def, c, partial, complete);
+        if self.data == DataMode::Hash {
+            hash_bulk(def, &mut ev);
+        }
+        Some(ev)
+    }
+
+    fn build(
+        &self,
+        def: &'static SyscallDef,
+        c: &CallRec,
+        mut partial: Partial,
+        complete: bool,
+    ) -> Event {
+        let mut ev = Event::new(def);
+        ev.time_called = Some(self.clock.wall(c.ts_enter));
+        ev.pid = Some(c.tgid as i32);
+        // The thread that made the call (an execve from a non-leader thread returns as the
+        // leader: the records after it carry the new id).
+        ev.tid = Some(c.entry_tid as i32);
+        ev.ppid = Some(c.ppid as i32);
+        ev.uid = Some(c.uid as i32);
+        ev.gid = Some(c.gid as i32);
+        ev.pgid = Some(c.pgid as i32);
+        ev.sid = Some(c.sid as i32);
+        if c.flags & CF_NO_RETURN == 0 {
+            ev.time_returned = Some(self.clock.wall(c.ts_exit));
+            // The kernel's error convention: -4095..-1 is -errno.
+            if (-4095..0).contains(&c.ret) {
+                ev.ret = Some(-1);
+                ev.errno = Some(-c.ret as i32);
+            } else {
+                ev.ret = Some(c.ret);
+                ev.errno = Some(0);
+            }
+        }
+        for (i, a) in def.args.iter().enumerate().take(NARGS) {
+            let raw = c.args[i];
+            let status = c.status[i];
+            let parts = std::mem::take(&mut partial.slots[i]);
+            ev.args[i] = match a.kind {
+                ArgKind::Int | ArgKind::Fd | ArgKind::DirFd | ArgKind::Flags(_) | ArgKind::Mode => {
+                    ArgValue::Int(scalar(a.kind, raw))
+                }
+                // A socklen_t * records what it points to after the call.
+                ArgKind::Addr if status == ST_OK => ArgValue::Int(c.aux[i] as i64),
+                ArgKind::Addr => ArgValue::Int(scalar(a.kind, raw)),
+                _ if raw == 0 => ArgValue::Absent,
+                _ => match status {
+                    ST_NOT_CAPTURED => {
+                        ev.buffer_not_captured = true;
+                        ArgValue::NotCaptured
+                    }
+                    ST_OK | ST_FAULT | ST_TRUNC => {
+                        let n = c.nvec[i] as usize;
+                        let faulted = parts.iter().any(|p| p.fault);
+                        if status != ST_OK || faulted || !complete {
+                            ev.buffer_not_captured = true;
+                        }
+                        value(a.kind, parts, n)
+                    }
+                    ST_UNKNOWN_LEN if !a.kind.is_output() => ArgValue::NotCaptured,
+                    _ => ArgValue::Absent,
+                },
+            };
+        }
+        if c.status[XARG] == ST_OK {
+            if let Some(p) = partial.slots[XARG].first() {
+                ev.extra = flock_columns_from(&p.data);
+            }
+        }
+        ev
+    }
+}
+
+/// The value of a pointer argument from its vectors (`n`: how many the BPF walk covered).
+fn value(kind: ArgKind, mut parts: Vec<Part>, n: usize) -> ArgValue {
+    let vectors = |mut parts: Vec<Part>| {
+        if parts.len() < n.min(MAX_VECTORS) {
+            parts.resize_with(n.min(MAX_VECTORS), Part::default);
+        }
+        parts
+    };
+    if kind == ArgKind::StrArray {
+        return ArgValue::Strings(
+            vectors(parts)
+                .into_iter()
+                .map(|mut p| {
+                    if p.data.last() == Some(&0) {
+                        p.data.pop();
+                    }
+                    p.data
+                })
+                .collect(),
+        );
+    }
+    if kind.is_vector() {
+        let mmsg = matches!(
+            kind,
+            ArgKind::InStruct(Struct::Mmsghdr, _) | ArgKind::InOutStruct(Struct::Mmsghdr, _)
+        );
+        return ArgValue::Iov(
+            vectors(parts)
+                .into_iter()
+                .map(|p| IovValue {
+                    requested: if mmsg {
+                        p.segs.iter().map(|s| s.1).sum()
+                    } else {
+                        p.segs.first().map_or(0, |s| s.1)
+                    },
+                    data: Some(p.data),
+                })
+                .collect(),
+        );
+    }
+    ArgValue::Data(if parts.is_empty() { Vec::new() } else { parts.swap_remove(0).data })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[allow(clippy::too_many_arguments)]
+    fn data<'a>(
+        tid: u32,
+        seq: u32,
+        slot: u8,
+        vec: u32,
+        seg_len: u64,
+        off: u64,
+        p: &'a [u8],
+        flags: u8,
+    ) -> DataRec<'a> {
+        DataRec {
+            tid,
+            tgid: tid,
+            seq,
+            slot,
+            flags,
+            seg: 0,
+            vec,
+            len: p.len() as u32,
+            seg_len,
+            off,
+            addr: 0,
+            payload: p,
+        }
+    }
+
+    fn asm() -> Assembler {
+        Assembler::new(&Selection::parse("all").unwrap(), DataMode::Full, Clock { offset: 1000 })
+    }
+
+    #[test]
+    fn a_write_and_a_readv_are_rebuilt_from_chunks() {
+        let mut a = asm();
+        let d = data(7, 1, 1, 0, 10, 0, b"hello", 0);
+        a.chunk(&d, d.payload, false);
+        let d = data(7, 1, 1, 0, 10, 5, b"world", 0);
+        a.chunk(&d, d.payload, false);
+        let mut c = CallRec {
+            tid: 7,
+            seq: 1,
+            entry_tid: 7,
+            tgid: 7,
+            nr: 1,
+            ret: 10,
+            nrec: 2,
+            ..CallRec::default()
+        };
+        c.args = [3, 0x1000, 10, 0, 0, 0];
+        c.status[1] = ST_OK;
+        c.nvec[1] = 1;
+        let ev = a.call(&c).unwrap();
+        assert_eq!(ev.name, "write");
+        assert_eq!(ev.arg("buf"), Some(&ArgValue::Data(b"helloworld".to_vec())));
+        assert_eq!((ev.ret, ev.errno, ev.time_called), (Some(10), Some(0), Some(1000)));
+        assert!(!ev.buffer_not_captured);
+
+        // readv of 3 vectors, 6 bytes filled into the first two; the third got nothing.
+        for (v, len, p) in [(0u32, 4u64, &b"abcd"[..]), (1, 4, b"ef"), (2, 8, b"")] {
+            let d = data(7, 2, 1, v, len, 0, p, 0);
+            a.chunk(&d, d.payload, false);
+        }
+        let c = CallRec {
+            tid: 7,
+            seq: 2,
+            entry_tid: 7,
+            nr: 19,
+            ret: 6,
+            nrec: 3,
+            args: [3, 0x2000, 3, 0, 0, 0],
+            status: [0, ST_OK, 0, 0, 0, 0, 0],
+            nvec: [0, 3, 0, 0, 0, 0, 0],
+            ..CallRec::default()
+        };
+        let ev = a.call(&c).unwrap();
+        let ArgValue::Iov(v) = ev.arg("iov").unwrap() else { panic!() };
+        let got: Vec<(u64, &[u8])> =
+            v.iter().map(|x| (x.requested, x.data.as_deref().unwrap())).collect();
+        assert_eq!(got, vec![(4, &b"abcd"[..]), (4, b"ef"), (8, b"")]);
+    }
+
+    #[test]
+    fn failures_absence_and_orphans() {
+        let mut a = asm();
+        // read that failed: the output buffer is absent, errno from -ret.
+        let c = CallRec {
+            tid: 5,
+            seq: 1,
+            entry_tid: 5,
+            nr: 0,
+            ret: -9,
+            args: [99, 0x10, 4, 0, 0, 0],
+            status: [0, ST_ABSENT, 0, 0, 0, 0, 0],
+            ..CallRec::default()
+        };
+        let ev = a.call(&c).unwrap();
+        assert_eq!((ev.ret, ev.errno), (Some(-1), Some(9)));
+        assert_eq!(ev.arg("buf"), Some(&ArgValue::Absent));
+        // Chunks of a call that was dropped (seq 2) are discarded when seq 3 arrives.
+        let d = data(5, 2, 1, 0, 3, 0, b"xyz", 0);
+        a.chunk(&d, d.payload, false);
+        let d = data(5, 3, 1, 0, 2, 0, b"ok", 0);
+        a.chunk(&d, d.payload, false);
+        let c = CallRec {
+            tid: 5,
+            seq: 3,
+            entry_tid: 5,
+            nr: 1,
+            ret: 2,
+            nrec: 1,
+            args: [1, 0x10, 2, 0, 0, 0],
+            status: [0, ST_OK, 0, 0, 0, 0, 0],
+            nvec: [0, 1, 0, 0, 0, 0, 0],
+            ..CallRec::default()
+        };
+        let ev = a.call(&c).unwrap();
+        assert_eq!(ev.arg("buf"), Some(&ArgValue::Data(b"ok".to_vec())));
+        assert_eq!(a.stats.orphan_records, 1);
+        // A copy that faulted: what was read, and the flag.
+        let d = data(5, 4, 1, 0, 8, 0, b"", DF_FAULT);
+        a.chunk(&d, d.payload, false);
+        let c = CallRec {
+            tid: 5,
+            seq: 4,
+            entry_tid: 5,
+            nr: 1,
+            ret: -14,
+            nrec: 1,
+            args: [1, 0x10, 8, 0, 0, 0],
+            status: [0, ST_FAULT, 0, 0, 0, 0, 0],
+            nvec: [0, 1, 0, 0, 0, 0, 0],
+            ..CallRec::default()
+        };
+        let ev = a.call(&c).unwrap();
+        assert!(ev.buffer_not_captured);
+        assert_eq!(ev.arg("buf"), Some(&ArgValue::Data(Vec::new())));
+    }
+
+    #[test]
+    fn exit_group_never_returns_and_execve_strings_drop_their_nul() {
+        let mut a = asm();
+        let c = CallRec {
+            tid: 9,
+            seq: 1,
+            entry_tid: 9,
+            nr: 231,
+            flags: CF_NO_RETURN,
+            args: [3, 0, 0, 0, 0, 0],
+            ..CallRec::default()
+        };
+        let ev = a.call(&c).unwrap();
+        assert_eq!((ev.ret, ev.errno, ev.time_returned), (None, None, None));
+        assert_eq!(ev.arg("status"), Some(&ArgValue::Int(3)));
+        for (slot, vec, s) in
+            [(0u8, 0u32, &b"/bin/true\0"[..]), (1, 0, b"true\0"), (1, 1, b"-x\0"), (2, 0, b"A=1\0")]
+        {
+            let d = data(9, 2, slot, vec, 0, 0, s, DF_END);
+            a.chunk(&d, d.payload, false);
+        }
+        let c = CallRec {
+            tid: 9,
+            seq: 2,
+            entry_tid: 9,
+            nr: 59,
+            ret: 0,
+            nrec: 4,
+            args: [1, 2, 3, 0, 0, 0],
+            status: [ST_OK, ST_OK, ST_OK, 0, 0, 0, 0],
+            nvec: [1, 2, 1, 0, 0, 0, 0],
+            ..CallRec::default()
+        };
+        let ev = a.call(&c).unwrap();
+        assert_eq!(ev.arg("pathname"), Some(&ArgValue::Data(b"/bin/true\0".to_vec())));
+        assert_eq!(
+            ev.arg("argv"),
+            Some(&ArgValue::Strings(vec![b"true".to_vec(), b"-x".to_vec()]))
+        );
+        assert_eq!(ev.arg("envp"), Some(&ArgValue::Strings(vec![b"A=1".to_vec()])));
+    }
+}

@@ -1,0 +1,910 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reanimator's eBPF capture backend, kernel side.
+ *
+ * Two BTF raw tracepoints see every system call (tp_btf/sys_enter, tp_btf/sys_exit): one link
+ * each, with the call dispatched here (classic syscalls:* tracepoint links cost 60-100 ms each
+ * to detach on the project's kernel). A call is captured when its process is in the target set
+ * (`targets`, grown by tp_btf/sched_process_fork; or a cgroup) and the rule table (`rules`,
+ * filled by user space from the registry) says so. There is no per-call code: the program walks
+ * the call's six argument rules.
+ *
+ * sys_enter saves the registers in task-local storage; sys_exit copies the call's buffers into
+ * the ring buffer (inputs too: the kernel has just read them, so their pages are present and a
+ * non-faulting copy succeeds) and then the call record. Calls that replace the address space
+ * (execve) copy their inputs at sys_enter; calls that never return (exit, exit_group) are
+ * recorded at sys_enter; a thread killed inside a call is recorded at sched_process_exit.
+ *
+ * Buffers of any size are copied in chunks of at most `chunk_max` bytes, one ring record each,
+ * with bpf_ringbuf_reserve_dynptr + the bpf_probe_read_user_dynptr kfunc (one copy, user memory
+ * straight into the ring), inside bpf_loop (bounded, verified once). Strings go through a
+ * per-CPU scratch buffer (their length is unknown until read).
+ *
+ * Loss policy (`throttle`):
+ *   throttle: after a call, when the ring holds more than `high_wm` unconsumed bytes, the
+ *     process is sent SIGSTOP (it stops before returning to user mode) and flagged in `stops`;
+ *     user space drains the ring and sends SIGCONT. A chunk that would push the ring past
+ *     `data_limit` is not copied: an RK_DEFER record tells user space to read it with
+ *     process_vm_readv while the thread is stopped (the stop is sent in the same sys_exit).
+ *   drop: nothing waits; a call whose records do not fit is dropped whole and counted in
+ *     `lost` (count, bytes, time range) per call number.
+ */
+#include "vmlinux_min.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "capture.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define SIGKILL 9
+#define SIGSTOP 19
+#define TS_COMPAT 0x0002
+#define IOV_MAX 1024
+#define MAX_STRV (1 << 17)
+#define SCHUNK 4096
+#define MAX_STEPS (1 << 23)
+#define UNKNOWN_LEN (~0ULL)
+#define LEN_CAP (1ULL << 31)
+
+/* Set by user space before load. */
+const volatile __u32 data_none = 0;      /* --data none: AF_BULK arguments are not copied */
+const volatile __u32 throttle = 1;       /* 1: --loss throttle; 0: --loss drop */
+const volatile __u64 high_wm = 1 << 20;  /* throttle: SIGSTOP above this many unconsumed bytes */
+const volatile __u64 data_limit = 1 << 21; /* throttle: defer chunks that would pass this */
+const volatile __u32 chunk_max = 1 << 20; /* largest payload of one RK_DATA record */
+const volatile __u32 use_cgroup = 0;     /* targets = the tasks under cgroups[0] */
+const volatile __u32 self_tgid = 0;      /* never traced (the recorder) */
+
+/* Read by user space through the mmapped .bss. */
+__u64 throttle_gen = 0; /* SIGSTOPs sent */
+__s64 live_procs = 0;   /* target processes alive (user space sets the initial count) */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24); /* set by user space */
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_NR);
+	__type(key, __u32);
+	__type(value, struct syscall_rule);
+} rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* Throttle: 1 after this program sent the process SIGSTOP; user space resets it to 0 and then
+ * sends SIGCONT. The signal is sent BEFORE the flag is set, so every stop is followed by a
+ * flag that user space will see after it, and resume. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} stops SEC(".maps");
+
+/* Throttle: RK_DEFER records emitted per process; user space resumes a process only when it
+ * has read as many. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} defers SEC(".maps");
+
+/* The walk of one argument's memory (see vstep, sstep). It lives in task storage, not on the
+ * stack: the verifier then sees every field as an unknown value at each loop step, so the
+ * bpf_loop callbacks converge after one step instead of being simulated step by step. */
+struct walk {
+	__u64 ptr;      /* the buffer or string; or the iovec / mmsghdr / string-pointer array */
+	__u64 nvec;     /* vectors to walk */
+	__u64 left;     /* bytes still to take over all vectors (AK_BUF / AK_IOV / AK_MSG) */
+	__u64 vec_left; /* AK_MMSG: bytes still to take from the current message */
+	__u64 segs;     /* AK_MMSG: the current message's iovec array */
+	__u64 seg_base;
+	__u64 seg_len;
+	__u64 seg_take;
+	__u64 seg_off; /* also: the offset in the current string */
+	__u64 ok_msgs; /* AK_MMSG: messages the call handled */
+	__u32 vec;
+	__u32 seg;
+	__u32 nseg;
+	__u32 max; /* strings: bytes per string, with its NUL */
+	__u8 slot;
+	__u8 kind;
+	__u8 stage;
+	__u8 trim; /* AK_MMSG: take each handled message's msg_len, nothing of the others */
+	__u8 pad[4];
+};
+
+/* The call a thread is in. Task-local: programs may be preempted, so nothing per-CPU holds
+ * state across helper calls. */
+struct tstate {
+	__u64 args[NARGS];
+	__u64 aux[NARGS];
+	__u64 ts_enter;
+	__u64 bytes;      /* payload bytes emitted for this call */
+	__u64 lost_bytes; /* drop: data bytes of this call when it is lost */
+	__s64 ret;        /* the result, while the exit copies run */
+	__u32 ok;         /* ... and whether it is a success */
+	__u32 nr;
+	__u32 seq;
+	__u32 entry_tid;
+	__u32 nrec;
+	__u32 ndefer;
+	__u32 nvec[NSLOTS];
+	__u8 status[NSLOTS];
+	__u8 active;
+	__u8 lost;
+	__u8 pad[3];
+	struct walk w;
+	/* A string chunk is read here first (its length is unknown until read), then output. */
+	struct rec_data sh;
+	__u8 sbuf[2 * SCHUNK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct tstate);
+} tstates SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LOST_SLOTS);
+	__type(key, __u32);
+	__type(value, struct lost_slot);
+} lost SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroups SEC(".maps");
+
+extern int bpf_probe_read_user_dynptr(struct bpf_dynptr *dptr, __u32 off, __u32 size,
+				      const void *unsafe_ptr) __ksym;
+
+static __always_inline struct stats *st(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+static __always_inline int is_target(__u32 tgid)
+{
+	if (tgid == self_tgid)
+		return 0;
+	if (use_cgroup)
+		return bpf_current_task_under_cgroup(&cgroups, 0) == 1;
+	return bpf_map_lookup_elem(&targets, &tgid) != 0;
+}
+
+static __always_inline void account_lost(__u32 slot, __u64 bytes)
+{
+	struct lost_slot *l = bpf_map_lookup_elem(&lost, &slot);
+	struct stats *s = st();
+	__u64 now = bpf_ktime_get_ns();
+
+	if (l) {
+		if (!l->count)
+			l->first_ns = now;
+		__sync_fetch_and_add(&l->count, 1);
+		__sync_fetch_and_add(&l->bytes, bytes);
+		l->last_ns = now;
+	}
+	if (s)
+		__sync_fetch_and_add(&s->lost_calls, 1);
+}
+
+/* ---- the byte engine: buffers, iovecs, messages ------------------------------------------- */
+
+#define VS_VEC 0
+#define VS_SEG 1
+#define VS_COPY 2
+
+/* The call cannot be recorded whole (drop mode, or no room even for a defer record). */
+static __always_inline void mark_lost(struct tstate *s, __u64 more)
+{
+	if (!s->lost) {
+		s->lost = 1;
+		s->lost_bytes = s->bytes;
+	}
+	s->lost_bytes += more;
+}
+
+static __always_inline int small_record(struct tstate *s, struct rec_data *h)
+{
+	if (bpf_ringbuf_output(&rb, h, sizeof(*h), 0))
+		return -1;
+	s->nrec++;
+	return 0;
+}
+
+static __always_inline void fill_hdr(struct rec_data *h, struct tstate *s, __u32 kind)
+{
+	struct walk *w = &s->w;
+
+	h->kind = kind;
+	h->tid = s->entry_tid;
+	h->tgid = bpf_get_current_pid_tgid() >> 32;
+	h->seq = s->seq;
+	h->slot = w->slot;
+	h->flags = 0;
+	h->seg = w->seg;
+	h->vec = w->vec;
+	h->len = 0;
+	h->pad0 = 0;
+	h->seg_len = w->seg_len;
+	h->off = w->seg_off;
+	h->addr = 0;
+}
+
+static __always_inline void stat_add(__u32 field, __u64 v)
+{
+	struct stats *sp = st();
+
+	if (sp)
+		__sync_fetch_and_add(&((__u64 *)sp)[field & 15], v);
+}
+#define STAT(f, v) stat_add(__builtin_offsetof(struct stats, f) / 8, v)
+
+/* Tell user space to read [seg_base + seg_off, seg_base + seg_take) itself. */
+static __always_inline void defer_rest(struct tstate *s)
+{
+	struct walk *w = &s->w;
+	struct rec_data h;
+	__u64 n = w->seg_take - w->seg_off;
+
+	fill_hdr(&h, s, RK_DEFER);
+	h.len = n;
+	h.addr = w->seg_base + w->seg_off;
+	w->seg_off = w->seg_take;
+	if (small_record(s, &h)) {
+		mark_lost(s, n);
+		return;
+	}
+	s->ndefer++;
+	STAT(deferred, 1);
+	STAT(deferred_bytes, n);
+}
+
+/* Copy the next chunk of the current segment into the ring (or defer it, or count it lost).
+ * Returns 1 when the walk must stop (a failed copy). */
+static __always_inline int copy_chunk(struct tstate *s)
+{
+	struct walk *w = &s->w;
+	struct rec_data h;
+	struct bpf_dynptr dp;
+	__u64 n = w->seg_take - w->seg_off;
+
+	if (n > chunk_max)
+		n = chunk_max;
+	if (s->lost) {
+		/* Already lost (drop mode): only count its bytes. */
+		s->lost_bytes += w->seg_take - w->seg_off;
+		w->seg_off = w->seg_take;
+		return 0;
+	}
+	if (throttle && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) + n + sizeof(h) > data_limit) {
+		defer_rest(s);
+		return 0;
+	}
+	fill_hdr(&h, s, RK_DATA);
+	h.len = n;
+	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(h) + n, 0, &dp)) {
+		bpf_ringbuf_discard_dynptr(&dp, 0);
+		if (throttle) {
+			defer_rest(s);
+		} else {
+			mark_lost(s, w->seg_take - w->seg_off);
+			w->seg_off = w->seg_take;
+		}
+		return 0;
+	}
+	if (n && bpf_probe_read_user_dynptr(&dp, sizeof(h), n, (void *)(w->seg_base + w->seg_off))) {
+		bpf_ringbuf_discard_dynptr(&dp, 0);
+		h.flags = DF_FAULT;
+		h.len = 0;
+		if (small_record(s, &h))
+			mark_lost(s, 0);
+		s->status[w->slot & 7] = ST_FAULT;
+		STAT(faults, 1);
+		return 1;
+	}
+	bpf_dynptr_write(&dp, 0, &h, sizeof(h), 0);
+	bpf_ringbuf_submit_dynptr(&dp, 0);
+	s->nrec++;
+	s->bytes += n;
+	w->seg_off += n;
+	STAT(data_records, 1);
+	STAT(data_bytes, n);
+	return 0;
+}
+
+static __always_inline int read_u64(__u64 *v, __u64 addr)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr);
+}
+
+/* One step of the walk over an AK_BUF / AK_IOV / AK_MSG / AK_MMSG argument: start a vector,
+ * start a segment, or copy one chunk. */
+static long vstep(__u64 i, void *ctx)
+{
+	struct tstate *s = *(struct tstate **)ctx;
+	struct walk *w = &s->w;
+
+	if (w->stage == VS_VEC) {
+		if (w->vec >= w->nvec)
+			return 1;
+		w->seg = 0;
+		w->nseg = 1;
+		if (w->kind == AK_MMSG) {
+			__u64 m = w->ptr + 64ULL * w->vec, iov = 0, n = 0;
+			__u32 msg_len = 0;
+
+			if (read_u64(&iov, m + 16) || read_u64(&n, m + 24) ||
+			    bpf_probe_read_user(&msg_len, 4, (const void *)(m + 56))) {
+				s->status[w->slot & 7] = ST_FAULT;
+				return 1;
+			}
+			w->segs = iov;
+			w->nseg = n > IOV_MAX ? IOV_MAX : n;
+			if (w->trim)
+				w->vec_left = w->vec < w->ok_msgs ? msg_len : 0;
+			else
+				w->vec_left = UNKNOWN_LEN;
+		}
+		w->stage = VS_SEG;
+		return 0;
+	}
+	if (w->stage == VS_SEG) {
+		__u64 base = w->ptr, len = w->left, left;
+
+		if (w->seg >= w->nseg) {
+			w->vec++;
+			w->stage = VS_VEC;
+			return 0;
+		}
+		if (w->kind != AK_BUF) {
+			__u64 at = w->kind == AK_MMSG ? w->segs + 16ULL * w->seg : w->ptr + 16ULL * w->vec;
+
+			if (read_u64(&base, at) || read_u64(&len, at + 8)) {
+				s->status[w->slot & 7] = ST_FAULT;
+				return 1;
+			}
+		}
+		left = w->kind == AK_MMSG ? w->vec_left : w->left;
+		w->seg_base = base;
+		w->seg_len = len;
+		w->seg_take = len < left ? len : left;
+		if (w->seg_take > LEN_CAP)
+			w->seg_take = LEN_CAP;
+		if (w->kind == AK_MMSG)
+			w->vec_left -= w->seg_take;
+		else
+			w->left -= w->seg_take;
+		w->seg_off = 0;
+		w->stage = VS_COPY;
+		if (w->seg_take)
+			return 0;
+		/* Nothing to take: one empty record still tells user space the segment's length. */
+		if (!s->lost) {
+			struct rec_data h;
+
+			fill_hdr(&h, s, RK_DATA);
+			if (small_record(s, &h))
+				mark_lost(s, 0);
+		}
+		w->seg++;
+		w->stage = VS_SEG;
+		return 0;
+	}
+	if (w->seg_off < w->seg_take && copy_chunk(s))
+		return 1;
+	if (w->seg_off >= w->seg_take) {
+		w->seg++;
+		w->stage = VS_SEG;
+	}
+	return 0;
+}
+
+/* ---- the string engine: paths, C strings, argv/envp --------------------------------------- */
+
+/* One step of the walk over an AK_STR / AK_STRV argument: fetch the next string pointer
+ * (AK_STRV, stage 1), or read and output one chunk of the current string. */
+static long sstep(__u64 i, void *ctx)
+{
+	struct tstate *s = *(struct tstate **)ctx;
+	struct walk *w = &s->w;
+	__u32 n, end = 1, trunc = 0;
+	long r;
+
+	if (w->stage) {
+		__u64 p = 0;
+
+		if (w->vec >= MAX_STRV) {
+			s->status[w->slot & 7] = ST_TRUNC;
+			return 1;
+		}
+		if (read_u64(&p, w->ptr + 8ULL * w->vec)) {
+			s->status[w->slot & 7] = ST_FAULT;
+			return 1;
+		}
+		if (!p)
+			return 1;
+		w->seg_base = p;
+		w->seg_off = 0;
+		w->stage = 0;
+	}
+	r = bpf_probe_read_user_str(s->sbuf, SCHUNK, (const void *)(w->seg_base + w->seg_off));
+	if (r <= 0) {
+		fill_hdr(&s->sh, s, RK_DATA);
+		s->sh.flags = DF_FAULT;
+		if (!s->lost && small_record(s, &s->sh))
+			mark_lost(s, 0);
+		s->status[w->slot & 7] = ST_FAULT;
+		return 1;
+	}
+	n = r;
+	if (n >= SCHUNK) {
+		/* No NUL before the chunk's last byte (bpf_probe_read_user_str wrote its own there):
+		 * keep SCHUNK - 1 bytes; the next read starts at the byte that was replaced. */
+		n = SCHUNK - 1;
+		end = 0;
+	}
+	if (w->seg_off + n >= w->max) {
+		if (w->seg_off + n > w->max || !end)
+			trunc = 1;
+		n = w->max - w->seg_off;
+	}
+	fill_hdr(&s->sh, s, RK_DATA);
+	s->sh.flags = end && !trunc ? DF_END : 0;
+	s->sh.len = n;
+	/* n <= SCHUNK already: the mask lets the verifier see that the output stays inside the
+	 * string buffer (which is twice SCHUNK for that reason). */
+	n &= 2 * SCHUNK - 1;
+	if (s->lost) {
+		s->lost_bytes += n;
+	} else if (bpf_ringbuf_output(&rb, &s->sh, sizeof(s->sh) + n, 0)) {
+		mark_lost(s, n);
+	} else {
+		s->nrec++;
+		s->bytes += n;
+	}
+	w->seg_off += n;
+	if (trunc) {
+		s->status[w->slot & 7] = ST_TRUNC;
+		return 1;
+	}
+	if (!end)
+		return 0;
+	w->vec++;
+	if (w->kind == AK_STR)
+		return 1;
+	w->stage = 1;
+	return 0;
+}
+
+/* ---- arguments ---------------------------------------------------------------------------- */
+
+static __always_inline __u64 eval_len(struct tstate *s, const struct arg_rule *a, __s64 ret)
+{
+	__u64 v;
+	__u32 d = 0;
+	__u32 k = a->len_arg;
+
+	switch (a->len_kind) {
+	case LK_ARG:
+		if (k >= NARGS)
+			return UNKNOWN_LEN;
+		v = s->args[k];
+		break;
+	case LK_RET:
+		if (ret < 0)
+			return UNKNOWN_LEN;
+		v = ret;
+		break;
+	case LK_FIXED:
+		v = a->size;
+		break;
+	case LK_RET_TIMES:
+		if (ret < 0)
+			return UNKNOWN_LEN;
+		v = (__u64)ret * a->size;
+		break;
+	case LK_DEREF:
+		if (k >= NARGS || !s->args[k] ||
+		    bpf_probe_read_user(&d, 4, (const void *)s->args[k]))
+			return UNKNOWN_LEN;
+		v = d;
+		break;
+	default:
+		return UNKNOWN_LEN;
+	}
+	return v > LEN_CAP ? LEN_CAP : v;
+}
+
+/* Copy argument slot `i` (an argument register, or XARG: the extra struct) of the current call
+ * at this stage (s->ret, s->ok: the result and whether the call succeeded; 1 at entry). */
+static __noinline int capture_slot(struct tstate *s, const struct arg_rule *ap, __u64 p, __u32 i)
+{
+	struct arg_rule a = *ap;
+	struct walk *w = &s->w;
+	__s64 ret = s->ret;
+	int ok = s->ok;
+	__u64 len;
+	int trim = (a.flags & (AF_OUT | AF_TRIM_RET)) && ok && ret >= 0;
+
+	i &= 7;
+	if (i >= NSLOTS)
+		return 0;
+	if (!p) {
+		s->status[i] = ST_ABSENT;
+		return 0;
+	}
+	if ((a.flags & AF_OUT) && !ok) {
+		s->status[i] = ST_ABSENT;
+		return 0;
+	}
+	if (a.kind == AK_DEREF32) {
+		__u32 v = 0;
+
+		if (i >= NARGS || bpf_probe_read_user(&v, 4, (const void *)p)) {
+			s->status[i] = ST_FAULT;
+			return 0;
+		}
+		s->aux[i] = v;
+		s->status[i] = ST_OK;
+		return 0;
+	}
+	if (data_none && (a.flags & AF_BULK)) {
+		s->status[i] = ST_NOT_CAPTURED;
+		return 0;
+	}
+	s->status[i] = ST_OK;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->ptr = p;
+	w->slot = i;
+	w->kind = a.kind;
+	w->left = UNKNOWN_LEN;
+	if (a.kind == AK_STR || a.kind == AK_STRV) {
+		w->seg_base = p;
+		w->max = a.size;
+		w->stage = a.kind == AK_STRV;
+		bpf_loop(MAX_STEPS, sstep, &s, 0);
+		s->nvec[i] = w->vec;
+		return 0;
+	}
+	switch (a.kind) {
+	case AK_BUF:
+		len = eval_len(s, &a, ret);
+		if (len == UNKNOWN_LEN) {
+			s->status[i] = ST_UNKNOWN_LEN;
+			return 0;
+		}
+		if ((a.flags & AF_TRIM_RET) && trim && (__u64)ret < len)
+			len = ret;
+		w->nvec = 1;
+		w->left = len;
+		break;
+	case AK_MSG: {
+		__u64 iov = 0, n = 0;
+
+		if (read_u64(&iov, p + 16) || read_u64(&n, p + 24)) {
+			s->status[i] = ST_FAULT;
+			return 0;
+		}
+		w->ptr = iov;
+		w->nvec = n > IOV_MAX ? IOV_MAX : n;
+		if (trim)
+			w->left = ret;
+		break;
+	}
+	case AK_IOV:
+		if (a.len_arg >= NARGS)
+			return 0;
+		w->nvec = s->args[a.len_arg & 7];
+		if (w->nvec > IOV_MAX)
+			w->nvec = IOV_MAX;
+		if (trim)
+			w->left = ret;
+		break;
+	case AK_MMSG:
+		if (a.len_arg >= NARGS)
+			return 0;
+		w->nvec = s->args[a.len_arg & 7];
+		if (w->nvec > IOV_MAX)
+			w->nvec = IOV_MAX;
+		w->trim = trim;
+		w->ok_msgs = ret;
+		break;
+	default:
+		s->status[i] = ST_NONE;
+		return 0;
+	}
+	bpf_loop(MAX_STEPS, vstep, &s, 0);
+	s->nvec[i] = w->vec;
+	return 0;
+}
+
+struct actx {
+	struct tstate *s;
+	struct syscall_rule *r;
+	int entry;
+};
+
+static long arg_step(__u64 i, void *ctx)
+{
+	struct actx *c = ctx;
+	struct syscall_rule *r = c->r;
+	struct tstate *s = c->s;
+	__u32 k = i;
+
+	if (k >= NARGS)
+		return 1;
+	if (r->args[k].kind == AK_SCALAR)
+		return 0;
+	if (!!(r->args[k].flags & AF_ENTRY) != c->entry)
+		return 0;
+	capture_slot(s, &r->args[k], s->args[k], k);
+	return 0;
+}
+
+static __always_inline void capture_args(struct tstate *s, struct syscall_rule *r, __s64 ret, int ok,
+					 int entry)
+{
+	struct actx c = {.s = s, .r = r, .entry = entry};
+
+	s->ret = ret;
+	s->ok = ok;
+
+	bpf_loop(NARGS, arg_step, &c, 0);
+	if (!entry && (r->flags & RF_XARG) && r->xarg < NARGS && r->xarg_cond < NARGS) {
+		__u64 cond = s->args[r->xarg_cond & 7];
+
+		if (cond < 64 && (r->xarg_mask & (1ULL << cond))) {
+			struct arg_rule a = {.kind = AK_BUF, .len_kind = LK_FIXED, .size = r->xarg_size};
+
+			capture_slot(s, &a, s->args[r->xarg & 7], XARG);
+		}
+	}
+}
+
+/* ---- records ------------------------------------------------------------------------------ */
+
+static __always_inline void emit_call(struct task_struct *t, struct tstate *s, __s64 ret,
+				      __u32 flags)
+{
+	struct rec_call *c;
+
+	if (s->lost) {
+		account_lost(s->nr, s->lost_bytes);
+		return;
+	}
+	c = bpf_ringbuf_reserve(&rb, sizeof(*c), 0);
+	if (!c) {
+		/* Its data records (if any) stay orphans; user space drops them by seq. */
+		account_lost(s->nr, s->bytes);
+		return;
+	}
+	c->kind = RK_CALL;
+	c->tid = t->pid;
+	c->seq = s->seq;
+	c->entry_tid = s->entry_tid;
+	c->tgid = t->tgid;
+	c->ppid = t->real_parent->tgid;
+	c->uid = t->cred->uid.val;
+	c->gid = t->cred->gid.val;
+	c->pgid = t->signal->pids[PIDTYPE_PGID]->numbers[0].nr;
+	c->sid = t->signal->pids[PIDTYPE_SID]->numbers[0].nr;
+	c->nr = s->nr;
+	c->flags = flags;
+	c->ts_enter = s->ts_enter;
+	c->ts_exit = (flags & CF_NO_RETURN) ? 0 : bpf_ktime_get_ns();
+	c->ret = ret;
+	__builtin_memcpy(c->args, s->args, sizeof(c->args));
+	__builtin_memcpy(c->aux, s->aux, sizeof(c->aux));
+	__builtin_memcpy(c->nvec, s->nvec, sizeof(c->nvec));
+	__builtin_memcpy(c->status, s->status, sizeof(c->status));
+	c->pad0 = 0;
+	c->nrec = s->nrec;
+	bpf_ringbuf_submit(c, 0);
+	STAT(calls, 1);
+}
+
+static __always_inline void emit_task(__u32 kind, __u32 tid, __u32 tgid, __u32 ctid, __u32 ctgid,
+				      __u32 group_dead)
+{
+	struct rec_task *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r)
+		return;
+	r->kind = kind;
+	r->tid = tid;
+	r->tgid = tgid;
+	r->child_tid = ctid;
+	r->child_tgid = ctgid;
+	r->group_dead = group_dead;
+	bpf_ringbuf_submit(r, 0);
+}
+
+/* Throttle: stop this process when the ring is filling up, or when user space has deferred
+ * data to read from it. */
+static __always_inline void maybe_stop(__u32 tgid, __u32 ndefer)
+{
+	__u32 one = 1;
+
+	if (ndefer) {
+		__u64 *d = bpf_map_lookup_elem(&defers, &tgid);
+
+		if (d)
+			__sync_fetch_and_add(d, ndefer);
+	} else if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= high_wm) {
+		return;
+	}
+	bpf_send_signal(SIGSTOP);
+	bpf_map_update_elem(&stops, &tgid, &one, BPF_ANY);
+	__sync_fetch_and_add(&throttle_gen, 1);
+	STAT(throttle_stops, 1);
+	/* Wake the consumer now: once it has drained the ring it resumes the process. */
+	struct rec_task r = {.kind = RK_STOP, .tgid = tgid};
+
+	bpf_ringbuf_output(&rb, &r, sizeof(r), BPF_RB_FORCE_WAKEUP);
+}
+
+static __always_inline void reset(struct tstate *s)
+{
+	__builtin_memset(s->aux, 0, sizeof(s->aux));
+	__builtin_memset(s->nvec, 0, sizeof(s->nvec));
+	__builtin_memset(s->status, 0, sizeof(s->status));
+	s->bytes = 0;
+	s->lost_bytes = 0;
+	s->nrec = 0;
+	s->ndefer = 0;
+	s->lost = 0;
+}
+
+/* ---- programs ----------------------------------------------------------------------------- */
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct task_struct *t;
+	struct syscall_rule *r;
+	struct tstate *s;
+	__u32 nr;
+
+	if (!is_target(pt >> 32))
+		return 0;
+	/* x32 calls have bit 30 set: out of range like every other unknown number. */
+	if ((__u64)id >= MAX_NR)
+		return 0;
+	t = bpf_get_current_task_btf();
+	if (t->thread_info.status & TS_COMPAT)
+		return 0; /* an i386 call: its numbers are another table */
+	nr = id;
+	r = bpf_map_lookup_elem(&rules, &nr);
+	if (!r || !(r->flags & RF_CAPTURE))
+		return 0;
+	s = bpf_task_storage_get(&tstates, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s) {
+		STAT(no_storage, 1);
+		account_lost(nr, 0);
+		return 0;
+	}
+	reset(s);
+	s->seq++;
+	s->nr = nr;
+	s->entry_tid = (__u32)pt;
+	s->args[0] = regs->di;
+	s->args[1] = regs->si;
+	s->args[2] = regs->dx;
+	s->args[3] = regs->r10;
+	s->args[4] = regs->r8;
+	s->args[5] = regs->r9;
+	s->ts_enter = bpf_ktime_get_ns();
+	s->active = 1;
+	capture_args(s, r, 0, 1, 1);
+	if (r->flags & RF_NO_RETURN) {
+		s->active = 0;
+		emit_call(t, s, 0, CF_NO_RETURN);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct tstate *s = bpf_task_storage_get(&tstates, t, 0, 0);
+	struct syscall_rule *r;
+	__u32 nr;
+	int ok;
+
+	if (!s || !s->active)
+		return 0;
+	s->active = 0;
+	nr = s->nr;
+	r = bpf_map_lookup_elem(&rules, &nr);
+	if (!r)
+		return 0;
+	if (t->pending.signal.sig[0] & (1UL << (SIGKILL - 1))) {
+		/* Being killed (another thread's exit_group, SIGKILL): the program never sees this
+		 * result (often -ERESTARTSYS from an interrupted wait), as under ptrace, which gets
+		 * no exit stop then. Recorded like a call killed inside: inputs, no result. */
+		capture_args(s, r, -1, 0, 0);
+		emit_call(t, s, 0, CF_NO_RETURN);
+		return 0;
+	}
+	ok = !(ret < 0 && ret >= -4095);
+	capture_args(s, r, ret, ok, 0);
+	emit_call(t, s, ret, 0);
+	if (throttle)
+		maybe_stop(t->tgid, s->ndefer);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+
+	if (!is_target(ptgid))
+		return 0;
+	if (ctgid != ptgid) {
+		__u8 one = 1;
+		__u64 zero = 0;
+
+		if (!use_cgroup)
+			bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+		bpf_map_update_elem(&defers, &ctgid, &zero, BPF_NOEXIST);
+		__sync_fetch_and_add(&live_procs, 1);
+	}
+	emit_task(RK_FORK, parent->pid, ptgid, child->pid, ctgid, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_task_exit, struct task_struct *t, bool group_dead)
+{
+	__u32 tgid = t->tgid;
+	struct tstate *s;
+
+	if (!is_target(tgid))
+		return 0;
+	s = bpf_task_storage_get(&tstates, t, 0, 0);
+	if (s && s->active) {
+		/* Killed inside the call (another thread's exit_group, a signal): no result. Its
+		 * inputs are copied if the address space is still there. */
+		__u32 nr = s->nr;
+		struct syscall_rule *r = bpf_map_lookup_elem(&rules, &nr);
+
+		s->active = 0;
+		if (r)
+			capture_args(s, r, -1, 0, 0);
+		emit_call(t, s, 0, CF_NO_RETURN);
+	}
+	emit_task(RK_EXIT, t->pid, tgid, t->exit_code, 0, group_dead);
+	if (group_dead) {
+		if (!use_cgroup)
+			bpf_map_delete_elem(&targets, &tgid);
+		__sync_fetch_and_add(&live_procs, -1);
+	}
+	return 0;
+}

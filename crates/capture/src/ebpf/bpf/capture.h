@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The contract between capture.bpf.c and user space (crates/capture/src/ebpf/layout.rs mirrors
+ * every struct and constant here; its tests check the sizes). All integers are little-endian
+ * (x86_64); every struct is padded explicitly so both sides agree without compiler help.
+ *
+ * Rule table: one `struct syscall_rule` per x86_64 syscall number, filled by user space from
+ * the registry (ra_syscalls::REGISTRY) before the programs attach. The BPF side has no
+ * per-call code: it walks the six argument rules of the call it sees.
+ *
+ * Ring records: every record starts with a u32 kind. A call produces zero or more RK_DATA /
+ * RK_DEFER records (its buffers, in argument order) followed by one RK_CALL record, all from
+ * the same thread, so they arrive in that order; records of other threads may interleave.
+ */
+#ifndef RA_CAPTURE_H
+#define RA_CAPTURE_H
+
+#define MAX_NR 512     /* rule table size: x86_64 syscall numbers below this */
+#define NARGS 6        /* syscall argument registers */
+#define XARG 6         /* the "extra" slot: a struct an integer argument points to (fcntl locks) */
+#define NSLOTS 7       /* NARGS + XARG */
+#define LOST_MMAP_READ MAX_NR        /* lost-table index of mmappread */
+#define LOST_MMAP_WRITE (MAX_NR + 1) /* lost-table index of mmappwrite */
+#define LOST_SLOTS (MAX_NR + 2)
+
+/* struct arg_rule.kind */
+#define AK_SCALAR 0  /* a register value; nothing to copy */
+#define AK_STR 1     /* NUL-terminated string, at most arg_rule.size bytes with the NUL */
+#define AK_BUF 2     /* one buffer; length from the length rule */
+#define AK_IOV 3     /* struct iovec[count], count = args[len_arg] */
+#define AK_MSG 4     /* struct msghdr: the data of its msg_iov vectors */
+#define AK_MMSG 5    /* struct mmsghdr[count], count = args[len_arg]: one vector per message */
+#define AK_STRV 6    /* NULL-terminated array of strings (argv, envp) */
+#define AK_DEREF32 7 /* a socklen_t *: the u32 it points to after the call (into aux[]) */
+
+/* struct arg_rule.len_kind: where an AK_BUF's length comes from */
+#define LK_ARG 1       /* args[len_arg] */
+#define LK_RET 2       /* the return value, when >= 0 */
+#define LK_FIXED 3     /* arg_rule.size bytes */
+#define LK_RET_TIMES 4 /* return value * arg_rule.size */
+#define LK_DEREF 5     /* *(u32 *)args[len_arg], after the call */
+
+/* struct arg_rule.flags */
+#define AF_ENTRY 1    /* copy at sys_enter (the call replaces the address space: execve) */
+#define AF_OUT 2      /* written by the kernel: copied only when the call succeeded */
+#define AF_BULK 4     /* bulk data: not copied with --data none */
+#define AF_TRIM_RET 8 /* input the call reports consuming: at most `ret` bytes (iov/msg/buf), or
+                         each message's msg_len (mmsg) */
+
+/* struct syscall_rule.flags */
+#define RF_CAPTURE 1    /* record this call */
+#define RF_NO_RETURN 2  /* never returns (exit, exit_group): recorded at sys_enter */
+#define RF_XARG 4       /* has an extra struct (see xarg_*) */
+
+struct arg_rule {
+	__u8 kind;
+	__u8 len_kind;
+	__u8 len_arg;
+	__u8 flags;
+	__u32 size; /* LK_FIXED / LK_RET_TIMES: bytes or element size; AK_STR(V): max length */
+};
+
+struct syscall_rule {
+	__u8 flags;
+	__u8 xarg;      /* RF_XARG: the argument holding the struct pointer ... */
+	__u8 xarg_cond; /* ... captured when args[xarg_cond] < 64 and bit args[xarg_cond] ... */
+	__u8 pad0;
+	__u32 xarg_size; /* ... of xarg_mask is set; xarg_size bytes, after the call */
+	__u64 xarg_mask;
+	struct arg_rule args[NARGS];
+};
+
+/* record kinds */
+#define RK_CALL 1
+#define RK_DATA 2
+#define RK_DEFER 3
+#define RK_FORK 4
+#define RK_EXIT 5
+#define RK_PAGE 6
+#define RK_STOP 7 /* throttle: a process was just stopped (a wake-up for the consumer) */
+
+/* struct rec_data.flags */
+#define DF_END 1   /* AK_STR / AK_STRV: this chunk ends the string (its NUL is included) */
+#define DF_FAULT 2 /* the copy failed here: no payload; the slot is incomplete */
+
+/*
+ * RK_DATA: `len` payload bytes follow. They are bytes [off, off + len) of segment `seg` of
+ * vector `vec` of argument slot `slot` (vectors: iovecs, messages, strings; segments: the
+ * iovecs of a message, else one). `seg_len` is the segment's full length as the program gave
+ * it (iov_len); the bytes taken may be fewer (ret, msg_len).
+ * RK_DEFER: no payload; user space must read `len` bytes at `addr` itself (throttle mode, when
+ * the ring had no room): the thread is being stopped by SIGSTOP before it returns to user mode.
+ */
+struct rec_data {
+	__u32 kind;
+	__u32 tid;  /* the thread at the call's entry */
+	__u32 tgid; /* its process */
+	__u32 seq;  /* per-thread call number */
+	__u8 slot;
+	__u8 flags;
+	__u16 seg;
+	__u32 vec;
+	__u32 len;
+	__u32 pad0;
+	__u64 seg_len;
+	__u64 off;
+	__u64 addr;
+};
+
+/* struct rec_call.flags */
+#define CF_NO_RETURN 1 /* never returned (exit, exit_group, killed inside the call) */
+
+/* struct rec_call.status[] */
+#define ST_NONE 0         /* not a pointer argument, or nothing to copy */
+#define ST_OK 1           /* copied completely */
+#define ST_ABSENT 2       /* NULL pointer, or the output of a failed call */
+#define ST_NOT_CAPTURED 3 /* --data none */
+#define ST_FAULT 4        /* a copy failed part-way (bad pointer, page not present) */
+#define ST_TRUNC 5        /* longer than the rule's maximum (strings) */
+#define ST_UNKNOWN_LEN 6  /* the length could not be determined */
+
+struct rec_call {
+	__u32 kind;
+	__u32 tid;       /* the thread now (after a non-leader execve: the leader's id) */
+	__u32 seq;
+	__u32 entry_tid; /* the thread at entry: its data records carry this id */
+	__u32 tgid;
+	__u32 ppid;
+	__u32 uid;
+	__u32 gid;
+	__u32 pgid;
+	__u32 sid;
+	__u32 nr;
+	__u32 flags;
+	__u64 ts_enter; /* CLOCK_MONOTONIC ns */
+	__u64 ts_exit;
+	__s64 ret;
+	__u64 args[NARGS];
+	__u64 aux[NARGS]; /* AK_DEREF32 values */
+	__u32 nvec[NSLOTS];
+	__u8 status[NSLOTS];
+	__u8 pad0;
+	__u32 nrec; /* RK_DATA + RK_DEFER records this call emitted */
+};
+
+/* RK_FORK: a new thread or process of the target set. RK_EXIT: a thread ended. RK_STOP: see
+ * the kind. */
+struct rec_task {
+	__u32 kind;
+	__u32 tid;       /* the thread that forked / exited */
+	__u32 tgid;
+	__u32 child_tid; /* RK_FORK; RK_EXIT: the task's exit_code (a wait status) */
+	__u32 child_tgid;
+	__u32 group_dead; /* RK_EXIT: the last thread of its process */
+};
+
+/* Per-CPU loss counters, by syscall number (and LOST_MMAP_*). */
+struct lost_slot {
+	__u64 count;
+	__u64 bytes;
+	__u64 first_ns; /* CLOCK_MONOTONIC */
+	__u64 last_ns;
+};
+
+/* Per-CPU statistics (struct stats) */
+struct stats {
+	__u64 calls;          /* RK_CALL records submitted */
+	__u64 data_records;   /* RK_DATA records submitted */
+	__u64 data_bytes;     /* their payload bytes */
+	__u64 deferred;       /* RK_DEFER records */
+	__u64 deferred_bytes;
+	__u64 faults;         /* copies that failed */
+	__u64 lost_calls;
+	__u64 throttle_stops; /* SIGSTOPs sent */
+	__u64 no_storage;     /* task storage could not be allocated (counted as lost too) */
+	__u64 pages;          /* RK_PAGE records */
+	__u64 pages_unclassified; /* faults whose mapping could not be looked up */
+	__u64 pad[5];
+};
+
+#endif

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The few kernel types the capture program touches, instead of a generated vmlinux.h.
+ *
+ * Every struct is marked preserve_access_index: clang records each field access as a CO-RE
+ * relocation (by type and field NAME), and libbpf rewrites the offsets against the running
+ * kernel's BTF (/sys/kernel/btf/vmlinux) at load time. So these declarations only need the
+ * right member names and types, not the kernel's layout, and the object runs on any kernel
+ * with BTF whatever its struct layouts. The build needs no bpftool and no kernel BTF.
+ * Constants are copied from the kernel UAPI (include/uapi/linux/bpf.h); they are ABI.
+ */
+#ifndef RA_VMLINUX_MIN_H
+#define RA_VMLINUX_MIN_H
+
+typedef signed char __s8;
+typedef unsigned char __u8;
+typedef short __s16;
+typedef unsigned short __u16;
+typedef int __s32;
+typedef unsigned int __u32;
+typedef long long __s64;
+typedef unsigned long long __u64;
+typedef __s8 s8;
+typedef __u8 u8;
+typedef __s16 s16;
+typedef __u16 u16;
+typedef __s32 s32;
+typedef __u32 u32;
+typedef __s64 s64;
+typedef __u64 u64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+typedef _Bool bool;
+#define true 1
+#define false 0
+typedef int pid_t;
+
+enum bpf_map_type {
+	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_CGROUP_ARRAY = 8,
+	BPF_MAP_TYPE_RINGBUF = 27,
+	BPF_MAP_TYPE_TASK_STORAGE = 29,
+};
+enum {
+	BPF_ANY = 0,
+	BPF_NOEXIST = 1,
+	BPF_EXIST = 2,
+};
+enum {
+	BPF_F_NO_PREALLOC = 1,
+};
+enum {
+	BPF_RB_NO_WAKEUP = 1,
+	BPF_RB_FORCE_WAKEUP = 2,
+};
+enum {
+	BPF_RB_AVAIL_DATA = 0,
+	BPF_RB_RING_SIZE = 1,
+};
+enum {
+	BPF_LOCAL_STORAGE_GET_F_CREATE = 1,
+};
+
+struct bpf_dynptr {
+	__u64 __opaque[2];
+} __attribute__((aligned(8)));
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+struct pt_regs {
+	unsigned long r10;
+	unsigned long r9;
+	unsigned long r8;
+	unsigned long dx;
+	unsigned long si;
+	unsigned long di;
+	unsigned long orig_ax;
+};
+
+typedef struct {
+	unsigned int val;
+} kuid_t;
+typedef struct {
+	unsigned int val;
+} kgid_t;
+
+struct cred {
+	kuid_t uid;
+	kgid_t gid;
+};
+
+struct upid {
+	int nr;
+};
+
+struct pid {
+	struct upid numbers[1];
+};
+
+typedef struct {
+	int counter;
+} atomic_t;
+
+struct signal_struct {
+	atomic_t live;
+	struct pid *pids[4];
+};
+
+struct thread_info {
+	unsigned int status;
+};
+
+typedef struct {
+	unsigned long sig[1];
+} sigset_t;
+
+struct sigpending {
+	sigset_t signal;
+};
+
+struct task_struct {
+	struct thread_info thread_info;
+	int pid;
+	int tgid;
+	struct task_struct *real_parent;
+	struct task_struct *group_leader;
+	const struct cred *cred;
+	struct signal_struct *signal;
+	struct sigpending pending;
+	int exit_code;
+};
+
+struct super_block {
+	unsigned int s_dev;
+};
+
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+};
+
+struct file {
+	struct inode *f_inode;
+};
+
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_end;
+	unsigned long vm_flags;
+	unsigned long vm_pgoff;
+	struct file *vm_file;
+};
+
+struct address_space {
+	struct inode *host;
+};
+
+#pragma clang attribute pop
+
+/* include/linux/pid.h */
+enum pid_type {
+	PIDTYPE_PID,
+	PIDTYPE_TGID,
+	PIDTYPE_PGID,
+	PIDTYPE_SID,
+};
+
+#endif

@@ -1,0 +1,377 @@
+//! The byte layouts shared with the BPF program: `bpf/capture.h`, mirrored field by field.
+//! Records are parsed with explicit offsets (no casts of ring memory); the tests check the
+//! sizes against the skeleton's generated types, so a change on one side fails here.
+
+// The whole contract is mirrored, constants only the C side uses included.
+#![allow(dead_code)]
+
+/// Rule table size: x86_64 syscall numbers below this.
+pub const MAX_NR: usize = 512;
+pub const NARGS: usize = 6;
+/// The extra slot: a struct an integer argument points to (fcntl's `struct flock`).
+pub const XARG: usize = 6;
+pub const NSLOTS: usize = 7;
+pub const LOST_MMAP_READ: u32 = MAX_NR as u32;
+pub const LOST_MMAP_WRITE: u32 = MAX_NR as u32 + 1;
+pub const LOST_SLOTS: u32 = MAX_NR as u32 + 2;
+
+pub const AK_SCALAR: u8 = 0;
+pub const AK_STR: u8 = 1;
+pub const AK_BUF: u8 = 2;
+pub const AK_IOV: u8 = 3;
+pub const AK_MSG: u8 = 4;
+pub const AK_MMSG: u8 = 5;
+pub const AK_STRV: u8 = 6;
+pub const AK_DEREF32: u8 = 7;
+
+pub const LK_ARG: u8 = 1;
+pub const LK_RET: u8 = 2;
+pub const LK_FIXED: u8 = 3;
+pub const LK_RET_TIMES: u8 = 4;
+pub const LK_DEREF: u8 = 5;
+
+pub const AF_ENTRY: u8 = 1;
+pub const AF_OUT: u8 = 2;
+pub const AF_BULK: u8 = 4;
+pub const AF_TRIM_RET: u8 = 8;
+
+pub const RF_CAPTURE: u8 = 1;
+pub const RF_NO_RETURN: u8 = 2;
+pub const RF_XARG: u8 = 4;
+
+pub const RK_CALL: u32 = 1;
+pub const RK_DATA: u32 = 2;
+pub const RK_DEFER: u32 = 3;
+pub const RK_FORK: u32 = 4;
+pub const RK_EXIT: u32 = 5;
+pub const RK_STOP: u32 = 7;
+
+pub const DF_END: u8 = 1;
+pub const DF_FAULT: u8 = 2;
+
+pub const CF_NO_RETURN: u32 = 1;
+
+pub const ST_NONE: u8 = 0;
+pub const ST_OK: u8 = 1;
+pub const ST_ABSENT: u8 = 2;
+pub const ST_NOT_CAPTURED: u8 = 3;
+pub const ST_FAULT: u8 = 4;
+pub const ST_TRUNC: u8 = 5;
+pub const ST_UNKNOWN_LEN: u8 = 6;
+
+/// `struct arg_rule`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ArgRule {
+    pub kind: u8,
+    pub len_kind: u8,
+    pub len_arg: u8,
+    pub flags: u8,
+    /// LK_FIXED / LK_RET_TIMES: bytes or element size; AK_STR(V): the maximum string length.
+    pub size: u32,
+}
+
+/// `struct syscall_rule`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyscallRule {
+    pub flags: u8,
+    pub xarg: u8,
+    pub xarg_cond: u8,
+    pub xarg_size: u32,
+    pub xarg_mask: u64,
+    pub args: [ArgRule; NARGS],
+}
+
+pub const SYSCALL_RULE_SIZE: usize = 64;
+
+impl SyscallRule {
+    /// The bytes of the map value.
+    pub fn to_bytes(self) -> [u8; SYSCALL_RULE_SIZE] {
+        let mut b = [0u8; SYSCALL_RULE_SIZE];
+        b[0] = self.flags;
+        b[1] = self.xarg;
+        b[2] = self.xarg_cond;
+        b[4..8].copy_from_slice(&self.xarg_size.to_le_bytes());
+        b[8..16].copy_from_slice(&self.xarg_mask.to_le_bytes());
+        for (i, a) in self.args.iter().enumerate() {
+            let o = 16 + 8 * i;
+            b[o] = a.kind;
+            b[o + 1] = a.len_kind;
+            b[o + 2] = a.len_arg;
+            b[o + 3] = a.flags;
+            b[o + 4..o + 8].copy_from_slice(&a.size.to_le_bytes());
+        }
+        b
+    }
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"))
+}
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"))
+}
+
+/// `struct rec_call`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallRec {
+    pub tid: u32,
+    pub seq: u32,
+    pub entry_tid: u32,
+    pub tgid: u32,
+    pub ppid: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub pgid: u32,
+    pub sid: u32,
+    pub nr: u32,
+    pub flags: u32,
+    pub ts_enter: u64,
+    pub ts_exit: u64,
+    pub ret: i64,
+    pub args: [u64; NARGS],
+    pub aux: [u64; NARGS],
+    pub nvec: [u32; NSLOTS],
+    pub status: [u8; NSLOTS],
+    pub nrec: u32,
+}
+
+pub const REC_CALL_SIZE: usize = 208;
+pub const REC_DATA_SIZE: usize = 56;
+pub const REC_TASK_SIZE: usize = 24;
+
+/// `struct rec_data` with its payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataRec<'a> {
+    pub tid: u32,
+    pub tgid: u32,
+    pub seq: u32,
+    pub slot: u8,
+    pub flags: u8,
+    pub seg: u16,
+    pub vec: u32,
+    pub len: u32,
+    pub seg_len: u64,
+    pub off: u64,
+    pub addr: u64,
+    /// RK_DATA: the `len` bytes; RK_DEFER: empty.
+    pub payload: &'a [u8],
+}
+
+/// `struct rec_task`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskRec {
+    pub tid: u32,
+    pub tgid: u32,
+    /// RK_FORK: the new thread; RK_EXIT: the task's exit code (a wait status).
+    pub child_tid: u32,
+    pub child_tgid: u32,
+    pub group_dead: bool,
+}
+
+/// One ring record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record<'a> {
+    Call(Box<CallRec>),
+    Data(DataRec<'a>),
+    Defer(DataRec<'a>),
+    Fork(TaskRec),
+    Exit(TaskRec),
+    /// Throttle: a process was just stopped.
+    Stop(TaskRec),
+}
+
+/// Parse one ring record; `None` for a record this version does not know or a short one
+/// (which would be a bug in the BPF program: the caller counts them).
+pub fn parse(b: &[u8]) -> Option<Record<'_>> {
+    if b.len() < 4 {
+        return None;
+    }
+    match u32_at(b, 0) {
+        RK_CALL if b.len() >= REC_CALL_SIZE => {
+            let mut c = CallRec {
+                tid: u32_at(b, 4),
+                seq: u32_at(b, 8),
+                entry_tid: u32_at(b, 12),
+                tgid: u32_at(b, 16),
+                ppid: u32_at(b, 20),
+                uid: u32_at(b, 24),
+                gid: u32_at(b, 28),
+                pgid: u32_at(b, 32),
+                sid: u32_at(b, 36),
+                nr: u32_at(b, 40),
+                flags: u32_at(b, 44),
+                ts_enter: u64_at(b, 48),
+                ts_exit: u64_at(b, 56),
+                ret: u64_at(b, 64) as i64,
+                nrec: u32_at(b, 204),
+                ..CallRec::default()
+            };
+            for i in 0..NARGS {
+                c.args[i] = u64_at(b, 72 + 8 * i);
+                c.aux[i] = u64_at(b, 120 + 8 * i);
+            }
+            for i in 0..NSLOTS {
+                c.nvec[i] = u32_at(b, 168 + 4 * i);
+                c.status[i] = b[196 + i];
+            }
+            Some(Record::Call(Box::new(c)))
+        }
+        k @ (RK_DATA | RK_DEFER) if b.len() >= REC_DATA_SIZE => {
+            let len = u32_at(b, 24);
+            let payload = if k == RK_DATA {
+                b.get(REC_DATA_SIZE..REC_DATA_SIZE + len as usize)?
+            } else {
+                &[][..]
+            };
+            let d = DataRec {
+                tid: u32_at(b, 4),
+                tgid: u32_at(b, 8),
+                seq: u32_at(b, 12),
+                slot: b[16],
+                flags: b[17],
+                seg: u16::from_le_bytes([b[18], b[19]]),
+                vec: u32_at(b, 20),
+                len,
+                seg_len: u64_at(b, 32),
+                off: u64_at(b, 40),
+                addr: u64_at(b, 48),
+                payload,
+            };
+            Some(if k == RK_DATA { Record::Data(d) } else { Record::Defer(d) })
+        }
+        k @ (RK_FORK | RK_EXIT | RK_STOP) if b.len() >= REC_TASK_SIZE => {
+            let t = TaskRec {
+                tid: u32_at(b, 4),
+                tgid: u32_at(b, 8),
+                child_tid: u32_at(b, 12),
+                child_tgid: u32_at(b, 16),
+                group_dead: u32_at(b, 20) != 0,
+            };
+            Some(match k {
+                RK_FORK => Record::Fork(t),
+                RK_EXIT => Record::Exit(t),
+                _ => Record::Stop(t),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `struct lost_slot`: 4 u64.
+pub const LOST_SLOT_SIZE: usize = 32;
+
+/// `struct lost_slot`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LostSlot {
+    pub count: u64,
+    pub bytes: u64,
+    pub first_ns: u64,
+    pub last_ns: u64,
+}
+
+impl LostSlot {
+    pub fn parse(b: &[u8]) -> LostSlot {
+        if b.len() < LOST_SLOT_SIZE {
+            return LostSlot::default();
+        }
+        LostSlot {
+            count: u64_at(b, 0),
+            bytes: u64_at(b, 8),
+            first_ns: u64_at(b, 16),
+            last_ns: u64_at(b, 24),
+        }
+    }
+}
+
+/// `struct stats`: 16 u64 counters, summed over CPUs by the caller.
+pub const STATS_SIZE: usize = 128;
+
+/// `struct stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub calls: u64,
+    pub data_records: u64,
+    pub data_bytes: u64,
+    pub deferred: u64,
+    pub deferred_bytes: u64,
+    pub faults: u64,
+    pub lost_calls: u64,
+    pub throttle_stops: u64,
+    pub no_storage: u64,
+    pub pages: u64,
+    pub pages_unclassified: u64,
+}
+
+impl Stats {
+    /// Add one CPU's counters.
+    pub fn add(&mut self, b: &[u8]) {
+        if b.len() < STATS_SIZE {
+            return;
+        }
+        let f = |i: usize| u64_at(b, 8 * i);
+        self.calls += f(0);
+        self.data_records += f(1);
+        self.data_bytes += f(2);
+        self.deferred += f(3);
+        self.deferred_bytes += f(4);
+        self.faults += f(5);
+        self.lost_calls += f(6);
+        self.throttle_stops += f(7);
+        self.no_storage += f(8);
+        self.pages += f(9);
+        self.pages_unclassified += f(10);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::skel::types;
+    use super::*;
+
+    #[test]
+    fn sizes_match_the_bpf_program() {
+        assert_eq!(std::mem::size_of::<types::syscall_rule>(), SYSCALL_RULE_SIZE);
+        assert_eq!(std::mem::size_of::<types::rec_data>(), REC_DATA_SIZE);
+        assert_eq!(std::mem::size_of::<types::lost_slot>(), LOST_SLOT_SIZE);
+        assert_eq!(std::mem::size_of::<types::stats>(), STATS_SIZE);
+    }
+
+    #[test]
+    fn rule_bytes_put_fields_where_the_c_struct_has_them() {
+        let mut r = SyscallRule {
+            flags: RF_CAPTURE | RF_XARG,
+            xarg: 2,
+            xarg_cond: 1,
+            xarg_size: 32,
+            xarg_mask: 1 << 5,
+            ..SyscallRule::default()
+        };
+        r.args[5] = ArgRule { kind: AK_BUF, len_kind: LK_ARG, len_arg: 2, flags: AF_OUT, size: 7 };
+        let b = r.to_bytes();
+        assert_eq!(&b[..4], &[RF_CAPTURE | RF_XARG, 2, 1, 0]);
+        assert_eq!(u32_at(&b, 4), 32);
+        assert_eq!(u64_at(&b, 8), 32);
+        assert_eq!(&b[56..60], &[AK_BUF, LK_ARG, 2, AF_OUT]);
+        assert_eq!(u32_at(&b, 60), 7);
+    }
+
+    #[test]
+    fn records_parse_and_short_ones_are_refused() {
+        let mut b = vec![0u8; REC_DATA_SIZE + 3];
+        b[0..4].copy_from_slice(&RK_DATA.to_le_bytes());
+        b[4..8].copy_from_slice(&77u32.to_le_bytes());
+        b[16] = 2;
+        b[17] = DF_END;
+        b[24..28].copy_from_slice(&3u32.to_le_bytes());
+        b[56..59].copy_from_slice(b"abc");
+        match parse(&b) {
+            Some(Record::Data(d)) => {
+                assert_eq!((d.tid, d.slot, d.flags, d.payload), (77, 2, DF_END, &b"abc"[..]));
+            }
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(parse(&b[..REC_DATA_SIZE + 2]), None, "payload shorter than len");
+        assert_eq!(parse(&[1, 0, 0, 0, 9]), None, "short call record");
+        assert_eq!(parse(&[99, 0, 0, 0]), None, "unknown kind");
+    }
+}

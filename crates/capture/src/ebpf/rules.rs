@@ -1,0 +1,200 @@
+//! The rule table the BPF program reads: one [`SyscallRule`] per selected call, made from its
+//! registry entry at start-up. This is the only place registry argument kinds are translated
+//! for the kernel side; `assemble.rs` turns the records back into values the same way the
+//! ptrace backend does.
+
+use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
+
+use super::layout::*;
+use crate::common::{deref_len_args, never_returns, struct_size};
+use crate::Selection;
+
+/// Longest path read (PATH_MAX + 1, as the ptrace backend).
+pub const PATH_MAX_BYTES: u32 = 4097;
+/// Longest other C string (xattr names, argv/envp elements), as the ptrace backend.
+pub const CSTR_MAX_BYTES: u32 = 1 << 20;
+
+/// (syscall number, rule) for every call of the selection with an x86_64 number.
+pub fn table(selection: &Selection) -> Vec<(u32, SyscallRule)> {
+    selection
+        .defs()
+        .iter()
+        .filter_map(|d| Some((d.nr_x86_64().filter(|&n| (n as usize) < MAX_NR)?, rule(d))))
+        .collect()
+}
+
+/// The rule of one call.
+pub fn rule(def: &SyscallDef) -> SyscallRule {
+    let mut r = SyscallRule { flags: RF_CAPTURE, ..SyscallRule::default() };
+    if never_returns(def) {
+        r.flags |= RF_NO_RETURN;
+    }
+    let derefs = deref_len_args(def);
+    for (i, a) in def.args.iter().enumerate().take(NARGS) {
+        r.args[i] = arg_rule(def, a.kind, derefs.contains(&i));
+    }
+    if let Some((cond, mask)) = fcntl_lock_commands(def) {
+        r.flags |= RF_XARG;
+        r.xarg = 2;
+        r.xarg_cond = cond;
+        r.xarg_mask = mask;
+        r.xarg_size = struct_size(Struct::Flock) as u32;
+    }
+    r
+}
+
+/// `fcntl`'s lock commands carry a `struct flock *` in `arg`: (index of `cmd`, bit mask of the
+/// commands below 64 that do), from the registry's flag helper.
+fn fcntl_lock_commands(def: &SyscallDef) -> Option<(u8, u64)> {
+    if def.name != "fcntl" || def.arg("arg").map(|(i, _)| i) != Some(2) {
+        return None;
+    }
+    let (cond, _) = def.arg("cmd")?;
+    let mask = (0..64u64)
+        .filter(|&c| ra_syscalls::flags::fcntl_arg_is_flock(c))
+        .fold(0u64, |m, c| m | 1 << c);
+    (mask != 0).then_some((cond as u8, mask))
+}
+
+fn len_rule(len: Len, s: Option<Struct>) -> (u8, u8, u32) {
+    let size = |s: Option<Struct>| s.map_or(0, struct_size) as u32;
+    match len {
+        Len::Arg(n) => (LK_ARG, n as u8, 0),
+        Len::Ret => (LK_RET, 0, 0),
+        Len::Fixed(k) => (LK_FIXED, 0, k as u32),
+        Len::Struct => (LK_FIXED, 0, size(s)),
+        Len::RetTimesStruct => (LK_RET_TIMES, 0, size(s)),
+        Len::DerefArg(n) => (LK_DEREF, n as u8, 0),
+        Len::CStr => (0, 0, 0),
+    }
+}
+
+fn buf(len: Len, s: Option<Struct>, flags: u8) -> ArgRule {
+    let (len_kind, len_arg, size) = len_rule(len, s);
+    ArgRule { kind: AK_BUF, len_kind, len_arg, flags, size }
+}
+
+fn arg_rule(def: &SyscallDef, kind: ArgKind, deref_target: bool) -> ArgRule {
+    // A call that replaces the address space (execve) must copy its inputs before it runs.
+    let entry = if def.ret == Ret::NoReturn { AF_ENTRY } else { 0 };
+    // Input a call reports consuming (write, writev, sendmsg) keeps only what it consumed.
+    let trim = if def.ret == Ret::Count { AF_TRIM_RET } else { 0 };
+    let string = |size: u32, flags: u8| ArgRule { kind: AK_STR, size, flags, ..ArgRule::default() };
+    match kind {
+        ArgKind::Int | ArgKind::Fd | ArgKind::DirFd | ArgKind::Flags(_) | ArgKind::Mode => {
+            ArgRule::default()
+        }
+        ArgKind::Addr if deref_target => ArgRule { kind: AK_DEREF32, ..ArgRule::default() },
+        ArgKind::Addr => ArgRule::default(),
+        ArgKind::Path => string(PATH_MAX_BYTES, entry),
+        ArgKind::InBuf(Len::CStr) => string(CSTR_MAX_BYTES, entry),
+        ArgKind::OutBuf(Len::CStr) => string(CSTR_MAX_BYTES, AF_OUT),
+        ArgKind::InBuf(len) => {
+            let t = if matches!(len, Len::Arg(_)) { trim } else { 0 };
+            buf(len, None, AF_BULK | entry | t)
+        }
+        ArgKind::OutBuf(len) => buf(len, None, AF_OUT | AF_BULK),
+        ArgKind::InStruct(Struct::Msghdr, _) => {
+            ArgRule { kind: AK_MSG, flags: AF_BULK | entry | trim, ..ArgRule::default() }
+        }
+        ArgKind::InOutStruct(Struct::Msghdr, _) => {
+            ArgRule { kind: AK_MSG, flags: AF_OUT | AF_BULK, ..ArgRule::default() }
+        }
+        // sendmmsg: each message's data as sent (its msg_len), when the call succeeded.
+        ArgKind::InStruct(Struct::Mmsghdr, Len::Arg(n)) => ArgRule {
+            kind: AK_MMSG,
+            len_arg: n as u8,
+            flags: AF_BULK | entry | AF_TRIM_RET,
+            ..ArgRule::default()
+        },
+        ArgKind::InOutStruct(Struct::Mmsghdr, Len::Arg(n)) => ArgRule {
+            kind: AK_MMSG,
+            len_arg: n as u8,
+            flags: AF_OUT | AF_BULK,
+            ..ArgRule::default()
+        },
+        ArgKind::InStruct(s, len) => buf(len, Some(s), entry),
+        ArgKind::OutStruct(s, len) | ArgKind::InOutStruct(s, len) => buf(len, Some(s), AF_OUT),
+        ArgKind::IovIn { count } => ArgRule {
+            kind: AK_IOV,
+            len_arg: count as u8,
+            flags: AF_BULK | entry | trim,
+            ..ArgRule::default()
+        },
+        ArgKind::IovOut { count } => ArgRule {
+            kind: AK_IOV,
+            len_arg: count as u8,
+            flags: AF_OUT | AF_BULK,
+            ..ArgRule::default()
+        },
+        ArgKind::StrArray => {
+            ArgRule { kind: AK_STRV, size: CSTR_MAX_BYTES, flags: entry, ..ArgRule::default() }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule_of(name: &str) -> SyscallRule {
+        rule(ra_syscalls::lookup(name).expect(name))
+    }
+
+    #[test]
+    fn every_storage_call_has_a_rule_and_every_pointer_a_copy() {
+        let sel = Selection::parse("all").unwrap();
+        let t = table(&sel);
+        for d in sel.defs() {
+            let Some(nr) = d.nr_x86_64() else { continue };
+            let (_, r) = t.iter().find(|(n, _)| *n == nr).unwrap_or_else(|| panic!("{}", d.name));
+            for (i, a) in d.args.iter().enumerate() {
+                let copies = r.args[i].kind != AK_SCALAR;
+                let pointer = a.kind.is_pointer_data() || deref_len_args(d).contains(&i);
+                assert_eq!(copies, pointer, "{} arg {}", d.name, a.name);
+            }
+        }
+    }
+
+    #[test]
+    fn rules_follow_the_registry() {
+        let w = rule_of("write");
+        assert_eq!(
+            w.args[1],
+            ArgRule {
+                kind: AK_BUF,
+                len_kind: LK_ARG,
+                len_arg: 2,
+                flags: AF_BULK | AF_TRIM_RET,
+                size: 0
+            }
+        );
+        let r = rule_of("read");
+        assert_eq!(r.args[1].flags, AF_OUT | AF_BULK);
+        assert_eq!(r.args[1].len_kind, LK_RET);
+        let st = rule_of("newfstatat");
+        assert_eq!((st.args[1].kind, st.args[1].size), (AK_STR, PATH_MAX_BYTES));
+        assert_eq!(
+            (st.args[2].len_kind, st.args[2].size, st.args[2].flags),
+            (LK_FIXED, 144, AF_OUT)
+        );
+        let e = rule_of("execve");
+        assert!(e.args.iter().take(3).all(|a| a.flags & AF_ENTRY != 0));
+        assert_eq!(e.args[1].kind, AK_STRV);
+        assert_eq!(rule_of("exit_group").flags & RF_NO_RETURN, RF_NO_RETURN);
+        assert_eq!(e.flags & RF_NO_RETURN, 0, "execve returns on failure");
+        let acc = rule_of("accept");
+        assert_eq!((acc.args[1].len_kind, acc.args[1].len_arg), (LK_DEREF, 2));
+        assert_eq!(acc.args[2].kind, AK_DEREF32);
+        let f = rule_of("fcntl");
+        assert_eq!(f.flags & RF_XARG, RF_XARG);
+        for cmd in [5u32, 6, 7, 36, 37, 38] {
+            assert!(f.xarg_mask & (1 << cmd) != 0, "F_*LK {cmd}");
+        }
+        assert_eq!(f.xarg_mask & (1 << 1), 0, "F_GETFD");
+        let mm = rule_of("recvmmsg");
+        assert_eq!((mm.args[1].kind, mm.args[1].len_arg), (AK_MMSG, 2));
+        let ew = rule_of("epoll_wait");
+        assert_eq!((ew.args[1].len_kind, ew.args[1].size), (LK_RET_TIMES, 12));
+    }
+}
