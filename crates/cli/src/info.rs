@@ -262,14 +262,47 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
                 writeln!(out, "  {k:<18} {}", String::from_utf8_lossy(v))?;
             }
             let lost: i64 = t.lost().iter().map(|l| l.count).sum();
+            let lost_bytes: i64 = t.lost().iter().map(|l| l.bytes).sum();
             if t.kind() == TraceKind::Ours {
-                writeln!(out, "Lost        {lost} events")?;
+                if lost == 0 {
+                    writeln!(out, "Lost        0 events")?;
+                } else {
+                    writeln!(
+                        out,
+                        "Lost        {} events, {} bytes of data",
+                        thousands(lost as u64),
+                        thousands(lost_bytes as u64)
+                    )?;
+                }
             }
+            // One line per call type and reason: the loss records of a recording come one per
+            // call type and interval.
+            // (count, bytes, first, last) per (call, reason).
+            type Span = (i64, i64, Option<i64>, Option<i64>);
+            let mut by_call: BTreeMap<(&str, &str), Span> = BTreeMap::new();
             for l in t.lost() {
+                let e = by_call.entry((&l.syscall, &l.reason)).or_insert((0, 0, None, None));
+                e.0 += l.count;
+                e.1 += l.bytes;
+                e.2 = match (e.2, l.time_first) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                e.3 = e.3.max(l.time_last);
+            }
+            let mut rows: Vec<_> = by_call.into_iter().collect();
+            rows.sort_by_key(|(_, v)| std::cmp::Reverse(v.0));
+            for ((call, reason), (count, bytes, first, last)) in rows {
+                let span = match (first, last) {
+                    (Some(a), Some(b)) => format!(", {} .. {}", rfc3339(a), rfc3339(b)),
+                    _ => String::new(),
+                };
                 writeln!(
                     out,
-                    "  {:<18} {} events, {} bytes ({})",
-                    l.syscall, l.count, l.bytes, l.reason
+                    "  {:<18} {} events, {} bytes{span} ({reason})",
+                    if call.is_empty() { "(unknown)" } else { call },
+                    thousands(count as u64),
+                    thousands(bytes as u64)
                 )?;
             }
         }

@@ -314,7 +314,12 @@ fn choose_backend(a: &RecordArgs, target: &Target) -> Result<Box<dyn ra_capture:
     let ptrace: Box<dyn ra_capture::Backend> =
         Box::new(PtraceBackend { same_cpu: a.cpu == Cpu::Same });
     match a.backend {
-        Backend::Ebpf => ebpf(),
+        Backend::Ebpf => {
+            // Before the trace file exists: a missing privilege leaves no file behind.
+            ebpf::precheck()
+                .map_err(|why| anyhow::anyhow!("the ebpf backend cannot run here: {why}"))?;
+            ebpf()
+        }
         Backend::Ptrace => Ok(ptrace),
         Backend::Auto => match ebpf::probe() {
             Ok(_) => ebpf(),

@@ -819,7 +819,14 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
     Ok(out)
 }
 
-/// Used by the CLI's help and by tests: the probe's reason without recording.
+/// The whole probe (privileges, BTF, then loading and attaching the programs) without
+/// recording: `--backend auto` and the tests use it.
 pub fn probe() -> std::result::Result<Capabilities, Unavailable> {
     EbpfBackend::default().probe()
+}
+
+/// The probe's cheap part (architecture, privileges, kernel BTF): what `record --backend ebpf`
+/// checks before it creates the trace file.
+pub fn precheck() -> std::result::Result<(), Unavailable> {
+    probe::static_checks()
 }
