@@ -20,6 +20,9 @@ pub enum DataMode {
 #[derive(Clone, Debug)]
 pub struct Selection {
     defs: Vec<&'static SyscallDef>,
+    /// Re-Animator's pseudo-calls (`mmappread`, `mmappwrite`): records a backend synthesizes
+    /// from memory-mapped I/O, when it can.
+    pseudo: Vec<&'static SyscallDef>,
 }
 
 impl Selection {
@@ -27,16 +30,28 @@ impl Selection {
     /// names (`openat,read,pwrite64`).
     pub fn parse(spec: &str) -> Result<Selection> {
         let real = |d: &&'static SyscallDef| !d.is_pseudo();
+        let pseudo = |d: &&'static SyscallDef| d.is_pseudo();
+        let mut pseudos = Vec::new();
         let defs: Vec<&'static SyscallDef> = match spec {
-            "storage" => REGISTRY.iter().filter(real).filter(|d| d.class.is_storage()).collect(),
-            "all" => REGISTRY.iter().filter(real).collect(),
+            "storage" => {
+                pseudos = REGISTRY.iter().filter(pseudo).filter(|d| d.class.is_storage()).collect();
+                REGISTRY.iter().filter(real).filter(|d| d.class.is_storage()).collect()
+            }
+            "all" => {
+                pseudos = REGISTRY.iter().filter(pseudo).collect();
+                REGISTRY.iter().filter(real).collect()
+            }
             list => {
                 let mut v = Vec::new();
                 for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                    let d =
-                        ra_syscalls::lookup(name).filter(|d| !d.is_pseudo()).ok_or_else(|| {
-                            Error::UnknownSyscall { name: name.to_string(), hint: suggest(name) }
-                        })?;
+                    let d = ra_syscalls::lookup(name).ok_or_else(|| Error::UnknownSyscall {
+                        name: name.to_string(),
+                        hint: suggest(name),
+                    })?;
+                    if d.is_pseudo() {
+                        pseudos.push(d);
+                        continue;
+                    }
                     // Following processes needs their lifecycle calls whatever the user asked.
                     v.push(d);
                 }
@@ -52,11 +67,17 @@ impl Selection {
                 v
             }
         };
-        Ok(Selection { defs })
+        Ok(Selection { defs, pseudo: pseudos })
     }
 
+    /// The real system calls of the selection.
     pub fn defs(&self) -> &[&'static SyscallDef] {
         &self.defs
+    }
+
+    /// The pseudo-calls of the selection (`mmappread`, `mmappwrite`).
+    pub fn pseudo(&self) -> &[&'static SyscallDef] {
+        &self.pseudo
     }
 
     /// x86_64 syscall numbers of the selection.
@@ -86,6 +107,10 @@ mod tests {
         let l = Selection::parse("openat,pwrite64").unwrap();
         assert!(l.defs().iter().any(|d| d.name == "pwrite64"));
         assert!(l.defs().iter().any(|d| d.name == "execve"), "lifecycle calls always");
+        assert_eq!(s.pseudo().len(), 2, "mmappread, mmappwrite");
+        let p = Selection::parse("mmappwrite,openat").unwrap();
+        assert_eq!(p.pseudo().iter().map(|d| d.name).collect::<Vec<_>>(), ["mmappwrite"]);
+        assert!(Selection::parse("openat").unwrap().pseudo().is_empty());
         let e = Selection::parse("opnat").unwrap_err().to_string();
         assert!(e.contains("did you mean `openat`"), "{e}");
     }

@@ -394,3 +394,76 @@ fn bad_input_and_missing_privileges_are_one_line() {
     assert_eq!(info(&r, "backend").as_deref(), Some("ptrace"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn mmap_pages_record_reads_and_writes_through_shared_mappings() {
+    if !ebpf_available() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("ebpf-mmap");
+    let trace = dir.join("t.ds");
+    let o = bin()
+        .args(["record", "-q", "--backend", "ebpf", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(ra_testkit::program("mmapio"))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let fd = |k: &str| ArgValue::Int(j[k].as_i64().unwrap());
+    let r = TraceReader::open(&trace).unwrap();
+    assert!(r.lost().is_empty(), "{:?}", r.lost());
+    let ev: Vec<_> = r.events(None).map(|e| e.unwrap()).collect();
+    let int = |e: &ra_trace::Event, n: &str| e.arg(n).and_then(ArgValue::as_int).unwrap();
+    let data = |e: &ra_trace::Event| e.arg("buf").and_then(ArgValue::as_data).unwrap().to_vec();
+
+    // Reads: every page of r.dat once, with its content and the mapping's descriptor (the
+    // fault-around maps most pages without a fault of their own).
+    let rdat = std::fs::read(dir.join("r.dat")).unwrap();
+    let mut reads: Vec<i64> = Vec::new();
+    for e in ev.iter().filter(|e| e.name == "mmappread") {
+        assert_eq!(e.arg("fd"), Some(&fd("read_fd")), "#{}", e.unique_id);
+        let off = int(e, "offset");
+        assert!(data(e) == rdat[off as usize..off as usize + 4096], "page at {off}");
+        assert_eq!(e.ret, Some(4096));
+        reads.push(off / 4096);
+    }
+    reads.sort_unstable();
+    assert_eq!(reads, (0..32).collect::<Vec<i64>>(), "each page read once");
+
+    // Writes: each page once, at its flush point (msync, munmap, exit_group), with what the
+    // file holds.
+    let wdat = std::fs::read(dir.join("w.dat")).unwrap();
+    let at = |name: &str| ev.iter().find(|e| e.name == name).map(|e| e.unique_id).unwrap();
+    let msync = at("msync");
+    let munmap_w = ev
+        .iter()
+        .filter(|e| e.name == "munmap" && e.unique_id > msync)
+        .map(|e| e.unique_id)
+        .next()
+        .unwrap();
+    let exit = at("exit_group");
+    let mut writes: BTreeMap<i64, (u64, ArgValue)> = BTreeMap::new();
+    for e in ev.iter().filter(|e| e.name == "mmappwrite") {
+        let off = int(e, "offset");
+        assert!(data(e) == wdat[off as usize..off as usize + 4096], "page at {off}");
+        let dup = writes.insert(off / 4096, (e.unique_id, e.arg("fd").unwrap().clone()));
+        assert!(dup.is_none(), "page {} written twice", off / 4096);
+    }
+    let page =
+        |p: i64| writes.get(&p).cloned().unwrap_or_else(|| panic!("no mmappwrite of page {p}"));
+    for p in [0, 2, 4, 6, 8, 10] {
+        let (id, f) = page(p);
+        assert!(id < msync && f == fd("write_fd"), "page {p} before msync");
+    }
+    for p in [1, 3] {
+        let (id, f) = page(p);
+        assert!(msync < id && id < munmap_w && f == fd("write_fd"), "page {p} before munmap");
+    }
+    let (id, f) = page(15);
+    assert!(munmap_w < id && id < exit && f == fd("exit_fd"), "page 15 before exit_group");
+    assert_eq!(writes.len(), 9, "{:?}", writes.keys().collect::<Vec<_>>());
+    let _ = std::fs::remove_dir_all(&dir);
+}

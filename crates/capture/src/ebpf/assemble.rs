@@ -72,14 +72,40 @@ pub struct AsmStats {
     pub unknown_calls: u64,
 }
 
+/// A shared file mapping, as the process's mmap calls made it: where `mmappread` /
+/// `mmappwrite` records find their descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Region {
+    start: u64,
+    end: u64,
+    fd: i64,
+    offset: i64,
+}
+
+/// The common fields of a process's last call, stamped on its page records.
+#[derive(Clone, Copy, Debug, Default)]
+struct Stamp {
+    ppid: u32,
+    uid: u32,
+    gid: u32,
+    pgid: u32,
+    sid: u32,
+}
+
 /// Builds events from ring records.
 pub struct Assembler {
     data: DataMode,
     by_nr: Vec<Option<&'static SyscallDef>>,
     clock: Clock,
     partial: HashMap<u32, Partial>,
+    /// Shared file mappings per process.
+    regions: HashMap<u32, Vec<Region>>,
+    stamps: HashMap<u32, Stamp>,
     pub stats: AsmStats,
 }
+
+const MAP_SHARED: i64 = 0x1;
+const PAGE: u64 = 4096;
 
 /// Most vectors a record may name (IOV_MAX messages, or argv strings): a bound on what a
 /// corrupt record could make us allocate.
@@ -93,7 +119,15 @@ impl Assembler {
                 *slot = Some(*d);
             }
         }
-        Assembler { data, by_nr, clock, partial: HashMap::new(), stats: AsmStats::default() }
+        Assembler {
+            data,
+            by_nr,
+            clock,
+            partial: HashMap::new(),
+            regions: HashMap::new(),
+            stamps: HashMap::new(),
+            stats: AsmStats::default(),
+        }
     }
 
     /// One chunk of a call's buffer: `payload` is the record's bytes, or what user space read
@@ -149,6 +183,116 @@ impl Assembler {
             self.stats.incomplete_calls += 1;
         }
         let mut ev = self.build(def, c, partial, complete);
+        self.stamps.insert(
+            c.tgid,
+            Stamp { ppid: c.ppid, uid: c.uid, gid: c.gid, pgid: c.pgid, sid: c.sid },
+        );
+        self.track_mappings(c.tgid, &ev);
+        if self.data == DataMode::Hash {
+            hash_bulk(def, &mut ev);
+        }
+        Some(ev)
+    }
+
+    /// A new process gets a copy of its parent's mappings.
+    pub fn forked(&mut self, parent: u32, child: u32) {
+        if let Some(r) = self.regions.get(&parent).cloned() {
+            self.regions.insert(child, r);
+        }
+        if let Some(s) = self.stamps.get(&parent).copied() {
+            self.stamps.insert(child, s);
+        }
+    }
+
+    /// Follow the process's shared file mappings through its mmap / munmap / mremap / execve.
+    fn track_mappings(&mut self, tgid: u32, ev: &Event) {
+        if ev.errno != Some(0) {
+            return;
+        }
+        let int = |n: &str| ev.arg(n).and_then(ArgValue::as_int).unwrap_or(0);
+        let end = |start: u64, len: i64| start.saturating_add((len as u64).div_ceil(PAGE) * PAGE);
+        match ev.def.map_or("", |d| d.name) {
+            "mmap" => {
+                let start = ev.ret.unwrap_or(0) as u64;
+                remove_range(
+                    self.regions.entry(tgid).or_default(),
+                    start,
+                    end(start, int("length")),
+                );
+                if int("flags") & MAP_SHARED != 0 && int("fd") >= 0 {
+                    self.regions.entry(tgid).or_default().push(Region {
+                        start,
+                        end: end(start, int("length")),
+                        fd: int("fd"),
+                        offset: int("offset"),
+                    });
+                }
+            }
+            "munmap" => {
+                let start = int("addr") as u64;
+                remove_range(
+                    self.regions.entry(tgid).or_default(),
+                    start,
+                    end(start, int("length")),
+                );
+            }
+            "mremap" => {
+                let old = int("old_address") as u64;
+                let v = self.regions.entry(tgid).or_default();
+                let moved = v.iter().find(|r| r.start <= old && old < r.end).copied();
+                remove_range(v, old, end(old, int("old_size")));
+                if let Some(r) = moved {
+                    let start = ev.ret.unwrap_or(0) as u64;
+                    let offset = r.offset + (old - r.start) as i64;
+                    remove_range(v, start, end(start, int("new_size")));
+                    v.push(Region { start, end: end(start, int("new_size")), fd: r.fd, offset });
+                }
+            }
+            "execve" | "execveat" => {
+                self.regions.remove(&tgid);
+            }
+            _ => {}
+        }
+    }
+
+    /// A page record: an `mmappread` or `mmappwrite` event.
+    pub fn page(&mut self, p: &PageRec<'_>) -> Option<Event> {
+        let name = if p.flags & PG_WRITE != 0 { "mmappwrite" } else { "mmappread" };
+        let def = ra_syscalls::lookup(name)?;
+        let mut ev = Event::new(def);
+        let t = self.clock.wall(p.ts);
+        ev.time_called = Some(t);
+        ev.time_returned = Some(t);
+        let st = self.stamps.get(&p.tgid).copied().unwrap_or_default();
+        ev.pid = Some(p.tgid as i32);
+        ev.tid = Some(p.tid as i32);
+        ev.ppid = Some(st.ppid as i32);
+        ev.uid = Some(st.uid as i32);
+        ev.gid = Some(st.gid as i32);
+        ev.pgid = Some(st.pgid as i32);
+        ev.sid = Some(st.sid as i32);
+        ev.ret = Some(PAGE as i64);
+        ev.errno = Some(0);
+        // The descriptor the mapping was made with, when this recording saw the mmap.
+        let fd = self
+            .regions
+            .get(&p.tgid)
+            .and_then(|v| v.iter().find(|r| r.start <= p.addr && p.addr < r.end))
+            .map_or(-1, |r| r.fd);
+        ev.set_arg("fd", ArgValue::Int(fd));
+        ev.set_arg("count", ArgValue::Int(PAGE as i64));
+        ev.set_arg("offset", ArgValue::Int(p.off as i64));
+        ev.set_arg("address", ArgValue::Int(p.addr as i64));
+        let buf = if p.flags & PG_NOT_CAPTURED != 0 {
+            ev.buffer_not_captured = true;
+            ArgValue::NotCaptured
+        } else {
+            if p.flags & PG_FAULT != 0 {
+                ev.buffer_not_captured = true;
+            }
+            ArgValue::Data(p.payload.to_vec())
+        };
+        ev.set_arg("buf", buf);
         if self.data == DataMode::Hash {
             hash_bulk(def, &mut ev);
         }
@@ -221,6 +365,24 @@ impl Assembler {
         }
         ev
     }
+}
+
+/// Cut [start, end) out of a process's mappings.
+fn remove_range(v: &mut Vec<Region>, start: u64, end: u64) {
+    let mut out = Vec::with_capacity(v.len());
+    for r in v.drain(..) {
+        if r.end <= start || end <= r.start {
+            out.push(r);
+            continue;
+        }
+        if r.start < start {
+            out.push(Region { end: start, ..r });
+        }
+        if end < r.end {
+            out.push(Region { start: end, offset: r.offset + (end - r.start) as i64, ..r });
+        }
+    }
+    *v = out;
 }
 
 /// The value of a pointer argument from its vectors (`n`: how many the BPF walk covered).
@@ -406,6 +568,56 @@ mod tests {
         let ev = a.call(&c).unwrap();
         assert!(ev.buffer_not_captured);
         assert_eq!(ev.arg("buf"), Some(&ArgValue::Data(Vec::new())));
+    }
+
+    #[test]
+    fn page_records_find_the_descriptor_of_their_mapping() {
+        let mut a = asm();
+        // mmap(NULL, 3 pages, PROT_READ|PROT_WRITE, MAP_SHARED, fd 5, offset 8192) = 0x10000
+        let c = CallRec {
+            tid: 4,
+            seq: 1,
+            entry_tid: 4,
+            tgid: 4,
+            nr: 9,
+            ret: 0x10000,
+            args: [0, 3 * 4096, 3, 1, 5, 8192],
+            ..CallRec::default()
+        };
+        a.call(&c).unwrap();
+        let page = |flags, addr| PageRec {
+            tid: 4,
+            tgid: 4,
+            flags,
+            ts: 1,
+            addr,
+            off: 12288,
+            ino: 1,
+            dev: 1,
+            payload: &[7u8; 4096],
+        };
+        let ev = a.page(&page(PG_WRITE, 0x11000)).unwrap();
+        assert_eq!(ev.name, "mmappwrite");
+        assert_eq!(
+            (ev.arg("fd"), ev.arg("offset")),
+            (Some(&ArgValue::Int(5)), Some(&ArgValue::Int(12288)))
+        );
+        assert_eq!(ev.arg("buf").and_then(ArgValue::as_data).map(<[u8]>::len), Some(4096));
+        // munmap of the middle page: that page has no mapping any more.
+        let c = CallRec {
+            tid: 4,
+            seq: 2,
+            entry_tid: 4,
+            tgid: 4,
+            nr: 11,
+            ret: 0,
+            args: [0x11000, 4096, 0, 0, 0, 0],
+            ..CallRec::default()
+        };
+        a.call(&c).unwrap();
+        assert_eq!(a.page(&page(PG_READ, 0x11000)).unwrap().arg("fd"), Some(&ArgValue::Int(-1)));
+        let ev = a.page(&page(PG_READ, 0x12000)).unwrap();
+        assert_eq!((ev.name.as_str(), ev.arg("fd")), ("mmappread", Some(&ArgValue::Int(5))));
     }
 
     #[test]

@@ -38,13 +38,21 @@ pub const AF_TRIM_RET: u8 = 8;
 pub const RF_CAPTURE: u8 = 1;
 pub const RF_NO_RETURN: u8 = 2;
 pub const RF_XARG: u8 = 4;
+pub const RF_FLUSH_RANGE: u8 = 8;
+pub const RF_FLUSH_ALL: u8 = 16;
 
 pub const RK_CALL: u32 = 1;
 pub const RK_DATA: u32 = 2;
 pub const RK_DEFER: u32 = 3;
 pub const RK_FORK: u32 = 4;
 pub const RK_EXIT: u32 = 5;
+pub const RK_PAGE: u32 = 6;
 pub const RK_STOP: u32 = 7;
+
+pub const PG_READ: u32 = 1;
+pub const PG_WRITE: u32 = 2;
+pub const PG_FAULT: u32 = 4;
+pub const PG_NOT_CAPTURED: u32 = 8;
 
 pub const DF_END: u8 = 1;
 pub const DF_FAULT: u8 = 2;
@@ -138,6 +146,21 @@ pub struct CallRec {
 pub const REC_CALL_SIZE: usize = 208;
 pub const REC_DATA_SIZE: usize = 56;
 pub const REC_TASK_SIZE: usize = 24;
+pub const REC_PAGE_SIZE: usize = 56;
+
+/// `struct rec_page` with its payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageRec<'a> {
+    pub tid: u32,
+    pub tgid: u32,
+    pub flags: u32,
+    pub ts: u64,
+    pub addr: u64,
+    pub off: u64,
+    pub ino: u64,
+    pub dev: u32,
+    pub payload: &'a [u8],
+}
 
 /// `struct rec_data` with its payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -178,6 +201,7 @@ pub enum Record<'a> {
     Exit(TaskRec),
     /// Throttle: a process was just stopped.
     Stop(TaskRec),
+    Page(PageRec<'a>),
 }
 
 /// Parse one ring record; `None` for a record this version does not know or a short one
@@ -238,6 +262,20 @@ pub fn parse(b: &[u8]) -> Option<Record<'_>> {
                 payload,
             };
             Some(if k == RK_DATA { Record::Data(d) } else { Record::Defer(d) })
+        }
+        RK_PAGE if b.len() >= REC_PAGE_SIZE => {
+            let len = u32_at(b, 52) as usize;
+            Some(Record::Page(PageRec {
+                tid: u32_at(b, 4),
+                tgid: u32_at(b, 8),
+                flags: u32_at(b, 12),
+                ts: u64_at(b, 16),
+                addr: u64_at(b, 24),
+                off: u64_at(b, 32),
+                ino: u64_at(b, 40),
+                dev: u32_at(b, 48),
+                payload: b.get(REC_PAGE_SIZE..REC_PAGE_SIZE + len)?,
+            }))
         }
         k @ (RK_FORK | RK_EXIT | RK_STOP) if b.len() >= REC_TASK_SIZE => {
             let t = TaskRec {

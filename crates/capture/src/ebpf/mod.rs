@@ -128,6 +128,7 @@ struct Params {
     data_none: bool,
     throttle: bool,
     use_cgroup: bool,
+    mmap_pages: bool,
 }
 
 impl Default for Params {
@@ -137,6 +138,7 @@ impl Default for Params {
             data_none: false,
             throttle: true,
             use_cgroup: false,
+            mmap_pages: true,
         }
     }
 }
@@ -164,6 +166,10 @@ fn load<'obj>(
     ro.chunk_max = (p.ring_bytes / 8).min(1 << 20) as u32;
     ro.use_cgroup = u32::from(p.use_cgroup);
     ro.self_tgid = std::process::id();
+    ro.mmap_pages = u32::from(p.mmap_pages);
+    // Without mmap page records the page-fault tracepoints stay off altogether.
+    open.progs.on_page_fault.set_autoload(p.mmap_pages);
+    open.progs.on_map_pages.set_autoload(p.mmap_pages);
     open.load().map_err(|e| fail("load", e))
 }
 
@@ -296,6 +302,8 @@ struct State<'s> {
     pid_target: Option<u32>,
     unparsed: u64,
     deferred_short: u64,
+    /// The pseudo-calls wanted (`mmappread`, `mmappwrite`).
+    pseudo: Vec<&'static ra_syscalls::SyscallDef>,
 }
 
 impl State<'_> {
@@ -310,30 +318,25 @@ impl State<'_> {
                 self.asm.chunk(&d, &bytes, short);
                 *self.defers_done.entry(d.tgid).or_default() += 1;
             }
+            Some(Record::Page(p)) => {
+                let wanted = |n: &str| self.pseudo.iter().any(|d| d.name == n);
+                let name = if p.flags & layout::PG_WRITE != 0 { "mmappwrite" } else { "mmappread" };
+                if wanted(name) {
+                    if let Some(ev) = self.asm.page(&p) {
+                        return self.emit(ev);
+                    }
+                }
+            }
             Some(Record::Call(c)) => {
                 if let Some(ev) = self.asm.call(&c) {
-                    self.out.events += 1;
-                    for a in &ev.args {
-                        self.out.data_bytes += match a {
-                            ArgValue::Data(d) => d.len() as u64,
-                            ArgValue::Iov(v) => v
-                                .iter()
-                                .filter_map(|i| i.data.as_ref())
-                                .map(|d| d.len() as u64)
-                                .sum(),
-                            _ => 0,
-                        };
-                    }
-                    if let Err(e) = self.sink.push(ev) {
-                        self.error = Some(e);
-                        return -1;
-                    }
+                    return self.emit(ev);
                 }
             }
             Some(Record::Fork(t)) => {
                 self.out.threads += 1;
                 if t.child_tgid != t.tgid {
                     self.out.processes += 1;
+                    self.asm.forked(t.tgid, t.child_tgid);
                 }
             }
             Some(Record::Exit(t)) => {
@@ -343,6 +346,26 @@ impl State<'_> {
                 }
             }
             Some(Record::Stop(_)) => self.stop_seen = true,
+        }
+        0
+    }
+}
+
+impl State<'_> {
+    fn emit(&mut self, ev: ra_trace::Event) -> i32 {
+        self.out.events += 1;
+        for a in &ev.args {
+            self.out.data_bytes += match a {
+                ArgValue::Data(d) => d.len() as u64,
+                ArgValue::Iov(v) => {
+                    v.iter().filter_map(|i| i.data.as_ref()).map(|d| d.len() as u64).sum()
+                }
+                _ => 0,
+            };
+        }
+        if let Err(e) = self.sink.push(ev) {
+            self.error = Some(e);
+            return -1;
         }
         0
     }
@@ -597,11 +620,12 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
         data_none: opts.data == DataMode::None,
         throttle: cfg.loss == LossPolicy::Throttle,
         use_cgroup: cgroup.is_some(),
+        mmap_pages: !opts.selection.pseudo().is_empty(),
     };
     let mut obj = MaybeUninit::uninit();
     let mut skel =
         load(&mut obj, &params).map_err(|why| Error::Unavailable { backend: "ebpf", why })?;
-    for (nr, rule) in rules::table(&opts.selection) {
+    for (nr, rule) in rules::table(&opts.selection, params.mmap_pages) {
         skel.maps
             .rules
             .update(&nr.to_ne_bytes(), &rule.to_bytes(), MapFlags::ANY)
@@ -683,6 +707,7 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
         },
         unparsed: 0,
         deferred_short: 0,
+        pseudo: opts.selection.pseudo().to_vec(),
     });
     let mut rb = RingBufferBuilder::new();
     rb.add(&skel.maps.rb, |data: &[u8]| state.borrow_mut().on_record(data))

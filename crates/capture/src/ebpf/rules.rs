@@ -14,13 +14,39 @@ pub const PATH_MAX_BYTES: u32 = 4097;
 /// Longest other C string (xattr names, argv/envp elements), as the ptrace backend.
 pub const CSTR_MAX_BYTES: u32 = 1 << 20;
 
-/// (syscall number, rule) for every call of the selection with an x86_64 number.
-pub fn table(selection: &Selection) -> Vec<(u32, SyscallRule)> {
-    selection
+/// (syscall number, rule) for every call of the selection with an x86_64 number; with
+/// `mmap_pages`, also the flush points of pages written through shared mappings (see
+/// [`flush_point`]), whether the selection records those calls or not.
+pub fn table(selection: &Selection, mmap_pages: bool) -> Vec<(u32, SyscallRule)> {
+    let mut t: Vec<(u32, SyscallRule)> = selection
         .defs()
         .iter()
         .filter_map(|d| Some((d.nr_x86_64().filter(|&n| (n as usize) < MAX_NR)?, rule(d))))
-        .collect()
+        .collect();
+    if mmap_pages {
+        for d in ra_syscalls::REGISTRY {
+            let (Some(flag), Some(nr)) = (flush_point(d), d.nr_x86_64()) else { continue };
+            match t.iter_mut().find(|(n, _)| *n == nr) {
+                Some((_, r)) => r.flags |= flag,
+                None if (nr as usize) < MAX_NR => {
+                    t.push((nr, SyscallRule { flags: flag, ..SyscallRule::default() }))
+                }
+                None => {}
+            }
+        }
+    }
+    t
+}
+
+/// Where pages written through a shared file mapping are recorded (`mmappwrite`), with their
+/// content at that moment: before the calls that unmap, sync or move a range (their first two
+/// arguments are the range), and before those that end the address space.
+pub fn flush_point(def: &SyscallDef) -> Option<u8> {
+    match def.name {
+        "munmap" | "msync" | "mremap" => Some(RF_FLUSH_RANGE),
+        "exit_group" | "execve" | "execveat" => Some(RF_FLUSH_ALL),
+        _ => None,
+    }
 }
 
 /// The rule of one call.
@@ -144,7 +170,7 @@ mod tests {
     #[test]
     fn every_storage_call_has_a_rule_and_every_pointer_a_copy() {
         let sel = Selection::parse("all").unwrap();
-        let t = table(&sel);
+        let t = table(&sel, true);
         for d in sel.defs() {
             let Some(nr) = d.nr_x86_64() else { continue };
             let (_, r) = t.iter().find(|(n, _)| *n == nr).unwrap_or_else(|| panic!("{}", d.name));
@@ -194,6 +220,9 @@ mod tests {
         assert_eq!(f.xarg_mask & (1 << 1), 0, "F_GETFD");
         let mm = rule_of("recvmmsg");
         assert_eq!((mm.args[1].kind, mm.args[1].len_arg), (AK_MMSG, 2));
+        let t = table(&Selection::parse("openat").unwrap(), true);
+        let munmap = ra_syscalls::lookup("munmap").unwrap().nr_x86_64().unwrap();
+        assert!(t.iter().any(|(n, r)| *n == munmap && r.flags == RF_FLUSH_RANGE), "flush only");
         let ew = rule_of("epoll_wait");
         assert_eq!((ew.args[1].len_kind, ew.args[1].size), (LK_RET_TIMES, 12));
     }

@@ -54,6 +54,7 @@ const volatile __u64 data_limit = 1 << 21; /* throttle: defer chunks that would 
 const volatile __u32 chunk_max = 1 << 20; /* largest payload of one RK_DATA record */
 const volatile __u32 use_cgroup = 0;     /* targets = the tasks under cgroups[0] */
 const volatile __u32 self_tgid = 0;      /* never traced (the recorder) */
+const volatile __u32 mmap_pages = 0;     /* record mmappread / mmappwrite pages */
 
 /* Read by user space through the mmapped .bss. */
 __u64 throttle_gen = 0; /* SIGSTOPs sent */
@@ -143,6 +144,16 @@ struct tstate {
 	__u8 lost;
 	__u8 pad[3];
 	struct walk w;
+	/* mmap pages: the page of the last read fault, recorded at the thread's next fault or
+	 * system call (it is mapped by then), and the mapping it is in. */
+	__u64 pend_addr;
+	__u64 pend_off;
+	__u64 pend_ino;
+	__u64 vm_start;
+	__u64 vm_end;
+	__u64 vm_pgoff;
+	__u32 pend_dev;
+	__u32 pad1;
 	/* A string chunk is read here first (its length is unknown until read), then output. */
 	struct rec_data sh;
 	__u8 sbuf[2 * SCHUNK];
@@ -175,6 +186,30 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } cgroups SEC(".maps");
+
+/* mmap pages: a page of a process's shared file mapping. */
+struct page_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 addr;
+};
+
+/* Pages written through a shared file mapping, waiting for a flush point (munmap, msync,
+ * mremap, exit_group, execve, process exit); value: their file offset. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct page_key);
+	__type(value, __u64);
+} dirty SEC(".maps");
+
+/* Pages already recorded as read (until their range is unmapped). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 131072);
+	__type(key, struct page_key);
+	__type(value, __u8);
+} seen SEC(".maps");
 
 extern int bpf_probe_read_user_dynptr(struct bpf_dynptr *dptr, __u32 off, __u32 size,
 				      const void *unsafe_ptr) __ksym;
@@ -779,6 +814,242 @@ static __always_inline void reset(struct tstate *s)
 	s->lost = 0;
 }
 
+/* ---- mmap pages ---------------------------------------------------------------------------- */
+
+/* emit_page: also emit a PG_FAULT header when the page cannot be read (not sent). */
+#define PG_ALWAYS 0x100
+
+/* Record the page at `addr` (4 KiB) of the current process. Returns 0 when recorded, -1 when
+ * its memory could not be read (then nothing is emitted unless PG_ALWAYS: a header with
+ * PG_FAULT), -2 when the ring had no room (counted lost). */
+static __noinline int emit_page(__u32 flags, __u64 addr, __u64 off, __u64 ino, __u32 dev)
+{
+	struct rec_page h = {};
+	struct bpf_dynptr dp;
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 slot = (flags & PG_WRITE) ? LOST_MMAP_WRITE : LOST_MMAP_READ;
+	int always = flags & PG_ALWAYS;
+
+	flags &= ~PG_ALWAYS;
+	h.kind = RK_PAGE;
+	h.tid = (__u32)pt;
+	h.tgid = pt >> 32;
+	h.flags = flags;
+	h.ts = bpf_ktime_get_ns();
+	h.addr = addr;
+	h.off = off;
+	h.ino = ino;
+	h.dev = dev;
+	if (data_none) {
+		h.flags |= PG_NOT_CAPTURED;
+		if (bpf_ringbuf_output(&rb, &h, sizeof(h), 0)) {
+			account_lost(slot, 0);
+			return -2;
+		}
+		return 0;
+	}
+	h.len = 4096;
+	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(h) + 4096, 0, &dp)) {
+		bpf_ringbuf_discard_dynptr(&dp, 0);
+		account_lost(slot, 4096);
+		return -2;
+	}
+	if (bpf_probe_read_user_dynptr(&dp, sizeof(h), 4096, (void *)addr)) {
+		bpf_ringbuf_discard_dynptr(&dp, 0);
+		if (!always)
+			return -1;
+		h.flags |= PG_FAULT;
+		h.len = 0;
+		if (bpf_ringbuf_output(&rb, &h, sizeof(h), 0))
+			account_lost(slot, 4096);
+		return -1;
+	}
+	bpf_dynptr_write(&dp, 0, &h, sizeof(h), 0);
+	bpf_ringbuf_submit_dynptr(&dp, 0);
+	STAT(pages, 1);
+	return 0;
+}
+
+static __always_inline int is_seen(__u32 tgid, __u64 addr)
+{
+	struct page_key k = {.tgid = tgid, .addr = addr};
+
+	return bpf_map_lookup_elem(&seen, &k) != 0;
+}
+
+static __always_inline void mark_seen(__u32 tgid, __u64 addr)
+{
+	struct page_key k = {.tgid = tgid, .addr = addr};
+	__u8 one = 1;
+
+	bpf_map_update_elem(&seen, &k, &one, BPF_ANY);
+}
+
+/* The page of the thread's last read fault: it is mapped now. */
+static __always_inline void flush_pending_read(struct tstate *s, __u32 tgid)
+{
+	__u64 addr = s->pend_addr;
+
+	if (!addr)
+		return;
+	s->pend_addr = 0;
+	if (is_seen(tgid, addr))
+		return;
+	if (emit_page(PG_READ | PG_ALWAYS, addr, s->pend_off, s->pend_ino, s->pend_dev) == 0)
+		mark_seen(tgid, addr);
+}
+
+struct vma_info {
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;
+	__u64 ino;
+	__u32 dev;
+	__u32 shared_file;
+};
+
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct vma_info *v = ctx;
+	struct file *f = vma->vm_file;
+
+	if (!f || !(vma->vm_flags & VM_SHARED))
+		return 0;
+	v->shared_file = 1;
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	v->pgoff = vma->vm_pgoff;
+	v->ino = f->f_inode->i_ino;
+	v->dev = f->f_inode->i_sb->s_dev;
+	return 0;
+}
+
+struct flush_ctx {
+	__u32 tgid;
+	__u32 all;
+	__u64 lo;
+	__u64 hi;
+};
+
+static long flush_dirty_cb(void *map, struct page_key *k, __u64 *off, void *ctx)
+{
+	struct flush_ctx *c = ctx;
+
+	if (k->tgid != c->tgid || (!c->all && (k->addr < c->lo || k->addr >= c->hi)))
+		return 0;
+	emit_page(PG_WRITE | PG_ALWAYS, k->addr, *off, 0, 0);
+	bpf_map_delete_elem(map, k);
+	return 0;
+}
+
+static long forget_seen_cb(void *map, struct page_key *k, __u8 *v, void *ctx)
+{
+	struct flush_ctx *c = ctx;
+
+	if (k->tgid == c->tgid && (c->all || (k->addr >= c->lo && k->addr < c->hi)))
+		bpf_map_delete_elem(map, k);
+	return 0;
+}
+
+/* Before munmap / msync / mremap / exit_group / execve: record the process's dirty pages of
+ * the range (their content now is what reaches the file), and forget which pages of it were
+ * read (a new mapping there starts afresh). */
+static __always_inline void flush_pages(__u32 tgid, __u32 all, __u64 lo, __u64 len)
+{
+	struct flush_ctx c = {.tgid = tgid, .all = all, .lo = lo & ~4095ULL, .hi = lo + len};
+
+	bpf_for_each_map_elem(&dirty, flush_dirty_cb, &c, 0);
+	if (c.all || bpf_get_current_pid_tgid() >> 32 == tgid)
+		bpf_for_each_map_elem(&seen, forget_seen_cb, &c, 0);
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(on_page_fault, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *t;
+	struct vma_info v = {};
+	struct tstate *s;
+	__u64 page = address & ~4095ULL;
+
+	if (!is_target(tgid))
+		return 0;
+	t = bpf_get_current_task_btf();
+	s = bpf_task_storage_get(&tstates, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s)
+		return 0;
+	flush_pending_read(s, tgid);
+	if (bpf_find_vma(t, address, vma_cb, &v, 0)) {
+		STAT(pages_unclassified, 1);
+		return 0;
+	}
+	if (!v.shared_file)
+		return 0;
+	if (error_code & X86_PF_WRITE) {
+		struct page_key k = {.tgid = tgid, .addr = page};
+		__u64 off = page - v.start + (v.pgoff << 12);
+
+		if (bpf_map_update_elem(&dirty, &k, &off, BPF_NOEXIST) && !bpf_map_lookup_elem(&dirty, &k))
+			account_lost(LOST_MMAP_WRITE, 4096); /* the dirty-page table is full */
+		return 0;
+	}
+	if (is_seen(tgid, page))
+		return 0;
+	s->pend_addr = page;
+	s->pend_off = page - v.start + (v.pgoff << 12);
+	s->pend_ino = v.ino;
+	s->pend_dev = v.dev;
+	s->vm_start = v.start;
+	s->vm_end = v.end;
+	s->vm_pgoff = v.pgoff;
+	return 0;
+}
+
+struct mp_ctx {
+	struct tstate *s;
+	__u64 start;
+	__u32 tgid;
+};
+
+static long map_step(__u64 i, void *ctx)
+{
+	struct mp_ctx *c = ctx;
+	struct tstate *s = c->s;
+	__u64 pgoff = c->start + i;
+	__u64 addr = s->vm_start + ((pgoff - s->vm_pgoff) << 12);
+
+	if (pgoff < s->vm_pgoff || addr >= s->vm_end || is_seen(c->tgid, addr))
+		return 0;
+	/* Mapped by the fault-around just now, or not (not in the page cache): -1, skipped. */
+	if (emit_page(PG_READ, addr, pgoff << 12, s->pend_ino, s->pend_dev) == 0) {
+		mark_seen(c->tgid, addr);
+		if (addr == s->pend_addr)
+			s->pend_addr = 0;
+	}
+	return 0;
+}
+
+/* The fault-around of a read fault maps the file's cached pages around the faulting one
+ * without faults of their own: record those of them the process had not read yet. */
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long start, unsigned long end)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct tstate *s;
+	struct mp_ctx c;
+
+	if (!is_target(tgid))
+		return 0;
+	s = bpf_task_storage_get(&tstates, bpf_get_current_task_btf(), 0, 0);
+	if (!s || !s->pend_addr || mapping->host->i_ino != s->pend_ino || end < start)
+		return 0;
+	c.s = s;
+	c.start = start;
+	c.tgid = tgid;
+	bpf_loop(end - start + 1 > 512 ? 512 : end - start + 1, map_step, &c, 0);
+	return 0;
+}
+
 /* ---- programs ----------------------------------------------------------------------------- */
 
 SEC("tp_btf/sys_enter")
@@ -799,8 +1070,17 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	if (t->thread_info.status & TS_COMPAT)
 		return 0; /* an i386 call: its numbers are another table */
 	nr = id;
+	if (mmap_pages) {
+		s = bpf_task_storage_get(&tstates, t, 0, 0);
+		if (s)
+			flush_pending_read(s, pt >> 32);
+	}
 	r = bpf_map_lookup_elem(&rules, &nr);
-	if (!r || !(r->flags & RF_CAPTURE))
+	if (!r)
+		return 0;
+	if (mmap_pages && (r->flags & (RF_FLUSH_RANGE | RF_FLUSH_ALL)))
+		flush_pages(pt >> 32, !!(r->flags & RF_FLUSH_ALL), regs->di, regs->si);
+	if (!(r->flags & RF_CAPTURE))
 		return 0;
 	s = bpf_task_storage_get(&tstates, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s) {
@@ -899,6 +1179,12 @@ int BPF_PROG(on_task_exit, struct task_struct *t, bool group_dead)
 		if (r)
 			capture_args(s, r, -1, 0, 0);
 		emit_call(t, s, 0, CF_NO_RETURN);
+	}
+	if (mmap_pages) {
+		if (s)
+			flush_pending_read(s, tgid);
+		if (group_dead)
+			flush_pages(tgid, 1, 0, 0);
 	}
 	emit_task(RK_EXIT, t->pid, tgid, t->exit_code, 0, group_dead);
 	if (group_dead) {

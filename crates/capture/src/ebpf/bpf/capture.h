@@ -51,6 +51,9 @@
 #define RF_CAPTURE 1    /* record this call */
 #define RF_NO_RETURN 2  /* never returns (exit, exit_group): recorded at sys_enter */
 #define RF_XARG 4       /* has an extra struct (see xarg_*) */
+#define RF_FLUSH_RANGE 8 /* mmap pages: before the call, write out the dirty pages of
+                            [args[0], args[0] + args[1]) (munmap, msync, mremap) */
+#define RF_FLUSH_ALL 16  /* mmap pages: before the call, all of the process's (exit_group, execve) */
 
 struct arg_rule {
 	__u8 kind;
@@ -152,6 +155,26 @@ struct rec_task {
 	__u32 child_tid; /* RK_FORK; RK_EXIT: the task's exit_code (a wait status) */
 	__u32 child_tgid;
 	__u32 group_dead; /* RK_EXIT: the last thread of its process */
+};
+
+/* struct rec_page.flags */
+#define PG_READ 1          /* mmappread: a page of a shared file mapping became readable */
+#define PG_WRITE 2         /* mmappwrite: a page the process wrote, at a flush point */
+#define PG_FAULT 4         /* its memory could not be read: no payload */
+#define PG_NOT_CAPTURED 8  /* --data none: no payload */
+
+/* RK_PAGE: one 4 KiB page of a shared file mapping; `len` payload bytes follow. */
+struct rec_page {
+	__u32 kind;
+	__u32 tid;
+	__u32 tgid;
+	__u32 flags;
+	__u64 ts; /* CLOCK_MONOTONIC */
+	__u64 addr; /* the page's address in the process */
+	__u64 off;  /* its offset in the file */
+	__u64 ino;
+	__u32 dev;
+	__u32 len;
 };
 
 /* Per-CPU loss counters, by syscall number (and LOST_MMAP_*). */

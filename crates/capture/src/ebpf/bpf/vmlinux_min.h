@@ -158,6 +158,11 @@ struct address_space {
 	struct inode *host;
 };
 
+/* include/linux/mm.h */
+#define VM_SHARED 0x00000008
+/* arch/x86/include/asm/trap_pf.h */
+#define X86_PF_WRITE 2
+
 #pragma clang attribute pop
 
 /* include/linux/pid.h */
