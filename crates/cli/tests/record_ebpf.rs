@@ -31,7 +31,7 @@ fn bin() -> Command {
 }
 
 fn stress_seconds() -> String {
-    std::env::var("REANIMATOR_STRESS_SECONDS").unwrap_or_else(|_| "2".to_string())
+    std::env::var("REANIMATOR_STRESS_SECONDS").unwrap_or_else(|_| "10".to_string())
 }
 
 fn info(r: &TraceReader, key: &str) -> Option<String> {

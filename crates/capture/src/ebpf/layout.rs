@@ -84,7 +84,10 @@ pub struct SyscallRule {
     pub flags: u8,
     pub xarg: u8,
     pub xarg_cond: u8,
-    pub xarg_size: u32,
+    pub xarg_size: u16,
+    /// Bit i: argument i is copied at sys_enter / sys_exit (see [`SyscallRule::with_masks`]).
+    pub entry_mask: u8,
+    pub exit_mask: u8,
     pub xarg_mask: u64,
     pub args: [ArgRule; NARGS],
 }
@@ -92,13 +95,32 @@ pub struct SyscallRule {
 pub const SYSCALL_RULE_SIZE: usize = 64;
 
 impl SyscallRule {
+    /// Derive `entry_mask` / `exit_mask` from the argument rules.
+    pub fn with_masks(mut self) -> SyscallRule {
+        self.entry_mask = 0;
+        self.exit_mask = 0;
+        for (i, a) in self.args.iter().enumerate() {
+            if a.kind == AK_SCALAR {
+                continue;
+            }
+            if a.flags & AF_ENTRY != 0 {
+                self.entry_mask |= 1 << i;
+            } else {
+                self.exit_mask |= 1 << i;
+            }
+        }
+        self
+    }
+
     /// The bytes of the map value.
     pub fn to_bytes(self) -> [u8; SYSCALL_RULE_SIZE] {
         let mut b = [0u8; SYSCALL_RULE_SIZE];
         b[0] = self.flags;
         b[1] = self.xarg;
         b[2] = self.xarg_cond;
-        b[4..8].copy_from_slice(&self.xarg_size.to_le_bytes());
+        b[4..6].copy_from_slice(&self.xarg_size.to_le_bytes());
+        b[6] = self.entry_mask;
+        b[7] = self.exit_mask;
         b[8..16].copy_from_slice(&self.xarg_mask.to_le_bytes());
         for (i, a) in self.args.iter().enumerate() {
             let o = 16 + 8 * i;
@@ -387,7 +409,9 @@ mod tests {
         r.args[5] = ArgRule { kind: AK_BUF, len_kind: LK_ARG, len_arg: 2, flags: AF_OUT, size: 7 };
         let b = r.to_bytes();
         assert_eq!(&b[..4], &[RF_CAPTURE | RF_XARG, 2, 1, 0]);
-        assert_eq!(u32_at(&b, 4), 32);
+        assert_eq!(u16::from_le_bytes([b[4], b[5]]), 32);
+        let m = SyscallRule { args: r.args, ..SyscallRule::default() }.with_masks();
+        assert_eq!((m.entry_mask, m.exit_mask), (0, 1 << 5));
         assert_eq!(u64_at(&b, 8), 32);
         assert_eq!(&b[56..60], &[AK_BUF, LK_ARG, 2, AF_OUT]);
         assert_eq!(u32_at(&b, 60), 7);

@@ -68,6 +68,10 @@ impl LossPolicy {
     }
 }
 
+/// How long the consumer sleeps when the ring is quiet: records below the wake-up backlog wait
+/// at most this long.
+const POLL: Duration = Duration::from_millis(5);
+
 /// The ring buffer's default size.
 pub const DEFAULT_RING_BYTES: u64 = 64 << 20;
 
@@ -397,7 +401,7 @@ fn read_deferred(d: &layout::DataRec<'_>) -> Vec<u8> {
         match thread_state(d.tid) {
             Some(b'T' | b't') => break,
             None => return Vec::new(),
-            _ => std::thread::sleep(Duration::from_micros(200)),
+            Some(_) => std::thread::sleep(Duration::from_micros(200)),
         }
     }
     crate::ptrace::mem::read(d.tid as i32, d.addr, d.len as usize)
@@ -504,6 +508,13 @@ fn read_stats(skel: &skel::CaptureSkel<'_>) -> Stats {
     s
 }
 
+/// True when every thread of the process is stopped (or gone).
+fn all_threads_stopped(tgid: u32) -> bool {
+    let Ok(d) = std::fs::read_dir(format!("/proc/{tgid}/task")) else { return true };
+    d.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .all(|tid| thread_state(tid).is_none_or(|s| matches!(s, b'T' | b't' | b'Z' | b'X')))
+}
+
 /// Resume the processes this program stopped, once everything they deferred has been read.
 /// Returns true when some are still waiting.
 fn resume_stopped(
@@ -512,6 +523,7 @@ fn resume_stopped(
     stalled_since: &mut HashMap<u32, Instant>,
     force: bool,
     resumes: &mut u64,
+    forced: &mut u64,
 ) -> bool {
     let mut waiting = false;
     let keys: Vec<Vec<u8>> = skel.maps.stops.keys().collect();
@@ -521,6 +533,17 @@ fn resume_stopped(
             continue;
         }
         let Ok(tgid) = <[u8; 4]>::try_from(k.as_slice()).map(u32::from_ne_bytes) else { continue };
+        let since = *stalled_since.entry(tgid).or_insert_with(Instant::now);
+        let valve = force || since.elapsed() >= Duration::from_secs(5);
+        // Continue the process only once every thread has stopped: then none of them can be
+        // between a deferral and its SIGSTOP (a SIGCONT sent then would cancel that stop, and
+        // the thread would run on before its deferred data is read)...
+        if !valve && !all_threads_stopped(tgid) {
+            waiting = true;
+            continue;
+        }
+        // ... and once every deferral it made has been read. A safety valve continues it after
+        // 5 s whatever happened (counted in the trace info).
         let emitted = skel
             .maps
             .defers
@@ -530,12 +553,12 @@ fn resume_stopped(
             .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
             .map_or(0, u64::from_ne_bytes);
         let done = defers_done.get(&tgid).copied().unwrap_or(0);
-        let since = *stalled_since.entry(tgid).or_insert_with(Instant::now);
-        // Deferred data not read yet: the thread must stay stopped until it is (a record is
-        // still on its way). A safety valve resumes after 5 s whatever happened.
-        if done < emitted && !force && since.elapsed() < Duration::from_secs(5) {
+        if done < emitted && !valve {
             waiting = true;
             continue;
+        }
+        if valve && !force {
+            *forced += 1;
         }
         stalled_since.remove(&tgid);
         // Reset the flag BEFORE continuing: a stop sent after this is flagged again.
@@ -720,13 +743,16 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
     let mut waiting = false;
     let mut stalled = HashMap::new();
     let mut resumes = 0u64;
+    let mut forced = 0u64;
     let mut last_flush = Instant::now();
     let mut last_alive_check = Instant::now();
     let run = (|| -> Result<()> {
         loop {
-            if let Err(e) = ring.poll(Duration::from_millis(50)) {
+            // Records are submitted without wake-ups (see wakeup() in capture.bpf.c): poll
+            // returns on its timeout or on a throttle stop, and consume() drains what is there.
+            if let Err(e) = ring.poll(POLL).and_then(|()| ring.consume()) {
                 if e.kind() != libbpf_rs::ErrorKind::Interrupted {
-                    return Err(Error::Bpf { what: "polling the ring buffer".into(), source: e });
+                    return Err(Error::Bpf { what: "reading the ring buffer".into(), source: e });
                 }
             }
             let mut st = state.borrow_mut();
@@ -737,8 +763,18 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
             if params.throttle && (st.stop_seen || waiting || gen != last_gen) {
                 st.stop_seen = false;
                 last_gen = gen;
-                waiting = resume_stopped(&skel, &st.defers_done, &mut stalled, false, &mut resumes);
+                waiting = resume_stopped(
+                    &skel,
+                    &st.defers_done,
+                    &mut stalled,
+                    false,
+                    &mut resumes,
+                    &mut forced,
+                );
             }
+            // Hand what was assembled to the writer now: it flushes every second, so a killed
+            // recorder loses at most the last second.
+            st.sink.send_batch()?;
             if last_flush.elapsed() >= Duration::from_secs(1) {
                 last_flush = Instant::now();
                 book.flush(&skel, &read_stats(&skel), &clock, st.sink)?;
@@ -788,7 +824,14 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
     // Whatever happened: drain the ring, continue every process we stopped, account losses.
     let drained = ring.consume();
     if params.throttle {
-        resume_stopped(&skel, &state.borrow().defers_done, &mut stalled, true, &mut resumes);
+        resume_stopped(
+            &skel,
+            &state.borrow().defers_done,
+            &mut stalled,
+            true,
+            &mut resumes,
+            &mut forced,
+        );
     }
     let stats = read_stats(&skel);
     let misses = recursion_misses(&skel);
@@ -821,6 +864,9 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
     if params.throttle {
         fact("ebpf_throttle_stops", stats.throttle_stops.to_string());
         fact("ebpf_throttle_resumes", resumes.to_string());
+        if forced > 0 {
+            fact("ebpf_throttle_forced_resumes", forced.to_string());
+        }
         fact("ebpf_deferred_records", stats.deferred.to_string());
         fact("ebpf_deferred_bytes", stats.deferred_bytes.to_string());
     }

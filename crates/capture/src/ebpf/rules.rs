@@ -64,9 +64,9 @@ pub fn rule(def: &SyscallDef) -> SyscallRule {
         r.xarg = 2;
         r.xarg_cond = cond;
         r.xarg_mask = mask;
-        r.xarg_size = struct_size(Struct::Flock) as u32;
+        r.xarg_size = struct_size(Struct::Flock) as u16;
     }
-    r
+    r.with_masks()
 }
 
 /// `fcntl`'s lock commands carry a `struct flock *` in `arg`: (index of `cmd`, bit mask of the

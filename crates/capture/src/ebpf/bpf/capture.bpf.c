@@ -22,7 +22,8 @@
  *
  * Loss policy (`throttle`):
  *   throttle: after a call, when the ring holds more than `high_wm` unconsumed bytes, the
- *     process is sent SIGSTOP (it stops before returning to user mode) and flagged in `stops`;
+ *     thread is sent SIGSTOP (it stops before returning to user mode, and its whole process
+ *     with it) and the process is flagged in `stops`;
  *     user space drains the ring and sends SIGCONT. A chunk that would push the ring past
  *     `data_limit` is not copied: an RK_DEFER record tells user space to read it with
  *     process_vm_readv while the thread is stopped (the stop is sent in the same sys_exit).
@@ -220,6 +221,15 @@ static __always_inline struct stats *st(void)
 	return bpf_map_lookup_elem(&stats, &zero);
 }
 
+/* Ring wake-ups cost an irq_work and a scheduler wake-up each; by default the kernel sends one
+ * whenever the consumer had caught up, i.e. for nearly every record when it keeps up. Records
+ * are submitted without any: the consumer reads on its poll timeout (a few milliseconds),
+ * except after a throttle stop (RK_STOP forces one). */
+static __always_inline __u64 wakeup(void)
+{
+	return BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline int is_target(__u32 tgid)
 {
 	if (tgid == self_tgid)
@@ -264,7 +274,7 @@ static __always_inline void mark_lost(struct tstate *s, __u64 more)
 
 static __always_inline int small_record(struct tstate *s, struct rec_data *h)
 {
-	if (bpf_ringbuf_output(&rb, h, sizeof(*h), 0))
+	if (bpf_ringbuf_output(&rb, h, sizeof(*h), BPF_RB_NO_WAKEUP))
 		return -1;
 	s->nrec++;
 	return 0;
@@ -362,12 +372,10 @@ static __always_inline int copy_chunk(struct tstate *s)
 		return 1;
 	}
 	bpf_dynptr_write(&dp, 0, &h, sizeof(h), 0);
-	bpf_ringbuf_submit_dynptr(&dp, 0);
+	bpf_ringbuf_submit_dynptr(&dp, BPF_RB_NO_WAKEUP);
 	s->nrec++;
 	s->bytes += n;
 	w->seg_off += n;
-	STAT(data_records, 1);
-	STAT(data_bytes, n);
 	return 0;
 }
 
@@ -515,7 +523,7 @@ static long sstep(__u64 i, void *ctx)
 	n &= 2 * SCHUNK - 1;
 	if (s->lost) {
 		s->lost_bytes += n;
-	} else if (bpf_ringbuf_output(&rb, &s->sh, sizeof(s->sh) + n, 0)) {
+	} else if (bpf_ringbuf_output(&rb, &s->sh, sizeof(s->sh) + n, BPF_RB_NO_WAKEUP)) {
 		mark_lost(s, n);
 	} else {
 		s->nrec++;
@@ -636,6 +644,23 @@ static __noinline int capture_slot(struct tstate *s, const struct arg_rule *ap, 
 			len = ret;
 		w->nvec = 1;
 		w->left = len;
+		if (len <= chunk_max) {
+			/* The common case, one chunk: what one walk of vstep would do, without it. */
+			w->seg_base = p;
+			w->seg_len = len;
+			w->seg_take = len;
+			s->nvec[i] = 1;
+			if (len) {
+				copy_chunk(s);
+			} else {
+				struct rec_data h;
+
+				fill_hdr(&h, s, RK_DATA);
+				if (!s->lost && small_record(s, &h))
+					mark_lost(s, 0);
+			}
+			return 0;
+		}
 		break;
 	case AK_MSG: {
 		__u64 iov = 0, n = 0;
@@ -688,13 +713,13 @@ static long arg_step(__u64 i, void *ctx)
 	struct actx *c = ctx;
 	struct syscall_rule *r = c->r;
 	struct tstate *s = c->s;
-	__u32 k = i;
+	/* 64-bit, so that clang bounds-checks the very register the accesses use (a 32-bit copy
+	 * gets checked instead, and the verifier sees an unbounded index). */
+	__u64 k = i;
 
 	if (k >= NARGS)
 		return 1;
-	if (r->args[k].kind == AK_SCALAR)
-		return 0;
-	if (!!(r->args[k].flags & AF_ENTRY) != c->entry)
+	if (!((c->entry ? r->entry_mask : r->exit_mask) & (1 << k)))
 		return 0;
 	capture_slot(s, &r->args[k], s->args[k], k);
 	return 0;
@@ -704,11 +729,18 @@ static __always_inline void capture_args(struct tstate *s, struct syscall_rule *
 					 int entry)
 {
 	struct actx c = {.s = s, .r = r, .entry = entry};
+	__u8 mask = entry ? r->entry_mask : r->exit_mask;
+	__u32 top = 0;
 
 	s->ret = ret;
 	s->ok = ok;
-
-	bpf_loop(NARGS, arg_step, &c, 0);
+	/* Walk the argument slots up to the last one with something to copy (none for most
+	 * calls at entry, and for close, fsync, lseek...). */
+	for (int j = 0; j < NARGS; j++)
+		if (mask >> j)
+			top = j + 1;
+	if (top)
+		bpf_loop(top, arg_step, &c, 0);
 	if (!entry && (r->flags & RF_XARG) && r->xarg < NARGS && r->xarg_cond < NARGS) {
 		__u64 cond = s->args[r->xarg_cond & 7];
 
@@ -758,8 +790,7 @@ static __always_inline void emit_call(struct task_struct *t, struct tstate *s, _
 	__builtin_memcpy(c->status, s->status, sizeof(c->status));
 	c->pad0 = 0;
 	c->nrec = s->nrec;
-	bpf_ringbuf_submit(c, 0);
-	STAT(calls, 1);
+	bpf_ringbuf_submit(c, wakeup());
 }
 
 static __always_inline void emit_task(__u32 kind, __u32 tid, __u32 tgid, __u32 ctid, __u32 ctgid,
@@ -792,7 +823,12 @@ static __always_inline void maybe_stop(__u32 tgid, __u32 ndefer)
 	} else if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= high_wm) {
 		return;
 	}
-	bpf_send_signal(SIGSTOP);
+	/* To this thread, not the process: a process-directed SIGSTOP already pending (sent by
+	 * another thread) is not queued again and may be taken by that other thread later, and
+	 * this one would run on in user mode, reusing the buffer the recorder must still read.
+	 * A thread-directed one stops this thread before it leaves the kernel (and the whole
+	 * process with it, as any stop signal does). */
+	bpf_send_signal_thread(SIGSTOP);
 	bpf_map_update_elem(&stops, &tgid, &one, BPF_ANY);
 	__sync_fetch_and_add(&throttle_gen, 1);
 	STAT(throttle_stops, 1);
@@ -842,7 +878,7 @@ static __noinline int emit_page(__u32 flags, __u64 addr, __u64 off, __u64 ino, _
 	h.dev = dev;
 	if (data_none) {
 		h.flags |= PG_NOT_CAPTURED;
-		if (bpf_ringbuf_output(&rb, &h, sizeof(h), 0)) {
+		if (bpf_ringbuf_output(&rb, &h, sizeof(h), wakeup())) {
 			account_lost(slot, 0);
 			return -2;
 		}
@@ -860,12 +896,12 @@ static __noinline int emit_page(__u32 flags, __u64 addr, __u64 off, __u64 ino, _
 			return -1;
 		h.flags |= PG_FAULT;
 		h.len = 0;
-		if (bpf_ringbuf_output(&rb, &h, sizeof(h), 0))
+		if (bpf_ringbuf_output(&rb, &h, sizeof(h), wakeup()))
 			account_lost(slot, 4096);
 		return -1;
 	}
 	bpf_dynptr_write(&dp, 0, &h, sizeof(h), 0);
-	bpf_ringbuf_submit_dynptr(&dp, 0);
+	bpf_ringbuf_submit_dynptr(&dp, wakeup());
 	STAT(pages, 1);
 	return 0;
 }

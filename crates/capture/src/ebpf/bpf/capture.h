@@ -68,7 +68,9 @@ struct syscall_rule {
 	__u8 xarg;      /* RF_XARG: the argument holding the struct pointer ... */
 	__u8 xarg_cond; /* ... captured when args[xarg_cond] < 64 and bit args[xarg_cond] ... */
 	__u8 pad0;
-	__u32 xarg_size; /* ... of xarg_mask is set; xarg_size bytes, after the call */
+	__u16 xarg_size; /* ... of xarg_mask is set; xarg_size bytes, after the call */
+	__u8 entry_mask; /* bit i: argument i is copied at sys_enter ... */
+	__u8 exit_mask;  /* ... at sys_exit (derived from the argument rules) */
 	__u64 xarg_mask;
 	struct arg_rule args[NARGS];
 };
@@ -187,9 +189,9 @@ struct lost_slot {
 
 /* Per-CPU statistics (struct stats) */
 struct stats {
-	__u64 calls;          /* RK_CALL records submitted */
-	__u64 data_records;   /* RK_DATA records submitted */
-	__u64 data_bytes;     /* their payload bytes */
+	__u64 calls;          /* unused: records are counted in user space (hot path) */
+	__u64 data_records;   /* unused, likewise */
+	__u64 data_bytes;     /* unused, likewise */
 	__u64 deferred;       /* RK_DEFER records */
 	__u64 deferred_bytes;
 	__u64 faults;         /* copies that failed */
