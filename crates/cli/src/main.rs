@@ -6,6 +6,7 @@ mod info;
 mod progress;
 mod record;
 mod records;
+mod replay;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -36,6 +37,9 @@ enum Command {
     /// Print the records of a trace (strace-like lines in unique_id order by default) or of any
     /// DataSeries file.
     Dump(dump::DumpArgs),
+    /// Replay a trace into a sandboxed root directory, verifying return values, returned data
+    /// and (with a recorded snapshot) the final file tree.
+    Replay(replay::ReplayArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
         Command::Info(a) => info::run(a),
         Command::Dump(a) => dump::run(a),
         Command::Record(a) => record::run(a),
+        Command::Replay(a) => replay::run(a),
     };
     match result {
         Ok(code) => code,

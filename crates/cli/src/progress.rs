@@ -24,6 +24,28 @@ impl Progress {
         Progress(Some(pb))
     }
 
+    /// A bar counting calls (shown only on a terminal).
+    pub fn calls(what: &str, total: u64) -> Progress {
+        if !std::io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let pb = ProgressBar::new(total.max(1));
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{msg} [{bar:40}] {human_pos}/{human_len} calls ({per_sec}, {eta} left)",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        pb.set_message(what.to_string());
+        Progress(Some(pb))
+    }
+
+    /// True once the bar is finished (or when there is none).
+    pub fn is_done(&self) -> bool {
+        self.0.as_ref().is_none_or(|p| p.is_finished())
+    }
+
     pub fn set(&self, pos: u64) {
         if let Some(pb) = &self.0 {
             pb.set_position(pos);
