@@ -154,16 +154,34 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
             v.join(" ")
         }
     };
-    let cwd = std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default();
+    // The command's cwd: ours for a command we start, the target's when attaching.
+    let cwd = match a.pid {
+        Some(pid) => std::fs::read_link(format!("/proc/{pid}/cwd")),
+        None => std::env::current_dir(),
+    }
+    .map(|p| p.display().to_string())
+    .unwrap_or_default();
     let start = crate::info::rfc3339(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64),
     );
     let data_name = format!("{:?}", a.data).to_lowercase();
+    // The umask the command starts with (replay applies it to files the trace creates).
+    let status = match a.pid {
+        Some(pid) => std::fs::read_to_string(format!("/proc/{pid}/status")),
+        None => std::fs::read_to_string("/proc/self/status"),
+    };
+    let umask = status
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("Umask:").map(|v| v.trim().to_string()))
+        })
+        .unwrap_or_default();
     let info: Vec<(&str, &[u8])> = vec![
         ("command", command.as_bytes()),
         ("cwd", cwd.as_bytes()),
+        ("umask", umask.as_bytes()),
         ("backend", b"ptrace"),
         ("data_mode", data_name.as_bytes()),
         ("syscalls", a.syscalls.as_bytes()),

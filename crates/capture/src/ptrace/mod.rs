@@ -925,6 +925,22 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     sys::set_options(pid, opts_bits)
         .map_err(|source| Error::Sys { call: "PTRACE_SETOPTIONS", source })?;
 
+    // The descriptors the command inherits (those without close-on-exec: the shell's
+    // redirections, fds passed down by a parent): synthetic records first, as for -p, so that
+    // replay knows them.
+    let inherited: Vec<Event> = synthetic_fds(pid, proc_info(pid))
+        .into_iter()
+        .filter(|e| {
+            e.arg("flags")
+                .and_then(ArgValue::as_int)
+                .is_some_and(|f| f & libc::O_CLOEXEC as i64 == 0)
+        })
+        .collect();
+    let n_inherited = inherited.len();
+    for ev in inherited {
+        sink.push(ev)?;
+    }
+    sink.info("synthetic_ids", n_inherited.to_string().as_bytes())?;
     let mut t = Tracer::new(opts, sink, pid, false, usize::try_from(same_cpu).ok());
     t.thread(pid);
     t.resume(pid, 0);
