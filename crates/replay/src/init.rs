@@ -234,6 +234,24 @@ fn mkdirs(root: &Root, p: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// The cwd the traced program started in: the trace info's `cwd` (our traces), else the
+/// `PWD` of the first recorded execve's environment (original Re-Animator traces record no
+/// cwd), else `/`.
+pub fn initial_cwd(trace: &TraceReader) -> Vec<u8> {
+    if let Some(c) = trace.info_value("cwd") {
+        return c.to_vec();
+    }
+    let first_exec = trace.events(Some(&["execve"])).next().and_then(|e| e.ok());
+    if let Some(ArgValue::Strings(env)) = first_exec.as_ref().and_then(|e| e.arg("envp")) {
+        if let Some(pwd) = env.iter().find_map(|v| v.strip_prefix(b"PWD=")) {
+            if pwd.starts_with(b"/") {
+                return pwd.to_vec();
+            }
+        }
+    }
+    b"/".to_vec()
+}
+
 /// How many synthetic records of inherited descriptors our trace starts with.
 pub fn synthetic_ids(trace: &TraceReader) -> u64 {
     match trace.kind() {
@@ -247,7 +265,7 @@ pub fn synthetic_ids(trace: &TraceReader) -> u64 {
 
 /// Infer the initial state from `trace` and create it beneath `root`.
 pub fn infer(trace: &TraceReader, root: &Root, skip: &[Vec<u8>]) -> Result<InferStats> {
-    let cwd = trace.info_value("cwd").map(<[u8]>::to_vec).unwrap_or_else(|| b"/".to_vec());
+    let cwd = initial_cwd(trace);
     let mut sh = Shadow::new(cwd.clone());
     let mut st = Infer {
         root,

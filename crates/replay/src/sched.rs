@@ -136,7 +136,7 @@ pub fn replay(
     let root =
         Root::new(&opts.root).map_err(|source| Error::Root { path: opts.root.clone(), source })?;
     prepare_process();
-    let cwd = trace.info_value("cwd").map(<[u8]>::to_vec).unwrap_or_else(|| b"/".to_vec());
+    let cwd = crate::init::initial_cwd(trace);
     let mut umask: u32 = trace
         .info_value("umask")
         .and_then(|v| {
