@@ -500,6 +500,10 @@ impl Call<'_> {
             "readlink" | "readlinkat" => {
                 let p = self.path("pathname")?.to_vec();
                 let l = self.locate(self.dirfd("dirfd"), &p, false, true)?;
+                // readlinkat(fd, "") answers ENOENT for what is not a symlink; readlink, EINVAL.
+                if sys::fstat_at(l.fd())?.st_mode & libc::S_IFMT != libc::S_IFLNK {
+                    return Err(libc::EINVAL);
+                }
                 let size = (self.i("bufsiz").max(0) as usize).min(1 << 20);
                 let (r, got) = with_buf(size, |b| {
                     let r = sys::readlink_fd(l.fd(), b);
@@ -697,6 +701,12 @@ impl Call<'_> {
             count.min(1 << 20)
         };
         let mut out = Vec::with_capacity(want);
+        if matches!(self.ev.errno, Some(libc::EAGAIN | libc::EINTR)) {
+            // The recorded read found nothing (non-blocking) or was interrupted: look once.
+            if !sys::poll1(fd, libc::POLLIN, 0) {
+                return Err(self.ev.errno.unwrap_or(libc::EAGAIN));
+            }
+        }
         let deadline = Instant::now() + self.sh.opts.stall_timeout;
         loop {
             if !self.wait_ready(fd, libc::POLLIN, deadline) {

@@ -86,8 +86,11 @@ pub struct Options {
     pub stall_timeout: Duration,
     /// How many mismatches the report lists (all are counted).
     pub keep_mismatches: usize,
-    /// Events held in executor queues before the reader waits.
+    /// Calls held in executor queues before the reader waits.
     pub queue_events: usize,
+    /// Data bytes held in executor queues before the reader waits (replay memory stays
+    /// bounded whatever the trace's size).
+    pub queue_bytes: usize,
     /// Log every replayed call (level 2) or every mismatch (level 1) to this sink.
     pub log_level: u8,
     /// (st_dev, st_ino) of directories recreated only in part (`--init=infer`): their link
@@ -107,6 +110,7 @@ impl Options {
             stall_timeout: Duration::from_secs(10),
             keep_mismatches: 50,
             queue_events: 4096,
+            queue_bytes: 256 << 20,
             log_level: 0,
             partial_dirs: Default::default(),
         }

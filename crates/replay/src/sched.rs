@@ -42,7 +42,25 @@ struct Job {
     ev: Event,
     pl: Placement,
     called: i64,
+    ret: i64,
+    bytes: usize,
     deps: Vec<u64>,
+}
+
+/// Bytes of captured data an event holds (what a queued event costs in memory).
+fn data_bytes(ev: &Event) -> usize {
+    ev.args
+        .iter()
+        .map(|a| match a {
+            ra_trace::ArgValue::Data(d) => d.len(),
+            ra_trace::ArgValue::Iov(v) => {
+                v.iter().filter_map(|x| x.data.as_ref()).map(Vec::len).sum()
+            }
+            ra_trace::ArgValue::Strings(v) => v.iter().map(Vec::len).sum(),
+            _ => 0,
+        })
+        .sum::<usize>()
+        + 256
 }
 
 #[derive(Default)]
@@ -52,6 +70,12 @@ struct GState {
     /// Unfinished calls by seq.
     seqs: BTreeSet<u64>,
     completed: u64,
+    /// Data bytes held by queued, unfinished calls.
+    bytes: usize,
+    /// Executors waiting at the gate, by the call they wait for.
+    waits_on: HashMap<u64, usize>,
+    /// The reader waits for room until the queue is down to this many calls.
+    reader_waits_for: Option<usize>,
 }
 
 /// The ordering rules' shared state.
@@ -59,55 +83,140 @@ struct GState {
 struct Gate {
     m: Mutex<GState>,
     cv: Condvar,
+    /// The reader waiting for room in the queues.
+    room: Condvar,
 }
 
 impl Gate {
-    fn dispatched(&self, seq: u64, ret: i64) {
+    /// Register calls about to be handed to executors: (seq, recorded return time, bytes).
+    fn dispatched(&self, jobs: &[(u64, i64, usize)]) {
         let mut g = lock(&self.m);
-        g.by_ret.insert((ret, seq));
-        g.seqs.insert(seq);
+        for &(seq, ret, bytes) in jobs {
+            g.by_ret.insert((ret, seq));
+            g.seqs.insert(seq);
+            g.bytes += bytes;
+        }
     }
-    fn ready(g: &GState, j: &Job) -> bool {
+    /// `Err(b)`: unfinished call `b` holds `j` back; of several, the latest (calls of one
+    /// thread finish in order, so when it is done the earlier ones usually are too: one
+    /// wake-up instead of one per call).
+    fn ready(g: &GState, j: &Job) -> Result<(), u64> {
+        let mut blocker = None;
         for &(r, s) in &g.by_ret {
             if r >= j.called {
                 break;
             }
-            if s < j.seq {
-                return false;
+            if s < j.seq && blocker.is_none_or(|b| s > b) {
+                blocker = Some(s);
             }
         }
-        j.deps.iter().all(|d| !g.seqs.contains(d))
+        if let Some(b) = blocker {
+            return Err(b);
+        }
+        match j.deps.iter().find(|d| g.seqs.contains(d)) {
+            Some(&d) => Err(d),
+            None => Ok(()),
+        }
     }
     /// Wait until `j` may run; false when the replay is stopping.
     fn wait(&self, j: &Job, abort: &AtomicBool) -> bool {
         let mut g = lock(&self.m);
-        while !Gate::ready(&g, j) {
+        while let Err(b) = Gate::ready(&g, j) {
             if abort.load(Ordering::Relaxed) {
                 return false;
             }
+            // Only the completion of `b` wakes this executor (no thundering herd).
+            *g.waits_on.entry(b).or_default() += 1;
             g = self
                 .cv
                 .wait_timeout(g, Duration::from_millis(100))
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+            if let Some(n) = g.waits_on.get_mut(&b) {
+                *n -= 1;
+                if *n == 0 {
+                    g.waits_on.remove(&b);
+                }
+            }
         }
         true
     }
-    fn done(&self, seq: u64, ret: i64) {
+    /// Wait until the queues hold at most `calls` calls and `bytes` bytes. A reader that
+    /// waited 200 ms without any call finishing goes on anyway: a queued call may be waiting
+    /// for one further ahead in the trace.
+    fn wait_room(&self, calls: usize, bytes: usize, abort: &AtomicBool) {
         let mut g = lock(&self.m);
-        g.by_ret.remove(&(ret, seq));
-        g.seqs.remove(&seq);
-        g.completed += 1;
-        drop(g);
-        self.cv.notify_all();
+        let mut last = (g.completed, Instant::now());
+        // Once full, wait until half empty: one wake-up per many finished calls.
+        while (g.seqs.len() > calls || g.bytes > bytes) && !abort.load(Ordering::Relaxed) {
+            if g.completed != last.0 {
+                last = (g.completed, Instant::now());
+            } else if last.1.elapsed() > Duration::from_millis(200) {
+                break;
+            }
+            g.reader_waits_for = Some(calls / 2);
+            g = self
+                .room
+                .wait_timeout(g, Duration::from_millis(20))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            g.reader_waits_for = None;
+        }
     }
-    fn pending(&self) -> (usize, u64) {
-        let g = lock(&self.m);
-        (g.seqs.len(), g.completed)
+    fn done(&self, j: &Job) {
+        let mut g = lock(&self.m);
+        g.by_ret.remove(&(j.ret, j.seq));
+        g.seqs.remove(&j.seq);
+        g.bytes -= j.bytes;
+        g.completed += 1;
+        let wake = g.waits_on.contains_key(&j.seq);
+        let room = g.reader_waits_for.is_some_and(|n| g.seqs.len() <= n);
+        drop(g);
+        if wake {
+            self.cv.notify_all();
+        }
+        if room {
+            self.room.notify_one();
+        }
     }
 }
 
 type Log = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// Calls per batch handed from the reader to the executors.
+const BATCH: usize = 128;
+
+/// An executor thread as the reader sees it.
+struct Exec {
+    tx: Sender<Vec<Job>>,
+    h: JoinHandle<Report>,
+    /// Calls read for it, not yet handed over.
+    buf: Vec<Job>,
+}
+
+#[derive(Default)]
+struct Batch {
+    regs: Vec<(u64, i64, usize)>,
+    len: usize,
+}
+
+impl Batch {
+    /// Register the batch's calls at the gate, then hand each executor its calls (in this
+    /// order: a call must be known to the gate before any later call checks it).
+    fn flush(&mut self, gate: &Gate, execs: &mut HashMap<i32, Exec>, report: &mut Report) {
+        if self.len == 0 {
+            return;
+        }
+        gate.dispatched(&self.regs);
+        self.regs.clear();
+        self.len = 0;
+        for e in execs.values_mut() {
+            if !e.buf.is_empty() && e.tx.send(std::mem::take(&mut e.buf)).is_err() {
+                report.warn("an executor thread ended early");
+            }
+        }
+    }
+}
 
 struct Ctx {
     sh: Arc<Shared>,
@@ -116,8 +225,6 @@ struct Ctx {
     log: Option<Log>,
     /// (trace time of the first call, replay start) for `--timing`.
     clock: (i64, Instant),
-    /// Recorded return time of each job, to release it at the gate.
-    rets: Arc<Mutex<HashMap<u64, i64>>>,
 }
 
 /// Replay every call of `trace` into `opts.root`. Initial state must already be in place.
@@ -154,10 +261,12 @@ pub fn replay(
     });
     let gate = Arc::new(Gate::default());
     let log: Option<Log> = log.map(|l| Arc::new(Mutex::new(l)));
-    let rets = Arc::new(Mutex::new(HashMap::new()));
     let mut report = Report::default();
     let mut shadow = Shadow::new(cwd.clone());
-    let mut execs: HashMap<i32, (Sender<Job>, JoinHandle<Report>)> = HashMap::new();
+    let mut execs: HashMap<i32, Exec> = HashMap::new();
+    // Calls read but not yet registered at the gate and handed over (batched: one lock and
+    // one wake-up per batch, not per call).
+    let mut batch = Batch::default();
     let mut finished: Vec<JoinHandle<Report>> = Vec::new();
     let mut last_key: HashMap<u64, u64> = HashMap::new();
     let mut child_dep: HashMap<i32, u64> = HashMap::new();
@@ -275,69 +384,59 @@ pub fn replay(
         if let Some(t) = pl.thread {
             proc_tids.entry(proc).or_default().push(t);
         }
-        lock(&rets).insert(seq, ret);
-        gate.dispatched(seq, ret);
-        let job = Job { seq, ev, pl, called, deps };
+        let bytes = data_bytes(&ev);
+        let job = Job { seq, ev, pl, called, ret, bytes, deps };
         seq += 1;
-        // Flow control: wait while many calls are queued, unless nothing finishes (then a
-        // queued call may be waiting for one further ahead: keep reading).
-        let mut waited = Instant::now();
-        let mut last_done = gate.pending().1;
-        loop {
-            let (n, done) = gate.pending();
-            if n <= cap || sh.abort.load(Ordering::Relaxed) {
-                break;
-            }
-            if done != last_done {
-                last_done = done;
-                waited = Instant::now();
-            } else if waited.elapsed() > Duration::from_millis(200) {
-                break;
-            }
-            std::thread::sleep(Duration::from_micros(200));
+        // Flow control: bounded queues (calls and bytes).
+        if batch.len >= BATCH {
+            batch.flush(&gate, &mut execs, &mut report);
+            gate.wait_room(cap, sh.opts.queue_bytes, &sh.abort);
         }
-        let exec = match execs.get(&tid) {
+        let exec = match execs.get_mut(&tid) {
             Some(e) => e,
             None => {
                 threads_seen += 1;
-                let (tx, rx) = unbounded::<Job>();
+                let (tx, rx) = unbounded::<Vec<Job>>();
                 let ctx = Ctx {
                     sh: sh.clone(),
                     gate: gate.clone(),
                     progress: progress.clone(),
                     log: log.clone(),
                     clock: (first_time.unwrap_or(called), start),
-                    rets: rets.clone(),
                 };
                 let h = std::thread::Builder::new()
                     .name(format!("replay-{tid}"))
                     .spawn(move || executor(ctx, rx))
                     .map_err(Error::Thread)?;
-                execs.insert(tid, (tx, h));
-                &execs[&tid]
+                execs.insert(tid, Exec { tx, h, buf: Vec::new() });
+                execs.get_mut(&tid).expect("just inserted")
             }
         };
-        if exec.0.send(job).is_err() {
-            report.warn("an executor thread ended early");
-        }
-        if ends {
+        batch.regs.push((job.seq, job.ret, job.bytes));
+        batch.len += 1;
+        exec.buf.push(job);
+        let gone: Vec<i32> = if ends {
             // The process is gone: its threads' executors finish what they have and stop.
-            for t in proc_tids.remove(&proc).unwrap_or_default() {
-                if let Some((tx, h)) = execs.remove(&t) {
-                    drop(tx);
-                    finished.push(h);
-                }
-            }
+            proc_tids.remove(&proc).unwrap_or_default()
         } else if def.name == "exit" {
-            if let Some((tx, h)) = execs.remove(&tid) {
-                drop(tx);
-                finished.push(h);
+            vec![tid]
+        } else {
+            Vec::new()
+        };
+        if !gone.is_empty() {
+            batch.flush(&gate, &mut execs, &mut report);
+            for t in gone {
+                if let Some(e) = execs.remove(&t) {
+                    drop(e.tx);
+                    finished.push(e.h);
+                }
             }
         }
     }
-    for (_, (tx, h)) in execs.drain() {
-        drop(tx);
-        finished.push(h);
+    batch.flush(&gate, &mut execs, &mut report);
+    for (_, e) in execs.drain() {
+        drop(e.tx);
+        finished.push(e.h);
     }
     let keep = sh.opts.keep_mismatches;
     for h in finished {
@@ -376,12 +475,11 @@ fn prepare_process() {
     }
 }
 
-fn executor(ctx: Ctx, rx: Receiver<Job>) -> Report {
+fn executor(ctx: Ctx, rx: Receiver<Vec<Job>>) -> Report {
     let mut rep = Report::default();
-    for job in rx {
-        let ret_time = lock(&ctx.rets).remove(&job.seq).unwrap_or(job.called);
+    for job in rx.into_iter().flatten() {
         if ctx.sh.abort.load(Ordering::Relaxed) || !ctx.gate.wait(&job, &ctx.sh.abort) {
-            ctx.gate.done(job.seq, ret_time);
+            ctx.gate.done(&job);
             continue;
         }
         if let Timing::Scaled(k) = ctx.sh.opts.timing {
@@ -396,7 +494,7 @@ fn executor(ctx: Ctx, rx: Receiver<Job>) -> Report {
             Some(p) => execute(&ctx.sh, &p, &job.ev, &job.pl),
             None => {
                 rep.warn("call of a process that had already ended: skipped");
-                ctx.gate.done(job.seq, ret_time);
+                ctx.gate.done(&job);
                 continue;
             }
         };
@@ -404,7 +502,7 @@ fn executor(ctx: Ctx, rx: Receiver<Job>) -> Report {
             ctx.sh.procs.remove(job.pl.proc);
         }
         account(&ctx, &mut rep, &job.ev, out);
-        ctx.gate.done(job.seq, ret_time);
+        ctx.gate.done(&job);
         ctx.progress.done.fetch_add(1, Ordering::Relaxed);
     }
     rep

@@ -177,6 +177,7 @@ impl TraceReader {
                 pending: self.offsets[i].iter().copied().collect(),
                 extent: None,
                 row: 0,
+                next: None,
             });
         }
         EventIter {
@@ -191,11 +192,17 @@ impl TraceReader {
     }
 }
 
+/// A decode of an extent running on another thread.
+type Prefetch = std::thread::JoinHandle<dataseries::Result<Extent>>;
+
 struct Cursor {
     layout: usize,
     pending: VecDeque<u64>,
     extent: Option<Extent>,
     row: usize,
+    /// The next extent of this type, decoding in the background while the current one is
+    /// iterated (so reading, checking and decoding overlap with the caller's work).
+    next: Option<(u64, Prefetch)>,
 }
 
 impl Cursor {
@@ -207,11 +214,31 @@ impl Cursor {
                     return Ok(true);
                 }
             }
-            let Some(off) = self.pending.pop_front() else {
-                self.extent = None;
-                return Ok(false);
+            let extent = match self.next.take() {
+                Some((off, h)) => match h.join() {
+                    Ok(r) => r?,
+                    // The decoding thread panicked: decode here, which reports the problem.
+                    Err(_) => ds.read_extent_at(off)?,
+                },
+                None => match self.pending.pop_front() {
+                    Some(off) => ds.read_extent_at(off)?,
+                    None => {
+                        self.extent = None;
+                        return Ok(false);
+                    }
+                },
             };
-            self.extent = Some(ds.read_extent_at(off)?);
+            if let Some(off) = self.pending.pop_front() {
+                let ds2 = ds.clone();
+                match std::thread::Builder::new()
+                    .name("trace-prefetch".into())
+                    .spawn(move || ds2.read_extent_at(off))
+                {
+                    Ok(h) => self.next = Some((off, h)),
+                    Err(_) => self.pending.push_front(off),
+                }
+            }
+            self.extent = Some(extent);
             self.row = 0;
         }
     }
