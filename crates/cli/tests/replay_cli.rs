@@ -199,3 +199,161 @@ fn bad_input_is_refused_in_one_line() {
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A scripted trace: one thread, calls 10 µs apart unless `at` says otherwise.
+struct Script {
+    t: i64,
+    events: Vec<Event>,
+}
+
+impl Script {
+    fn new() -> Script {
+        Script { t: 1_763_800_000_000_000_000, events: Vec::new() }
+    }
+    fn call(&mut self, name: &str, ret: i64, args: &[(&str, ArgValue)]) {
+        let def = ra_syscalls::lookup(name).unwrap_or_else(|| panic!("{name}"));
+        let mut e = Event::new(def);
+        self.t += 10_000;
+        e.time_called = Some(self.t);
+        e.time_returned = Some(self.t + 2_000);
+        e.pid = Some(900);
+        e.tid = Some(900);
+        e.ret = Some(ret);
+        e.errno = Some(0);
+        for (n, v) in args {
+            assert!(e.set_arg(n, v.clone()), "{name}: {n}");
+        }
+        self.events.push(e);
+    }
+    fn write(&self, path: &Path) {
+        let info: Vec<(&str, &[u8])> =
+            vec![("cwd", b"/"), ("arch", b"x86_64"), ("synthetic_ids", b"0")];
+        let mut w = TraceWriter::create(path, &info, WriterConfig::default()).unwrap();
+        for e in &self.events {
+            w.append(e).unwrap();
+        }
+        w.finish().unwrap();
+    }
+}
+
+fn p(s: &str) -> ArgValue {
+    let mut v = s.as_bytes().to_vec();
+    v.push(0);
+    ArgValue::Data(v)
+}
+
+/// mmap I/O records (`mmappwrite`/`mmappread`, what the eBPF backend writes) replay through a
+/// real shared mapping (`--mmap map`) or as pwrite/pread (`--mmap pread`): either way the file
+/// ends with the data and the read verifies.
+#[test]
+fn mmap_page_records_replay_both_ways() {
+    let d = scratch("mmap");
+    let page: Vec<u8> = (0..4096u32).map(|i| (i * 13 % 251) as u8).collect();
+    let mut s = Script::new();
+    let rdwr = libc::O_RDWR | libc::O_CREAT;
+    s.call(
+        "openat",
+        0,
+        &[
+            ("dirfd", ArgValue::Int(-100)),
+            ("pathname", p("/m.dat")),
+            ("flags", ArgValue::Int(rdwr.into())),
+            ("mode", ArgValue::Int(0o644)),
+        ],
+    );
+    s.call("ftruncate", 0, &[("fd", ArgValue::Int(0)), ("length", ArgValue::Int(8192))]);
+    let addr: i64 = 0x7f00_0000_0000;
+    s.call(
+        "mmap",
+        addr,
+        &[
+            ("addr", ArgValue::Int(0)),
+            ("length", ArgValue::Int(8192)),
+            ("prot", ArgValue::Int((libc::PROT_READ | libc::PROT_WRITE).into())),
+            ("flags", ArgValue::Int(libc::MAP_SHARED.into())),
+            ("fd", ArgValue::Int(0)),
+            ("offset", ArgValue::Int(0)),
+        ],
+    );
+    s.call(
+        "mmappwrite",
+        4096,
+        &[
+            ("fd", ArgValue::Int(0)),
+            ("buf", ArgValue::Data(page.clone())),
+            ("count", ArgValue::Int(4096)),
+            ("offset", ArgValue::Int(4096)),
+        ],
+    );
+    s.call(
+        "msync",
+        0,
+        &[
+            ("addr", ArgValue::Int(addr)),
+            ("length", ArgValue::Int(8192)),
+            ("flags", ArgValue::Int(libc::MS_SYNC.into())),
+        ],
+    );
+    s.call(
+        "mmappread",
+        4096,
+        &[
+            ("fd", ArgValue::Int(0)),
+            ("buf", ArgValue::Data(page.clone())),
+            ("count", ArgValue::Int(4096)),
+            ("offset", ArgValue::Int(4096)),
+            ("address", ArgValue::Int(addr + 4096)),
+        ],
+    );
+    s.call("munmap", 0, &[("addr", ArgValue::Int(addr)), ("length", ArgValue::Int(8192))]);
+    s.call("close", 0, &[("fd", ArgValue::Int(0))]);
+    let trace = d.join("mmap.ds");
+    s.write(&trace);
+    for mode in ["map", "pread"] {
+        let root = d.join(format!("root-{mode}"));
+        std::fs::create_dir(&root).unwrap();
+        let o = replay(&trace, &root, &["--mmap", mode, "--json"]);
+        let r = json(&o);
+        assert_eq!(o.status.code(), Some(0), "{mode}: {r}");
+        assert_eq!(r["per_call"]["mmappread"]["matched"], 1, "{mode}: {r}");
+        let f = std::fs::read(root.join("m.dat")).unwrap();
+        assert_eq!(f.len(), 8192);
+        assert!(f[4096..] == page[..], "{mode}: the page reached the file");
+        assert!(f[..4096].iter().all(|&b| b == 0));
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `--timing original` keeps the recorded gaps (a lower bound only: machines are noisy);
+/// `--timing scale=0.1` shortens them; `--on-mismatch abort` stops at the first difference.
+#[test]
+fn timing_and_abort() {
+    let d = scratch("timing");
+    let mut s = Script::new();
+    s.call("mkdir", 0, &[("pathname", p("/a")), ("mode", ArgValue::Int(0o755))]);
+    s.t += 400_000_000; // 0.4 s later
+    s.call("mkdir", 0, &[("pathname", p("/b")), ("mode", ArgValue::Int(0o755))]);
+    s.call("rmdir", 0, &[("pathname", p("/nonexistent"))]); // recorded success, replays ENOENT
+    s.call("mkdir", 0, &[("pathname", p("/c")), ("mode", ArgValue::Int(0o755))]);
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let run = |name: &str, extra: &[&str]| {
+        let root = d.join(name);
+        std::fs::create_dir(&root).unwrap();
+        let t0 = std::time::Instant::now();
+        let o = replay(&trace, &root, extra);
+        (o, t0.elapsed(), root)
+    };
+    let (o, took, _) = run("orig", &["--timing", "original", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(took >= std::time::Duration::from_millis(400), "original pace took {took:?}");
+    let r = json(&o);
+    assert_eq!(r["mismatch_total"], 1);
+    assert_eq!(r["mismatches"][0]["call"], "rmdir");
+    let (o, _, root) = run("abort", &["--on-mismatch", "abort", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let r = json(&o);
+    assert!(r["aborted"].as_str().unwrap().contains("rmdir"), "{r}");
+    assert!(root.join("b").is_dir() && !root.join("c").exists(), "stopped at the mismatch");
+    let _ = std::fs::remove_dir_all(&d);
+}
