@@ -12,7 +12,7 @@
 //!
 //! Facts go to the trace info, per snapshot `N` (0, 1, ...) and phase `start` / `end`:
 //! `snapshot.N.dir`, `snapshot.N.<phase>.scan_began_ns`, and, written last so that their
-//! presence says the state is complete, `.scan_ended_ns`, `.file_bytes`, `.blobs`,
+//! presence says the state is complete, `.scan_ended_ns`, `.files`, `.file_bytes`, `.blobs`,
 //! `.blob_bytes`, `.entries`. Format: docs/TRACE_FORMAT.md §3.9.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -67,6 +67,8 @@ impl fmt::Display for Phase {
 pub struct PhaseInfo {
     /// Entries (the root included).
     pub entries: u64,
+    /// Regular files among them (each name counted).
+    pub files: u64,
     /// Sum of the regular files' sizes.
     pub file_bytes: u64,
     /// Contents stored by this scan (distinct, not stored before in the trace).
@@ -210,6 +212,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         let st = scanner.stats();
         let info = PhaseInfo {
             entries: st.entries,
+            files: st.files,
             file_bytes: st.file_bytes,
             blobs: st.blobs,
             blob_bytes: st.blob_bytes,
@@ -219,6 +222,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         // Everything before the `entries` fact, which marks the state complete.
         self.flush()?;
         self.add_info(&key("scan_ended_ns"), info.scan_ended_ns.to_string().as_bytes())?;
+        self.add_info(&key("files"), info.files.to_string().as_bytes())?;
         self.add_info(&key("file_bytes"), info.file_bytes.to_string().as_bytes())?;
         self.add_info(&key("blobs"), info.blobs.to_string().as_bytes())?;
         self.add_info(&key("blob_bytes"), info.blob_bytes.to_string().as_bytes())?;
@@ -526,6 +530,7 @@ impl TraceReader {
                     let u = |k: &str| g(k).and_then(|x| u64::try_from(x).ok());
                     Some(PhaseInfo {
                         entries: u("entries")?,
+                        files: u("files").unwrap_or(0),
                         file_bytes: u("file_bytes").unwrap_or(0),
                         blobs: u("blobs").unwrap_or(0),
                         blob_bytes: u("blob_bytes").unwrap_or(0),

@@ -1,0 +1,285 @@
+//! `reanimator snapshot` and `reanimator diff` end to end, on real trees: manifests equal
+//! scans, diff's lines and exit status.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use ra_fsstate::{Entry, Manifest, ScanOptions, Scanner};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_reanimator"))
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A scratch directory (canonical path), removed when the test passes and kept when it fails.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("ra-snapcli-{}-{name}", std::process::id()));
+        if d.exists() {
+            chmod_all(&d);
+            let _ = std::fs::remove_dir_all(&d);
+        }
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(std::fs::canonicalize(d).unwrap())
+    }
+    fn join(&self, p: &str) -> PathBuf {
+        self.0.join(p)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            chmod_all(&self.0);
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn chmod_all(d: &Path) {
+    if std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()) {
+        let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755));
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            chmod_all(&e.path());
+        }
+    }
+}
+
+fn chmod(p: &Path, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn run(args: &[&OsStr]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn scan(p: &Path) -> Vec<Entry> {
+    Scanner::new(p, ScanOptions::default()).unwrap().collect::<Result<_, _>>().unwrap()
+}
+
+/// A tree with most kinds of entries (root adds a device and foreign owners).
+fn tree(root: &Path) {
+    let w = |rel: &str, data: &[u8]| std::fs::write(root.join(rel), data).unwrap();
+    std::fs::create_dir_all(root.join("src/deep/er")).unwrap();
+    w("src/deep/er/file.c", b"int main() { return 0; }\n");
+    let big: Vec<u8> =
+        (0..3_000_000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    w("big.bin", &big);
+    w("src/big-copy.bin", &big);
+    w("old", b"removed by the command\n");
+    w("empty", b"");
+    {
+        let f = std::fs::File::create(root.join("sparse")).unwrap();
+        f.set_len(9 << 20).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&f, b"data in the middle", 4 << 20).unwrap();
+    }
+    std::os::unix::fs::symlink("big.bin", root.join("link")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", root.join("outside")).unwrap();
+    std::os::unix::fs::symlink("gone", root.join("dangling")).unwrap();
+    std::fs::hard_link(root.join("old"), root.join("src/old-hardlink")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.join("fifo"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    rustix::fs::setxattr(
+        root.join("big.bin"),
+        "user.origin",
+        b"test",
+        rustix::fs::XattrFlags::empty(),
+    )
+    .unwrap();
+    w("setuid", b"#!/bin/sh\n");
+    chmod(&root.join("setuid"), 0o4755);
+    w("readonly", b"r\n");
+    chmod(&root.join("readonly"), 0o444);
+    std::fs::create_dir(root.join("ro-dir")).unwrap();
+    w("ro-dir/in", b"in\n");
+    chmod(&root.join("ro-dir"), 0o555);
+    std::fs::write(root.join(OsStr::from_bytes(b"latin1-\xe9")), b"x").unwrap();
+    w("new\nline", b"y");
+    if is_root() {
+        w("secret", b"0000\n");
+        chmod(&root.join("secret"), 0);
+        std::os::unix::fs::chown(root.join("secret"), Some(4321), Some(8765)).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("zero"),
+            rustix::fs::FileType::CharacterDevice,
+            rustix::fs::Mode::from_raw_mode(0o666),
+            rustix::fs::makedev(1, 5),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn snapshot_writes_a_manifest_equal_to_the_tree() {
+    let s = Scratch::new("manifest");
+    let dir = s.join("tree");
+    std::fs::create_dir(&dir).unwrap();
+    tree(&dir);
+    let m = s.join("m.jsonl");
+    let o = run(&[OsStr::new("snapshot"), dir.as_os_str(), OsStr::new("-o"), m.as_os_str()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("entries"), "{}", text(&o.stderr));
+    let manifest = Manifest::load(&m).unwrap();
+    assert_eq!(manifest.entries, scan(&dir));
+    assert_eq!(manifest.header.root.as_deref(), Some(dir.as_os_str().as_bytes()));
+    // To standard output, quietly: the same bytes apart from the header's creation time.
+    let o = run(&[
+        OsStr::new("snapshot"),
+        dir.as_os_str(),
+        OsStr::new("-o"),
+        OsStr::new("-"),
+        OsStr::new("-q"),
+    ]);
+    assert!(o.status.success());
+    assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
+    let from_stdout = Manifest::read_from(&o.stdout[..]).unwrap();
+    assert_eq!(from_stdout.entries, manifest.entries);
+    // diff of the manifest against the tree: equal, exit 0.
+    let o = run(&[OsStr::new("diff"), m.as_os_str(), dir.as_os_str(), OsStr::new("--times")]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).starts_with("no differences ("), "{}", text(&o.stdout));
+    // With --store: the store holds each distinct content once.
+    let store = s.join("objects");
+    let o = run(&[
+        OsStr::new("snapshot"),
+        dir.as_os_str(),
+        OsStr::new("-o"),
+        s.join("m2.jsonl").as_os_str(),
+        OsStr::new("--store"),
+        store.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let objects: usize = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|d| std::fs::read_dir(d.unwrap().path()).unwrap().count())
+        .sum();
+    let distinct: BTreeSet<_> =
+        manifest.entries.iter().filter(|e| e.size > 0).filter_map(|e| e.digest).collect();
+    assert_eq!(objects, distinct.len() + 1, "distinct contents + the empty one");
+}
+
+#[test]
+fn diff_lines_json_quiet_ignore_and_exit_status() {
+    let s = Scratch::new("diff");
+    let (a, b) = (s.join("a"), s.join("b"));
+    for d in [&a, &b] {
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::write(d.join("same"), b"same").unwrap();
+        std::fs::write(d.join("grows"), b"0123456789").unwrap();
+        std::fs::write(d.join("sub/x"), b"x").unwrap();
+        std::os::unix::fs::symlink("same", d.join("l")).unwrap();
+    }
+    std::fs::write(a.join("only-a"), b"aaaa").unwrap();
+    std::fs::write(b.join("only-b\n"), b"bb").unwrap();
+    std::fs::write(b.join("grows"), b"0123456789ab").unwrap();
+    chmod(&b.join("same"), 0o600);
+    std::fs::remove_file(b.join("l")).unwrap();
+    std::os::unix::fs::symlink("grows", b.join("l")).unwrap();
+    std::fs::write(b.join("sub/x"), b"y").unwrap();
+    let diff = |extra: &[&str]| {
+        let mut c = bin();
+        c.arg("diff").arg(&a).arg(&b).args(extra);
+        c.output().unwrap()
+    };
+    let o = diff(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "~ grows: size 10 -> 12, content differs",
+            "~ l: size 4 -> 5, target \"same\" -> \"grows\"",
+            "- only-a (file, 4 B)",
+            "+ only-b\\n (file, 2 B)",
+            "~ same: mode 0644 -> 0600",
+            "~ sub/x: content differs",
+            "1 added, 1 removed, 4 changed (A: 7 entries, B: 7 entries)",
+        ],
+        "{out}"
+    );
+    // --json: one object per difference, then the summary.
+    let o = diff(&["--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let objs: Vec<serde_json::Value> =
+        text(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(objs.len(), 7);
+    assert_eq!(objs[0]["change"], "changed");
+    assert_eq!(objs[0]["attrs"]["size"], serde_json::json!([10, 12]));
+    assert_eq!(objs[3]["path"], "only-b\n");
+    assert_eq!(objs[4]["attrs"]["mode"], serde_json::json!(["0644", "0600"]));
+    assert_eq!(objs[6]["summary"]["equal"], false);
+    assert_eq!(objs[6]["summary"]["changed"], 4);
+    // -q: nothing printed, the status tells.
+    let o = diff(&["-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty() && o.stderr.is_empty());
+    let o = bin().args(["diff", "-q"]).arg(&a).arg(&a).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(o.stdout.is_empty());
+    // --ignore: a glob leaves out its matches and everything beneath them.
+    let o = diff(&["--ignore", "sub", "--ignore", "only-*", "--ignore", "[gls]*"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("no differences") && text(&o.stdout).contains("ignored"));
+    // --times: mtimes differ for files written at different times.
+    std::fs::File::open(a.join("sub/x"))
+        .unwrap()
+        .set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1_000_000))
+        .unwrap();
+    let o = diff(&["--times"]);
+    assert!(text(&o.stdout)
+        .contains("~ sub/x: content differs, mtime 1970-01-12T13:46:40.000000000Z -> "));
+    // A bad glob, a missing input, a trace without :start/:end, a damaged manifest: one
+    // line each, exit 2.
+    let bad = s.join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"format\":\"reanimator-manifest\",\"version\":1}\n{\"path\":\"\",\"kind\":\"dir\"}\n",
+    )
+    .unwrap();
+    let trace = s.join("t.ds");
+    std::fs::write(&trace, b"DSv1 not really").unwrap();
+    for (args, want) in [
+        (
+            vec![a.as_os_str(), b.as_os_str(), OsStr::new("--ignore"), OsStr::new("[a-")],
+            "--ignore [a-",
+        ),
+        (vec![a.as_os_str(), s.join("nope").as_os_str()], "nope: no such file or directory"),
+        (vec![a.as_os_str(), trace.as_os_str()], ":start or"),
+        (vec![bad.as_os_str(), a.as_os_str()], "manifest line 2"),
+    ] {
+        let mut c = bin();
+        c.arg("diff").args(&args);
+        let o = c.output().unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("reanimator: error: ") && err.contains(want), "{err}");
+    }
+    let o = bin().args(["diff", "--help"]).output().unwrap();
+    let help = text(&o.stdout);
+    assert!(help.contains("Exit status") && help.contains("TRACE.ds:start"), "{help}");
+}
+
