@@ -66,11 +66,7 @@ impl ScanProgress {
 
     /// A progress callback for `ra_fsstate::ScanOptions::progress` labelled `what`; it stops
     /// the scan when `stop()` becomes true.
-    pub fn callback(
-        &self,
-        what: String,
-        stop: fn() -> bool,
-    ) -> ra_fsstate::ProgressFn {
+    pub fn callback(&self, what: String, stop: fn() -> bool) -> ra_fsstate::ProgressFn {
         let me = self.clone();
         let mut last = std::time::Instant::now();
         Box::new(move |s| {

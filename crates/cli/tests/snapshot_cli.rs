@@ -1,15 +1,19 @@
-//! `reanimator snapshot` and `reanimator diff` end to end, on real trees: manifests equal
-//! scans, diff's lines and exit status.
+//! `reanimator snapshot`, `reanimator diff` and `reanimator record --snapshot` end to end, on
+//! real trees: manifests equal scans, diff's lines and exit status, the trace's start and end
+//! states equal snapshots taken before and after the command, the start state restores
+//! exactly, contents are stored once, a killed recorder leaves the start state readable.
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::Duration;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use ra_fsstate::{Entry, Manifest, ScanOptions, Scanner};
+use ra_trace::{Phase, TraceReader};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_reanimator"))
@@ -18,6 +22,19 @@ fn bin() -> Command {
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
+}
+
+/// True when running as root; otherwise prints the skip reason, or fails when
+/// REANIMATOR_REQUIRE_PRIVILEGED=1 (CI runs as root and sets it).
+fn privileged(what: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    if std::env::var("REANIMATOR_REQUIRE_PRIVILEGED").as_deref() == Ok("1") {
+        panic!("{what} needs root and REANIMATOR_REQUIRE_PRIVILEGED=1");
+    }
+    eprintln!("skip: {what}: needs root");
+    false
 }
 
 /// A scratch directory (canonical path), removed when the test passes and kept when it fails.
@@ -283,3 +300,269 @@ fn diff_lines_json_quiet_ignore_and_exit_status() {
     assert!(help.contains("Exit status") && help.contains("TRACE.ds:start"), "{help}");
 }
 
+fn record_with_snapshot(out: &Path, dir: &Path, cmd: &str) -> Output {
+    bin()
+        .args(["record", "-o"])
+        .arg(out)
+        .arg("--snapshot")
+        .arg(dir)
+        .args(["--", "sh", "-c", cmd])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn record_snapshot_stores_start_and_end_states() {
+    let s = Scratch::new("record");
+    let dir = s.join("data");
+    std::fs::create_dir(&dir).unwrap();
+    tree(&dir);
+    // Snapshots taken by `reanimator snapshot` right before and right after the command.
+    let before = s.join("before.jsonl");
+    let o = run(&[
+        OsStr::new("snapshot"),
+        dir.as_os_str(),
+        OsStr::new("-o"),
+        before.as_os_str(),
+        OsStr::new("-q"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let trace = s.join("t.ds");
+    let cmd = format!("echo x > '{0}/new'; rm '{0}/old'", dir.display());
+    let o = record_with_snapshot(&trace, &dir, &cmd);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains(&format!("snapshot 0 of {}: start", dir.display())), "{err}");
+    let after = s.join("after.jsonl");
+    let o = run(&[
+        OsStr::new("snapshot"),
+        dir.as_os_str(),
+        OsStr::new("-o"),
+        after.as_os_str(),
+        OsStr::new("-q"),
+    ]);
+    assert!(o.status.success());
+
+    // The trace's states equal those snapshots, mtimes included.
+    let ts = format!("{}:start", trace.display());
+    let te = format!("{}:end", trace.display());
+    for (x, y) in [(&ts, &before), (&te, &after)] {
+        let o = bin().args(["diff", "--times"]).arg(x).arg(y).output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{x} vs {}: {}{}",
+            y.display(),
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+    }
+    let r = TraceReader::open(&trace).unwrap();
+    assert_eq!(
+        r.snapshot_manifest(0, Phase::Start).unwrap().entries,
+        Manifest::load(&before).unwrap().entries
+    );
+    assert_eq!(
+        r.snapshot_manifest(0, Phase::End).unwrap().entries,
+        Manifest::load(&after).unwrap().entries
+    );
+    // And the command's changes show between them.
+    let o = bin().arg("diff").arg(&ts).arg(&te).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(out.contains("+ new (file, 2 B)") && out.contains("- old (file, 23 B)"), "{out}");
+    // `old` was the first name of its inode; `src/old-hardlink` loses its partner.
+    assert!(out.contains("~ src/old-hardlink: hard link to old -> no earlier hard link"), "{out}");
+    assert!(out.contains("1 added, 1 removed, 1 changed ("), "{out}");
+
+    // Each distinct non-empty content stored once: big.bin and its copy share one.
+    let starts = r.snapshot(0).unwrap().start.unwrap();
+    let entries = r.snapshot_manifest(0, Phase::Start).unwrap().entries;
+    let distinct: BTreeSet<_> =
+        entries.iter().filter(|e| e.size > 0).filter_map(|e| e.digest).collect();
+    assert_eq!(starts.blobs, distinct.len() as u64);
+    let mut stored = BTreeSet::new();
+    for &off in r.blob_offsets() {
+        let e = r.dataseries().read_extent_at(off).unwrap();
+        for i in 0..e.len() {
+            stored.insert(e.bytes(i, 0).unwrap().to_vec());
+        }
+    }
+    assert_eq!(stored.len(), distinct.len());
+    assert!(
+        starts.blob_bytes < starts.file_bytes - 3_000_000,
+        "the copy and the holes are not stored"
+    );
+
+    // Restoring the start state gives a tree equal to the state before the command.
+    let dest = s.join("restored");
+    std::fs::create_dir(&dest).unwrap();
+    let stats = r.restore_snapshot(0, std::fs::File::open(&dest).unwrap().as_fd()).unwrap();
+    assert_eq!(stats.not_restored, vec![]);
+    let o = bin().args(["diff", "--times"]).arg(&before).arg(&dest).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert_eq!(std::fs::read(dest.join("old")).unwrap(), b"removed by the command\n");
+
+    // info shows the snapshot, in text and JSON.
+    let o = bin().arg("info").arg(&trace).output().unwrap();
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("Snapshots   1") && out.contains(&format!("  0  {}", dir.display())),
+        "{out}"
+    );
+    assert!(out.contains("     start  ") && out.contains("     end    "), "{out}");
+    let o = bin().args(["info", "--json"]).arg(&trace).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["snapshots"][0]["dir"], dir.to_str().unwrap());
+    assert_eq!(v["snapshots"][0]["start"]["blobs"], starts.blobs);
+    assert!(v["snapshots"][0]["end"]["entries"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn record_snapshot_survives_a_killed_recorder() {
+    let s = Scratch::new("killed");
+    let dir = s.join("data");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("a"), b"flushed before the kill").unwrap();
+    std::fs::write(dir.join("b"), vec![7u8; 2 << 20]).unwrap();
+    let before = scan(&dir);
+    let trace = s.join("t.ds");
+    let mut child = bin()
+        .args(["record", "-q", "-o"])
+        .arg(&trace)
+        .arg("--snapshot")
+        .arg(&dir)
+        .args(["--", "sleep", "30"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the start state is complete in the file, then SIGKILL the recorder.
+    let t0 = Instant::now();
+    loop {
+        let done = TraceReader::open(&trace)
+            .ok()
+            .and_then(|r| r.snapshot(0).ok())
+            .is_some_and(|s| s.start.is_some());
+        if done {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "start state never written");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let r = TraceReader::open(&trace).expect("an unfinished trace opens");
+    assert!(!r.is_complete());
+    let snap = r.snapshot(0).unwrap();
+    assert!(snap.start.is_some() && snap.end.is_none());
+    let got: Vec<Entry> =
+        r.snapshot_entries(0, Phase::Start).unwrap().collect::<Result<_, _>>().unwrap();
+    assert_eq!(got, before);
+    let dest = s.join("restored");
+    std::fs::create_dir(&dest).unwrap();
+    r.restore_snapshot(0, std::fs::File::open(&dest).unwrap().as_fd()).unwrap();
+    assert_eq!(std::fs::read(dest.join("a")).unwrap(), b"flushed before the kill");
+    // The end state is reported missing, the start state diffs fine.
+    let o = bin().arg("diff").arg(format!("{}:end", trace.display())).arg(&dir).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("incomplete"), "{}", text(&o.stderr));
+    let o = bin().arg("diff").arg(format!("{}:start", trace.display())).arg(&dir).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+}
+
+#[test]
+fn record_snapshot_stores_the_end_state_after_sigterm() {
+    let s = Scratch::new("sigterm");
+    let dir = s.join("data");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("a"), b"a").unwrap();
+    let trace = s.join("t.ds");
+    let cmd = format!("echo started > '{}/marker'; exec sleep 30", dir.display());
+    let child = bin()
+        .args(["record", "-q", "-o"])
+        .arg(&trace)
+        .arg("--snapshot")
+        .arg(&dir)
+        .args(["--", "sh", "-c", &cmd])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !dir.join("marker").exists() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(25), "SIGTERM ended the recording");
+    assert_eq!(o.status.code(), Some(128 + 15), "{}", text(&o.stderr));
+    let r = TraceReader::open(&trace).unwrap();
+    assert!(r.is_complete());
+    let end: Vec<Entry> =
+        r.snapshot_entries(0, Phase::End).unwrap().collect::<Result<_, _>>().unwrap();
+    assert!(end.iter().any(|e| e.path == b"marker"), "the end state was scanned after the command");
+    assert_eq!(end, scan(&dir));
+}
+
+#[test]
+fn record_snapshot_rejects_bad_directories_in_one_line() {
+    let s = Scratch::new("bad");
+    let dir = s.join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let file = s.join("file");
+    std::fs::write(&file, b"").unwrap();
+    let missing = s.join("missing");
+    let cases: Vec<(Vec<&OsStr>, PathBuf, &str)> = vec![
+        (vec![missing.as_os_str()], s.join("t.ds"), "cannot open it"),
+        (vec![file.as_os_str()], s.join("t.ds"), "not a directory"),
+        (vec![dir.as_os_str(), dir.as_os_str()], s.join("t.ds"), "given twice"),
+        (vec![dir.as_os_str()], dir.join("t.ds"), "would be inside it"),
+    ];
+    for (dirs, out, want) in cases {
+        let mut c = bin();
+        c.args(["record", "-q", "-o"]).arg(&out);
+        for d in &dirs {
+            c.arg("--snapshot").arg(d);
+        }
+        let o = c.args(["--", "true"]).output().unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{want}: {err}");
+        assert!(!out.exists(), "no trace written");
+    }
+}
+
+#[test]
+fn privileged_tree_restores_with_owners_and_devices() {
+    if !privileged("restoring devices and foreign owners") {
+        return;
+    }
+    let s = Scratch::new("priv");
+    let dir = s.join("data");
+    std::fs::create_dir(&dir).unwrap();
+    tree(&dir);
+    let trace = s.join("t.ds");
+    let o = record_with_snapshot(&trace, &dir, "true");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let r = TraceReader::open(&trace).unwrap();
+    let dest = s.join("restored");
+    std::fs::create_dir(&dest).unwrap();
+    let stats = r.restore_snapshot(0, std::fs::File::open(&dest).unwrap().as_fd()).unwrap();
+    assert_eq!(stats.not_restored_count, 0, "{:?}", stats.not_restored);
+    let o = bin()
+        .args(["diff", "--times"])
+        .arg(format!("{}:start", trace.display()))
+        .arg(&dest)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    let m = std::fs::symlink_metadata(dest.join("secret")).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o7777), (4321, 8765, 0));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(dest.join("zero")).unwrap().file_type().is_char_device());
+}
