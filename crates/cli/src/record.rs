@@ -279,6 +279,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         }),
         None => ptrace::record_command(&a.command, &opts, &mut sink),
     };
+    let elapsed = t0.elapsed();
     // Finish the file whatever happened to the command.
     let outcome = match outcome {
         Ok(o) => o,
@@ -344,7 +345,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
             if outcome.processes == 1 { "" } else { "es" },
             outcome.threads,
             if outcome.threads == 1 { "" } else { "s" },
-            t0.elapsed().as_secs_f64(),
+            elapsed.as_secs_f64(),
             a.output.display(),
             file_bytes as f64 / 1e6,
             command,

@@ -74,8 +74,7 @@ impl BlobSink for DirStore {
 
     fn finish(&mut self, d: &Digest, size: u64) -> Result<(), BoxError> {
         self.file_for(d)?.set_len(size).map_err(serr(&self.root, "ftruncate"))?;
-        let Some((_, f, tmp)) = self.open.take() else { return Ok(()) };
-        f.sync_data().map_err(serr(&tmp, "fsync"))?;
+        let Some((_, _, tmp)) = self.open.take() else { return Ok(()) };
         let dst = self.object_path(d);
         if let Some(dir) = dst.parent() {
             fs::create_dir_all(dir).map_err(serr(dir, "mkdir"))?;
