@@ -94,15 +94,31 @@ pub fn run(a: SnapshotArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `p`'s path relative to `dir` if it lies inside it (`p` need not exist yet).
+fn inside(dir: &Path, p: &Path) -> Option<Vec<u8>> {
+    let parent = p.parent().filter(|x| !x.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let full = std::fs::canonicalize(parent).ok()?.join(p.file_name()?);
+    let rel = full.strip_prefix(dir).ok()?;
+    Some(rel.as_os_str().as_bytes().to_vec()).filter(|r| !r.is_empty())
+}
+
 fn write_manifest(
     a: &SnapshotArgs,
     dir: &Path,
     to_stdout: bool,
 ) -> Result<(ra_fsstate::ScanStats, u64)> {
     let progress = ScanProgress::new();
+    // The manifest and the store may be written inside the tree: leave them out of it.
+    let ours: Vec<Vec<u8>> = [(!to_stdout).then_some(&a.output), a.store.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| inside(dir, p))
+        .collect();
+    let skip: Option<ra_fsstate::PathPredicate> = (!ours.is_empty())
+        .then(|| std::sync::Arc::new(move |p: &[u8]| ours.iter().any(|o| o == p)) as _);
     let opts = ScanOptions {
         cross_mounts: a.cross_mounts,
-        skip: None,
+        skip,
         progress: Some(progress.callback(format!("scanning {}", dir.display()), never)),
     };
     let mut scanner =

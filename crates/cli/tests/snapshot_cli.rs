@@ -195,6 +195,33 @@ fn snapshot_writes_a_manifest_equal_to_the_tree() {
     let distinct: BTreeSet<_> =
         manifest.entries.iter().filter(|e| e.size > 0).filter_map(|e| e.digest).collect();
     assert_eq!(objects, distinct.len() + 1, "distinct contents + the empty one");
+    // A manifest and a store written inside the tree are left out of it.
+    let o = run(&[
+        OsStr::new("snapshot"),
+        dir.as_os_str(),
+        OsStr::new("-o"),
+        dir.join("self.jsonl").as_os_str(),
+        OsStr::new("--store"),
+        dir.join("objs").as_os_str(),
+        OsStr::new("-q"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let inner = Manifest::load(&dir.join("self.jsonl")).unwrap();
+    assert_eq!(inner.entries.len(), manifest.entries.len());
+    assert!(!inner
+        .entries
+        .iter()
+        .any(|e| e.path.starts_with(b"self") || e.path.starts_with(b"objs")));
+    // A directory that does not exist, an output that cannot be created: one line, exit 2.
+    for (d, out, want) in [
+        (s.join("nope"), s.join("x.jsonl"), "cannot scan"),
+        (dir.clone(), s.join("no/such/x.jsonl"), "cannot create"),
+    ] {
+        let o = run(&[OsStr::new("snapshot"), d.as_os_str(), OsStr::new("-o"), out.as_os_str()]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.lines().count() == 1 && err.contains(want), "{err}");
+    }
 }
 
 #[test]

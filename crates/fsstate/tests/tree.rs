@@ -412,3 +412,43 @@ fn manifest_header_defaults() {
         "{\"format\":\"reanimator-manifest\",\"version\":1}\n{\"end\":{\"entries\":0}}\n"
     );
 }
+
+#[test]
+fn mount_points_are_recorded_but_not_entered() {
+    if !privileged("mounting a tmpfs") {
+        return;
+    }
+    let s = Scratch::new("mounts");
+    let src = s.mkdir("src");
+    std::fs::write(src.join("top"), b"top").unwrap();
+    let mnt = s.mkdir("src/mnt");
+    let o = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m,mode=0750", "reanimator-test"])
+        .arg(&mnt)
+        .output();
+    match o {
+        Ok(o) if o.status.success() => {}
+        // Root without CAP_SYS_ADMIN (some containers): not a privilege this test can get.
+        other => {
+            eprintln!("skip: mount -t tmpfs failed here: {other:?}");
+            return;
+        }
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(mnt.clone());
+    std::fs::write(mnt.join("inside"), b"on another file system").unwrap();
+    let mut sc = Scanner::new(&src, ScanOptions::default()).unwrap();
+    let v: Vec<Entry> = (&mut sc).collect::<Result<_, _>>().unwrap();
+    let names: Vec<&[u8]> = v.iter().map(|e| e.path.as_slice()).collect();
+    assert_eq!(names, [&b""[..], b"mnt", b"top"]);
+    assert_eq!(find(&v, b"mnt").mode, 0o750, "the mounted root's attributes");
+    assert_eq!(sc.stats().mount_points, 1);
+    let opts = ScanOptions { cross_mounts: true, ..Default::default() };
+    let v: Vec<Entry> = Scanner::new(&src, opts).unwrap().collect::<Result<_, _>>().unwrap();
+    assert!(v.iter().any(|e| e.path == b"mnt/inside"));
+}
