@@ -500,22 +500,20 @@ impl Scanner {
     ) -> Result<(Digest, u64)> {
         let read_err = |e: io::Error| Error::Scan { path: path.to_vec(), call: "pread", source: e };
         if size_hint <= INLINE_BYTES as u64 {
+            // One byte more than expected tells whether the file grew while we read it.
+            let want = size_hint as usize + 1;
             let mut buf = std::mem::take(&mut self.buf);
             buf.clear();
-            buf.resize(INLINE_BYTES + 1, 0);
-            let mut n = 0;
-            while n < buf.len() {
-                match file.read_at(&mut buf[n..], n as u64) {
-                    Ok(0) => break,
-                    Ok(k) => n += k,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        self.buf = buf;
-                        return Err(read_err(e));
-                    }
+            buf.resize(want, 0);
+            let n = read_full(file, &mut buf, 0);
+            let n = match n {
+                Ok(n) => n,
+                Err(e) => {
+                    self.buf = buf;
+                    return Err(read_err(e));
                 }
-            }
-            if n <= INLINE_BYTES {
+            };
+            if n < want {
                 buf.truncate(n);
                 self.stats.bytes_read += n as u64;
                 let d = Digest::of(&buf);
@@ -524,7 +522,7 @@ impl Scanner {
                 r?;
                 return Ok((d, n as u64));
             }
-            // The file grew past the inline limit while we read it: stream it.
+            // The file grew while we read it: stream it.
             self.buf = buf;
         }
         let mut buf = vec![0u8; CHUNK_BYTES];
