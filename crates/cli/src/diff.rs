@@ -179,7 +179,7 @@ fn open_entries<'a>(
             let it = r
                 .snapshot_entries(*index, *phase)
                 .with_context(|| format!("{}", path.display()))?;
-            Box::new(it.map(|e| e.map_err(|e| ra_fsstate::Error::Source { source: Box::new(e) })))
+            Box::new(it.fs_errors())
         }
     })
 }

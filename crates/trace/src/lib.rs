@@ -29,5 +29,5 @@ pub use error::{Error, Result};
 pub use event::{ArgValue, Event, ExtraValue, IovValue};
 pub use reader::{EventIter, LostRecord, TraceKind, TraceReader};
 pub use schema::Schema;
-pub use snapshot::{Phase, PhaseInfo, SnapshotEntries, SnapshotInfo};
+pub use snapshot::{FsEntries, Phase, PhaseInfo, SnapshotEntries, SnapshotInfo};
 pub use writer::{TraceWriter, WriterConfig};

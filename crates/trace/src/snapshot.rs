@@ -22,9 +22,12 @@ use std::os::fd::BorrowedFd;
 use std::path::Path;
 
 use dataseries::{Extent, ExtentType};
+use std::os::fd::OwnedFd;
+
 use ra_fsstate::{
-    BlobSink, BoxError, ChunkFn, ContentSource, DevNum, Digest, Entry, EntryProblem, EntrySource,
-    Kind, Manifest, ManifestHeader, RestoreOptions, RestoreStats, ScanOptions, Scanner,
+    BlobSink, BoxError, ChunkFn, ContentSource, DevNum, Diff, DiffOptions, Digest, Entry,
+    EntryProblem, EntrySource, Kind, Manifest, ManifestHeader, RestoreOptions, RestoreStats,
+    ScanOptions, Scanner,
 };
 
 use crate::schema::{BLOB_TYPE, SNAPSHOT_TYPE};
@@ -427,6 +430,33 @@ impl Iterator for SnapshotEntries<'_> {
     }
 }
 
+impl<'a> SnapshotEntries<'a> {
+    /// The same stream with errors as [`ra_fsstate::Error`] (trace errors wrapped in
+    /// [`ra_fsstate::Error::Source`]), as [`ra_fsstate::diff()`] wants.
+    pub fn fs_errors(self) -> FsEntries<'a> {
+        FsEntries(self)
+    }
+}
+
+/// [`SnapshotEntries`] yielding `ra_fsstate::Result` (see [`SnapshotEntries::fs_errors`]).
+pub struct FsEntries<'a>(SnapshotEntries<'a>);
+
+impl Iterator for FsEntries<'_> {
+    type Item = ra_fsstate::Result<Entry>;
+    fn next(&mut self) -> Option<ra_fsstate::Result<Entry>> {
+        self.0.next().map(|r| r.map_err(ra_fsstate::Error::from))
+    }
+}
+
+impl From<Error> for ra_fsstate::Error {
+    fn from(e: Error) -> ra_fsstate::Error {
+        match e {
+            Error::FsState(e) => e,
+            e => ra_fsstate::Error::Source { source: Box::new(e) },
+        }
+    }
+}
+
 /// One stored state as an [`EntrySource`] (for [`ra_fsstate::restore()`]).
 pub struct SnapshotSource<'a> {
     r: &'a TraceReader,
@@ -596,6 +626,21 @@ impl TraceReader {
     /// The stored contents as a [`ContentSource`].
     pub fn content(&self) -> TraceContent<'_> {
         TraceContent { r: self }
+    }
+
+    /// Compare a stored state (A) with the directory open as `dir` now (B), e.g. the end state
+    /// with a replay's root: a lazy [`Diff`] (an iterator of differences in path order, then
+    /// [`Diff::stats`]); paths are relative, so the directory may be anywhere.
+    pub fn diff_snapshot(
+        &self,
+        index: u32,
+        phase: Phase,
+        dir: OwnedFd,
+        opts: &DiffOptions,
+    ) -> Result<Diff<FsEntries<'_>, Scanner>> {
+        let a = self.snapshot_entries(index, phase)?.fs_errors();
+        let b = Scanner::from_fd(dir, ScanOptions::default())?;
+        Ok(ra_fsstate::diff(a, b, opts))
     }
 
     /// Recreate the start state of snapshot `index` inside `dest`, an open, empty directory

@@ -112,6 +112,16 @@ fn start_and_end_states_round_trip_and_restore() {
     .collect_all()
     .unwrap();
     assert!(d.0.is_empty(), "{:?}", d.0);
+    // The replay-verification helper: the end state against the tree now is equal, the start
+    // state is not.
+    let open = |p: &Path| std::os::fd::OwnedFd::from(std::fs::File::open(p).unwrap());
+    let opts = DiffOptions { times: true, ..Default::default() };
+    let (d, s) = r.diff_snapshot(0, Phase::End, open(&dir), &opts).unwrap().collect_all().unwrap();
+    assert!(d.is_empty() && s.equal(), "{d:?}");
+    let (d, _) =
+        r.diff_snapshot(0, Phase::Start, open(&dir), &opts).unwrap().collect_all().unwrap();
+    let paths: Vec<&[u8]> = d.iter().map(|x| x.path()).collect();
+    assert_eq!(paths, [&b""[..], b"new", b"old"], "{d:?}");
     // Not the end state.
     assert_eq!(
         diff(
