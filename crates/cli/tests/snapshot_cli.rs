@@ -593,3 +593,46 @@ fn privileged_tree_restores_with_owners_and_devices() {
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::symlink_metadata(dest.join("zero")).unwrap().file_type().is_char_device());
 }
+
+#[test]
+fn record_snapshot_takes_several_directories() {
+    let s = Scratch::new("several");
+    let (a, b) = (s.join("a"), s.join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    std::fs::write(a.join("shared"), b"same content in both").unwrap();
+    std::fs::write(b.join("shared"), b"same content in both").unwrap();
+    std::fs::write(b.join("only-b"), b"b").unwrap();
+    let trace = s.join("t.ds");
+    let o = bin()
+        .args(["record", "-q", "-o"])
+        .arg(&trace)
+        .arg("--snapshot")
+        .arg(&a)
+        .arg("--snapshot")
+        .arg(&b)
+        .args(["--", "rm"])
+        .arg(b.join("only-b"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let info = text(&bin().arg("info").arg(&trace).output().unwrap().stdout);
+    assert!(info.contains("Snapshots   2"), "{info}");
+    let r = TraceReader::open(&trace).unwrap();
+    assert_eq!(r.snapshot(1).unwrap().dir, b.as_os_str().as_bytes());
+    assert_eq!(r.snapshot(1).unwrap().start.unwrap().blobs, 1, "`shared` was stored with a");
+    // TRACE:N:start / TRACE:N:end name the N-th directory.
+    let o = bin().arg("diff").arg(format!("{}:1:end", trace.display())).arg(&b).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    let o = bin()
+        .arg("diff")
+        .arg(format!("{}:1:start", trace.display()))
+        .arg(format!("{}:1:end", trace.display()))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).contains("- only-b (file, 1 B)"), "{}", text(&o.stdout));
+    let o = bin().arg("diff").arg(format!("{}:2:start", trace.display())).arg(&b).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("no snapshot 2"), "{}", text(&o.stderr));
+}
