@@ -28,8 +28,13 @@
 //!    capabilities); directories after everything beneath them, so modes such as 0555 or 0000
 //!    and directory mtimes come out right.
 //!
+//! The root entry (empty path) describes `dest` itself: its owner, xattrs, mode and mtime are
+//! applied to `dest`.
+//!
 //! Memory: one record (digest, path, size) per distinct content, plus one entry per directory
-//! level (pass 5). Content is streamed. If restore fails, the destination holds a partial tree.
+//! level (pass 5). Content is streamed. Time: the entries are read up to four times (passes 0,
+//! 1, 3, 5) and, with `verify`, every distinct content is read back in full (its logical size,
+//! holes included). If restore fails, the destination holds a partial tree.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
