@@ -64,7 +64,7 @@ replay_runs() {
         --report "$DIR/report.json" -q || st=$?
       t1=$EPOCHREALTIME
       if [ "$st" -ge 2 ]; then echo "bench/replay: replay of $w failed (status $st)" >&2; exit 1; fi
-      python3 - "$DIR/report.json" "$t0" "$t1" "$(cat "$DIR/rss")" >"$DIR/kv" <<'PY'
+      python3 - "$DIR/report.json" "$t0" "$t1" "$(tail -n 1 "$DIR/rss")" >"$DIR/kv" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 t = r["totals"]
