@@ -331,7 +331,7 @@ fn attr_text(attr: Attr, a: &Entry, b: &Entry) -> String {
     }
 }
 
-fn diff_line(d: &Difference) -> String {
+pub(crate) fn diff_line(d: &Difference) -> String {
     match d {
         Difference::Added(e) => format!("+ {} ({})", escape(&e.path), what(e)),
         Difference::Removed(e) => format!("- {} ({})", escape(&e.path), what(e)),

@@ -1,6 +1,7 @@
 //! `reanimator replay`: re-execute a trace into a sandboxed root and verify it.
 
 use std::io::{IsTerminal, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -51,8 +52,11 @@ pub enum MmapArg {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum InitArg {
-    /// The trace's stored snapshot where it has one, inferred state for everything else.
+    /// The trace's stored snapshots (record --snapshot) where it has them, inferred state for
+    /// everything else.
     Auto,
+    /// Only the trace's stored snapshots.
+    Snapshot,
     /// Only what the trace shows existed before it started (see --help).
     Infer,
     /// Nothing: the root is used as it is.
@@ -216,22 +220,47 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
 
     let mut init_notes = Vec::new();
     let mut partial_dirs = std::collections::HashSet::new();
+    let mut inferred_files = std::collections::HashSet::new();
+    let snapshots: Vec<_> = trace.snapshots().into_iter().filter(|s| s.start.is_some()).collect();
     if a.init != InitArg::None {
         let root = Root::new(&a.root)
             .with_context(|| format!("opening the replay root {}", a.root.display()))?;
-        let skip: Vec<Vec<u8>> = Vec::new();
-        let st = init::infer(&trace, &root, &skip).context("inferring the initial state")?;
-        partial_dirs.extend(st.partial_dirs.iter().copied());
-        init_notes.push((
-            "inferred".to_string(),
-            format!(
-                "{} files, {} directories, {} symlinks; {} bytes of content from recorded reads, {} bytes zero-filled",
-                st.files, st.dirs, st.symlinks, st.bytes_known, st.bytes_unknown
-            ),
-        ));
+        let mut skip: Vec<Vec<u8>> = Vec::new();
+        if matches!(a.init, InitArg::Auto | InitArg::Snapshot) {
+            if a.init == InitArg::Snapshot && snapshots.is_empty() {
+                bail!(
+                    "--init=snapshot: {} holds no snapshot (record with --snapshot DIR, or use --init=infer)",
+                    a.trace.display()
+                );
+            }
+            for s in &snapshots {
+                let shown = String::from_utf8_lossy(&s.dir).into_owned();
+                let dir = restore_dir(&root, &s.dir)
+                    .with_context(|| format!("preparing {shown} in the replay root"))?;
+                let st = trace
+                    .restore_snapshot(s.index, dir.as_fd())
+                    .with_context(|| format!("restoring the recorded state of {shown}"))?;
+                init_notes.push((format!("snapshot {}", s.index), format!("{shown}: {st:?}")));
+                skip.push(s.dir.clone());
+                // Its parents were made for it: they hold only what leads to it.
+                partial_dirs.extend(ancestors_dev_ino(&root, &s.dir));
+            }
+        }
+        if matches!(a.init, InitArg::Auto | InitArg::Infer) {
+            let st = init::infer(&trace, &root, &skip).context("inferring the initial state")?;
+            partial_dirs.extend(st.partial_dirs.iter().copied());
+            inferred_files.extend(st.files_created.iter().copied());
+            init_notes.push((
+                "inferred".to_string(),
+                format!(
+                    "{} files, {} directories, {} symlinks; {} bytes of content from recorded reads, {} bytes zero-filled",
+                    st.files, st.dirs, st.symlinks, st.bytes_known, st.bytes_unknown
+                ),
+            ));
+        }
     }
-
     opts.partial_dirs = partial_dirs;
+    opts.inferred_files = inferred_files;
     let log: Option<Box<dyn Write + Send>> = match (&a.log, a.verbose) {
         (_, 0) => None,
         (Some(p), _) => Some(Box::new(std::io::BufWriter::new(
@@ -273,6 +302,14 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     };
     let mut report = worker.with_context(|| format!("replaying {}", a.trace.display()))?;
     report.init = init_notes;
+    // The final state: each recorded end state against its directory in the root.
+    if a.verify == VerifyArg::Full && !report.aborted.is_some() {
+        let root = Root::new(&a.root)
+            .with_context(|| format!("opening the replay root {}", a.root.display()))?;
+        for s in trace.snapshots().into_iter().filter(|s| s.end.is_some()) {
+            report.final_state.push(final_state(&trace, &root, &s)?);
+        }
+    }
     if let Some(p) = &a.report {
         let j = serde_json::to_string_pretty(&report.to_json())?;
         std::fs::write(p, j + "\n")
@@ -286,6 +323,65 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
         print_report(&report, &a.trace)?;
     }
     Ok(if report.clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The directory a snapshot restores into: made beneath the root (parents too), empty.
+fn restore_dir(root: &Root, dir: &[u8]) -> Result<OwnedFd> {
+    init::mkdirs(root, dir)?;
+    root.open(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+        .map_err(|e| anyhow::anyhow!(std::io::Error::from_raw_os_error(e)))
+}
+
+/// (st_dev, st_ino) of the strict ancestors of `dir` beneath the root (and the root itself).
+fn ancestors_dev_ino(root: &Root, dir: &[u8]) -> Vec<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut p = dir.to_vec();
+    while let Some(i) = p.iter().rposition(|&c| c == b'/') {
+        p.truncate(i);
+        let q = if p.is_empty() { b"/".to_vec() } else { p.clone() };
+        if let Ok(fd) = root.locate(&q, false) {
+            if let Ok(m) = std::fs::metadata(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+                out.push((m.dev(), m.ino()));
+            }
+        }
+        if p.is_empty() {
+            break;
+        }
+    }
+    out
+}
+
+/// Compare the replayed tree with the recorded end state of snapshot `s`.
+fn final_state(
+    trace: &TraceReader,
+    root: &Root,
+    s: &ra_trace::SnapshotInfo,
+) -> Result<(String, u64, Vec<String>)> {
+    let shown = String::from_utf8_lossy(&s.dir).into_owned();
+    let what = format!("{shown} against its recorded end state");
+    let dir = match root.open(&s.dir, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+        Ok(d) => d,
+        Err(e) => {
+            let why = std::io::Error::from_raw_os_error(e);
+            return Ok((
+                what,
+                1,
+                vec![format!("{shown} cannot be opened in the replay root: {why}")],
+            ));
+        }
+    };
+    let opts = ra_fsstate::DiffOptions::default();
+    let mut n = 0u64;
+    let mut first = Vec::new();
+    for d in trace.diff_snapshot(s.index, ra_trace::Phase::End, dir, &opts)? {
+        let d = d.with_context(|| format!("comparing {shown} with its recorded end state"))?;
+        n += 1;
+        if first.len() < 20 {
+            first.push(crate::diff::diff_line(&d));
+        }
+    }
+    Ok((what, n, first))
 }
 
 fn print_report(r: &Report, trace: &Path) -> Result<()> {
@@ -347,7 +443,7 @@ fn print_report(r: &Report, trace: &Path) -> Result<()> {
             )?;
         }
     }
-    if let Some((what, n, first)) = &r.final_state {
+    for (what, n, first) in &r.final_state {
         if *n == 0 {
             writeln!(o, "\nfinal state: {what}: identical")?;
         } else {

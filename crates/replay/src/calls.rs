@@ -84,6 +84,15 @@ fn is_special(p: &[u8]) -> bool {
         .any(|s| n == *s || (n.starts_with(s) && n.get(s.len()) == Some(&b'/')))
 }
 
+/// `/proc/self/fd/N[/rest]` (also `/proc/thread-self/fd/N`): the descriptor and the rest.
+fn proc_fd_path(p: &[u8]) -> Option<(i32, &[u8])> {
+    let r =
+        p.strip_prefix(b"/proc/self/fd/").or_else(|| p.strip_prefix(b"/proc/thread-self/fd/"))?;
+    let end = r.iter().position(|&c| c == b'/').unwrap_or(r.len());
+    let fd = std::str::from_utf8(&r[..end]).ok()?.parse().ok()?;
+    Some((fd, r[end..].strip_prefix(b"/").unwrap_or(&r[end..])))
+}
+
 const STALL_SLICE_MS: i32 = 100;
 
 /// Sentinel "errno": the call names a simulated descriptor, so it is simulated too.
@@ -243,6 +252,13 @@ impl Call<'_> {
 
     /// The logical path a (dirfd, path) pair names.
     fn abs(&mut self, dirfd: Option<i64>, path: &[u8]) -> Result<Vec<u8>, i32> {
+        if let Some((fd, rest)) = proc_fd_path(path) {
+            // /proc/self/fd/N/...: the program's own descriptor N (glibc's fchmodat idiom).
+            let f = self.entry(fd.into())?.file;
+            let Some(raw) = f.raw() else { return Err(SIMULATED) };
+            let base = self.sh.root.logical_path_of(raw).ok_or(libc::ENOENT)?;
+            return Ok(if rest.is_empty() { base } else { join(&base, rest) });
+        }
         if path.starts_with(b"/") {
             return Ok(path.to_vec());
         }
@@ -280,6 +296,13 @@ impl Call<'_> {
                 None => Err(SIMULATED),
             };
         }
+        if let Some((fd, rest)) = proc_fd_path(path) {
+            if rest.is_empty() && follow {
+                // The magic link leads to the open file itself, whatever its name now.
+                let f = self.entry(fd.into())?.file;
+                return if f.raw().is_some() { Ok(Located::File(f)) } else { Err(SIMULATED) };
+            }
+        }
         let abs = self.abs(dirfd, path)?;
         Ok(Located::Own(self.sh.root.locate(&abs, follow)?))
     }
@@ -299,6 +322,9 @@ impl Call<'_> {
                 {
                     if let ArgValue::Data(d) = v {
                         let d = d.strip_suffix(&[0]).unwrap_or(d);
+                        if proc_fd_path(d).is_some() {
+                            continue;
+                        }
                         if let Ok(abs) = self.abs(dirfd, d) {
                             if is_special(&abs) {
                                 return true;
@@ -328,9 +354,14 @@ impl Call<'_> {
     }
     fn place(&mut self, f: Arc<OpenFile>, cloexec: bool, min: i32) -> i64 {
         let mut t = lock(&self.p.fds);
-        let predicted = t.lowest_free(min);
+        let mut predicted = t.lowest_free(min);
         if self.rec_ok() {
             let at = self.rec_ret() as i32;
+            // Threads of one process allocating descriptors at the same time get them in
+            // either order: there the recorded number need only be free, not the lowest.
+            if self.pl.threads > 1 && at >= min && t.get(at).is_none() {
+                predicted = at;
+            }
             let old = t.insert(at, FdEntry { file: f, cloexec });
             drop(t);
             drop(old);
@@ -374,6 +405,12 @@ impl Call<'_> {
             _ => {}
         }
         if !self.pl.inherited && self.special_paths() {
+            return Ok(Act::Sim);
+        }
+        // An interrupted call (a signal arrived; the kernel restarts it or returns EINTR) had no
+        // effect; the restarted call is its own record.
+        if self.ev.errno.is_some_and(|e| e == libc::EINTR || ra_trace::format::is_restart_errno(e))
+        {
             return Ok(Act::Sim);
         }
         let name = def.name;
@@ -1077,7 +1114,15 @@ impl Call<'_> {
                 let before = d.len();
                 d.retain(|x| !(x.what.ends_with("nlink") || x.what.ends_with("size")));
                 if d.len() != before {
-                    self.warn("directory recreated in part by --init=infer: its link count and size were not compared");
+                    self.warn(
+                        "directory recreated in part by --init=infer: its link count and size were not compared",
+                    );
+                }
+            } else if dev_ino.is_some_and(|di| self.sh.opts.inferred_files.contains(&di)) {
+                let before = d.len();
+                d.retain(|x| !x.what.ends_with("nlink"));
+                if d.len() != before {
+                    self.warn("file recreated by --init=infer: its link count was not compared");
                 }
             }
             self.diffs.extend(d);

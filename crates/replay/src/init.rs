@@ -35,6 +35,9 @@ pub struct InferStats {
     /// (st_dev, st_ino) of the directories created: they hold only the entries the trace
     /// showed, so their link counts and sizes differ from the originals'.
     pub partial_dirs: Vec<(u64, u64)>,
+    /// (st_dev, st_ino) of the files created: their link counts are unknown (a hard link
+    /// elsewhere on the recording machine is not in the trace).
+    pub files_created: Vec<(u64, u64)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -220,7 +223,7 @@ fn init_err(p: &[u8], what: &str, e: i32) -> Error {
 }
 
 /// `mkdir -p` beneath the root.
-fn mkdirs(root: &Root, p: &[u8]) -> Result<()> {
+pub fn mkdirs(root: &Root, p: &[u8]) -> Result<()> {
     let mut cur = Vec::new();
     for c in p.split(|&b| b == b'/').filter(|c| !c.is_empty()) {
         cur.push(b'/');
@@ -551,10 +554,16 @@ fn create(st: &mut Infer<'_>) -> Result<()> {
         }
     }
     for (p, n) in &all {
-        if n.kind == Some(Kind::Dir) && !ignored(p, st.skip) {
+        if !ignored(p, st.skip) {
             if let Ok(fd) = root.locate(p, false) {
                 if let Ok(s) = sys::fstat_at(fd.as_raw_fd()) {
-                    st.stats.partial_dirs.push((s.st_dev, s.st_ino));
+                    match n.kind {
+                        Some(Kind::Dir) => st.stats.partial_dirs.push((s.st_dev, s.st_ino)),
+                        Some(Kind::File) | None => {
+                            st.stats.files_created.push((s.st_dev, s.st_ino))
+                        }
+                        Some(Kind::Symlink(_)) => {}
+                    }
                 }
             }
         }

@@ -96,6 +96,8 @@ pub struct Options {
     /// (st_dev, st_ino) of directories recreated only in part (`--init=infer`): their link
     /// counts and sizes are not compared.
     pub partial_dirs: std::collections::HashSet<(u64, u64)>,
+    /// (st_dev, st_ino) of files `--init=infer` created: their link counts are not compared.
+    pub inferred_files: std::collections::HashSet<(u64, u64)>,
 }
 
 impl Options {
@@ -113,6 +115,7 @@ impl Options {
             queue_bytes: 256 << 20,
             log_level: 0,
             partial_dirs: Default::default(),
+            inferred_files: Default::default(),
         }
     }
 }

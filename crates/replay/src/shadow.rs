@@ -106,6 +106,8 @@ pub struct Placement {
     pub keys: Vec<u64>,
     /// A synthetic record of a descriptor the process had before the trace began.
     pub inherited: bool,
+    /// Threads the process has (as the model knows them) when the call is made.
+    pub threads: usize,
 }
 
 /// The model.
@@ -232,7 +234,8 @@ impl Shadow {
     /// Advance the model over one recorded call.
     pub fn step(&mut self, ev: &Event) -> Placement {
         let (proc, first_seen) = self.proc_of(ev);
-        let mut pl = Placement { proc, first_seen, ..Default::default() };
+        let threads = self.procs.get(&proc).map_or(1, |p| p.tids.len());
+        let mut pl = Placement { proc, first_seen, threads, ..Default::default() };
         let Some(def) = ev.def else { return pl };
         let success = ok(ev);
         let ret = ev.ret.unwrap_or(-1);

@@ -219,8 +219,8 @@ pub struct Report {
     pub aborted: Option<String>,
     /// Files the initial state step created, and how.
     pub init: Vec<(String, String)>,
-    /// Final state check: (what was compared, differences found, first differences).
-    pub final_state: Option<(String, u64, Vec<String>)>,
+    /// Final state checks: (what was compared, differences found, first differences).
+    pub final_state: Vec<(String, u64, Vec<String>)>,
 }
 
 impl Report {
@@ -261,7 +261,7 @@ impl Report {
     /// True when every verified call matched and the final state (if checked) is identical.
     pub fn clean(&self) -> bool {
         self.mismatch_total == 0
-            && self.final_state.as_ref().is_none_or(|f| f.1 == 0)
+            && self.final_state.iter().all(|f| f.1 == 0)
             && self.aborted.is_none()
     }
 
@@ -289,8 +289,8 @@ impl Report {
             "trace_span_s": self.trace_span_ns as f64 / 1e9,
             "aborted": self.aborted,
             "init": self.init.iter().map(|(a, b)| json!({"what": a, "detail": b})).collect::<Vec<_>>(),
-            "final_state": self.final_state.as_ref().map(|(w, n, first)| json!({
-                "compared": w, "differences": n, "first": first})),
+            "final_state": self.final_state.iter().map(|(w, n, first)| json!({
+                "compared": w, "differences": n, "first": first})).collect::<Vec<_>>(),
         })
     }
 }
