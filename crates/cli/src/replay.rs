@@ -303,7 +303,7 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     let mut report = worker.with_context(|| format!("replaying {}", a.trace.display()))?;
     report.init = init_notes;
     // The final state: each recorded end state against its directory in the root.
-    if a.verify == VerifyArg::Full && !report.aborted.is_some() {
+    if a.verify == VerifyArg::Full && report.aborted.is_none() {
         let root = Root::new(&a.root)
             .with_context(|| format!("opening the replay root {}", a.root.display()))?;
         for s in trace.snapshots().into_iter().filter(|s| s.end.is_some()) {
