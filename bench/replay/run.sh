@@ -72,6 +72,11 @@ wall = float(sys.argv[3]) - float(sys.argv[2])
 print(f"replay_s={r['elapsed_s']:.3f} wall_s={wall:.3f} init_s={max(wall - r['elapsed_s'], 0):.3f} "
       f"rss_mb={int(sys.argv[4]) / 1024:.1f} calls={t['replayed']} mismatched={r['mismatch_total']} "
       f"span_s={r['trace_span_s']:.3f}")
+for m in r["mismatches"][:3]:
+    print(f"bench/replay: mismatch #{m['unique_id']} {m['call']}: {m['what']}: expected {m['expected']}, got {m['actual']}", file=sys.stderr)
+for f in r["final_state"]:
+    if f["differences"]:
+        print(f"bench/replay: final state {f['compared']}: {f['differences']} differences: {f['first'][:3]}", file=sys.stderr)
 PY
       # shellcheck disable=SC2046
       row "$w" "$cfg" "$i" $(cat "$DIR/kv")
