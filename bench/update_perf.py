@@ -86,10 +86,47 @@ def record_table(rows):
     return "\n".join(out)
 
 
+# bench/replay: workload labels.
+REPLAY_WORKLOADS = {
+    "fio": "fio randwrite 4 KiB, psync, 10 s",
+    "sqlite": "sqlite3 200k inserts, 2,000 txns",
+}
+REPLAY_CONFIGS = ["vanilla", "traced", "replay-full", "replay-none"]
+
+
+def replay_table(rows):
+    """Median per (workload, config): the original runs against AFAP replays of the trace."""
+    from statistics import median
+    out = ["| workload | config | seconds: runs | median s | replay / traced run | replay / vanilla "
+           "| initial state s | peak RSS MB | calls | mismatched |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for w in dict.fromkeys(r["workload"] for r in rows):
+        med = {}
+        for c in REPLAY_CONFIGS:
+            rs = sorted((r for r in rows if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
+            if rs:
+                key = "replay_s" if c.startswith("replay") else "wall_s"
+                med[c] = (median(r[key] for r in rs), rs, key)
+        traced = med.get("traced", (None,))[0]
+        vanilla = med.get("vanilla", (None,))[0]
+        for c, (m, rs, key) in med.items():
+            rel_t = f"{m / traced:.2f}" if c.startswith("replay") and traced else ""
+            rel_v = f"{m / vanilla:.2f}" if c.startswith("replay") and vanilla else ""
+            init = f"{median(r['init_s'] for r in rs):.2f}" if c.startswith("replay") else ""
+            rss = f"{median(r['rss_mb'] for r in rs):.0f}" if "rss_mb" in rs[0] else ""
+            calls = f"{median(r['calls'] for r in rs):,.0f}" if "calls" in rs[0] else ""
+            if c == "traced" and "trace_bytes" in rs[0]:
+                calls = f"trace {_size(rs[0]['trace_bytes'])}"
+            mism = f"{max(r['mismatched'] for r in rs)}" if "mismatched" in rs[0] else ""
+            out.append(f"| {REPLAY_WORKLOADS[w]} | {c} | {', '.join(f'{r[key]:.2f}' for r in rs)} | {m:.2f} "
+                       f"| {rel_t} | {rel_v} | {init} | {rss} | {calls} | {mism} |")
+    return "\n".join(out)
+
+
 def main():
     section, results, command = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = [json.loads(l) for l in Path(results).read_text().splitlines() if l.strip()]
-    table = {"codec": codec_table, "record": record_table}[section](rows)
+    table = {"codec": codec_table, "record": record_table, "replay": replay_table}[section](rows)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = f"<!-- section:{section} -->\nCommand: `{command}` — {stamp}, {machine()}\n\n{table}\n<!-- /section:{section} -->"
     text = DOC.read_text() if DOC.exists() else "# Performance\n"

@@ -180,6 +180,20 @@ pub(crate) fn resolve(program: &Path) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(program)).find(|p| runnable(p))
 }
 
+/// The descriptors a command inherits at its start (those without close-on-exec: the shell's
+/// redirections, fds passed down by a parent), as synthetic `openat` records, so that replay
+/// knows them.
+pub(crate) fn inherited_fds(pid: Pid) -> Vec<Event> {
+    synthetic_fds(pid, proc_info(pid))
+        .into_iter()
+        .filter(|e| {
+            e.arg("flags")
+                .and_then(ArgValue::as_int)
+                .is_some_and(|f| f & libc::O_CLOEXEC as i64 == 0)
+        })
+        .collect()
+}
+
 /// Synthetic `openat` events for the descriptors `pid` already has open (from /proc), so that
 /// replay knows them. They take the first unique ids of the trace; the trace info key
 /// `synthetic_ids` gives how many.

@@ -2,6 +2,7 @@
 //! batches; the writer flushes at least once a second so that a killed recorder loses at most
 //! the last second.
 
+use std::fs::File;
 use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -37,10 +38,13 @@ pub struct LostBatch {
     pub reason: String,
 }
 
+/// What the writer thread gives back: the writer, not finished, and its totals.
+type Stopped = Result<(TraceWriter<File>, SinkStats)>;
+
 /// Handle to the writer thread.
 pub struct TraceSink {
     tx: Option<Sender<Msg>>,
-    thread: Option<JoinHandle<Result<SinkStats>>>,
+    thread: Option<JoinHandle<Stopped>>,
     batch: Vec<Event>,
 }
 
@@ -49,12 +53,17 @@ const BATCH: usize = 256;
 impl TraceSink {
     /// Create the trace at `path` (header, schema and `info` are written at once).
     pub fn create(path: &Path, info: &[(&str, &[u8])], cfg: WriterConfig) -> Result<TraceSink> {
-        let mut w = TraceWriter::create(path, info, cfg)?;
+        TraceSink::from_writer(TraceWriter::create(path, info, cfg)?)
+    }
+
+    /// Run an open writer (e.g. one that already holds directory snapshots) on the writer
+    /// thread.
+    pub fn from_writer(mut w: TraceWriter<File>) -> Result<TraceSink> {
         // A bounded queue: a tracer that outruns the disk waits instead of growing memory.
         let (tx, rx) = bounded::<Msg>(64);
         let thread = std::thread::Builder::new()
             .name("trace-writer".into())
-            .spawn(move || run(&mut w, rx).and_then(|s| finish(w, s)))
+            .spawn(move || run(&mut w, rx).map(|s| (w, s)))
             .map_err(|source| Error::Sys { call: "spawning the writer thread", source })?;
         Ok(TraceSink { tx: Some(tx), thread: Some(thread), batch: Vec::with_capacity(BATCH) })
     }
@@ -97,7 +106,18 @@ impl TraceSink {
     }
 
     /// Write everything and finish the file (index + trailer).
-    pub fn close(mut self) -> Result<SinkStats> {
+    pub fn close(self) -> Result<SinkStats> {
+        let (w, s) = self.stop()?;
+        finish(w, s)
+    }
+
+    /// Hand every queued event to the writer, stop the writer thread and give the writer
+    /// back, not finished (e.g. to store directory snapshots after the recording).
+    pub fn into_writer(self) -> Result<TraceWriter<File>> {
+        self.stop().map(|(w, _)| w)
+    }
+
+    fn stop(mut self) -> Stopped {
         self.send_batch()?;
         drop(self.tx.take());
         match self.thread.take().map(JoinHandle::join) {

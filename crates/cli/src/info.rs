@@ -199,6 +199,27 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
                     .collect()
             })
             .unwrap_or_default();
+        let snapshots: Vec<_> = trace
+            .as_ref()
+            .map(|t| {
+                t.snapshots()
+                    .iter()
+                    .map(|s| {
+                        let phase = |p: Option<&ra_trace::PhaseInfo>| {
+                            p.map(|p| {
+                                json!({"entries": p.entries, "files": p.files,
+                                       "file_bytes": p.file_bytes, "blobs": p.blobs,
+                                       "blob_bytes": p.blob_bytes,
+                                       "scan_began_ns": p.scan_began_ns,
+                                       "scan_ended_ns": p.scan_ended_ns})
+                            })
+                        };
+                        json!({"index": s.index, "dir": String::from_utf8_lossy(&s.dir),
+                               "start": phase(s.start.as_ref()), "end": phase(s.end.as_ref())})
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let v = json!({
             "file": path.display().to_string(),
             "size": file_len,
@@ -215,6 +236,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             "types": types_json,
             "info": info,
             "lost": lost,
+            "snapshots": snapshots,
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
@@ -258,7 +280,8 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             )?;
         }
         if let Some(t) = &trace {
-            for (k, v) in t.info() {
+            // Snapshot facts get a section of their own below.
+            for (k, v) in t.info().iter().filter(|(k, _)| !k.starts_with("snapshot.")) {
                 writeln!(out, "  {k:<18} {}", String::from_utf8_lossy(v))?;
             }
             let lost: i64 = t.lost().iter().map(|l| l.count).sum();
@@ -304,6 +327,37 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
                     thousands(count as u64),
                     thousands(bytes as u64)
                 )?;
+            }
+            let snaps = t.snapshots();
+            if !snaps.is_empty() {
+                writeln!(out, "Snapshots   {}", snaps.len())?;
+            }
+            for s in &snaps {
+                writeln!(out, "  {}  {}", s.index, ra_fsstate::escape_bytes(&s.dir))?;
+                for (name, p) in [("start", &s.start), ("end", &s.end)] {
+                    let Some(p) = p else {
+                        writeln!(out, "     {name:<5}  not stored (incomplete)")?;
+                        continue;
+                    };
+                    let secs = (p.scan_ended_ns - p.scan_began_ns) as f64 / 1e9;
+                    let stored = if name == "start" {
+                        format!(
+                            "; {} contents stored ({} bytes)",
+                            thousands(p.blobs),
+                            thousands(p.blob_bytes)
+                        )
+                    } else {
+                        String::new()
+                    };
+                    writeln!(
+                        out,
+                        "     {name:<5}  {} entries, {} files of {} bytes{stored}; scanned {} in {secs:.2} s",
+                        thousands(p.entries),
+                        thousands(p.files),
+                        thousands(p.file_bytes),
+                        rfc3339(p.scan_began_ns),
+                    )?;
+                }
             }
         }
         writeln!(out)?;

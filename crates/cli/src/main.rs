@@ -1,11 +1,14 @@
 //! `reanimator`: the one binary. One module per subcommand; the heavy lifting lives in the
 //! library crates (`dataseries`, `ra-syscalls`, `ra-trace`, `ra-filter`).
 
+mod diff;
 mod dump;
 mod info;
 mod progress;
 mod record;
 mod records;
+mod replay;
+mod snapshot;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -20,7 +23,10 @@ use clap::{Parser, Subcommand};
     reanimator record -o trace.ds -- tar xf archive.tar\n  \
     reanimator info trace.ds\n  \
     reanimator dump trace.ds --where 'call in {openat, read} && ret >= 0'\n  \
-    reanimator dump trace.ds --format jsonl --type write | head")]
+    reanimator dump trace.ds --format jsonl --type write | head\n  \
+    reanimator record -o t.ds --snapshot data/ -- ./job data/\n  \
+    reanimator snapshot data/ -o data.jsonl\n  \
+    reanimator diff t.ds:end data/")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -36,6 +42,15 @@ enum Command {
     /// Print the records of a trace (strace-like lines in unique_id order by default) or of any
     /// DataSeries file.
     Dump(dump::DumpArgs),
+    /// Replay a trace into a sandboxed root directory, verifying return values, returned data
+    /// and (with a recorded snapshot) the final file tree.
+    Replay(replay::ReplayArgs),
+    /// Write the logical state of a directory tree (names, kinds, sizes, modes, owners,
+    /// content digests, symlink targets, xattrs, hard links) as a manifest.
+    Snapshot(snapshot::SnapshotArgs),
+    /// Compare two directory trees' logical state; each a directory, a manifest or a trace's
+    /// snapshot. Exit status 0 equal, 1 different, 2 trouble.
+    Diff(diff::DiffArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +59,9 @@ fn main() -> ExitCode {
         Command::Info(a) => info::run(a),
         Command::Dump(a) => dump::run(a),
         Command::Record(a) => record::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Snapshot(a) => snapshot::run(a),
+        Command::Diff(a) => diff::run(a),
     };
     match result {
         Ok(code) => code,

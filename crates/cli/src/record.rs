@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -13,7 +13,10 @@ use ra_capture::ebpf::{self, EbpfBackend, LossPolicy};
 use ra_capture::ptrace::PtraceBackend;
 use ra_capture::sink::TraceSink;
 use ra_capture::{DataMode, Options, Selection, Target, STOP_REQUESTS, STOP_SIGNAL};
-use ra_trace::WriterConfig;
+use ra_fsstate::ScanOptions;
+use ra_trace::{Phase, PhaseInfo, TraceWriter, WriterConfig};
+
+use crate::progress::ScanProgress;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -73,7 +76,13 @@ pub enum Cpu {
     reanimator record -o db.ds --syscalls openat,pwrite64,fsync -- sqlite3 test.db < script.sql\n\n\
     Exit status: the command's (128 + N when killed by signal N); 2 when reanimator itself fails.\n\
     Ctrl-C or SIGTERM: the signal is passed to the command and the trace is finished when it \
-    exits; a second one stops at once (the trace is still finished and readable).")]
+    exits; a second one stops at once (the trace is still finished and readable).\n\n\
+    --snapshot DIR: before the command starts, DIR's state (every entry's name, kind, size, \
+    mode, owner, xattrs, hard links, symlink targets, mtime) and the content of its files \
+    (each distinct content once) are stored in the trace; after the command ends (also after \
+    Ctrl-C) DIR's state is stored again, without contents. `reanimator info` shows them, \
+    `reanimator diff OUT.ds:start OUT.ds:end` compares them, replay recreates the start state. \
+    Symlinks are never followed and other file systems are not entered.")]
 pub struct RecordArgs {
     /// The trace file to write (replaced if it exists).
     #[arg(short = 'o', long, value_name = "OUT.ds")]
@@ -107,6 +116,10 @@ pub struct RecordArgs {
     /// Compression of the trace's extents.
     #[arg(long, value_enum, default_value_t = Compress::None)]
     pub compression: Compress,
+    /// Store DIR's state (and its file contents) in the trace before the command starts, and
+    /// its state again after it ends (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub snapshot: Vec<PathBuf>,
     /// Don't print the summary line.
     #[arg(short, long)]
     pub quiet: bool,
@@ -182,8 +195,57 @@ fn shell_quote(a: &std::ffi::OsStr) -> String {
     }
 }
 
+/// Stop requests (Ctrl-C, SIGTERM) already counted when the end-state scans began.
+static END_SCAN_BASE: AtomicI32 = AtomicI32::new(0);
+
+fn stop_start_scan() -> bool {
+    STOP_REQUESTS.load(Ordering::Relaxed) > 0
+}
+
+fn stop_end_scan() -> bool {
+    STOP_REQUESTS.load(Ordering::Relaxed) > END_SCAN_BASE.load(Ordering::Relaxed)
+}
+
+/// The --snapshot directories, canonical, checked: existing directories, each once, not
+/// holding the trace being written.
+fn snapshot_dirs(dirs: &[PathBuf], output: &std::path::Path) -> Result<Vec<PathBuf>> {
+    let out_dir =
+        output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let out_dir = std::fs::canonicalize(out_dir).ok();
+    let mut v: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        let c = std::fs::canonicalize(d)
+            .with_context(|| format!("--snapshot {}: cannot open it", d.display()))?;
+        if !c.is_dir() {
+            anyhow::bail!("--snapshot {}: not a directory", d.display());
+        }
+        if v.contains(&c) {
+            anyhow::bail!("--snapshot {}: given twice", d.display());
+        }
+        if out_dir.as_ref().is_some_and(|o| o.starts_with(&c)) {
+            anyhow::bail!(
+                "--snapshot {}: the trace {} would be inside it; write the trace elsewhere",
+                d.display(),
+                output.display()
+            );
+        }
+        v.push(c);
+    }
+    Ok(v)
+}
+
+fn scan_options(progress: &ScanProgress, dir: &std::path::Path, phase: Phase) -> ScanOptions {
+    let stop = if phase == Phase::Start { stop_start_scan } else { stop_end_scan };
+    ScanOptions {
+        cross_mounts: false,
+        skip: None,
+        progress: Some(progress.callback(format!("snapshot of {} ({phase})", dir.display()), stop)),
+    }
+}
+
 pub fn run(a: RecordArgs) -> Result<ExitCode> {
     let selection = Selection::parse(&a.syscalls).context("--syscalls")?;
+    let snapshot_dirs = snapshot_dirs(&a.snapshot, &a.output)?;
     let data = match a.data {
         Data::Full => DataMode::Full,
         Data::Hash => DataMode::Hash,
@@ -206,7 +268,13 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
             v.join(" ")
         }
     };
-    let cwd = std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default();
+    // The command's cwd: ours for a command we start, the target's when attaching.
+    let cwd = match a.pid {
+        Some(pid) => std::fs::read_link(format!("/proc/{pid}/cwd")),
+        None => std::env::current_dir(),
+    }
+    .map(|p| p.display().to_string())
+    .unwrap_or_default();
     let start = crate::info::rfc3339(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -219,9 +287,21 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
     };
     let mut backend = choose_backend(&a, &target)?;
     let data_name = format!("{:?}", a.data).to_lowercase();
+    // The umask the command starts with (replay applies it to files the trace creates).
+    let status = match a.pid {
+        Some(pid) => std::fs::read_to_string(format!("/proc/{pid}/status")),
+        None => std::fs::read_to_string("/proc/self/status"),
+    };
+    let umask = status
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("Umask:").map(|v| v.trim().to_string()))
+        })
+        .unwrap_or_default();
     let info: Vec<(&str, &[u8])> = vec![
         ("command", command.as_bytes()),
         ("cwd", cwd.as_bytes()),
+        ("umask", umask.as_bytes()),
         ("backend", backend.name().as_bytes()),
         ("data_mode", data_name.as_bytes()),
         ("syscalls", a.syscalls.as_bytes()),
@@ -236,12 +316,40 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         Compress::Zlib => dataseries::WriterOptions::zlib(),
     };
     let cfg = WriterConfig { ds, ..WriterConfig::default() };
-    let mut sink = TraceSink::create(&a.output, &info, cfg)
-        .with_context(|| format!("cannot create the trace {}", a.output.display()))?;
     install_stop_handlers();
+    let mut starts: Vec<PhaseInfo> = Vec::new();
+    let mut sink = if snapshot_dirs.is_empty() {
+        TraceSink::create(&a.output, &info, cfg)
+            .with_context(|| format!("cannot create the trace {}", a.output.display()))?
+    } else {
+        let mut w = TraceWriter::create(&a.output, &info, cfg)
+            .with_context(|| format!("cannot create the trace {}", a.output.display()))?;
+        for (i, d) in snapshot_dirs.iter().enumerate() {
+            let progress = ScanProgress::new();
+            let r = w.record_snapshot(
+                i as u32,
+                Phase::Start,
+                d,
+                scan_options(&progress, d, Phase::Start),
+            );
+            progress.finish();
+            match r {
+                Ok(s) => starts.push(s),
+                Err(e) => {
+                    let _ = w.finish();
+                    return Err(anyhow::Error::new(e).context(format!(
+                        "storing the state of {} (the command was not started)",
+                        d.display()
+                    )));
+                }
+            }
+        }
+        TraceSink::from_writer(w).context("starting the trace writer")?
+    };
     let t0 = Instant::now();
     let opts = Options { selection, data };
     let outcome = backend.record(&target, &opts, &mut sink);
+    let elapsed = t0.elapsed();
     // Finish the file whatever happened to the command.
     let outcome = match outcome {
         Ok(o) => o,
@@ -250,9 +358,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
             return Err(anyhow::Error::new(e).context(format!("recording `{command}`")));
         }
     };
-    if outcome.synthetic_ids > 0 || a.pid.is_some() {
-        sink.info("synthetic_ids", outcome.synthetic_ids.to_string().as_bytes())?;
-    }
+    sink.info("synthetic_ids", outcome.synthetic_ids.to_string().as_bytes())?;
     for (k, v) in &outcome.facts {
         sink.info(k, v.as_bytes())?;
     }
@@ -271,7 +377,38 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         )
         .as_bytes(),
     )?;
-    sink.close().with_context(|| format!("finishing {}", a.output.display()))?;
+    let mut ends: Vec<Option<PhaseInfo>> = Vec::new();
+    if snapshot_dirs.is_empty() {
+        sink.close().with_context(|| format!("finishing {}", a.output.display()))?;
+    } else {
+        let mut w =
+            sink.into_writer().with_context(|| format!("finishing {}", a.output.display()))?;
+        END_SCAN_BASE.store(STOP_REQUESTS.load(Ordering::Relaxed), Ordering::Relaxed);
+        for (i, d) in snapshot_dirs.iter().enumerate() {
+            let progress = ScanProgress::new();
+            let r =
+                w.record_snapshot(i as u32, Phase::End, d, scan_options(&progress, d, Phase::End));
+            progress.finish();
+            match r {
+                Ok(s) => ends.push(Some(s)),
+                // The tree could not be scanned (gone, unreadable, interrupted): the trace is
+                // still good, without this end state.
+                Err(ra_trace::Error::FsState(e)) => {
+                    eprintln!(
+                        "reanimator: warning: the end state of {} is not stored: {e}",
+                        d.display()
+                    );
+                    ends.push(None);
+                }
+                Err(e) => {
+                    let _ = w.finish();
+                    return Err(anyhow::Error::new(e)
+                        .context(format!("storing the end state of {}", d.display())));
+                }
+            }
+        }
+        w.finish().with_context(|| format!("finishing {}", a.output.display()))?;
+    }
     let file_bytes = std::fs::metadata(&a.output).map_or(0, |m| m.len());
     if !a.quiet {
         eprintln!(
@@ -287,13 +424,29 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
             if outcome.processes == 1 { "" } else { "es" },
             outcome.threads,
             if outcome.threads == 1 { "" } else { "s" },
-            t0.elapsed().as_secs_f64(),
+            elapsed.as_secs_f64(),
             backend.name(),
             a.output.display(),
             file_bytes as f64 / 1e6,
             command,
             outcome.exit_code
         );
+        for (i, d) in snapshot_dirs.iter().enumerate() {
+            let s = &starts[i];
+            let end = match ends.get(i).and_then(Option::as_ref) {
+                Some(e) => format!("end {} entries", e.entries),
+                None => "no end state".to_string(),
+            };
+            eprintln!(
+                "reanimator: snapshot {i} of {}: start {} entries ({} files, {:.1} MB; {} contents stored, {:.1} MB), {end}",
+                d.display(),
+                s.entries,
+                s.files,
+                s.file_bytes as f64 / 1e6,
+                s.blobs,
+                s.blob_bytes as f64 / 1e6,
+            );
+        }
     }
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
 }

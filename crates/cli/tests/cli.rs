@@ -62,7 +62,7 @@ fn info_describes_the_example_trace() {
     let o = run(&["info", &example()]);
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(out.contains("reanimator system-call trace, schema 1"), "{out}");
+    assert!(out.contains("reanimator system-call trace, schema 2"), "{out}");
     assert!(out.contains("complete (trailer and index valid)"), "{out}");
     assert!(out.contains("command            cat /etc/hostname"), "{out}");
     assert!(out.contains("IOTTAFSL::Trace::Syscall::openat"), "{out}");

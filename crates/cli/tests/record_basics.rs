@@ -147,9 +147,20 @@ fn captures_what_cat_reads_and_writes() {
     }
     let ids: Vec<u64> = ev.iter().map(|e| e.unique_id).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
-    assert_eq!(ev.first().map(|e| e.name.as_str()), Some("execve"));
-    assert_eq!(ev.last().map(|e| e.name.as_str()), Some("exit_group"));
+    // The descriptors the command inherited come first, as synthetic openat records: here the
+    // test's stdin (/dev/null) and its stdout and stderr pipes.
     let r = TraceReader::open(&trace).unwrap();
+    let n: usize =
+        std::str::from_utf8(r.info_value("synthetic_ids").unwrap()).unwrap().parse().unwrap();
+    let inherited: Vec<i64> = ev[..n].iter().map(|e| e.ret.unwrap()).collect();
+    assert!(ev[..n].iter().all(|e| e.name == "openat"), "{:?}", &ev[..n]);
+    for fd in [0, 1, 2] {
+        assert!(inherited.contains(&fd), "inherited fds {inherited:?}");
+    }
+    let stdout = &ev[inherited.iter().position(|&f| f == 1).unwrap()];
+    assert!(stdout.arg("pathname").and_then(ArgValue::as_data).unwrap().starts_with(b"pipe:["));
+    assert_eq!(ev.get(n).map(|e| e.name.as_str()), Some("execve"));
+    assert_eq!(ev.last().map(|e| e.name.as_str()), Some("exit_group"));
     assert_eq!(r.info_value("backend"), Some(backend().as_bytes()));
     assert_eq!(r.info_value("exit_status"), Some(&b"0"[..]));
     assert!(r.info_value("kernel").is_some() && r.info_value("hostname").is_some());

@@ -468,9 +468,21 @@ impl Model {
                 l.syscall, l.count, l.bytes, l.reason
             ));
         }
+        // The first records describe descriptors the command inherited (synthetic openat
+        // records): the model treats those descriptors as the outside world.
+        let synthetic: u64 = r
+            .info_value("synthetic_ids")
+            .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+            .unwrap_or(0);
         for ev in r.events(None) {
             let ev =
                 ev.unwrap_or_else(|e| panic!("reading events of {}: {e}", rec.trace.display()));
+            if ev.unique_id < synthetic {
+                if ev.name != "openat" || ev.ret.is_none_or(|fd| fd < 0) {
+                    m.problem(&ev, "a synthetic record that is not a successful openat");
+                }
+                continue;
+            }
             m.apply(ev);
         }
         m

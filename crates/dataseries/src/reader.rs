@@ -190,8 +190,8 @@ fn check_trailer(t: &[u8], be: bool, file_len: u64) -> std::result::Result<u64, 
 }
 
 /// A DSv1 file opened for reading. Owns the file and reads with positioned reads, so it can be
-/// shared between threads and iterated several times at once.
-#[derive(Debug)]
+/// shared between threads and iterated several times at once; clones share the open file.
+#[derive(Clone, Debug)]
 pub struct DsReader {
     file: Arc<File>,
     len: u64,

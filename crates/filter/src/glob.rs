@@ -57,23 +57,33 @@ enum Kind {
     Nfa { toks: Vec<Tok>, stars: Vec<usize> },
 }
 
-/// A compiled glob pattern.
+/// A compiled glob pattern (the syntax of the module documentation); also used outside
+/// filter expressions, e.g. by `reanimator diff --ignore`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Glob {
+pub struct Glob {
     kind: Kind,
 }
 
 /// Why a pattern does not compile.
 #[derive(Debug)]
-pub(crate) struct GlobError {
+pub struct GlobError {
     pub(crate) message: String,
 }
+
+impl fmt::Display for GlobError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for GlobError {}
 
 /// Number of `u64` words kept on the stack for the live-state sets.
 const INLINE_WORDS: usize = 8;
 
 impl Glob {
-    pub(crate) fn compile(pat: &[u8]) -> Result<Glob, GlobError> {
+    /// Compile `pat`.
+    pub fn compile(pat: &[u8]) -> Result<Glob, GlobError> {
         let mut toks = Vec::new();
         let mut i = 0;
         while i < pat.len() {
@@ -110,7 +120,8 @@ impl Glob {
         Ok(Glob { kind: classify(toks) })
     }
 
-    pub(crate) fn matches(&self, text: &[u8]) -> bool {
+    /// Whether the whole of `text` matches.
+    pub fn matches(&self, text: &[u8]) -> bool {
         match &self.kind {
             Kind::Exact(lit) => text == lit.as_slice(),
             Kind::Prefix(lit) => text.starts_with(lit),

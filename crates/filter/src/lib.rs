@@ -174,6 +174,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::str::FromStr;
 
+pub use glob::{Glob, GlobError};
 pub use suggest::suggest;
 
 /// One field's value in a record.

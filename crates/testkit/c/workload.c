@@ -1729,7 +1729,41 @@ static void sockets(void)
 	a_int("sigsetsize", 8);
 	done();
 
-	int fds[] = {efd, ep1, ep, sv[0], sv[1], dc, ds, a2, a1, c2, c1, ls};
+	/* More descriptor makers (simulated by replay, captured for the fd numbers). */
+	int e0, tfd, sfd, ifd, pfd;
+	SC1(SYS_eventfd, 0x5eee);
+	begin("eventfd");
+	a_int("initval", 0x5eee);
+	done();
+	e0 = (int)need("eventfd");
+	SC2(SYS_timerfd_create, CLOCK_MONOTONIC, O_CLOEXEC | O_NONBLOCK);
+	begin("timerfd_create");
+	a_int("clockid", CLOCK_MONOTONIC);
+	a_int("flags", O_CLOEXEC | O_NONBLOCK);
+	done();
+	tfd = (int)need("timerfd_create");
+	uint64_t sigs = 1ULL << (SIGUSR2 - 1);
+	SC4(SYS_signalfd4, -1, &sigs, 8, O_CLOEXEC);
+	begin("signalfd4");
+	a_int("fd", -1);
+	a_ptr("mask", &sigs);
+	a_int("sizemask", 8);
+	a_int("flags", O_CLOEXEC);
+	done();
+	sfd = (int)need("signalfd4");
+	SC1(SYS_inotify_init1, O_CLOEXEC);
+	begin("inotify_init1");
+	a_int("flags", O_CLOEXEC);
+	done();
+	ifd = (int)need("inotify_init1");
+	SC2(SYS_pidfd_open, g_pid, 0);
+	begin("pidfd_open");
+	a_int("pid", g_pid);
+	a_int("flags", 0);
+	done();
+	pfd = (int)need("pidfd_open");
+
+	int fds[] = {pfd, ifd, sfd, tfd, e0, efd, ep1, ep, sv[0], sv[1], dc, ds, a2, a1, c2, c1, ls};
 	for (unsigned i = 0; i < sizeof fds / sizeof fds[0]; i++)
 		do_close(fds[i]);
 }

@@ -29,6 +29,21 @@ pub enum Error {
     BufferTooLarge { call: &'static str, field: &'static str, len: usize, limit: usize },
     #[error("unknown system call `{0}` (not in the registry)")]
     UnknownCall(String),
+    #[error(transparent)]
+    FsState(#[from] ra_fsstate::Error),
+    #[error("the trace has no snapshot {index} ({count} recorded; `reanimator record --snapshot DIR` records one)")]
+    NoSuchSnapshot { index: u32, count: usize },
+    #[error("the {phase} state of snapshot {index} is incomplete (the recorder stopped while storing it)")]
+    SnapshotIncomplete { index: u32, phase: &'static str },
+    #[error("{type_name} extent at offset {extent_offset}, record {row}: {problem}")]
+    SnapshotRecord {
+        type_name: &'static str,
+        extent_offset: u64,
+        row: usize,
+        problem: crate::snapshot::SnapshotProblem,
+    },
+    #[error("the {phase} state of snapshot {index} holds {found} entries, the trace info says {expected}")]
+    SnapshotCount { index: u32, phase: &'static str, expected: u64, found: u64 },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -11,6 +11,9 @@
 //! written by the original Re-Animator are read too; their quirks (always-true bools, pid fields
 //! holding tids, the synthetic umask record, seconds/Tfrac time units) are handled in
 //! [`quirks`].
+//!
+//! A trace can also hold the state of directory trees before and after the recording
+//! ([`snapshot`]: entries and content-addressed file contents, built on [`ra_fsstate`]).
 
 mod error;
 mod event;
@@ -18,6 +21,7 @@ pub mod format;
 pub mod quirks;
 mod reader;
 pub mod schema;
+pub mod snapshot;
 pub mod structs;
 mod writer;
 
@@ -25,4 +29,5 @@ pub use error::{Error, Result};
 pub use event::{ArgValue, Event, ExtraValue, IovValue};
 pub use reader::{EventIter, LostRecord, TraceKind, TraceReader};
 pub use schema::Schema;
+pub use snapshot::{FsEntries, Phase, PhaseInfo, SnapshotEntries, SnapshotInfo};
 pub use writer::{TraceWriter, WriterConfig};

@@ -15,7 +15,7 @@ use ra_syscalls::{by_trace_name, ArgKind};
 
 use crate::event::{ArgValue, Event, ExtraValue, IovValue};
 use crate::quirks::normalize_time;
-use crate::schema::{CallLayout, INFO_TYPE, LOST_TYPE, PREFIX};
+use crate::schema::{CallLayout, BLOB_TYPE, INFO_TYPE, LOST_TYPE, PREFIX, SNAPSHOT_TYPE};
 use crate::{Error, Result};
 
 /// Who wrote the trace.
@@ -48,6 +48,9 @@ pub struct TraceReader {
     info: Vec<(String, Vec<u8>)>,
     lost: Vec<LostRecord>,
     complete: bool,
+    /// `Reanimator::Snapshot` and `Reanimator::Blob` extents, in file order.
+    snapshot_offsets: Vec<u64>,
+    blob_offsets: Vec<u64>,
 }
 
 impl TraceReader {
@@ -79,6 +82,8 @@ impl TraceReader {
         let mut offsets = vec![Vec::new(); layouts.len()];
         let mut info_offsets = Vec::new();
         let mut lost_offsets = Vec::new();
+        let mut snapshot_offsets = Vec::new();
+        let mut blob_offsets = Vec::new();
         let complete = matches!(ds.trailer_status(), TrailerStatus::Valid { .. });
         let mut place = |off: u64, name: &str| {
             if let Some(&i) = by_name.get(name) {
@@ -87,6 +92,10 @@ impl TraceReader {
                 info_offsets.push(off);
             } else if name == LOST_TYPE {
                 lost_offsets.push(off);
+            } else if name == SNAPSHOT_TYPE {
+                snapshot_offsets.push(off);
+            } else if name == BLOB_TYPE {
+                blob_offsets.push(off);
             }
         };
         match ds.index()? {
@@ -125,7 +134,17 @@ impl TraceReader {
                 });
             }
         }
-        Ok(TraceReader { ds, kind, layouts, offsets, info, lost, complete })
+        Ok(TraceReader {
+            ds,
+            kind,
+            layouts,
+            offsets,
+            info,
+            lost,
+            complete,
+            snapshot_offsets,
+            blob_offsets,
+        })
     }
 
     pub fn kind(&self) -> TraceKind {
@@ -158,6 +177,17 @@ impl TraceReader {
         &self.lost
     }
 
+    /// File offsets of the `Reanimator::Snapshot` extents (directory-tree entries), in file
+    /// order.
+    pub fn snapshot_offsets(&self) -> &[u64] {
+        &self.snapshot_offsets
+    }
+
+    /// File offsets of the `Reanimator::Blob` extents (stored file contents), in file order.
+    pub fn blob_offsets(&self) -> &[u64] {
+        &self.blob_offsets
+    }
+
     /// Call types present in the file with the number of extents of each.
     pub fn call_types(&self) -> impl Iterator<Item = (&CallLayout, usize)> {
         self.layouts.iter().zip(self.offsets.iter().map(Vec::len))
@@ -177,6 +207,7 @@ impl TraceReader {
                 pending: self.offsets[i].iter().copied().collect(),
                 extent: None,
                 row: 0,
+                next: None,
             });
         }
         EventIter {
@@ -191,11 +222,17 @@ impl TraceReader {
     }
 }
 
+/// A decode of an extent running on another thread.
+type Prefetch = std::thread::JoinHandle<dataseries::Result<Extent>>;
+
 struct Cursor {
     layout: usize,
     pending: VecDeque<u64>,
     extent: Option<Extent>,
     row: usize,
+    /// The next extent of this type, decoding in the background while the current one is
+    /// iterated (so reading, checking and decoding overlap with the caller's work).
+    next: Option<(u64, Prefetch)>,
 }
 
 impl Cursor {
@@ -207,11 +244,31 @@ impl Cursor {
                     return Ok(true);
                 }
             }
-            let Some(off) = self.pending.pop_front() else {
-                self.extent = None;
-                return Ok(false);
+            let extent = match self.next.take() {
+                Some((off, h)) => match h.join() {
+                    Ok(r) => r?,
+                    // The decoding thread panicked: decode here, which reports the problem.
+                    Err(_) => ds.read_extent_at(off)?,
+                },
+                None => match self.pending.pop_front() {
+                    Some(off) => ds.read_extent_at(off)?,
+                    None => {
+                        self.extent = None;
+                        return Ok(false);
+                    }
+                },
             };
-            self.extent = Some(ds.read_extent_at(off)?);
+            if let Some(off) = self.pending.pop_front() {
+                let ds2 = ds.clone();
+                match std::thread::Builder::new()
+                    .name("trace-prefetch".into())
+                    .spawn(move || ds2.read_extent_at(off))
+                {
+                    Ok(h) => self.next = Some((off, h)),
+                    Err(_) => self.pending.push_front(off),
+                }
+            }
+            self.extent = Some(extent);
             self.row = 0;
         }
     }

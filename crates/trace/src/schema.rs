@@ -6,8 +6,10 @@
 //!   epoch="unix"` on the time fields, and a nullable `executing_gid`.
 //! * Other calls (`statx`, `openat2`, `pwritev2`, ...) get the 14 common fields plus one field per
 //!   registry argument, named by the argument's `field`, in namespace [`NAMESPACE`].
-//! * Two types of our own: [`INFO_TYPE`] (key/value facts about the recording) and
-//!   [`LOST_TYPE`] (events a backend had to drop, with counts).
+//! * Types of our own: [`INFO_TYPE`] (key/value facts about the recording), [`LOST_TYPE`]
+//!   (events a backend had to drop, with counts), [`SNAPSHOT_TYPE`] (the entries of a
+//!   directory tree's start and end state) and [`BLOB_TYPE`] (file contents of those trees,
+//!   content-addressed).
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -23,11 +25,15 @@ pub const NAMESPACE: &str = "reanimator.rs";
 /// Version of the types we add and of our additions to Re-Animator's types.
 pub const VERSION: &str = "1.0";
 /// Our schema version as recorded in the trace info (`schema_version`).
-pub const SCHEMA_VERSION: &str = "1";
+pub const SCHEMA_VERSION: &str = "2";
 /// Key/value facts about a recording: `key`, `value` (both variable32).
 pub const INFO_TYPE: &str = "Reanimator::TraceInfo";
 /// Dropped events: per call type and time range, how many.
 pub const LOST_TYPE: &str = "Reanimator::Lost";
+/// One entry of a directory tree's recorded state (`record --snapshot`).
+pub const SNAPSHOT_TYPE: &str = "Reanimator::Snapshot";
+/// One chunk (at most 1 MiB) of a file content, keyed by the content's BLAKE3 digest.
+pub const BLOB_TYPE: &str = "Reanimator::Blob";
 
 /// Field indices of the common fields in one extent type; `None` where the type lacks one
 /// (possible in foreign files).
@@ -184,6 +190,8 @@ pub struct Schema {
     by_trace_name: HashMap<&'static str, usize>,
     info: Arc<ExtentType>,
     lost: Arc<ExtentType>,
+    snapshot: Arc<ExtentType>,
+    blob: Arc<ExtentType>,
 }
 
 impl Schema {
@@ -232,7 +240,39 @@ impl Schema {
                 .field(FieldDesc::new("reason", FieldType::Variable32))
                 .build()?,
         );
-        Ok(Schema { calls, by_trace_name, info, lost })
+        let nullable_bytes = |n: &str| FieldDesc::new(n, FieldType::Variable32).nullable(true);
+        let nullable_i64 = |n: &str| FieldDesc::new(n, FieldType::Int64).nullable(true);
+        let snapshot = Arc::new(
+            ExtentType::builder(SNAPSHOT_TYPE)
+                .namespace(NAMESPACE)
+                .version(VERSION)
+                .field(FieldDesc::new("snapshot", FieldType::Int32))
+                .field(FieldDesc::new("phase", FieldType::Byte))
+                .field(FieldDesc::new("path", FieldType::Variable32))
+                .field(FieldDesc::new("kind", FieldType::Byte))
+                .field(FieldDesc::new("mode", FieldType::Int32))
+                .field(FieldDesc::new("uid", FieldType::Int64))
+                .field(FieldDesc::new("gid", FieldType::Int64))
+                .field(FieldDesc::new("size", FieldType::Int64))
+                .field(nullable_bytes("blake3"))
+                .field(nullable_bytes("target"))
+                .field(nullable_i64("rdev_major"))
+                .field(nullable_i64("rdev_minor"))
+                .field(nullable_bytes("xattrs"))
+                .field(nullable_bytes("link"))
+                .field(FieldDesc::new("mtime", FieldType::Int64).units("nanoseconds", "unix"))
+                .build()?,
+        );
+        let blob = Arc::new(
+            ExtentType::builder(BLOB_TYPE)
+                .namespace(NAMESPACE)
+                .version(VERSION)
+                .field(FieldDesc::new("blake3", FieldType::Variable32).pack_unique(true))
+                .field(FieldDesc::new("offset", FieldType::Int64))
+                .field(FieldDesc::new("data", FieldType::Variable32))
+                .build()?,
+        );
+        Ok(Schema { calls, by_trace_name, info, lost, snapshot, blob })
     }
 
     /// Layout of a call by trace name.
@@ -258,11 +298,21 @@ impl Schema {
         &self.lost
     }
 
+    pub fn snapshot_type(&self) -> &Arc<ExtentType> {
+        &self.snapshot
+    }
+
+    pub fn blob_type(&self) -> &Arc<ExtentType> {
+        &self.blob
+    }
+
     /// Every extent type a trace declares.
     pub fn all_types(&self) -> Vec<Arc<ExtentType>> {
         let mut v: Vec<_> = self.calls.iter().map(|c| c.ty.clone()).collect();
         v.push(self.info.clone());
         v.push(self.lost.clone());
+        v.push(self.snapshot.clone());
+        v.push(self.blob.clone());
         v
     }
 }
@@ -390,5 +440,41 @@ mod tests {
         }
         let doc = include_str!("../../../docs/TRACE_FORMAT.md");
         assert!(doc.contains(ty.xml().trim_end()), "TRACE_FORMAT.md shows the read type's XML");
+    }
+
+    /// docs/TRACE_FORMAT.md §3.9 shows the snapshot types' XML and layouts; keep them true.
+    #[test]
+    fn snapshot_types_match_the_documentation() {
+        let doc = include_str!("../../../docs/TRACE_FORMAT.md");
+        let s = Schema::ours();
+        for ty in [s.snapshot_type(), s.blob_type()] {
+            assert!(doc.contains(ty.xml().trim_end()), "TRACE_FORMAT.md shows {}'s XML", ty.name());
+        }
+        let off = |ty: &ExtentType, n: &str| ty.field_offset(ty.field_index(n).unwrap()).unwrap().0;
+        let t = s.snapshot_type();
+        assert_eq!(t.record_size(), 80);
+        let want = [
+            ("phase", 1),
+            ("kind", 2),
+            ("snapshot", 4),
+            ("mode", 8),
+            ("path", 12),
+            ("blake3", 16),
+            ("target", 20),
+            ("xattrs", 24),
+            ("link", 28),
+            ("uid", 32),
+            ("gid", 40),
+            ("size", 48),
+            ("rdev_major", 56),
+            ("rdev_minor", 64),
+            ("mtime", 72),
+        ];
+        for (name, o) in want {
+            assert_eq!(off(t, name), o, "{name}");
+        }
+        let b = s.blob_type();
+        assert_eq!(b.record_size(), 16);
+        assert_eq!((off(b, "blake3"), off(b, "data"), off(b, "offset")), (0, 4, 8));
     }
 }

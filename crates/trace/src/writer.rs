@@ -6,6 +6,7 @@
 //! (the recorder calls it at least once a second, so a killed tracer loses at most that much).
 //! Compression happens on the DataSeries writer's background threads.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -128,6 +129,12 @@ fn derive_columns(layout: &CallLayout) -> Vec<Derived> {
     out
 }
 
+#[derive(Clone, Copy)]
+enum Side {
+    Snapshot,
+    Blob,
+}
+
 struct CallState {
     layout: CallLayout,
     derived: Vec<Derived>,
@@ -141,6 +148,12 @@ pub struct TraceWriter<W: Write + Send + 'static> {
     calls: Vec<CallState>,
     info: ExtentBuilder,
     lost: ExtentBuilder,
+    snapshot: ExtentBuilder,
+    /// The (snapshot, phase) of the records in `snapshot`: an extent holds one.
+    snapshot_key: Option<(u32, u8)>,
+    blob: ExtentBuilder,
+    /// Digests of the contents stored so far (each is stored once per trace).
+    blob_digests: HashSet<[u8; 32]>,
     cfg: WriterConfig,
     buffered: usize,
     next_id: u64,
@@ -184,6 +197,10 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             calls,
             info: ExtentBuilder::new(schema.info_type().clone()),
             lost: ExtentBuilder::new(schema.lost_type().clone()),
+            snapshot: ExtentBuilder::new(schema.snapshot_type().clone()),
+            snapshot_key: None,
+            blob: ExtentBuilder::new(schema.blob_type().clone()),
+            blob_digests: HashSet::new(),
             cfg,
             buffered: 0,
             next_id: 0,
@@ -228,6 +245,120 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             b.set(4, Value::Int64(z))?;
         }
         b.set(5, Value::Bytes(reason.as_bytes()))?;
+        Ok(())
+    }
+
+    /// Append one entry of a tree's recorded state: snapshot `snapshot` (0, 1, ... per
+    /// directory), `phase` 0 (start) or 1 (end). The entries of one (snapshot, phase) must be
+    /// appended together, in path order; each such run gets extents of its own.
+    pub fn add_snapshot_entry(
+        &mut self,
+        snapshot: u32,
+        phase: u8,
+        e: &ra_fsstate::Entry,
+    ) -> Result<()> {
+        if self.snapshot_key.is_some_and(|k| k != (snapshot, phase)) {
+            self.write_side(Side::Snapshot)?;
+        }
+        self.snapshot_key = Some((snapshot, phase));
+        let before = self.snapshot.approx_bytes();
+        let b = &mut self.snapshot;
+        b.start_record();
+        b.set(0, Value::Int32(snapshot as i32))?;
+        b.set(1, Value::Byte(phase))?;
+        b.set(2, Value::Bytes(&e.path))?;
+        b.set(3, Value::Byte(e.kind.code()))?;
+        b.set(4, Value::Int32(e.mode as i32))?;
+        b.set(5, Value::Int64(i64::from(e.uid)))?;
+        b.set(6, Value::Int64(i64::from(e.gid)))?;
+        b.set(7, Value::Int64(e.size as i64))?;
+        if let Some(d) = &e.digest {
+            b.set(8, Value::Bytes(&d.0))?;
+        }
+        if let Some(t) = &e.target {
+            b.set(9, Value::Bytes(t))?;
+        }
+        if let Some(r) = e.rdev {
+            b.set(10, Value::Int64(i64::from(r.major)))?;
+            b.set(11, Value::Int64(i64::from(r.minor)))?;
+        }
+        if !e.xattrs.is_empty() {
+            b.set(12, Value::Bytes(&crate::snapshot::encode_xattrs(&e.xattrs)))?;
+        }
+        if let Some(l) = &e.link {
+            b.set(13, Value::Bytes(l))?;
+        }
+        b.set(14, Value::Int64(e.mtime_ns))?;
+        let after = self.snapshot.approx_bytes();
+        self.side_grew(Side::Snapshot, before, after)
+    }
+
+    /// Whether content `digest` is stored in this trace already.
+    pub fn has_blob(&self, digest: &ra_fsstate::Digest) -> bool {
+        self.blob_digests.contains(&digest.0)
+    }
+
+    /// Note that content `digest` is being stored (its chunks follow with
+    /// [`TraceWriter::add_blob_chunk`]). False if it was stored before.
+    pub fn claim_blob(&mut self, digest: &ra_fsstate::Digest) -> bool {
+        self.blob_digests.insert(digest.0)
+    }
+
+    /// Append one chunk (at most [`ra_fsstate::CHUNK_BYTES`]) of content `digest` at `offset`.
+    pub fn add_blob_chunk(
+        &mut self,
+        digest: &ra_fsstate::Digest,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<()> {
+        if data.len() > ra_fsstate::CHUNK_BYTES {
+            return Err(Error::BufferTooLarge {
+                call: "snapshot blob",
+                field: "data",
+                len: data.len(),
+                limit: ra_fsstate::CHUNK_BYTES,
+            });
+        }
+        self.blob_digests.insert(digest.0);
+        let before = self.blob.approx_bytes();
+        let b = &mut self.blob;
+        b.start_record();
+        b.set(0, Value::Bytes(&digest.0))?;
+        b.set(1, Value::Int64(offset as i64))?;
+        b.set(2, Value::Bytes(data))?;
+        let after = self.blob.approx_bytes();
+        self.side_grew(Side::Blob, before, after)
+    }
+
+    fn side_builder(&mut self, side: Side) -> &mut ExtentBuilder {
+        match side {
+            Side::Snapshot => &mut self.snapshot,
+            Side::Blob => &mut self.blob,
+        }
+    }
+
+    /// Bookkeeping after a side record: write the extent once it is big enough.
+    fn side_grew(&mut self, side: Side, before: usize, after: usize) -> Result<()> {
+        self.buffered += after.saturating_sub(before);
+        if after >= self.cfg.extent_target_bytes {
+            self.write_side(side)?;
+        }
+        if self.buffered >= self.cfg.buffer_budget_bytes {
+            self.write_all_buffers()?;
+        }
+        Ok(())
+    }
+
+    fn write_side(&mut self, side: Side) -> Result<()> {
+        let b = self.side_builder(side);
+        if b.is_empty() {
+            return Ok(());
+        }
+        let size = b.approx_bytes();
+        let ty = b.extent_type().clone();
+        let full = std::mem::replace(b, ExtentBuilder::new(ty));
+        self.buffered = self.buffered.saturating_sub(size);
+        self.ds.write_extent(full)?;
         Ok(())
     }
 
@@ -323,7 +454,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
                 self.ds.write_extent(b)?;
             }
         }
-        for b in [&mut self.info, &mut self.lost] {
+        for b in [&mut self.info, &mut self.lost, &mut self.snapshot, &mut self.blob] {
             if !b.is_empty() {
                 let ty = b.extent_type().clone();
                 let full = std::mem::replace(b, ExtentBuilder::new(ty));

@@ -128,7 +128,7 @@ fn every_registry_call_round_trips() {
     let r = TraceReader::open(&path).unwrap();
     assert!(r.is_complete());
     assert_eq!(r.info_value("command"), Some(&b"test"[..]));
-    assert_eq!(r.info_value("schema_version"), Some(&b"1"[..]));
+    assert_eq!(r.info_value("schema_version"), Some(&b"2"[..]));
 }
 
 #[test]

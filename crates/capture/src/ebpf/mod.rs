@@ -41,7 +41,7 @@ use ra_trace::ArgValue;
 
 use self::assemble::{Assembler, Clock};
 use self::layout::{LostSlot, Record, Stats, LOST_MMAP_READ, LOST_MMAP_WRITE, LOST_SLOTS};
-use crate::common::{proc_info, resolve, synthetic_fds};
+use crate::common::{inherited_fds, proc_info, resolve, synthetic_fds};
 use crate::sink::{LostBatch, TraceSink};
 use crate::{
     Backend, Capabilities, DataMode, Error, Options, Outcome, Result, Target, Unavailable,
@@ -688,6 +688,14 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
     let mut mode = match (target, &cmd) {
         (Target::Command(_), Some(cmd)) => {
             let root = spawn_stopped(cmd)?;
+            for ev in inherited_fds(root) {
+                if let Err(e) = sink.push(ev) {
+                    // SAFETY: kill takes a pid and a signal.
+                    unsafe { libc::kill(root, libc::SIGKILL) };
+                    return Err(e);
+                }
+                out.synthetic_ids += 1;
+            }
             if let Err(e) = add_target(&skel, root) {
                 // SAFETY: kill takes a pid and a signal.
                 unsafe { libc::kill(root, libc::SIGKILL) };

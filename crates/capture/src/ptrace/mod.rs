@@ -24,8 +24,8 @@ use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
 use ra_trace::{ArgValue, Event, IovValue};
 
 use crate::common::{
-    deref_len_args, flock_columns_from, hash_bulk, is_bulk, never_returns, now_ns, proc_info,
-    resolve, scalar, stamp, struct_size, synthetic_fds, ProcInfo,
+    deref_len_args, flock_columns_from, hash_bulk, inherited_fds, is_bulk, never_returns, now_ns,
+    proc_info, resolve, scalar, stamp, struct_size, synthetic_fds, ProcInfo,
 };
 use crate::sink::TraceSink;
 use crate::{Backend, Capabilities, DataMode, Error, Result, Selection, Target, Unavailable};
@@ -809,6 +809,12 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     sys::set_options(pid, opts_bits)
         .map_err(|source| Error::Sys { call: "PTRACE_SETOPTIONS", source })?;
 
+    // The descriptors the command inherits: synthetic records first, as for -p.
+    let inherited = inherited_fds(pid);
+    let n_inherited = inherited.len() as u64;
+    for ev in inherited {
+        sink.push(ev)?;
+    }
     let mut t = Tracer::new(opts, sink, pid, false, usize::try_from(same_cpu).ok());
     t.thread(pid);
     t.resume(pid, 0);
@@ -816,6 +822,7 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     r?;
     t.out.exit_code = t.root_status.unwrap_or(128 + libc::SIGKILL);
     t.out.pinned_cpu = t.pinned_cpu;
+    t.out.synthetic_ids = n_inherited;
     Ok(t.out)
 }
 

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Replay benchmark, side by side in one run: a workload's original run (vanilla, and under
+# `reanimator record --backend ptrace`, whose trace is replayed) against AFAP replays of that
+# trace with full verification and with none.
+#   fio: 4 KiB random writes, psync, one job, 256 MiB file, 10 s time-based;
+#   sqlite3: 200,000 inserts in 2,000 transactions (the bench/record workload).
+# Each replay starts from an empty root: `--init` recreates the initial state first (the
+# trace's snapshot of the workload directory where it has one, else inferred); the replay time
+# is the report's `elapsed_s` (replay only), the initial-state time is reported beside it.
+# Peak RSS is the replay process's (init included).
+#   bash bench/replay/run.sh [RUNS]      (default 3; scratch under /var/tmp or $BENCH_DIR)
+set -euo pipefail
+export LC_ALL=C
+cd "$(dirname "$0")/../.."
+RUNS="${1:-3}"
+for p in fio sqlite3 python3 cargo; do
+  command -v "$p" >/dev/null 2>&1 || { echo "bench/replay: $p not found; run: bash scripts/install-deps.sh" >&2; exit 1; }
+done
+cargo build --release -q -p reanimator
+RA="$(realpath "${CARGO_TARGET_DIR:-target}/release/reanimator")"
+DIR="${BENCH_DIR:-$(mktemp -d /var/tmp/bench-replay.XXXXXX)}"
+mkdir -p "$DIR"
+trap 'rm -rf "$DIR"' EXIT
+OUT="$DIR/results.jsonl"
+: >"$OUT"
+SNAP=()
+"$RA" record --help | grep -q -- '--snapshot' && SNAP=(--snapshot "$DIR/w")
+
+drop_caches() {
+  sync
+  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; fi
+}
+
+# row WORKLOAD CONFIG RUN key=value...
+row() {
+  local w=$1 c=$2 r=$3
+  shift 3
+  python3 - "$w" "$c" "$r" "$@" >>"$OUT" <<'PY'
+import json, sys
+w, c, r, *kv = sys.argv[1:]
+row = {"workload": w, "config": c, "run": int(r)}
+for x in kv:
+    k, v = x.split("=", 1)
+    try:
+        row[k] = float(v) if "." in v else int(v)
+    except ValueError:
+        row[k] = v
+print(json.dumps(row))
+PY
+  tail -n 1 "$OUT" >&2
+}
+
+# replay_runs WORKLOAD TRACE: RUNS x (full, none) replays into fresh roots.
+replay_runs() {
+  local w=$1 trace=$2 i cfg verify
+  for i in $(seq "$RUNS"); do
+    for cfg in replay-full replay-none; do
+      verify=full; [ "$cfg" = replay-none ] && verify=none
+      rm -rf "$DIR/root"; mkdir "$DIR/root"
+      drop_caches
+      local t0 t1 st=0
+      t0=$EPOCHREALTIME
+      /usr/bin/time -f "%M" -o "$DIR/rss" "$RA" replay "$trace" --root "$DIR/root" --init --verify "$verify" \
+        --report "$DIR/report.json" -q || st=$?
+      t1=$EPOCHREALTIME
+      if [ "$st" -ge 2 ]; then echo "bench/replay: replay of $w failed (status $st)" >&2; exit 1; fi
+      python3 - "$DIR/report.json" "$t0" "$t1" "$(tail -n 1 "$DIR/rss")" >"$DIR/kv" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["totals"]
+wall = float(sys.argv[3]) - float(sys.argv[2])
+print(f"replay_s={r['elapsed_s']:.3f} wall_s={wall:.3f} init_s={max(wall - r['elapsed_s'], 0):.3f} "
+      f"rss_mb={int(sys.argv[4]) / 1024:.1f} calls={t['replayed']} mismatched={r['mismatch_total']} "
+      f"span_s={r['trace_span_s']:.3f}")
+for m in r["mismatches"][:3]:
+    print(f"bench/replay: mismatch #{m['unique_id']} {m['call']}: {m['what']}: expected {m['expected']}, got {m['actual']}", file=sys.stderr)
+for f in r["final_state"]:
+    if f["differences"]:
+        print(f"bench/replay: final state {f['compared']}: {f['differences']} differences: {f['first'][:3]}", file=sys.stderr)
+PY
+      # shellcheck disable=SC2046
+      row "$w" "$cfg" "$i" $(cat "$DIR/kv")
+    done
+  done
+}
+
+# ---- fio --------------------------------------------------------------------------------------
+mkdir -p "$DIR/w"
+FIO_FILE="$DIR/w/fio.dat"
+FIO_ARGS=(--name=rw --filename="$FIO_FILE" --size=256M --rw=randwrite --bs=4k --ioengine=psync
+  --numjobs=1 --runtime=10 --time_based --output-format=json)
+fio --name=lay --filename="$FIO_FILE" --size=256M --rw=write --bs=1M --ioengine=psync >/dev/null
+for i in $(seq "$RUNS"); do
+  drop_caches
+  t0=$EPOCHREALTIME
+  fio "${FIO_ARGS[@]}" --output="$DIR/fio.json" >/dev/null
+  t1=$EPOCHREALTIME
+  ios=$(python3 -c "import json,sys; t=open(sys.argv[1]).read(); print(json.loads(t[t.index('{'):])['jobs'][0]['write']['total_ios'])" "$DIR/fio.json")
+  row fio vanilla "$i" wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" calls="$ios"
+done
+drop_caches
+t0=$EPOCHREALTIME
+"$RA" record -q --backend ptrace -o "$DIR/fio.ds" "${SNAP[@]}" -- fio "${FIO_ARGS[@]}" --output="$DIR/fio.json" >/dev/null
+t1=$EPOCHREALTIME
+row fio traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
+  trace_bytes="$(stat -c %s "$DIR/fio.ds")"
+replay_runs fio "$DIR/fio.ds"
+rm -f "$DIR/fio.ds" "$FIO_FILE"
+
+# ---- sqlite3 ----------------------------------------------------------------------------------
+python3 - "$DIR/ins.sql" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("CREATE TABLE t(k INTEGER, v TEXT);\n")
+    v = "x" * 100
+    for t in range(2000):
+        f.write("BEGIN;\n")
+        for i in range(100):
+            f.write(f"INSERT INTO t(k,v) VALUES({t * 100 + i},'{v}');\n")
+        f.write("COMMIT;\n")
+PY
+for i in $(seq "$RUNS"); do
+  rm -f "$DIR/w/s.db" "$DIR/w/s.db-journal"
+  drop_caches
+  t0=$EPOCHREALTIME
+  sqlite3 "$DIR/w/s.db" <"$DIR/ins.sql"
+  t1=$EPOCHREALTIME
+  row sqlite vanilla "$i" wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')"
+done
+rm -f "$DIR/w/s.db" "$DIR/w/s.db-journal"
+drop_caches
+t0=$EPOCHREALTIME
+"$RA" record -q --backend ptrace -o "$DIR/sqlite.ds" "${SNAP[@]}" -- sqlite3 "$DIR/w/s.db" <"$DIR/ins.sql"
+t1=$EPOCHREALTIME
+row sqlite traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
+  trace_bytes="$(stat -c %s "$DIR/sqlite.ds")"
+replay_runs sqlite "$DIR/sqlite.ds"
+
+python3 bench/update_perf.py replay "$OUT" "bash bench/replay/run.sh $RUNS"
+cat "$OUT"

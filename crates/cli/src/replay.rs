@@ -1,0 +1,465 @@
+//! `reanimator replay`: re-execute a trace into a sandboxed root and verify it.
+
+use std::io::{IsTerminal, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use ra_replay::{
+    init, sandbox::Root, Fill, MmapMode, OnMismatch, Options, Progress, Report, Timing, Verify,
+};
+use ra_trace::TraceReader;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum VerifyArg {
+    /// Replay only.
+    None,
+    /// Return values and errnos.
+    Ret,
+    /// Return values, errnos and returned data: read buffers, stat fields (not times, inode
+    /// or device numbers), directory entries (as sets), link targets, xattr values.
+    Full,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MismatchArg {
+    /// Count and report mismatches, keep going.
+    Warn,
+    /// Stop at the first mismatch.
+    Abort,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FillArg {
+    /// A repeating text pattern.
+    Pattern,
+    /// Pseudo-random bytes (deterministic per call).
+    Random,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MmapArg {
+    /// Real mappings; page records copy through them.
+    Map,
+    /// No mappings; page records become pread/pwrite.
+    Pread,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InitArg {
+    /// The trace's stored snapshots (record --snapshot) where it has them, inferred state for
+    /// everything else.
+    Auto,
+    /// Only the trace's stored snapshots.
+    Snapshot,
+    /// Only what the trace shows existed before it started (see --help).
+    Infer,
+    /// Nothing: the root is used as it is.
+    None,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    mkdir /tmp/r && reanimator replay trace.ds --root /tmp/r --init\n  \
+    reanimator replay trace.ds --root /tmp/r --init=infer --report out.json -v --log replay.log\n  \
+    reanimator replay trace.ds --root /tmp/r --force --verify ret --timing original\n\n\
+    Every path in the trace is resolved beneath --root (absolute paths, `..` and symlinks \
+    included); calls on /proc, /sys and /dev paths, sockets and descriptors inherited from \
+    outside the trace are simulated from the recorded results.\n\n\
+    --init=infer recreates what the trace shows existed before it started: files opened \
+    without O_CREAT, stat'ed, read, listed, executed, removed or renamed, with the types, \
+    sizes, modes and owners a stat showed and the content reads captured (zeros elsewhere).\n\n\
+    Exit status: 0 when every verified call matched, 1 when something differed (or the replay \
+    was stopped), 2 when the replay could not run.")]
+pub struct ReplayArgs {
+    /// The trace to replay (ours or an original Re-Animator trace).
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Directory to replay into; must exist and be empty unless --force.
+    #[arg(long, value_name = "DIR")]
+    pub root: PathBuf,
+    /// Replay into a root that is not empty.
+    #[arg(long)]
+    pub force: bool,
+    /// Recreate the initial state under --root before replaying (`--init` alone = auto).
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "auto", default_value_t = InitArg::None, require_equals = true)]
+    pub init: InitArg,
+    /// What to verify.
+    #[arg(long, value_enum, default_value_t = VerifyArg::Full)]
+    pub verify: VerifyArg,
+    /// What to do at a mismatch.
+    #[arg(long, value_enum, default_value_t = MismatchArg::Warn)]
+    pub on_mismatch: MismatchArg,
+    /// `afap` (as fast as possible), `original` (recorded pace) or `scale=K` (recorded time
+    /// offsets times K: 0.5 = twice as fast).
+    #[arg(long, default_value = "afap", value_name = "afap|original|scale=K", value_parser = parse_timing)]
+    pub timing: Timing,
+    /// Data for writes the trace holds no bytes for (traces recorded with --data hash|none).
+    #[arg(long, value_enum, default_value_t = FillArg::Pattern)]
+    pub fill: FillArg,
+    /// How memory-mapped file I/O (mmap, mmappread/mmappwrite records) is replayed.
+    #[arg(long, value_enum, default_value_t = MmapArg::Map)]
+    pub mmap: MmapArg,
+    /// Seconds a call may block (pipe read, lock wait) before it is reported as stalled.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub stall_timeout: f64,
+    /// Write the full report as JSON to this file.
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+    /// Print the report as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// -v: log each mismatch; -vv: log every replayed call (to --log, or stderr).
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Where -v/-vv lines go (default: stderr).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// How many mismatches the report lists (all are counted).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub max_mismatches: usize,
+    /// No progress bar, no table (exit status and --report only).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn parse_timing(s: &str) -> std::result::Result<Timing, String> {
+    match s {
+        "afap" => Ok(Timing::Afap),
+        "original" => Ok(Timing::Scaled(1.0)),
+        _ => {
+            let k = s
+                .strip_prefix("scale=")
+                .ok_or_else(|| format!("`{s}`: use afap, original or scale=K"))?;
+            let k: f64 = k
+                .parse()
+                .map_err(|_| format!("`{k}` is not a number (scale=0.5 replays twice as fast)"))?;
+            if !(k.is_finite() && k >= 0.0) {
+                return Err(format!("scale={k}: the factor must be a non-negative number"));
+            }
+            Ok(Timing::Scaled(k))
+        }
+    }
+}
+
+static STOP: std::sync::OnceLock<Arc<Progress>> = std::sync::OnceLock::new();
+
+extern "C" fn on_stop(_sig: libc::c_int) {
+    if let Some(p) = STOP.get() {
+        if p.stop.swap(true, Ordering::Relaxed) {
+            // A second Ctrl-C: stop now.
+            // SAFETY: _exit is async-signal-safe.
+            unsafe { libc::_exit(130) };
+        }
+    }
+}
+
+/// Ctrl-C / SIGTERM stop the replay after the calls in flight; the report is still written.
+fn install_stop_handler(p: Arc<Progress>) {
+    let _ = STOP.set(p);
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only touches an atomic (and calls _exit).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_stop as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+fn check_root(root: &Path, force: bool) -> Result<()> {
+    let md = std::fs::metadata(root).with_context(|| {
+        format!(
+            "replay root {}: cannot use it (create it first: mkdir -p {})",
+            root.display(),
+            root.display()
+        )
+    })?;
+    if !md.is_dir() {
+        bail!("replay root {} is not a directory", root.display());
+    }
+    let mut entries = std::fs::read_dir(root)
+        .with_context(|| format!("reading the replay root {}", root.display()))?;
+    if entries.next().is_some() && !force {
+        bail!(
+            "replay root {} is not empty: replaying into it would mix its files with the trace's \
+             (empty it, pick another directory, or pass --force)",
+            root.display()
+        );
+    }
+    Ok(())
+}
+
+pub fn run(a: ReplayArgs) -> Result<ExitCode> {
+    if !(a.stall_timeout.is_finite() && a.stall_timeout > 0.0) {
+        bail!("--stall-timeout {}: give a positive number of seconds", a.stall_timeout);
+    }
+    let trace = TraceReader::open(&a.trace)
+        .with_context(|| format!("opening the trace {}", a.trace.display()))?;
+    check_root(&a.root, a.force)?;
+    let mut opts = Options::new(a.root.clone());
+    opts.verify = match a.verify {
+        VerifyArg::None => Verify::None,
+        VerifyArg::Ret => Verify::Ret,
+        VerifyArg::Full => Verify::Full,
+    };
+    opts.on_mismatch =
+        if a.on_mismatch == MismatchArg::Abort { OnMismatch::Abort } else { OnMismatch::Warn };
+    opts.timing = a.timing;
+    opts.fill = if a.fill == FillArg::Random { Fill::Random } else { Fill::Pattern };
+    opts.mmap = if a.mmap == MmapArg::Pread { MmapMode::Pread } else { MmapMode::Map };
+    opts.stall_timeout = Duration::from_secs_f64(a.stall_timeout);
+    opts.keep_mismatches = a.max_mismatches;
+    opts.log_level = a.verbose.min(2);
+
+    let mut init_notes = Vec::new();
+    let mut partial_dirs = std::collections::HashSet::new();
+    let mut inferred_files = std::collections::HashSet::new();
+    let snapshots: Vec<_> = trace.snapshots().into_iter().filter(|s| s.start.is_some()).collect();
+    if a.init != InitArg::None {
+        let root = Root::new(&a.root)
+            .with_context(|| format!("opening the replay root {}", a.root.display()))?;
+        let mut skip: Vec<Vec<u8>> = Vec::new();
+        if matches!(a.init, InitArg::Auto | InitArg::Snapshot) {
+            if a.init == InitArg::Snapshot && snapshots.is_empty() {
+                bail!(
+                    "--init=snapshot: {} holds no snapshot (record with --snapshot DIR, or use --init=infer)",
+                    a.trace.display()
+                );
+            }
+            for s in &snapshots {
+                let shown = String::from_utf8_lossy(&s.dir).into_owned();
+                let dir = restore_dir(&root, &s.dir)
+                    .with_context(|| format!("preparing {shown} in the replay root"))?;
+                let st = trace
+                    .restore_snapshot(s.index, dir.as_fd())
+                    .with_context(|| format!("restoring the recorded state of {shown}"))?;
+                init_notes.push((format!("snapshot {}", s.index), format!("{shown}: {st:?}")));
+                skip.push(s.dir.clone());
+                // Its parents were made for it: they hold only what leads to it.
+                partial_dirs.extend(ancestors_dev_ino(&root, &s.dir));
+            }
+        }
+        if matches!(a.init, InitArg::Auto | InitArg::Infer) {
+            let st = init::infer(&trace, &root, &skip).context("inferring the initial state")?;
+            partial_dirs.extend(st.partial_dirs.iter().copied());
+            inferred_files.extend(st.files_created.iter().copied());
+            init_notes.push((
+                "inferred".to_string(),
+                format!(
+                    "{} files, {} directories, {} symlinks; {} bytes of content from recorded reads, {} bytes zero-filled",
+                    st.files, st.dirs, st.symlinks, st.bytes_known, st.bytes_unknown
+                ),
+            ));
+        }
+    }
+    opts.partial_dirs = partial_dirs;
+    opts.inferred_files = inferred_files;
+    let log: Option<Box<dyn Write + Send>> = match (&a.log, a.verbose) {
+        (_, 0) => None,
+        (Some(p), _) => Some(Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p)
+                .with_context(|| format!("creating the log {}", p.display()))?,
+        ))),
+        (None, _) => Some(Box::new(std::io::stderr())),
+    };
+    let progress = Arc::new(Progress::default());
+    install_stop_handler(progress.clone());
+    // Records of call types (a few calls span several records: the bar is approximate).
+    let total: u64 = trace
+        .dataseries()
+        .headers()
+        .filter_map(|h| h.ok())
+        .filter(|h| h.type_name.starts_with("IOTTAFSL::Trace::Syscall::"))
+        .map(|h| u64::from(h.nrecords))
+        .sum();
+    let bar = (!a.quiet && std::io::stderr().is_terminal())
+        .then(|| crate::progress::Progress::calls("replaying", total));
+    let worker = {
+        let progress = progress.clone();
+        let bar_progress = progress.clone();
+        let ticker = bar.map(|b| {
+            std::thread::spawn(move || {
+                while !bar_progress.stop.load(Ordering::Relaxed) && !b.is_done() {
+                    b.set(bar_progress.done.load(Ordering::Relaxed));
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                b.finish();
+            })
+        });
+        let r = ra_replay::replay(&trace, opts, progress.clone(), log);
+        if let Some(t) = ticker {
+            progress.stop.store(true, Ordering::Relaxed);
+            let _ = t.join();
+        }
+        r
+    };
+    let mut report = worker.with_context(|| format!("replaying {}", a.trace.display()))?;
+    report.init = init_notes;
+    // The final state: each recorded end state against its directory in the root.
+    if a.verify == VerifyArg::Full && report.aborted.is_none() {
+        let root = Root::new(&a.root)
+            .with_context(|| format!("opening the replay root {}", a.root.display()))?;
+        for s in trace.snapshots().into_iter().filter(|s| s.end.is_some()) {
+            report.final_state.push(final_state(&trace, &root, &s)?);
+        }
+    }
+    if let Some(p) = &a.report {
+        let j = serde_json::to_string_pretty(&report.to_json())?;
+        std::fs::write(p, j + "\n")
+            .with_context(|| format!("writing the report {}", p.display()))?;
+    }
+    if a.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &report.to_json())?;
+        writeln!(out)?;
+    } else if !a.quiet {
+        print_report(&report, &a.trace)?;
+    }
+    Ok(if report.clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The directory a snapshot restores into: made beneath the root (parents too), empty.
+fn restore_dir(root: &Root, dir: &[u8]) -> Result<OwnedFd> {
+    init::mkdirs(root, dir)?;
+    root.open(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+        .map_err(|e| anyhow::anyhow!(std::io::Error::from_raw_os_error(e)))
+}
+
+/// (st_dev, st_ino) of the strict ancestors of `dir` beneath the root (and the root itself).
+fn ancestors_dev_ino(root: &Root, dir: &[u8]) -> Vec<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut p = dir.to_vec();
+    while let Some(i) = p.iter().rposition(|&c| c == b'/') {
+        p.truncate(i);
+        let q = if p.is_empty() { b"/".to_vec() } else { p.clone() };
+        if let Ok(fd) = root.locate(&q, false) {
+            if let Ok(m) = std::fs::metadata(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+                out.push((m.dev(), m.ino()));
+            }
+        }
+        if p.is_empty() {
+            break;
+        }
+    }
+    out
+}
+
+/// Compare the replayed tree with the recorded end state of snapshot `s`.
+fn final_state(
+    trace: &TraceReader,
+    root: &Root,
+    s: &ra_trace::SnapshotInfo,
+) -> Result<(String, u64, Vec<String>)> {
+    let shown = String::from_utf8_lossy(&s.dir).into_owned();
+    let what = format!("{shown} against its recorded end state");
+    let dir = match root.open(&s.dir, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+        Ok(d) => d,
+        Err(e) => {
+            let why = std::io::Error::from_raw_os_error(e);
+            return Ok((
+                what,
+                1,
+                vec![format!("{shown} cannot be opened in the replay root: {why}")],
+            ));
+        }
+    };
+    let opts = ra_fsstate::DiffOptions::default();
+    let mut n = 0u64;
+    let mut first = Vec::new();
+    for d in trace.diff_snapshot(s.index, ra_trace::Phase::End, dir, &opts)? {
+        let d = d.with_context(|| format!("comparing {shown} with its recorded end state"))?;
+        n += 1;
+        if first.len() < 20 {
+            first.push(crate::diff::diff_line(&d));
+        }
+    }
+    Ok((what, n, first))
+}
+
+fn print_report(r: &Report, trace: &Path) -> Result<()> {
+    let mut o = std::io::stdout().lock();
+    let t = r.totals();
+    writeln!(
+        o,
+        "replayed {} calls of {} ({} threads, {} processes) in {:.3} s (recorded run: {:.3} s)",
+        t.replayed,
+        trace.display(),
+        r.threads,
+        r.processes,
+        r.elapsed_ns as f64 / 1e9,
+        r.trace_span_ns as f64 / 1e9
+    )?;
+    for (what, detail) in &r.init {
+        writeln!(o, "initial state ({what}): {detail}")?;
+    }
+    writeln!(o)?;
+    writeln!(
+        o,
+        "{:<18} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "call", "replayed", "issued", "emulated", "simulated", "skipped", "matched", "mismatched"
+    )?;
+    for (name, s) in &r.per_call {
+        writeln!(
+            o,
+            "{:<18} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+            name, s.replayed, s.issued, s.emulated, s.simulated, s.skipped, s.matched, s.mismatched
+        )?;
+    }
+    writeln!(
+        o,
+        "{:<18} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "total", t.replayed, t.issued, t.emulated, t.simulated, t.skipped, t.matched, t.mismatched
+    )?;
+    if !r.unknown.is_empty() {
+        let v: Vec<String> = r.unknown.iter().map(|(k, n)| format!("{k} ({n})")).collect();
+        writeln!(o, "\nskipped, unknown to replay: {}", v.join(", "))?;
+    }
+    if !r.warnings.is_empty() {
+        writeln!(o, "\nnotes:")?;
+        for (w, n) in &r.warnings {
+            writeln!(o, "  {w}{}", if *n > 1 { format!(" (x{n})") } else { String::new() })?;
+        }
+    }
+    if !r.mismatches.is_empty() {
+        writeln!(o, "\nfirst mismatches ({} calls differ in all):", r.mismatch_total)?;
+        for m in &r.mismatches {
+            writeln!(
+                o,
+                "  #{} {} [tid {}]: {}: expected {}, got {}",
+                m.unique_id,
+                m.call,
+                m.tid.map_or("?".into(), |t| t.to_string()),
+                m.diff.what,
+                m.diff.expected,
+                m.diff.actual
+            )?;
+        }
+    }
+    for (what, n, first) in &r.final_state {
+        if *n == 0 {
+            writeln!(o, "\nfinal state: {what}: identical")?;
+        } else {
+            writeln!(o, "\nfinal state: {what}: {n} differences")?;
+            for d in first {
+                writeln!(o, "  {d}")?;
+            }
+        }
+    }
+    if let Some(why) = &r.aborted {
+        writeln!(o, "\nstopped early: {why}")?;
+    }
+    writeln!(
+        o,
+        "\n{}",
+        if r.clean() { "verified: every call matched" } else { "verification FAILED" }
+    )?;
+    Ok(())
+}

@@ -1,0 +1,359 @@
+//! `reanimator replay` on the original Re-Animator traces (verified, with the inferred initial
+//! state) and on bad input: corrupt traces, a missing or non-empty root, another
+//! architecture's trace, wrong flags — one clear line and a non-zero exit each.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ra_trace::{ArgValue, Event, TraceWriter, WriterConfig};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn fixture(rel: &str) -> Option<PathBuf> {
+    let p = repo().join("../shared/testdata/dataseries").join(rel);
+    if p.exists() {
+        return Some(p);
+    }
+    if std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() == Ok("1") {
+        panic!("{} missing and REANIMATOR_REQUIRE_TESTDATA=1", p.display());
+    }
+    eprintln!("skip: {} not found (../shared/testdata is absent)", p.display());
+    None
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ra-replay-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn replay(trace: &Path, root: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_reanimator"))
+        .arg("replay")
+        .arg(trace)
+        .arg("--root")
+        .arg(root)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// The four original Re-Animator traces (ls, cat, a 4-thread program) replay with every
+/// issued and emulated call matching once the initial state they show is recreated; without
+/// it, the files they read are missing and replay says so.
+#[test]
+fn original_reanimator_traces_replay_verified() {
+    for (name, threads) in
+        [("mt.ds", 4), ("output-4ba1c4b.ds", 4), ("output-ee34491.ds", 1), ("output_lsR.ds", 1)]
+    {
+        let Some(trace) = fixture(&format!("reanimator-replayer/{name}")) else { return };
+        let root = scratch(&format!("ra-{name}"));
+        let o = replay(&trace, &root, &["--init", "--json"]);
+        let r = json(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{name}: {}",
+            serde_json::to_string_pretty(&r).unwrap()
+        );
+        assert_eq!(r["mismatch_total"], 0, "{name}");
+        assert_eq!(r["threads"], threads, "{name}");
+        let t = &r["totals"];
+        assert!(t["issued"].as_u64().unwrap() > 10, "{name}: {t}");
+        assert_eq!(
+            t["matched"].as_u64().unwrap(),
+            t["issued"].as_u64().unwrap() + t["emulated"].as_u64().unwrap()
+        );
+        // Writes to the terminal (fd 1, inherited) are simulated, not issued.
+        assert!(r["per_call"]["write"]["simulated"].as_u64().unwrap() >= 1, "{name}");
+
+        // Without the initial state the shared libraries and inputs are missing: mismatches.
+        let root2 = scratch(&format!("ra-noinit-{name}"));
+        let o = replay(&trace, &root2, &["--json"]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let r = json(&o);
+        assert!(r["mismatch_total"].as_u64().unwrap() > 0);
+        let first = &r["mismatches"][0];
+        assert!(
+            first["expected"].as_str().is_some()
+                && first["actual"].as_str().unwrap().contains("ENOENT"),
+            "{first}"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+        let _ = std::fs::remove_dir_all(&root2);
+    }
+}
+
+/// The report file and the text table tell the same story.
+#[test]
+fn report_file_and_table() {
+    let Some(trace) = fixture("reanimator-replayer/output_lsR.ds") else { return };
+    let d = scratch("report");
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let rep = d.join("r.json");
+    let log = d.join("replay.log");
+    let o = replay(
+        &trace,
+        &root,
+        &["--init=infer", "--report", rep.to_str().unwrap(), "-vv", "--log", log.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("verified: every call matched"), "{text}");
+    assert!(text.contains("openat"), "{text}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
+    assert_eq!(r["mismatch_total"], 0);
+    // -vv logs every call with what replay did.
+    let l = std::fs::read_to_string(&log).unwrap();
+    assert!(l.lines().filter(|x| x.contains("-> replay")).count() >= 30, "{l}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+fn one_line_error(o: &Output, needle: &str) {
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "stdout {} stderr {}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains(needle), "expected `{needle}` in: {e}");
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn bad_input_is_refused_in_one_line() {
+    let d = scratch("bad");
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    // Not a trace at all; a truncated trace; a corrupt one.
+    std::fs::write(d.join("junk.ds"), b"this is not a DataSeries file").unwrap();
+    one_line_error(&replay(&d.join("junk.ds"), &root, &[]), "junk.ds");
+    if let Some(t) = fixture("reanimator-replayer/mt.ds") {
+        let b = std::fs::read(&t).unwrap();
+        std::fs::write(d.join("trunc.ds"), &b[..b.len() / 3]).unwrap();
+        let o = replay(&d.join("trunc.ds"), &root, &["--force"]);
+        // A truncated file is readable up to its last complete extent: replay runs what is there
+        // or reports the damage; it never panics or hangs.
+        assert!(matches!(o.status.code(), Some(1) | Some(2)), "{o:?}");
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+        let mut c = b.clone();
+        let mid = c.len() / 2;
+        for x in &mut c[mid..mid + 64] {
+            *x ^= 0x5a;
+        }
+        std::fs::write(d.join("corrupt.ds"), &c).unwrap();
+        let o = replay(&d.join("corrupt.ds"), &root, &["--force"]);
+        assert!(matches!(o.status.code(), Some(1) | Some(2)), "{o:?}");
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+    }
+    // The root: missing, a file, not empty.
+    let trace = d.join("small.ds");
+    let def = ra_syscalls::lookup("umask").unwrap();
+    let mut e = Event::new(def);
+    e.time_called = Some(1);
+    e.time_returned = Some(2);
+    e.tid = Some(1);
+    e.pid = Some(1);
+    e.ret = Some(0o22);
+    e.errno = Some(0);
+    e.set_arg("mask", ArgValue::Int(0o22));
+    let mut w =
+        TraceWriter::create(&trace, &[("arch", b"x86_64")], WriterConfig::default()).unwrap();
+    w.append(&e).unwrap();
+    w.finish().unwrap();
+    one_line_error(&replay(&trace, &d.join("missing"), &[]), "mkdir -p");
+    one_line_error(&replay(&trace, &d.join("small.ds"), &[]), "not a directory");
+    std::fs::write(root.join("x"), b"x").unwrap();
+    one_line_error(&replay(&trace, &root, &[]), "not empty");
+    let o = replay(&trace, &root, &["--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    // Another architecture.
+    let arm = d.join("arm.ds");
+    let mut w =
+        TraceWriter::create(&arm, &[("arch", b"aarch64")], WriterConfig::default()).unwrap();
+    w.append(&e).unwrap();
+    w.finish().unwrap();
+    one_line_error(&replay(&arm, &root, &["--force"]), "aarch64");
+    // Wrong flags.
+    let o = replay(&trace, &root, &["--force", "--timing", "fast"]);
+    one_line_error(&o, "afap");
+    let o = replay(&trace, &root, &["--force", "--verify", "everything"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = replay(&trace, &root, &["--force", "--stall-timeout", "-1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A scripted trace: one thread, calls 10 µs apart unless `at` says otherwise.
+struct Script {
+    t: i64,
+    events: Vec<Event>,
+}
+
+impl Script {
+    fn new() -> Script {
+        Script { t: 1_763_800_000_000_000_000, events: Vec::new() }
+    }
+    fn call(&mut self, name: &str, ret: i64, args: &[(&str, ArgValue)]) {
+        let def = ra_syscalls::lookup(name).unwrap_or_else(|| panic!("{name}"));
+        let mut e = Event::new(def);
+        self.t += 10_000;
+        e.time_called = Some(self.t);
+        e.time_returned = Some(self.t + 2_000);
+        e.pid = Some(900);
+        e.tid = Some(900);
+        e.ret = Some(ret);
+        e.errno = Some(0);
+        for (n, v) in args {
+            assert!(e.set_arg(n, v.clone()), "{name}: {n}");
+        }
+        self.events.push(e);
+    }
+    fn write(&self, path: &Path) {
+        let info: Vec<(&str, &[u8])> =
+            vec![("cwd", b"/"), ("arch", b"x86_64"), ("synthetic_ids", b"0")];
+        let mut w = TraceWriter::create(path, &info, WriterConfig::default()).unwrap();
+        for e in &self.events {
+            w.append(e).unwrap();
+        }
+        w.finish().unwrap();
+    }
+}
+
+fn p(s: &str) -> ArgValue {
+    let mut v = s.as_bytes().to_vec();
+    v.push(0);
+    ArgValue::Data(v)
+}
+
+/// mmap I/O records (`mmappwrite`/`mmappread`, what the eBPF backend writes) replay through a
+/// real shared mapping (`--mmap map`) or as pwrite/pread (`--mmap pread`): either way the file
+/// ends with the data and the read verifies.
+#[test]
+fn mmap_page_records_replay_both_ways() {
+    let d = scratch("mmap");
+    let page: Vec<u8> = (0..4096u32).map(|i| (i * 13 % 251) as u8).collect();
+    let mut s = Script::new();
+    let rdwr = libc::O_RDWR | libc::O_CREAT;
+    s.call(
+        "openat",
+        0,
+        &[
+            ("dirfd", ArgValue::Int(-100)),
+            ("pathname", p("/m.dat")),
+            ("flags", ArgValue::Int(rdwr.into())),
+            ("mode", ArgValue::Int(0o644)),
+        ],
+    );
+    s.call("ftruncate", 0, &[("fd", ArgValue::Int(0)), ("length", ArgValue::Int(8192))]);
+    let addr: i64 = 0x7f00_0000_0000;
+    s.call(
+        "mmap",
+        addr,
+        &[
+            ("addr", ArgValue::Int(0)),
+            ("length", ArgValue::Int(8192)),
+            ("prot", ArgValue::Int((libc::PROT_READ | libc::PROT_WRITE).into())),
+            ("flags", ArgValue::Int(libc::MAP_SHARED.into())),
+            ("fd", ArgValue::Int(0)),
+            ("offset", ArgValue::Int(0)),
+        ],
+    );
+    s.call(
+        "mmappwrite",
+        4096,
+        &[
+            ("fd", ArgValue::Int(0)),
+            ("buf", ArgValue::Data(page.clone())),
+            ("count", ArgValue::Int(4096)),
+            ("offset", ArgValue::Int(4096)),
+        ],
+    );
+    s.call(
+        "msync",
+        0,
+        &[
+            ("addr", ArgValue::Int(addr)),
+            ("length", ArgValue::Int(8192)),
+            ("flags", ArgValue::Int(libc::MS_SYNC.into())),
+        ],
+    );
+    s.call(
+        "mmappread",
+        4096,
+        &[
+            ("fd", ArgValue::Int(0)),
+            ("buf", ArgValue::Data(page.clone())),
+            ("count", ArgValue::Int(4096)),
+            ("offset", ArgValue::Int(4096)),
+            ("address", ArgValue::Int(addr + 4096)),
+        ],
+    );
+    s.call("munmap", 0, &[("addr", ArgValue::Int(addr)), ("length", ArgValue::Int(8192))]);
+    s.call("close", 0, &[("fd", ArgValue::Int(0))]);
+    let trace = d.join("mmap.ds");
+    s.write(&trace);
+    for mode in ["map", "pread"] {
+        let root = d.join(format!("root-{mode}"));
+        std::fs::create_dir(&root).unwrap();
+        let o = replay(&trace, &root, &["--mmap", mode, "--json"]);
+        let r = json(&o);
+        assert_eq!(o.status.code(), Some(0), "{mode}: {r}");
+        assert_eq!(r["per_call"]["mmappread"]["matched"], 1, "{mode}: {r}");
+        let f = std::fs::read(root.join("m.dat")).unwrap();
+        assert_eq!(f.len(), 8192);
+        assert!(f[4096..] == page[..], "{mode}: the page reached the file");
+        assert!(f[..4096].iter().all(|&b| b == 0));
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `--timing original` keeps the recorded gaps (a lower bound only: machines are noisy);
+/// `--timing scale=0.1` shortens them; `--on-mismatch abort` stops at the first difference.
+#[test]
+fn timing_and_abort() {
+    let d = scratch("timing");
+    let mut s = Script::new();
+    s.call("mkdir", 0, &[("pathname", p("/a")), ("mode", ArgValue::Int(0o755))]);
+    s.t += 400_000_000; // 0.4 s later
+    s.call("mkdir", 0, &[("pathname", p("/b")), ("mode", ArgValue::Int(0o755))]);
+    s.call("rmdir", 0, &[("pathname", p("/nonexistent"))]); // recorded success, replays ENOENT
+    s.call("mkdir", 0, &[("pathname", p("/c")), ("mode", ArgValue::Int(0o755))]);
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let run = |name: &str, extra: &[&str]| {
+        let root = d.join(name);
+        std::fs::create_dir(&root).unwrap();
+        let t0 = std::time::Instant::now();
+        let o = replay(&trace, &root, extra);
+        (o, t0.elapsed(), root)
+    };
+    let (o, took, _) = run("orig", &["--timing", "original", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(took >= std::time::Duration::from_millis(400), "original pace took {took:?}");
+    let r = json(&o);
+    assert_eq!(r["mismatch_total"], 1);
+    assert_eq!(r["mismatches"][0]["call"], "rmdir");
+    let (o, _, root) = run("abort", &["--on-mismatch", "abort", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let r = json(&o);
+    assert!(r["aborted"].as_str().unwrap().contains("rmdir"), "{r}");
+    assert!(root.join("b").is_dir() && !root.join("c").exists(), "stopped at the mismatch");
+    let _ = std::fs::remove_dir_all(&d);
+}

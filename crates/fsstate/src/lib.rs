@@ -1,0 +1,35 @@
+//! The logical POSIX state of a file tree, and nothing else: scan a tree into [`Entry`]s (names,
+//! kinds, sizes, modes, owners, BLAKE3 content digests, symlink targets, device numbers,
+//! xattrs, hard-link groups, mtimes), write and read them as a manifest, diff two trees, and
+//! restore a tree into an empty directory from its entries and a source of content.
+//! This crate knows nothing about traces or system calls.
+//!
+//! * [`Scanner`] streams a tree's entries in path order, in bounded memory, never following a
+//!   symlink, optionally handing file contents to a [`BlobSink`] (content-addressed).
+//! * [`ManifestWriter`] / [`ManifestReader`] / [`Manifest`]: the JSON Lines manifest.
+//! * [`diff()`]: a merge of two sorted entry streams into [`Difference`]s.
+//! * [`restore()`]: recreate entries beneath an empty directory descriptor, race-free, with
+//!   content chunks from a [`ContentSource`].
+//! * [`DirStore`]: a directory of content objects (both a sink and a source).
+
+pub mod diff;
+mod entry;
+mod error;
+pub mod manifest;
+pub mod restore;
+pub mod scan;
+pub mod store;
+
+pub use diff::{changed_attrs, diff, Attr, Diff, DiffOptions, DiffStats, Difference};
+pub use entry::{
+    check_path, escape, escape_bytes, hex, is_beneath, join, path_cmp, split_parent, unhex, DevNum,
+    Digest, Entry, EntryProblem, Kind, PathProblem, CHUNK_BYTES,
+};
+pub use error::{BoxError, Error, LineProblem, Result};
+pub use manifest::{Manifest, ManifestFile, ManifestHeader, ManifestReader, ManifestWriter};
+pub use restore::{
+    restore, ChunkFn, ContentSource, EntrySource, NoContent, NotRestored, RestoreOptions,
+    RestoreStats,
+};
+pub use scan::{BlobSink, NoBlobs, PathPredicate, ProgressFn, ScanOptions, ScanStats, Scanner};
+pub use store::DirStore;

@@ -1,0 +1,1544 @@
+//! Replaying one recorded call: issue it again in the replay's world (descriptors and paths
+//! translated), emulate it on the replayer's own model, or simulate it from the trace; then
+//! collect what differs from the recording.
+
+use std::borrow::Cow;
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ra_syscalls::{flags as fl, ReplayPolicy, Ret};
+use ra_trace::structs::{parse_dirents, parse_dirents64};
+use ra_trace::{ArgValue, Event};
+
+use crate::sandbox::{cstr, join, normalize, Root};
+use crate::shadow::{fd_pair, ok, path_arg, Placement};
+use crate::sys::{self, R};
+use crate::verify::{self, Diff};
+use crate::world::{lock, FdEntry, Handle, Mapping, OpenFile, Process, Procs};
+use crate::{Fill, MmapMode, Options, Verify};
+
+/// State every executor shares.
+#[derive(Debug)]
+pub struct Shared {
+    pub root: Root,
+    pub procs: Procs,
+    pub opts: Options,
+    /// Set when the replay must stop (abort on mismatch, Ctrl-C, a fatal stall).
+    pub abort: AtomicBool,
+    pub is_root: bool,
+}
+
+/// How a call was replayed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Issued,
+    Emulated,
+    Simulated,
+    Skipped,
+}
+
+/// How the replayed return value is compared with the recorded one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// Same value on success, same errno on failure.
+    Exact,
+    /// Same success or failure (and errno): addresses, thread ids.
+    Success,
+    /// Not compared (the recorded value was used).
+    Recorded,
+}
+
+/// The result of replaying one call.
+#[derive(Debug)]
+pub struct Outcome {
+    pub mode: Mode,
+    pub res: R,
+    pub rule: Rule,
+    pub diffs: Vec<Diff>,
+    pub warn: Option<String>,
+}
+
+enum Act {
+    /// Issued to the kernel; compare exactly.
+    Issued(i64),
+    /// Issued; compare success only.
+    IssuedLoose(i64),
+    /// Done on the model; compare exactly.
+    Emulated(i64),
+    /// Done on the model; the recorded value stands.
+    EmulatedAsRecorded,
+    /// Not issued; recorded result.
+    Sim,
+    Skip,
+}
+
+/// Paths whose files are the machine's, not the storage under test: calls on them are
+/// simulated (`/dev/null`, `/proc/self/...`).
+fn is_special(p: &[u8]) -> bool {
+    let n = normalize(p);
+    [&b"/proc"[..], b"/sys", b"/dev"]
+        .iter()
+        .any(|s| n == *s || (n.starts_with(s) && n.get(s.len()) == Some(&b'/')))
+}
+
+/// `/proc/self/fd/N[/rest]` (also `/proc/thread-self/fd/N`): the descriptor and the rest.
+fn proc_fd_path(p: &[u8]) -> Option<(i32, &[u8])> {
+    let r =
+        p.strip_prefix(b"/proc/self/fd/").or_else(|| p.strip_prefix(b"/proc/thread-self/fd/"))?;
+    let end = r.iter().position(|&c| c == b'/').unwrap_or(r.len());
+    let fd = std::str::from_utf8(&r[..end]).ok()?.parse().ok()?;
+    Some((fd, r[end..].strip_prefix(b"/").unwrap_or(&r[end..])))
+}
+
+const STALL_SLICE_MS: i32 = 100;
+
+/// Sentinel "errno": the call names a simulated descriptor, so it is simulated too.
+const SIMULATED: i32 = -1;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Run `f` with a zeroed scratch buffer of `n` bytes (reused by the thread).
+fn with_buf<T>(n: usize, f: impl FnOnce(&mut [u8]) -> T) -> T {
+    SCRATCH.with(|s| {
+        let mut v = s.borrow_mut();
+        if v.len() < n {
+            v.resize(n, 0);
+        }
+        f(&mut v[..n])
+    })
+}
+
+/// Bytes to write where the trace holds none (`--fill`).
+pub fn fill(kind: Fill, seed: u64, n: usize) -> Vec<u8> {
+    match kind {
+        Fill::Pattern => {
+            let pat = b"reanimator replay fill ";
+            (0..n).map(|i| pat[i % pat.len()]).collect()
+        }
+        Fill::Random => {
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut v = Vec::with_capacity(n + 8);
+            while v.len() < n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                v.extend_from_slice(&x.to_le_bytes());
+            }
+            v.truncate(n);
+            v
+        }
+    }
+}
+
+/// One call being replayed.
+pub struct Call<'a> {
+    sh: &'a Shared,
+    p: &'a Arc<Process>,
+    ev: &'a Event,
+    pl: &'a Placement,
+    diffs: Vec<Diff>,
+    warn: Option<String>,
+    full: bool,
+}
+
+/// Replay `ev` for process `p`.
+pub fn execute(sh: &Shared, p: &Arc<Process>, ev: &Event, pl: &Placement) -> Outcome {
+    let mut c =
+        Call { sh, p, ev, pl, diffs: Vec::new(), warn: None, full: sh.opts.verify == Verify::Full };
+    let policy = ev.def.map_or(ReplayPolicy::Skip, |d| d.replay);
+    let act = c.run();
+    let (mode, res, rule) = match act {
+        Ok(Act::Issued(v)) => (Mode::Issued, Ok(v), Rule::Exact),
+        Ok(Act::IssuedLoose(v)) => (Mode::Issued, Ok(v), Rule::Success),
+        Ok(Act::Emulated(v)) => (Mode::Emulated, Ok(v), Rule::Exact),
+        Ok(Act::EmulatedAsRecorded) => (Mode::Emulated, c.recorded(), Rule::Recorded),
+        Ok(Act::Sim) => {
+            c.simulate_fds();
+            (Mode::Simulated, c.recorded(), Rule::Recorded)
+        }
+        Ok(Act::Skip) => (Mode::Skipped, c.recorded(), Rule::Recorded),
+        Err(SIMULATED) => {
+            c.simulate_fds();
+            (Mode::Simulated, c.recorded(), Rule::Recorded)
+        }
+        Err(e) => {
+            let mode = if policy == ReplayPolicy::Emulate { Mode::Emulated } else { Mode::Issued };
+            (mode, Err(e), Rule::Exact)
+        }
+    };
+    Outcome { mode, res, rule, diffs: c.diffs, warn: c.warn }
+}
+
+impl Call<'_> {
+    fn rec_ok(&self) -> bool {
+        ok(self.ev)
+    }
+    fn rec_ret(&self) -> i64 {
+        self.ev.ret.unwrap_or(-1)
+    }
+    /// The recorded result as a replay result.
+    fn recorded(&self) -> R {
+        if self.rec_ok() {
+            Ok(self.rec_ret())
+        } else {
+            Err(self.ev.errno.filter(|&e| e != 0).unwrap_or(libc::EIO))
+        }
+    }
+    fn i(&self, name: &str) -> i64 {
+        self.ev.arg(name).and_then(ArgValue::as_int).unwrap_or(0)
+    }
+    fn arg(&self, name: &str) -> &ArgValue {
+        self.ev.arg(name).unwrap_or(&ArgValue::Absent)
+    }
+    fn path(&self, name: &str) -> Result<&[u8], i32> {
+        path_arg(self.ev, name).ok_or(libc::EFAULT)
+    }
+    fn cstring_arg(&self, name: &str) -> Result<CString, i32> {
+        cstr(self.path(name)?)
+    }
+    fn warn(&mut self, w: impl Into<String>) {
+        self.warn = Some(w.into());
+    }
+    fn diff(&mut self, d: Option<Diff>) {
+        if let Some(d) = d {
+            self.diffs.push(d);
+        }
+    }
+    fn check_data(&mut self, name: &str, got: &[u8]) {
+        if self.full {
+            let d = verify::data(name, self.arg(name), got);
+            self.diff(d);
+        }
+    }
+    /// Bytes to write for the in-buffer `name` of `len` bytes.
+    fn payload(&self, name: &str, len: usize) -> Cow<'_, [u8]> {
+        match self.arg(name) {
+            ArgValue::Data(d) => Cow::Borrowed(d.as_slice()),
+            _ => Cow::Owned(fill(self.sh.opts.fill, self.ev.unique_id, len)),
+        }
+    }
+
+    // ---- descriptors and paths -------------------------------------------------------------
+
+    /// The table entry for `fd`. A descriptor the trace never opened but used successfully
+    /// (inherited, or opened by an uncaptured call) becomes a simulated one.
+    fn entry(&mut self, fd: i64) -> Result<FdEntry, i32> {
+        let fd = i32::try_from(fd).map_err(|_| libc::EBADF)?;
+        let mut t = lock(&self.p.fds);
+        if let Some(e) = t.get(fd) {
+            return Ok(e.clone());
+        }
+        if self.rec_ok() && fd >= 0 {
+            let e = FdEntry {
+                file: OpenFile::new(Handle::Simulated("unknown"), Vec::new(), 0),
+                cloexec: false,
+            };
+            t.insert(fd, e.clone());
+            drop(t);
+            self.warn(format!("descriptor {fd} used but never opened in the trace: simulated"));
+            return Ok(e);
+        }
+        Err(libc::EBADF)
+    }
+    fn file(&mut self, name: &str) -> Result<Arc<OpenFile>, i32> {
+        let fd = self.i(name);
+        Ok(self.entry(fd)?.file)
+    }
+
+    /// The logical path a (dirfd, path) pair names.
+    fn abs(&mut self, dirfd: Option<i64>, path: &[u8]) -> Result<Vec<u8>, i32> {
+        if let Some((fd, rest)) = proc_fd_path(path) {
+            // /proc/self/fd/N/...: the program's own descriptor N (glibc's fchmodat idiom).
+            let f = self.entry(fd.into())?.file;
+            let Some(raw) = f.raw() else { return Err(SIMULATED) };
+            let base = self.sh.root.logical_path_of(raw).ok_or(libc::ENOENT)?;
+            return Ok(if rest.is_empty() { base } else { join(&base, rest) });
+        }
+        if path.starts_with(b"/") {
+            return Ok(path.to_vec());
+        }
+        match dirfd {
+            None | Some(-100) => Ok(join(&lock(&self.p.fs).cwd, path)),
+            Some(fd) => {
+                let f = self.entry(fd)?.file;
+                let Some(raw) = f.raw() else { return Err(SIMULATED) };
+                let base = self.sh.root.logical_path_of(raw).ok_or(libc::ENOENT)?;
+                Ok(join(&base, path))
+            }
+        }
+    }
+    fn dirfd(&self, name: &str) -> Option<i64> {
+        self.ev.arg(name).and_then(ArgValue::as_int)
+    }
+    /// `O_PATH` fd of (dirfd, path); `AT_EMPTY_PATH` with an empty path names dirfd itself.
+    fn locate(
+        &mut self,
+        dirfd: Option<i64>,
+        path: &[u8],
+        follow: bool,
+        empty_ok: bool,
+    ) -> Result<Located, i32> {
+        if path.is_empty() && empty_ok {
+            let f = match dirfd {
+                None | Some(-100) => {
+                    let cwd = lock(&self.p.fs).cwd.clone();
+                    return Ok(Located::Own(self.sh.root.locate(&cwd, true)?));
+                }
+                Some(fd) => self.entry(fd)?.file,
+            };
+            return match f.raw() {
+                Some(_) => Ok(Located::File(f)),
+                None => Err(SIMULATED),
+            };
+        }
+        if let Some((fd, rest)) = proc_fd_path(path) {
+            if rest.is_empty() && follow {
+                // The magic link leads to the open file itself, whatever its name now.
+                let f = self.entry(fd.into())?.file;
+                return if f.raw().is_some() { Ok(Located::File(f)) } else { Err(SIMULATED) };
+            }
+        }
+        let abs = self.abs(dirfd, path)?;
+        Ok(Located::Own(self.sh.root.locate(&abs, follow)?))
+    }
+    fn parent(&mut self, dirfd: Option<i64>, path: &[u8]) -> Result<(OwnedFd, CString), i32> {
+        let abs = self.abs(dirfd, path)?;
+        self.sh.root.parent(&abs)
+    }
+    /// True when the call's path argument(s) lead into /proc, /sys or /dev.
+    fn special_paths(&mut self) -> bool {
+        let Some(def) = self.ev.def else { return false };
+        let mut dirfd = None;
+        for (a, v) in def.args.iter().zip(&self.ev.args) {
+            match a.kind {
+                ra_syscalls::ArgKind::DirFd => dirfd = v.as_int(),
+                ra_syscalls::ArgKind::Path
+                    if !(def.name.starts_with("symlink") && a.name == "target") =>
+                {
+                    if let ArgValue::Data(d) = v {
+                        let d = d.strip_suffix(&[0]).unwrap_or(d);
+                        if proc_fd_path(d).is_some() {
+                            continue;
+                        }
+                        if let Ok(abs) = self.abs(dirfd, d) {
+                            if is_special(&abs) {
+                                return true;
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Put a new real descriptor at the recorded number; the replay's result is the number
+    /// the table would have allocated (lowest free >= `min`), so a differing recorded number
+    /// shows up as a return-value mismatch.
+    fn install(&mut self, fd: OwnedFd, path: Vec<u8>, cloexec: bool, min: i32) -> Result<i64, i32> {
+        let st = sys::fstat_at(fd.as_raw_fd())?;
+        let kind = st.st_mode & libc::S_IFMT;
+        if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
+            self.warn("device node inside the replay root not opened (sandbox)");
+            return Err(libc::EACCES);
+        }
+        let handle = if kind == libc::S_IFIFO { Handle::Pipe(fd) } else { Handle::File(fd) };
+        let f = OpenFile::new(handle, path, 0);
+        Ok(self.place(f, cloexec, min))
+    }
+    fn place(&mut self, f: Arc<OpenFile>, cloexec: bool, min: i32) -> i64 {
+        let mut t = lock(&self.p.fds);
+        let mut predicted = t.lowest_free(min);
+        if self.rec_ok() {
+            let at = self.rec_ret() as i32;
+            // Threads of one process allocating descriptors at the same time get them in
+            // either order: there the recorded number need only be free, not the lowest.
+            if self.pl.threads > 1 && at >= min && t.get(at).is_none() {
+                predicted = at;
+            }
+            let old = t.insert(at, FdEntry { file: f, cloexec });
+            drop(t);
+            drop(old);
+        }
+        i64::from(predicted)
+    }
+    /// After a simulated call: new descriptors it returned exist, simulated.
+    fn simulate_fds(&mut self) {
+        let Some(def) = self.ev.def else { return };
+        if !self.rec_ok() {
+            return;
+        }
+        let sim = || FdEntry {
+            file: OpenFile::new(Handle::Simulated("simulated"), Vec::new(), 0),
+            cloexec: false,
+        };
+        if def.ret == Ret::Fd {
+            lock(&self.p.fds).insert(self.rec_ret() as i32, sim());
+        }
+        if let Some((a, b)) = fd_pair(self.ev) {
+            let mut t = lock(&self.p.fds);
+            t.insert(a, sim());
+            t.insert(b, sim());
+        }
+        if def.name == "close" {
+            let fd = self.i("fd") as i32;
+            let old = lock(&self.p.fds).remove(fd);
+            drop(old);
+        }
+    }
+
+    // ---- the calls -----------------------------------------------------------------------
+
+    fn run(&mut self) -> Result<Act, i32> {
+        let Some(def) = self.ev.def else { return Ok(Act::Skip) };
+        match def.replay {
+            ReplayPolicy::Skip => return Ok(Act::Skip),
+            ReplayPolicy::Simulate if !matches!(def.name, "pipe" | "pipe2" | "ioctl") => {
+                return Ok(Act::Sim)
+            }
+            _ => {}
+        }
+        if !self.pl.inherited && self.special_paths() {
+            return Ok(Act::Sim);
+        }
+        // An interrupted call (a signal arrived; the kernel restarts it or returns EINTR) had no
+        // effect; the restarted call is its own record.
+        if self.ev.errno.is_some_and(|e| e == libc::EINTR || ra_trace::format::is_restart_errno(e))
+        {
+            return Ok(Act::Sim);
+        }
+        let name = def.name;
+        match name {
+            "read" | "pread64" => self.read(name == "pread64"),
+            "write" | "pwrite64" => self.write(name == "pwrite64"),
+            "readv" | "preadv" | "preadv2" => self.readv(),
+            "writev" | "pwritev" | "pwritev2" => self.writev(),
+            "mmappread" | "mmappwrite" => self.mmap_page(name == "mmappwrite"),
+            "lseek" => {
+                let f = self.file("fd")?;
+                let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+                let (off, whence) = (self.i("offset"), self.i("whence"));
+                let r = sys::raw(libc::SYS_lseek, &[raw.into(), off, whence])?;
+                if r == 0 {
+                    *lock(&f.dir) = Default::default();
+                }
+                Ok(Act::Issued(r))
+            }
+            "ftruncate" | "fallocate" | "fadvise64" | "readahead" | "fsync" | "fdatasync"
+            | "sync_file_range" | "syncfs" => {
+                let f = self.file("fd")?;
+                let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+                let nr =
+                    ra_syscalls::arch::X86_64.number(name).ok_or(libc::ENOSYS)? as libc::c_long;
+                // Every argument after the fd is an integer.
+                let mut a = vec![i64::from(raw)];
+                a.extend(def.args.iter().skip(1).map(|x| self.i(x.name)));
+                Ok(Act::Issued(sys::raw(nr, &a)?))
+            }
+            "sync" => Ok(Act::Issued(sys::raw(libc::SYS_sync, &[])?)),
+            "flock" => self.flock(),
+            "ioctl" => self.ioctl(),
+            "sendfile" | "copy_file_range" | "splice" => self.copy(name),
+            "open" | "openat" | "openat2" | "creat" => self.open(name),
+            "memfd_create" => {
+                let n = self.cstring_arg("name")?;
+                let fd = sys::memfd_create(&n, (self.i("flags") as u32) | libc::MFD_CLOEXEC)?;
+                // SAFETY: memfd_create returned a new descriptor nobody else owns.
+                let fd = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+                let cloexec = self.i("flags") as u32 & libc::MFD_CLOEXEC != 0;
+                Ok(Act::Issued(self.install(fd, b"memfd:".to_vec(), cloexec, 0)?))
+            }
+            "stat" | "lstat" | "newfstatat" | "fstat" | "statx" => self.stat(name),
+            "statfs" | "fstatfs" => {
+                let got = if name == "fstatfs" {
+                    let f = self.file("fd")?;
+                    let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+                    sys::fstatfs_bytes(raw)?
+                } else {
+                    let p = self.path("path")?.to_vec();
+                    let l = self.locate(None, &p, true, false)?;
+                    sys::fstatfs_bytes(l.fd())?
+                };
+                if self.full {
+                    self.diffs.extend(verify::statfs(self.arg("buf"), &got));
+                }
+                Ok(Act::Issued(0))
+            }
+            "access" | "faccessat" | "faccessat2" => {
+                let p = self.path("pathname")?.to_vec();
+                let flags = if name == "faccessat2" { self.i("flags") as i32 } else { 0 };
+                let follow = flags & libc::AT_SYMLINK_NOFOLLOW == 0;
+                let l =
+                    self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
+                let mode = self.i("mode") as i32;
+                Ok(Act::Issued(sys::faccessat2(l.fd(), mode, flags & libc::AT_EACCESS)?))
+            }
+            "getdents" | "getdents64" => self.getdents(name == "getdents"),
+            "mkdir" | "mkdirat" => {
+                let p = self.path("pathname")?.to_vec();
+                let (dir, n) = self.parent(self.dirfd("dirfd"), &p)?;
+                let mode = self.i("mode") as u32 & !lock(&self.p.fs).umask;
+                Ok(Act::Issued(sys::mkdirat(dir.as_raw_fd(), &n, mode)?))
+            }
+            "rmdir" | "unlink" | "unlinkat" => {
+                let p = self.path("pathname")?.to_vec();
+                let flags = match name {
+                    "rmdir" => libc::AT_REMOVEDIR,
+                    "unlink" => 0,
+                    _ => self.i("flags") as i32,
+                };
+                let (dir, n) = self.parent(self.dirfd("dirfd"), &p)?;
+                Ok(Act::Issued(sys::unlinkat(dir.as_raw_fd(), &n, flags)?))
+            }
+            "mknod" | "mknodat" => {
+                let mode = self.i("mode") as u32;
+                let kind = mode & libc::S_IFMT;
+                if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
+                    self.warn("device nodes are not created in the replay root (sandbox)");
+                    return Err(libc::EPERM);
+                }
+                let p = self.path("pathname")?.to_vec();
+                let (dir, n) = self.parent(self.dirfd("dirfd"), &p)?;
+                let mode = mode & !lock(&self.p.fs).umask;
+                Ok(Act::Issued(sys::mknodat(dir.as_raw_fd(), &n, mode, 0)?))
+            }
+            "link" | "linkat" => {
+                let flags = self.i("flags") as i32;
+                let old = self.path("oldpath")?.to_vec();
+                let new = self.path("newpath")?.to_vec();
+                let follow = flags & libc::AT_SYMLINK_FOLLOW != 0;
+                let src = self.locate(
+                    self.dirfd("olddirfd"),
+                    &old,
+                    follow,
+                    flags & libc::AT_EMPTY_PATH != 0,
+                )?;
+                let (dir, n) = self.parent(self.dirfd("newdirfd"), &new)?;
+                let r = match sys::link_fd(src.fd(), dir.as_raw_fd(), &n) {
+                    Err(libc::ENOENT) if !self.sh.is_root => {
+                        sys::link_proc(src.fd(), dir.as_raw_fd(), &n)
+                    }
+                    r => r,
+                };
+                Ok(Act::Issued(r?))
+            }
+            "symlink" | "symlinkat" => {
+                let target = self.cstring_arg("target")?;
+                let p = self.path("linkpath")?.to_vec();
+                let (dir, n) = self.parent(self.dirfd("newdirfd"), &p)?;
+                Ok(Act::Issued(sys::symlinkat(&target, dir.as_raw_fd(), &n)?))
+            }
+            "readlink" | "readlinkat" => {
+                let p = self.path("pathname")?.to_vec();
+                let l = self.locate(self.dirfd("dirfd"), &p, false, true)?;
+                // readlinkat(fd, "") answers ENOENT for what is not a symlink; readlink, EINVAL.
+                if sys::fstat_at(l.fd())?.st_mode & libc::S_IFMT != libc::S_IFLNK {
+                    return Err(libc::EINVAL);
+                }
+                let size = (self.i("bufsiz").max(0) as usize).min(1 << 20);
+                let (r, got) = with_buf(size, |b| {
+                    let r = sys::readlink_fd(l.fd(), b);
+                    (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
+                });
+                let r = r?;
+                self.check_data("buf", &got);
+                Ok(Act::Issued(r))
+            }
+            "rename" | "renameat" | "renameat2" => {
+                let old = self.path("oldpath")?.to_vec();
+                let new = self.path("newpath")?.to_vec();
+                let (od, on) = self.parent(self.dirfd("olddirfd"), &old)?;
+                let (nd, nn) = self.parent(self.dirfd("newdirfd"), &new)?;
+                let flags = if name == "renameat2" { self.i("flags") as u32 } else { 0 };
+                Ok(Act::Issued(sys::renameat2(od.as_raw_fd(), &on, nd.as_raw_fd(), &nn, flags)?))
+            }
+            "chmod" | "fchmodat" => {
+                let p = self.path("pathname")?.to_vec();
+                let l = self.locate(self.dirfd("dirfd"), &p, true, false)?;
+                Ok(Act::Issued(sys::fchmodat2(l.fd(), self.i("mode") as u32, 0)?))
+            }
+            "fchmod" => {
+                let f = self.file("fd")?;
+                let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+                Ok(Act::Issued(sys::raw(libc::SYS_fchmod, &[raw.into(), self.i("mode")])?))
+            }
+            "chown" | "lchown" | "fchownat" => {
+                let p = self.path("pathname")?.to_vec();
+                let flags = if name == "fchownat" { self.i("flags") as i32 } else { 0 };
+                let follow = name != "lchown" && flags & libc::AT_SYMLINK_NOFOLLOW == 0;
+                let l =
+                    self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
+                Ok(Act::Issued(sys::fchownat(
+                    l.fd(),
+                    self.i("owner") as u32,
+                    self.i("group") as u32,
+                    0,
+                )?))
+            }
+            "fchown" => {
+                let f = self.file("fd")?;
+                let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+                let (u, g) = (self.i("owner") as u32, self.i("group") as u32);
+                Ok(Act::Issued(sys::raw(libc::SYS_fchown, &[raw.into(), u.into(), g.into()])?))
+            }
+            "utime" | "utimes" | "futimesat" | "utimensat" => self.utimes(name),
+            "truncate" => {
+                let p = self.path("path")?.to_vec();
+                let abs = self.abs(None, &p)?;
+                let fd = self.sh.root.open(
+                    &abs,
+                    libc::O_WRONLY | libc::O_NONBLOCK | libc::O_NOCTTY,
+                    0,
+                )?;
+                Ok(Act::Issued(sys::raw(
+                    libc::SYS_ftruncate,
+                    &[fd.as_raw_fd().into(), self.i("length")],
+                )?))
+            }
+            n if n.contains("xattr") => self.xattr(n),
+            "close" => {
+                let fd = self.i("fd") as i32;
+                let old = lock(&self.p.fds).remove(fd);
+                match old {
+                    Some(e) => {
+                        drop(e);
+                        Ok(Act::Emulated(0))
+                    }
+                    None => Err(libc::EBADF),
+                }
+            }
+            "close_range" => {
+                let first = self.i("first").clamp(0, i32::MAX.into()) as i32;
+                let last = self.i("last").clamp(0, i32::MAX.into()) as i32;
+                if self.i("flags") & 4 != 0 {
+                    lock(&self.p.fds).cloexec_range(first, last);
+                } else {
+                    let gone = lock(&self.p.fds).remove_range(first, last);
+                    drop(gone);
+                }
+                Ok(Act::Emulated(0))
+            }
+            "dup" | "dup2" | "dup3" => self.dup(name),
+            "fcntl" => self.fcntl(),
+            "pipe" | "pipe2" => self.pipe(),
+            "mmap" => self.mmap(),
+            "munmap" => {
+                lock(&self.p.mm).unmap(self.i("addr") as u64, self.i("length") as u64);
+                Ok(Act::Emulated(0))
+            }
+            "msync" => {
+                let (addr, len) = (self.i("addr") as u64, self.i("length") as u64);
+                let real = lock(&self.p.mm).find(addr).and_then(|(m, off)| {
+                    let (a, rl) = m.real?;
+                    let off = off as usize;
+                    (off < rl).then(|| (a + off, (len as usize).min(rl - off)))
+                });
+                match real {
+                    Some((a, l)) => Ok(Act::Issued(sys::msync(
+                        a & !4095,
+                        l + (a & 4095),
+                        self.i("flags") as i32,
+                    )?)),
+                    None => Ok(Act::EmulatedAsRecorded),
+                }
+            }
+            "mprotect" | "madvise" => Ok(Act::EmulatedAsRecorded),
+            "mremap" => {
+                if self.rec_ok() {
+                    let mut mm = lock(&self.p.mm);
+                    let old = self.i("old_address") as u64;
+                    if let Some(mut m) = mm.maps.remove(&old) {
+                        m.len = self.i("new_size") as u64;
+                        mm.maps.insert(self.rec_ret() as u64, m);
+                    }
+                }
+                Ok(Act::EmulatedAsRecorded)
+            }
+            "clone" | "clone3" | "fork" | "vfork" => {
+                if let Some((child, flags)) = self.pl.child {
+                    self.sh.procs.insert(child, self.p.clone_with(flags));
+                }
+                Ok(Act::EmulatedAsRecorded)
+            }
+            "execve" | "execveat" => self.exec(name),
+            "exit" | "exit_group" => Ok(Act::EmulatedAsRecorded),
+            "chdir" => {
+                let p = self.path("path").or_else(|_| self.path("pathname"))?.to_vec();
+                let abs = self.abs(None, &p)?;
+                let fd = self.sh.root.open(&abs, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+                let logical =
+                    self.sh.root.logical_path_of(fd.as_raw_fd()).unwrap_or_else(|| normalize(&abs));
+                lock(&self.p.fs).cwd = logical;
+                Ok(Act::Emulated(0))
+            }
+            "fchdir" => {
+                let f = self.file("fd")?;
+                let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+                let st = sys::fstat_at(raw)?;
+                if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+                    return Err(libc::ENOTDIR);
+                }
+                let logical = self.sh.root.logical_path_of(raw).ok_or(libc::ENOENT)?;
+                lock(&self.p.fs).cwd = logical;
+                Ok(Act::Emulated(0))
+            }
+            "umask" => {
+                let mut fs = lock(&self.p.fs);
+                let old = fs.umask;
+                fs.umask = self.i("mask") as u32 & 0o777;
+                Ok(Act::Emulated(old.into()))
+            }
+            "chroot" => {
+                self.warn("chroot is not replayed (recorded result used)");
+                Ok(Act::Sim)
+            }
+            _ => {
+                self.warn(format!("{name}: no replay implementation; recorded result used"));
+                Ok(Act::Sim)
+            }
+        }
+    }
+
+    fn read(&mut self, positional: bool) -> Result<Act, i32> {
+        let f = self.file("fd")?;
+        let count = (self.i("count").max(0) as usize).min(1 << 30);
+        let off = self.i("offset");
+        let raw = match &f.handle {
+            Handle::Simulated(_) => return Ok(Act::Sim),
+            Handle::Pipe(fd) => {
+                let raw = fd.as_raw_fd();
+                let got = self.pipe_read(raw, count)?;
+                self.check_data("buf", &got);
+                return Ok(Act::Issued(got.len() as i64));
+            }
+            Handle::File(fd) => fd.as_raw_fd(),
+        };
+        let (r, got) = with_buf(count, |b| {
+            let r = if positional { sys::pread(raw, b, off) } else { sys::read(raw, b) };
+            let n = r.unwrap_or(0).max(0) as usize;
+            (r, if self.full { b[..n].to_vec() } else { Vec::new() })
+        });
+        let r = r?;
+        self.check_data("buf", &got);
+        Ok(Act::Issued(r))
+    }
+
+    /// Read from a pipe exactly what the recorded call read (the amount a pipe read returns
+    /// depends on timing), waiting at most the stall timeout.
+    fn pipe_read(&mut self, fd: RawFd, count: usize) -> Result<Vec<u8>, i32> {
+        let want = if self.rec_ok() && self.rec_ret() > 0 {
+            (self.rec_ret() as usize).min(count)
+        } else {
+            count.min(1 << 20)
+        };
+        let mut out = Vec::with_capacity(want);
+        if matches!(self.ev.errno, Some(libc::EAGAIN | libc::EINTR)) {
+            // The recorded read found nothing (non-blocking) or was interrupted: look once.
+            if !sys::poll1(fd, libc::POLLIN, 0) {
+                return Err(self.ev.errno.unwrap_or(libc::EAGAIN));
+            }
+        }
+        let deadline = Instant::now() + self.sh.opts.stall_timeout;
+        loop {
+            if !self.wait_ready(fd, libc::POLLIN, deadline) {
+                if !out.is_empty() {
+                    break;
+                }
+                self.warn(format!(
+                    "pipe read stalled: no data within {:?}",
+                    self.sh.opts.stall_timeout
+                ));
+                return Err(libc::ETIMEDOUT);
+            }
+            let n = with_buf(want - out.len(), |b| {
+                let r = sys::read(fd, b);
+                if let Ok(n) = r {
+                    out.extend_from_slice(&b[..n as usize]);
+                }
+                r
+            });
+            match n {
+                Ok(0) => break,
+                Ok(_) if out.len() >= want || self.rec_ret() <= 0 => break,
+                Ok(_) | Err(libc::EAGAIN | libc::EINTR) => {}
+                Err(e) if out.is_empty() => return Err(e),
+                Err(_) => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// Poll in slices until ready, the deadline, or an abort.
+    fn wait_ready(&self, fd: RawFd, ev: i16, deadline: Instant) -> bool {
+        loop {
+            if sys::poll1(fd, ev, STALL_SLICE_MS) {
+                return true;
+            }
+            if Instant::now() >= deadline || self.sh.abort.load(Ordering::Relaxed) {
+                return false;
+            }
+        }
+    }
+
+    fn write(&mut self, positional: bool) -> Result<Act, i32> {
+        let f = self.file("fd")?;
+        let count = self.i("count").max(0) as usize;
+        let data = self.payload("buf", count);
+        let data: &[u8] = &data[..count.min(data.len())];
+        match &f.handle {
+            Handle::Simulated(_) => Ok(Act::Sim),
+            Handle::Pipe(fd) => {
+                let fd = fd.as_raw_fd();
+                let deadline = Instant::now() + self.sh.opts.stall_timeout;
+                if !self.wait_ready(fd, libc::POLLOUT, deadline) {
+                    self.warn("pipe write stalled: no reader made room");
+                    return Err(libc::ETIMEDOUT);
+                }
+                Ok(Act::Issued(sys::write(fd, data)?))
+            }
+            Handle::File(fd) => {
+                let r = if positional {
+                    sys::pwrite(fd.as_raw_fd(), data, self.i("offset"))
+                } else {
+                    sys::write(fd.as_raw_fd(), data)
+                };
+                Ok(Act::Issued(r?))
+            }
+        }
+    }
+
+    /// preadv2 offset argument: -1 (current position) for readv/writev.
+    fn vec_offset(&self) -> i64 {
+        match self.ev.def.map(|d| d.name) {
+            Some("readv" | "writev") => -1,
+            _ => self.i("offset"),
+        }
+    }
+
+    fn readv(&mut self) -> Result<Act, i32> {
+        let f = self.file("fd")?;
+        let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+        let ArgValue::Iov(vecs) = self.arg("iov").clone() else {
+            // Vectors not in the trace: read the total the call asked for in one vector.
+            return Err(libc::EFAULT);
+        };
+        let mut bufs: Vec<Vec<u8>> =
+            vecs.iter().map(|v| vec![0u8; (v.requested as usize).min(1 << 30)]).collect();
+        let iov: Vec<libc::iovec> = bufs
+            .iter_mut()
+            .map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() })
+            .collect();
+        let flags =
+            if self.ev.def.map(|d| d.name) == Some("preadv2") { self.i("flags") as i32 } else { 0 };
+        let r = sys::preadv2(raw, &iov, self.vec_offset(), flags)?;
+        if self.full {
+            let mut left = r as usize;
+            let mut got = Vec::with_capacity(left);
+            for b in &bufs {
+                let n = left.min(b.len());
+                got.extend_from_slice(&b[..n]);
+                left -= n;
+            }
+            let want: Vec<u8> =
+                vecs.iter().filter_map(|v| v.data.as_deref()).flatten().copied().collect();
+            let have_data = vecs.iter().any(|v| v.data.is_some());
+            if have_data {
+                self.diff(verify::data("iov", &ArgValue::Data(want), &got));
+            }
+        }
+        Ok(Act::Issued(r))
+    }
+
+    fn writev(&mut self) -> Result<Act, i32> {
+        let f = self.file("fd")?;
+        let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+        let bufs: Vec<Vec<u8>> = match self.arg("iov") {
+            ArgValue::Iov(vecs) => vecs
+                .iter()
+                .map(|v| {
+                    v.data.clone().unwrap_or_else(|| {
+                        fill(self.sh.opts.fill, self.ev.unique_id, v.requested as usize)
+                    })
+                })
+                .collect(),
+            _ => {
+                // Data recorded as a digest or not at all: write what the call wrote.
+                let n = self.rec_ret().max(0) as usize;
+                vec![fill(self.sh.opts.fill, self.ev.unique_id, n)]
+            }
+        };
+        let iov: Vec<libc::iovec> = bufs
+            .iter()
+            .map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() })
+            .collect();
+        let flags = if self.ev.def.map(|d| d.name) == Some("pwritev2") {
+            self.i("flags") as i32
+        } else {
+            0
+        };
+        if f.is_pipe() {
+            let deadline = Instant::now() + self.sh.opts.stall_timeout;
+            if !self.wait_ready(raw, libc::POLLOUT, deadline) {
+                self.warn("pipe write stalled: no reader made room");
+                return Err(libc::ETIMEDOUT);
+            }
+        }
+        Ok(Act::Issued(sys::pwritev2(raw, &iov, self.vec_offset(), flags)?))
+    }
+
+    fn mmap_page(&mut self, write: bool) -> Result<Act, i32> {
+        let f = self.file("fd")?;
+        let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+        let count = self.i("count").max(0) as usize;
+        let off = self.i("offset");
+        let size = sys::fstat_at(raw)?.st_size;
+        let in_file = off >= 0 && off + count as i64 <= size;
+        if self.sh.opts.mmap == MmapMode::Map && in_file {
+            let addr = if write {
+                lock(&self.p.mm).find_file_offset(&f, off)
+            } else {
+                let a = self.i("address") as u64;
+                let mm = lock(&self.p.mm);
+                mm.find(a).and_then(|(m, o)| {
+                    m.real.filter(|r| (o as usize) + count <= r.1).map(|r| r.0 + o as usize)
+                })
+            };
+            if let Some(addr) = addr {
+                if write {
+                    let data = self.payload("buf", count);
+                    let n = count.min(data.len());
+                    // SAFETY: `addr..addr+n` lies in a live shared mapping of this file (found in
+                    // the process's map) and within the file's size, so the pages exist.
+                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), addr as *mut u8, n) };
+                    return Ok(Act::Issued(n as i64));
+                }
+                // SAFETY: as above: a live mapping, within the file.
+                let got = unsafe { std::slice::from_raw_parts(addr as *const u8, count) }.to_vec();
+                self.check_data("buf", &got);
+                return Ok(Act::Issued(count as i64));
+            }
+        }
+        if write {
+            let data = self.payload("buf", count);
+            Ok(Act::Issued(sys::pwrite(raw, &data[..count.min(data.len())], off)?))
+        } else {
+            let (r, got) = with_buf(count, |b| {
+                let r = sys::pread(raw, b, off);
+                (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
+            });
+            let r = r?;
+            self.check_data("buf", &got);
+            Ok(Act::Issued(r))
+        }
+    }
+
+    fn flock(&mut self) -> Result<Act, i32> {
+        let f = self.file("fd")?;
+        let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+        let op = self.i("operation");
+        if op & i64::from(libc::LOCK_NB) != 0 || op & i64::from(libc::LOCK_UN) != 0 {
+            return Ok(Act::Issued(sys::raw(libc::SYS_flock, &[raw.into(), op])?));
+        }
+        let nb = op | i64::from(libc::LOCK_NB);
+        self.retry_blocking(|| sys::raw(libc::SYS_flock, &[raw.into(), nb])).map(Act::Issued)
+    }
+
+    /// A blocking lock, taken by retrying its non-blocking form until the stall timeout.
+    fn retry_blocking(&mut self, mut f: impl FnMut() -> R) -> R {
+        let deadline = Instant::now() + self.sh.opts.stall_timeout;
+        let mut pause = Duration::from_micros(50);
+        loop {
+            match f() {
+                Err(libc::EAGAIN | libc::EACCES) => {}
+                r => return r,
+            }
+            if Instant::now() >= deadline || self.sh.abort.load(Ordering::Relaxed) {
+                self.warn("lock wait stalled: the lock was never released");
+                return Err(libc::ETIMEDOUT);
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(10));
+        }
+    }
+
+    fn ioctl(&mut self) -> Result<Act, i32> {
+        const FICLONE: i64 = 0x4004_9409;
+        if self.i("request") != FICLONE {
+            return Ok(Act::Sim);
+        }
+        // FICLONE's argument is a descriptor: translate it and clone for real.
+        let dst = self.file("fd")?;
+        let src = self.entry(self.i("argp"))?.file;
+        match (dst.raw(), src.raw()) {
+            (Some(d), Some(s)) => {
+                Ok(Act::Issued(sys::raw(libc::SYS_ioctl, &[d.into(), FICLONE, s.into()])?))
+            }
+            _ => Ok(Act::Sim),
+        }
+    }
+
+    /// sendfile / copy_file_range / splice between real descriptors. The trace keeps the
+    /// in-out offsets as they were after the call; the input offset is that minus the count.
+    fn copy(&mut self, name: &str) -> Result<Act, i32> {
+        let (fin, fout) =
+            if name == "sendfile" { ("in_fd", "out_fd") } else { ("fd_in", "fd_out") };
+        let a = self.file(fin)?;
+        let b = self.file(fout)?;
+        let (Some(ra), Some(rb)) = (a.raw(), b.raw()) else { return Ok(Act::Sim) };
+        let moved = if self.rec_ok() { self.rec_ret() } else { 0 };
+        let loff = |v: &ArgValue| -> Option<i64> {
+            let d = v.as_data()?;
+            Some(i64::from_le_bytes(d.get(0..8)?.try_into().ok()?) - moved)
+        };
+        let r = if name == "sendfile" {
+            let mut off = loff(self.arg("offset"));
+            sys::sendfile(rb, ra, off.as_mut(), self.i("count").max(0) as usize)
+        } else {
+            let mut oi = loff(self.arg("off_in"));
+            let mut oo = loff(self.arg("off_out"));
+            let len = self.i("len").max(0) as usize;
+            let flags = self.i("flags") as u32;
+            if name == "splice" {
+                sys::splice(ra, oi.as_mut(), rb, oo.as_mut(), len, flags)
+            } else {
+                sys::copy_file_range(ra, oi.as_mut(), rb, oo.as_mut(), len, flags)
+            }
+        };
+        Ok(Act::Issued(r?))
+    }
+
+    /// A descriptor the process had before the trace began: the file, reopened beneath the
+    /// root, when it is one (redirections, files of an attached process), else simulated
+    /// (terminals, pipes and sockets from outside).
+    fn inherited(&mut self) -> Result<Act, i32> {
+        let p = self.path("pathname")?.to_vec();
+        let flags = self.i("flags") as i32 & !(libc::O_CREAT | libc::O_TRUNC | libc::O_EXCL);
+        let fd = self.rec_ret() as i32;
+        let real = if p.starts_with(b"/") && !is_special(&p) {
+            self.sh.root.open(&p, flags | libc::O_NONBLOCK, 0).ok().and_then(|f| {
+                let st = sys::fstat_at(f.as_raw_fd()).ok()?;
+                (st.st_mode & libc::S_IFMT == libc::S_IFREG).then_some(f)
+            })
+        } else {
+            None
+        };
+        let handle = match real {
+            Some(f) => {
+                // Back to the recorded status flags (O_NONBLOCK only guarded the open).
+                let _ = sys::raw(
+                    libc::SYS_fcntl,
+                    &[f.as_raw_fd().into(), libc::F_SETFL.into(), flags.into()],
+                );
+                Handle::File(f)
+            }
+            None => Handle::Simulated("inherited"),
+        };
+        let f = OpenFile::new(handle, normalize(&p), 0);
+        let old = lock(&self.p.fds)
+            .insert(fd, FdEntry { file: f, cloexec: flags & libc::O_CLOEXEC != 0 });
+        drop(old);
+        Ok(Act::EmulatedAsRecorded)
+    }
+
+    fn open(&mut self, name: &str) -> Result<Act, i32> {
+        if self.pl.inherited {
+            return self.inherited();
+        }
+        let p = self.path("pathname")?.to_vec();
+        let (flags, mode) = match name {
+            "creat" => (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, self.i("mode") as u32),
+            "openat2" => {
+                let how = self.arg("how").as_data().ok_or(libc::EFAULT)?;
+                let g = |o: usize| {
+                    how.get(o..o + 8)
+                        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                };
+                (g(0) as i32, g(8) as u32)
+            }
+            _ => (self.i("flags") as i32, self.i("mode") as u32),
+        };
+        let dirfd = if name == "openat" || name == "openat2" { self.dirfd("dirfd") } else { None };
+        let abs = self.abs(dirfd, &p)?;
+        let umask = lock(&self.p.fs).umask;
+        // A 64-bit kernel adds O_LARGEFILE to open/openat (not to openat2): keep F_GETFL equal.
+        let real_flags = if name == "openat2" { flags } else { flags | libc::O_LARGEFILE };
+        let fd = self.sh.root.open(&abs, real_flags, mode & !umask)?;
+        let cloexec = flags & libc::O_CLOEXEC != 0;
+        Ok(Act::Issued(self.install(fd, normalize(&abs), cloexec, 0)?))
+    }
+
+    fn stat(&mut self, name: &str) -> Result<Act, i32> {
+        let (bytes, out) = match name {
+            "fstat" => {
+                let f = self.file("fd")?;
+                let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+                (sys::stat_bytes(raw)?, "statbuf")
+            }
+            "statx" => {
+                let p = self.path("pathname")?.to_vec();
+                let flags = self.i("flags") as i32;
+                let l = self.locate(
+                    self.dirfd("dirfd"),
+                    &p,
+                    flags & libc::AT_SYMLINK_NOFOLLOW == 0,
+                    flags & libc::AT_EMPTY_PATH != 0,
+                )?;
+                let sync = flags & libc::AT_STATX_SYNC_TYPE;
+                (sys::statx_bytes(l.fd(), sync, self.i("mask") as u32)?, "statxbuf")
+            }
+            _ => {
+                let p = self.path("pathname")?.to_vec();
+                let flags = if name == "newfstatat" { self.i("flags") as i32 } else { 0 };
+                let follow = name != "lstat" && flags & libc::AT_SYMLINK_NOFOLLOW == 0;
+                let l =
+                    self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
+                (sys::stat_bytes(l.fd())?, "statbuf")
+            }
+        };
+        if self.full {
+            let (mut d, dev_ino) = if name == "statx" {
+                let x = ra_trace::structs::Statx::decode(&bytes);
+                let di = x.map(|x| (libc::makedev(x.dev.0, x.dev.1), x.ino));
+                (verify::statx(self.arg(out), &bytes), di)
+            } else {
+                let x = ra_trace::structs::Stat::decode(&bytes);
+                (verify::stat(self.arg(out), &bytes), x.map(|x| (x.dev, x.ino)))
+            };
+            if dev_ino.is_some_and(|di| self.sh.opts.partial_dirs.contains(&di)) {
+                let before = d.len();
+                d.retain(|x| !(x.what.ends_with("nlink") || x.what.ends_with("size")));
+                if d.len() != before {
+                    self.warn(
+                        "directory recreated in part by --init=infer: its link count and size were not compared",
+                    );
+                }
+            } else if dev_ino.is_some_and(|di| self.sh.opts.inferred_files.contains(&di)) {
+                let before = d.len();
+                d.retain(|x| !x.what.ends_with("nlink"));
+                if d.len() != before {
+                    self.warn("file recreated by --init=infer: its link count was not compared");
+                }
+            }
+            self.diffs.extend(d);
+        }
+        Ok(Act::Issued(0))
+    }
+
+    /// getdents: the entries of one directory stream are compared as a set of (name, type)
+    /// when the recorded stream ends; each call's byte count only as "some" or "none" (entry
+    /// order differs between directories with the same content).
+    fn getdents(&mut self, old: bool) -> Result<Act, i32> {
+        let f = self.file("fd")?;
+        let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+        let count = (self.i("count").max(0) as usize).min(1 << 24);
+        let (r, got) = with_buf(count, |b| {
+            let r = sys::getdents(raw, b, old);
+            (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
+        });
+        let r = r?;
+        let parse = |b: &[u8]| if old { parse_dirents(b) } else { parse_dirents64(b) };
+        let mut ds = lock(&f.dir);
+        ds.replayed.extend(parse(&got).into_iter().map(|d| (d.name, d.d_type)));
+        ds.replayed_bytes += r as u64;
+        let rec = self.arg("dirp").as_data().map(parse);
+        if let Some(rec) = &rec {
+            ds.recorded.extend(rec.iter().map(|d| (d.name.clone(), d.d_type)));
+        }
+        ds.recorded_bytes += self.rec_ret().max(0) as u64;
+        let stream_end = self.rec_ok() && self.rec_ret() == 0;
+        if stream_end && self.full && rec.is_some() {
+            let ds = std::mem::take(&mut *ds);
+            if ds.recorded != ds.replayed {
+                let show =
+                    |s: &std::collections::BTreeSet<(Vec<u8>, u8)>,
+                     o: &std::collections::BTreeSet<(Vec<u8>, u8)>| {
+                        let v: Vec<String> = s
+                            .difference(o)
+                            .take(8)
+                            .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
+                            .collect();
+                        format!("{} entries; only here: [{}]", s.len(), v.join(", "))
+                    };
+                self.diffs.push(Diff::new(
+                    "getdents entries",
+                    show(&ds.recorded, &ds.replayed),
+                    show(&ds.replayed, &ds.recorded),
+                ));
+            }
+        }
+        drop(ds);
+        // Some bytes or none: that is what a reader of the stream acts on.
+        Ok(if (r > 0) == (self.rec_ret() > 0) {
+            Act::Issued(self.rec_ret().max(0))
+        } else {
+            Act::Issued(r)
+        })
+    }
+
+    fn utimes(&mut self, name: &str) -> Result<Act, i32> {
+        let ts = |sec: i64, nsec: i64| libc::timespec { tv_sec: sec, tv_nsec: nsec };
+        let t = self.arg("times").as_data().map(<[u8]>::to_vec);
+        let g = |b: &[u8], o: usize| {
+            b.get(o..o + 8).map_or(0, |x| i64::from_le_bytes(x.try_into().unwrap_or([0; 8])))
+        };
+        let times = match (&t, name) {
+            (None, _) => None,
+            (Some(b), "utime") => Some([ts(g(b, 0), 0), ts(g(b, 8), 0)]),
+            (Some(b), "utimes" | "futimesat") => {
+                Some([ts(g(b, 0), g(b, 8) * 1000), ts(g(b, 16), g(b, 24) * 1000)])
+            }
+            (Some(b), _) => Some([ts(g(b, 0), g(b, 8)), ts(g(b, 16), g(b, 24))]),
+        };
+        let flags = if name == "utimensat" { self.i("flags") as i32 } else { 0 };
+        let path = match name {
+            "utime" | "utimes" => Some(self.path("filename")?.to_vec()),
+            _ => path_arg(self.ev, "pathname").map(<[u8]>::to_vec),
+        };
+        match path {
+            None => {
+                // utimensat(fd, NULL, ...): the futimens form.
+                let f = self.file("dirfd")?;
+                let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+                Ok(Act::Issued(sys::futimens(raw, times)?))
+            }
+            Some(p) => {
+                let follow = flags & libc::AT_SYMLINK_NOFOLLOW == 0;
+                let l =
+                    self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
+                Ok(Act::Issued(sys::utimens(l.fd(), times, 0)?))
+            }
+        }
+    }
+
+    fn xattr(&mut self, name: &str) -> Result<Act, i32> {
+        let by_fd = name.starts_with('f');
+        let nofollow = name.starts_with('l');
+        // Target: an fd of the program (f*) or the path located in the root.
+        let target: Located = if by_fd {
+            let f = self.file("fd")?;
+            if f.raw().is_none() {
+                return Ok(Act::Sim);
+            }
+            Located::File(f)
+        } else {
+            let p = self.path("path")?.to_vec();
+            self.locate(None, &p, !nofollow, false)?
+        };
+        let fd = target.fd();
+        let op = name.trim_start_matches(['f', 'l']);
+        let xname =
+            || -> Result<CString, i32> { cstr(path_arg(self.ev, "name").ok_or(libc::EFAULT)?) };
+        // Path forms act on the located file through its /proc/self/fd magic link (the xattr
+        // *at calls refuse O_PATH descriptors); descriptor forms act on the program's fd.
+        let proc_path =
+            if by_fd { None } else { Some(cstr(format!("/proc/self/fd/{fd}").as_bytes())?) };
+        let r = match op {
+            "setxattr" => {
+                let n = xname()?;
+                let size = self.i("size").max(0) as usize;
+                let v = self.payload("value", size);
+                let v = &v[..size.min(v.len())];
+                let flags = self.i("flags") as i32;
+                match &proc_path {
+                    None => sys::fsetxattr(fd, &n, v, flags),
+                    Some(p) => sys::setxattr_path(p, &n, v, flags),
+                }
+            }
+            "getxattr" => {
+                let n = xname()?;
+                let size = (self.i("size").max(0) as usize).min(1 << 24);
+                let (r, got) = with_buf(size, |b| {
+                    let r = match &proc_path {
+                        None => sys::fgetxattr(fd, &n, b),
+                        Some(p) => sys::getxattr_path(p, &n, b),
+                    };
+                    (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
+                });
+                if r.is_ok() && size > 0 {
+                    self.check_data("value", &got);
+                }
+                r
+            }
+            "listxattr" => {
+                let size = (self.i("size").max(0) as usize).min(1 << 24);
+                let (r, got) = with_buf(size, |b| {
+                    let r = match &proc_path {
+                        None => sys::flistxattr(fd, b),
+                        Some(p) => sys::listxattr_path(p, b),
+                    };
+                    (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
+                });
+                if r.is_ok() && size > 0 && self.full {
+                    let d = verify::name_set("xattr names", self.arg("list"), &got);
+                    self.diff(d);
+                }
+                r
+            }
+            "removexattr" => {
+                let n = xname()?;
+                match &proc_path {
+                    None => sys::fremovexattr(fd, &n),
+                    Some(p) => sys::removexattr_path(p, &n),
+                }
+            }
+            _ => return Ok(Act::Sim),
+        };
+        Ok(Act::Issued(r?))
+    }
+
+    fn dup(&mut self, name: &str) -> Result<Act, i32> {
+        let old = self.i("oldfd") as i32;
+        let e = lock(&self.p.fds).get(old).cloned();
+        let e = match e {
+            Some(e) => e,
+            None => self.entry(old.into())?,
+        };
+        if name == "dup" {
+            return Ok(Act::Emulated(self.place(e.file, false, 0)));
+        }
+        let new = self.i("newfd") as i32;
+        let flags = if name == "dup3" { self.i("flags") as i32 } else { 0 };
+        if old == new {
+            return if name == "dup3" { Err(libc::EINVAL) } else { Ok(Act::Emulated(new.into())) };
+        }
+        if new < 0 {
+            return Err(libc::EBADF);
+        }
+        let prev = lock(&self.p.fds)
+            .insert(new, FdEntry { file: e.file, cloexec: flags & libc::O_CLOEXEC != 0 });
+        drop(prev);
+        Ok(Act::Emulated(new.into()))
+    }
+
+    fn fcntl(&mut self) -> Result<Act, i32> {
+        let fd = self.i("fd") as i32;
+        let cmd = self.i("cmd") as u64;
+        let arg = self.i("arg");
+        let e = self.entry(fd.into())?;
+        match cmd {
+            fl::F_DUPFD | fl::F_DUPFD_CLOEXEC => {
+                let min = i32::try_from(arg).map_err(|_| libc::EINVAL)?;
+                Ok(Act::Emulated(self.place(e.file, cmd == fl::F_DUPFD_CLOEXEC, min)))
+            }
+            fl::F_GETFD => Ok(Act::Emulated(if e.cloexec { libc::FD_CLOEXEC.into() } else { 0 })),
+            fl::F_SETFD => {
+                if let Some(x) = lock(&self.p.fds).get_mut(fd) {
+                    x.cloexec = arg & i64::from(libc::FD_CLOEXEC) != 0;
+                }
+                Ok(Act::Emulated(0))
+            }
+            _ => {
+                let Some(raw) = e.file.raw() else { return Ok(Act::Sim) };
+                if fl::fcntl_arg_is_flock(cmd) {
+                    return self.fcntl_lock(raw, cmd);
+                }
+                match cmd {
+                    fl::F_GETFL | fl::F_SETFL | fl::F_GETLEASE | fl::F_SETLEASE => {}
+                    c if (fl::F_LINUX_SPECIFIC_BASE + 7..=fl::F_LINUX_SPECIFIC_BASE + 12)
+                        .contains(&c) => {}
+                    // Owners, signals, notifications: about processes, not storage.
+                    _ => return Ok(Act::Sim),
+                }
+                Ok(Act::Issued(sys::raw(libc::SYS_fcntl, &[raw.into(), cmd as i64, arg])?))
+            }
+        }
+    }
+
+    /// A record lock from the trace's `lock_*` columns.
+    fn fcntl_lock(&mut self, raw: RawFd, cmd: u64) -> Result<Act, i32> {
+        let x = |k: &str| {
+            self.ev.extra.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
+                ra_trace::ExtraValue::Int(i) => Some(*i),
+                _ => None,
+            })
+        };
+        // SAFETY: an all-zero struct flock is valid.
+        let mut lk: libc::flock = unsafe { std::mem::zeroed() };
+        lk.l_type = x("lock_type").unwrap_or(0) as i16;
+        lk.l_whence = x("lock_whence").unwrap_or(0) as i16;
+        lk.l_start = x("lock_start").unwrap_or(0);
+        lk.l_len = x("lock_length").unwrap_or(0);
+        let is_get = matches!(cmd, fl::F_GETLK | fl::F_OFD_GETLK);
+        if is_get {
+            // The columns hold the kernel's answer; ask about the whole file for the lock type
+            // the program most likely asked about (a write lock conflicts with everything).
+            lk.l_type = libc::F_WRLCK as i16;
+            lk.l_whence = libc::SEEK_SET as i16;
+            lk.l_start = 0;
+            lk.l_len = 0;
+        }
+        let r = match cmd {
+            fl::F_SETLKW => {
+                self.retry_blocking(|| sys::fcntl_lock(raw, libc::F_SETLK, &mut lk.clone()))
+            }
+            fl::F_OFD_SETLKW => {
+                self.retry_blocking(|| sys::fcntl_lock(raw, libc::F_OFD_SETLK, &mut lk.clone()))
+            }
+            c => sys::fcntl_lock(raw, c as i32, &mut lk),
+        }?;
+        if is_get && self.full {
+            if let Some(t) = x("lock_type") {
+                if t == i64::from(libc::F_UNLCK) && lk.l_type != libc::F_UNLCK as i16 {
+                    self.diffs.push(Diff::new(
+                        "flock.l_type",
+                        "F_UNLCK (no conflicting lock)",
+                        format!("{} (a conflicting lock)", lk.l_type),
+                    ));
+                }
+            }
+        }
+        Ok(Act::Issued(r))
+    }
+
+    fn pipe(&mut self) -> Result<Act, i32> {
+        let flags = self.i("flags") as i32;
+        let (a, b) = sys::pipe2((flags & (libc::O_NONBLOCK | libc::O_DIRECT)) | libc::O_CLOEXEC)?;
+        // SAFETY: pipe2 returned two new descriptors nobody else owns.
+        let (a, b) = unsafe { (OwnedFd::from_raw_fd(a), OwnedFd::from_raw_fd(b)) };
+        let cloexec = flags & libc::O_CLOEXEC != 0;
+        let mut t = lock(&self.p.fds);
+        let p0 = t.lowest_free(0);
+        let mut p1 = t.lowest_free(p0 + 1);
+        if p1 == p0 {
+            p1 += 1;
+        }
+        if let Some((r0, r1)) = fd_pair(self.ev).filter(|_| self.rec_ok()) {
+            t.insert(
+                r0,
+                FdEntry { file: OpenFile::new(Handle::Pipe(a), b"pipe:".to_vec(), 0), cloexec },
+            );
+            t.insert(
+                r1,
+                FdEntry { file: OpenFile::new(Handle::Pipe(b), b"pipe:".to_vec(), 0), cloexec },
+            );
+            if (r0, r1) != (p0, p1) {
+                drop(t);
+                self.diffs.push(Diff::new(
+                    "pipe descriptors",
+                    format!("[{r0}, {r1}]"),
+                    format!("[{p0}, {p1}]"),
+                ));
+            }
+        }
+        Ok(Act::Issued(0))
+    }
+
+    fn mmap(&mut self) -> Result<Act, i32> {
+        let len = self.i("length") as u64;
+        let prot = self.i("prot") as i32;
+        let flags = self.i("flags") as i32;
+        let fd = self.i("fd");
+        let off = self.i("offset");
+        if !self.rec_ok() {
+            // Compare the failure with an emulated check only.
+            return Ok(Act::EmulatedAsRecorded);
+        }
+        let at = self.rec_ret() as u64;
+        let anon = flags & libc::MAP_ANONYMOUS != 0 || fd < 0;
+        if flags & libc::MAP_FIXED != 0 {
+            lock(&self.p.mm).unmap(at, len);
+        }
+        if anon {
+            lock(&self.p.mm)
+                .maps
+                .insert(at, Mapping { len, real: None, file: None, offset: 0, shared: false });
+            return Ok(Act::EmulatedAsRecorded);
+        }
+        let f = self.file("fd")?;
+        let shared = flags & libc::MAP_TYPE == libc::MAP_SHARED
+            || flags & libc::MAP_TYPE == libc::MAP_SHARED_VALIDATE;
+        let real = match (self.sh.opts.mmap, f.raw()) {
+            (MmapMode::Map, Some(raw)) if len > 0 => {
+                let p = prot & (libc::PROT_READ | libc::PROT_WRITE);
+                let kind = if shared { libc::MAP_SHARED } else { libc::MAP_PRIVATE };
+                let r = sys::mmap(len as usize, p, kind | (flags & libc::MAP_POPULATE), raw, off)?;
+                Some((r, len as usize))
+            }
+            (_, Some(raw)) => {
+                // pread mode: the same checks the kernel makes (the descriptor is a mappable
+                // file), without a mapping.
+                let st = sys::fstat_at(raw)?;
+                if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
+                    return Err(libc::ENODEV);
+                }
+                None
+            }
+            (_, None) => return Ok(Act::Sim),
+        };
+        lock(&self.p.mm).maps.insert(at, Mapping { len, real, file: Some(f), offset: off, shared });
+        Ok(Act::IssuedLoose(at as i64))
+    }
+
+    fn exec(&mut self, name: &str) -> Result<Act, i32> {
+        let p = self.path("pathname")?.to_vec();
+        let dirfd = if name == "execveat" { self.dirfd("dirfd") } else { None };
+        let flags = if name == "execveat" { self.i("flags") as i32 } else { 0 };
+        let l = self.locate(
+            dirfd,
+            &p,
+            flags & libc::AT_SYMLINK_NOFOLLOW == 0,
+            flags & libc::AT_EMPTY_PATH != 0,
+        )?;
+        let st = sys::fstat_at(l.fd())?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(libc::EACCES);
+        }
+        sys::faccessat2(l.fd(), libc::X_OK, 0)?;
+        if self.rec_ok() {
+            lock(&self.p.fds).exec();
+            let mut mm = lock(&self.p.mm);
+            let old = std::mem::take(&mut mm.maps);
+            drop(mm);
+            drop(old);
+        }
+        Ok(Act::Emulated(0))
+    }
+}
+
+/// A located file: one the call owns (O_PATH from the root) or a program's descriptor.
+enum Located {
+    Own(OwnedFd),
+    File(Arc<OpenFile>),
+}
+
+impl Located {
+    fn fd(&self) -> RawFd {
+        match self {
+            Located::Own(f) => f.as_raw_fd(),
+            Located::File(f) => f.raw().unwrap_or(-1),
+        }
+    }
+}
+
+/// The C string of a NUL-free byte string (for messages).
+pub fn lossy(c: &CStr) -> String {
+    c.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_paths() {
+        assert!(is_special(b"/dev/null"));
+        assert!(is_special(b"/proc/self/status"));
+        assert!(is_special(b"/a/../sys"));
+        assert!(!is_special(b"/devices"));
+        assert!(!is_special(b"/home/x"));
+    }
+
+    #[test]
+    fn fills_are_deterministic() {
+        assert_eq!(fill(Fill::Random, 7, 100), fill(Fill::Random, 7, 100));
+        assert_ne!(fill(Fill::Random, 7, 100), fill(Fill::Random, 8, 100));
+        assert_eq!(fill(Fill::Pattern, 1, 5), b"reani");
+        assert_eq!(fill(Fill::Random, 1, 13).len(), 13);
+    }
+}

@@ -1,0 +1,152 @@
+//! Verified replay of a trace into a sandboxed root.
+//!
+//! [`replay`] reads a trace in `unique_id` order (streamed: memory stays bounded for traces
+//! larger than RAM) and hands each call to an executor thread of its traced thread. Calls whose
+//! recorded `[time_called, time_returned]` intervals don't overlap are issued in recorded
+//! order; overlapping calls may run concurrently; calls on the same file keep their recorded
+//! order; a child's first call waits for the clone that made it. Each executor issues its
+//! calls against the replay root (every path resolved beneath it, see [`sandbox`]), keeping
+//! per-process descriptor tables, cwd, umask and mappings ([`world`]), and verifies return
+//! values, errnos and returned data against the trace ([`verify`]). Sockets and other
+//! non-file resources are simulated from the trace. [`init`] recreates the state the trace
+//! shows to have existed before it started.
+
+pub mod calls;
+pub mod init;
+pub mod sandbox;
+mod sched;
+pub mod shadow;
+mod sys;
+pub mod verify;
+pub mod world;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use sched::{replay, Progress};
+pub use verify::{CallStats, Diff, Mismatch, Report};
+
+/// What to verify.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verify {
+    /// Nothing: replay only.
+    None,
+    /// Return values and errnos.
+    Ret,
+    /// Return values, errnos and returned data (read buffers, stat fields, directory
+    /// entries, link targets, xattr values).
+    Full,
+}
+
+/// What to do at a mismatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnMismatch {
+    Warn,
+    Abort,
+}
+
+/// When to issue each call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Timing {
+    /// As fast as possible (only the ordering rules hold calls back).
+    Afap,
+    /// At the recorded time offsets multiplied by the factor (1.0 = original pace).
+    Scaled(f64),
+}
+
+/// Data for writes whose buffers the trace doesn't hold (`--data hash|none` traces).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    /// A repeating, compressible text pattern.
+    Pattern,
+    /// Pseudo-random bytes (incompressible, deterministic per call).
+    Random,
+}
+
+/// How memory-mapped file I/O is replayed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmapMode {
+    /// Real mappings of the replayed files; page records copy through them.
+    Map,
+    /// No mappings; page records become pread/pwrite at their file offsets.
+    Pread,
+}
+
+/// Replay options.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub root: PathBuf,
+    pub verify: Verify,
+    pub on_mismatch: OnMismatch,
+    pub timing: Timing,
+    pub fill: Fill,
+    pub mmap: MmapMode,
+    /// How long a call may block (pipe read/write, lock wait) before it is reported as
+    /// stalled and given up.
+    pub stall_timeout: Duration,
+    /// How many mismatches the report lists (all are counted).
+    pub keep_mismatches: usize,
+    /// Calls held in executor queues before the reader waits.
+    pub queue_events: usize,
+    /// Data bytes held in executor queues before the reader waits (replay memory stays
+    /// bounded whatever the trace's size).
+    pub queue_bytes: usize,
+    /// Log every replayed call (level 2) or every mismatch (level 1) to this sink.
+    pub log_level: u8,
+    /// (st_dev, st_ino) of directories recreated only in part (`--init=infer`): their link
+    /// counts and sizes are not compared.
+    pub partial_dirs: std::collections::HashSet<(u64, u64)>,
+    /// (st_dev, st_ino) of files `--init=infer` created: their link counts are not compared.
+    pub inferred_files: std::collections::HashSet<(u64, u64)>,
+}
+
+impl Options {
+    pub fn new(root: PathBuf) -> Options {
+        Options {
+            root,
+            verify: Verify::Full,
+            on_mismatch: OnMismatch::Warn,
+            timing: Timing::Afap,
+            fill: Fill::Pattern,
+            mmap: MmapMode::Map,
+            stall_timeout: Duration::from_secs(10),
+            keep_mismatches: 50,
+            queue_events: 4096,
+            queue_bytes: 256 << 20,
+            log_level: 0,
+            partial_dirs: Default::default(),
+            inferred_files: Default::default(),
+        }
+    }
+}
+
+/// Errors that stop a replay before or while it runs (a call's errno is data, not an error).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error("replay root {path}: {source}")]
+    Root {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reading the trace: {0}")]
+    Trace(#[from] ra_trace::Error),
+    #[error(
+        "the trace was recorded on {arch}; this replayer runs on x86_64 and replays only \
+         traces of the same architecture (syscall numbers and struct layouts differ)"
+    )]
+    Arch { arch: String },
+    #[error("initial state: {what}: {source}")]
+    Init {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("starting executor thread: {0}")]
+    Thread(#[source] std::io::Error),
+    #[error("writing the replay log: {0}")]
+    Log(#[source] std::io::Error),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

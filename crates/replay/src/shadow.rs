@@ -1,0 +1,421 @@
+//! A light model of the traced processes, run over the trace in recorded order, without
+//! touching the file system: which process each thread belongs to (from clone flags, or the
+//! recorded pid), what each descriptor names (a normalized logical path) and its offset, and
+//! each process's cwd. The dispatcher uses it to give every call its process and its ordering
+//! keys; `--init=infer` uses it to know which file a `read` read from.
+
+use std::cell::RefCell;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+use ra_trace::{ArgValue, Event};
+
+use crate::sandbox::{join, normalize};
+use crate::world::ProcId;
+
+/// An ordering key for a normalized logical path.
+pub fn key_of(path: &[u8]) -> u64 {
+    let mut h = DefaultHasher::new();
+    path.hash(&mut h);
+    h.finish() | 1
+}
+
+/// A path argument without its trailing NUL.
+pub fn path_arg<'a>(ev: &'a Event, name: &str) -> Option<&'a [u8]> {
+    match ev.arg(name)? {
+        ArgValue::Data(d) => Some(d.strip_suffix(&[0]).unwrap_or(d)),
+        _ => None,
+    }
+}
+
+/// An integer argument.
+pub fn int_arg(ev: &Event, name: &str) -> Option<i64> {
+    ev.arg(name)?.as_int()
+}
+
+/// True when the recorded call succeeded.
+pub fn ok(ev: &Event) -> bool {
+    ev.errno.unwrap_or(0) == 0 && ev.ret.is_some_and(|r| r >= 0)
+}
+
+/// The two fds of a recorded `pipe`/`pipe2`/`socketpair` result.
+pub fn fd_pair(ev: &Event) -> Option<(i32, i32)> {
+    let d = ev.def?.args.iter().zip(&ev.args).find_map(|(a, v)| match (a.kind, v) {
+        (ra_syscalls::ArgKind::OutStruct(ra_syscalls::Struct::FdPair, _), ArgValue::Data(d)) => {
+            Some(d)
+        }
+        _ => None,
+    })?;
+    if d.len() < 8 {
+        return None;
+    }
+    Some((
+        i32::from_le_bytes(d[0..4].try_into().ok()?),
+        i32::from_le_bytes(d[4..8].try_into().ok()?),
+    ))
+}
+
+/// The clone flags of a process-creating call, if `ev` is one.
+pub fn clone_flags(ev: &Event) -> Option<u64> {
+    let name = ev.def?.name;
+    match name {
+        "clone" => Some(int_arg(ev, "flags").unwrap_or(0) as u64),
+        "clone3" => {
+            let d = ev.args.iter().find_map(ArgValue::as_data)?;
+            Some(u64::from_le_bytes(d.get(0..8)?.try_into().ok()?))
+        }
+        "fork" => Some(libc::SIGCHLD as u64),
+        "vfork" => Some((libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as u64),
+        _ => None,
+    }
+}
+
+/// A descriptor as the model sees it.
+#[derive(Debug)]
+pub struct SFile {
+    /// Normalized logical path (empty for pipes, sockets, unknown).
+    pub path: Vec<u8>,
+    pub key: u64,
+    pub offset: i64,
+}
+
+type Fds = Rc<RefCell<HashMap<i32, Rc<RefCell<SFile>>>>>;
+
+#[derive(Debug)]
+struct SProc {
+    fds: Fds,
+    cwd: Rc<RefCell<Vec<u8>>>,
+    tids: HashSet<i32>,
+}
+
+/// Where the model puts one call.
+#[derive(Clone, Debug, Default)]
+pub struct Placement {
+    pub proc: ProcId,
+    /// The call creates a process (not a thread): its id and the clone flags.
+    pub child: Option<(ProcId, u64)>,
+    /// The call creates a thread of the same process (its tid).
+    pub thread: Option<i32>,
+    /// After this call the process has no thread left (exit of the last one, exit_group).
+    pub ends_proc: bool,
+    /// The process is new (first seen here, not created by a recorded clone).
+    pub first_seen: bool,
+    /// Ordering keys of the files the call touches.
+    pub keys: Vec<u64>,
+    /// A synthetic record of a descriptor the process had before the trace began.
+    pub inherited: bool,
+    /// Threads the process has (as the model knows them) when the call is made.
+    pub threads: usize,
+}
+
+/// The model.
+#[derive(Debug)]
+pub struct Shadow {
+    procs: HashMap<ProcId, SProc>,
+    tid_proc: HashMap<i32, ProcId>,
+    pid_proc: HashMap<i32, ProcId>,
+    next: ProcId,
+    initial_cwd: Vec<u8>,
+}
+
+impl Shadow {
+    pub fn new(initial_cwd: Vec<u8>) -> Shadow {
+        Shadow {
+            procs: HashMap::new(),
+            tid_proc: HashMap::new(),
+            pid_proc: HashMap::new(),
+            next: 1,
+            initial_cwd: normalize(&initial_cwd),
+        }
+    }
+
+    /// True when `tid` is not (yet) part of any modelled process.
+    pub fn knows(&self, tid: i32) -> bool {
+        self.tid_proc.contains_key(&tid)
+    }
+
+    fn proc_of(&mut self, ev: &Event) -> (ProcId, bool) {
+        let tid = ev.tid.or(ev.pid).unwrap_or(0);
+        if let Some(&p) = self.tid_proc.get(&tid) {
+            return (p, false);
+        }
+        if let Some(&p) = ev.pid.and_then(|pid| self.pid_proc.get(&pid)) {
+            if let Some(sp) = self.procs.get_mut(&p) {
+                sp.tids.insert(tid);
+            }
+            self.tid_proc.insert(tid, p);
+            return (p, false);
+        }
+        let id = self.next;
+        self.next += 1;
+        let mut fds = HashMap::new();
+        for fd in 0..3 {
+            fds.insert(fd, Rc::new(RefCell::new(SFile { path: Vec::new(), key: 0, offset: 0 })));
+        }
+        self.procs.insert(
+            id,
+            SProc {
+                fds: Rc::new(RefCell::new(fds)),
+                cwd: Rc::new(RefCell::new(self.initial_cwd.clone())),
+                tids: [tid].into_iter().collect(),
+            },
+        );
+        self.tid_proc.insert(tid, id);
+        if let Some(pid) = ev.pid {
+            self.pid_proc.insert(pid, id);
+        }
+        (id, true)
+    }
+
+    /// The process `tid` belongs to, if known.
+    pub fn proc_id_of(&self, tid: i32) -> Option<ProcId> {
+        self.tid_proc.get(&tid).copied()
+    }
+
+    /// The process's cwd.
+    pub fn cwd(&self, p: ProcId) -> Vec<u8> {
+        self.procs.get(&p).map(|s| s.cwd.borrow().clone()).unwrap_or_else(|| b"/".to_vec())
+    }
+
+    /// The model's file behind `fd` in process `p`.
+    pub fn file(&self, p: ProcId, fd: i32) -> Option<Rc<RefCell<SFile>>> {
+        self.procs.get(&p)?.fds.borrow().get(&fd).cloned()
+    }
+
+    /// The normalized logical path `dirfd`+`path` names in process `p` (None: unknown dirfd).
+    pub fn resolve(&self, p: ProcId, dirfd: Option<i64>, path: &[u8]) -> Option<Vec<u8>> {
+        if path.starts_with(b"/") {
+            return Some(normalize(path));
+        }
+        let base = match dirfd {
+            None | Some(-100) => self.cwd(p),
+            Some(fd) => {
+                let f = self.file(p, fd as i32)?;
+                let b = f.borrow().path.clone();
+                if b.is_empty() {
+                    return None;
+                }
+                b
+            }
+        };
+        Some(normalize(&join(&base, path)))
+    }
+
+    /// The (dirfd, path) pairs a call names, resolved: first the call's own path, then (for
+    /// two-path calls) the second.
+    pub fn paths(&self, p: ProcId, ev: &Event) -> Vec<Vec<u8>> {
+        let Some(def) = ev.def else { return Vec::new() };
+        let mut out = Vec::new();
+        let mut dirfd: Option<i64> = None;
+        for (a, v) in def.args.iter().zip(&ev.args) {
+            match a.kind {
+                ra_syscalls::ArgKind::DirFd => dirfd = v.as_int(),
+                ra_syscalls::ArgKind::Path => {
+                    if let ArgValue::Data(d) = v {
+                        let d = d.strip_suffix(&[0]).unwrap_or(d);
+                        // symlink's target is not a path the call resolves.
+                        if def.name.starts_with("symlink") && (a.name == "target") {
+                            continue;
+                        }
+                        if let Some(r) = self.resolve(p, dirfd, d) {
+                            out.push(r);
+                        }
+                    }
+                    dirfd = None;
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Advance the model over one recorded call.
+    pub fn step(&mut self, ev: &Event) -> Placement {
+        let (proc, first_seen) = self.proc_of(ev);
+        let threads = self.procs.get(&proc).map_or(1, |p| p.tids.len());
+        let mut pl = Placement { proc, first_seen, threads, ..Default::default() };
+        let Some(def) = ev.def else { return pl };
+        let success = ok(ev);
+        let ret = ev.ret.unwrap_or(-1);
+        let tid = ev.tid.or(ev.pid).unwrap_or(0);
+        // Ordering keys: the files named by fd arguments and by paths.
+        for (a, v) in def.args.iter().zip(&ev.args) {
+            if matches!(a.kind, ra_syscalls::ArgKind::Fd) {
+                if let Some(f) = v.as_int().and_then(|fd| self.file(proc, fd as i32)) {
+                    let k = f.borrow().key;
+                    if k != 0 {
+                        pl.keys.push(k);
+                    }
+                }
+            }
+        }
+        let paths = self.paths(proc, ev);
+        pl.keys.extend(paths.iter().map(|p| key_of(p)));
+        let name = def.name;
+        if let Some(flags) = clone_flags(ev) {
+            if success && ret > 0 {
+                let child = ret as i32;
+                if flags & libc::CLONE_THREAD as u64 != 0 {
+                    self.tid_proc.insert(child, proc);
+                    if let Some(sp) = self.procs.get_mut(&proc) {
+                        sp.tids.insert(child);
+                    }
+                    pl.thread = Some(child);
+                } else {
+                    let id = self.next;
+                    self.next += 1;
+                    let parent = &self.procs[&proc];
+                    let fds = if flags & libc::CLONE_FILES as u64 != 0 {
+                        parent.fds.clone()
+                    } else {
+                        Rc::new(RefCell::new(parent.fds.borrow().clone()))
+                    };
+                    let cwd = if flags & libc::CLONE_FS as u64 != 0 {
+                        parent.cwd.clone()
+                    } else {
+                        Rc::new(RefCell::new(parent.cwd.borrow().clone()))
+                    };
+                    self.procs.insert(id, SProc { fds, cwd, tids: [child].into_iter().collect() });
+                    self.tid_proc.insert(child, id);
+                    self.pid_proc.insert(child, id);
+                    pl.child = Some((id, flags));
+                }
+            }
+            return pl;
+        }
+        match name {
+            "open" | "openat" | "openat2" | "creat" if success => {
+                let path = paths.first().cloned().unwrap_or_default();
+                let key = if path.is_empty() { 0 } else { key_of(&path) };
+                self.set_fd(proc, ret as i32, SFile { path, key, offset: 0 });
+            }
+            "close" if success || ev.errno == Some(libc::EINTR) => {
+                if let Some(fd) = int_arg(ev, "fd") {
+                    self.fds(proc).borrow_mut().remove(&(fd as i32));
+                }
+            }
+            "close_range" => {
+                let first = int_arg(ev, "first").unwrap_or(0);
+                let last = int_arg(ev, "last").unwrap_or(0).min(i32::MAX as i64);
+                let flags = int_arg(ev, "flags").unwrap_or(0);
+                if success && flags & 4 == 0 {
+                    self.fds(proc)
+                        .borrow_mut()
+                        .retain(|&k, _| (k as i64) < first || (k as i64) > last);
+                }
+            }
+            "dup" | "dup2" | "dup3" | "fcntl" if success => {
+                let old = int_arg(ev, "oldfd").or_else(|| int_arg(ev, "fd")).unwrap_or(-1);
+                let is_dup = name != "fcntl"
+                    || matches!(
+                        int_arg(ev, "cmd").unwrap_or(-1) as u64,
+                        ra_syscalls::flags::F_DUPFD | ra_syscalls::flags::F_DUPFD_CLOEXEC
+                    );
+                if is_dup {
+                    if let Some(f) = self.file(proc, old as i32) {
+                        self.fds(proc).borrow_mut().insert(ret as i32, f);
+                    }
+                }
+            }
+            "pipe" | "pipe2" | "socketpair" if success => {
+                if let Some((a, b)) = fd_pair(ev) {
+                    // No ordering key: a read and the write that feeds it are often recorded
+                    // in the "wrong" order (the read returns first) and must be able to
+                    // overlap; the interval rule orders those that didn't.
+                    self.set_fd(proc, a, SFile { path: Vec::new(), key: 0, offset: 0 });
+                    self.set_fd(proc, b, SFile { path: Vec::new(), key: 0, offset: 0 });
+                }
+            }
+            "chdir" if success => {
+                if let Some(p) = paths.first() {
+                    *self.procs[&proc].cwd.borrow_mut() = p.clone();
+                }
+            }
+            "fchdir" if success => {
+                if let Some(f) = int_arg(ev, "fd").and_then(|fd| self.file(proc, fd as i32)) {
+                    let p = f.borrow().path.clone();
+                    if !p.is_empty() {
+                        *self.procs[&proc].cwd.borrow_mut() = p;
+                    }
+                }
+            }
+            "read" | "write" | "readv" | "writev" if success => {
+                if let Some(f) = int_arg(ev, "fd").and_then(|fd| self.file(proc, fd as i32)) {
+                    f.borrow_mut().offset += ret;
+                }
+            }
+            "lseek" if success => {
+                if let Some(f) = int_arg(ev, "fd").and_then(|fd| self.file(proc, fd as i32)) {
+                    f.borrow_mut().offset = ret;
+                }
+            }
+            "execve" | "execveat" if success => {
+                // Close-on-exec isn't modelled precisely here; the executors track it. Drop the
+                // other threads of the process.
+                if let Some(sp) = self.procs.get_mut(&proc) {
+                    let others: Vec<i32> = sp.tids.iter().copied().filter(|&t| t != tid).collect();
+                    for t in others {
+                        sp.tids.remove(&t);
+                        self.tid_proc.remove(&t);
+                    }
+                }
+                if let Some(pid) = ev.pid {
+                    if pid != tid {
+                        // The exec'ing thread takes over the leader's id.
+                        self.tid_proc.remove(&tid);
+                        self.tid_proc.insert(pid, proc);
+                        if let Some(sp) = self.procs.get_mut(&proc) {
+                            sp.tids.remove(&tid);
+                            sp.tids.insert(pid);
+                        }
+                    }
+                }
+            }
+            "exit" => {
+                let last = self.procs.get_mut(&proc).map(|sp| {
+                    sp.tids.remove(&tid);
+                    sp.tids.is_empty()
+                });
+                self.tid_proc.remove(&tid);
+                if last == Some(true) {
+                    self.end(proc);
+                    pl.ends_proc = true;
+                }
+            }
+            "exit_group" => {
+                self.end(proc);
+                pl.ends_proc = true;
+            }
+            _ => {}
+        }
+        // A new descriptor from a simulated call (socket, accept, eventfd, ...).
+        if success
+            && def.ret == ra_syscalls::Ret::Fd
+            && !matches!(name, "open" | "openat" | "openat2" | "creat" | "dup" | "dup2" | "dup3")
+        {
+            self.set_fd(proc, ret as i32, SFile { path: Vec::new(), key: 0, offset: 0 });
+        }
+        pl
+    }
+
+    fn fds(&self, p: ProcId) -> Fds {
+        self.procs[&p].fds.clone()
+    }
+
+    fn set_fd(&mut self, p: ProcId, fd: i32, f: SFile) {
+        self.fds(p).borrow_mut().insert(fd, Rc::new(RefCell::new(f)));
+    }
+
+    fn end(&mut self, p: ProcId) {
+        if let Some(sp) = self.procs.remove(&p) {
+            for t in sp.tids {
+                if self.tid_proc.get(&t) == Some(&p) {
+                    self.tid_proc.remove(&t);
+                }
+            }
+        }
+        self.pid_proc.retain(|_, v| *v != p);
+    }
+}

@@ -1,0 +1,353 @@
+//! The replayed processes' state: per-process descriptor tables, cwd and umask, and address
+//! space maps, shared between threads and copied on fork as the kernel does.
+//!
+//! Descriptor numbers are the *recorded* ones: a table maps each recorded fd to an open file
+//! description of the replay (`Arc<OpenFile>`: `dup` and `fork` share it, as the kernel shares
+//! an open file description, so offsets move together), whose real descriptor is closed when
+//! the last reference goes.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Locks a mutex, ignoring poisoning (a panicking executor is reported on its own).
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What a recorded descriptor refers to in the replay.
+#[derive(Debug)]
+pub enum Handle {
+    /// A real file, directory or device beneath the root.
+    File(OwnedFd),
+    /// A real pipe end or FIFO: reads and writes wait with a stall timeout.
+    Pipe(OwnedFd),
+    /// Not reproduced (sockets, event fds, descriptors inherited from outside the trace):
+    /// calls on it are simulated from the trace.
+    Simulated(&'static str),
+}
+
+/// Getdents results of one directory stream, compared as sets when the stream ends.
+#[derive(Debug, Default)]
+pub struct DirStream {
+    pub recorded: BTreeSet<(Vec<u8>, u8)>,
+    pub replayed: BTreeSet<(Vec<u8>, u8)>,
+    pub recorded_bytes: u64,
+    pub replayed_bytes: u64,
+}
+
+/// One open file description.
+#[derive(Debug)]
+pub struct OpenFile {
+    pub handle: Handle,
+    /// The logical path it was opened by (for messages and ordering keys).
+    pub path: Vec<u8>,
+    /// Ordering key: calls on the same key keep their recorded order.
+    pub key: u64,
+    /// Directory streams being read (getdents).
+    pub dir: Mutex<DirStream>,
+}
+
+impl OpenFile {
+    pub fn new(handle: Handle, path: Vec<u8>, key: u64) -> Arc<OpenFile> {
+        Arc::new(OpenFile { handle, path, key, dir: Mutex::new(DirStream::default()) })
+    }
+
+    /// The real descriptor, if the file is real.
+    pub fn raw(&self) -> Option<RawFd> {
+        match &self.handle {
+            Handle::File(fd) | Handle::Pipe(fd) => Some(fd.as_raw_fd()),
+            Handle::Simulated(_) => None,
+        }
+    }
+
+    pub fn is_pipe(&self) -> bool {
+        matches!(self.handle, Handle::Pipe(_))
+    }
+}
+
+/// One slot of a descriptor table.
+#[derive(Clone, Debug)]
+pub struct FdEntry {
+    pub file: Arc<OpenFile>,
+    pub cloexec: bool,
+}
+
+/// A process's descriptor table, by recorded fd number.
+#[derive(Clone, Debug, Default)]
+pub struct FdTable {
+    map: BTreeMap<i32, FdEntry>,
+}
+
+impl FdTable {
+    pub fn get(&self, fd: i32) -> Option<&FdEntry> {
+        self.map.get(&fd)
+    }
+    pub fn get_mut(&mut self, fd: i32) -> Option<&mut FdEntry> {
+        self.map.get_mut(&fd)
+    }
+    /// The lowest free number >= `min` (what the kernel would allocate).
+    pub fn lowest_free(&self, min: i32) -> i32 {
+        let mut n = min.max(0);
+        for (&k, _) in self.map.range(n..) {
+            if k != n {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+    /// Put `e` at `fd`, returning what was there.
+    pub fn insert(&mut self, fd: i32, e: FdEntry) -> Option<FdEntry> {
+        self.map.insert(fd, e)
+    }
+    pub fn remove(&mut self, fd: i32) -> Option<FdEntry> {
+        self.map.remove(&fd)
+    }
+    /// Drop close-on-exec entries (execve).
+    pub fn exec(&mut self) {
+        self.map.retain(|_, e| !e.cloexec);
+    }
+    /// Remove `first..=last`; returns the entries (so they close outside the lock).
+    pub fn remove_range(&mut self, first: i32, last: i32) -> Vec<FdEntry> {
+        let keys: Vec<i32> = self.map.range(first..=last).map(|(&k, _)| k).collect();
+        keys.into_iter().filter_map(|k| self.map.remove(&k)).collect()
+    }
+    /// Mark `first..=last` close-on-exec.
+    pub fn cloexec_range(&mut self, first: i32, last: i32) {
+        for (_, e) in self.map.range_mut(first..=last) {
+            e.cloexec = true;
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// cwd and umask (shared with CLONE_FS).
+#[derive(Clone, Debug)]
+pub struct FsInfo {
+    /// Logical cwd beneath the root, absolute.
+    pub cwd: Vec<u8>,
+    pub umask: u32,
+}
+
+/// A replayed mapping of a recorded address range.
+#[derive(Debug)]
+pub struct Mapping {
+    pub len: u64,
+    /// The real mapping (address, length), for file mappings replayed through memory.
+    pub real: Option<(usize, usize)>,
+    /// The file, for file mappings.
+    pub file: Option<Arc<OpenFile>>,
+    /// File offset of the recorded start address.
+    pub offset: i64,
+    pub shared: bool,
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        if let Some((addr, len)) = self.real.take() {
+            // SAFETY: (addr, len) is a mapping this replayer created with mmap and nothing else
+            // refers to it once its Mapping is gone.
+            unsafe {
+                libc::munmap(addr as *mut libc::c_void, len);
+            }
+        }
+    }
+}
+
+/// An address space: recorded start address -> mapping.
+#[derive(Debug, Default)]
+pub struct MemMap {
+    pub maps: BTreeMap<u64, Mapping>,
+}
+
+const PAGE: u64 = 4096;
+
+impl MemMap {
+    /// Remove `[addr, addr+len)` (page-rounded), splitting mappings that straddle its ends and
+    /// unmapping the real pages of the removed part.
+    pub fn unmap(&mut self, addr: u64, len: u64) {
+        let start = addr & !(PAGE - 1);
+        let end = addr.saturating_add(len).saturating_add(PAGE - 1) & !(PAGE - 1);
+        let hits: Vec<u64> = self
+            .maps
+            .range(..end)
+            .filter(|(&s, m)| s.saturating_add(m.len) > start)
+            .map(|(&s, _)| s)
+            .collect();
+        for s in hits {
+            let Some(mut m) = self.maps.remove(&s) else { continue };
+            let m_end = s.saturating_add(m.len);
+            let real = m.real.take();
+            let piece = |from: u64, to: u64, m: &Mapping| -> Mapping {
+                let real = real.map(|(a, _)| (a + (from - s) as usize, (to - from) as usize));
+                Mapping {
+                    len: to - from,
+                    real,
+                    file: m.file.clone(),
+                    offset: m.offset + (from - s) as i64,
+                    shared: m.shared,
+                }
+            };
+            if s < start {
+                let left = piece(s, start, &m);
+                self.maps.insert(s, left);
+            }
+            if m_end > end {
+                let right = piece(end, m_end, &m);
+                self.maps.insert(end, right);
+            }
+            if let Some((a, _)) = real {
+                let from = start.max(s);
+                let to = end.min(m_end);
+                if to > from {
+                    // SAFETY: the range lies inside a mapping this replayer created.
+                    unsafe {
+                        libc::munmap(
+                            (a + (from - s) as usize) as *mut libc::c_void,
+                            (to - from) as usize,
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The mapping holding recorded address `addr`, with the offset into it.
+    pub fn find(&self, addr: u64) -> Option<(&Mapping, u64)> {
+        let (&s, m) = self.maps.range(..=addr).next_back()?;
+        (addr < s.saturating_add(m.len)).then_some((m, addr - s))
+    }
+
+    /// A shared mapping of `file` covering file offset `off` (for mmappwrite records, which
+    /// carry no address): the real address of that byte.
+    pub fn find_file_offset(&self, file: &Arc<OpenFile>, off: i64) -> Option<usize> {
+        self.maps.values().find_map(|m| {
+            let f = m.file.as_ref()?;
+            let (a, _) = m.real?;
+            (Arc::ptr_eq(f, file) && off >= m.offset && off < m.offset + m.len as i64)
+                .then(|| a + (off - m.offset) as usize)
+        })
+    }
+}
+
+/// Logical process number (not the recorded pid, which can be unknown or reused).
+pub type ProcId = u64;
+
+/// One replayed process.
+#[derive(Debug)]
+pub struct Process {
+    pub fds: Arc<Mutex<FdTable>>,
+    pub fs: Arc<Mutex<FsInfo>>,
+    pub mm: Arc<Mutex<MemMap>>,
+}
+
+impl Process {
+    /// A process that was already running when the trace starts: cwd as recorded and, when
+    /// `std_fds` (the trace doesn't list inherited descriptors), fds 0-2 inherited from
+    /// outside (simulated).
+    pub fn initial(cwd: Vec<u8>, umask: u32, std_fds: bool) -> Process {
+        let mut t = FdTable::default();
+        for fd in 0..if std_fds { 3 } else { 0 } {
+            let f = OpenFile::new(Handle::Simulated("inherited"), Vec::new(), 0);
+            t.insert(fd, FdEntry { file: f, cloexec: false });
+        }
+        Process {
+            fds: Arc::new(Mutex::new(t)),
+            fs: Arc::new(Mutex::new(FsInfo { cwd, umask })),
+            mm: Arc::new(Mutex::new(MemMap::default())),
+        }
+    }
+
+    /// The child of `clone(flags)`.
+    pub fn clone_with(&self, flags: u64) -> Process {
+        let share = |bit: i32| flags & bit as u64 != 0;
+        Process {
+            fds: if share(libc::CLONE_FILES) {
+                self.fds.clone()
+            } else {
+                Arc::new(Mutex::new(lock(&self.fds).clone()))
+            },
+            fs: if share(libc::CLONE_FS) {
+                self.fs.clone()
+            } else {
+                Arc::new(Mutex::new(lock(&self.fs).clone()))
+            },
+            // Mappings of a forked child are not replayed through memory again: a private
+            // copy keeps only the bookkeeping of file mappings for mmappwrite records.
+            mm: if share(libc::CLONE_VM) {
+                self.mm.clone()
+            } else {
+                Arc::new(Mutex::new(MemMap::default()))
+            },
+        }
+    }
+}
+
+/// Every process of the replay.
+#[derive(Debug, Default)]
+pub struct Procs {
+    map: Mutex<HashMap<ProcId, Arc<Process>>>,
+}
+
+impl Procs {
+    pub fn get(&self, id: ProcId) -> Option<Arc<Process>> {
+        lock(&self.map).get(&id).cloned()
+    }
+    pub fn insert(&self, id: ProcId, p: Process) {
+        lock(&self.map).insert(id, Arc::new(p));
+    }
+    /// The process ended: its descriptors and mappings go when the last user lets go.
+    pub fn remove(&self, id: ProcId) {
+        let p = lock(&self.map).remove(&id);
+        drop(p);
+    }
+    pub fn clear(&self) {
+        let all: Vec<_> = lock(&self.map).drain().collect();
+        drop(all);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sim() -> FdEntry {
+        FdEntry { file: OpenFile::new(Handle::Simulated("t"), Vec::new(), 0), cloexec: false }
+    }
+
+    #[test]
+    fn lowest_free_and_exec() {
+        let mut t = FdTable::default();
+        for fd in [0, 1, 2, 4] {
+            t.insert(fd, sim());
+        }
+        assert_eq!(t.lowest_free(0), 3);
+        assert_eq!(t.lowest_free(4), 5);
+        assert_eq!(t.lowest_free(10), 10);
+        t.get_mut(4).unwrap().cloexec = true;
+        t.exec();
+        assert!(t.get(4).is_none());
+        assert_eq!(t.remove_range(1, 2).len(), 2);
+        assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn unmap_splits() {
+        let mut m = MemMap::default();
+        m.maps.insert(
+            0x10000,
+            Mapping { len: 0x4000, real: None, file: None, offset: 0, shared: false },
+        );
+        m.unmap(0x11000, 0x1000);
+        let keys: Vec<_> = m.maps.iter().map(|(&k, v)| (k, v.len, v.offset)).collect();
+        assert_eq!(keys, vec![(0x10000, 0x1000, 0), (0x12000, 0x2000, 0x2000)]);
+        assert!(m.find(0x12fff).is_some());
+        assert!(m.find(0x11000).is_none());
+    }
+}
