@@ -48,7 +48,8 @@ RECORD_WORKLOADS = {
     "fio": ("fio randwrite 4 KiB, psync, 10 s", "IOPS", "iops", True),
     "sqlite": ("sqlite3 200k inserts, 2,000 txns", "elapsed s", "wall_s", False),
 }
-RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-anycpu"]
+RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-anycpu",
+                  "ebpf-full", "ebpf-hash", "ebpf-none"]
 
 
 def record_table(rows):
@@ -70,7 +71,8 @@ def record_table(rows):
             slow = "" if not base else f"{(base / m if higher else m / base):.2f}×"
             vs = ""
             # Each reanimator row against the strace row with the same CPU placement.
-            ref = {"reanimator": "strace-1cpu", "reanimator-anycpu": "strace"}.get(c)
+            ref = {"reanimator": "strace-1cpu", "reanimator-anycpu": "strace", "ebpf-full": "strace",
+                   "ebpf-hash": "strace", "ebpf-none": "strace"}.get(c)
             if ref in med:
                 s = med[ref][0]
                 x = m / s if higher else s / m
@@ -81,6 +83,10 @@ def record_table(rows):
                 calls = [r["calls"] for r in rs if "calls" in r]
                 if calls:
                     size += f" ({median(calls):,.0f} calls)"
+                lost = [r["lost"] for r in rs if "lost" in r]
+                if lost:
+                    stops = [r.get("throttle_stops", 0) for r in rs]
+                    size += f"; lost {max(lost):,}, throttle stops {median(stops):,.0f}"
             out.append(f"| {label} | {c} | {metric}: {', '.join(fmt(r[key]) for r in rs)} | {fmt(m)} | {slow} "
                        f"| {vs} | {median(r['cpu_s'] for r in rs):.1f} | {size} |")
     return "\n".join(out)

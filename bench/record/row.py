@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """One JSON line for one run of bench/record/run.sh.
-usage: row.py WORKLOAD CONFIG RUN WALL_S CPU_S OUT_BYTES FIO_JSON STDERR_FILE
+usage: row.py WORKLOAD CONFIG RUN WALL_S CPU_S OUT_BYTES FIO_JSON STDERR_FILE [INFO_JSON]
 fio: adds the write IOPS from fio's JSON output; reanimator: adds the number of recorded calls
-from its summary line when it prints one ("recorded N calls")."""
+from its summary line when it prints one ("recorded N calls"); eBPF runs: adds the lost-call
+count and the throttle stops from `reanimator info --json` of the trace (INFO_JSON)."""
 import json
 import re
 import sys
 
-workload, config, run, wall, cpu, size, fio_json, stderr = sys.argv[1:]
+workload, config, run, wall, cpu, size, fio_json, stderr = sys.argv[1:9]
+info_json = sys.argv[9] if len(sys.argv) > 9 else None
 row = {"workload": workload, "config": config, "run": int(run), "wall_s": float(wall),
        "cpu_s": float(cpu), "out_bytes": int(size)}
 if workload == "fio":
@@ -16,8 +18,13 @@ if workload == "fio":
     job = json.loads(text[text.index("{"):])["jobs"][0]
     row["iops"] = job["write"]["iops"]
     row["ios"] = job["write"]["total_ios"]
-if config.startswith("reanimator"):
+if config.startswith(("reanimator", "ebpf")):
     m = re.search(r"recorded (\d+) calls", open(stderr, errors="replace").read())
     if m:
         row["calls"] = int(m.group(1))
 print(json.dumps(row))
+if config.startswith("ebpf") and info_json:
+    info = json.load(open(info_json))
+    row["lost"] = sum(l["count"] for l in info.get("lost", []))
+    facts = info.get("info", {})
+    row["throttle_stops"] = int(facts.get("ebpf_throttle_stops", 0) or 0)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Recording benchmark, all cases side by side in one run: fio (4 KiB random writes, psync, one
 # job, 256 MiB file, 10 s time-based) and sqlite3 (200,000 inserts, 100 per transaction, default
-# rollback journal), each run vanilla, under `strace -f -s 65536 -xx -o FILE`, and under
-# `reanimator record --backend ptrace --data full -o FILE`, RUNS times interleaved (vanilla,
-# strace, reanimator, vanilla, ...). Reports median IOPS (fio) and elapsed seconds (sqlite3), the
+# rollback journal), each run vanilla, under `strace -f -s 65536 -xx -o FILE`, under
+# `reanimator record --backend ptrace --data full -o FILE`, and under `reanimator record
+# --backend ebpf --data full|hash|none` (where eBPF works), RUNS times interleaved (vanilla,
+# strace, reanimator, ..., vanilla, ...). Reports median IOPS (fio) and elapsed seconds (sqlite3), the
 # ratios against vanilla, reanimator's speedup over strace, CPU time and the trace/log sizes;
 # writes the table to docs/PERFORMANCE.md (section "record").
 #   bash bench/record/run.sh [RUNS]      (default 3; scratch files under /var/tmp or $BENCH_DIR)
@@ -43,6 +44,10 @@ bench() {
     strace-1cpu) out="$DIR/out.strace"; wrap=(taskset -c 0 strace -f -s 65536 -xx -o "$out") ;;
     reanimator) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full -o "$out" --) ;;
     reanimator-anycpu) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --cpu any -o "$out" --) ;;
+    # The eBPF backend (default loss policy: throttle), every buffer / digests only / metadata.
+    ebpf-full | ebpf-hash | ebpf-none)
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data "${cfg#ebpf-}" -o "$out" --) ;;
+    *) echo "bench/record: unknown configuration $cfg" >&2; exit 1 ;;
   esac
   rm -f "$DIR"/out.* "$DIR/fio.json"
   [ "$workload" = sqlite ] && rm -f "$DIR/s.db" "$DIR/s.db-journal"
@@ -53,7 +58,7 @@ bench() {
   t1=$EPOCHREALTIME
   times >"$DIR/times.1"
   if [ "$st" -ne 0 ]; then
-    if [[ "$cfg" = reanimator* ]]; then
+    if [[ "$cfg" = reanimator* || "$cfg" = ebpf* ]]; then
       echo "bench/record: \`reanimator record\` failed on $workload (run $run) with exit status $st" \
         "(2: reanimator itself failed; otherwise the recorded command's status). Its stderr:" >&2
     else
@@ -66,17 +71,28 @@ bench() {
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
   cpu=$(awk -v a="$(cpu_of "$DIR/times.0")" -v b="$(cpu_of "$DIR/times.1")" 'BEGIN { printf "%.3f", b - a }')
   [ -n "$out" ] && [ -e "$out" ] && size=$(stat -c %s "$out")
-  python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" >>"$OUT"
+  local info="$DIR/none.json"
+  if [[ "$cfg" = ebpf* ]]; then info="$DIR/info.json"; "$RA" info --json "$out" >"$info"; fi
+  python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" "$info" >>"$OUT"
   printf '%-7s %-10s run %s: %s\n' "$workload" "$cfg" "$run" "$(tail -n 1 "$OUT")" >&2
   rm -f "$DIR"/out.*
 }
+
+# Every configuration, interleaved; the eBPF ones only where the backend can run.
+CONFIGS="vanilla strace strace-1cpu reanimator reanimator-anycpu"
+if "$RA" record --backend ebpf -q -o "$DIR/probe.ds" -- true 2>"$DIR/probe.err"; then
+  CONFIGS="$CONFIGS ebpf-full ebpf-hash ebpf-none"
+else
+  echo "bench/record: the eBPF backend cannot run here, its rows are left out: $(cat "$DIR/probe.err")" >&2
+fi
+rm -f "$DIR/probe.ds" "$DIR/probe.err"
 
 # fio: lay the file out once, then time random 4 KiB overwrites.
 FIO_ARGS=(--name=rw --filename="$DIR/fio.dat" --size=256M --rw=randwrite --bs=4k --ioengine=psync
   --numjobs=1 --runtime=10 --time_based --output-format=json --output="$DIR/fio.json")
 fio --name=lay --filename="$DIR/fio.dat" --size=256M --rw=write --bs=1M --ioengine=psync >/dev/null
 for i in $(seq "$RUNS"); do
-  for cfg in vanilla strace strace-1cpu reanimator reanimator-anycpu; do
+  for cfg in $CONFIGS; do
     STDIN=/dev/null bench fio "$cfg" "$i" fio "${FIO_ARGS[@]}"
   done
 done
@@ -95,7 +111,7 @@ with open(sys.argv[1], "w") as f:
         f.write("COMMIT;\n")
 PY
 for i in $(seq "$RUNS"); do
-  for cfg in vanilla strace strace-1cpu reanimator reanimator-anycpu; do
+  for cfg in $CONFIGS; do
     STDIN="$DIR/ins.sql" bench sqlite "$cfg" "$i" sqlite3 "$DIR/s.db"
   done
 done
