@@ -74,8 +74,24 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let _ = std::io::stdout().flush();
-            eprintln!("reanimator: error: {err:#}");
+            eprintln!("reanimator: error: {}", one_line(&err));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes on one line, `a: b: c`, leaving out a cause whose text the line
+/// already ends with (library errors that show their source in their own message).
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let t = cause.to_string();
+        if line.is_empty() {
+            line = t;
+        } else if !line.ends_with(&t) {
+            line.push_str(": ");
+            line.push_str(&t);
+        }
+    }
+    line
 }

@@ -1,14 +1,62 @@
-//! Record -> replay -> diff, end to end on real programs: each is recorded with the ptrace
-//! backend and `--snapshot` of its working directory, replayed into an empty root with
+//! Record -> replay -> diff, end to end on real programs: each is recorded with `--snapshot` of
+//! its working directory, once per capture backend (`<test>::ptrace`, `<test>::ebpf`; the eBPF
+//! runs skip with a printed reason where eBPF cannot run, and fail instead under
+//! REANIMATOR_REQUIRE_PRIVILEGED=1), replayed into an empty root with
 //! `--init` (the snapshot, plus the inferred state of everything outside it), and must give
 //! 100 % matched calls and a tree identical to the recorded run's (checked both by replay's own
 //! final-state check against the recorded end state and by `reanimator diff` of the two trees).
 
+use std::cell::Cell;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+thread_local! {
+    /// The backend this test thread records with (set by the `both_backends!` wrappers).
+    static BACKEND: Cell<&'static str> = const { Cell::new("ptrace") };
+}
+
+fn backend() -> &'static str {
+    BACKEND.with(Cell::get)
+}
+
+fn ebpf_available() -> bool {
+    ra_testkit::privileged(
+        "eBPF backend",
+        ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string()),
+    )
+}
+
+/// `name::ptrace` and `name::ebpf` tests that run `name()` with that backend.
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn ptrace() {
+                super::BACKEND.with(|b| b.set("ptrace"));
+                super::$name()
+            }
+            #[test]
+            fn ebpf() {
+                if super::ebpf_available() {
+                    super::BACKEND.with(|b| b.set("ebpf"));
+                    super::$name()
+                }
+            }
+        }
+    )*};
+}
+
+both_backends!(
+    sqlite3_inserts_replay_to_the_same_database,
+    tar_x_replays_to_the_same_tree,
+    git_init_add_commit_replays_to_the_same_repository,
+    cp_r_replays_to_the_same_copy,
+    multithreaded_writer_replays_to_the_same_files,
+    fork_and_pipe_replay_through_a_real_pipe,
+);
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_reanimator"))
@@ -42,7 +90,11 @@ struct Case {
 
 impl Case {
     fn new(name: &str) -> Case {
-        let base = std::env::temp_dir().join(format!("ra-e2e-{}-{name}", std::process::id()));
+        let base = std::env::temp_dir().join(format!(
+            "ra-e2e-{}-{name}-{}",
+            std::process::id(),
+            backend()
+        ));
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(base.join("work")).unwrap();
         let base = base.canonicalize().unwrap();
@@ -54,9 +106,7 @@ impl Case {
     fn record(&self, cmd: &[&OsStr], stdin: Option<&Path>, env: &[(&str, &str)]) -> PathBuf {
         let trace = self.base.join("t.ds");
         let mut c = bin();
-        c.arg("record")
-            .arg("-q")
-            .arg("-o")
+        c.args(["record", "-q", "--backend", backend(), "-o"])
             .arg(&trace)
             .arg("--snapshot")
             .arg(&self.work)
@@ -77,7 +127,13 @@ impl Case {
 
     /// Replay into a fresh root and check everything.
     fn replay_and_check(&self, trace: &Path) {
+        self.replay_with(trace, &[]);
+    }
+
+    /// Replay into a fresh root with extra options and check everything; returns the report.
+    fn replay_with(&self, trace: &Path, extra: &[&str]) -> serde_json::Value {
         let root = self.base.join("root");
+        let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir(&root).unwrap();
         let log = self.base.join("replay.log");
         let o = bin()
@@ -87,6 +143,7 @@ impl Case {
             .arg(&root)
             .args(["--init", "--json", "-v", "--log"])
             .arg(&log)
+            .args(extra)
             .output()
             .unwrap();
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
@@ -126,6 +183,7 @@ impl Case {
             String::from_utf8_lossy(&d.stdout),
             String::from_utf8_lossy(&d.stderr)
         );
+        r
     }
 }
 
@@ -174,7 +232,6 @@ fn make_tree(dir: &Path) {
     std::os::unix::fs::symlink("a/one", dir.join("link")).unwrap();
 }
 
-#[test]
 fn sqlite3_inserts_replay_to_the_same_database() {
     if !have("sqlite3") {
         return;
@@ -198,7 +255,6 @@ fn sqlite3_inserts_replay_to_the_same_database() {
     c.replay_and_check(&trace);
 }
 
-#[test]
 fn tar_x_replays_to_the_same_tree() {
     if !have("tar") {
         return;
@@ -219,7 +275,6 @@ fn tar_x_replays_to_the_same_tree() {
     c.replay_and_check(&trace);
 }
 
-#[test]
 fn git_init_add_commit_replays_to_the_same_repository() {
     if !have("git") {
         return;
@@ -244,7 +299,6 @@ fn git_init_add_commit_replays_to_the_same_repository() {
     c.replay_and_check(&trace);
 }
 
-#[test]
 fn cp_r_replays_to_the_same_copy() {
     if !have("cp") {
         return;
@@ -255,7 +309,6 @@ fn cp_r_replays_to_the_same_copy() {
     c.replay_and_check(&trace);
 }
 
-#[test]
 fn multithreaded_writer_replays_to_the_same_files() {
     let c = Case::new("mt");
     let p = ra_testkit::program("mtwriter");
@@ -264,11 +317,31 @@ fn multithreaded_writer_replays_to_the_same_files() {
     c.replay_and_check(&trace);
 }
 
-#[test]
 fn fork_and_pipe_replay_through_a_real_pipe() {
     let c = Case::new("forkpipe");
     let p = ra_testkit::program("forkpipe");
     let w = c.work.clone();
     let trace = c.record(&[p.as_os_str(), w.as_os_str()], None, &[]);
     c.replay_and_check(&trace);
+}
+
+/// I/O through shared file mappings, recorded by the eBPF backend as mmappread / mmappwrite
+/// page records, replays through a real mapping and as pread/pwrite to the same files.
+#[test]
+fn mmap_page_records_replay_to_the_same_files() {
+    if !ebpf_available() {
+        return;
+    }
+    BACKEND.with(|b| b.set("ebpf"));
+    let c = Case::new("mmapio");
+    let p = ra_testkit::program("mmapio");
+    let w = c.work.clone();
+    let trace = c.record(&[p.as_os_str(), w.as_os_str()], None, &[]);
+    for mode in ["map", "pread"] {
+        let r = c.replay_with(&trace, &["--mmap", mode]);
+        let calls = &r["per_call"];
+        // 32 pages read, 9 written (6 before msync, 2 before munmap, 1 at exit).
+        assert_eq!(calls["mmappread"]["matched"], 32, "--mmap {mode}: {calls}");
+        assert_eq!(calls["mmappwrite"]["issued"], 9, "--mmap {mode}: {calls}");
+    }
 }
