@@ -22,9 +22,9 @@ if config.startswith(("reanimator", "ebpf")):
     m = re.search(r"recorded (\d+) calls", open(stderr, errors="replace").read())
     if m:
         row["calls"] = int(m.group(1))
-print(json.dumps(row))
 if config.startswith("ebpf") and info_json:
     info = json.load(open(info_json))
     row["lost"] = sum(l["count"] for l in info.get("lost", []))
     facts = info.get("info", {})
     row["throttle_stops"] = int(facts.get("ebpf_throttle_stops", 0) or 0)
+print(json.dumps(row))

@@ -2,13 +2,12 @@
 //! batches; the writer flushes at least once a second so that a killed recorder loses at most
 //! the last second.
 
-use std::fs::File;
 use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
-use ra_trace::{Event, TraceWriter, WriterConfig};
+use ra_trace::{Event, TraceFile, TraceWriter, WriterConfig};
 
 use crate::{Error, Result};
 
@@ -39,7 +38,7 @@ pub struct LostBatch {
 }
 
 /// What the writer thread gives back: the writer, not finished, and its totals.
-type Stopped = Result<(TraceWriter<File>, SinkStats)>;
+type Stopped = Result<(TraceWriter<TraceFile>, SinkStats)>;
 
 /// Handle to the writer thread.
 pub struct TraceSink {
@@ -58,7 +57,7 @@ impl TraceSink {
 
     /// Run an open writer (e.g. one that already holds directory snapshots) on the writer
     /// thread.
-    pub fn from_writer(mut w: TraceWriter<File>) -> Result<TraceSink> {
+    pub fn from_writer(mut w: TraceWriter<TraceFile>) -> Result<TraceSink> {
         // A bounded queue: a tracer that outruns the disk waits instead of growing memory.
         let (tx, rx) = bounded::<Msg>(64);
         let thread = std::thread::Builder::new()
@@ -113,7 +112,7 @@ impl TraceSink {
 
     /// Hand every queued event to the writer, stop the writer thread and give the writer
     /// back, not finished (e.g. to store directory snapshots after the recording).
-    pub fn into_writer(self) -> Result<TraceWriter<File>> {
+    pub fn into_writer(self) -> Result<TraceWriter<TraceFile>> {
         self.stop().map(|(w, _)| w)
     }
 

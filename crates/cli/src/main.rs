@@ -53,6 +53,13 @@ enum Command {
     Diff(diff::DiffArgs),
 }
 
+/// mimalloc instead of glibc's malloc: the recorder's threads hand buffers to each other
+/// (consumer -> trace writer -> encoder threads), and glibc frees of another thread's arena
+/// chunks contend on that arena's lock; its large buffers also come back as fresh mmaps that
+/// fault page by page. See docs/PERFORMANCE.md (eBPF record rows).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

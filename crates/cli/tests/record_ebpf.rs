@@ -295,7 +295,9 @@ fn records_every_process_of_a_cgroup_until_ctrl_c() {
         .arg(&cg)
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1200));
+    // Loading the programs takes a moment (longer when the machine is busy with other tests):
+    // the shell ticks for 5 s, the recorder gets 3 of them.
+    std::thread::sleep(Duration::from_millis(3000));
     let _ = Command::new("kill").args(["-INT", &rec.id().to_string()]).status();
     let st = rec.wait().unwrap();
     let _ = member.kill();

@@ -15,6 +15,7 @@
 //! A trace can also hold the state of directory trees before and after the recording
 //! ([`snapshot`]: entries and content-addressed file contents, built on [`ra_fsstate`]).
 
+mod direct;
 mod error;
 mod event;
 pub mod format;
@@ -25,6 +26,7 @@ pub mod snapshot;
 pub mod structs;
 mod writer;
 
+pub use direct::TraceFile;
 pub use error::{Error, Result};
 pub use event::{ArgValue, Event, ExtraValue, IovValue};
 pub use reader::{EventIter, LostRecord, TraceKind, TraceReader};

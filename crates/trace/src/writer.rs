@@ -6,8 +6,8 @@
 //! (the recorder calls it at least once a second, so a killed tracer loses at most that much).
 //! Compression happens on the DataSeries writer's background threads.
 
+use crate::direct::TraceFile;
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
@@ -162,16 +162,17 @@ pub struct TraceWriter<W: Write + Send + 'static> {
     events: u64,
 }
 
-impl TraceWriter<File> {
-    /// Create `path` and write the header, the schema and the trace info.
+impl TraceWriter<TraceFile> {
+    /// Create `path` and write the header, the schema and the trace info. The file is written
+    /// with `O_DIRECT` where the file system allows it (see [`TraceFile`]).
     pub fn create(
         path: impl AsRef<Path>,
         info: &[(&str, &[u8])],
         cfg: WriterConfig,
     ) -> Result<Self> {
         let path = path.as_ref();
-        let f =
-            File::create(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        let f = TraceFile::create(path)
+            .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
         TraceWriter::new(f, info, cfg)
     }
 }
