@@ -360,6 +360,7 @@ pub struct Stats {
     pub no_storage: u64,
     pub pages: u64,
     pub pages_unclassified: u64,
+    pub page_walks: u64,
 }
 
 impl Stats {
@@ -380,6 +381,7 @@ impl Stats {
         self.no_storage += f(8);
         self.pages += f(9);
         self.pages_unclassified += f(10);
+        self.page_walks += f(11);
     }
 }
 

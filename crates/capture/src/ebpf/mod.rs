@@ -879,6 +879,9 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
         fact("ebpf_deferred_bytes", stats.deferred_bytes.to_string());
     }
     fact("ebpf_copy_faults", stats.faults.to_string());
+    if params.mmap_pages {
+        fact("ebpf_page_table_walks", stats.page_walks.to_string());
+    }
     fact("ebpf_recursion_misses", misses.to_string());
     if a.incomplete_calls + a.unknown_calls + st.unparsed + st.deferred_short + stats.no_storage > 0
     {

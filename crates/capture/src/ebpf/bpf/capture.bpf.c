@@ -204,6 +204,26 @@ struct {
 	__type(value, __u64);
 } dirty SEC(".maps");
 
+/* Entries of `dirty` and `seen` per process: flush points (munmap, msync, mremap, execve,
+ * exit) walk those maps only for a process that has some. A walk visits every bucket of the
+ * map (~4 ms here), and programs that never map a file shared (nearly all, malloc's munmaps
+ * included) must not pay it per call. Counts go up on each insert and down on each delete,
+ * so they are never below the number of entries. */
+struct page_count {
+	__u64 dirty;
+	__u64 seen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct page_count);
+} pagecount SEC(".maps");
+
+/* Entries inserted while `pagecount` was full: from then on every flush point walks. */
+__u64 uncounted = 0;
+
 /* Pages already recorded as read (until their range is unmapped). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -913,12 +933,32 @@ static __always_inline int is_seen(__u32 tgid, __u64 addr)
 	return bpf_map_lookup_elem(&seen, &k) != 0;
 }
 
+static __always_inline struct page_count *page_count(__u32 tgid)
+{
+	struct page_count *pc = bpf_map_lookup_elem(&pagecount, &tgid);
+
+	if (!pc) {
+		struct page_count zero = {};
+
+		bpf_map_update_elem(&pagecount, &tgid, &zero, BPF_NOEXIST);
+		pc = bpf_map_lookup_elem(&pagecount, &tgid);
+	}
+	return pc;
+}
+
 static __always_inline void mark_seen(__u32 tgid, __u64 addr)
 {
 	struct page_key k = {.tgid = tgid, .addr = addr};
 	__u8 one = 1;
 
-	bpf_map_update_elem(&seen, &k, &one, BPF_ANY);
+	if (bpf_map_update_elem(&seen, &k, &one, BPF_NOEXIST) == 0) {
+		struct page_count *pc = page_count(tgid);
+
+		if (pc)
+			__sync_fetch_and_add(&pc->seen, 1);
+		else
+			__sync_fetch_and_add(&uncounted, 1);
+	}
 }
 
 /* The page of the thread's last read fault: it is mapped now. */
@@ -965,6 +1005,7 @@ struct flush_ctx {
 	__u32 all;
 	__u64 lo;
 	__u64 hi;
+	__u64 deleted;
 };
 
 static long flush_dirty_cb(void *map, struct page_key *k, __u64 *off, void *ctx)
@@ -974,7 +1015,8 @@ static long flush_dirty_cb(void *map, struct page_key *k, __u64 *off, void *ctx)
 	if (k->tgid != c->tgid || (!c->all && (k->addr < c->lo || k->addr >= c->hi)))
 		return 0;
 	emit_page(PG_WRITE | PG_ALWAYS, k->addr, *off, 0, 0);
-	bpf_map_delete_elem(map, k);
+	if (bpf_map_delete_elem(map, k) == 0)
+		c->deleted++;
 	return 0;
 }
 
@@ -982,8 +1024,9 @@ static long forget_seen_cb(void *map, struct page_key *k, __u8 *v, void *ctx)
 {
 	struct flush_ctx *c = ctx;
 
-	if (k->tgid == c->tgid && (c->all || (k->addr >= c->lo && k->addr < c->hi)))
-		bpf_map_delete_elem(map, k);
+	if (k->tgid == c->tgid && (c->all || (k->addr >= c->lo && k->addr < c->hi)) &&
+	    bpf_map_delete_elem(map, k) == 0)
+		c->deleted++;
 	return 0;
 }
 
@@ -993,10 +1036,24 @@ static long forget_seen_cb(void *map, struct page_key *k, __u8 *v, void *ctx)
 static __always_inline void flush_pages(__u32 tgid, __u32 all, __u64 lo, __u64 len)
 {
 	struct flush_ctx c = {.tgid = tgid, .all = all, .lo = lo & ~4095ULL, .hi = lo + len};
+	struct page_count *pc = bpf_map_lookup_elem(&pagecount, &tgid);
+	int walk_all = uncounted != 0;
 
-	bpf_for_each_map_elem(&dirty, flush_dirty_cb, &c, 0);
-	if (c.all || bpf_get_current_pid_tgid() >> 32 == tgid)
+	if (!pc && !walk_all)
+		return;
+	if (walk_all || pc->dirty) {
+		bpf_for_each_map_elem(&dirty, flush_dirty_cb, &c, 0);
+		STAT(page_walks, 1);
+		if (pc)
+			__sync_fetch_and_add(&pc->dirty, -c.deleted);
+	}
+	if ((walk_all || pc->seen) && (c.all || bpf_get_current_pid_tgid() >> 32 == tgid)) {
+		c.deleted = 0;
 		bpf_for_each_map_elem(&seen, forget_seen_cb, &c, 0);
+		STAT(page_walks, 1);
+		if (pc)
+			__sync_fetch_and_add(&pc->seen, -c.deleted);
+	}
 }
 
 SEC("tp_btf/page_fault_user")
@@ -1025,8 +1082,16 @@ int BPF_PROG(on_page_fault, unsigned long address, struct pt_regs *regs, unsigne
 		struct page_key k = {.tgid = tgid, .addr = page};
 		__u64 off = page - v.start + (v.pgoff << 12);
 
-		if (bpf_map_update_elem(&dirty, &k, &off, BPF_NOEXIST) && !bpf_map_lookup_elem(&dirty, &k))
+		if (bpf_map_update_elem(&dirty, &k, &off, BPF_NOEXIST) == 0) {
+			struct page_count *pc = page_count(tgid);
+
+			if (pc)
+				__sync_fetch_and_add(&pc->dirty, 1);
+			else
+				__sync_fetch_and_add(&uncounted, 1);
+		} else if (!bpf_map_lookup_elem(&dirty, &k)) {
 			account_lost(LOST_MMAP_WRITE, 4096); /* the dirty-page table is full */
+		}
 		return 0;
 	}
 	if (is_seen(tgid, page))
@@ -1219,8 +1284,10 @@ int BPF_PROG(on_task_exit, struct task_struct *t, bool group_dead)
 	if (mmap_pages) {
 		if (s)
 			flush_pending_read(s, tgid);
-		if (group_dead)
+		if (group_dead) {
 			flush_pages(tgid, 1, 0, 0);
+			bpf_map_delete_elem(&pagecount, &tgid);
+		}
 	}
 	emit_task(RK_EXIT, t->pid, tgid, t->exit_code, 0, group_dead);
 	if (group_dead) {

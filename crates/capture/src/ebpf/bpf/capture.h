@@ -200,7 +200,8 @@ struct stats {
 	__u64 no_storage;     /* task storage could not be allocated (counted as lost too) */
 	__u64 pages;          /* RK_PAGE records */
 	__u64 pages_unclassified; /* faults whose mapping could not be looked up */
-	__u64 pad[5];
+	__u64 page_walks;     /* walks of the dirty / seen page tables at flush points */
+	__u64 pad[4];
 };
 
 #endif
