@@ -175,6 +175,8 @@ fn throttle_records_every_call_and_byte_under_load() {
          {stops} stops",
         total[0], total[1], total[2], total[3]
     );
+    // Gigabytes: kept only when a check above failed.
+    let _ = std::fs::remove_dir_all(trace.parent().unwrap());
 }
 
 #[test]
@@ -212,6 +214,7 @@ fn drop_accounts_for_every_call_it_drops() {
         rec(2),
         sum(&|t| t.preads)
     );
+    let _ = std::fs::remove_dir_all(trace.parent().unwrap());
 }
 
 #[test]

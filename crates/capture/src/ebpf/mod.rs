@@ -174,6 +174,7 @@ fn load<'obj>(
     // Without mmap page records the page-fault tracepoints stay off altogether.
     open.progs.on_page_fault.set_autoload(p.mmap_pages);
     open.progs.on_map_pages.set_autoload(p.mmap_pages);
+    open.progs.on_exec.set_autoload(p.mmap_pages);
     open.load().map_err(|e| fail("load", e))
 }
 

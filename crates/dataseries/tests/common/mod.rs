@@ -40,12 +40,13 @@ pub fn valid_fixtures(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// A fresh scratch directory under the target dir.
+/// A fresh scratch directory under the target dir (one per test name, emptied when the test
+/// starts again: runs do not pile up files).
 pub fn scratch(name: &str) -> PathBuf {
     let base = std::env::var_os("CARGO_TARGET_TMPDIR")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir);
-    let d = base.join(format!("dataseries-{name}-{}", std::process::id()));
+    let d = base.join(format!("dataseries-{name}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

@@ -121,6 +121,8 @@ struct sigpending {
 	sigset_t signal;
 };
 
+struct linux_binprm; /* only pointed to (sched_process_exec) */
+
 struct task_struct {
 	struct thread_info thread_info;
 	int pid;
