@@ -4,48 +4,13 @@
 //! (`<test>::ptrace`, `<test>::ebpf`; the eBPF ones skip with a printed reason where eBPF cannot
 //! run, and fail under REANIMATOR_REQUIRE_PRIVILEGED=1); the others are ptrace-specific.
 
-use std::cell::Cell;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use ra_trace::{ArgValue, Event, TraceReader};
 
-thread_local! {
-    /// The backend of `rec()` in this test thread (ptrace unless a `both_backends!` wrapper
-    /// set it).
-    static BACKEND: Cell<&'static str> = const { Cell::new("ptrace") };
-}
-
-fn backend() -> &'static str {
-    BACKEND.with(Cell::get)
-}
-
-fn ebpf_available() -> bool {
-    ra_testkit::privileged(
-        "eBPF backend",
-        ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string()),
-    )
-}
-
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[test]
-            fn ptrace() {
-                super::BACKEND.with(|b| b.set("ptrace"));
-                super::$name()
-            }
-            #[test]
-            fn ebpf() {
-                if super::ebpf_available() {
-                    super::BACKEND.with(|b| b.set("ebpf"));
-                    super::$name()
-                }
-            }
-        }
-    )*};
-}
+use ra_testkit::{backend, both_backends};
 
 both_backends!(
     captures_what_cat_reads_and_writes,

@@ -38,8 +38,7 @@ fn ptrace_captures_every_storage_call_as_the_workload_made_it() {
 
 #[test]
 fn ebpf_captures_every_storage_call_as_the_workload_made_it() {
-    let probe = ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string());
-    if ra_testkit::privileged("eBPF backend", probe) {
+    if ra_testkit::ebpf_available() {
         conformance("ebpf");
     }
 }

@@ -16,15 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use ra_testkit::ebpf_available;
 use ra_trace::{ArgValue, TraceReader};
 use serde_json::Value;
-
-fn ebpf_available() -> bool {
-    ra_testkit::privileged(
-        "eBPF backend",
-        ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string()),
-    )
-}
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_reanimator"))

@@ -21,7 +21,7 @@
 //! produce traces that pass the same checks. The eBPF runs skip with a printed reason where
 //! eBPF cannot run (not root, no BTF), and fail instead under REANIMATOR_REQUIRE_PRIVILEGED=1.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -34,6 +34,7 @@ use std::process::{Command, Output, Stdio};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use ra_testkit::{backend, both_backends};
 use ra_trace::{ArgValue, Event, TraceReader};
 
 // ---- Linux x86_64 constants the model needs ----------------------------------------------------
@@ -63,42 +64,6 @@ const FICLONERANGE: u32 = 0x4020_940d;
 const RECORD_TIMEOUT: Duration = Duration::from_secs(300);
 
 // ---- running things -----------------------------------------------------------------------------
-
-thread_local! {
-    /// The backend this test thread records with (set by the `both_backends!` wrappers).
-    static BACKEND: Cell<&'static str> = const { Cell::new("ptrace") };
-}
-
-fn backend() -> &'static str {
-    BACKEND.with(Cell::get)
-}
-
-fn ebpf_available() -> bool {
-    ra_testkit::privileged(
-        "eBPF backend",
-        ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string()),
-    )
-}
-
-/// `name::ptrace` and `name::ebpf` tests that run `name()` with that backend.
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[test]
-            fn ptrace() {
-                super::BACKEND.with(|b| b.set("ptrace"));
-                super::$name()
-            }
-            #[test]
-            fn ebpf() {
-                if super::ebpf_available() {
-                    super::BACKEND.with(|b| b.set("ebpf"));
-                    super::$name()
-                }
-            }
-        }
-    )*};
-}
 
 both_backends!(
     sqlite3_inserts_rebuild_the_database_file,

@@ -6,48 +6,13 @@
 //! 100 % matched calls and a tree identical to the recorded run's (checked both by replay's own
 //! final-state check against the recorded end state and by `reanimator diff` of the two trees).
 
-use std::cell::Cell;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-thread_local! {
-    /// The backend this test thread records with (set by the `both_backends!` wrappers).
-    static BACKEND: Cell<&'static str> = const { Cell::new("ptrace") };
-}
-
-fn backend() -> &'static str {
-    BACKEND.with(Cell::get)
-}
-
-fn ebpf_available() -> bool {
-    ra_testkit::privileged(
-        "eBPF backend",
-        ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string()),
-    )
-}
-
-/// `name::ptrace` and `name::ebpf` tests that run `name()` with that backend.
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[test]
-            fn ptrace() {
-                super::BACKEND.with(|b| b.set("ptrace"));
-                super::$name()
-            }
-            #[test]
-            fn ebpf() {
-                if super::ebpf_available() {
-                    super::BACKEND.with(|b| b.set("ebpf"));
-                    super::$name()
-                }
-            }
-        }
-    )*};
-}
+use ra_testkit::{backend, both_backends, ebpf_available};
 
 both_backends!(
     sqlite3_inserts_replay_to_the_same_database,
@@ -332,7 +297,7 @@ fn mmap_page_records_replay_to_the_same_files() {
     if !ebpf_available() {
         return;
     }
-    BACKEND.with(|b| b.set("ebpf"));
+    ra_testkit::set_backend("ebpf");
     let c = Case::new("mmapio");
     let p = ra_testkit::program("mmapio");
     let w = c.work.clone();

@@ -12,6 +12,7 @@
 //! Tests that need the `reanimator` binary live in `crates/cli/tests` (only that crate's tests
 //! get `CARGO_BIN_EXE_reanimator`) and use this crate as a dev-dependency.
 
+use std::cell::Cell;
 use std::path::PathBuf;
 
 /// Where `build.rs` put the compiled programs.
@@ -75,4 +76,48 @@ mod tests {
         assert!(p.is_file(), "{}", p.display());
         assert!(super::programs().iter().any(|n| n == "workload"));
     }
+}
+
+thread_local! {
+    /// The capture backend this test thread records with (`ptrace` unless a
+    /// [`both_backends!`] wrapper set it).
+    static BACKEND: Cell<&'static str> = const { Cell::new("ptrace") };
+}
+
+/// The capture backend this test thread records with: `ptrace` or `ebpf`.
+pub fn backend() -> &'static str {
+    BACKEND.with(Cell::get)
+}
+
+/// Make this test thread record with `backend`.
+pub fn set_backend(backend: &'static str) {
+    BACKEND.with(|b| b.set(backend));
+}
+
+/// Whether the eBPF backend can run here (see [`privileged`]: skips with the probe's reason,
+/// or fails under REANIMATOR_REQUIRE_PRIVILEGED=1).
+pub fn ebpf_available() -> bool {
+    privileged("eBPF backend", ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string()))
+}
+
+/// `name::ptrace` and `name::ebpf` tests that run the test file's `name()` with
+/// [`backend`] set to that backend; the eBPF one only where [`ebpf_available`].
+#[macro_export]
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn ptrace() {
+                $crate::set_backend("ptrace");
+                super::$name()
+            }
+            #[test]
+            fn ebpf() {
+                if $crate::ebpf_available() {
+                    $crate::set_backend("ebpf");
+                    super::$name()
+                }
+            }
+        }
+    )*};
 }
