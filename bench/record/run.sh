@@ -12,6 +12,8 @@
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/../.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 RUNS="${1:-3}"
 for p in fio sqlite3 strace python3 cargo; do
   command -v "$p" >/dev/null 2>&1 || { echo "bench/record: $p not found; run: bash scripts/install-deps.sh" >&2; exit 1; }
@@ -24,10 +26,6 @@ trap 'rm -rf "$DIR"' EXIT
 OUT="$DIR/results.jsonl"
 : >"$OUT"
 
-drop_caches() {
-  sync
-  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; fi
-}
 # Children's user + system seconds from the shell's `times` (second line: "0m1.234s 0m0.567s").
 cpu_of() { awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.3f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"; }
 
@@ -99,17 +97,7 @@ done
 rm -f "$DIR/fio.dat"
 
 # sqlite3: 2,000 transactions of 100 inserts (27.6 MB of SQL), file database, rollback journal.
-python3 - "$DIR/ins.sql" <<'PY'
-import sys
-with open(sys.argv[1], "w") as f:
-    f.write("CREATE TABLE t(k INTEGER, v TEXT);\n")
-    v = "x" * 100
-    for t in range(2000):
-        f.write("BEGIN;\n")
-        for i in range(100):
-            f.write(f"INSERT INTO t(k,v) VALUES({t * 100 + i},'{v}');\n")
-        f.write("COMMIT;\n")
-PY
+sqlite_inserts "$DIR/ins.sql"
 for i in $(seq "$RUNS"); do
   for cfg in $CONFIGS; do
     STDIN="$DIR/ins.sql" bench sqlite "$cfg" "$i" sqlite3 "$DIR/s.db"

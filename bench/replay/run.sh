@@ -12,6 +12,8 @@
 set -euo pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/../.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 RUNS="${1:-3}"
 for p in fio sqlite3 python3 cargo; do
   command -v "$p" >/dev/null 2>&1 || { echo "bench/replay: $p not found; run: bash scripts/install-deps.sh" >&2; exit 1; }
@@ -25,11 +27,6 @@ OUT="$DIR/results.jsonl"
 : >"$OUT"
 SNAP=()
 "$RA" record --help | grep -q -- '--snapshot' && SNAP=(--snapshot "$DIR/w")
-
-drop_caches() {
-  sync
-  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; fi
-}
 
 # row WORKLOAD CONFIG RUN key=value...
 row() {
@@ -108,17 +105,7 @@ replay_runs fio "$DIR/fio.ds"
 rm -f "$DIR/fio.ds" "$FIO_FILE"
 
 # ---- sqlite3 ----------------------------------------------------------------------------------
-python3 - "$DIR/ins.sql" <<'PY'
-import sys
-with open(sys.argv[1], "w") as f:
-    f.write("CREATE TABLE t(k INTEGER, v TEXT);\n")
-    v = "x" * 100
-    for t in range(2000):
-        f.write("BEGIN;\n")
-        for i in range(100):
-            f.write(f"INSERT INTO t(k,v) VALUES({t * 100 + i},'{v}');\n")
-        f.write("COMMIT;\n")
-PY
+sqlite_inserts "$DIR/ins.sql"
 for i in $(seq "$RUNS"); do
   rm -f "$DIR/w/s.db" "$DIR/w/s.db-journal"
   drop_caches
