@@ -66,16 +66,6 @@ impl TraceFile {
         Ok(TraceFile { file, mem, start, len: 0, base: 0, direct })
     }
 
-    /// True while writes bypass the page cache.
-    pub fn is_direct(&self) -> bool {
-        self.direct
-    }
-
-    /// The underlying file.
-    pub fn file(&self) -> &File {
-        &self.file
-    }
-
     fn window(&self) -> &[u8] {
         &self.mem[self.start..self.start + self.len]
     }

@@ -349,9 +349,6 @@ pub const STATS_SIZE: usize = 128;
 /// `struct stats`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
-    pub calls: u64,
-    pub data_records: u64,
-    pub data_bytes: u64,
     pub deferred: u64,
     pub deferred_bytes: u64,
     pub faults: u64,
@@ -370,18 +367,15 @@ impl Stats {
             return;
         }
         let f = |i: usize| u64_at(b, 8 * i);
-        self.calls += f(0);
-        self.data_records += f(1);
-        self.data_bytes += f(2);
-        self.deferred += f(3);
-        self.deferred_bytes += f(4);
-        self.faults += f(5);
-        self.lost_calls += f(6);
-        self.throttle_stops += f(7);
-        self.no_storage += f(8);
-        self.pages += f(9);
-        self.pages_unclassified += f(10);
-        self.page_walks += f(11);
+        self.deferred += f(0);
+        self.deferred_bytes += f(1);
+        self.faults += f(2);
+        self.lost_calls += f(3);
+        self.throttle_stops += f(4);
+        self.no_storage += f(5);
+        self.pages += f(6);
+        self.pages_unclassified += f(7);
+        self.page_walks += f(8);
     }
 }
 

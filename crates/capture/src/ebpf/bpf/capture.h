@@ -189,9 +189,6 @@ struct lost_slot {
 
 /* Per-CPU statistics (struct stats) */
 struct stats {
-	__u64 calls;          /* unused: records are counted in user space (hot path) */
-	__u64 data_records;   /* unused, likewise */
-	__u64 data_bytes;     /* unused, likewise */
 	__u64 deferred;       /* RK_DEFER records */
 	__u64 deferred_bytes;
 	__u64 faults;         /* copies that failed */
@@ -201,7 +198,7 @@ struct stats {
 	__u64 pages;          /* RK_PAGE records */
 	__u64 pages_unclassified; /* faults whose mapping could not be looked up */
 	__u64 page_walks;     /* walks of the dirty / seen page tables at flush points */
-	__u64 pad[4];
+	__u64 pad[7];         /* (calls and data records are counted in user space) */
 };
 
 #endif
