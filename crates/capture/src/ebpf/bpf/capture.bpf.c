@@ -204,33 +204,20 @@ struct {
 	__type(value, __u64);
 } dirty SEC(".maps");
 
-/* Entries of `dirty` and `seen` per process: flush points (munmap, msync, mremap, execve,
- * exit) walk those maps only for a process that has some. A walk visits every bucket of the
- * map (~4 ms here), and programs that never map a file shared (nearly all, malloc's munmaps
- * included) must not pay it per call. Counts go up on each insert and down on each delete,
- * so they are never below the number of entries. */
-struct page_count {
-	__u64 dirty;
-	__u64 seen;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct page_count);
-} pagecount SEC(".maps");
-
-/* Entries inserted while `pagecount` was full: from then on every flush point walks. */
-__u64 uncounted = 0;
-
-/* Whether a process can have shared file mappings, so that its page faults need looking at:
- * MS_CLEAN after an exec (a new address space holds none) until it calls mmap with
- * MAP_SHARED on a descriptor (or shmat): MS_SHARED. Children inherit the state. Processes
- * not in the map (attached with -p, already running in a --cgroup) are looked at always.
- * Looking up a fault's mapping (bpf_find_vma) costs ~4 us per fault in this VM (its mmap
- * lock is released through an irq_work, a self-interrupt), which made every exec'd program
- * start 0.65 ms slower. */
+/* What the mmap page records know of each process (`procmm`, by tgid):
+ *
+ * - dirty, seen: its entries in `dirty` and `seen`. Flush points (munmap, msync, mremap,
+ *   execve, exit) walk those maps only for a process that has some: a walk visits every
+ *   bucket of the map (~4 ms here), and programs that never map a file shared (nearly all,
+ *   malloc's munmaps included) must not pay it per call. Counts go up on each insert and
+ *   down on each delete, so they are never below the number of entries.
+ * - state: whether it can have shared file mappings, so that its page faults need looking
+ *   at: MS_CLEAN after an exec (a new address space holds none) until it calls mmap with
+ *   MAP_SHARED on a descriptor (or shmat): MS_SHARED. Children inherit the state. Processes
+ *   of state 0 (attached with -p, already running in a --cgroup) are looked at always.
+ *   Looking up a fault's mapping (bpf_find_vma) costs ~4 us per fault in this VM (its mmap
+ *   lock is released through an irq_work, a self-interrupt), which made every exec'd
+ *   program start 0.65 ms slower. */
 #define MS_CLEAN 1
 #define MS_SHARED 2
 #define NR_MMAP 9
@@ -238,16 +225,43 @@ __u64 uncounted = 0;
 #define MAP_SHARED_BIT 0x01 /* MAP_SHARED and MAP_SHARED_VALIDATE (0x03) */
 #define MAP_ANONYMOUS 0x20
 
+struct proc_mm {
+	__u64 dirty;
+	__u64 seen;
+	__u8 state;
+	__u8 pad[7];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
-	__type(value, __u8);
-} mapstate SEC(".maps");
+	__type(value, struct proc_mm);
+} procmm SEC(".maps");
+
+/* Entries inserted while `procmm` was full: from then on every flush point walks. */
+__u64 uncounted = 0;
+
+/* The process's entry, created if needed (NULL only when the map is full). */
+static __always_inline struct proc_mm *proc_mm(__u32 tgid)
+{
+	struct proc_mm *m = bpf_map_lookup_elem(&procmm, &tgid);
+
+	if (!m) {
+		struct proc_mm zero = {};
+
+		bpf_map_update_elem(&procmm, &tgid, &zero, BPF_NOEXIST);
+		m = bpf_map_lookup_elem(&procmm, &tgid);
+	}
+	return m;
+}
 
 static __always_inline void set_mapstate(__u32 tgid, __u8 v)
 {
-	bpf_map_update_elem(&mapstate, &tgid, &v, BPF_ANY);
+	struct proc_mm *m = proc_mm(tgid);
+
+	if (m)
+		m->state = v;
 }
 
 /* Pages already recorded as read (until their range is unmapped). */
@@ -959,26 +973,13 @@ static __always_inline int is_seen(__u32 tgid, __u64 addr)
 	return bpf_map_lookup_elem(&seen, &k) != 0;
 }
 
-static __always_inline struct page_count *page_count(__u32 tgid)
-{
-	struct page_count *pc = bpf_map_lookup_elem(&pagecount, &tgid);
-
-	if (!pc) {
-		struct page_count zero = {};
-
-		bpf_map_update_elem(&pagecount, &tgid, &zero, BPF_NOEXIST);
-		pc = bpf_map_lookup_elem(&pagecount, &tgid);
-	}
-	return pc;
-}
-
 static __always_inline void mark_seen(__u32 tgid, __u64 addr)
 {
 	struct page_key k = {.tgid = tgid, .addr = addr};
 	__u8 one = 1;
 
 	if (bpf_map_update_elem(&seen, &k, &one, BPF_NOEXIST) == 0) {
-		struct page_count *pc = page_count(tgid);
+		struct proc_mm *pc = proc_mm(tgid);
 
 		if (pc)
 			__sync_fetch_and_add(&pc->seen, 1);
@@ -1062,7 +1063,7 @@ static long forget_seen_cb(void *map, struct page_key *k, __u8 *v, void *ctx)
 static __always_inline void flush_pages(__u32 tgid, __u32 all, __u64 lo, __u64 len)
 {
 	struct flush_ctx c = {.tgid = tgid, .all = all, .lo = lo & ~4095ULL, .hi = lo + len};
-	struct page_count *pc = bpf_map_lookup_elem(&pagecount, &tgid);
+	struct proc_mm *pc = bpf_map_lookup_elem(&procmm, &tgid);
 	int walk_all = uncounted != 0;
 
 	if (!pc && !walk_all)
@@ -1091,13 +1092,13 @@ int BPF_PROG(on_page_fault, unsigned long address, struct pt_regs *regs, unsigne
 	struct tstate *s;
 	__u64 page = address & ~4095ULL;
 
-	__u8 *ms;
+	struct proc_mm *m;
 
 	if (!is_target(tgid))
 		return 0;
-	ms = bpf_map_lookup_elem(&mapstate, &tgid);
-	if (ms && *ms == MS_CLEAN)
-		return 0; /* no shared file mapping, and no read pending (see mapstate) */
+	m = bpf_map_lookup_elem(&procmm, &tgid);
+	if (m && m->state == MS_CLEAN)
+		return 0; /* no shared file mapping, and no read pending (see procmm) */
 	t = bpf_get_current_task_btf();
 	s = bpf_task_storage_get(&tstates, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s)
@@ -1114,7 +1115,7 @@ int BPF_PROG(on_page_fault, unsigned long address, struct pt_regs *regs, unsigne
 		__u64 off = page - v.start + (v.pgoff << 12);
 
 		if (bpf_map_update_elem(&dirty, &k, &off, BPF_NOEXIST) == 0) {
-			struct page_count *pc = page_count(tgid);
+			struct proc_mm *pc = proc_mm(tgid);
 
 			if (pc)
 				__sync_fetch_and_add(&pc->dirty, 1);
@@ -1190,7 +1191,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	__u64 pt = bpf_get_current_pid_tgid();
 	struct task_struct *t;
 	struct syscall_rule *r;
-	struct tstate *s;
+	struct tstate *s = 0;
 	__u32 nr;
 
 	if (!is_target(pt >> 32))
@@ -1219,7 +1220,8 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 		flush_pages(pt >> 32, !!(r->flags & RF_FLUSH_ALL), regs->di, regs->si);
 	if (!(r->flags & RF_CAPTURE))
 		return 0;
-	s = bpf_task_storage_get(&tstates, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s) /* not looked up above, or this thread's first call */
+		s = bpf_task_storage_get(&tstates, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s) {
 		STAT(no_storage, 1);
 		account_lost(nr, 0);
@@ -1302,10 +1304,10 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		if (!use_cgroup)
 			bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
 		if (mmap_pages) {
-			__u8 *ms = bpf_map_lookup_elem(&mapstate, &ptgid);
+			struct proc_mm *m = bpf_map_lookup_elem(&procmm, &ptgid);
 
-			if (ms)
-				set_mapstate(ctgid, *ms);
+			if (m && m->state)
+				set_mapstate(ctgid, m->state);
 		}
 		bpf_map_update_elem(&defers, &ctgid, &zero, BPF_NOEXIST);
 		__sync_fetch_and_add(&live_procs, 1);
@@ -1339,8 +1341,7 @@ int BPF_PROG(on_task_exit, struct task_struct *t, bool group_dead)
 			flush_pending_read(s, tgid);
 		if (group_dead) {
 			flush_pages(tgid, 1, 0, 0);
-			bpf_map_delete_elem(&pagecount, &tgid);
-			bpf_map_delete_elem(&mapstate, &tgid);
+			bpf_map_delete_elem(&procmm, &tgid);
 		}
 	}
 	emit_task(RK_EXIT, t->pid, tgid, t->exit_code, 0, group_dead);
