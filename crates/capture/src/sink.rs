@@ -2,6 +2,7 @@
 //! batches; the writer flushes at least once a second so that a killed recorder loses at most
 //! the last second.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -45,9 +46,18 @@ pub struct TraceSink {
     tx: Option<Sender<Msg>>,
     thread: Option<JoinHandle<Stopped>>,
     batch: Vec<Event>,
+    /// New threads whose events wait for the call that created them (see [`TraceSink::push`]):
+    /// child tid -> (creating thread, events held).
+    held: HashMap<i32, (i32, Vec<Event>)>,
+    /// The same, by creating thread.
+    creators: HashMap<i32, Vec<i32>>,
 }
 
 const BATCH: usize = 256;
+
+/// Events one new thread may hold back before they are written anyway (bounded memory, e.g.
+/// when the creator's call is not captured and it makes no other captured call for long).
+const HOLD_MAX: usize = 65_536;
 
 impl TraceSink {
     /// Create the trace at `path` (header, schema and `info` are written at once).
@@ -64,14 +74,87 @@ impl TraceSink {
             .name("trace-writer".into())
             .spawn(move || run(&mut w, rx).map(|s| (w, s)))
             .map_err(|source| Error::Sys { call: "spawning the writer thread", source })?;
-        Ok(TraceSink { tx: Some(tx), thread: Some(thread), batch: Vec::with_capacity(BATCH) })
+        Ok(TraceSink {
+            tx: Some(tx),
+            thread: Some(thread),
+            batch: Vec::with_capacity(BATCH),
+            held: HashMap::new(),
+            creators: HashMap::new(),
+        })
     }
 
     /// Queue one event.
+    ///
+    /// Events are written in the order they are pushed, except that a new thread's events
+    /// (announced by [`TraceSink::forked`]) come after the clone/fork/vfork call that created
+    /// it. Capture backends learn of a call when it returns, and a creator's call returns
+    /// after its child has started: for vfork only after the child's exec or exit, and on a
+    /// busy machine a child may make hundreds of calls first. Replay needs the child's process
+    /// (with its parent's descriptors) before the child's first call, so the child's events
+    /// are held until the creator's next event (its clone call; or its next captured call when
+    /// the clone is not captured) or the creator's end ([`TraceSink::thread_gone`]).
     pub fn push(&mut self, e: Event) -> Result<()> {
+        let tid = e.tid.unwrap_or(0);
+        if let Some((_, q)) = self.held.get_mut(&tid) {
+            q.push(e);
+            if q.len() < HOLD_MAX {
+                return Ok(());
+            }
+            return self.release(tid);
+        }
+        self.queue(e)?;
+        self.release_children(tid)
+    }
+
+    /// Thread `child` was created by thread `creator`, whose call has not been pushed yet.
+    pub fn forked(&mut self, creator: i32, child: i32) {
+        self.held.insert(child, (creator, Vec::new()));
+        self.creators.entry(creator).or_default().push(child);
+    }
+
+    /// Thread `tid` ended: what it created is not waiting for any more of its calls.
+    pub fn thread_gone(&mut self, tid: i32) -> Result<()> {
+        self.release_children(tid)
+    }
+
+    fn queue(&mut self, e: Event) -> Result<()> {
         self.batch.push(e);
         if self.batch.len() >= BATCH {
             self.send_batch()?;
+        }
+        Ok(())
+    }
+
+    /// Queue the events `tid` holds, then release what it created.
+    fn release(&mut self, tid: i32) -> Result<()> {
+        let Some((creator, q)) = self.held.remove(&tid) else { return Ok(()) };
+        if let Some(kids) = self.creators.get_mut(&creator) {
+            kids.retain(|&k| k != tid);
+        }
+        for e in q {
+            self.queue(e)?;
+        }
+        self.release_children(tid)
+    }
+
+    fn release_children(&mut self, creator: i32) -> Result<()> {
+        let Some(kids) = self.creators.remove(&creator) else { return Ok(()) };
+        for k in kids {
+            self.release(k)?;
+        }
+        Ok(())
+    }
+
+    /// Release everything still held (the recording ends), creators before their children.
+    fn release_all(&mut self) -> Result<()> {
+        while let Some(k) = self
+            .held
+            .iter()
+            .find(|(_, (c, _))| !self.held.contains_key(c))
+            .or_else(|| self.held.iter().next())
+            .map(|(&k, _)| k)
+        {
+            self.release(k)?;
         }
         Ok(())
     }
@@ -117,6 +200,7 @@ impl TraceSink {
     }
 
     fn stop(mut self) -> Stopped {
+        self.release_all()?;
         self.send_batch()?;
         drop(self.tx.take());
         match self.thread.take().map(JoinHandle::join) {

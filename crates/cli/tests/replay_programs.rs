@@ -21,6 +21,7 @@ both_backends!(
     cp_r_replays_to_the_same_copy,
     multithreaded_writer_replays_to_the_same_files,
     fork_and_pipe_replay_through_a_real_pipe,
+    a_vfork_child_s_calls_follow_the_vfork_and_replay,
 );
 
 fn bin() -> Command {
@@ -309,4 +310,29 @@ fn mmap_page_records_replay_to_the_same_files() {
         assert_eq!(calls["mmappread"]["matched"], 32, "--mmap {mode}: {calls}");
         assert_eq!(calls["mmappwrite"]["issued"], 9, "--mmap {mode}: {calls}");
     }
+}
+
+/// A vfork child writes a file and exits before its parent's vfork returns: the trace must
+/// still hold the parent's vfork before every call of the child (the eBPF ring delivers it
+/// after them; the recorder holds the child's events back), and the replay must match.
+fn a_vfork_child_s_calls_follow_the_vfork_and_replay() {
+    let c = Case::new("vfork");
+    let p = ra_testkit::program("vforkio");
+    let w = c.work.clone();
+    let trace = c.record(&[p.as_os_str(), w.as_os_str()], None, &[]);
+    let r = ra_trace::TraceReader::open(&trace).unwrap();
+    let ev: Vec<_> = r.events(None).map(|e| e.unwrap()).collect();
+    let vfork = ev.iter().find(|e| e.name == "vfork").expect("the vfork call is recorded");
+    let child = vfork.ret.unwrap() as i32;
+    let first_child = ev.iter().find(|e| e.tid == Some(child)).expect("the child's calls");
+    assert!(
+        vfork.unique_id < first_child.unique_id,
+        "vfork #{} comes after the child's first call #{} ({})",
+        vfork.unique_id,
+        first_child.unique_id,
+        first_child.name
+    );
+    let writes = ev.iter().filter(|e| e.tid == Some(child) && e.name == "write").count();
+    assert_eq!(writes, 64, "the child's writes");
+    c.replay_and_check(&trace);
 }

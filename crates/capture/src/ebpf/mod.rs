@@ -339,6 +339,7 @@ impl State<'_> {
             }
             Some(Record::Fork(t)) => {
                 self.out.threads += 1;
+                self.sink.forked(t.tid as i32, t.child_tid as i32);
                 if t.child_tgid != t.tgid {
                     self.out.processes += 1;
                     self.asm.forked(t.tgid, t.child_tgid);
@@ -346,6 +347,10 @@ impl State<'_> {
             }
             Some(Record::Exit(t)) => {
                 self.asm.thread_gone(t.tid);
+                if let Err(e) = self.sink.thread_gone(t.tid as i32) {
+                    self.error = Some(e);
+                    return -1;
+                }
                 if t.group_dead && Some(t.tgid) == self.pid_target {
                     self.pid_exit = Some(shell_status(t.child_tid as i32));
                 }

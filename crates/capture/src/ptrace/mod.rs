@@ -597,6 +597,7 @@ impl<'a> Tracer<'a> {
                 self.emit(ev)?;
             }
         }
+        self.sink.thread_gone(tid)?;
         if tid == self.root {
             self.root_status = Some(if libc::WIFEXITED(status) {
                 libc::WEXITSTATUS(status)
@@ -663,6 +664,8 @@ impl<'a> Tracer<'a> {
                     PTRACE_EVENT_FORK | PTRACE_EVENT_VFORK | PTRACE_EVENT_CLONE => {
                         if let Ok(child) = sys::get_event_msg(tid) {
                             self.thread(child as Pid);
+                            // Its calls go after this call of the creator (see TraceSink::push).
+                            self.sink.forked(tid, child as Pid);
                         }
                         self.resume(tid, 0);
                     }
