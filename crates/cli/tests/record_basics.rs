@@ -340,6 +340,22 @@ fn data_hash_and_none_keep_metadata_and_drop_bulk_bytes() {
         // Struct results (fstat) stay: they are metadata.
         assert!(ev.iter().any(|e| matches!(e.name.as_str(), "fstat" | "fstatat")
             && e.arg("statbuf").and_then(ArgValue::as_data).is_some_and(|b| b.len() == 144)));
+        // A failed read has no output buffer at all (not "not captured"): `cat DIR` reads the
+        // directory and gets EISDIR.
+        let trace = d.join(format!("{mode}-dir.ds"));
+        let o = rec()
+            .args(["-q", "--data", mode, "-o"])
+            .arg(&trace)
+            .args(["--", "cat", d.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{mode}: cat of a directory fails");
+        let ev = events(&trace);
+        let failed = ev
+            .iter()
+            .find(|e| e.name == "read" && e.errno == Some(21))
+            .unwrap_or_else(|| panic!("{mode}: a read failing with EISDIR"));
+        assert_eq!(failed.arg("buf"), Some(&ArgValue::Absent), "{mode}: failed read's buffer");
     }
 }
 

@@ -353,7 +353,8 @@ impl<'a> Tracer<'a> {
                 | ArgKind::Mode
                 | ArgKind::Addr => ArgValue::Int(scalar(a.kind, raw)),
                 _ if raw == 0 => ArgValue::Absent,
-                k if skip_bulk && is_bulk(k) => {
+                // (Outputs are decided at the exit stop: a failed call's is absent.)
+                k if skip_bulk && is_bulk(k) && !k.is_output() => {
                     ev.buffer_not_captured = true;
                     ArgValue::NotCaptured
                 }
