@@ -88,6 +88,8 @@ pub struct SyscallRule {
     /// Bit i: argument i is copied at sys_enter / sys_exit (see [`SyscallRule::with_masks`]).
     pub entry_mask: u8,
     pub exit_mask: u8,
+    /// Bit i: argument i is bulk data (AF_BULK), skipped with `--data none`.
+    pub bulk_mask: u8,
     pub xarg_mask: u64,
     pub args: [ArgRule; NARGS],
 }
@@ -99,9 +101,13 @@ impl SyscallRule {
     pub fn with_masks(mut self) -> SyscallRule {
         self.entry_mask = 0;
         self.exit_mask = 0;
+        self.bulk_mask = 0;
         for (i, a) in self.args.iter().enumerate() {
             if a.kind == AK_SCALAR {
                 continue;
+            }
+            if a.flags & AF_BULK != 0 {
+                self.bulk_mask |= 1 << i;
             }
             if a.flags & AF_ENTRY != 0 {
                 self.entry_mask |= 1 << i;
@@ -118,6 +124,7 @@ impl SyscallRule {
         b[0] = self.flags;
         b[1] = self.xarg;
         b[2] = self.xarg_cond;
+        b[3] = self.bulk_mask;
         b[4..6].copy_from_slice(&self.xarg_size.to_le_bytes());
         b[6] = self.entry_mask;
         b[7] = self.exit_mask;

@@ -765,7 +765,7 @@ static __noinline int capture_slot(struct tstate *s, const struct arg_rule *ap, 
 struct actx {
 	struct tstate *s;
 	struct syscall_rule *r;
-	int entry;
+	__u8 mask; /* the slots to walk */
 };
 
 static long arg_step(__u64 i, void *ctx)
@@ -779,7 +779,7 @@ static long arg_step(__u64 i, void *ctx)
 
 	if (k >= NARGS)
 		return 1;
-	if (!((c->entry ? r->entry_mask : r->exit_mask) & (1 << k)))
+	if (!(c->mask & (1 << k)))
 		return 0;
 	capture_slot(s, &r->args[k], s->args[k], k);
 	return 0;
@@ -788,12 +788,29 @@ static long arg_step(__u64 i, void *ctx)
 static __always_inline void capture_args(struct tstate *s, struct syscall_rule *r, __s64 ret, int ok,
 					 int entry)
 {
-	struct actx c = {.s = s, .r = r, .entry = entry};
 	__u8 mask = entry ? r->entry_mask : r->exit_mask;
+	struct actx c = {.s = s, .r = r, .mask = mask};
 	__u32 top = 0;
 
 	s->ret = ret;
 	s->ok = ok;
+	if (data_none && (mask & r->bulk_mask)) {
+		/* --data none: a bulk argument gets its status only (capture_slot's first checks),
+		 * here rather than through bpf_loop and a subprogram call for each. */
+		__u8 bulk = mask & r->bulk_mask;
+
+		mask &= ~bulk;
+#pragma unroll
+		for (int k = 0; k < NARGS; k++) {
+			if (!(bulk & (1 << k)))
+				continue;
+			if (!s->args[k] || ((r->args[k].flags & AF_OUT) && !ok))
+				s->status[k] = ST_ABSENT;
+			else
+				s->status[k] = ST_NOT_CAPTURED;
+		}
+		c.mask = mask;
+	}
 	/* Walk the argument slots up to the last one with something to copy (none for most
 	 * calls at entry, and for close, fsync, lseek...). */
 	for (int j = 0; j < NARGS; j++)
@@ -1189,22 +1206,23 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
-	struct task_struct *t;
+	struct task_struct *t = bpf_get_current_task_btf();
 	struct syscall_rule *r;
-	struct tstate *s = 0;
+	/* Only threads of the target set get storage (at their first call, below), so for them
+	 * this one lookup replaces the target-table lookup; other threads do both. With --cgroup,
+	 * membership can change, so it is checked at every call. */
+	struct tstate *s = bpf_task_storage_get(&tstates, t, 0, 0);
 	__u32 nr;
 
-	if (!is_target(pt >> 32))
+	if ((!s || use_cgroup) && !is_target(pt >> 32))
 		return 0;
 	/* x32 calls have bit 30 set: out of range like every other unknown number. */
 	if ((__u64)id >= MAX_NR)
 		return 0;
-	t = bpf_get_current_task_btf();
 	if (t->thread_info.status & TS_COMPAT)
 		return 0; /* an i386 call: its numbers are another table */
 	nr = id;
 	if (mmap_pages) {
-		s = bpf_task_storage_get(&tstates, t, 0, 0);
 		if (s)
 			flush_pending_read(s, pt >> 32);
 		/* Marked before the call runs: conservative if it fails. */
@@ -1220,7 +1238,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 		flush_pages(pt >> 32, !!(r->flags & RF_FLUSH_ALL), regs->di, regs->si);
 	if (!(r->flags & RF_CAPTURE))
 		return 0;
-	if (!s) /* not looked up above, or this thread's first call */
+	if (!s) /* this thread's first call */
 		s = bpf_task_storage_get(&tstates, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s) {
 		STAT(no_storage, 1);

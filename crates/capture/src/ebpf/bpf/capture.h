@@ -67,7 +67,7 @@ struct syscall_rule {
 	__u8 flags;
 	__u8 xarg;      /* RF_XARG: the argument holding the struct pointer ... */
 	__u8 xarg_cond; /* ... captured when args[xarg_cond] < 64 and bit args[xarg_cond] ... */
-	__u8 pad0;
+	__u8 bulk_mask; /* bit i: argument i is bulk data (AF_BULK): not copied with --data none */
 	__u16 xarg_size; /* ... of xarg_mask is set; xarg_size bytes, after the call */
 	__u8 entry_mask; /* bit i: argument i is copied at sys_enter ... */
 	__u8 exit_mask;  /* ... at sys_exit (derived from the argument rules) */
