@@ -747,9 +747,97 @@ pub struct EncodeOptions<'a> {
 /// Packs a builder into on-disk extent bytes. Returns the bytes and `bjhash ^ adler32` (the
 /// value chained into the trailer checksum).
 pub(crate) fn encode_extent(b: &ExtentBuilder, o: &EncodeOptions<'_>) -> Result<(Vec<u8>, u32)> {
-    let ty = &*b.ty;
+    let e = encode_owned(b.clone(), o)?;
+    let check = e.check;
+    Ok((e.into_vec(), check))
+}
+
+/// An encoded extent in pieces, so that writing it takes no further copy of its sections:
+/// the header (with the type name and its padding), the fixed section, the variable section
+/// (from `var_start`), each section followed by zero padding to a multiple of 4.
+pub(crate) struct Encoded {
+    head: Vec<u8>,
+    fixed: Vec<u8>,
+    var: Vec<u8>,
+    var_start: usize,
+    /// `bjhash ^ adler32`: the value chained into the trailer checksum.
+    pub check: u32,
+}
+
+const ZEROS: [u8; 4] = [0; 4];
+
+impl Encoded {
+    fn var(&self) -> &[u8] {
+        &self.var[self.var_start..]
+    }
+
+    /// The on-disk bytes, in order (some may be empty).
+    pub(crate) fn parts(&self) -> [&[u8]; 5] {
+        let fl = self.fixed.len();
+        let vl = self.var().len();
+        [&self.head, &self.fixed, &ZEROS[..round4(fl) - fl], self.var(), &ZEROS[..round4(vl) - vl]]
+    }
+
+    /// Size on disk.
+    pub(crate) fn len(&self) -> usize {
+        self.parts().iter().map(|p| p.len()).sum()
+    }
+
+    /// The buffers of the two sections, for reuse once written.
+    pub(crate) fn into_buffers(self) -> (Vec<u8>, Vec<u8>) {
+        (self.fixed, self.var)
+    }
+
+    /// The on-disk bytes in one buffer.
+    pub(crate) fn into_vec(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        for p in self.parts() {
+            out.extend_from_slice(p);
+        }
+        out
+    }
+}
+
+/// Packs a builder into an [`Encoded`] extent, reusing the builder's buffers: with
+/// little-endian output and no `pack_unique` field its variable heap is already in on-disk
+/// form, so nothing of the (usually bulky) variable data is copied.
+pub(crate) fn encode_owned(b: ExtentBuilder, o: &EncodeOptions<'_>) -> Result<Encoded> {
+    let p = prepare(b, o)?;
+    let h = bjhash(bjhash(1972, &p.fixed), &p.var);
+    finish(p, h, o)
+}
+
+/// [`encode_owned`] of several builders, hashing their variable sections side by side
+/// ([`crate::hash::bjhash_many`]): the lookup2 hash of the data is most of the work of
+/// encoding bulky uncompressed extents.
+pub(crate) fn encode_many(bs: Vec<ExtentBuilder>, o: &EncodeOptions<'_>) -> Vec<Result<Encoded>> {
+    let preps: Vec<Result<Prepared>> = bs.into_iter().map(|b| prepare(b, o)).collect();
+    let inputs: Vec<(u32, &[u8])> =
+        preps.iter().flatten().map(|p| (bjhash(1972, &p.fixed), &p.var[..])).collect();
+    let mut hashes = crate::hash::bjhash_many(&inputs).into_iter();
+    preps
+        .into_iter()
+        .map(|p| {
+            let p = p?;
+            let h = hashes.next().expect("one hash per prepared extent");
+            finish(p, h, o)
+        })
+        .collect()
+}
+
+/// An extent ready to be hashed: fixed records as stored before null compaction, the
+/// variable heap with its 4 leading zero bytes.
+pub(crate) struct Prepared {
+    ty: Arc<ExtentType>,
+    n: usize,
+    fixed: Vec<u8>,
+    var: Vec<u8>,
+}
+
+fn prepare(b: ExtentBuilder, o: &EncodeOptions<'_>) -> Result<Prepared> {
+    let ExtentBuilder { ty: tya, nrecords: n, mut fixed, vdata, vspans } = b;
+    let ty = &*tya;
     let rs = ty.record_size();
-    let n = b.nrecords;
     let be = o.big_endian;
     let too_large = |what: &'static str, size: usize| Error::TooLarge {
         what,
@@ -763,7 +851,6 @@ pub(crate) fn encode_extent(b: &ExtentBuilder, o: &EncodeOptions<'_>) -> Result<
             limit: i32::MAX as u64,
         });
     }
-    let mut fixed = b.fixed.clone();
     if ty.null_compact && rs > 0 {
         for rec in fixed.chunks_exact_mut(rs) {
             for l in &ty.layout {
@@ -774,15 +861,35 @@ pub(crate) fn encode_extent(b: &ExtentBuilder, o: &EncodeOptions<'_>) -> Result<
         }
     }
     // Variable heap (spec 2.9.3).
-    let mut var = vec![0u8; 4];
     let nvar = ty.var_fields.len();
-    if nvar > 0 {
+    let unique = ty.var_fields.iter().any(|&fi| ty.layout[fi].unique);
+    let var = if nvar > 0 && !unique && !be {
+        // The builder's heap as it is: each value's offset is its entry's.
+        if vdata.len() >= MAX_SECTION {
+            return Err(too_large("variable section", vdata.len()));
+        }
+        for r in 0..n {
+            for (k, &fi) in ty.var_fields.iter().enumerate() {
+                let (s, len) = vspans[r * nvar + k];
+                let voff = if len == 0 { 0 } else { (s - 4) as i32 };
+                let p = r * rs + ty.layout[fi].offset;
+                fixed[p..p + 4].copy_from_slice(&voff.to_le_bytes());
+            }
+        }
+        if vdata.is_empty() {
+            vec![0u8; 4]
+        } else {
+            vdata
+        }
+    } else if nvar > 0 {
+        // Rebuilt: big-endian lengths, or identical values of pack_unique fields shared.
+        let mut var = vec![0u8; 4];
         let mut dedup: HashMap<&[u8], i32> = HashMap::new();
         for r in 0..n {
             for (k, &fi) in ty.var_fields.iter().enumerate() {
                 let l = &ty.layout[fi];
-                let (s, len) = b.vspans[r * nvar + k];
-                let data = &b.vdata[s..s + len];
+                let (s, len) = vspans[r * nvar + k];
+                let data = &vdata[s..s + len];
                 let voff = if data.is_empty() {
                     0
                 } else if let Some(&v) = dedup.get(data).filter(|_| l.unique) {
@@ -805,46 +912,82 @@ pub(crate) fn encode_extent(b: &ExtentBuilder, o: &EncodeOptions<'_>) -> Result<
                 fixed[p..p + 4].copy_from_slice(&voff.to_le_bytes());
             }
         }
-    }
+        var
+    } else {
+        vec![0u8; 4]
+    };
     if ty.has_transforms && rs > 0 {
         transform(ty, &mut fixed, n);
     }
     if be && rs > 0 {
         swap_fixed(ty, &mut fixed);
     }
-    let mut hash = bjhash(1972, &fixed);
-    hash = bjhash(hash, &var);
+    Ok(Prepared { ty: tya, n, fixed, var })
+}
+
+/// The rest of [`encode_owned`] once `hash` = bjhash(bjhash(1972, fixed), var) is known.
+fn finish(p: Prepared, hash: u32, o: &EncodeOptions<'_>) -> Result<Encoded> {
+    let Prepared { ty, n, fixed, mut var } = p;
+    let ty = &*ty;
+    let rs = ty.record_size();
+    let be = o.big_endian;
+    let too_large = |what: &'static str, size: usize| Error::TooLarge {
+        what,
+        size: size as u64,
+        limit: MAX_SECTION as u64 - 1,
+    };
     let (hash, problem) = walk_heap(&mut var[4..], be, false, hash, 0);
     if let Some(e) = problem {
         return Err(e);
     }
     let stored_fixed = if ty.null_compact && rs > 0 { compact_nulls(ty, &fixed, n) } else { fixed };
     let (fmode, fdata) = compress::compress_best(&stored_fixed, o.fixed_modes, o.level)?;
+    let fdata = match fdata {
+        Cow::Owned(v) => Some(v),
+        Cow::Borrowed(_) => None,
+    };
+    let fdata = fdata.unwrap_or(stored_fixed);
+    let var_size = var.len();
     let (vmode, vdata) = compress::compress_best(&var[4..], o.var_modes, o.level)?;
+    let vdata = match vdata {
+        Cow::Owned(v) => Some(v),
+        Cow::Borrowed(_) => None,
+    };
+    let (var, var_start) = match vdata {
+        Some(v) => (v, 0),
+        None => (var, 4),
+    };
+    let vlen = var.len() - var_start;
     if fdata.len() >= MAX_SECTION {
         return Err(too_large("compressed fixed section", fdata.len()));
     }
-    if vdata.len() >= MAX_SECTION {
-        return Err(too_large("compressed variable section", vdata.len()));
+    if vlen >= MAX_SECTION {
+        return Err(too_large("compressed variable section", vlen));
     }
     let name = ty.name().as_bytes();
     let header_len = round4(PREFIX_LEN + name.len());
-    let total = header_len + round4(fdata.len()) + round4(vdata.len());
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(&put_i32(fdata.len() as i32, be));
-    out.extend_from_slice(&put_i32(vdata.len() as i32, be));
-    out.extend_from_slice(&put_i32(n as i32, be));
-    out.extend_from_slice(&put_i32(var.len() as i32, be));
-    out.extend_from_slice(&[0u8; 4]);
-    out.extend_from_slice(&put_i32(hash as i32, be));
-    out.extend_from_slice(&[fmode.mode(), vmode.mode(), name.len() as u8, 0]);
-    out.extend_from_slice(name);
-    out.resize(header_len, 0);
-    out.extend_from_slice(&fdata);
-    out.resize(header_len + round4(fdata.len()), 0);
-    out.extend_from_slice(&vdata);
-    out.resize(total, 0);
-    let adler = extent_adler32(&out);
-    out[16..20].copy_from_slice(&put_i32(adler as i32, be));
-    Ok((out, hash ^ adler))
+    let mut head = Vec::with_capacity(header_len);
+    head.extend_from_slice(&put_i32(fdata.len() as i32, be));
+    head.extend_from_slice(&put_i32(vlen as i32, be));
+    head.extend_from_slice(&put_i32(n as i32, be));
+    head.extend_from_slice(&put_i32(var_size as i32, be));
+    head.extend_from_slice(&[0u8; 4]);
+    head.extend_from_slice(&put_i32(hash as i32, be));
+    head.extend_from_slice(&[fmode.mode(), vmode.mode(), name.len() as u8, 0]);
+    head.extend_from_slice(name);
+    head.resize(header_len, 0);
+    let mut e = Encoded { head, fixed: fdata, var, var_start, check: 0 };
+    let mut a = simd_adler32::Adler32::new();
+    for (i, p) in e.parts().iter().enumerate() {
+        if i == 0 {
+            a.write(&p[..16]);
+            a.write(&p[20..]);
+        } else {
+            a.write(p);
+        }
+    }
+    let adler = a.finish();
+    e.head[16..20].copy_from_slice(&put_i32(adler as i32, be));
+    e.check = hash ^ adler;
+    Ok(e)
 }

@@ -226,10 +226,29 @@ pub struct ExtentBuilder {
     pub(crate) nrecords: usize,
     /// Logical values in the record layout (little-endian); variable32 slots unused.
     pub(crate) fixed: Vec<u8>,
-    /// Bytes of all variable32 values.
+    /// The variable32 heap as stored on disk (spec 2.9.3; little-endian lengths): 4 zero
+    /// bytes, then one entry per non-empty value set (a value set twice leaves an entry no
+    /// record refers to, which is valid). Empty until the first non-empty value.
     pub(crate) vdata: Vec<u8>,
-    /// `(start, len)` into `vdata` per record and variable32 field.
+    /// `(start, len)` of each value's bytes in `vdata` per record and variable32 field;
+    /// `(0, 0)` for empty and null values.
     pub(crate) vspans: Vec<(usize, usize)>,
+}
+
+/// Appends `v` to `heap` as an on-disk entry (creating the heap's 4 leading zero bytes first)
+/// and returns the span of its bytes; an empty value takes no entry: `(0, 0)`.
+fn push_heap(heap: &mut Vec<u8>, v: &[u8]) -> (usize, usize) {
+    if v.is_empty() {
+        return (0, 0);
+    }
+    if heap.is_empty() {
+        heap.extend_from_slice(&[0; 4]);
+    }
+    let at = heap.len();
+    heap.extend_from_slice(&(v.len() as i32).to_le_bytes());
+    heap.extend_from_slice(v);
+    heap.resize(at + crate::codec::heap_entry_size(v.len()), 0);
+    (at + 4, v.len())
 }
 
 /// Largest variable32 value accepted (the heap must stay below the 512 MiB section limit).
@@ -239,6 +258,14 @@ impl ExtentBuilder {
     /// An empty builder for `ty`.
     pub fn new(ty: Arc<ExtentType>) -> Self {
         ExtentBuilder { ty, nrecords: 0, fixed: Vec::new(), vdata: Vec::new(), vspans: Vec::new() }
+    }
+
+    /// An empty builder for `ty` that fills the given buffers (their contents are dropped,
+    /// their capacity kept): see [`crate::DsWriter::new_builder`].
+    pub fn with_buffers(ty: Arc<ExtentType>, mut fixed: Vec<u8>, mut vdata: Vec<u8>) -> Self {
+        fixed.clear();
+        vdata.clear();
+        ExtentBuilder { ty, nrecords: 0, fixed, vdata, vspans: Vec::new() }
     }
 
     /// The type being built.
@@ -334,9 +361,7 @@ impl ExtentBuilder {
                     });
                 }
                 let s = var_slot();
-                let start = self.vdata.len();
-                self.vdata.extend_from_slice(b);
-                self.vspans[s] = (start, b.len());
+                self.vspans[s] = push_heap(&mut self.vdata, b);
             }
             _ => return Err(wrong()),
         }
@@ -372,9 +397,8 @@ impl ExtentBuilder {
             for &fi in &e.ty.var_fields {
                 match e.value(r, fi) {
                     Value::Bytes(v) if !v.is_empty() => {
-                        let start = b.vdata.len();
-                        b.vdata.extend_from_slice(v);
-                        b.vspans.push((start, v.len()));
+                        let span = push_heap(&mut b.vdata, v);
+                        b.vspans.push(span);
                     }
                     _ => b.vspans.push((0, 0)),
                 }
@@ -392,9 +416,8 @@ impl ExtentBuilder {
         for &fi in &e.ty.var_fields {
             match e.value(r, fi) {
                 Value::Bytes(v) if !v.is_empty() => {
-                    let start = self.vdata.len();
-                    self.vdata.extend_from_slice(v);
-                    self.vspans.push((start, v.len()));
+                    let span = push_heap(&mut self.vdata, v);
+                    self.vspans.push(span);
                 }
                 _ => self.vspans.push((0, 0)),
             }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 pub use crate::codec::{Checks, EncodeOptions};
-pub use crate::hash::{adler32, bjhash, mix3};
+pub use crate::hash::{adler32, bjhash, bjhash_many, mix3};
 use crate::{Compression, Extent, ExtentBuilder, ExtentHeader, ExtentType, Result};
 
 /// Decodes one on-disk extent (`bytes` must be exactly the extent) with every check. Never

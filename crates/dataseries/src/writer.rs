@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
-use crate::codec::{encode_extent, EncodeOptions};
+use crate::codec::{encode_many, encode_owned, EncodeOptions, Encoded};
 use crate::compress::Compression;
 use crate::error::Error;
 use crate::extent::ExtentBuilder;
@@ -26,12 +26,13 @@ pub struct WriterOptions {
     pub level: u32,
     /// Background compressor threads (default 2); 0 compresses on the calling thread.
     pub threads: usize,
-    /// Extents queued for compression beyond those being compressed (default 4).
+    /// Extents queued for compression beyond those being compressed (default 16: an encoder
+    /// thread takes up to 8 at once, and two threads fill their batches).
     pub queue_depth: usize,
 }
 
 impl Default for WriterOptions {
-    /// zlib, level 6, 2 threads, queue depth 4.
+    /// zlib, level 6, 2 threads, queue depth 16.
     fn default() -> Self {
         Self::zlib()
     }
@@ -40,7 +41,12 @@ impl Default for WriterOptions {
 impl WriterOptions {
     /// zlib compression (interoperable with every C++ DataSeries build).
     pub fn zlib() -> Self {
-        WriterOptions { compression: vec![Compression::Zlib], level: 6, threads: 2, queue_depth: 4 }
+        WriterOptions {
+            compression: vec![Compression::Zlib],
+            level: 6,
+            threads: 2,
+            queue_depth: 16,
+        }
     }
 
     /// No compression.
@@ -49,13 +55,62 @@ impl WriterOptions {
     }
 }
 
-/// An encoded extent (bytes, chained-checksum input) or the encoding error.
-type Encoded = Result<(Vec<u8>, u32)>;
-/// Encoded extent with its sequence number and type name.
-type Done = (u64, String, Encoded);
+/// Work for the encoder threads.
+enum Job {
+    /// An extent and its sequence number.
+    Extent(u64, ExtentBuilder),
+    /// The writer is waiting for results: encode what has been gathered without waiting for
+    /// more.
+    Hurry,
+}
+
+/// Extents one encoder thread takes at a time (their hashes are computed side by side, see
+/// [`crate::hash::bjhash_many`]), when that many come within [`GATHER_WAIT`].
+const BATCH: usize = 8;
+const GATHER_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// One encoder thread's loop. `gather` lets one thread at a time collect a batch, so that
+/// batches fill up instead of being split between threads.
+fn encoder(
+    jobs: Receiver<Job>,
+    gather: &std::sync::Mutex<()>,
+    results: Sender<Done>,
+    o: &EncodeOptions<'_>,
+) {
+    loop {
+        let mut batch = Vec::new();
+        {
+            let _turn = gather.lock().unwrap_or_else(|p| p.into_inner());
+            match jobs.recv() {
+                Ok(Job::Extent(seq, b)) => batch.push((seq, b)),
+                Ok(Job::Hurry) => continue,
+                Err(_) => return,
+            }
+            let deadline = std::time::Instant::now() + GATHER_WAIT;
+            while batch.len() < BATCH {
+                match jobs.recv_deadline(deadline) {
+                    Ok(Job::Extent(seq, b)) => batch.push((seq, b)),
+                    Ok(Job::Hurry) | Err(_) => break,
+                }
+            }
+        }
+        let (seqs, builders): (Vec<u64>, Vec<ExtentBuilder>) = batch.into_iter().unzip();
+        let names: Vec<String> =
+            builders.iter().map(|b| b.extent_type().name().to_string()).collect();
+        let encoded = encode_many(builders, o);
+        for ((seq, name), r) in seqs.into_iter().zip(names).zip(encoded) {
+            if results.send((seq, name, r)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Encoded extent (or the encoding error) with its sequence number and type name.
+type Done = (u64, String, Result<Encoded>);
 
 struct Pool {
-    jobs: Option<Sender<(u64, ExtentBuilder)>>,
+    jobs: Option<Sender<Job>>,
     results: Receiver<Done>,
     handles: Vec<JoinHandle<()>>,
 }
@@ -82,9 +137,16 @@ pub struct DsWriter<W: Write + Send + 'static> {
     max_in_flight: usize,
     next_seq: u64,
     next_write: u64,
-    pending: BTreeMap<u64, (String, Encoded)>,
+    pending: BTreeMap<u64, (String, Result<Encoded>)>,
     poisoned: bool,
+    /// Section buffers of written extents, for [`DsWriter::new_builder`].
+    spare: Vec<(Vec<u8>, Vec<u8>)>,
 }
+
+/// Written extents' buffers kept for reuse (each up to an extent's size), when their variable
+/// section's buffer holds at least `SPARE_MIN` bytes.
+const SPARE_BUFFERS: usize = 4;
+const SPARE_MIN: usize = 1 << 20;
 
 impl DsWriter<std::fs::File> {
     /// Creates (truncates) `path` and writes the header and type library.
@@ -147,6 +209,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             next_write: 0,
             pending: BTreeMap::new(),
             poisoned: false,
+            spare: Vec::new(),
         };
         w.write_bytes(&file_header())?;
 
@@ -162,16 +225,18 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             b.start_record();
             b.set(0, Value::Bytes(t.xml().as_bytes()))?;
         }
-        let enc = encode_extent(&b, &w.encode_options())?;
+        let enc = encode_owned(b, &w.encode_options())?;
         w.append_extent(XMLTYPE_NAME.to_string(), enc)?;
 
         if opts.threads > 0 {
-            let (job_tx, job_rx) = bounded::<(u64, ExtentBuilder)>(opts.queue_depth.max(1));
+            let (job_tx, job_rx) = bounded::<Job>(opts.queue_depth.max(1));
             let (res_tx, res_rx) = unbounded::<Done>();
+            let gather = Arc::new(std::sync::Mutex::new(()));
             let mut handles = Vec::new();
             for _ in 0..opts.threads {
                 let job_rx = job_rx.clone();
                 let res_tx = res_tx.clone();
+                let gather = Arc::clone(&gather);
                 let modes = w.modes.clone();
                 let level = w.level;
                 let h = std::thread::Builder::new()
@@ -183,12 +248,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
                             level,
                             big_endian: false,
                         };
-                        for (seq, b) in job_rx.iter() {
-                            let r = encode_extent(&b, &o);
-                            if res_tx.send((seq, b.extent_type().name().to_string(), r)).is_err() {
-                                break;
-                            }
-                        }
+                        encoder(job_rx, &gather, res_tx, &o);
                     })
                     .map_err(|e| Error::io("spawning a compressor thread", e))?;
                 handles.push(h);
@@ -218,11 +278,19 @@ impl<W: Write + Send + 'static> DsWriter<W> {
         Ok(())
     }
 
-    fn append_extent(&mut self, name: String, enc: (Vec<u8>, u32)) -> Result<()> {
+    fn append_extent(&mut self, name: String, enc: Encoded) -> Result<()> {
         let at = self.offset;
-        self.write_bytes(&enc.0)?;
-        self.chained = mix3(enc.1, self.chained, 1972);
+        for p in enc.parts() {
+            if !p.is_empty() {
+                self.write_bytes(p)?;
+            }
+        }
+        self.chained = mix3(enc.check, self.chained, 1972);
         self.index.push((at, name));
+        let (fixed, var) = enc.into_buffers();
+        if self.spare.len() < SPARE_BUFFERS && var.capacity() >= SPARE_MIN {
+            self.spare.push((fixed, var));
+        }
         Ok(())
     }
 
@@ -244,6 +312,10 @@ impl<W: Write + Send + 'static> DsWriter<W> {
     fn receive(&mut self, block: bool) -> Result<bool> {
         let Some(pool) = &self.pool else { return Ok(false) };
         let msg = if block {
+            if let Some(j) = &pool.jobs {
+                // Full queue: a thread will take from it at once anyway.
+                let _ = j.try_send(Job::Hurry);
+            }
             match pool.results.recv() {
                 Ok(m) => m,
                 Err(_) => {
@@ -259,6 +331,16 @@ impl<W: Write + Send + 'static> DsWriter<W> {
         };
         self.pending.insert(msg.0, (msg.1, msg.2));
         Ok(true)
+    }
+
+    /// An empty builder for `ty` that reuses the buffers of an extent already written, if one
+    /// is spare: for a type whose extents keep filling up, this saves growing fresh buffers
+    /// (copies and page faults) for each.
+    pub fn new_builder(&mut self, ty: Arc<ExtentType>) -> ExtentBuilder {
+        match self.spare.pop() {
+            Some((fixed, var)) => ExtentBuilder::with_buffers(ty, fixed, var),
+            None => ExtentBuilder::new(ty),
+        }
     }
 
     /// Queues an extent for compression and writing. Its type must have been given to
@@ -280,17 +362,21 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             return Ok(());
         }
         if self.pool.is_none() {
-            let enc = encode_extent(&b, &self.encode_options());
+            let name = b.extent_type().name().to_string();
+            let enc = encode_owned(b, &self.encode_options());
             let enc = enc.inspect_err(|_| self.poisoned = true)?;
-            return self.append_extent(b.extent_type().name().to_string(), enc);
+            return self.append_extent(name, enc);
         }
         while self.next_seq - self.next_write >= self.max_in_flight as u64 {
             self.receive(true)?;
             self.drain_ready()?;
         }
         let seq = self.next_seq;
-        let sent =
-            self.pool.as_ref().and_then(|p| p.jobs.as_ref()).map(|j| j.send((seq, b)).is_ok());
+        let sent = self
+            .pool
+            .as_ref()
+            .and_then(|p| p.jobs.as_ref())
+            .map(|j| j.send(Job::Extent(seq, b)).is_ok());
         if sent != Some(true) {
             self.poisoned = true;
             return Err(Error::ThreadFailed { what: "compressor" });
@@ -339,11 +425,15 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             b.set(0, Value::Int64(*off as i64))?;
             b.set(1, Value::Bytes(name.as_bytes()))?;
         }
-        let (bytes, ck) = encode_extent(&b, &self.encode_options())?;
-        self.write_bytes(&bytes)?;
-        self.chained = mix3(ck, self.chained, 1972);
+        let enc = encode_owned(b, &self.encode_options())?;
+        let packed = enc.len() as i32;
+        for p in enc.parts() {
+            if !p.is_empty() {
+                self.write_bytes(p)?;
+            }
+        }
+        self.chained = mix3(enc.check, self.chained, 1972);
         let mut t = [0u8; 28];
-        let packed = bytes.len() as i32;
         t[0..4].copy_from_slice(&[0xff; 4]);
         t[4..8].copy_from_slice(&packed.to_le_bytes());
         t[8..12].copy_from_slice(&(!packed).to_le_bytes());

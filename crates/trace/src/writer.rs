@@ -437,7 +437,9 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         self.next_id = first_id + n;
         self.buffered += after.saturating_sub(before);
         if after >= self.cfg.extent_target_bytes {
-            let b = std::mem::replace(&mut st.builder, ExtentBuilder::new(st.layout.ty.clone()));
+            // Full: its successor will likely fill up too, so it gets reused buffers.
+            let fresh = self.ds.new_builder(st.layout.ty.clone());
+            let b = std::mem::replace(&mut st.builder, fresh);
             self.buffered = self.buffered.saturating_sub(after);
             self.ds.write_extent(b)?;
         }
