@@ -86,7 +86,9 @@ def record_table(rows):
                 lost = [r["lost"] for r in rs if "lost" in r]
                 if lost:
                     stops = [r.get("throttle_stops", 0) for r in rs]
-                    size += f"; lost {max(lost):,}, throttle stops {median(stops):,.0f}"
+                    held = [r.get("throttle_stopped_ms", 0) for r in rs]
+                    size += (f"; lost {max(lost):,}, throttle stops {median(stops):,.0f}"
+                             f" ({median(held) / 1000:.2f} s stopped)")
             out.append(f"| {label} | {c} | {metric}: {', '.join(fmt(r[key]) for r in rs)} | {fmt(m)} | {slow} "
                        f"| {vs} | {median(r['cpu_s'] for r in rs):.1f} | {size} |")
     return "\n".join(out)

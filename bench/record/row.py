@@ -27,4 +27,5 @@ if config.startswith("ebpf") and info_json:
     row["lost"] = sum(l["count"] for l in info.get("lost", []))
     facts = info.get("info", {})
     row["throttle_stops"] = int(facts.get("ebpf_throttle_stops", 0) or 0)
+    row["throttle_stopped_ms"] = int(facts.get("ebpf_throttle_stopped_ms", 0) or 0)
 print(json.dumps(row))

@@ -452,8 +452,14 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
     fn write_all_buffers(&mut self) -> Result<()> {
         for st in &mut self.calls {
             if !st.builder.is_empty() {
-                let b =
-                    std::mem::replace(&mut st.builder, ExtentBuilder::new(st.layout.ty.clone()));
+                let ty = st.layout.ty.clone();
+                // A type that was filling extents gets reused buffers (see append).
+                let fresh = if st.builder.approx_bytes() >= 1 << 20 {
+                    self.ds.new_builder(ty)
+                } else {
+                    ExtentBuilder::new(ty)
+                };
+                let b = std::mem::replace(&mut st.builder, fresh);
                 self.ds.write_extent(b)?;
             }
         }

@@ -530,6 +530,7 @@ fn resume_stopped(
     force: bool,
     resumes: &mut u64,
     forced: &mut u64,
+    stopped_for: &mut Duration,
 ) -> bool {
     let mut waiting = false;
     let keys: Vec<Vec<u8>> = skel.maps.stops.keys().collect();
@@ -567,6 +568,7 @@ fn resume_stopped(
             *forced += 1;
         }
         stalled_since.remove(&tgid);
+        *stopped_for += since.elapsed();
         // Reset the flag BEFORE continuing: a stop sent after this is flagged again.
         let _ = skel.maps.stops.update(&k, &0u32.to_ne_bytes(), MapFlags::ANY);
         // SAFETY: kill takes a pid and a signal number.
@@ -758,6 +760,7 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
     let mut stalled = HashMap::new();
     let mut resumes = 0u64;
     let mut forced = 0u64;
+    let mut stopped_for = Duration::ZERO;
     let mut last_flush = Instant::now();
     let mut last_alive_check = Instant::now();
     let run = (|| -> Result<()> {
@@ -784,6 +787,7 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
                     false,
                     &mut resumes,
                     &mut forced,
+                    &mut stopped_for,
                 );
             }
             // Hand what was assembled to the writer now: it flushes every second, so a killed
@@ -845,6 +849,7 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
             true,
             &mut resumes,
             &mut forced,
+            &mut stopped_for,
         );
     }
     let stats = read_stats(&skel);
@@ -878,6 +883,9 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
     if params.throttle {
         fact("ebpf_throttle_stops", stats.throttle_stops.to_string());
         fact("ebpf_throttle_resumes", resumes.to_string());
+        // From when the recorder saw a stop to its SIGCONT, summed over processes: a lower
+        // bound of the time throttling held the program (a stop takes effect a little earlier).
+        fact("ebpf_throttle_stopped_ms", stopped_for.as_millis().to_string());
         if forced > 0 {
             fact("ebpf_throttle_forced_resumes", forced.to_string());
         }
