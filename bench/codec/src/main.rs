@@ -215,6 +215,12 @@ fn events(path: &str) -> Result<serde_json::Value> {
     }))
 }
 
+/// The allocator the shipped binary uses (crates/cli/src/main.rs), so that speed and peak RSS
+/// are the codec's as `reanimator` runs it. (With glibc's malloc the uncompressed encode's
+/// peak RSS varies widely from run to run: its arenas keep the freed extent buffers.)
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let usage = "usage: bench-codec encode FILE --bytes N --compression none|zlib | decode FILE | events FILE";

@@ -26,13 +26,13 @@ pub struct WriterOptions {
     pub level: u32,
     /// Background compressor threads (default 2); 0 compresses on the calling thread.
     pub threads: usize,
-    /// Extents queued for compression beyond those being compressed (default 16: an encoder
-    /// thread takes up to 8 at once, and two threads fill their batches).
+    /// Extents queued for compression beyond those being compressed (default 4; an encoder
+    /// thread takes every queued extent, up to 8, at once).
     pub queue_depth: usize,
 }
 
 impl Default for WriterOptions {
-    /// zlib, level 6, 2 threads, queue depth 16.
+    /// zlib, level 6, 2 threads, queue depth 4.
     fn default() -> Self {
         Self::zlib()
     }
@@ -41,12 +41,7 @@ impl Default for WriterOptions {
 impl WriterOptions {
     /// zlib compression (interoperable with every C++ DataSeries build).
     pub fn zlib() -> Self {
-        WriterOptions {
-            compression: vec![Compression::Zlib],
-            level: 6,
-            threads: 2,
-            queue_depth: 16,
-        }
+        WriterOptions { compression: vec![Compression::Zlib], level: 6, threads: 2, queue_depth: 4 }
     }
 
     /// No compression.
@@ -145,7 +140,7 @@ pub struct DsWriter<W: Write + Send + 'static> {
 
 /// Written extents' buffers kept for reuse (each up to an extent's size), when their variable
 /// section's buffer holds at least `SPARE_MIN` bytes.
-const SPARE_BUFFERS: usize = 4;
+const SPARE_BUFFERS: usize = 2;
 const SPARE_MIN: usize = 1 << 20;
 
 impl DsWriter<std::fs::File> {
