@@ -59,7 +59,8 @@ enum Job {
     Hurry,
 }
 
-/// Extents one encoder thread takes at a time (their hashes are computed side by side, see
+/// Extents one encoder thread takes at a time when sections are stored uncompressed (their
+/// hashes are computed side by side, see
 /// [`crate::hash::bjhash_many`]), when that many come within [`GATHER_WAIT`].
 const BATCH: usize = 8;
 const GATHER_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
@@ -69,6 +70,7 @@ const GATHER_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 fn encoder(
     jobs: Receiver<Job>,
     gather: &std::sync::Mutex<()>,
+    batch_max: usize,
     results: Sender<Done>,
     o: &EncodeOptions<'_>,
 ) {
@@ -82,7 +84,7 @@ fn encoder(
                 Err(_) => return,
             }
             let deadline = std::time::Instant::now() + GATHER_WAIT;
-            while batch.len() < BATCH {
+            while batch.len() < batch_max {
                 match jobs.recv_deadline(deadline) {
                     Ok(Job::Extent(seq, b)) => batch.push((seq, b)),
                     Ok(Job::Hurry) | Err(_) => break,
@@ -232,6 +234,10 @@ impl<W: Write + Send + 'static> DsWriter<W> {
                 let job_rx = job_rx.clone();
                 let res_tx = res_tx.clone();
                 let gather = Arc::clone(&gather);
+                // Batches pay off when the hash is the work (uncompressed sections); with
+                // compression, extents are better spread over the threads one by one.
+                let batch_max =
+                    if w.modes.iter().all(|m| *m == Compression::None) { BATCH } else { 1 };
                 let modes = w.modes.clone();
                 let level = w.level;
                 let h = std::thread::Builder::new()
@@ -243,7 +249,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
                             level,
                             big_endian: false,
                         };
-                        encoder(job_rx, &gather, res_tx, &o);
+                        encoder(job_rx, &gather, batch_max, res_tx, &o);
                     })
                     .map_err(|e| Error::io("spawning a compressor thread", e))?;
                 handles.push(h);
