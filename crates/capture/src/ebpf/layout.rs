@@ -48,6 +48,8 @@ pub const RK_FORK: u32 = 4;
 pub const RK_EXIT: u32 = 5;
 pub const RK_PAGE: u32 = 6;
 pub const RK_STOP: u32 = 7;
+/// A call and its one data chunk in one record: `rec_call`, then an RK_DATA record.
+pub const RK_CALL1: u32 = 8;
 
 pub const PG_READ: u32 = 1;
 pub const PG_WRITE: u32 = 2;
@@ -224,6 +226,8 @@ pub struct TaskRec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Record<'a> {
     Call(Box<CallRec>),
+    /// RK_CALL1: the call's one data chunk, then the call.
+    CallData(Box<CallRec>, DataRec<'a>),
     Data(DataRec<'a>),
     Defer(DataRec<'a>),
     Fork(TaskRec),
@@ -233,6 +237,60 @@ pub enum Record<'a> {
     Page(PageRec<'a>),
 }
 
+/// The fields of a `rec_call` at the start of `b` (at least REC_CALL_SIZE bytes).
+fn parse_call(b: &[u8]) -> CallRec {
+    let mut c = CallRec {
+        tid: u32_at(b, 4),
+        seq: u32_at(b, 8),
+        entry_tid: u32_at(b, 12),
+        tgid: u32_at(b, 16),
+        ppid: u32_at(b, 20),
+        uid: u32_at(b, 24),
+        gid: u32_at(b, 28),
+        pgid: u32_at(b, 32),
+        sid: u32_at(b, 36),
+        nr: u32_at(b, 40),
+        flags: u32_at(b, 44),
+        ts_enter: u64_at(b, 48),
+        ts_exit: u64_at(b, 56),
+        ret: u64_at(b, 64) as i64,
+        nrec: u32_at(b, 204),
+        ..CallRec::default()
+    };
+    for i in 0..NARGS {
+        c.args[i] = u64_at(b, 72 + 8 * i);
+        c.aux[i] = u64_at(b, 120 + 8 * i);
+    }
+    for i in 0..NSLOTS {
+        c.nvec[i] = u32_at(b, 168 + 4 * i);
+        c.status[i] = b[196 + i];
+    }
+    c
+}
+
+/// An RK_DATA / RK_DEFER record at the start of `b` (at least REC_DATA_SIZE bytes); `None`
+/// when its payload is cut short.
+fn parse_data(b: &[u8], k: u32) -> Option<DataRec<'_>> {
+    let len = u32_at(b, 24);
+    let payload =
+        if k == RK_DATA { b.get(REC_DATA_SIZE..REC_DATA_SIZE + len as usize)? } else { &[][..] };
+    let d = DataRec {
+        tid: u32_at(b, 4),
+        tgid: u32_at(b, 8),
+        seq: u32_at(b, 12),
+        slot: b[16],
+        flags: b[17],
+        seg: u16::from_le_bytes([b[18], b[19]]),
+        vec: u32_at(b, 20),
+        len,
+        seg_len: u64_at(b, 32),
+        off: u64_at(b, 40),
+        addr: u64_at(b, 48),
+        payload,
+    };
+    Some(d)
+}
+
 /// Parse one ring record; `None` for a record this version does not know or a short one
 /// (which would be a bug in the BPF program: the caller counts them).
 pub fn parse(b: &[u8]) -> Option<Record<'_>> {
@@ -240,56 +298,13 @@ pub fn parse(b: &[u8]) -> Option<Record<'_>> {
         return None;
     }
     match u32_at(b, 0) {
-        RK_CALL if b.len() >= REC_CALL_SIZE => {
-            let mut c = CallRec {
-                tid: u32_at(b, 4),
-                seq: u32_at(b, 8),
-                entry_tid: u32_at(b, 12),
-                tgid: u32_at(b, 16),
-                ppid: u32_at(b, 20),
-                uid: u32_at(b, 24),
-                gid: u32_at(b, 28),
-                pgid: u32_at(b, 32),
-                sid: u32_at(b, 36),
-                nr: u32_at(b, 40),
-                flags: u32_at(b, 44),
-                ts_enter: u64_at(b, 48),
-                ts_exit: u64_at(b, 56),
-                ret: u64_at(b, 64) as i64,
-                nrec: u32_at(b, 204),
-                ..CallRec::default()
-            };
-            for i in 0..NARGS {
-                c.args[i] = u64_at(b, 72 + 8 * i);
-                c.aux[i] = u64_at(b, 120 + 8 * i);
-            }
-            for i in 0..NSLOTS {
-                c.nvec[i] = u32_at(b, 168 + 4 * i);
-                c.status[i] = b[196 + i];
-            }
-            Some(Record::Call(Box::new(c)))
+        RK_CALL if b.len() >= REC_CALL_SIZE => Some(Record::Call(Box::new(parse_call(b)))),
+        RK_CALL1 if b.len() >= REC_CALL_SIZE + REC_DATA_SIZE => {
+            let d = parse_data(&b[REC_CALL_SIZE..], RK_DATA)?;
+            Some(Record::CallData(Box::new(parse_call(b)), d))
         }
         k @ (RK_DATA | RK_DEFER) if b.len() >= REC_DATA_SIZE => {
-            let len = u32_at(b, 24);
-            let payload = if k == RK_DATA {
-                b.get(REC_DATA_SIZE..REC_DATA_SIZE + len as usize)?
-            } else {
-                &[][..]
-            };
-            let d = DataRec {
-                tid: u32_at(b, 4),
-                tgid: u32_at(b, 8),
-                seq: u32_at(b, 12),
-                slot: b[16],
-                flags: b[17],
-                seg: u16::from_le_bytes([b[18], b[19]]),
-                vec: u32_at(b, 20),
-                len,
-                seg_len: u64_at(b, 32),
-                off: u64_at(b, 40),
-                addr: u64_at(b, 48),
-                payload,
-            };
+            let d = parse_data(b, k)?;
             Some(if k == RK_DATA { Record::Data(d) } else { Record::Defer(d) })
         }
         RK_PAGE if b.len() >= REC_PAGE_SIZE => {

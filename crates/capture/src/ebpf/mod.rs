@@ -337,6 +337,12 @@ impl State<'_> {
                     return self.emit(ev);
                 }
             }
+            Some(Record::CallData(c, d)) => {
+                self.asm.chunk(&d, d.payload, false);
+                if let Some(ev) = self.asm.call(&c) {
+                    return self.emit(ev);
+                }
+            }
             Some(Record::Fork(t)) => {
                 self.out.threads += 1;
                 self.sink.forked(t.tid as i32, t.child_tid as i32);

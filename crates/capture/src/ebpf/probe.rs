@@ -75,6 +75,10 @@ pub fn take_libbpf_log() -> Vec<String> {
 /// Why loading or attaching failed, in words a user can act on.
 pub fn explain_load_error(stage: &str, e: &libbpf_rs::Error, log: &[String]) -> Unavailable {
     let text = log.join("");
+    if std::env::var_os("REANIMATOR_BPF_LOG").is_some() {
+        // The whole libbpf / verifier log, for debugging the programs.
+        eprintln!("{text}");
+    }
     let kind = e.kind();
     let last = |pred: &dyn Fn(&str) -> bool| {
         text.lines().rev().find(|l| pred(l)).map(|l| l.trim().to_string())

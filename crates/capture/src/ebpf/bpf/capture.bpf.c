@@ -831,22 +831,11 @@ static __always_inline void capture_args(struct tstate *s, struct syscall_rule *
 
 /* ---- records ------------------------------------------------------------------------------ */
 
-static __always_inline void emit_call(struct task_struct *t, struct tstate *s, __s64 ret,
-				      __u32 flags)
+/* The fields of a call record (any kind). */
+static __always_inline void fill_call(struct rec_call *c, __u32 kind, struct task_struct *t,
+				      struct tstate *s, __s64 ret, __u32 flags)
 {
-	struct rec_call *c;
-
-	if (s->lost) {
-		account_lost(s->nr, s->lost_bytes);
-		return;
-	}
-	c = bpf_ringbuf_reserve(&rb, sizeof(*c), 0);
-	if (!c) {
-		/* Its data records (if any) stay orphans; user space drops them by seq. */
-		account_lost(s->nr, s->bytes);
-		return;
-	}
-	c->kind = RK_CALL;
+	c->kind = kind;
 	c->tid = t->pid;
 	c->seq = s->seq;
 	c->entry_tid = s->entry_tid;
@@ -867,7 +856,106 @@ static __always_inline void emit_call(struct task_struct *t, struct tstate *s, _
 	__builtin_memcpy(c->status, s->status, sizeof(c->status));
 	c->pad0 = 0;
 	c->nrec = s->nrec;
+}
+
+static __always_inline void emit_call(struct task_struct *t, struct tstate *s, __s64 ret,
+				      __u32 flags)
+{
+	struct rec_call *c;
+
+	if (s->lost) {
+		account_lost(s->nr, s->lost_bytes);
+		return;
+	}
+	c = bpf_ringbuf_reserve(&rb, sizeof(*c), 0);
+	if (!c) {
+		/* Its data records (if any) stay orphans; user space drops them by seq. */
+		account_lost(s->nr, s->bytes);
+		return;
+	}
+	fill_call(c, RK_CALL, t, s, ret, flags);
 	bpf_ringbuf_submit(c, wakeup());
+}
+
+/* The common bulk call (read, write, pread64, pwrite64, recvfrom, ...): one buffer copied at
+ * exit, small enough for one chunk. Its data and its call go into ONE ring record (RK_CALL1):
+ * one reservation and one submission instead of two, and no argument walk. Measured with
+ * fio's 4 KiB writes, the data record's own reservation cost ~250 ns of sys_exit's ~830.
+ * Returns 1 when the call is recorded, 0 to take the general path (then nothing it did is
+ * visible: only the copy into a discarded reservation). */
+static __always_inline int emit_call1(struct task_struct *t, struct tstate *s,
+				      struct syscall_rule *r, __s64 ret, int ok)
+{
+	__u8 mask = r->exit_mask;
+	struct bpf_dynptr dp;
+	/* The two headers are built in the thread's string buffer (task-local, idle here; too
+	 * big for the stack, and tracing programs may not write through dynptr slices), then
+	 * written in front of the payload. */
+	struct call1_hdr {
+		struct rec_call c;
+		struct rec_data h;
+	} *hd = (void *)s->sbuf;
+	struct rec_call *c = &hd->c;
+	struct rec_data *h = &hd->h;
+	struct arg_rule a;
+	__u64 p, len;
+	int trim;
+	__u32 k = NARGS;
+
+	if (data_none || s->lost || (r->flags & RF_XARG))
+		return 0;
+#pragma unroll
+	for (int j = 0; j < NARGS; j++)
+		if (mask == (1 << j))
+			k = j;
+	if (k >= NARGS)
+		return 0; /* no exit buffer, or several */
+	a = r->args[k];
+	p = s->args[k];
+	if (a.kind != AK_BUF || !p || ((a.flags & AF_OUT) && !ok))
+		return 0;
+	len = eval_len(s, &a, ret);
+	if (len == UNKNOWN_LEN)
+		return 0;
+	trim = (a.flags & (AF_OUT | AF_TRIM_RET)) && ok && ret >= 0;
+	if ((a.flags & AF_TRIM_RET) && trim && (__u64)ret < len)
+		len = ret;
+	if (!len || len > chunk_max || len > LEN_CAP)
+		return 0;
+	if (throttle && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) + len + sizeof(*c) + sizeof(*h) >
+				data_limit)
+		return 0; /* the general path defers it */
+	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(*c) + sizeof(*h) + len, 0, &dp)) {
+		bpf_ringbuf_discard_dynptr(&dp, 0);
+		return 0;
+	}
+	if (bpf_probe_read_user_dynptr(&dp, sizeof(*c) + sizeof(*h), len, (void *)p)) {
+		bpf_ringbuf_discard_dynptr(&dp, 0); /* the general path records the fault */
+		return 0;
+	}
+	h->kind = RK_DATA;
+	h->tid = s->entry_tid;
+	h->tgid = t->tgid;
+	h->seq = s->seq;
+	h->slot = k;
+	h->flags = 0;
+	h->seg = 0;
+	h->vec = 0;
+	h->len = len;
+	h->pad0 = 0;
+	h->seg_len = len;
+	h->off = 0;
+	h->addr = 0;
+	s->ret = ret;
+	s->ok = ok;
+	s->status[k & 7] = ST_OK;
+	s->nvec[k & 7] = 1;
+	s->nrec++;
+	s->bytes += len;
+	fill_call(c, RK_CALL1, t, s, ret, 0);
+	bpf_dynptr_write(&dp, 0, hd, sizeof(*hd), 0);
+	bpf_ringbuf_submit_dynptr(&dp, wakeup());
+	return 1;
 }
 
 static __always_inline void emit_task(__u32 kind, __u32 tid, __u32 tgid, __u32 ctid, __u32 ctgid,
@@ -1290,8 +1378,10 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	ok = !(ret < 0 && ret >= -4095);
-	capture_args(s, r, ret, ok, 0);
-	emit_call(t, s, ret, 0);
+	if (!emit_call1(t, s, r, ret, ok)) {
+		capture_args(s, r, ret, ok, 0);
+		emit_call(t, s, ret, 0);
+	}
 	if (throttle)
 		maybe_stop(t->tgid, s->ndefer);
 	return 0;

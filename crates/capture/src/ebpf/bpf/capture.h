@@ -83,6 +83,8 @@ struct syscall_rule {
 #define RK_EXIT 5
 #define RK_PAGE 6
 #define RK_STOP 7 /* throttle: a process was just stopped (a wake-up for the consumer) */
+#define RK_CALL1 8 /* a call with exactly one data chunk: struct rec_call, then an RK_DATA
+                      record (struct rec_data and its payload), in one ring record */
 
 /* struct rec_data.flags */
 #define DF_END 1   /* AK_STR / AK_STRV: this chunk ends the string (its NUL is included) */
