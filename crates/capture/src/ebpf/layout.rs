@@ -415,6 +415,29 @@ mod tests {
     }
 
     #[test]
+    fn a_call_with_its_chunk_parses_as_both() {
+        let mut b = vec![0u8; REC_CALL_SIZE + REC_DATA_SIZE];
+        b[0..4].copy_from_slice(&RK_CALL1.to_le_bytes());
+        b[4..8].copy_from_slice(&77u32.to_le_bytes()); // tid
+        b[8..12].copy_from_slice(&5u32.to_le_bytes()); // seq
+        b[40..44].copy_from_slice(&18u32.to_le_bytes()); // nr: pwrite64
+        b[64..72].copy_from_slice(&3i64.to_le_bytes()); // ret
+        b[204..208].copy_from_slice(&1u32.to_le_bytes()); // nrec
+        let d = REC_CALL_SIZE;
+        b[d..d + 4].copy_from_slice(&RK_DATA.to_le_bytes());
+        b[d + 4..d + 8].copy_from_slice(&77u32.to_le_bytes());
+        b[d + 12..d + 16].copy_from_slice(&5u32.to_le_bytes());
+        b[d + 16] = 1; // slot
+        b[d + 24..d + 28].copy_from_slice(&3u32.to_le_bytes()); // len
+        b.extend_from_slice(b"abc");
+        let Some(Record::CallData(c, chunk)) = parse(&b) else { panic!("not parsed as RK_CALL1") };
+        assert_eq!((c.tid, c.seq, c.nr, c.ret, c.nrec), (77, 5, 18, 3, 1));
+        assert_eq!((chunk.tid, chunk.seq, chunk.slot, chunk.payload), (77, 5, 1, &b"abc"[..]));
+        // A payload cut short is refused, not read past the record.
+        assert!(parse(&b[..b.len() - 1]).is_none());
+    }
+
+    #[test]
     fn rule_bytes_put_fields_where_the_c_struct_has_them() {
         let mut r = SyscallRule {
             flags: RF_CAPTURE | RF_XARG,
