@@ -542,7 +542,10 @@ fn resume_stopped(
     let keys: Vec<Vec<u8>> = skel.maps.stops.keys().collect();
     for k in keys {
         let Ok(Some(v)) = skel.maps.stops.lookup(&k, MapFlags::ANY) else { continue };
-        if v.first() != Some(&1) {
+        let Ok(stopped_at) = <[u8; 8]>::try_from(v.as_slice()).map(u64::from_ne_bytes) else {
+            continue;
+        };
+        if stopped_at == 0 {
             continue;
         }
         let Ok(tgid) = <[u8; 4]>::try_from(k.as_slice()).map(u32::from_ne_bytes) else { continue };
@@ -574,14 +577,24 @@ fn resume_stopped(
             *forced += 1;
         }
         stalled_since.remove(&tgid);
-        *stopped_for += since.elapsed();
+        // Held from the stop (kernel time) until now, not only since this loop noticed it:
+        // the consumer sees the stop after draining what the ring held then.
+        *stopped_for += Duration::from_nanos(monotonic_ns().saturating_sub(stopped_at));
         // Reset the flag BEFORE continuing: a stop sent after this is flagged again.
-        let _ = skel.maps.stops.update(&k, &0u32.to_ne_bytes(), MapFlags::ANY);
+        let _ = skel.maps.stops.update(&k, &0u64.to_ne_bytes(), MapFlags::ANY);
         // SAFETY: kill takes a pid and a signal number.
         unsafe { libc::kill(tgid as i32, libc::SIGCONT) };
         *resumes += 1;
     }
     waiting
+}
+
+/// CLOCK_MONOTONIC now, in nanoseconds: the clock of bpf_ktime_get_ns.
+fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// Sum of the programs' recursion misses (runs the kernel skipped because the program was

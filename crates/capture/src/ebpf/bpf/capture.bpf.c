@@ -80,14 +80,15 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
-/* Throttle: 1 after this program sent the process SIGSTOP; user space resets it to 0 and then
- * sends SIGCONT. The signal is sent BEFORE the flag is set, so every stop is followed by a
- * flag that user space will see after it, and resume. */
+/* Throttle: non-zero after this program sent the process SIGSTOP: the time of the first stop
+ * not yet resumed (bpf_ktime_get_ns, so user space can tell how long the process was held);
+ * user space resets it to 0 and then sends SIGCONT. The signal is sent BEFORE the flag is set,
+ * so every stop is followed by a flag that user space will see after it, and resume. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } stops SEC(".maps");
 
 /* Throttle: RK_DEFER records emitted per process; user space resumes a process only when it
@@ -978,8 +979,6 @@ static __always_inline void emit_task(__u32 kind, __u32 tid, __u32 tgid, __u32 c
  * data to read from it. */
 static __always_inline void maybe_stop(__u32 tgid, __u32 ndefer)
 {
-	__u32 one = 1;
-
 	if (ndefer) {
 		__u64 *d = bpf_map_lookup_elem(&defers, &tgid);
 
@@ -994,7 +993,14 @@ static __always_inline void maybe_stop(__u32 tgid, __u32 ndefer)
 	 * A thread-directed one stops this thread before it leaves the kernel (and the whole
 	 * process with it, as any stop signal does). */
 	bpf_send_signal_thread(SIGSTOP);
-	bpf_map_update_elem(&stops, &tgid, &one, BPF_ANY);
+	__u64 now = bpf_ktime_get_ns();
+	__u64 *since = bpf_map_lookup_elem(&stops, &tgid);
+
+	if (!since)
+		bpf_map_update_elem(&stops, &tgid, &now, BPF_NOEXIST);
+	else if (*since == 0)
+		/* A racing stop of another thread may have set it first: keep the earlier time. */
+		__sync_val_compare_and_swap(since, 0, now);
 	__sync_fetch_and_add(&throttle_gen, 1);
 	STAT(throttle_stops, 1);
 	/* Wake the consumer now: once it has drained the ring it resumes the process. */
