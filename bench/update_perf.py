@@ -55,7 +55,7 @@ RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-
 def record_table(rows):
     """Median per (workload, config); slowdown against vanilla; reanimator against strace."""
     from statistics import median
-    out = ["| workload | config | metric: runs | median | slowdown vs vanilla | reanimator vs strace "
+    out = ["| workload | config | metric: runs | median | slowdown vs vanilla (medians; by run) | reanimator vs strace "
            "| CPU s (median) | trace/log file (median) |",
            "|---|---|---|---|---|---|---|---|"]
     for w in dict.fromkeys(r["workload"] for r in rows):
@@ -69,6 +69,15 @@ def record_table(rows):
             fmt = (lambda v: f"{v:,.0f}") if higher else (lambda v: f"{v:.2f}")
             base = med.get("vanilla", (None,))[0]
             slow = "" if not base else f"{(base / m if higher else m / base):.2f}×"
+            # The same ratio run by run (run i against vanilla's run i, minutes apart rather
+            # than spread over the whole benchmark): its median and range, less exposed to a
+            # host whose speed drifts.
+            if base and c != "vanilla":
+                van = {r["run"]: r[key] for r in med["vanilla"][1]}
+                pairs = sorted((van[r["run"]] / r[key] if higher else r[key] / van[r["run"]])
+                               for r in rs if r["run"] in van and r[key])
+                if len(pairs) > 1:
+                    slow += f" (by run {median(pairs):.2f}×, {pairs[0]:.2f}–{pairs[-1]:.2f})"
             vs = ""
             # Each reanimator row against the strace row with the same CPU placement.
             ref = {"reanimator": "strace-1cpu", "reanimator-anycpu": "strace", "ebpf-full": "strace",
