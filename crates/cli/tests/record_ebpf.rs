@@ -151,6 +151,12 @@ fn throttle_records_every_call_and_byte_under_load() {
     assert_eq!(info(&r, "lost_events").as_deref(), Some("0"));
     let stops: u64 = info(&r, "ebpf_throttle_stops").unwrap().parse().unwrap();
     assert!(stops > 0, "the test did not make the throttle act");
+    // How long the program was held: measured from the kernel's stop, so many stops add up to
+    // some time, and never more than the run (one process).
+    let held: u64 = info(&r, "ebpf_throttle_stopped_ms").unwrap().parse().unwrap();
+    let secs: u64 = stress_seconds().parse().unwrap();
+    assert!(stops < 50 || held > 0, "{stops} stops held the program 0 ms");
+    assert!(held <= (secs + 5) * 1000, "held {held} ms in a {secs} s run");
     let got = recorded(&trace, &reported, true);
     let mut total = [0u64; 4];
     for (tid, want) in &reported {
@@ -166,7 +172,7 @@ fn throttle_records_every_call_and_byte_under_load() {
     }
     eprintln!(
         "throttle: {} pwrite64 ({} bytes) + {} pread64 ({} bytes) recorded = reported, 0 lost, \
-         {stops} stops",
+         {stops} stops holding it {held} ms",
         total[0], total[1], total[2], total[3]
     );
     // Gigabytes: kept only when a check above failed.
