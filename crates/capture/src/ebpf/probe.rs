@@ -83,11 +83,18 @@ pub fn explain_load_error(stage: &str, e: &libbpf_rs::Error, log: &[String]) -> 
     let last = |pred: &dyn Fn(&str) -> bool| {
         text.lines().rev().find(|l| pred(l)).map(|l| l.trim().to_string())
     };
-    if text.contains("bpf_probe_read_user_dynptr") {
+    // libbpf: "extern (func ksym) 'NAME': not found in kernel BTF". (The verifier's log of a
+    // rejected program quotes the source lines that call the kfunc too: only this message
+    // says it is missing.)
+    if let Some(name) = text.lines().find_map(|l| {
+        let rest = &l[l.find("extern (func ksym) '")? + "extern (func ksym) '".len()..];
+        let (name, tail) = rest.split_once('\'')?;
+        tail.contains("not found").then(|| name.to_string())
+    }) {
         return Unavailable {
-            missing: "the kernel does not provide the kfunc bpf_probe_read_user_dynptr (recent \
-                      Linux 6.x kernels do)"
-                .into(),
+            missing: format!(
+                "the kernel does not provide the kfunc {name} (recent Linux 6.x kernels do)"
+            ),
             fix: "use a newer kernel, or --backend ptrace".into(),
         };
     }
@@ -122,9 +129,26 @@ pub fn explain_load_error(stage: &str, e: &libbpf_rs::Error, log: &[String]) -> 
             fix: "use --backend ptrace".into(),
         };
     }
-    let detail = last(&|l: &str| l.contains("invalid") || l.contains("unknown") || l.contains("R"))
-        .or_else(|| last(&|l: &str| !l.trim().is_empty()))
-        .unwrap_or_default();
+    // The verifier ends its log with "processed N insns ..."; the line before says why it
+    // refused the program, and libbpf names the program.
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let verdict = lines
+        .iter()
+        .rposition(|l| l.starts_with("processed ") && l.contains(" insns"))
+        .and_then(|i| i.checked_sub(1))
+        .map(|i| lines[i].to_string());
+    let prog = lines.iter().find_map(|l| {
+        let rest = &l[l.find("prog '")? + "prog '".len()..];
+        let (name, tail) = rest.split_once('\'')?;
+        tail.contains("failed to load").then(|| name.to_string())
+    });
+    let detail = match (verdict, prog) {
+        (Some(v), Some(p)) => format!("verifier, program {p}: {v}"),
+        (Some(v), None) => format!("verifier: {v}"),
+        (None, _) => last(&|l: &str| l.contains("invalid") || l.contains("unknown"))
+            .or_else(|| last(&|l: &str| !l.trim().is_empty()))
+            .unwrap_or_default(),
+    };
     Unavailable {
         missing: format!(
             "the kernel rejected the BPF programs at {stage}: {msg}{}",
@@ -153,5 +177,29 @@ mod tests {
         let e = libbpf_rs::Error::from(std::io::Error::from_raw_os_error(libc::EPERM));
         let u = explain_load_error("load", &e, &[]);
         assert!(u.missing.contains("EPERM") && u.fix.contains("ptrace"), "{u}");
+    }
+
+    #[test]
+    fn a_verifier_rejection_names_the_program_and_the_reason() {
+        // A rejected program whose source mentions the kfunc is not a missing kfunc.
+        let log = [
+            "libbpf: prog 'on_sys_exit': BPF program load failed: Invalid argument\n",
+            "libbpf: prog 'on_sys_exit': -- BEGIN PROG LOAD LOG --\n",
+            "; if (bpf_probe_read_user_dynptr(&dp, 0, len, p)) @ capture.bpf.c:961\n",
+            "1219: (85) call bpf_dynptr_slice_rdwr#63897\n",
+            "the prog does not allow writes to packet data\n",
+            "processed 12450 insns (limit 1000000) max_states_per_insn 14 total_states 962\n",
+            "-- END PROG LOAD LOG --\n",
+            "libbpf: prog 'on_sys_exit': failed to load: -EINVAL\n",
+        ]
+        .map(String::from);
+        let e = libbpf_rs::Error::from(std::io::Error::from_raw_os_error(libc::EINVAL));
+        let u = explain_load_error("load", &e, &log);
+        assert!(!u.missing.contains("does not provide"), "{u}");
+        assert!(
+            u.missing
+                .contains("program on_sys_exit: the prog does not allow writes to packet data"),
+            "{u}"
+        );
     }
 }
