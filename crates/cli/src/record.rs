@@ -106,9 +106,11 @@ pub struct RecordArgs {
     /// written.
     #[arg(long, value_enum, default_value_t = Loss::Throttle)]
     pub loss: Loss,
-    /// Size of the ebpf backend's ring buffer (a power of two from 1M to 1G; K, M, G suffixes).
-    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
-    pub ring_size: u64,
+    /// Size of the ebpf backend's ring buffer (a power of two from 1M to 1G; K, M, G
+    /// suffixes). Default: 64M, or 16M with `--data none` (call records only: ~200 bytes per
+    /// call).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub ring_size: Option<u64>,
     /// Record every process in this cgroup (v2 directory, e.g.
     /// /sys/fs/cgroup/system.slice/foo.service) and below, until Ctrl-C (ebpf backend).
     #[arg(long, value_name = "PATH", conflicts_with_all = ["command", "pid"])]
@@ -285,7 +287,11 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         (Some(pid), _) => Target::Pid(pid),
         (None, None) => Target::Command(a.command.clone()),
     };
-    let mut backend = choose_backend(&a, &target)?;
+    let opts = Options { selection, data };
+    if let Some(n) = a.ring_size {
+        ebpf::check_ring_size(n)?;
+    }
+    let mut backend = choose_backend(&a, &target, &opts)?;
     let data_name = format!("{:?}", a.data).to_lowercase();
     // The umask the command starts with (replay applies it to files the trace creates).
     let status = match a.pid {
@@ -347,7 +353,6 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         TraceSink::from_writer(w).context("starting the trace writer")?
     };
     let t0 = Instant::now();
-    let opts = Options { selection, data };
     let outcome = backend.record(&target, &opts, &mut sink);
     let elapsed = t0.elapsed();
     // Finish the file whatever happened to the command.
@@ -453,29 +458,39 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
 
 /// The backend to record with: `--backend auto` tries ebpf and falls back to ptrace, saying
 /// why in one line.
-fn choose_backend(a: &RecordArgs, target: &Target) -> Result<Box<dyn ra_capture::Backend>> {
-    let ebpf = || -> Result<Box<dyn ra_capture::Backend>> {
+fn choose_backend(
+    a: &RecordArgs,
+    target: &Target,
+    opts: &Options,
+) -> Result<Box<dyn ra_capture::Backend>> {
+    // The programs are loaded (verified) here, before the trace file exists: whatever the
+    // kernel refuses leaves no file behind, and `auto` loads them once, not once to probe
+    // and again to record.
+    let ebpf = || -> std::result::Result<Box<dyn ra_capture::Backend>, ra_capture::Unavailable> {
         let config = ebpf::Config {
             loss: match a.loss {
                 Loss::Throttle => LossPolicy::Throttle,
                 Loss::Drop => LossPolicy::Drop,
             },
-            ring_bytes: a.ring_size,
+            ring_bytes: a.ring_size.unwrap_or(if opts.data == DataMode::None {
+                ebpf::DEFAULT_RING_BYTES_NO_DATA
+            } else {
+                ebpf::DEFAULT_RING_BYTES
+            }),
         };
-        Ok(Box::new(EbpfBackend { config }))
+        let mut b = EbpfBackend::new(config);
+        b.prepare(target, opts)?;
+        Ok(Box::new(b))
     };
     let ptrace: Box<dyn ra_capture::Backend> =
         Box::new(PtraceBackend { same_cpu: a.cpu == Cpu::Same });
     match a.backend {
         Backend::Ebpf => {
-            // Before the trace file exists: a missing privilege leaves no file behind.
-            ebpf::precheck()
-                .map_err(|why| anyhow::anyhow!("the ebpf backend cannot run here: {why}"))?;
-            ebpf()
+            ebpf().map_err(|why| anyhow::anyhow!("the ebpf backend cannot run here: {why}"))
         }
         Backend::Ptrace => Ok(ptrace),
-        Backend::Auto => match ebpf::probe() {
-            Ok(_) => ebpf(),
+        Backend::Auto => match ebpf() {
+            Ok(b) => Ok(b),
             Err(why) if matches!(target, Target::Cgroup(_)) => {
                 anyhow::bail!("--cgroup needs the ebpf backend, which cannot run here: {why}")
             }

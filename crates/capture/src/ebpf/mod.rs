@@ -74,6 +74,10 @@ const POLL: Duration = Duration::from_millis(5);
 
 /// The ring buffer's default size.
 pub const DEFAULT_RING_BYTES: u64 = 64 << 20;
+/// ... with `--data none`: call records only (~200 bytes each); a smaller ring is quicker to
+/// set up (its pages are allocated, zeroed and mapped twice at start) and still holds ~20,000
+/// calls below the throttle watermark.
+pub const DEFAULT_RING_BYTES_NO_DATA: u64 = 16 << 20;
 
 /// Settings of the eBPF backend.
 #[derive(Clone, Debug)]
@@ -90,9 +94,63 @@ impl Default for Config {
 }
 
 /// The eBPF backend behind the [`Backend`] seam.
-#[derive(Clone, Debug, Default)]
+#[derive(Default)]
 pub struct EbpfBackend {
     pub config: Config,
+    /// Programs loaded by [`EbpfBackend::prepare`], used by the recording.
+    loaded: Option<Loaded>,
+}
+
+impl std::fmt::Debug for EbpfBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EbpfBackend")
+            .field("config", &self.config)
+            .field("loaded", &self.loaded.as_ref().map(|l| l.params))
+            .finish()
+    }
+}
+
+/// Programs loaded (and so verified by the kernel), not attached yet, with the settings they
+/// were loaded with.
+struct Loaded {
+    skel: skel::CaptureSkel<'static>,
+    params: Params,
+}
+
+impl Loaded {
+    fn new(params: Params) -> std::result::Result<Loaded, Unavailable> {
+        probe::static_checks()?;
+        probe::quiet_libbpf();
+        // The skeleton borrows its object for as long as it lives; one small object per
+        // recording, so it is simply never freed.
+        let obj = Box::leak(Box::new(MaybeUninit::uninit()));
+        let skel = load(obj, &params)?;
+        Ok(Loaded { skel, params })
+    }
+}
+
+impl EbpfBackend {
+    /// A backend with these settings.
+    pub fn new(config: Config) -> EbpfBackend {
+        EbpfBackend { config, loaded: None }
+    }
+
+    /// Load the programs for recording `target` with `opts` now: the kernel verifies them
+    /// (the slow part of starting, ~0.1 s), and whatever it refuses is reported here, before
+    /// the trace file is created. `--backend auto` uses this as its probe, so the programs
+    /// are loaded once. [`Backend::record`] uses what was loaded, or loads itself.
+    pub fn prepare(
+        &mut self,
+        target: &Target,
+        opts: &Options,
+    ) -> std::result::Result<(), Unavailable> {
+        check_ring_size(self.config.ring_bytes).map_err(|e| Unavailable {
+            missing: e.to_string(),
+            fix: "choose another --ring-size".into(),
+        })?;
+        self.loaded = Some(Loaded::new(Params::new(&self.config, target, opts))?);
+        Ok(())
+    }
 }
 
 impl Backend for EbpfBackend {
@@ -121,18 +179,31 @@ impl Backend for EbpfBackend {
     }
 
     fn record(&mut self, target: &Target, opts: &Options, sink: &mut TraceSink) -> Result<Outcome> {
-        record(&self.config, target, opts, sink)
+        let loaded = self.loaded.take();
+        record(&self.config, loaded, target, opts, sink)
     }
 }
 
 /// The program's read-only settings.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Params {
     ring_bytes: u64,
     data_none: bool,
     throttle: bool,
     use_cgroup: bool,
     mmap_pages: bool,
+}
+
+impl Params {
+    fn new(cfg: &Config, target: &Target, opts: &Options) -> Params {
+        Params {
+            ring_bytes: cfg.ring_bytes,
+            data_none: opts.data == DataMode::None,
+            throttle: cfg.loss == LossPolicy::Throttle,
+            use_cgroup: matches!(target, Target::Cgroup(_)),
+            mmap_pages: !opts.selection.pseudo().is_empty(),
+        }
+    }
 }
 
 impl Default for Params {
@@ -182,7 +253,8 @@ fn bpf(what: &str) -> impl FnOnce(libbpf_rs::Error) -> Error + '_ {
     move |source| Error::Bpf { what: what.to_string(), source }
 }
 
-fn check_ring_size(n: u64) -> Result<()> {
+/// `--ring-size`: a power of two from 1 MiB to 1 GiB.
+pub fn check_ring_size(n: u64) -> Result<()> {
     if !n.is_power_of_two() || !((1 << 20)..=(1 << 30)).contains(&n) {
         return Err(Error::InvalidOption {
             what: "--ring-size",
@@ -643,7 +715,13 @@ enum Mode {
     Cgroup,
 }
 
-fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -> Result<Outcome> {
+fn record(
+    cfg: &Config,
+    loaded: Option<Loaded>,
+    target: &Target,
+    opts: &Options,
+    sink: &mut TraceSink,
+) -> Result<Outcome> {
     probe::static_checks().map_err(|why| Error::Unavailable { backend: "ebpf", why })?;
     check_ring_size(cfg.ring_bytes)?;
     // Everything that can be checked before loading is checked first.
@@ -664,17 +742,12 @@ fn record(cfg: &Config, target: &Target, opts: &Options, sink: &mut TraceSink) -
         _ => None,
     };
 
-    probe::quiet_libbpf();
-    let params = Params {
-        ring_bytes: cfg.ring_bytes,
-        data_none: opts.data == DataMode::None,
-        throttle: cfg.loss == LossPolicy::Throttle,
-        use_cgroup: cgroup.is_some(),
-        mmap_pages: !opts.selection.pseudo().is_empty(),
+    let params = Params::new(cfg, target, opts);
+    let Loaded { mut skel, .. } = match loaded {
+        // Loaded by prepare() for these very settings.
+        Some(l) if l.params == params => l,
+        _ => Loaded::new(params).map_err(|why| Error::Unavailable { backend: "ebpf", why })?,
     };
-    let mut obj = MaybeUninit::uninit();
-    let mut skel =
-        load(&mut obj, &params).map_err(|why| Error::Unavailable { backend: "ebpf", why })?;
     for (nr, rule) in rules::table(&opts.selection, params.mmap_pages) {
         skel.maps
             .rules

@@ -73,8 +73,13 @@ struct {
 	__type(value, struct syscall_rule);
 } rules SEC(".maps");
 
+/* The hash tables are not preallocated (BPF_F_NO_PREALLOC): their elements are allocated as
+ * they are inserted (bpf_mem_alloc, safe in tracing programs since Linux 6.1). Preallocated,
+ * the six of them took ~31 MiB, zeroed and threaded on free lists before the first call could
+ * be recorded: a good part of the recorder's start-up. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, __u8);
@@ -86,6 +91,7 @@ struct {
  * so every stop is followed by a flag that user space will see after it, and resume. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -95,6 +101,7 @@ struct {
  * has read as many. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -144,7 +151,21 @@ struct tstate {
 	__u8 status[NSLOTS];
 	__u8 active;
 	__u8 lost;
-	__u8 pad[3];
+	__u8 c1_slot; /* emit_call1: the argument slot of the one chunk ... */
+	__u8 pad[2];
+	__u64 c1_ptr; /* ... its address and length */
+	__u64 c1_len;
+	__u64 avail;  /* unconsumed ring bytes after this call's records, when known (else 0) */
+	/* Who made the call, read from the task once per call record (load_ident): the verifier
+	 * checks each load through a task pointer at some cost, so they are in one place. */
+	__u32 id_tid;
+	__u32 id_tgid;
+	__u32 id_ppid;
+	__u32 id_uid;
+	__u32 id_gid;
+	__u32 id_pgid;
+	__u32 id_sid;
+	__u32 id_pad;
 	struct walk w;
 	/* mmap pages: the page of the last read fault, recorded at the thread's next fault or
 	 * system call (it is mapped by then), and the mapping it is in. */
@@ -200,6 +221,7 @@ struct page_key {
  * mremap, exit_group, execve, process exit); value: their file offset. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, struct page_key);
 	__type(value, __u64);
@@ -235,6 +257,7 @@ struct proc_mm {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, struct proc_mm);
@@ -268,6 +291,7 @@ static __always_inline void set_mapstate(__u32 tgid, __u8 v)
 /* Pages already recorded as read (until their range is unmapped). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 131072);
 	__type(key, struct page_key);
 	__type(value, __u8);
@@ -413,7 +437,7 @@ static __always_inline int copy_chunk(struct tstate *s)
 	fill_hdr(&h, s, RK_DATA);
 	h.len = n;
 	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(h) + n, 0, &dp)) {
-		bpf_ringbuf_discard_dynptr(&dp, 0);
+		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
 		if (throttle) {
 			defer_rest(s);
 		} else {
@@ -423,7 +447,7 @@ static __always_inline int copy_chunk(struct tstate *s)
 		return 0;
 	}
 	if (n && bpf_probe_read_user_dynptr(&dp, sizeof(h), n, (void *)(w->seg_base + w->seg_off))) {
-		bpf_ringbuf_discard_dynptr(&dp, 0);
+		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
 		h.flags = DF_FAULT;
 		h.len = 0;
 		if (small_record(s, &h))
@@ -832,20 +856,32 @@ static __always_inline void capture_args(struct tstate *s, struct syscall_rule *
 
 /* ---- records ------------------------------------------------------------------------------ */
 
-/* The fields of a call record (any kind). */
-static __always_inline void fill_call(struct rec_call *c, __u32 kind, struct task_struct *t,
-				      struct tstate *s, __s64 ret, __u32 flags)
+/* The caller's identity, as of now (after the call: setuid, setsid... show their effect). */
+static __always_inline void load_ident(struct tstate *s, struct task_struct *t)
+{
+	s->id_tid = t->pid;
+	s->id_tgid = t->tgid;
+	s->id_ppid = t->real_parent->tgid;
+	s->id_uid = t->cred->uid.val;
+	s->id_gid = t->cred->gid.val;
+	s->id_pgid = t->signal->pids[PIDTYPE_PGID]->numbers[0].nr;
+	s->id_sid = t->signal->pids[PIDTYPE_SID]->numbers[0].nr;
+}
+
+/* The fields of a call record (any kind); load_ident(s, ...) first. */
+static __always_inline void fill_call(struct rec_call *c, __u32 kind, struct tstate *s, __s64 ret,
+				      __u32 flags)
 {
 	c->kind = kind;
-	c->tid = t->pid;
+	c->tid = s->id_tid;
 	c->seq = s->seq;
 	c->entry_tid = s->entry_tid;
-	c->tgid = t->tgid;
-	c->ppid = t->real_parent->tgid;
-	c->uid = t->cred->uid.val;
-	c->gid = t->cred->gid.val;
-	c->pgid = t->signal->pids[PIDTYPE_PGID]->numbers[0].nr;
-	c->sid = t->signal->pids[PIDTYPE_SID]->numbers[0].nr;
+	c->tgid = s->id_tgid;
+	c->ppid = s->id_ppid;
+	c->uid = s->id_uid;
+	c->gid = s->id_gid;
+	c->pgid = s->id_pgid;
+	c->sid = s->id_sid;
 	c->nr = s->nr;
 	c->flags = flags;
 	c->ts_enter = s->ts_enter;
@@ -859,8 +895,7 @@ static __always_inline void fill_call(struct rec_call *c, __u32 kind, struct tas
 	c->nrec = s->nrec;
 }
 
-static __always_inline void emit_call(struct task_struct *t, struct tstate *s, __s64 ret,
-				      __u32 flags)
+static __always_inline void emit_call(struct tstate *s, __s64 ret, __u32 flags)
 {
 	struct rec_call *c;
 
@@ -874,7 +909,7 @@ static __always_inline void emit_call(struct task_struct *t, struct tstate *s, _
 		account_lost(s->nr, s->bytes);
 		return;
 	}
-	fill_call(c, RK_CALL, t, s, ret, flags);
+	fill_call(c, RK_CALL, s, ret, flags);
 	bpf_ringbuf_submit(c, wakeup());
 }
 
@@ -882,24 +917,84 @@ static __always_inline void emit_call(struct task_struct *t, struct tstate *s, _
  * exit, small enough for one chunk. Its data and its call go into ONE ring record (RK_CALL1):
  * one reservation and one submission instead of two, and no argument walk. Measured with
  * fio's 4 KiB writes, the data record's own reservation cost ~250 ns of sys_exit's ~830.
- * Returns 1 when the call is recorded, 0 to take the general path (then nothing it did is
- * visible: only the copy into a discarded reservation). */
-static __always_inline int emit_call1(struct task_struct *t, struct tstate *s,
-				      struct syscall_rule *r, __s64 ret, int ok)
+ *
+ * Up to C1_MAX bytes, the record is reserved with a fixed capacity (the next power of two,
+ * from C1_MIN): bpf_ringbuf_reserve gives a pointer the headers are written through directly,
+ * where a variable-size dynptr reservation needs them built aside and copied in with
+ * bpf_dynptr_write (tracing programs may not write through dynptr slices). That copy cost
+ * ~130 ns of a 4 KiB write's ~980 ns sys_exit here. The capacity past the payload is left
+ * unwritten (user space reads `len` bytes); it costs ring space, at most as much again as the
+ * payload, never a copy. Larger buffers take the dynptr reservation of their exact size. */
+#define C1_MIN 256
+#define C1_MAX 32768
+
+struct call1_hdr {
+	struct rec_call c;
+	struct rec_data h;
+};
+
+static __always_inline void fill_call1_data(struct rec_data *h, struct tstate *s, __u32 k,
+					    __u64 len)
+{
+	h->kind = RK_DATA;
+	h->tid = s->entry_tid;
+	h->tgid = s->id_tgid;
+	h->seq = s->seq;
+	h->slot = k;
+	h->flags = 0;
+	h->seg = 0;
+	h->vec = 0;
+	h->len = len;
+	h->pad0 = 0;
+	h->seg_len = len;
+	h->off = 0;
+	h->addr = 0;
+}
+
+static __always_inline void call1_done(struct tstate *s, __u32 k, __u64 len)
+{
+	s->status[k & 7] = ST_OK;
+	s->nvec[k & 7] = 1;
+	s->nrec++;
+	s->bytes += len;
+}
+
+/* The RK_CALL1 record of s->c1_* in a reservation of `cap` payload bytes (a constant at each
+ * call site, as bpf_ringbuf_reserve requires). Returns 1 when recorded, 0 when nothing was. */
+static __noinline int call1_fixed(struct tstate *s, __u32 cap)
+{
+	struct call1_hdr *rec;
+	__u64 len = s->c1_len;
+	__u32 k = s->c1_slot;
+
+	if (len > cap || k >= NARGS)
+		return 0;
+	rec = bpf_ringbuf_reserve(&rb, sizeof(*rec) + cap, 0);
+	if (!rec)
+		return 0;
+	if (bpf_probe_read_user((void *)(rec + 1), len, (void *)s->c1_ptr)) {
+		/* The general path records the fault. No wake-up for a discarded record. */
+		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+	fill_call1_data(&rec->h, s, k, len);
+	call1_done(s, k, len);
+	fill_call(&rec->c, RK_CALL1, s, s->ret, 0);
+	bpf_ringbuf_submit(rec, wakeup());
+	return 1;
+}
+
+/* Returns 1 when the call is recorded, 0 to take the general path (then nothing it did is
+ * visible: at most a copy into a discarded reservation). */
+static __always_inline int emit_call1(struct tstate *s, struct syscall_rule *r, __s64 ret, int ok)
 {
 	__u8 mask = r->exit_mask;
 	struct bpf_dynptr dp;
-	/* The two headers are built in the thread's string buffer (task-local, idle here; too
-	 * big for the stack, and tracing programs may not write through dynptr slices), then
-	 * written in front of the payload. */
-	struct call1_hdr {
-		struct rec_call c;
-		struct rec_data h;
-	} *hd = (void *)s->sbuf;
-	struct rec_call *c = &hd->c;
-	struct rec_data *h = &hd->h;
+	/* Large buffers: the two headers are built in the thread's string buffer (task-local,
+	 * idle here; too big for the stack), then written in front of the payload. */
+	struct call1_hdr *hd = (void *)s->sbuf;
 	struct arg_rule a;
-	__u64 p, len;
+	__u64 p, len, size, cap = C1_MIN;
 	int trim;
 	__u32 k = NARGS;
 
@@ -923,37 +1018,51 @@ static __always_inline int emit_call1(struct task_struct *t, struct tstate *s,
 		len = ret;
 	if (!len || len > chunk_max || len > LEN_CAP)
 		return 0;
-	if (throttle && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) + len + sizeof(*c) + sizeof(*h) >
-				data_limit)
-		return 0; /* the general path defers it */
-	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(*c) + sizeof(*h) + len, 0, &dp)) {
-		bpf_ringbuf_discard_dynptr(&dp, 0);
-		return 0;
-	}
-	if (bpf_probe_read_user_dynptr(&dp, sizeof(*c) + sizeof(*h), len, (void *)p)) {
-		bpf_ringbuf_discard_dynptr(&dp, 0); /* the general path records the fault */
-		return 0;
-	}
-	h->kind = RK_DATA;
-	h->tid = s->entry_tid;
-	h->tgid = t->tgid;
-	h->seq = s->seq;
-	h->slot = k;
-	h->flags = 0;
-	h->seg = 0;
-	h->vec = 0;
-	h->len = len;
-	h->pad0 = 0;
-	h->seg_len = len;
-	h->off = 0;
-	h->addr = 0;
 	s->ret = ret;
 	s->ok = ok;
-	s->status[k & 7] = ST_OK;
-	s->nvec[k & 7] = 1;
-	s->nrec++;
-	s->bytes += len;
-	fill_call(c, RK_CALL1, t, s, ret, 0);
+	if (len <= C1_MAX) {
+#pragma unroll
+		for (int i = 0; i < 7; i++)
+			if (cap < len)
+				cap <<= 1;
+		size = sizeof(*hd) + cap;
+	} else {
+		size = sizeof(*hd) + len;
+	}
+	if (throttle) {
+		__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+
+		if (avail + size > data_limit)
+			return 0; /* the general path defers it */
+		s->avail = avail + size;
+	}
+	if (len <= C1_MAX) {
+		s->c1_slot = k;
+		s->c1_ptr = p;
+		s->c1_len = len;
+		switch (cap) {
+		case 256: return call1_fixed(s, 256);
+		case 512: return call1_fixed(s, 512);
+		case 1024: return call1_fixed(s, 1024);
+		case 2048: return call1_fixed(s, 2048);
+		case 4096: return call1_fixed(s, 4096);
+		case 8192: return call1_fixed(s, 8192);
+		case 16384: return call1_fixed(s, 16384);
+		default: return call1_fixed(s, C1_MAX);
+		}
+	}
+	if (bpf_ringbuf_reserve_dynptr(&rb, size, 0, &dp)) {
+		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+	if (bpf_probe_read_user_dynptr(&dp, sizeof(*hd), len, (void *)p)) {
+		/* the general path records the fault */
+		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+	fill_call1_data(&hd->h, s, k, len);
+	call1_done(s, k, len);
+	fill_call(&hd->c, RK_CALL1, s, ret, 0);
 	bpf_dynptr_write(&dp, 0, hd, sizeof(*hd), 0);
 	bpf_ringbuf_submit_dynptr(&dp, wakeup());
 	return 1;
@@ -977,14 +1086,16 @@ static __always_inline void emit_task(__u32 kind, __u32 tid, __u32 tgid, __u32 c
 
 /* Throttle: stop this process when the ring is filling up, or when user space has deferred
  * data to read from it. */
-static __always_inline void maybe_stop(__u32 tgid, __u32 ndefer)
+static __always_inline void maybe_stop(__u32 tgid, __u32 ndefer, __u64 avail)
 {
 	if (ndefer) {
 		__u64 *d = bpf_map_lookup_elem(&defers, &tgid);
 
 		if (d)
 			__sync_fetch_and_add(d, ndefer);
-	} else if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= high_wm) {
+	} else if ((avail ? avail : bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA)) <= high_wm) {
+		/* `avail`: what emit_call1 saw just before its reservation, plus that reservation
+		 * (records consumed since then only make it an overestimate: a stop a little early). */
 		return;
 	}
 	/* To this thread, not the process: a process-directed SIGSTOP already pending (sent by
@@ -1019,6 +1130,7 @@ static __always_inline void reset(struct tstate *s)
 	s->nrec = 0;
 	s->ndefer = 0;
 	s->lost = 0;
+	s->avail = 0;
 }
 
 /* ---- mmap pages ---------------------------------------------------------------------------- */
@@ -1057,12 +1169,12 @@ static __noinline int emit_page(__u32 flags, __u64 addr, __u64 off, __u64 ino, _
 	}
 	h.len = 4096;
 	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(h) + 4096, 0, &dp)) {
-		bpf_ringbuf_discard_dynptr(&dp, 0);
+		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
 		account_lost(slot, 4096);
 		return -2;
 	}
 	if (bpf_probe_read_user_dynptr(&dp, sizeof(h), 4096, (void *)addr)) {
-		bpf_ringbuf_discard_dynptr(&dp, 0);
+		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
 		if (!always)
 			return -1;
 		h.flags |= PG_FAULT;
@@ -1299,8 +1411,9 @@ int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long start, u
 SEC("tp_btf/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
-	__u64 pt = bpf_get_current_pid_tgid();
 	struct task_struct *t = bpf_get_current_task_btf();
+	/* Loads from the task instead of a helper call: the same ids. */
+	__u32 tgid = t->tgid;
 	struct syscall_rule *r;
 	/* Only threads of the target set get storage (at their first call, below), so for them
 	 * this one lookup replaces the target-table lookup; other threads do both. With --cgroup,
@@ -1308,7 +1421,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	struct tstate *s = bpf_task_storage_get(&tstates, t, 0, 0);
 	__u32 nr;
 
-	if ((!s || use_cgroup) && !is_target(pt >> 32))
+	if ((!s || use_cgroup) && !is_target(tgid))
 		return 0;
 	/* x32 calls have bit 30 set: out of range like every other unknown number. */
 	if ((__u64)id >= MAX_NR)
@@ -1318,18 +1431,18 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	nr = id;
 	if (mmap_pages) {
 		if (s)
-			flush_pending_read(s, pt >> 32);
+			flush_pending_read(s, tgid);
 		/* Marked before the call runs: conservative if it fails. */
 		if ((nr == NR_MMAP && (regs->r10 & MAP_SHARED_BIT) && !(regs->r10 & MAP_ANONYMOUS) &&
 		     (int)regs->r8 >= 0) ||
 		    nr == NR_SHMAT)
-			set_mapstate(pt >> 32, MS_SHARED);
+			set_mapstate(tgid, MS_SHARED);
 	}
 	r = bpf_map_lookup_elem(&rules, &nr);
 	if (!r)
 		return 0;
 	if (mmap_pages && (r->flags & (RF_FLUSH_RANGE | RF_FLUSH_ALL)))
-		flush_pages(pt >> 32, !!(r->flags & RF_FLUSH_ALL), regs->di, regs->si);
+		flush_pages(tgid, !!(r->flags & RF_FLUSH_ALL), regs->di, regs->si);
 	if (!(r->flags & RF_CAPTURE))
 		return 0;
 	if (!s) /* this thread's first call */
@@ -1342,7 +1455,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	reset(s);
 	s->seq++;
 	s->nr = nr;
-	s->entry_tid = (__u32)pt;
+	s->entry_tid = t->pid;
 	s->args[0] = regs->di;
 	s->args[1] = regs->si;
 	s->args[2] = regs->dx;
@@ -1351,10 +1464,14 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	s->args[5] = regs->r9;
 	s->ts_enter = bpf_ktime_get_ns();
 	s->active = 1;
+	/* (Before the argument walk: the verifier then checks the task loads once, not once
+	 * for every way out of the walk.) */
+	if (r->flags & RF_NO_RETURN)
+		load_ident(s, t);
 	capture_args(s, r, 0, 1, 1);
 	if (r->flags & RF_NO_RETURN) {
 		s->active = 0;
-		emit_call(t, s, 0, CF_NO_RETURN);
+		emit_call(s, 0, CF_NO_RETURN);
 	}
 	return 0;
 }
@@ -1375,21 +1492,22 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	r = bpf_map_lookup_elem(&rules, &nr);
 	if (!r)
 		return 0;
+	load_ident(s, t);
 	if (t->pending.signal.sig[0] & (1UL << (SIGKILL - 1))) {
 		/* Being killed (another thread's exit_group, SIGKILL): the program never sees this
 		 * result (often -ERESTARTSYS from an interrupted wait), as under ptrace, which gets
 		 * no exit stop then. Recorded like a call killed inside: inputs, no result. */
 		capture_args(s, r, -1, 0, 0);
-		emit_call(t, s, 0, CF_NO_RETURN);
+		emit_call(s, 0, CF_NO_RETURN);
 		return 0;
 	}
 	ok = !(ret < 0 && ret >= -4095);
-	if (!emit_call1(t, s, r, ret, ok)) {
+	if (!emit_call1(s, r, ret, ok)) {
 		capture_args(s, r, ret, ok, 0);
-		emit_call(t, s, ret, 0);
+		emit_call(s, ret, 0);
 	}
 	if (throttle)
-		maybe_stop(t->tgid, s->ndefer);
+		maybe_stop(s->id_tgid, s->ndefer, s->avail);
 	return 0;
 }
 
@@ -1446,9 +1564,10 @@ int BPF_PROG(on_task_exit, struct task_struct *t, bool group_dead)
 		struct syscall_rule *r = bpf_map_lookup_elem(&rules, &nr);
 
 		s->active = 0;
+		load_ident(s, t); /* before the walk: see on_sys_enter */
 		if (r)
 			capture_args(s, r, -1, 0, 0);
-		emit_call(t, s, 0, CF_NO_RETURN);
+		emit_call(s, 0, CF_NO_RETURN);
 	}
 	if (mmap_pages) {
 		if (s)
