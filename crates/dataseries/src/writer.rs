@@ -142,7 +142,7 @@ pub struct DsWriter<W: Write + Send + 'static> {
 
 /// Written extents' buffers kept for reuse (each up to an extent's size), when their variable
 /// section's buffer holds at least `SPARE_MIN` bytes.
-const SPARE_BUFFERS: usize = 2;
+const SPARE_BUFFERS: usize = 4;
 const SPARE_MIN: usize = 1 << 20;
 
 impl DsWriter<std::fs::File> {
@@ -342,6 +342,23 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             Some((fixed, var)) => ExtentBuilder::with_buffers(ty, fixed, var),
             None => ExtentBuilder::new(ty),
         }
+    }
+
+    /// [`DsWriter::new_builder`] for a type expected to fill `var_bytes` of variable data:
+    /// without a spare, its buffers are reserved at that size at once. Grown from empty by
+    /// doubling, a 4 MiB heap is copied whole on the way (4 MiB more copying per extent: a
+    /// sixth of a recorder's user time at 600 MB/s of 4 KiB writes, perf). Reserved memory
+    /// is only touched as it is filled.
+    pub fn new_builder_sized(&mut self, ty: Arc<ExtentType>, var_bytes: usize) -> ExtentBuilder {
+        let (mut fixed, mut var) = match self.spare.pop() {
+            Some((fixed, var)) => (fixed, var),
+            None => (Vec::new(), Vec::new()),
+        };
+        var.clear();
+        var.reserve(var_bytes);
+        fixed.clear();
+        fixed.reserve(var_bytes / 16);
+        ExtentBuilder::with_buffers(ty, fixed, var)
     }
 
     /// Queues an extent for compression and writing. Its type must have been given to

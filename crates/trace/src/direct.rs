@@ -17,10 +17,13 @@
 //!   direct write to it, so the file always reads back as written;
 //! - where the file system refuses `O_DIRECT` (at open, or `EINVAL` on a write: tmpfs before
 //!   6.6, some FUSE and network file systems) it falls back to ordinary writes, same buffering;
-//! - the writes themselves run on a thread of their own (`trace-io`), up to two 4 MiB blocks
-//!   in flight: a direct write waits for the device (~7 ms per 4 MiB on the project's VM),
-//!   and done inline that wait stalled the thread building extents ~20 % of the time, which
-//!   backed the recorder up until the eBPF ring filled and the traced program was stopped.
+//! - the writes themselves run on a thread of their own (`trace-io`), up to eight 4 MiB blocks
+//!   in flight: a direct write waits for the device (~7 ms per 4 MiB on the project's VM, with
+//!   runs of 20-47 ms writes after each one-second flush), and done inline that wait stalled
+//!   the thread building extents ~20 % of the time, which backed the recorder up until the
+//!   eBPF ring filled and the traced program was stopped. Two blocks in flight (8 MiB, ~15 ms
+//!   of fio's 4 KiB writes) still let those slow runs stop fio for 60-240 ms per 10 s; eight
+//!   (32 MiB) absorb most of them.
 //!   An error of a write in flight is returned by the next `write` or `flush`.
 
 use std::fs::{File, OpenOptions};
@@ -39,7 +42,8 @@ const ALIGN: usize = 4096;
 /// Bytes gathered before a write.
 const CAPACITY: usize = 4 << 20;
 /// Full buffers handed to the I/O thread and not yet written back; the writer waits beyond.
-const IN_FLIGHT: usize = 2;
+/// (Each is allocated when first needed: a slow writer never holds more.)
+const IN_FLIGHT: usize = 8;
 
 /// `CAPACITY` bytes aligned to `ALIGN`.
 struct Block {

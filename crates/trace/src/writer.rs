@@ -438,7 +438,8 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         self.buffered += after.saturating_sub(before);
         if after >= self.cfg.extent_target_bytes {
             // Full: its successor will likely fill up too, so it gets reused buffers.
-            let fresh = self.ds.new_builder(st.layout.ty.clone());
+            let fresh =
+                self.ds.new_builder_sized(st.layout.ty.clone(), self.cfg.extent_target_bytes);
             let b = std::mem::replace(&mut st.builder, fresh);
             self.buffered = self.buffered.saturating_sub(after);
             self.ds.write_extent(b)?;
@@ -455,7 +456,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
                 let ty = st.layout.ty.clone();
                 // A type that was filling extents gets reused buffers (see append).
                 let fresh = if st.builder.approx_bytes() >= 1 << 20 {
-                    self.ds.new_builder(ty)
+                    self.ds.new_builder_sized(ty, self.cfg.extent_target_bytes)
                 } else {
                     ExtentBuilder::new(ty)
                 };
