@@ -49,7 +49,7 @@ RECORD_WORKLOADS = {
     "sqlite": ("sqlite3 200k inserts, 2,000 txns", "elapsed s", "wall_s", False),
 }
 RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-anycpu",
-                  "ebpf-full", "ebpf-hash", "ebpf-none"]
+                  "ebpf-noop", "ebpf-full", "ebpf-hash", "ebpf-none"]
 
 
 def record_table(rows):
@@ -60,6 +60,9 @@ def record_table(rows):
            "|---|---|---|---|---|---|---|---|"]
     for w in dict.fromkeys(r["workload"] for r in rows):
         label, metric, key, higher = RECORD_WORKLOADS[w]
+        secs = {r.get("fio_seconds") for r in rows if r["workload"] == w} - {None}
+        if len(secs) == 1:
+            label = label.replace("10 s", f"{secs.pop()} s")
         med = {}
         for c in RECORD_CONFIGS:
             rs = sorted((r for r in rows if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
@@ -93,7 +96,9 @@ def record_table(rows):
                 if calls:
                     size += f" ({median(calls):,.0f} calls)"
                 lost = [r["lost"] for r in rs if "lost" in r]
-                if lost:
+                if c == "ebpf-noop":
+                    size = "programs attached, returning at once: records nothing"
+                elif lost:
                     stops = [r.get("throttle_stops", 0) for r in rs]
                     held = [r.get("throttle_stopped_ms", 0) for r in rs]
                     size += (f"; lost {max(lost):,}, throttle stops {median(stops):,.0f}"
@@ -140,10 +145,31 @@ def replay_table(rows):
     return "\n".join(out)
 
 
+def kernel_table(rows):
+    """bench/record/kernel_cost.sh: median ns per program run, and the same less the noop
+    programs' figures (the statistics' own overhead plus an empty program)."""
+    from statistics import median
+    out = ["| data | sys_enter ns/run | sys_exit ns/run | both, less noop | runs (enter+exit ns) "
+           "| fio IOPS (stats on, median) |",
+           "|---|---|---|---|---|---|"]
+    med = {}
+    for c in ["noop", "full", "hash", "none"]:
+        rs = [r for r in rows if r["config"] == c]
+        if rs:
+            med[c] = (median(r["sys_enter_ns"] for r in rs), median(r["sys_exit_ns"] for r in rs), rs)
+    base = med.get("noop")
+    for c, (e, x, rs) in med.items():
+        less = "" if c == "noop" or not base else f"{e + x - base[0] - base[1]:.0f}"
+        runs = ", ".join(str(r["sys_enter_ns"] + r["sys_exit_ns"]) for r in rs)
+        out.append(f"| {c} | {e:.0f} | {x:.0f} | {less} | {runs} | {median(r['iops'] for r in rs):,.0f} |")
+    return "\n".join(out)
+
+
 def main():
     section, results, command = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = [json.loads(l) for l in Path(results).read_text().splitlines() if l.strip()]
-    table = {"codec": codec_table, "record": record_table, "replay": replay_table}[section](rows)
+    table = {"codec": codec_table, "record": record_table, "replay": replay_table,
+             "kernel": kernel_table}[section](rows)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = f"<!-- section:{section} -->\nCommand: `{command}` — {stamp}, {machine()}\n\n{table}\n<!-- /section:{section} -->"
     text = DOC.read_text() if DOC.exists() else "# Performance\n"

@@ -18,9 +18,10 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 #   hyperfine                   - optional: ad-hoc timing of traced commands (no script requires it)
 #   clang                       - compiles the eBPF capture program (crates/capture/src/ebpf/bpf/*.bpf.c)
 #   libelf-dev zlib1g-dev       - libbpf, which libbpf-sys builds from its vendored source and links
+#   bpftool                     - bench/record/kernel_cost.sh: reads the BPF programs' run statistics
 PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates
       sqlite3 tar git coreutils fio strace hyperfine
-      clang libelf-dev zlib1g-dev)
+      clang libelf-dev zlib1g-dev bpftool)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

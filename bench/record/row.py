@@ -18,6 +18,7 @@ if workload == "fio":
     job = json.loads(text[text.index("{"):])["jobs"][0]
     row["iops"] = job["write"]["iops"]
     row["ios"] = job["write"]["total_ios"]
+    row["fio_seconds"] = round(job["job_runtime"] / 1000)
 if config.startswith(("reanimator", "ebpf")):
     m = re.search(r"recorded (\d+) calls", open(stderr, errors="replace").read())
     if m:

@@ -7,7 +7,12 @@
 # strace, reanimator, ..., vanilla, ...). Reports median IOPS (fio) and elapsed seconds (sqlite3), the
 # ratios against vanilla, reanimator's speedup over strace, CPU time and the trace/log sizes;
 # writes the table to docs/PERFORMANCE.md (section "record").
+# The eBPF backend also runs as `ebpf-noop` (REANIMATOR_BPF_NOOP=1: its system-call programs
+# attached but returning at once): the cost of the tracepoints themselves, the floor under
+# every eBPF row.
 #   bash bench/record/run.sh [RUNS]      (default 3; scratch files under /var/tmp or $BENCH_DIR)
+#   FIO_SECONDS=N                         (fio's run time, default 10: shorter runs, more of
+#                                         them, give more pairs for the by-run ratios)
 # Needs only what scripts/install-deps.sh installs (fio, sqlite3, strace, python3, cargo).
 set -euo pipefail
 export LC_ALL=C
@@ -15,6 +20,7 @@ cd "$(dirname "$0")/../.."
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 RUNS="${1:-3}"
+FIO_SECONDS="${FIO_SECONDS:-10}"
 for p in fio sqlite3 strace python3 cargo; do
   command -v "$p" >/dev/null 2>&1 || { echo "bench/record: $p not found; run: bash scripts/install-deps.sh" >&2; exit 1; }
 done
@@ -45,6 +51,9 @@ bench() {
     # The eBPF backend (default loss policy: throttle), every buffer / digests only / metadata.
     ebpf-full | ebpf-hash | ebpf-none)
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data "${cfg#ebpf-}" -o "$out" --) ;;
+    # The floor: the same programs attached, returning at once.
+    ebpf-noop)
+      out="$DIR/out.ds"; wrap=(env REANIMATOR_BPF_NOOP=1 "$RA" record --backend ebpf --data none -o "$out" --) ;;
     *) echo "bench/record: unknown configuration $cfg" >&2; exit 1 ;;
   esac
   rm -f "$DIR"/out.* "$DIR/fio.json"
@@ -79,7 +88,7 @@ bench() {
 # Every configuration, interleaved; the eBPF ones only where the backend can run.
 CONFIGS="vanilla strace strace-1cpu reanimator reanimator-anycpu"
 if "$RA" record --backend ebpf -q -o "$DIR/probe.ds" -- true 2>"$DIR/probe.err"; then
-  CONFIGS="$CONFIGS ebpf-full ebpf-hash ebpf-none"
+  CONFIGS="$CONFIGS ebpf-noop ebpf-full ebpf-hash ebpf-none"
 else
   echo "bench/record: the eBPF backend cannot run here, its rows are left out: $(cat "$DIR/probe.err")" >&2
 fi
@@ -87,7 +96,7 @@ rm -f "$DIR/probe.ds" "$DIR/probe.err"
 
 # fio: lay the file out once, then time random 4 KiB overwrites.
 FIO_ARGS=(--name=rw --filename="$DIR/fio.dat" --size=256M --rw=randwrite --bs=4k --ioengine=psync
-  --numjobs=1 --runtime=10 --time_based --output-format=json --output="$DIR/fio.json")
+  --numjobs=1 --runtime="$FIO_SECONDS" --time_based --output-format=json --output="$DIR/fio.json")
 fio --name=lay --filename="$DIR/fio.dat" --size=256M --rw=write --bs=1M --ioengine=psync >/dev/null
 for i in $(seq "$RUNS"); do
   for cfg in $CONFIGS; do
@@ -104,5 +113,7 @@ for i in $(seq "$RUNS"); do
   done
 done
 
-python3 bench/update_perf.py record "$OUT" "bash bench/record/run.sh $RUNS"
+cmd="bash bench/record/run.sh $RUNS"
+[ "$FIO_SECONDS" = 10 ] || cmd="FIO_SECONDS=$FIO_SECONDS $cmd"
+python3 bench/update_perf.py record "$OUT" "$cmd"
 cat "$OUT"

@@ -242,11 +242,18 @@ fn load<'obj>(
     ro.use_cgroup = u32::from(p.use_cgroup);
     ro.self_tgid = std::process::id();
     ro.mmap_pages = u32::from(p.mmap_pages);
+    ro.noop = u32::from(noop_requested());
     // Without mmap page records the page-fault tracepoints stay off altogether.
     open.progs.on_page_fault.set_autoload(p.mmap_pages);
     open.progs.on_map_pages.set_autoload(p.mmap_pages);
     open.progs.on_exec.set_autoload(p.mmap_pages);
     open.load().map_err(|e| fail("load", e))
+}
+
+/// `REANIMATOR_BPF_NOOP=1` (benchmarks): the syscall programs are attached but return at
+/// once; nothing is recorded. What bench/record's `ebpf-noop` row measures.
+fn noop_requested() -> bool {
+    std::env::var_os("REANIMATOR_BPF_NOOP").is_some_and(|v| v == "1")
 }
 
 fn bpf(what: &str) -> impl FnOnce(libbpf_rs::Error) -> Error + '_ {
@@ -669,18 +676,25 @@ fn monotonic_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
-/// Sum of the programs' recursion misses (runs the kernel skipped because the program was
-/// already running on that CPU): calls that were never seen. Zero is expected.
-fn recursion_misses(skel: &skel::CaptureSkel<'_>) -> u64 {
-    let progs = [
-        skel.progs.on_sys_enter.as_fd().as_raw_fd(),
-        skel.progs.on_sys_exit.as_fd().as_raw_fd(),
-        skel.progs.on_fork.as_fd().as_raw_fd(),
-        skel.progs.on_task_exit.as_fd().as_raw_fd(),
+/// The kernel's counters of each attached program (`bpf_prog_info`), by program name.
+fn prog_infos(
+    skel: &skel::CaptureSkel<'_>,
+    p: &Params,
+) -> Vec<(&'static str, libbpf_rs::libbpf_sys::bpf_prog_info)> {
+    let mut progs = vec![
+        ("sys_enter", skel.progs.on_sys_enter.as_fd().as_raw_fd()),
+        ("sys_exit", skel.progs.on_sys_exit.as_fd().as_raw_fd()),
+        ("fork", skel.progs.on_fork.as_fd().as_raw_fd()),
+        ("task_exit", skel.progs.on_task_exit.as_fd().as_raw_fd()),
     ];
+    if p.mmap_pages {
+        // (Loaded only then.)
+        progs.push(("page_fault", skel.progs.on_page_fault.as_fd().as_raw_fd()));
+        progs.push(("map_pages", skel.progs.on_map_pages.as_fd().as_raw_fd()));
+    }
     progs
         .into_iter()
-        .map(|fd| {
+        .filter_map(|(name, fd)| {
             let mut info = libbpf_rs::libbpf_sys::bpf_prog_info::default();
             let mut len = std::mem::size_of_val(&info) as u32;
             // SAFETY: bpf_obj_get_info_by_fd writes at most `len` bytes into `info`.
@@ -691,13 +705,27 @@ fn recursion_misses(skel: &skel::CaptureSkel<'_>) -> u64 {
                     &mut len,
                 )
             };
-            if r == 0 {
-                info.recursion_misses
-            } else {
-                0
-            }
+            (r == 0).then_some((name, info))
         })
-        .sum()
+        .collect()
+}
+
+/// Sum of the programs' recursion misses (runs the kernel skipped because the program was
+/// already running on that CPU): calls that were never seen. Zero is expected.
+fn recursion_misses(infos: &[(&str, libbpf_rs::libbpf_sys::bpf_prog_info)]) -> u64 {
+    infos.iter().map(|(_, i)| i.recursion_misses).sum()
+}
+
+/// With the kernel's BPF statistics on (`sysctl kernel.bpf_stats_enabled=1`, which costs
+/// every program run two clock reads), the mean time of one run of each program that ran:
+/// `sys_enter=171 sys_exit=893 ...` (ns). None when they are off.
+fn prog_costs(infos: &[(&str, libbpf_rs::libbpf_sys::bpf_prog_info)]) -> Option<String> {
+    let v: Vec<String> = infos
+        .iter()
+        .filter(|(_, i)| i.run_cnt > 0)
+        .map(|(n, i)| format!("{n}={}", i.run_time_ns / i.run_cnt))
+        .collect();
+    (!v.is_empty()).then(|| v.join(" "))
 }
 
 /// Does any target process still run (not a zombie)? The safety net behind `live_procs`.
@@ -743,6 +771,12 @@ fn record(
     };
 
     let params = Params::new(cfg, target, opts);
+    if noop_requested() {
+        eprintln!(
+            "reanimator: REANIMATOR_BPF_NOOP=1: the system-call programs return at once and \
+             record nothing (a benchmark of the tracepoints' own cost)"
+        );
+    }
     let Loaded { mut skel, .. } = match loaded {
         // Loaded by prepare() for these very settings.
         Some(l) if l.params == params => l,
@@ -945,7 +979,8 @@ fn record(
         );
     }
     let stats = read_stats(&skel);
-    let misses = recursion_misses(&skel);
+    let infos = prog_infos(&skel, &params);
+    let misses = recursion_misses(&infos);
     drop(ring);
     let mut st = state.into_inner();
     if let Err(e) = run {
@@ -989,6 +1024,12 @@ fn record(
         fact("ebpf_page_table_walks", stats.page_walks.to_string());
     }
     fact("ebpf_recursion_misses", misses.to_string());
+    if noop_requested() {
+        fact("ebpf_noop", "1 (REANIMATOR_BPF_NOOP: the syscall programs recorded nothing)".into());
+    }
+    if let Some(c) = prog_costs(&infos) {
+        fact("ebpf_prog_ns_per_run", c);
+    }
     if a.incomplete_calls + a.unknown_calls + st.unparsed + st.deferred_short + stats.no_storage > 0
     {
         fact(
