@@ -81,6 +81,11 @@ def record_table(rows):
                                for r in rs if r["run"] in van and r[key])
                 if len(pairs) > 1:
                     slow += f" (by run {median(pairs):.2f}×, {pairs[0]:.2f}–{pairs[-1]:.2f})"
+                # The command's own time (GNU time around it): without the tool's start and end.
+                vin = {r["run"]: r["inner_s"] for r in med["vanilla"][1] if r.get("inner_s")}
+                inner = sorted(r["inner_s"] / vin[r["run"]] for r in rs if r.get("inner_s") and r["run"] in vin)
+                if inner:
+                    slow += f"; {label.split()[0]} alone {median(inner):.2f}× ({inner[0]:.2f}–{inner[-1]:.2f})"
             vs = ""
             # Each reanimator row against the strace row with the same CPU placement.
             ref = {"reanimator": "strace-1cpu", "reanimator-anycpu": "strace", "ebpf-full": "strace",

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One JSON line for one run of bench/record/run.sh.
-usage: row.py WORKLOAD CONFIG RUN WALL_S CPU_S OUT_BYTES FIO_JSON STDERR_FILE [INFO_JSON]
+usage: row.py WORKLOAD CONFIG RUN WALL_S CPU_S OUT_BYTES FIO_JSON STDERR_FILE [INFO_JSON [INNER_T]]
 fio: adds the write IOPS from fio's JSON output; reanimator: adds the number of recorded calls
 from its summary line when it prints one ("recorded N calls"); eBPF runs: adds the lost-call
 count and the throttle stops from `reanimator info --json` of the trace (INFO_JSON)."""
@@ -10,6 +10,7 @@ import sys
 
 workload, config, run, wall, cpu, size, fio_json, stderr = sys.argv[1:9]
 info_json = sys.argv[9] if len(sys.argv) > 9 else None
+inner_t = sys.argv[10] if len(sys.argv) > 10 else None
 row = {"workload": workload, "config": config, "run": int(run), "wall_s": float(wall),
        "cpu_s": float(cpu), "out_bytes": int(size)}
 if workload == "fio":
@@ -29,4 +30,10 @@ if config.startswith("ebpf") and info_json:
     facts = info.get("info", {})
     row["throttle_stops"] = int(facts.get("ebpf_throttle_stops", 0) or 0)
     row["throttle_stopped_ms"] = int(facts.get("ebpf_throttle_stopped_ms", 0) or 0)
+# The command's own elapsed seconds, from GNU time around it (sqlite3), when present.
+if inner_t:
+    try:
+        row["inner_s"] = float(open(inner_t).read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
 print(json.dumps(row))

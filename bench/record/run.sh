@@ -21,7 +21,7 @@ cd "$(dirname "$0")/../.."
 source bench/lib.sh
 RUNS="${1:-3}"
 FIO_SECONDS="${FIO_SECONDS:-10}"
-for p in fio sqlite3 strace python3 cargo; do
+for p in fio sqlite3 strace python3 cargo /usr/bin/time; do
   command -v "$p" >/dev/null 2>&1 || { echo "bench/record: $p not found; run: bash scripts/install-deps.sh" >&2; exit 1; }
 done
 cargo build --release -q -p reanimator
@@ -56,7 +56,7 @@ bench() {
       out="$DIR/out.ds"; wrap=(env REANIMATOR_BPF_NOOP=1 "$RA" record --backend ebpf --data none -o "$out" --) ;;
     *) echo "bench/record: unknown configuration $cfg" >&2; exit 1 ;;
   esac
-  rm -f "$DIR"/out.* "$DIR/fio.json"
+  rm -f "$DIR"/out.* "$DIR/fio.json" "$DIR/inner.t"
   [ "$workload" = sqlite ] && rm -f "$DIR/s.db" "$DIR/s.db-journal"
   drop_caches
   times >"$DIR/times.0"
@@ -80,7 +80,7 @@ bench() {
   [ -n "$out" ] && [ -e "$out" ] && size=$(stat -c %s "$out")
   local info="$DIR/none.json"
   if [[ "$cfg" = ebpf* ]]; then info="$DIR/info.json"; "$RA" info --json "$out" >"$info"; fi
-  python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" "$info" >>"$OUT"
+  python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" "$info" "$DIR/inner.t" >>"$OUT"
   printf '%-7s %-10s run %s: %s\n' "$workload" "$cfg" "$run" "$(tail -n 1 "$OUT")" >&2
   rm -f "$DIR"/out.*
 }
@@ -109,7 +109,9 @@ rm -f "$DIR/fio.dat"
 sqlite_inserts "$DIR/ins.sql"
 for i in $(seq "$RUNS"); do
   for cfg in $CONFIGS; do
-    STDIN="$DIR/ins.sql" bench sqlite "$cfg" "$i" sqlite3 "$DIR/s.db"
+    # GNU time around sqlite3 in every configuration: sqlite3's own elapsed time (exec to
+    # exit), without the recorder's start (loading the BPF programs) and end.
+    STDIN="$DIR/ins.sql" bench sqlite "$cfg" "$i" /usr/bin/time -f %e -o "$DIR/inner.t" sqlite3 "$DIR/s.db"
   done
 done
 

@@ -2,7 +2,6 @@
 //! batches; the writer flushes at least once a second so that a killed recorder loses at most
 //! the last second.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -10,6 +9,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use ra_trace::{Event, TraceFile, TraceWriter, WriterConfig};
 
+use crate::common::IdMap;
 use crate::{Error, Result};
 
 /// Totals reported when the sink closes.
@@ -48,9 +48,9 @@ pub struct TraceSink {
     batch: Vec<Event>,
     /// New threads whose events wait for the call that created them (see [`TraceSink::push`]):
     /// child tid -> (creating thread, events held).
-    held: HashMap<i32, (i32, Vec<Event>)>,
+    held: IdMap<i32, (i32, Vec<Event>)>,
     /// The same, by creating thread.
-    creators: HashMap<i32, Vec<i32>>,
+    creators: IdMap<i32, Vec<i32>>,
 }
 
 const BATCH: usize = 256;
@@ -78,8 +78,8 @@ impl TraceSink {
             tx: Some(tx),
             thread: Some(thread),
             batch: Vec::with_capacity(BATCH),
-            held: HashMap::new(),
-            creators: HashMap::new(),
+            held: IdMap::default(),
+            creators: IdMap::default(),
         })
     }
 

@@ -291,66 +291,60 @@ impl ExtentBuilder {
     /// Sets user field `field` of the last record. The value must match the field's type
     /// (`Value::Bytes` for variable32 and fixedwidth); `Value::Null` only for nullable fields.
     pub fn set(&mut self, field: usize, v: Value<'_>) -> Result<()> {
-        let count = self.ty.fields().len();
-        let ty = Arc::clone(&self.ty);
+        // Borrows of the fields apart (no clone of the type's Arc per value: this runs for
+        // every field of every record a recorder writes).
+        let ExtentBuilder { ty, nrecords, fixed, vdata, vspans } = self;
+        let ty: &ExtentType = ty;
+        let count = ty.fields().len();
         let l = ty.layout.get(field).ok_or(Error::NoSuchField { index: field, count })?;
-        if self.nrecords == 0 {
+        if *nrecords == 0 {
             return Err(Error::NoRecord);
         }
-        let fdesc = &ty.fields()[field];
-        let base = (self.nrecords - 1) * ty.record_size();
-        let wrong = || Error::WrongValueType {
-            field: fdesc.name.clone(),
-            expected: fdesc.ftype,
-            got: v.kind(),
-        };
+        let base = (*nrecords - 1) * ty.record_size();
         let o = base + l.offset;
         let var_slot = || -> usize {
             let k = ty.var_fields.iter().position(|&i| i == field).unwrap_or(0);
-            (self.nrecords - 1) * ty.var_fields.len() + k
+            (*nrecords - 1) * ty.var_fields.len() + k
         };
         match (l.ftype, v) {
             (_, Value::Null) => {
                 let Some((no, nm)) = l.null else {
-                    return Err(Error::NotNullable { field: fdesc.name.clone() });
+                    return Err(Error::NotNullable { field: ty.fields()[field].name.clone() });
                 };
-                self.fixed[base + no] |= nm;
+                fixed[base + no] |= nm;
                 match l.ftype {
-                    FieldType::Bool => self.fixed[o] &= !l.mask,
-                    FieldType::Variable32 => {
-                        let s = var_slot();
-                        self.vspans[s] = (0, 0);
-                    }
-                    _ => self.fixed[o..o + l.width()].fill(0),
+                    FieldType::Bool => fixed[o] &= !l.mask,
+                    FieldType::Variable32 => vspans[var_slot()] = (0, 0),
+                    _ => fixed[o..o + l.width()].fill(0),
                 }
                 return Ok(());
             }
             (FieldType::Bool, Value::Bool(b)) => {
                 if b {
-                    self.fixed[o] |= l.mask;
+                    fixed[o] |= l.mask;
                 } else {
-                    self.fixed[o] &= !l.mask;
+                    fixed[o] &= !l.mask;
                 }
             }
-            (FieldType::Byte, Value::Byte(b)) => self.fixed[o] = b,
+            (FieldType::Byte, Value::Byte(b)) => fixed[o] = b,
             (FieldType::Int32, Value::Int32(x)) => {
-                self.fixed[o..o + 4].copy_from_slice(&x.to_le_bytes())
+                fixed[o..o + 4].copy_from_slice(&x.to_le_bytes())
             }
             (FieldType::Int64, Value::Int64(x)) => {
-                self.fixed[o..o + 8].copy_from_slice(&x.to_le_bytes())
+                fixed[o..o + 8].copy_from_slice(&x.to_le_bytes())
             }
             (FieldType::Double, Value::Double(x)) => {
-                self.fixed[o..o + 8].copy_from_slice(&x.to_le_bytes())
+                fixed[o..o + 8].copy_from_slice(&x.to_le_bytes())
             }
             (FieldType::FixedWidth(n), Value::Bytes(b)) => {
                 if b.len() != n {
                     return Err(Error::WrongWidth {
-                        field: fdesc.name.clone(),
+                        field: ty.fields()[field].name.clone(),
                         expected: n,
                         found: b.len(),
                     });
                 }
-                self.fixed[o..o + n].copy_from_slice(b);
+                fixed[o..o + n].copy_from_slice(b);
             }
             (FieldType::Variable32, Value::Bytes(b)) => {
                 if b.len() > MAX_SECTION {
@@ -361,12 +355,18 @@ impl ExtentBuilder {
                     });
                 }
                 let s = var_slot();
-                self.vspans[s] = push_heap(&mut self.vdata, b);
+                vspans[s] = push_heap(vdata, b);
             }
-            _ => return Err(wrong()),
+            (_, v) => {
+                return Err(Error::WrongValueType {
+                    field: ty.fields()[field].name.clone(),
+                    expected: ty.fields()[field].ftype,
+                    got: v.kind(),
+                })
+            }
         }
         if let Some((no, nm)) = l.null {
-            self.fixed[base + no] &= !nm;
+            fixed[base + no] &= !nm;
         }
         Ok(())
     }

@@ -2,13 +2,11 @@
 //! RK_CALL record arrives, then the event is built from its registry entry exactly as the
 //! ptrace backend builds it (same argument values, same `buffer_not_captured` rules).
 
-use std::collections::HashMap;
-
 use ra_syscalls::{ArgKind, Struct, SyscallDef};
 use ra_trace::{ArgValue, Event, IovValue};
 
 use super::layout::*;
-use crate::common::{flock_columns_from, hash_bulk, scalar};
+use crate::common::{flock_columns_from, hash_bulk, scalar, IdMap};
 use crate::{DataMode, Selection};
 
 /// CLOCK_MONOTONIC (what BPF stamps) to wall-clock nanoseconds, by an offset measured once
@@ -97,10 +95,10 @@ pub struct Assembler {
     data: DataMode,
     by_nr: Vec<Option<&'static SyscallDef>>,
     clock: Clock,
-    partial: HashMap<u32, Partial>,
+    partial: IdMap<u32, Partial>,
     /// Shared file mappings per process.
-    regions: HashMap<u32, Vec<Region>>,
-    stamps: HashMap<u32, Stamp>,
+    regions: IdMap<u32, Vec<Region>>,
+    stamps: IdMap<u32, Stamp>,
     pub stats: AsmStats,
 }
 
@@ -123,9 +121,9 @@ impl Assembler {
             data,
             by_nr,
             clock,
-            partial: HashMap::new(),
-            regions: HashMap::new(),
-            stamps: HashMap::new(),
+            partial: IdMap::default(),
+            regions: IdMap::default(),
+            stamps: IdMap::default(),
             stats: AsmStats::default(),
         }
     }
