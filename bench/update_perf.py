@@ -49,7 +49,7 @@ RECORD_WORKLOADS = {
     "sqlite": ("sqlite3 200k inserts, 2,000 txns", "elapsed s", "wall_s", False),
 }
 RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-anycpu",
-                  "ebpf-noop", "ebpf-full", "ebpf-hash", "ebpf-none"]
+                  "ebpf-noop", "ebpf-discard", "ebpf-full", "ebpf-hash", "ebpf-none"]
 
 
 def record_table(rows):
@@ -103,6 +103,11 @@ def record_table(rows):
                 lost = [r["lost"] for r in rs if "lost" in r]
                 if c == "ebpf-noop":
                     size = "programs attached, returning at once: records nothing"
+                elif c == "ebpf-discard":
+                    size = "full buffers captured and assembled, then dropped: writes no calls"
+                    if lost:
+                        stops = [r.get("throttle_stops", 0) for r in rs]
+                        size += f"; lost {max(lost):,}, throttle stops {median(stops):,.0f}"
                 elif lost:
                     stops = [r.get("throttle_stops", 0) for r in rs]
                     held = [r.get("throttle_stopped_ms", 0) for r in rs]

@@ -9,7 +9,9 @@
 # writes the table to docs/PERFORMANCE.md (section "record").
 # The eBPF backend also runs as `ebpf-noop` (REANIMATOR_BPF_NOOP=1: its system-call programs
 # attached but returning at once): the cost of the tracepoints themselves, the floor under
-# every eBPF row.
+# every eBPF row; and as `ebpf-discard` (REANIMATOR_DISCARD_EVENTS=1: full buffers captured and
+# assembled into events as in ebpf-full, which are then dropped instead of written): ebpf-full
+# less the trace writer and its disk writes.
 #   bash bench/record/run.sh [RUNS]      (default 3; scratch files under /var/tmp or $BENCH_DIR)
 #   FIO_SECONDS=N                         (fio's run time, default 10: shorter runs, more of
 #                                         them, give more pairs for the by-run ratios)
@@ -51,6 +53,9 @@ bench() {
     # The eBPF backend (default loss policy: throttle), every buffer / digests only / metadata.
     ebpf-full | ebpf-hash | ebpf-none)
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data "${cfg#ebpf-}" -o "$out" --) ;;
+    # ebpf-full without the trace writer: events assembled, then dropped.
+    ebpf-discard)
+      out="$DIR/out.ds"; wrap=(env REANIMATOR_DISCARD_EVENTS=1 "$RA" record --backend ebpf --data full -o "$out" --) ;;
     # The floor: the same programs attached, returning at once.
     ebpf-noop)
       out="$DIR/out.ds"; wrap=(env REANIMATOR_BPF_NOOP=1 "$RA" record --backend ebpf --data none -o "$out" --) ;;
@@ -88,7 +93,7 @@ bench() {
 # Every configuration, interleaved; the eBPF ones only where the backend can run.
 CONFIGS="vanilla strace strace-1cpu reanimator reanimator-anycpu"
 if "$RA" record --backend ebpf -q -o "$DIR/probe.ds" -- true 2>"$DIR/probe.err"; then
-  CONFIGS="$CONFIGS ebpf-noop ebpf-full ebpf-hash ebpf-none"
+  CONFIGS="$CONFIGS ebpf-noop ebpf-discard ebpf-full ebpf-hash ebpf-none"
 else
   echo "bench/record: the eBPF backend cannot run here, its rows are left out: $(cat "$DIR/probe.err")" >&2
 fi

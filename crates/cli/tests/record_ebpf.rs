@@ -503,3 +503,46 @@ fn programs_without_shared_mappings_never_walk_the_page_tables() {
     assert_eq!(info(&r, "ebpf_page_table_walks").as_deref(), Some("0"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The benchmark knobs of bench/record (`ebpf-noop`, `ebpf-discard` rows) say what they did, in
+/// the trace and on stderr, and a trace made with them holds no recorded calls.
+#[test]
+fn benchmark_knobs_leave_a_marked_trace_without_calls() {
+    if !ebpf_available() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("ebpf-knobs");
+    for (var, fact, says) in [
+        ("REANIMATOR_BPF_NOOP", "ebpf_noop", "record nothing"),
+        ("REANIMATOR_DISCARD_EVENTS", "ebpf_discarded_events", "not written to the trace"),
+    ] {
+        let trace = dir.join(format!("{fact}.ds"));
+        let out = dir.join(format!("{fact}.out"));
+        let o = bin()
+            .env(var, "1")
+            .args(["record", "--backend", "ebpf", "-o"])
+            .arg(&trace)
+            .args(["--", "dd", "if=/dev/zero", "bs=4k", "count=50"])
+            .arg(format!("of={}", out.display()))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{var}: {err}");
+        assert!(err.contains(&format!("{var}=1")) && err.contains(says), "{var}: {err}");
+        assert!(err.contains("recorded 0 calls"), "{var}: {err}");
+        let r = TraceReader::open(&trace).unwrap();
+        let ev: Vec<_> = r.events(None).map(|e| e.unwrap()).collect();
+        // Only the synthetic openat records of the descriptors the command started with.
+        let synthetic: usize = info(&r, "synthetic_ids").unwrap_or_default().parse().unwrap_or(0);
+        let names: Vec<&str> = ev.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(ev.len(), synthetic, "{var}: {names:?}");
+        assert!(names.iter().all(|n| *n == "openat"), "{var}: {names:?}");
+        let v = info(&r, fact).unwrap_or_else(|| panic!("{var}: no {fact} in the trace"));
+        if var == "REANIMATOR_DISCARD_EVENTS" {
+            // dd's 50 writes at least (plus its openat, close, ... and the loader's calls).
+            let n: u64 = v.split(' ').next().unwrap().parse().unwrap();
+            assert!(n >= 50, "{fact} = {v}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

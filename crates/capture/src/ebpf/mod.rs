@@ -256,6 +256,14 @@ fn noop_requested() -> bool {
     std::env::var_os("REANIMATOR_BPF_NOOP").is_some_and(|v| v == "1")
 }
 
+/// `REANIMATOR_DISCARD_EVENTS=1` (benchmarks): everything runs as usual up to the assembled
+/// events, which are then dropped instead of written: the kernel side and the ring's consumer
+/// without the trace writer and its disk writes. What bench/record's `ebpf-discard` row
+/// measures. The trace says so (`ebpf_discarded_events`).
+fn discard_requested() -> bool {
+    std::env::var_os("REANIMATOR_DISCARD_EVENTS").is_some_and(|v| v == "1")
+}
+
 fn bpf(what: &str) -> impl FnOnce(libbpf_rs::Error) -> Error + '_ {
     move |source| Error::Bpf { what: what.to_string(), source }
 }
@@ -386,6 +394,9 @@ struct State<'s> {
     pid_target: Option<u32>,
     unparsed: u64,
     deferred_short: u64,
+    /// `REANIMATOR_DISCARD_EVENTS`: events dropped instead of written, and how many.
+    discard: bool,
+    discarded: u64,
     /// The pseudo-calls wanted (`mmappread`, `mmappwrite`).
     pseudo: Vec<&'static ra_syscalls::SyscallDef>,
 }
@@ -448,6 +459,10 @@ impl State<'_> {
 
 impl State<'_> {
     fn emit(&mut self, ev: ra_trace::Event) -> i32 {
+        if self.discard {
+            self.discarded += 1;
+            return 0;
+        }
         self.out.events += 1;
         for a in &ev.args {
             self.out.data_bytes += match a {
@@ -777,6 +792,12 @@ fn record(
              record nothing (a benchmark of the tracepoints' own cost)"
         );
     }
+    if discard_requested() {
+        eprintln!(
+            "reanimator: REANIMATOR_DISCARD_EVENTS=1: calls are captured and assembled but not \
+             written to the trace (a benchmark of the capture without the trace writer)"
+        );
+    }
     let Loaded { mut skel, .. } = match loaded {
         // Loaded by prepare() for these very settings.
         Some(l) if l.params == params => l,
@@ -871,6 +892,8 @@ fn record(
             _ => None,
         },
         unparsed: 0,
+        discard: discard_requested(),
+        discarded: 0,
         deferred_short: 0,
         pseudo: opts.selection.pseudo().to_vec(),
     });
@@ -1026,6 +1049,12 @@ fn record(
     fact("ebpf_recursion_misses", misses.to_string());
     if noop_requested() {
         fact("ebpf_noop", "1 (REANIMATOR_BPF_NOOP: the syscall programs recorded nothing)".into());
+    }
+    if st.discard {
+        fact(
+            "ebpf_discarded_events",
+            format!("{} (REANIMATOR_DISCARD_EVENTS: captured, not written)", st.discarded),
+        );
     }
     if let Some(c) = prog_costs(&infos) {
         fact("ebpf_prog_ns_per_run", c);
