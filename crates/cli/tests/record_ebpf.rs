@@ -546,3 +546,62 @@ fn benchmark_knobs_leave_a_marked_trace_without_calls() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The state letter of /proc/PID/stat (R, S, T, Z, ...), or None once the process is gone.
+fn proc_state(pid: u32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s[s.rfind(')')? + 1..].trim_start().chars().next()
+}
+
+/// Wait up to `secs` for `pred` on the state of `pid`.
+fn wait_state(pid: u32, secs: u64, pred: impl Fn(Option<char>) -> bool) -> Option<char> {
+    let t0 = Instant::now();
+    loop {
+        let s = proc_state(pid);
+        if pred(s) || t0.elapsed() > Duration::from_secs(secs) {
+            return s;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A recorder killed (SIGKILL: no clean-up of its own) while its throttle holds a process
+/// stopped does not leave that process stopped: its guardian continues it. The recorder is
+/// itself stopped first, so that the attached process is throttled for sure (the ring fills
+/// and nobody drains it) when the kill comes.
+#[test]
+fn a_killed_recorder_leaves_no_process_stopped() {
+    if !ebpf_available() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("ebpf-guardian");
+    let mut target = Command::new(ra_testkit::program("stress"))
+        .arg(&dir)
+        .args(["2", "60"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = target.id();
+    let mut rec = bin()
+        .args(["record", "-q", "--backend", "ebpf", "--ring-size", "1M", "-o"])
+        .arg(dir.join("t.ds"))
+        .args(["-p", &pid.to_string()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(rec.id() as i32, libc::SIGSTOP) };
+    let s = wait_state(pid, 10, |s| s == Some('T'));
+    let stopped = s == Some('T');
+    rec.kill().unwrap(); // SIGKILL
+    let out = rec.wait_with_output().unwrap();
+    let after = wait_state(pid, 5, |s| s != Some('T'));
+    let _ = target.kill();
+    let _ = target.wait();
+    assert!(stopped, "the throttle stopped the target while the recorder was stopped ({s:?})");
+    assert_ne!(after, Some('T'), "the target was left stopped after the recorder's death");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("guardian") && err.contains("continued"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

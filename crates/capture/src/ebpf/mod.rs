@@ -8,6 +8,7 @@
 //! policies and the capability gaps.
 
 mod assemble;
+mod guardian;
 mod layout;
 mod probe;
 mod rules;
@@ -815,6 +816,14 @@ fn record(
             .update(&0u32.to_ne_bytes(), &(f.as_raw_fd() as u32).to_ne_bytes(), MapFlags::ANY)
             .map_err(bpf("setting the cgroup"))?;
     }
+    // Before attaching (it must not hold the links): continues what the throttle stopped if
+    // this process dies without doing it. Dropped on the way out of an error, finished at the
+    // end of a normal recording.
+    let guardian = if params.throttle {
+        Some(guardian::Guardian::spawn(skel.maps.stops.as_fd().as_raw_fd())?)
+    } else {
+        None
+    };
     if let Err(e) = skel.attach() {
         let why = probe::explain_load_error("attach", &e, &probe::take_libbpf_log());
         return Err(Error::Unavailable { backend: "ebpf", why });
@@ -1073,6 +1082,9 @@ fn record(
         if let Target::Cgroup(p) = target {
             fact("cgroup", p.display().to_string());
         }
+    }
+    if let Some(g) = guardian {
+        g.finish();
     }
     Ok(out)
 }
