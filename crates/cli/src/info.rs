@@ -85,6 +85,9 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
     let mut total_records = 0u64;
     let mut total_extents = 0u64;
     let mut header_error = None;
+    // An unfinished file that ends inside an extent (a writer killed while writing it): the
+    // extents before it are whole and described as usual; that one is reported, not an error.
+    let mut cut_tail = None;
     for h in ds.headers() {
         match h {
             // The index extent is part of the container, not of the data.
@@ -101,6 +104,10 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
                 }
                 total_records += u64::from(h.nrecords);
                 total_extents += 1;
+            }
+            Err(e) if e.cut_tail().is_some() => {
+                cut_tail = e.cut_tail();
+                break;
             }
             Err(e) => {
                 header_error = Some(e);
@@ -119,6 +126,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         for e in ds.extents() {
             let e = match e {
                 Ok(e) => e,
+                Err(err) if err.cut_tail().is_some() => break,
                 Err(err) => {
                     verify_error = Some(err);
                     break;
@@ -157,10 +165,17 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
     };
     let trailer_text = match &trailer {
         TrailerStatus::Valid { .. } => "complete (trailer and index valid)".to_string(),
-        TrailerStatus::Missing => {
-            "unfinished: no trailer (the writer did not finish); every extent written is readable"
-                .to_string()
-        }
+        TrailerStatus::Missing => match cut_tail {
+            None => "unfinished: no trailer (the writer did not finish); every extent written is \
+                     readable"
+                .to_string(),
+            Some((off, needed, have)) => format!(
+                "unfinished: no trailer, and the file ends inside the extent at offset {off} \
+                 ({have} of its {needed} bytes: the writer was stopped while writing it, or the \
+                 tail is damaged); that extent's records are lost, every extent before it is \
+                 readable"
+            ),
+        },
         TrailerStatus::Corrupt(why) => format!("damaged trailer: {why}"),
         #[allow(unreachable_patterns)]
         _ => "unknown".to_string(),
@@ -226,6 +241,9 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             "byte_order": if ds.is_big_endian() { "big-endian" } else { "little-endian" },
             "complete": matches!(trailer, TrailerStatus::Valid { .. }),
             "trailer": trailer_text,
+            "cut_tail": cut_tail.map(|(off, needed, have)| json!({"extent_offset": off,
+                                                                  "extent_bytes": needed,
+                                                                  "bytes_present": have})),
             "kind": kind,
             "declared_types": declared,
             "extents": total_extents,

@@ -603,5 +603,11 @@ fn a_killed_recorder_leaves_no_process_stopped() {
     assert_ne!(after, Some('T'), "the target was left stopped after the recorder's death");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("guardian") && err.contains("continued"), "{err}");
+    // What the killed recorder wrote is readable (usually up to an extent it was cut off in).
+    let o = bin().arg("info").arg(dir.join("t.ds")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = bin().args(["dump", "-n", "5"]).arg(dir.join("t.ds")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 5);
     let _ = std::fs::remove_dir_all(&dir);
 }

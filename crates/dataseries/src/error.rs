@@ -307,6 +307,24 @@ impl Error {
         }
     }
 
+    /// A file without trailer that ends inside its last extent: what a writer stopped in the
+    /// middle of writing it leaves (a killed recorder, whose writes are blocks, not extents).
+    /// `Some((extent offset, bytes the extent needs, bytes the file has from there))` for a
+    /// [`Error::DamagedTail`] whose trailer marker is missing and whose last extent is cut short
+    /// (the extents before it are whole); `None` for any other error, including a tail whose
+    /// header is garbage rather than short.
+    pub fn cut_tail(&self) -> Option<(u64, u64, u64)> {
+        match self {
+            Error::DamagedTail { check: "marker", extent_offset, cause, .. } => match **cause {
+                Error::TruncatedExtent { needed, available, .. } => {
+                    Some((*extent_offset, needed, available))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The file offset of the extent (or trailer) this error is about, if any. For
     /// [`Error::DamagedTail`] it is the extent where reading stopped.
     pub fn extent_offset(&self) -> Option<u64> {

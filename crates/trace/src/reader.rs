@@ -48,6 +48,8 @@ pub struct TraceReader {
     info: Vec<(String, Vec<u8>)>,
     lost: Vec<LostRecord>,
     complete: bool,
+    /// See [`TraceReader::cut_tail`].
+    cut_tail: Option<(u64, u64, u64)>,
     /// `Reanimator::Snapshot` and `Reanimator::Blob` extents, in file order.
     snapshot_offsets: Vec<u64>,
     blob_offsets: Vec<u64>,
@@ -85,6 +87,7 @@ impl TraceReader {
         let mut snapshot_offsets = Vec::new();
         let mut blob_offsets = Vec::new();
         let complete = matches!(ds.trailer_status(), TrailerStatus::Valid { .. });
+        let mut cut_tail = None;
         let mut place = |off: u64, name: &str| {
             if let Some(&i) = by_name.get(name) {
                 offsets[i].push(off);
@@ -106,8 +109,15 @@ impl TraceReader {
             }
             _ => {
                 for h in ds.headers() {
-                    let h = h?;
-                    place(h.offset, &h.type_name);
+                    match h {
+                        Ok(h) => place(h.offset, &h.type_name),
+                        // A recorder killed while writing: what came before is whole.
+                        Err(e) if e.cut_tail().is_some() => {
+                            cut_tail = e.cut_tail();
+                            break;
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
                 }
             }
         }
@@ -142,6 +152,7 @@ impl TraceReader {
             info,
             lost,
             complete,
+            cut_tail,
             snapshot_offsets,
             blob_offsets,
         })
@@ -160,6 +171,13 @@ impl TraceReader {
     /// still readable.
     pub fn is_complete(&self) -> bool {
         self.complete
+    }
+
+    /// An unfinished trace that ends inside an extent (the recorder was killed while writing
+    /// it): `(offset of that extent, bytes it needs, bytes there are)`. Its records are lost;
+    /// every extent before it is read as usual.
+    pub fn cut_tail(&self) -> Option<(u64, u64, u64)> {
+        self.cut_tail
     }
 
     /// The trace info records (key, value), in file order.
