@@ -12,6 +12,7 @@
 //! and fails instead under REANIMATOR_REQUIRE_PRIVILEGED=1 (CI).
 
 use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -565,10 +566,10 @@ fn wait_state(pid: u32, secs: u64, pred: impl Fn(Option<char>) -> bool) -> Optio
     }
 }
 
-/// A recorder killed (SIGKILL: no clean-up of its own) while its throttle holds a process
-/// stopped does not leave that process stopped: its guardian continues it. The recorder is
-/// itself stopped first, so that the attached process is throttled for sure (the ring fills
-/// and nobody drains it) when the kill comes.
+/// A recorder killed (SIGKILL to its whole process group: no clean-up of its own) while its
+/// throttle holds a process stopped does not leave that process stopped: its guardian
+/// continues it. The recorder is itself stopped first, so that the attached process is
+/// throttled for sure (the ring fills and nobody drains it) when the kill comes.
 #[test]
 fn a_killed_recorder_leaves_no_process_stopped() {
     if !ebpf_available() {
@@ -582,11 +583,12 @@ fn a_killed_recorder_leaves_no_process_stopped() {
         .spawn()
         .unwrap();
     let pid = target.id();
-    let mut rec = bin()
+    let rec = bin()
         .args(["record", "-q", "--backend", "ebpf", "--ring-size", "1M", "-o"])
         .arg(dir.join("t.ds"))
         .args(["-p", &pid.to_string()])
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
@@ -594,7 +596,8 @@ fn a_killed_recorder_leaves_no_process_stopped() {
     unsafe { libc::kill(rec.id() as i32, libc::SIGSTOP) };
     let s = wait_state(pid, 10, |s| s == Some('T'));
     let stopped = s == Some('T');
-    rec.kill().unwrap(); // SIGKILL
+    // SAFETY: kill(2) on the process group of our own child (which leads it).
+    unsafe { libc::kill(-(rec.id() as i32), libc::SIGKILL) };
     let out = rec.wait_with_output().unwrap();
     let after = wait_state(pid, 5, |s| s != Some('T'));
     let _ = target.kill();

@@ -12,6 +12,9 @@
 //! continues (SIGCONT) every process the map still flags, twice a quarter second apart, and
 //! exits.
 //!
+//! The guardian runs in a session of its own, so that killing the recorder's process group
+//! spares it; it ignores the terminal's signals.
+//!
 //! Forked from a process with threads, the child runs only async-signal-safe code: raw system
 //! calls on memory prepared before the fork, no allocation.
 
@@ -90,6 +93,9 @@ unsafe fn guard(rx: RawFd, stops: RawFd, message: &[u8]) -> ! {
             libc::signal(sig, libc::SIG_IGN);
         }
         libc::prctl(libc::PR_SET_NAME, c"ra-guardian".as_ptr());
+        // Its own session: a kill of the recorder's whole process group (a job runner's
+        // timeout, `kill -9 -PGID`) does not take the guardian with it.
+        libc::setsid();
         // Keep stderr, the pipe and the map; close the rest (the recorder's trace file, the
         // programs, the ring, the command's stdin and stdout).
         let (lo, hi) = (rx.min(stops), rx.max(stops));
