@@ -202,6 +202,20 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     }
     let trace = TraceReader::open(&a.trace)
         .with_context(|| format!("opening the trace {}", a.trace.display()))?;
+    if let Some((off, needed, have)) = trace.cut_tail() {
+        eprintln!(
+            "reanimator: note: {} ends inside the extent at offset {off} ({have} of its {needed} \
+             bytes: the recorder was stopped while writing it, or the tail is damaged); its records \
+             are lost: the calls before it are replayed, and end-state checks may differ",
+            a.trace.display()
+        );
+    } else if !trace.is_complete() {
+        eprintln!(
+            "reanimator: note: {} is unfinished (the recorder did not close it): the calls it \
+             holds are replayed",
+            a.trace.display()
+        );
+    }
     check_root(&a.root, a.force)?;
     let mut opts = Options::new(a.root.clone());
     opts.verify = match a.verify {

@@ -162,6 +162,16 @@ fn bad_input_is_refused_in_one_line() {
         assert!(matches!(o.status.code(), Some(1) | Some(2)), "{o:?}");
         assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
     }
+    // A trace the recorder was killed while writing (cut inside its last extent): replayed, with
+    // a note saying what is missing.
+    let b = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/example.ds"))
+        .unwrap();
+    std::fs::write(d.join("cut.ds"), &b[..b.len() - 200]).unwrap();
+    std::fs::create_dir(d.join("cut-root")).unwrap();
+    let o = replay(&d.join("cut.ds"), &d.join("cut-root"), &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("ends inside the extent at offset") && err.contains("replayed"), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("replayed 10 calls"), "{o:?}");
     // The root: missing, a file, not empty.
     let trace = d.join("small.ds");
     let def = ra_syscalls::lookup("umask").unwrap();
