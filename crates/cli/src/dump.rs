@@ -69,13 +69,8 @@ pub fn run(a: DumpArgs) -> Result<ExitCode> {
     if is_trace && !a.raw && !(a.format == Format::Csv && a.types.len() == 1) {
         let tr = TraceReader::from_ds(ds)
             .with_context(|| format!("cannot read trace {}", path.display()))?;
-        if let Some((off, needed, have)) = tr.cut_tail() {
-            eprintln!(
-                "reanimator: note: {} ends inside the extent at offset {off} ({have} of its {needed} \
-                 bytes: the recorder was stopped while writing it, or the tail is damaged); its records are lost, \
-                 the ones before it follow",
-                path.display()
-            );
+        if let Some(c) = tr.cut_tail() {
+            eprintln!("reanimator: note: {} {c}; the ones before it follow", path.display());
         }
         dump_events(&tr, &a, filter.as_ref(), &mut out)
             .with_context(|| format!("reading {}", path.display()))?;

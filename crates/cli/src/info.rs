@@ -105,12 +105,11 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
                 total_records += u64::from(h.nrecords);
                 total_extents += 1;
             }
-            Err(e) if e.cut_tail().is_some() => {
-                cut_tail = e.cut_tail();
-                break;
-            }
             Err(e) => {
-                header_error = Some(e);
+                match e.cut_tail() {
+                    Some(c) => cut_tail = Some(c),
+                    None => header_error = Some(e),
+                }
                 break;
             }
         }
@@ -169,11 +168,8 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             None => "unfinished: no trailer (the writer did not finish); every extent written is \
                      readable"
                 .to_string(),
-            Some((off, needed, have)) => format!(
-                "unfinished: no trailer, and the file ends inside the extent at offset {off} \
-                 ({have} of its {needed} bytes: the writer was stopped while writing it, or the \
-                 tail is damaged); that extent's records are lost, every extent before it is \
-                 readable"
+            Some(c) => format!(
+                "unfinished: no trailer, and the file {c}; every extent before it is readable"
             ),
         },
         TrailerStatus::Corrupt(why) => format!("damaged trailer: {why}"),
@@ -241,9 +237,9 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             "byte_order": if ds.is_big_endian() { "big-endian" } else { "little-endian" },
             "complete": matches!(trailer, TrailerStatus::Valid { .. }),
             "trailer": trailer_text,
-            "cut_tail": cut_tail.map(|(off, needed, have)| json!({"extent_offset": off,
-                                                                  "extent_bytes": needed,
-                                                                  "bytes_present": have})),
+            "cut_tail": cut_tail.map(|c| json!({"extent_offset": c.extent_offset,
+                                                "extent_bytes": c.extent_bytes,
+                                                "bytes_present": c.bytes_present})),
             "kind": kind,
             "declared_types": declared,
             "extents": total_extents,

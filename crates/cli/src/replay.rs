@@ -202,11 +202,10 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     }
     let trace = TraceReader::open(&a.trace)
         .with_context(|| format!("opening the trace {}", a.trace.display()))?;
-    if let Some((off, needed, have)) = trace.cut_tail() {
+    if let Some(c) = trace.cut_tail() {
         eprintln!(
-            "reanimator: note: {} ends inside the extent at offset {off} ({have} of its {needed} \
-             bytes: the recorder was stopped while writing it, or the tail is damaged); its records \
-             are lost: the calls before it are replayed, and end-state checks may differ",
+            "reanimator: note: {} {c}: the calls before it are replayed, and end-state checks \
+             may differ",
             a.trace.display()
         );
     } else if !trace.is_complete() {

@@ -307,18 +307,17 @@ impl Error {
         }
     }
 
-    /// A file without trailer that ends inside its last extent: what a writer stopped in the
-    /// middle of writing it leaves (a killed recorder, whose writes are blocks, not extents).
-    /// `Some((extent offset, bytes the extent needs, bytes the file has from there))` for a
-    /// [`Error::DamagedTail`] whose trailer marker is missing and whose last extent is cut short
-    /// (the extents before it are whole); `None` for any other error, including a tail whose
-    /// header is garbage rather than short.
-    pub fn cut_tail(&self) -> Option<(u64, u64, u64)> {
+    /// For a [`Error::DamagedTail`] whose trailer marker is missing and whose last extent is
+    /// cut short (the extents before it are whole): that extent. `None` for any other error,
+    /// including a tail whose header is garbage rather than short.
+    pub fn cut_tail(&self) -> Option<CutTail> {
         match self {
             Error::DamagedTail { check: "marker", extent_offset, cause, .. } => match **cause {
-                Error::TruncatedExtent { needed, available, .. } => {
-                    Some((*extent_offset, needed, available))
-                }
+                Error::TruncatedExtent { needed, available, .. } => Some(CutTail {
+                    extent_offset: *extent_offset,
+                    extent_bytes: needed,
+                    bytes_present: available,
+                }),
                 _ => None,
             },
             _ => None,
@@ -344,5 +343,30 @@ impl Error {
             Error::DamagedTail { extent_offset, .. } => Some(*extent_offset),
             _ => None,
         }
+    }
+}
+
+/// A file without trailer that ends inside its last extent: what a writer stopped in the
+/// middle of writing it leaves (a killed recorder, whose writes are blocks, not extents), or a
+/// damaged tail. See [`Error::cut_tail`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CutTail {
+    /// File offset of the extent that is cut short.
+    pub extent_offset: u64,
+    /// Bytes that extent needs.
+    pub extent_bytes: u64,
+    /// Bytes the file has from its offset on.
+    pub bytes_present: u64,
+}
+
+impl std::fmt::Display for CutTail {
+    /// "ends inside the extent at offset X (P of its N bytes: ...); its records are lost".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ends inside the extent at offset {} ({} of its {} bytes: the writer was stopped while \
+             writing it, or the tail is damaged); its records are lost",
+            self.extent_offset, self.bytes_present, self.extent_bytes
+        )
     }
 }

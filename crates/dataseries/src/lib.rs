@@ -27,7 +27,7 @@ pub mod raw;
 pub mod text;
 
 pub use compress::Compression;
-pub use error::{Checksum, Error, Section};
+pub use error::{Checksum, CutTail, Error, Section};
 pub use extent::{Extent, ExtentBuilder, Value};
 pub use reader::{DsReader, ExtentHeader, ExtentStream, HeaderIter, StreamOptions, TrailerStatus};
 pub use types::{ExtentType, ExtentTypeBuilder, FieldDesc, FieldType};

@@ -10,7 +10,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::path::Path;
 use std::sync::Arc;
 
-use dataseries::{DsReader, Extent, ExtentType, FieldType, TrailerStatus, Value};
+use dataseries::{CutTail, DsReader, Extent, ExtentType, FieldType, TrailerStatus, Value};
 use ra_syscalls::{by_trace_name, ArgKind};
 
 use crate::event::{ArgValue, Event, ExtraValue, IovValue};
@@ -49,7 +49,7 @@ pub struct TraceReader {
     lost: Vec<LostRecord>,
     complete: bool,
     /// See [`TraceReader::cut_tail`].
-    cut_tail: Option<(u64, u64, u64)>,
+    cut_tail: Option<CutTail>,
     /// `Reanimator::Snapshot` and `Reanimator::Blob` extents, in file order.
     snapshot_offsets: Vec<u64>,
     blob_offsets: Vec<u64>,
@@ -112,11 +112,13 @@ impl TraceReader {
                     match h {
                         Ok(h) => place(h.offset, &h.type_name),
                         // A recorder killed while writing: what came before is whole.
-                        Err(e) if e.cut_tail().is_some() => {
-                            cut_tail = e.cut_tail();
-                            break;
-                        }
-                        Err(e) => return Err(e.into()),
+                        Err(e) => match e.cut_tail() {
+                            Some(c) => {
+                                cut_tail = Some(c);
+                                break;
+                            }
+                            None => return Err(e.into()),
+                        },
                     }
                 }
             }
@@ -174,9 +176,8 @@ impl TraceReader {
     }
 
     /// An unfinished trace that ends inside an extent (the recorder was killed while writing
-    /// it): `(offset of that extent, bytes it needs, bytes there are)`. Its records are lost;
-    /// every extent before it is read as usual.
-    pub fn cut_tail(&self) -> Option<(u64, u64, u64)> {
+    /// it): that extent, whose records are lost; every extent before it is read as usual.
+    pub fn cut_tail(&self) -> Option<CutTail> {
         self.cut_tail
     }
 
