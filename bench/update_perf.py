@@ -103,12 +103,10 @@ def record_table(rows):
                 lost = [r["lost"] for r in rs if "lost" in r]
                 if c == "ebpf-noop":
                     size = "programs attached, returning at once: records nothing"
+                    lost = []
                 elif c == "ebpf-discard":
                     size = "full buffers captured and assembled, then dropped: writes no calls"
-                    if lost:
-                        stops = [r.get("throttle_stops", 0) for r in rs]
-                        size += f"; lost {max(lost):,}, throttle stops {median(stops):,.0f}"
-                elif lost:
+                if lost:
                     stops = [r.get("throttle_stops", 0) for r in rs]
                     held = [r.get("throttle_stopped_ms", 0) for r in rs]
                     size += (f"; lost {max(lost):,}, throttle stops {median(stops):,.0f}"

@@ -26,6 +26,11 @@ use crate::{Error, Result};
 const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
 
+/// What the guardian says when it had something to do.
+const MESSAGE: &[u8] =
+    b"reanimator (guardian): the recorder died; continued the processes it had stopped \
+      (--loss throttle)\n";
+
 /// The recorder's side: dropping it without [`Guardian::finish`] (an error path) makes the
 /// guardian continue what is left stopped.
 pub(super) struct Guardian {
@@ -45,8 +50,6 @@ impl Guardian {
         }
         // SAFETY: both are new descriptors owned by nothing else.
         let (rx, tx) = unsafe { (OwnedFd::from_raw_fd(p[0]), OwnedFd::from_raw_fd(p[1])) };
-        let message = b"reanimator (guardian): the recorder died; continued the processes it had \
-                        stopped (--loss throttle)\n";
         // SAFETY: the child runs guard() only: async-signal-safe system calls, no allocation.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
@@ -54,7 +57,7 @@ impl Guardian {
         }
         if pid == 0 {
             // SAFETY: this is the child, see guard().
-            unsafe { guard(rx.as_raw_fd(), stops_fd, message) }
+            unsafe { guard(rx.as_raw_fd(), stops_fd) }
         }
         drop(rx);
         Ok(Guardian { pid, tx: Some(tx) })
@@ -85,7 +88,7 @@ impl Drop for Guardian {
 ///
 /// # Safety
 /// Only in the child of a fork, with `rx` and `stops` open.
-unsafe fn guard(rx: RawFd, stops: RawFd, message: &[u8]) -> ! {
+unsafe fn guard(rx: RawFd, stops: RawFd) -> ! {
     // SAFETY: async-signal-safe calls on our own descriptors and memory (see the caller).
     unsafe {
         // Ctrl-C and friends are for the recorder, which then ends and tells us.
@@ -125,7 +128,7 @@ unsafe fn guard(rx: RawFd, stops: RawFd, message: &[u8]) -> ! {
             resumed += continue_stopped(stops);
         }
         if resumed > 0 {
-            libc::write(2, message.as_ptr().cast(), message.len());
+            libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
         }
         libc::_exit(0)
     }

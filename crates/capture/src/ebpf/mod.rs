@@ -251,10 +251,15 @@ fn load<'obj>(
     open.load().map_err(|e| fail("load", e))
 }
 
+/// Whether the benchmark setting `var` is `1`.
+fn bench_knob(var: &str) -> bool {
+    std::env::var_os(var).is_some_and(|v| v == "1")
+}
+
 /// `REANIMATOR_BPF_NOOP=1` (benchmarks): the syscall programs are attached but return at
 /// once; nothing is recorded. What bench/record's `ebpf-noop` row measures.
 fn noop_requested() -> bool {
-    std::env::var_os("REANIMATOR_BPF_NOOP").is_some_and(|v| v == "1")
+    bench_knob("REANIMATOR_BPF_NOOP")
 }
 
 /// `REANIMATOR_DISCARD_EVENTS=1` (benchmarks): everything runs as usual up to the assembled
@@ -262,7 +267,7 @@ fn noop_requested() -> bool {
 /// without the trace writer and its disk writes. What bench/record's `ebpf-discard` row
 /// measures. The trace says so (`ebpf_discarded_events`).
 fn discard_requested() -> bool {
-    std::env::var_os("REANIMATOR_DISCARD_EVENTS").is_some_and(|v| v == "1")
+    bench_knob("REANIMATOR_DISCARD_EVENTS")
 }
 
 fn bpf(what: &str) -> impl FnOnce(libbpf_rs::Error) -> Error + '_ {
