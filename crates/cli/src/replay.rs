@@ -197,8 +197,12 @@ fn check_root(root: &Path, force: bool) -> Result<()> {
 }
 
 pub fn run(a: ReplayArgs) -> Result<ExitCode> {
-    if !(a.stall_timeout.is_finite() && a.stall_timeout > 0.0) {
-        bail!("--stall-timeout {}: give a positive number of seconds", a.stall_timeout);
+    // At most a day: a longer wait is no stall detection at all (and Duration has a limit).
+    if !(a.stall_timeout.is_finite() && a.stall_timeout > 0.0 && a.stall_timeout <= 86_400.0) {
+        bail!(
+            "--stall-timeout {}: give a positive number of seconds, at most 86400 (a day)",
+            a.stall_timeout
+        );
     }
     let trace = TraceReader::open(&a.trace)
         .with_context(|| format!("opening the trace {}", a.trace.display()))?;

@@ -29,6 +29,9 @@ pub struct Shared {
     /// Set when the replay must stop (abort on mismatch, Ctrl-C, a fatal stall).
     pub abort: AtomicBool,
     pub is_root: bool,
+    /// The trace has page records for mapped I/O (`mmappread`/`mmappwrite`); false for ptrace
+    /// traces, whose backend cannot see loads and stores to mapped memory.
+    pub page_records: bool,
 }
 
 /// How a call was replayed.
@@ -84,6 +87,86 @@ fn is_special(p: &[u8]) -> bool {
         .any(|s| n == *s || (n.starts_with(s) && n.get(s.len()) == Some(&b'/')))
 }
 
+/// Failures the replay cannot reproduce by issuing the call again, and why. Such a call is
+/// not issued (issuing it would succeed and do what the recorded call never did: write bytes,
+/// truncate a file, create a descriptor); the recorded failure stands.
+fn unreproducible(errno: i32) -> Option<&'static str> {
+    Some(match errno {
+        libc::EINTR => "interrupted by a signal; the restarted call is its own record",
+        e if ra_trace::format::is_restart_errno(e) => {
+            "interrupted by a signal; the restarted call is its own record"
+        }
+        libc::EFAULT => "a bad address in the program; the replay's buffers are valid",
+        libc::ETXTBSY => "the file was being executed; the replay runs no program",
+        libc::EMFILE | libc::ENFILE => "a descriptor limit of the recorded process",
+        libc::ENOMEM => "the recording machine's memory",
+        libc::ENOSPC | libc::EDQUOT => "the recording file system was full",
+        libc::EIO => "an I/O error of the recording machine",
+        _ => return None,
+    })
+}
+
+/// The flags and mode `open(2)` hands the kernel's lookup, as `build_open_how` and
+/// `build_open_flags` make them: for `open`/`openat`, unknown bits are dropped,
+/// `O_LARGEFILE` is added (64-bit kernel), `O_PATH` keeps only `O_DIRECTORY|O_NOFOLLOW|
+/// O_CLOEXEC`, and the mode counts only with `O_CREAT` or `O_TMPFILE`; `openat2` refuses
+/// what `open` ignores. The errors the kernel gives for the flags themselves come here,
+/// before the name or the directory descriptor are looked at.
+pub fn open_how(flags: i32, mode: u32, strict: bool) -> Result<(i32, u32), i32> {
+    const VALID: i32 = libc::O_ACCMODE
+        | libc::O_CREAT
+        | libc::O_EXCL
+        | libc::O_NOCTTY
+        | libc::O_TRUNC
+        | libc::O_APPEND
+        | libc::O_NONBLOCK
+        | libc::O_DSYNC
+        | libc::O_ASYNC
+        | libc::O_DIRECT
+        | libc::O_LARGEFILE
+        | libc::O_DIRECTORY
+        | libc::O_NOFOLLOW
+        | libc::O_NOATIME
+        | libc::O_CLOEXEC
+        | libc::O_PATH
+        | libc::O_SYNC
+        | libc::O_TMPFILE;
+    const PATH_FLAGS: i32 = libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_PATH | libc::O_CLOEXEC;
+    let creates = |f: i32| f & libc::O_CREAT != 0 || f & libc::O_TMPFILE == libc::O_TMPFILE;
+    let (mut f, mut m) = (flags, mode);
+    if strict {
+        if f & !VALID != 0 || m & !0o7777 != 0 || (m != 0 && !creates(f)) {
+            return Err(libc::EINVAL);
+        }
+        if f & libc::O_PATH != 0 && f & !PATH_FLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+    } else {
+        f = (f & VALID) | libc::O_LARGEFILE;
+        m &= 0o7777;
+        if f & libc::O_PATH != 0 {
+            f &= PATH_FLAGS;
+        }
+        if !creates(f) {
+            m = 0;
+        }
+    }
+    if f & libc::O_TMPFILE == libc::O_TMPFILE {
+        // O_TMPFILE needs O_DIRECTORY's bit as part of it, and write access; no O_CREAT.
+        let acc = f & libc::O_ACCMODE;
+        if f & libc::O_CREAT != 0 || (acc != libc::O_WRONLY && acc != libc::O_RDWR) {
+            return Err(libc::EINVAL);
+        }
+    } else if f & libc::O_TMPFILE & !libc::O_DIRECTORY != 0 {
+        // __O_TMPFILE without O_DIRECTORY.
+        return Err(libc::EINVAL);
+    }
+    Ok((f, m))
+}
+
+/// `PATH_MAX`: a path of this many bytes or more is `ENAMETOOLONG` before anything is looked up.
+const PATH_MAX: usize = 4096;
+
 /// `/proc/self/fd/N[/rest]` (also `/proc/thread-self/fd/N`): the descriptor and the rest.
 fn proc_fd_path(p: &[u8]) -> Option<(i32, &[u8])> {
     let r =
@@ -94,6 +177,9 @@ fn proc_fd_path(p: &[u8]) -> Option<(i32, &[u8])> {
 }
 
 const STALL_SLICE_MS: i32 = 100;
+
+/// Creation order of mappings (see [`Mapping::serial`]).
+static MAP_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Sentinel "errno": the call names a simulated descriptor, so it is simulated too.
 const SIMULATED: i32 = -1;
@@ -252,6 +338,14 @@ impl Call<'_> {
 
     /// The logical path a (dirfd, path) pair names.
     fn abs(&mut self, dirfd: Option<i64>, path: &[u8]) -> Result<Vec<u8>, i32> {
+        // The kernel copies the name before it looks at the directory descriptor: an empty or
+        // over-long name fails first, whatever dirfd is.
+        if path.is_empty() {
+            return Err(libc::ENOENT);
+        }
+        if path.len() >= PATH_MAX {
+            return Err(libc::ENAMETOOLONG);
+        }
         if let Some((fd, rest)) = proc_fd_path(path) {
             // /proc/self/fd/N/...: the program's own descriptor N (glibc's fchmodat idiom).
             let f = self.entry(fd.into())?.file;
@@ -374,9 +468,10 @@ impl Call<'_> {
         if !self.rec_ok() {
             return;
         }
+        let cloexec = self.new_fd_cloexec();
         let sim = || FdEntry {
             file: OpenFile::new(Handle::Simulated("simulated"), Vec::new(), 0),
-            cloexec: false,
+            cloexec,
         };
         if def.ret == Ret::Fd {
             lock(&self.p.fds).insert(self.rec_ret() as i32, sim());
@@ -393,6 +488,48 @@ impl Call<'_> {
         }
     }
 
+    /// True when a descriptor the call creates is close-on-exec: one of its flag arguments
+    /// has its set's `*_CLOEXEC` flag (`O_CLOEXEC`, `SOCK_CLOEXEC`, `EFD_CLOEXEC`,
+    /// `MFD_CLOEXEC`, ...), as the registry's flag tables name them.
+    fn new_fd_cloexec(&self) -> bool {
+        let Some(def) = self.ev.def else { return false };
+        def.args.iter().zip(&self.ev.args).any(|(a, v)| match (a.kind, v.as_int()) {
+            (ra_syscalls::ArgKind::Flags(set), Some(x)) => set.entries.iter().any(|f| {
+                f.name.ends_with("_CLOEXEC")
+                    && !f.name.starts_with("MSG_")
+                    && !f.name.starts_with("CLOSE_RANGE")
+                    && !f.name.starts_with("F_")
+                    && f.is_set(x as u64)
+            }),
+            _ => false,
+        })
+    }
+
+    /// The name of a path argument recorded empty in a call that succeeded although the kernel
+    /// answers `ENOENT` for an empty path (no `AT_EMPTY_PATH`): the recorder could not read it.
+    fn uncaptured_path(&self) -> Option<&'static str> {
+        let def = self.ev.def?;
+        if !self.rec_ok() {
+            return None;
+        }
+        let empty_ok = self.ev.args.iter().zip(def.args).any(|(v, a)| {
+            matches!(a.kind, ra_syscalls::ArgKind::Flags(_))
+                && a.name == "flags"
+                && v.as_int().is_some_and(|f| f & i64::from(libc::AT_EMPTY_PATH) != 0)
+        });
+        if empty_ok {
+            return None;
+        }
+        def.args.iter().zip(&self.ev.args).find_map(|(a, v)| match (a.kind, v) {
+            (ra_syscalls::ArgKind::Path, ArgValue::Data(d))
+                if d.strip_suffix(&[0]).unwrap_or(d).is_empty() =>
+            {
+                Some(a.name)
+            }
+            _ => None,
+        })
+    }
+
     // ---- the calls -----------------------------------------------------------------------
 
     fn run(&mut self) -> Result<Act, i32> {
@@ -407,10 +544,34 @@ impl Call<'_> {
         if !self.pl.inherited && self.special_paths() {
             return Ok(Act::Sim);
         }
-        // An interrupted call (a signal arrived; the kernel restarts it or returns EINTR) had no
-        // effect; the restarted call is its own record.
-        if self.ev.errno.is_some_and(|e| e == libc::EINTR || ra_trace::format::is_restart_errno(e))
+        // A call without a recorded result: its thread ended inside it (exit_group while it
+        // blocked) or the trace was cut. What it did is unknown: it is not issued.
+        if def.ret != Ret::NoReturn && self.ev.ret.is_none() && self.ev.errno.is_none_or(|e| e == 0)
         {
+            self.warn(format!(
+                "{}: no recorded result (its thread ended inside the call): not replayed",
+                def.name
+            ));
+            return Ok(Act::Skip);
+        }
+        if let Some(why) = self.ev.errno.and_then(unreproducible) {
+            self.warn(format!(
+                "{}: recorded {} ({why}): not issued, the recorded failure stands",
+                def.name,
+                verify::errno_str(self.ev.errno.unwrap_or(0))
+            ));
+            return Ok(Act::Sim);
+        }
+        if let Some(arg) = self.uncaptured_path() {
+            self.warn(format!(
+                "{}: succeeded with an empty `{arg}`, which the kernel refuses: the path was not \
+                 captured; not issued",
+                def.name
+            ));
+            if matches!(def.name, "execve" | "execveat") {
+                // Its effect on the process still happens: close-on-exec descriptors go.
+                self.exec_effect();
+            }
             return Ok(Act::Sim);
         }
         let name = def.name;
@@ -649,17 +810,7 @@ impl Call<'_> {
                 }
             }
             "mprotect" | "madvise" => Ok(Act::EmulatedAsRecorded),
-            "mremap" => {
-                if self.rec_ok() {
-                    let mut mm = lock(&self.p.mm);
-                    let old = self.i("old_address") as u64;
-                    if let Some(mut m) = mm.maps.remove(&old) {
-                        m.len = self.i("new_size") as u64;
-                        mm.maps.insert(self.rec_ret() as u64, m);
-                    }
-                }
-                Ok(Act::EmulatedAsRecorded)
-            }
+            "mremap" => self.mremap(),
             "clone" | "clone3" | "fork" | "vfork" => {
                 if let Some((child, flags)) = self.pl.child {
                     self.sh.procs.insert(child, self.p.clone_with(flags));
@@ -892,37 +1043,46 @@ impl Call<'_> {
         Ok(Act::Issued(sys::pwritev2(raw, &iov, self.vec_offset(), flags)?))
     }
 
+    /// A page record: bytes read or written through a file mapping. The file is the one the
+    /// mapping was made on (found by address for reads, by the descriptor number the mmap named
+    /// for writes), not whatever that descriptor number names now.
     fn mmap_page(&mut self, write: bool) -> Result<Act, i32> {
-        let f = self.file("fd")?;
-        let Some(raw) = f.raw() else { return Ok(Act::Sim) };
         let count = self.i("count").max(0) as usize;
         let off = self.i("offset");
-        let size = sys::fstat_at(raw)?.st_size;
-        let in_file = off >= 0 && off + count as i64 <= size;
-        if self.sh.opts.mmap == MmapMode::Map && in_file {
-            let addr = if write {
-                lock(&self.p.mm).find_file_offset(&f, off)
+        let fd = self.i("fd");
+        let mapped = {
+            let mm = lock(&self.p.mm);
+            let hit = if write {
+                i32::try_from(fd).ok().and_then(|fd| mm.find_by_fd(fd, off))
             } else {
-                let a = self.i("address") as u64;
-                let mm = lock(&self.p.mm);
-                mm.find(a).and_then(|(m, o)| {
-                    m.real.filter(|r| (o as usize) + count <= r.1).map(|r| r.0 + o as usize)
-                })
+                mm.find(self.i("address") as u64).filter(|(m, _)| m.file.is_some())
             };
-            if let Some(addr) = addr {
-                if write {
-                    let data = self.payload("buf", count);
-                    let n = count.min(data.len());
-                    // SAFETY: `addr..addr+n` lies in a live shared mapping of this file (found in
-                    // the process's map) and within the file's size, so the pages exist.
-                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), addr as *mut u8, n) };
-                    return Ok(Act::Issued(n as i64));
-                }
-                // SAFETY: as above: a live mapping, within the file.
-                let got = unsafe { std::slice::from_raw_parts(addr as *const u8, count) }.to_vec();
-                self.check_data("buf", &got);
-                return Ok(Act::Issued(count as i64));
+            hit.and_then(|(m, o)| Some((m.file.clone()?, m.real_at(o))))
+                as Option<(Arc<OpenFile>, Option<(usize, usize)>)>
+        };
+        let (f, real) = match mapped {
+            Some((f, real)) => (f, real),
+            // The mapping is gone from the model (unmapped before the record): the descriptor.
+            None => (self.file("fd")?, None),
+        };
+        let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+        let size = sys::fstat_at(raw)?.st_size;
+        let in_file = off >= 0 && off.saturating_add(count as i64) <= size;
+        if let Some((addr, room)) = real.filter(|&(_, room)| in_file && count <= room) {
+            debug_assert!(room >= count);
+            if write {
+                let data = self.payload("buf", count);
+                let n = count.min(data.len());
+                // SAFETY: `addr..addr+n` lies in a live mapping this replayer made (real_at bounds
+                // it by the real length, n <= count <= room) and within the file's size, so the
+                // pages exist.
+                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), addr as *mut u8, n) };
+                return Ok(Act::Issued(n as i64));
             }
+            // SAFETY: as above: a live mapping, `count <= room` bytes, within the file.
+            let got = unsafe { std::slice::from_raw_parts(addr as *const u8, count) }.to_vec();
+            self.check_data("buf", &got);
+            return Ok(Act::Issued(count as i64));
         }
         if write {
             let data = self.payload("buf", count);
@@ -1063,11 +1223,11 @@ impl Call<'_> {
             }
             _ => (self.i("flags") as i32, self.i("mode") as u32),
         };
+        // The kernel checks the flags before it reads the name or looks at dirfd.
+        let (real_flags, mode) = open_how(flags, mode, name == "openat2")?;
         let dirfd = if name == "openat" || name == "openat2" { self.dirfd("dirfd") } else { None };
         let abs = self.abs(dirfd, &p)?;
         let umask = lock(&self.p.fs).umask;
-        // A 64-bit kernel adds O_LARGEFILE to open/openat (not to openat2): keep F_GETFL equal.
-        let real_flags = if name == "openat2" { flags } else { flags | libc::O_LARGEFILE };
         let fd = self.sh.root.open(&abs, real_flags, mode & !umask)?;
         let cloexec = flags & libc::O_CLOEXEC != 0;
         Ok(Act::Issued(self.install(fd, normalize(&abs), cloexec, 0)?))
@@ -1444,10 +1604,21 @@ impl Call<'_> {
         if flags & libc::MAP_FIXED != 0 {
             lock(&self.p.mm).unmap(at, len);
         }
+        let serial = MAP_SERIAL.fetch_add(1, Ordering::Relaxed);
         if anon {
-            lock(&self.p.mm)
-                .maps
-                .insert(at, Mapping { len, real: None, file: None, offset: 0, shared: false });
+            lock(&self.p.mm).maps.insert(
+                at,
+                Mapping {
+                    len,
+                    real: None,
+                    file: None,
+                    offset: 0,
+                    shared: false,
+                    fd: -1,
+                    prot,
+                    serial,
+                },
+            );
             return Ok(Act::EmulatedAsRecorded);
         }
         let f = self.file("fd")?;
@@ -1455,10 +1626,9 @@ impl Call<'_> {
             || flags & libc::MAP_TYPE == libc::MAP_SHARED_VALIDATE;
         let real = match (self.sh.opts.mmap, f.raw()) {
             (MmapMode::Map, Some(raw)) if len > 0 => {
-                let p = prot & (libc::PROT_READ | libc::PROT_WRITE);
-                let kind = if shared { libc::MAP_SHARED } else { libc::MAP_PRIVATE };
-                let r = sys::mmap(len as usize, p, kind | (flags & libc::MAP_POPULATE), raw, off)?;
-                Some((r, len as usize))
+                // No MAP_POPULATE: memory the replayer touches is what page records copy, not
+                // what the trace says to map.
+                Some((self.real_map(raw, len, prot, shared, off)?, len as usize))
             }
             (_, Some(raw)) => {
                 // pread mode: the same checks the kernel makes (the descriptor is a mappable
@@ -1471,8 +1641,76 @@ impl Call<'_> {
             }
             (_, None) => return Ok(Act::Sim),
         };
-        lock(&self.p.mm).maps.insert(at, Mapping { len, real, file: Some(f), offset: off, shared });
+        if shared && prot & libc::PROT_WRITE != 0 && !self.sh.page_records {
+            self.warn(format!(
+                "a shared file mapping of {} may be written through: this trace's backend cannot \
+                 see writes to mapped memory, so the file's content can differ",
+                String::from_utf8_lossy(&f.path)
+            ));
+        }
+        let fd = i32::try_from(fd).unwrap_or(-1);
+        lock(&self.p.mm).maps.insert(
+            at,
+            Mapping { len, real, file: Some(f), offset: off, shared, fd, prot, serial },
+        );
         Ok(Act::IssuedLoose(at as i64))
+    }
+
+    /// A real mapping of `len` bytes of file `raw` at `off` for page records to copy through.
+    fn real_map(
+        &self,
+        raw: RawFd,
+        len: u64,
+        prot: i32,
+        shared: bool,
+        off: i64,
+    ) -> Result<usize, i32> {
+        let p = prot & (libc::PROT_READ | libc::PROT_WRITE);
+        let kind = if shared { libc::MAP_SHARED } else { libc::MAP_PRIVATE };
+        sys::mmap(usize::try_from(len).map_err(|_| libc::ENOMEM)?, p, kind, raw, off)
+    }
+
+    /// mremap: the mapping at the old address moves to the recorded new one with its new
+    /// length. Its real mapping (if any) is replaced by a new one of the new length, so that
+    /// what the replayer maps always matches what it thinks it maps; when that cannot be made,
+    /// page records go through pread/pwrite instead.
+    fn mremap(&mut self) -> Result<Act, i32> {
+        if !self.rec_ok() {
+            return Ok(Act::EmulatedAsRecorded);
+        }
+        let old = self.i("old_address") as u64;
+        let old_size = self.i("old_size") as u64;
+        let new_size = self.i("new_size") as u64;
+        let mut mm = lock(&self.p.mm);
+        let Some(m) = mm.maps.remove(&old) else { return Ok(Act::EmulatedAsRecorded) };
+        let mut moved = Mapping {
+            len: new_size,
+            real: None,
+            file: m.file.clone(),
+            offset: m.offset,
+            shared: m.shared,
+            fd: m.fd,
+            prot: m.prot,
+            serial: m.serial,
+        };
+        if old_size > 0 && old_size < m.len {
+            // Only the head moves; the rest stays where it was (unmap keeps it, with its part
+            // of the real mapping, and unmaps the head's).
+            mm.maps.insert(old, m);
+            mm.unmap(old, old_size);
+        } else {
+            drop(m);
+        }
+        if self.sh.opts.mmap == MmapMode::Map && new_size > 0 {
+            if let Some(raw) = moved.file.as_ref().and_then(|f| f.raw()) {
+                moved.real = self
+                    .real_map(raw, new_size, moved.prot, moved.shared, moved.offset)
+                    .ok()
+                    .map(|a| (a, new_size as usize));
+            }
+        }
+        mm.maps.insert(self.rec_ret() as u64, moved);
+        Ok(Act::EmulatedAsRecorded)
     }
 
     fn exec(&mut self, name: &str) -> Result<Act, i32> {
@@ -1491,13 +1729,19 @@ impl Call<'_> {
         }
         sys::faccessat2(l.fd(), libc::X_OK, 0)?;
         if self.rec_ok() {
-            lock(&self.p.fds).exec();
-            let mut mm = lock(&self.p.mm);
-            let old = std::mem::take(&mut mm.maps);
-            drop(mm);
-            drop(old);
+            self.exec_effect();
         }
         Ok(Act::Emulated(0))
+    }
+
+    /// What a successful exec does to the process's state: close-on-exec descriptors are
+    /// closed and the address space is new.
+    fn exec_effect(&mut self) {
+        lock(&self.p.fds).exec();
+        let mut mm = lock(&self.p.mm);
+        let old = std::mem::take(&mut mm.maps);
+        drop(mm);
+        drop(old);
     }
 }
 

@@ -6,10 +6,16 @@
 //! until (1) every earlier call `j` whose recorded interval ended before `i`'s began has
 //! completed (calls that overlapped in the recording may run concurrently), (2) the previous
 //! call on each file `i` touches has completed, and (3) for a child's first call, the clone
-//! that created it has completed. The earliest unfinished call can always run, so the rules
-//! never deadlock; waiting is on a condition variable (no spinning).
+//! that created it has completed, and (4) a call that takes a descriptor number waits for the
+//! call that freed it. A call only ever waits for earlier calls (a dependency on itself, as
+//! `dup2(fd, fd)` would give, or on a later call is ignored), so the earliest unfinished call
+//! can always run. Waiting executors park; a call's completion unparks exactly the executors
+//! waiting for it. A watchdog thread turns Ctrl-C into an immediate stop of every executor,
+//! breaks (and reports) any ordering cycle in recorded order should one ever form, and stops
+//! a replay in which no call finishes for the stall timeout while none is running, naming the
+//! calls that wait.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -45,6 +51,7 @@ struct Job {
     ret: i64,
     bytes: usize,
     deps: Vec<u64>,
+    id: CallId,
 }
 
 /// Bytes of captured data an event holds (what a queued event costs in memory).
@@ -63,83 +70,114 @@ fn data_bytes(ev: &Event) -> usize {
         + 256
 }
 
+/// A call as the gate names it in reports.
+#[derive(Clone, Copy, Debug)]
+struct CallId {
+    unique_id: u64,
+    name: &'static str,
+}
+
+impl std::fmt::Display for CallId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (unique_id {})", self.name, self.unique_id)
+    }
+}
+
 #[derive(Default)]
 struct GState {
     /// Unfinished calls by (recorded return time, seq).
     by_ret: BTreeSet<(i64, u64)>,
     /// Unfinished calls by seq.
-    seqs: BTreeSet<u64>,
+    seqs: BTreeMap<u64, CallId>,
+    /// Calls past the gate, being executed.
+    running: BTreeMap<u64, CallId>,
+    /// Calls waiting at the gate: seq -> the call it waits for.
+    waiting: BTreeMap<u64, u64>,
+    /// Executors parked until a call finishes: the call's seq -> who to wake.
+    waiters: HashMap<u64, Vec<std::thread::Thread>>,
+    /// Calls let through although an ordering rule held them (a cycle broken in recorded order).
+    forced: BTreeSet<u64>,
     completed: u64,
     /// Data bytes held by queued, unfinished calls.
     bytes: usize,
-    /// Executors waiting at the gate, by the call they wait for.
-    waits_on: HashMap<u64, usize>,
     /// The reader waits for room until the queue is down to this many calls.
     reader_waits_for: Option<usize>,
 }
 
-/// The ordering rules' shared state.
+/// The ordering rules' shared state. Waiting executors park (no shared condition variable):
+/// the completion of a call unparks only the executors waiting for that call, so thousands of
+/// waiting threads cost nothing while they wait.
 #[derive(Default)]
 struct Gate {
     m: Mutex<GState>,
-    cv: Condvar,
     /// The reader waiting for room in the queues.
     room: Condvar,
 }
 
+/// How often a parked executor looks at the stop flag on its own (a stop also unparks it).
+const PARK_SLICE: Duration = Duration::from_millis(500);
+
 impl Gate {
     /// Register calls about to be handed to executors: (seq, recorded return time, bytes).
-    fn dispatched(&self, jobs: &[(u64, i64, usize)]) {
+    fn dispatched(&self, jobs: &[(u64, i64, usize, CallId)]) {
         let mut g = lock(&self.m);
-        for &(seq, ret, bytes) in jobs {
+        for &(seq, ret, bytes, id) in jobs {
             g.by_ret.insert((ret, seq));
-            g.seqs.insert(seq);
+            g.seqs.insert(seq, id);
             g.bytes += bytes;
         }
     }
-    /// `Err(b)`: unfinished call `b` holds `j` back; of several, the latest (calls of one
-    /// thread finish in order, so when it is done the earlier ones usually are too: one
-    /// wake-up instead of one per call).
-    fn ready(g: &GState, j: &Job) -> Result<(), u64> {
-        let mut blocker = None;
+    /// `Err(b)`: unfinished call `b` holds `j` back. Only earlier calls (lower seq) can hold a
+    /// call back, so the earliest unfinished call is always free to run: the rules cannot
+    /// form a cycle (a dependency on itself or on a later call is ignored).
+    fn ready(g: &GState, seq: u64, called: i64, deps: &[u64]) -> Result<(), u64> {
+        if g.forced.contains(&seq) {
+            return Ok(());
+        }
+        // Interval rule: an earlier call that returned (in the recording) before this one was
+        // called. by_ret's first entry is the unfinished call that returned first: when it
+        // returned at or after `called`, no call holds this one back.
         for &(r, s) in &g.by_ret {
-            if r >= j.called {
+            if r >= called {
                 break;
             }
-            if s < j.seq && blocker.is_none_or(|b| s > b) {
-                blocker = Some(s);
+            if s < seq {
+                return Err(s);
             }
         }
-        if let Some(b) = blocker {
-            return Err(b);
-        }
-        match j.deps.iter().find(|d| g.seqs.contains(d)) {
+        match deps.iter().find(|&&d| d < seq && g.seqs.contains_key(&d)) {
             Some(&d) => Err(d),
             None => Ok(()),
         }
     }
     /// Wait until `j` may run; false when the replay is stopping.
-    fn wait(&self, j: &Job, abort: &AtomicBool) -> bool {
+    fn wait(&self, j: &Job, stop: &AtomicBool) -> bool {
         let mut g = lock(&self.m);
-        while let Err(b) = Gate::ready(&g, j) {
-            if abort.load(Ordering::Relaxed) {
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                g.waiting.remove(&j.seq);
                 return false;
             }
-            // Only the completion of `b` wakes this executor (no thundering herd).
-            *g.waits_on.entry(b).or_default() += 1;
-            g = self
-                .cv
-                .wait_timeout(g, Duration::from_millis(100))
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-            if let Some(n) = g.waits_on.get_mut(&b) {
-                *n -= 1;
-                if *n == 0 {
-                    g.waits_on.remove(&b);
+            match Gate::ready(&g, j.seq, j.called, &j.deps) {
+                Ok(()) => {
+                    g.waiting.remove(&j.seq);
+                    g.forced.remove(&j.seq);
+                    g.running.insert(j.seq, j.id);
+                    return true;
+                }
+                Err(b) => {
+                    g.waiting.insert(j.seq, b);
+                    let me = std::thread::current();
+                    let w = g.waiters.entry(b).or_default();
+                    if !w.iter().any(|t| t.id() == me.id()) {
+                        w.push(me);
+                    }
+                    drop(g);
+                    std::thread::park_timeout(PARK_SLICE);
+                    g = lock(&self.m);
                 }
             }
         }
-        true
     }
     /// Wait until the queues hold at most `calls` calls and `bytes` bytes. A reader that
     /// waited 200 ms without any call finishing goes on anyway: a queued call may be waiting
@@ -167,17 +205,98 @@ impl Gate {
         let mut g = lock(&self.m);
         g.by_ret.remove(&(j.ret, j.seq));
         g.seqs.remove(&j.seq);
+        g.running.remove(&j.seq);
+        g.waiting.remove(&j.seq);
         g.bytes -= j.bytes;
         g.completed += 1;
-        let wake = g.waits_on.contains_key(&j.seq);
+        let wake = g.waiters.remove(&j.seq);
         let room = g.reader_waits_for.is_some_and(|n| g.seqs.len() <= n);
         drop(g);
-        if wake {
-            self.cv.notify_all();
+        for t in wake.into_iter().flatten() {
+            t.unpark();
         }
         if room {
             self.room.notify_one();
         }
+    }
+    /// Wake every parked executor (the replay is stopping).
+    fn wake_all(&self) {
+        let all: Vec<std::thread::Thread> =
+            lock(&self.m).waiters.drain().flat_map(|(_, v)| v).collect();
+        for t in all {
+            t.unpark();
+        }
+        self.room.notify_all();
+    }
+}
+
+/// What the watchdog saw at one look at the gate.
+#[derive(Clone, Debug, PartialEq)]
+enum Look {
+    /// Calls are finishing, or there is nothing to do.
+    Fine,
+    /// The earliest unfinished call waits at the gate although nothing earlier is unfinished:
+    /// an ordering cycle. It was let through; the text names the calls.
+    CycleBroken(String),
+    /// No call has finished for the stall timeout and none is running: the text says what
+    /// waits for what.
+    Stalled(String),
+}
+
+impl Gate {
+    /// One look by the watchdog: break an ordering cycle by recorded order, or tell that the
+    /// replay made no progress for `stall` although calls are pending and none is running.
+    fn look(&self, since: &mut (u64, Instant), stall: Duration) -> Look {
+        let mut g = lock(&self.m);
+        if g.completed != since.0 || g.seqs.is_empty() || !g.running.is_empty() {
+            *since = (g.completed, Instant::now());
+            return Look::Fine;
+        }
+        let Some((&first, &id)) = g.seqs.iter().next() else { return Look::Fine };
+        if let Some(&b) = g.waiting.get(&first).filter(|&&b| b >= first || g.seqs.contains_key(&b))
+        {
+            // The earliest unfinished call is held back: only a rule that points forward (or at
+            // the call itself) can do that. Let it go, in recorded order.
+            let held_by = g.seqs.get(&b).map_or_else(|| format!("call #{b}"), |c| c.to_string());
+            g.forced.insert(first);
+            let wake = g.waiters.remove(&b);
+            drop(g);
+            for t in wake.into_iter().flatten() {
+                t.unpark();
+            }
+            *since = (since.0, Instant::now());
+            return Look::CycleBroken(format!(
+                "ordering cycle: {id} waited for {held_by}; let through in recorded order"
+            ));
+        }
+        if since.1.elapsed() < stall {
+            return Look::Fine;
+        }
+        let mut why = format!(
+            "no call finished for {:.1} s; {} calls unfinished, the earliest {id} ",
+            since.1.elapsed().as_secs_f64(),
+            g.seqs.len()
+        );
+        why.push_str(if g.waiting.contains_key(&first) {
+            "waits at the ordering gate"
+        } else {
+            "was not taken up by its executor"
+        });
+        let waits: Vec<String> = g
+            .waiting
+            .iter()
+            .take(5)
+            .map(|(s, b)| {
+                let name =
+                    |x: &u64| g.seqs.get(x).map_or_else(|| format!("#{x}"), |c| c.to_string());
+                format!("{} waits for {}", name(s), name(b))
+            })
+            .collect();
+        if !waits.is_empty() {
+            why.push_str("; ");
+            why.push_str(&waits.join("; "));
+        }
+        Look::Stalled(why)
     }
 }
 
@@ -196,7 +315,7 @@ struct Exec {
 
 #[derive(Default)]
 struct Batch {
-    regs: Vec<(u64, i64, usize)>,
+    regs: Vec<(u64, i64, usize, CallId)>,
     len: usize,
 }
 
@@ -258,8 +377,20 @@ pub fn replay(
         opts,
         abort: AtomicBool::new(false),
         is_root,
+        page_records: trace.info_value("backend").is_none_or(|b| b != b"ptrace"),
     });
     let gate = Arc::new(Gate::default());
+    // The watchdog turns Ctrl-C into a stop every waiting executor sees at once, breaks ordering
+    // cycles, and stops a replay that makes no progress.
+    let watch_done = Arc::new(AtomicBool::new(false));
+    let watch = {
+        let (sh, gate, progress, done) =
+            (sh.clone(), gate.clone(), progress.clone(), watch_done.clone());
+        std::thread::Builder::new()
+            .name("replay-watchdog".into())
+            .spawn(move || watchdog(&sh, &gate, &progress, &done))
+            .map_err(Error::Thread)?
+    };
     let log: Option<Log> = log.map(|l| Arc::new(Mutex::new(l)));
     let mut report = Report::default();
     let mut shadow = Shadow::new(cwd.clone());
@@ -277,6 +408,7 @@ pub fn replay(
     let mut span_end: i64 = 0;
     let start = Instant::now();
     let mut pending: VecDeque<Event> = VecDeque::new();
+    let mut brought_forward: std::collections::HashSet<u64> = Default::default();
     let mut iter = trace.events(None);
     let mut read_error: Option<ra_trace::Error> = None;
     let mut threads_seen = 0u64;
@@ -326,16 +458,7 @@ pub fn replay(
         // A child whose first call was recorded before the clone that made it returned: bring
         // the clone forward (their intervals overlap, so either order is faithful).
         if seq > 0 && !shadow.knows(tid) && ev.pid.is_none_or(|p| p == tid) {
-            while pending.len() < 4096 {
-                match iter.next() {
-                    Some(Ok(e)) => pending.push_back(e),
-                    Some(Err(e)) => {
-                        read_error = Some(e);
-                        break;
-                    }
-                    None => break,
-                }
-            }
+            fill(&mut pending, &mut iter, &mut read_error);
             if let Some(i) = pending
                 .iter()
                 .position(|e| clone_flags(e).is_some() && ok(e) && e.ret == Some(tid.into()))
@@ -343,6 +466,22 @@ pub fn replay(
                 let clone = pending.remove(i).expect("position is in range");
                 pending.push_front(ev);
                 pending.push_front(clone);
+                progress.read.fetch_sub(1, Ordering::Relaxed);
+                continue;
+            }
+        }
+        // A descriptor number this call takes while the model still has it open: the call that
+        // freed it returned later, so it was recorded later, but the kernel had freed the
+        // number before this call took it. Bring that call forward (their intervals overlap).
+        // (Not for the synthetic records of inherited descriptors: the model starts with 0-2.)
+        if ev.unique_id >= synthetic && !brought_forward.contains(&ev.unique_id) {
+            if let Some(i) =
+                freer_ahead(&shadow, &ev, tid, &mut pending, &mut iter, &mut read_error)
+            {
+                let freer = pending.remove(i).expect("position is in range");
+                brought_forward.insert(ev.unique_id);
+                pending.push_front(ev);
+                pending.push_front(freer);
                 progress.read.fetch_sub(1, Ordering::Relaxed);
                 continue;
             }
@@ -370,9 +509,15 @@ pub fn replay(
                 child_dep.insert(c as i32, seq);
             }
         }
+        // One key per file (dup2(fd, fd) and rename("a", "a") name the same file twice): a call
+        // never depends on itself.
+        pl.keys.sort_unstable();
+        pl.keys.dedup();
         for k in &pl.keys {
             if let Some(prev) = last_key.insert(*k, seq) {
-                deps.push(prev);
+                if prev != seq {
+                    deps.push(prev);
+                }
             }
         }
         let ends = pl.ends_proc;
@@ -385,7 +530,8 @@ pub fn replay(
             proc_tids.entry(proc).or_default().push(t);
         }
         let bytes = data_bytes(&ev);
-        let job = Job { seq, ev, pl, called, ret, bytes, deps };
+        let id = CallId { unique_id: ev.unique_id, name: def.name };
+        let job = Job { seq, ev, pl, called, ret, bytes, deps, id };
         seq += 1;
         // Flow control: bounded queues (calls and bytes).
         if batch.len >= BATCH {
@@ -412,7 +558,7 @@ pub fn replay(
                 execs.get_mut(&tid).expect("just inserted")
             }
         };
-        batch.regs.push((job.seq, job.ret, job.bytes));
+        batch.regs.push((job.seq, job.ret, job.bytes, job.id));
         batch.len += 1;
         exec.buf.push(job);
         let gone: Vec<i32> = if ends {
@@ -439,11 +585,11 @@ pub fn replay(
         finished.push(e.h);
     }
     let keep = sh.opts.keep_mismatches;
-    for h in finished {
-        match h.join() {
-            Ok(r) => report.merge(r, usize::MAX),
-            Err(_) => report.warn("an executor thread panicked"),
-        }
+    join_executors(&sh, &gate, finished, &mut report);
+    watch_done.store(true, Ordering::Relaxed);
+    match watch.join() {
+        Ok(r) => report.merge(r, usize::MAX),
+        Err(_) => report.warn("the replay watchdog thread panicked"),
     }
     report.mismatches.sort_by_key(|m| m.unique_id);
     report.mismatches.truncate(keep);
@@ -475,6 +621,136 @@ fn prepare_process() {
     }
 }
 
+/// Calls looked ahead at, at most, to reorder calls that were recorded out of order.
+const LOOKAHEAD: usize = 4096;
+
+/// When `ev` takes a descriptor number its process still has open in the model (and is not
+/// `dup2`/`dup3`, which close the target themselves): the position in `pending` (filled from
+/// `iter` up to [`LOOKAHEAD`] calls) of the first later call of the same descriptor table that
+/// frees that number.
+fn freer_ahead(
+    shadow: &Shadow,
+    ev: &Event,
+    tid: i32,
+    pending: &mut VecDeque<Event>,
+    iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
+    read_error: &mut Option<ra_trace::Error>,
+) -> Option<usize> {
+    let p = shadow.proc_id_of(tid)?;
+    if matches!(ev.def.map(|d| d.name), Some("dup2" | "dup3")) {
+        return None;
+    }
+    let (made, _) = shadow.fd_numbers(p, ev);
+    let n = *made.iter().find(|&&n| shadow.fd_open(p, n))?;
+    let table = shadow.fd_table(p)?;
+    fill(pending, iter, read_error);
+    // Only another thread's call that overlapped this one can have freed the number before
+    // this call took it (the model's table can also be stale, e.g. after close-on-exec).
+    let end = ev.time_returned.or(ev.time_called)?;
+    pending.iter().position(|e| {
+        let Some(t) = e.tid.or(e.pid) else { return false };
+        let Some(q) = shadow.proc_id_of(t) else { return false };
+        t != tid
+            && e.time_called.is_some_and(|c| c <= end)
+            && shadow.fd_table(q) == Some(table)
+            && shadow.fd_numbers(q, e).1.contains(&n)
+    })
+}
+
+/// Read ahead into `pending`, up to [`LOOKAHEAD`] calls.
+fn fill(
+    pending: &mut VecDeque<Event>,
+    iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
+    read_error: &mut Option<ra_trace::Error>,
+) {
+    while pending.len() < LOOKAHEAD && read_error.is_none() {
+        match iter.next() {
+            Some(Ok(e)) => pending.push_back(e),
+            Some(Err(e)) => *read_error = Some(e),
+            None => break,
+        }
+    }
+}
+
+/// Join the executors. After a stop, executors still inside a call a second later (a call the
+/// kernel does not give back) are left behind and named in the report.
+fn join_executors(
+    sh: &Shared,
+    gate: &Gate,
+    mut left: Vec<JoinHandle<Report>>,
+    report: &mut Report,
+) {
+    let mut stopped_at: Option<Instant> = None;
+    while !left.is_empty() {
+        let (ended, rest): (Vec<_>, Vec<_>) = left.into_iter().partition(|h| h.is_finished());
+        left = rest;
+        for h in ended {
+            match h.join() {
+                Ok(r) => report.merge(r, usize::MAX),
+                Err(_) => report.warn("an executor thread panicked"),
+            }
+        }
+        if left.is_empty() {
+            break;
+        }
+        if sh.abort.load(Ordering::Relaxed) {
+            let t = *stopped_at.get_or_insert_with(Instant::now);
+            if t.elapsed() > Duration::from_secs(1) {
+                let inside: Vec<String> =
+                    lock(&gate.m).running.values().take(8).map(ToString::to_string).collect();
+                report.warn(format!(
+                    "{} executor threads were still busy a second after the stop (inside: {}); \
+                     left behind",
+                    left.len(),
+                    if inside.is_empty() { "no call".to_string() } else { inside.join(", ") }
+                ));
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Watches the replay until `done`: a stop request (Ctrl-C) becomes the abort every executor
+/// sees, parked executors are woken; an ordering cycle is broken in recorded order; a replay
+/// in which nothing finishes for the stall timeout while no call runs is stopped, with a
+/// report of what waits for what.
+fn watchdog(sh: &Shared, gate: &Gate, progress: &Progress, done: &AtomicBool) -> Report {
+    let mut rep = Report::default();
+    let mut since = (u64::MAX, Instant::now());
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+        if progress.stop.load(Ordering::Relaxed) && !sh.abort.swap(true, Ordering::Relaxed) {
+            rep.aborted.get_or_insert_with(|| "interrupted".into());
+        }
+        if sh.abort.load(Ordering::Relaxed) {
+            gate.wake_all();
+            continue;
+        }
+        match gate.look(&mut since, sh.opts.stall_timeout) {
+            Look::Fine => {}
+            Look::CycleBroken(w) => rep.warn(w),
+            Look::Stalled(w) => {
+                rep.aborted = Some(format!("stalled: {w}"));
+                sh.abort.store(true, Ordering::Relaxed);
+                gate.wake_all();
+            }
+        }
+    }
+    rep
+}
+
+/// Sleep until `due`, in slices, unless the replay stops.
+fn sleep_until(due: Instant, stop: &AtomicBool) {
+    loop {
+        let now = Instant::now();
+        if due <= now || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep((due - now).min(Duration::from_millis(50)));
+    }
+}
+
 fn executor(ctx: Ctx, rx: Receiver<Vec<Job>>) -> Report {
     let mut rep = Report::default();
     for job in rx.into_iter().flatten() {
@@ -484,16 +760,27 @@ fn executor(ctx: Ctx, rx: Receiver<Vec<Job>>) -> Report {
         }
         if let Timing::Scaled(k) = ctx.sh.opts.timing {
             let due = (job.called.saturating_sub(ctx.clock.0)) as f64 * k;
-            let due = ctx.clock.1 + Duration::from_nanos(due.max(0.0) as u64);
-            let now = Instant::now();
-            if due > now {
-                std::thread::sleep(due - now);
-            }
+            let due = ctx.clock.1 + Duration::from_nanos(due.clamp(0.0, 1e18) as u64);
+            sleep_until(due, &ctx.sh.abort);
         }
-        let out = match ctx.sh.procs.get(job.pl.proc) {
-            Some(p) => execute(&ctx.sh, &p, &job.ev, &job.pl),
-            None => {
-                rep.warn("call of a process that had already ended: skipped");
+        let Some(p) = ctx.sh.procs.get(job.pl.proc) else {
+            rep.warn("call of a process that had already ended: skipped");
+            ctx.gate.done(&job);
+            continue;
+        };
+        // A bug in one call's replay must not take the executor (and every call waiting for
+        // its calls) down with it.
+        let out = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            execute(&ctx.sh, &p, &job.ev, &job.pl)
+        })) {
+            Ok(o) => o,
+            Err(e) => {
+                let msg = e
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| e.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                rep.warn(format!("replaying {} failed inside the replayer: {msg}", job.id));
                 ctx.gate.done(&job);
                 continue;
             }
@@ -608,5 +895,119 @@ fn account(ctx: &Ctx, rep: &mut Report, ev: &Event, out: Outcome) {
                 ev.unique_id, ev.name
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u64) -> CallId {
+        CallId { unique_id: n, name: "read" }
+    }
+
+    fn job(seq: u64, called: i64, ret: i64, deps: Vec<u64>) -> Job {
+        let def = ra_syscalls::lookup("read").unwrap();
+        Job {
+            seq,
+            ev: Event::new(def),
+            pl: Placement::default(),
+            called,
+            ret,
+            bytes: 0,
+            deps,
+            id: id(seq),
+        }
+    }
+
+    fn gate_with(calls: &[(u64, i64)]) -> Gate {
+        let g = Gate::default();
+        let regs: Vec<_> = calls.iter().map(|&(s, r)| (s, r, 0, id(s))).collect();
+        g.dispatched(&regs);
+        g
+    }
+
+    #[test]
+    fn a_call_never_waits_for_itself_or_a_later_call() {
+        let g = gate_with(&[(5, 100), (7, 200)]);
+        let st = lock(&g.m);
+        assert_eq!(Gate::ready(&st, 5, 50, &[5, 7]), Ok(()));
+    }
+
+    #[test]
+    fn the_interval_rule_holds_a_call_behind_an_earlier_unfinished_one() {
+        let g = gate_with(&[(1, 10), (2, 30), (3, 40)]);
+        // Call 3 was called at 20: call 1 (returned at 10) must finish first, call 2 (returned
+        // at 30) overlapped it.
+        assert_eq!(Gate::ready(&lock(&g.m), 3, 20, &[]), Err(1));
+        g.done(&job(1, 0, 10, vec![]));
+        assert_eq!(Gate::ready(&lock(&g.m), 3, 20, &[]), Ok(()));
+        // A dependency (same file) on an unfinished earlier call holds it too.
+        assert_eq!(Gate::ready(&lock(&g.m), 3, 20, &[2]), Err(2));
+    }
+
+    #[test]
+    fn a_parked_executor_wakes_when_its_blocker_finishes() {
+        let g = Arc::new(gate_with(&[(1, 10), (2, 40)]));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (g2, s2) = (g.clone(), stop.clone());
+        let t = std::thread::spawn(move || g2.wait(&job(2, 20, 40, vec![]), &s2));
+        while !lock(&g.m).waiting.contains_key(&2) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let t0 = Instant::now();
+        g.done(&job(1, 0, 10, vec![]));
+        assert!(t.join().unwrap(), "let through");
+        assert!(t0.elapsed() < PARK_SLICE, "woken by the completion, not by the timeout");
+        assert!(lock(&g.m).running.contains_key(&2));
+    }
+
+    #[test]
+    fn a_stop_releases_parked_executors_at_once() {
+        let g = Arc::new(gate_with(&[(1, 10), (2, 40)]));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (g2, s2) = (g.clone(), stop.clone());
+        let t = std::thread::spawn(move || g2.wait(&job(2, 20, 40, vec![]), &s2));
+        while !lock(&g.m).waiting.contains_key(&2) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let t0 = Instant::now();
+        stop.store(true, Ordering::Relaxed);
+        g.wake_all();
+        assert!(!t.join().unwrap(), "told to stop");
+        assert!(t0.elapsed() < PARK_SLICE);
+    }
+
+    #[test]
+    fn an_ordering_cycle_is_broken_in_recorded_order() {
+        let g = gate_with(&[(4, 10), (6, 20)]);
+        // The earliest unfinished call waits for itself (what a duplicate key once caused).
+        lock(&g.m).waiting.insert(4, 4);
+        let mut since = (lock(&g.m).completed, Instant::now());
+        match g.look(&mut since, Duration::from_secs(10)) {
+            Look::CycleBroken(w) => assert!(w.contains("unique_id 4"), "{w}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(Gate::ready(&lock(&g.m), 4, 100, &[4]), Ok(()));
+    }
+
+    #[test]
+    fn no_progress_without_a_running_call_is_a_stall() {
+        let g = gate_with(&[(3, 10), (9, 20)]);
+        lock(&g.m).waiting.insert(9, 3);
+        let mut since = (lock(&g.m).completed, Instant::now());
+        assert_eq!(g.look(&mut since, Duration::from_millis(30)), Look::Fine);
+        std::thread::sleep(Duration::from_millis(40));
+        match g.look(&mut since, Duration::from_millis(30)) {
+            Look::Stalled(w) => {
+                assert!(w.contains("the earliest read (unique_id 3)"), "{w}");
+                assert!(w.contains("not taken up"), "{w}");
+                assert!(w.contains("read (unique_id 9) waits for read (unique_id 3)"), "{w}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A running call is progress enough: its own waits have their stall timeouts.
+        lock(&g.m).running.insert(3, id(3));
+        assert_eq!(g.look(&mut since, Duration::from_millis(30)), Look::Fine);
     }
 }

@@ -22,6 +22,13 @@ pub fn key_of(path: &[u8]) -> u64 {
     h.finish() | 1
 }
 
+/// The ordering key of descriptor number `fd` in descriptor table `fdt`.
+fn fd_key(fdt: u64, fd: i32) -> u64 {
+    let mut h = DefaultHasher::new();
+    (b"fd", fdt, fd).hash(&mut h);
+    h.finish() | 1
+}
+
 /// A path argument without its trailing NUL.
 pub fn path_arg<'a>(ev: &'a Event, name: &str) -> Option<&'a [u8]> {
     match ev.arg(name)? {
@@ -86,6 +93,8 @@ type Fds = Rc<RefCell<HashMap<i32, Rc<RefCell<SFile>>>>>;
 #[derive(Debug)]
 struct SProc {
     fds: Fds,
+    /// Identity of the descriptor table (shared by `CLONE_FILES` children).
+    fdt: u64,
     cwd: Rc<RefCell<Vec<u8>>>,
     tids: HashSet<i32>,
 }
@@ -158,6 +167,7 @@ impl Shadow {
             id,
             SProc {
                 fds: Rc::new(RefCell::new(fds)),
+                fdt: id,
                 cwd: Rc::new(RefCell::new(self.initial_cwd.clone())),
                 tids: [tid].into_iter().collect(),
             },
@@ -253,6 +263,14 @@ impl Shadow {
         }
         let paths = self.paths(proc, ev);
         pl.keys.extend(paths.iter().map(|p| key_of(p)));
+        // Descriptor numbers: a call that frees number N and a later one that takes it keep
+        // their order (threads of one process share the table; the kernel hands out N only
+        // after the close).
+        if let Some(sp) = self.procs.get(&proc) {
+            let fdt = sp.fdt;
+            let (made, freed) = self.fd_numbers(proc, ev);
+            pl.keys.extend(made.iter().chain(&freed).map(|&n| fd_key(fdt, n)));
+        }
         let name = def.name;
         if let Some(flags) = clone_flags(ev) {
             if success && ret > 0 {
@@ -267,17 +285,18 @@ impl Shadow {
                     let id = self.next;
                     self.next += 1;
                     let parent = &self.procs[&proc];
-                    let fds = if flags & libc::CLONE_FILES as u64 != 0 {
-                        parent.fds.clone()
+                    let (fds, fdt) = if flags & libc::CLONE_FILES as u64 != 0 {
+                        (parent.fds.clone(), parent.fdt)
                     } else {
-                        Rc::new(RefCell::new(parent.fds.borrow().clone()))
+                        (Rc::new(RefCell::new(parent.fds.borrow().clone())), id)
                     };
                     let cwd = if flags & libc::CLONE_FS as u64 != 0 {
                         parent.cwd.clone()
                     } else {
                         Rc::new(RefCell::new(parent.cwd.borrow().clone()))
                     };
-                    self.procs.insert(id, SProc { fds, cwd, tids: [child].into_iter().collect() });
+                    self.procs
+                        .insert(id, SProc { fds, fdt, cwd, tids: [child].into_iter().collect() });
                     self.tid_proc.insert(child, id);
                     self.pid_proc.insert(child, id);
                     pl.child = Some((id, flags));
@@ -398,6 +417,51 @@ impl Shadow {
             self.set_fd(proc, ret as i32, SFile { path: Vec::new(), key: 0, offset: 0 });
         }
         pl
+    }
+
+    /// The descriptor numbers `ev` takes (new descriptors it returns, `dup2`'s target) and
+    /// frees (`close`, `close_range`, the old occupant of `dup2`'s target), in process `p`.
+    pub fn fd_numbers(&self, p: ProcId, ev: &Event) -> (Vec<i32>, Vec<i32>) {
+        let (mut made, mut freed) = (Vec::new(), Vec::new());
+        let Some(def) = ev.def else { return (made, freed) };
+        let success = ok(ev);
+        let arg = |n: &str| int_arg(ev, n).and_then(|v| i32::try_from(v).ok());
+        match def.name {
+            "close" => freed.extend(arg("fd")),
+            "close_range" if success && int_arg(ev, "flags").unwrap_or(0) & 4 == 0 => {
+                let first = int_arg(ev, "first").unwrap_or(0);
+                let last = int_arg(ev, "last").unwrap_or(0);
+                if let Some(sp) = self.procs.get(&p) {
+                    freed.extend(
+                        sp.fds.borrow().keys().filter(|&&k| (first..=last).contains(&i64::from(k))),
+                    );
+                }
+            }
+            "dup2" | "dup3" if success => {
+                // The target is taken, and whatever it was is closed first.
+                made.extend(arg("newfd"));
+            }
+            "pipe" | "pipe2" | "socketpair" if success => {
+                if let Some((a, b)) = fd_pair(ev) {
+                    made.extend([a, b]);
+                }
+            }
+            _ if success && def.ret == ra_syscalls::Ret::Fd => {
+                made.extend(ev.ret.and_then(|r| i32::try_from(r).ok()));
+            }
+            _ => {}
+        }
+        (made, freed)
+    }
+
+    /// True when descriptor `fd` of process `p` is open in the model.
+    pub fn fd_open(&self, p: ProcId, fd: i32) -> bool {
+        self.procs.get(&p).is_some_and(|sp| sp.fds.borrow().contains_key(&fd))
+    }
+
+    /// The descriptor table identity of process `p`.
+    pub fn fd_table(&self, p: ProcId) -> Option<u64> {
+        self.procs.get(&p).map(|sp| sp.fdt)
     }
 
     fn fds(&self, p: ProcId) -> Fds {

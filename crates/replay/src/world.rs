@@ -136,6 +136,11 @@ pub struct FsInfo {
 }
 
 /// A replayed mapping of a recorded address range.
+///
+/// `len` is the recorded length; `real`, when present, is a mapping this replayer made, whose
+/// own length may be shorter (never longer): every access through it is bounded by the real
+/// length, never by the recorded one, so no trace can make the replayer touch memory it did
+/// not map.
 #[derive(Debug)]
 pub struct Mapping {
     pub len: u64,
@@ -146,6 +151,23 @@ pub struct Mapping {
     /// File offset of the recorded start address.
     pub offset: i64,
     pub shared: bool,
+    /// The descriptor number the recorded mmap named (page records name it, even after it
+    /// was closed and the number reused).
+    pub fd: i32,
+    /// `PROT_*` as recorded.
+    pub prot: i32,
+    /// Order of creation (the latest of two mappings that match a page record wins).
+    pub serial: u64,
+}
+
+impl Mapping {
+    /// The real address of byte `off` of the mapping and how many bytes from there are
+    /// really mapped, if any.
+    pub fn real_at(&self, off: u64) -> Option<(usize, usize)> {
+        let (a, l) = self.real?;
+        let off = usize::try_from(off).ok()?;
+        (off < l).then(|| (a + off, l - off))
+    }
 }
 
 impl Drop for Mapping {
@@ -184,14 +206,22 @@ impl MemMap {
             let Some(mut m) = self.maps.remove(&s) else { continue };
             let m_end = s.saturating_add(m.len);
             let real = m.real.take();
+            // The part of [from, to) (recorded addresses) that is really mapped.
+            let real_part = |from: u64, to: u64| -> Option<(usize, usize)> {
+                let (a, l) = real?;
+                let (lo, hi) = ((from - s) as usize, ((to - s) as usize).min(l));
+                (hi > lo).then(|| (a + lo, hi - lo))
+            };
             let piece = |from: u64, to: u64, m: &Mapping| -> Mapping {
-                let real = real.map(|(a, _)| (a + (from - s) as usize, (to - from) as usize));
                 Mapping {
                     len: to - from,
-                    real,
+                    real: real_part(from, to),
                     file: m.file.clone(),
                     offset: m.offset + (from - s) as i64,
                     shared: m.shared,
+                    fd: m.fd,
+                    prot: m.prot,
+                    serial: m.serial,
                 }
             };
             if s < start {
@@ -202,17 +232,10 @@ impl MemMap {
                 let right = piece(end, m_end, &m);
                 self.maps.insert(end, right);
             }
-            if let Some((a, _)) = real {
-                let from = start.max(s);
-                let to = end.min(m_end);
-                if to > from {
-                    // SAFETY: the range lies inside a mapping this replayer created.
-                    unsafe {
-                        libc::munmap(
-                            (a + (from - s) as usize) as *mut libc::c_void,
-                            (to - from) as usize,
-                        );
-                    }
+            if let Some((a, l)) = real_part(start.max(s), end.min(m_end)) {
+                // SAFETY: real_part keeps the range inside the mapping this replayer created.
+                unsafe {
+                    libc::munmap(a as *mut libc::c_void, l);
                 }
             }
         }
@@ -224,15 +247,21 @@ impl MemMap {
         (addr < s.saturating_add(m.len)).then_some((m, addr - s))
     }
 
-    /// A shared mapping of `file` covering file offset `off` (for mmappwrite records, which
-    /// carry no address): the real address of that byte.
-    pub fn find_file_offset(&self, file: &Arc<OpenFile>, off: i64) -> Option<usize> {
-        self.maps.values().find_map(|m| {
-            let f = m.file.as_ref()?;
-            let (a, _) = m.real?;
-            (Arc::ptr_eq(f, file) && off >= m.offset && off < m.offset + m.len as i64)
-                .then(|| a + (off - m.offset) as usize)
-        })
+    /// The latest shared file mapping made through descriptor number `fd` that covers file
+    /// offset `off` (mmappwrite records carry no address, only the descriptor the mmap named):
+    /// the mapping and the offset of `off` in it.
+    pub fn find_by_fd(&self, fd: i32, off: i64) -> Option<(&Mapping, u64)> {
+        self.maps
+            .values()
+            .filter(|m| {
+                m.fd == fd
+                    && m.file.is_some()
+                    && m.shared
+                    && off >= m.offset
+                    && (off - m.offset) < m.len as i64
+            })
+            .max_by_key(|m| m.serial)
+            .map(|m| (m, (off - m.offset) as u64))
     }
 }
 
@@ -342,7 +371,16 @@ mod tests {
         let mut m = MemMap::default();
         m.maps.insert(
             0x10000,
-            Mapping { len: 0x4000, real: None, file: None, offset: 0, shared: false },
+            Mapping {
+                len: 0x4000,
+                real: None,
+                file: None,
+                offset: 0,
+                shared: false,
+                fd: -1,
+                prot: 0,
+                serial: 0,
+            },
         );
         m.unmap(0x11000, 0x1000);
         let keys: Vec<_> = m.maps.iter().map(|(&k, v)| (k, v.len, v.offset)).collect();
