@@ -33,6 +33,7 @@ both_backends!(
     failed_sends_and_writes_replay_as_recorded,
     vforked_children_that_exec_replay,
     many_threads_opening_files_replay_without_fd_mismatches,
+    huge_recorded_reads_do_not_make_replay_memory_grow,
 );
 
 fn bin() -> Command {
@@ -66,6 +67,8 @@ struct Replayed {
     report: Value,
     stderr: String,
     root: PathBuf,
+    /// The replay process's peak resident set.
+    max_rss_kb: u64,
 }
 
 impl Replayed {
@@ -148,6 +151,8 @@ impl Repro {
     }
 
     /// Replay into a fresh root with `--init`, killed (and the test failed) after a minute.
+    // The child is reaped by wait4 (which clippy does not know about).
+    #[allow(clippy::zombie_processes)]
     fn replay(&self, extra: &[&str]) -> Replayed {
         let root = self.base.join("root");
         let _ = std::fs::remove_dir_all(&root);
@@ -168,9 +173,16 @@ impl Repro {
             .spawn()
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
+        // wait4 for the replay's peak RSS as well as its status.
+        let (status, max_rss_kb) = loop {
+            let mut st = 0;
+            // SAFETY: an all-zero rusage is valid; wait4 fills it.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: plain wait4 on our own child, pointers to live locals.
+            let r = unsafe { libc::wait4(child.id() as i32, &mut st, libc::WNOHANG, &mut ru) };
+            assert!(r >= 0, "wait4: {}", std::io::Error::last_os_error());
+            if r > 0 {
+                break (st, ru.ru_maxrss as u64);
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
@@ -184,17 +196,17 @@ impl Repro {
             use std::io::Read;
             let _ = e.read_to_string(&mut stderr);
         }
-        use std::os::unix::process::ExitStatusExt;
         assert!(
-            status.signal().is_none(),
-            "replay killed by signal {:?}: {stderr}",
-            status.signal()
+            !libc::WIFSIGNALED(status),
+            "replay killed by signal {}: {stderr}",
+            libc::WTERMSIG(status)
         );
+        let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
         let report = std::fs::read(&report)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_else(|| panic!("no replay report (exit {status}): {stderr}"));
-        Replayed { code: status.code(), report, stderr, root }
+            .unwrap_or_else(|| panic!("no replay report (exit {code:?}): {stderr}"));
+        Replayed { code, report, stderr, root, max_rss_kb }
     }
 
     /// A path of the recorded work directory, inside the replay root.
@@ -350,4 +362,91 @@ fn vforked_children_that_exec_replay() {
 fn many_threads_opening_files_replay_without_fd_mismatches() {
     let Some(r) = Repro::record("threads", &["200"], |_| {}) else { return };
     r.replay(&[]).assert_clean();
+}
+
+/// 8 threads each read(fd, buf, 1 GiB) from a 6-byte file: the replay's memory must not follow
+/// the recorded sizes (it held a zeroed buffer of the largest read per thread: 3.2 GB here).
+fn huge_recorded_reads_do_not_make_replay_memory_grow() {
+    let Some(r) = Repro::record("bigread", &["8"], |w| {
+        std::fs::write(w.join("small.txt"), "hello\n").unwrap()
+    }) else {
+        return;
+    };
+    let x = r.replay(&[]);
+    x.assert_clean();
+    assert!(x.calls("read", "matched") >= 8, "{}", x.show());
+    // The documented bound: 64 MiB of scratch buffers in all, plus the trace's own data.
+    assert!(x.max_rss_kb < 256 * 1024, "peak RSS {} KiB", x.max_rss_kb);
+}
+
+/// A replay waiting in a call (here a FIFO read whose writer was outside the trace) stops
+/// within about a second of SIGTERM, not after the stall timeout, and still writes its report.
+#[test]
+fn sigterm_stops_a_waiting_replay_at_once_with_a_report() {
+    let base = ra_testkit::scratch_dir("repro-sigterm");
+    let work = base.join("work");
+    std::fs::create_dir(&work).unwrap();
+    let fifo = std::ffi::CString::new(work.join("p").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    // The writer is not traced: in the replay nobody writes.
+    let p = work.join("p");
+    let writer = std::thread::spawn(move || std::fs::write(p, b"hello\n").unwrap());
+    let trace = base.join("t.ds");
+    let o = bin()
+        .args(["record", "-q", "--backend", "ptrace", "-o"])
+        .arg(&trace)
+        .args(["--", "cat", "p"])
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    writer.join().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.stdout, b"hello\n");
+    let root = base.join("root");
+    std::fs::create_dir(&root).unwrap();
+    // The FIFO itself is in the root (made by hand; no --init: only the FIFO matters here).
+    let rp = root.join(work.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(&rp).unwrap();
+    let rf = std::ffi::CString::new(rp.join("p").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::mkfifo(rf.as_ptr(), 0o644) }, 0);
+    let report = base.join("r.json");
+    let mut child = bin()
+        .arg("replay")
+        .arg(&trace)
+        .arg("--root")
+        .arg(&root)
+        .args(["--force", "-q", "--stall-timeout", "120", "--report"])
+        .arg(&report)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the replay is inside the read (the report is written only at the end).
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(child.try_wait().unwrap().is_none(), "the replay waits for the FIFO");
+    let t0 = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the replay ignored SIGTERM for 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = t0.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "SIGTERM to exit: {took:?} (the stall timeout is 120 s)"
+    );
+    assert_eq!(status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["aborted"], "interrupted", "{r}");
+    let _ = std::fs::remove_dir_all(&base);
 }

@@ -4,9 +4,9 @@
 
 use std::borrow::Cow;
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use ra_syscalls::{flags as fl, ReplayPolicy, Ret};
@@ -184,19 +184,81 @@ static MAP_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 /// Sentinel "errno": the call names a simulated descriptor, so it is simulated too.
 const SIMULATED: i32 = -1;
 
-thread_local! {
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+/// Bytes of scratch buffers (read targets) all executors hold at once, at most: replay memory
+/// does not grow with recorded buffer sizes or the number of threads.
+pub const SCRATCH_BUDGET: usize = 64 << 20;
+/// The largest single read a regular-file read is split into.
+const READ_CHUNK: usize = 4 << 20;
+
+/// The scratch bytes handed out now (see [`SCRATCH_BUDGET`]).
+static SCRATCH_USED: Mutex<usize> = Mutex::new(0);
+static SCRATCH_FREED: Condvar = Condvar::new();
+
+/// Run `f` with a zeroed scratch buffer of `n` bytes, taken from the shared budget (a request
+/// larger than the whole budget waits until it has the budget to itself).
+fn with_buf<T>(n: usize, f: impl FnOnce(&mut [u8]) -> T) -> T {
+    let take = n.min(SCRATCH_BUDGET);
+    {
+        let mut used = lock(&SCRATCH_USED);
+        while *used > 0 && *used + take > SCRATCH_BUDGET {
+            used = SCRATCH_FREED
+                .wait_timeout(used, Duration::from_millis(100))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        *used += take;
+    }
+    let mut v = vec![0u8; n];
+    let r = f(&mut v);
+    drop(v);
+    *lock(&SCRATCH_USED) -= take;
+    SCRATCH_FREED.notify_all();
+    r
 }
 
-/// Run `f` with a zeroed scratch buffer of `n` bytes (reused by the thread).
-fn with_buf<T>(n: usize, f: impl FnOnce(&mut [u8]) -> T) -> T {
-    SCRATCH.with(|s| {
-        let mut v = s.borrow_mut();
-        if v.len() < n {
-            v.resize(n, 0);
+/// Collects what a chunked read returned, for verification against the recorded buffer,
+/// without holding more than the recorded buffer's size (plus one byte: any more is a
+/// difference anyway).
+struct Collect {
+    keep: Vec<u8>,
+    limit: usize,
+    hash: Option<blake3::Hasher>,
+    total: u64,
+}
+
+impl Collect {
+    fn new(expected: &ArgValue, full: bool) -> Collect {
+        let (limit, hash) = match expected {
+            ArgValue::Data(d) if full => (d.len() + 1, None),
+            ArgValue::Hashed { .. } if full => (0, Some(blake3::Hasher::new())),
+            _ => (0, None),
+        };
+        Collect { keep: Vec::new(), limit, hash, total: 0 }
+    }
+    fn push(&mut self, b: &[u8]) {
+        let room = self.limit.saturating_sub(self.keep.len());
+        self.keep.extend_from_slice(&b[..b.len().min(room)]);
+        if let Some(h) = &mut self.hash {
+            h.update(b);
         }
-        f(&mut v[..n])
-    })
+        self.total += b.len() as u64;
+    }
+    fn diff(self, what: &str, expected: &ArgValue) -> Option<Diff> {
+        match (expected, self.hash) {
+            (ArgValue::Hashed { len, blake3 }, Some(h)) => {
+                let got = h.finalize();
+                (*len != self.total || got.as_bytes() != blake3).then(|| {
+                    Diff::new(
+                        format!("{what} (digest)"),
+                        format!("{len} bytes"),
+                        format!("{} bytes, another digest", self.total),
+                    )
+                })
+            }
+            (ArgValue::Data(_), _) if self.limit > 0 => verify::data(what, expected, &self.keep),
+            _ => None,
+        }
+    }
 }
 
 /// Bytes to write where the trace holds none (`--fill`).
@@ -870,14 +932,47 @@ impl Call<'_> {
             }
             Handle::File(fd) => fd.as_raw_fd(),
         };
-        let (r, got) = with_buf(count, |b| {
-            let r = if positional { sys::pread(raw, b, off) } else { sys::read(raw, b) };
-            let n = r.unwrap_or(0).max(0) as usize;
-            (r, if self.full { b[..n].to_vec() } else { Vec::new() })
-        });
-        let r = r?;
-        self.check_data("buf", &got);
+        let r = self.read_file(raw, count, positional.then_some(off))?;
         Ok(Act::Issued(r))
+    }
+
+    /// `read`/`pread` of `count` bytes from a regular file (or directory, device...), in pieces
+    /// of at most [`READ_CHUNK`]: on a regular file a short piece means end of file, so the
+    /// pieces return what one call would, with memory bounded whatever `count` says. Checks
+    /// the bytes against the recorded `buf`.
+    fn read_file(&mut self, raw: RawFd, count: usize, mut off: Option<i64>) -> Result<i64, i32> {
+        let mut got = Collect::new(self.arg("buf"), self.full);
+        let mut total = 0usize;
+        let regular = count > READ_CHUNK
+            && sys::fstat_at(raw).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG);
+        loop {
+            let want = (count - total).min(READ_CHUNK);
+            let r = with_buf(want, |b| {
+                let r = match off {
+                    Some(o) => sys::pread(raw, b, o),
+                    None => sys::read(raw, b),
+                };
+                if let Ok(n) = r {
+                    got.push(&b[..n.max(0) as usize]);
+                }
+                r
+            });
+            let n = match r {
+                Ok(n) => n.max(0) as usize,
+                Err(e) if total == 0 => return Err(e),
+                Err(_) => break,
+            };
+            total += n;
+            if let Some(o) = &mut off {
+                *o += n as i64;
+            }
+            if !regular || n < want || total >= count {
+                break;
+            }
+        }
+        let d = got.diff("buf", self.arg("buf"));
+        self.diff(d);
+        Ok(total as i64)
     }
 
     /// Read from a pipe exactly what the recorded call read (the amount a pipe read returns
@@ -907,7 +1002,7 @@ impl Call<'_> {
                 ));
                 return Err(libc::ETIMEDOUT);
             }
-            let n = with_buf(want - out.len(), |b| {
+            let n = with_buf((want - out.len()).min(1 << 20), |b| {
                 let r = sys::read(fd, b);
                 if let Ok(n) = r {
                     out.extend_from_slice(&b[..n as usize]);
@@ -979,8 +1074,17 @@ impl Call<'_> {
             // Vectors not in the trace: read the total the call asked for in one vector.
             return Err(libc::EFAULT);
         };
-        let mut bufs: Vec<Vec<u8>> =
-            vecs.iter().map(|v| vec![0u8; (v.requested as usize).min(1 << 30)]).collect();
+        // Room for what the recorded call read and a chunk more (more is a difference anyway):
+        // memory is bounded by what the trace holds, not by the sizes it names.
+        let mut room = (self.rec_ret().max(0) as usize).saturating_add(READ_CHUNK);
+        let mut bufs: Vec<Vec<u8>> = vecs
+            .iter()
+            .map(|v| {
+                let n = (v.requested as usize).min(room);
+                room -= n;
+                vec![0u8; n]
+            })
+            .collect();
         let iov: Vec<libc::iovec> = bufs
             .iter_mut()
             .map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() })
@@ -1088,13 +1192,7 @@ impl Call<'_> {
             let data = self.payload("buf", count);
             Ok(Act::Issued(sys::pwrite(raw, &data[..count.min(data.len())], off)?))
         } else {
-            let (r, got) = with_buf(count, |b| {
-                let r = sys::pread(raw, b, off);
-                (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
-            });
-            let r = r?;
-            self.check_data("buf", &got);
-            Ok(Act::Issued(r))
+            Ok(Act::Issued(self.read_file(raw, count, Some(off))?))
         }
     }
 
@@ -1228,9 +1326,37 @@ impl Call<'_> {
         let dirfd = if name == "openat" || name == "openat2" { self.dirfd("dirfd") } else { None };
         let abs = self.abs(dirfd, &p)?;
         let umask = lock(&self.p.fs).umask;
-        let fd = self.sh.root.open(&abs, real_flags, mode & !umask)?;
+        let fd = self.open_nonblocking(&abs, real_flags, mode & !umask)?;
         let cloexec = flags & libc::O_CLOEXEC != 0;
         Ok(Act::Issued(self.install(fd, normalize(&abs), cloexec, 0)?))
+    }
+
+    /// Open without blocking in the kernel: a FIFO's open waits for the other end, which in the
+    /// replay may never come (or come from a call this one holds back). The open is made with
+    /// `O_NONBLOCK` and the recorded status flags are set back afterwards; a write-open of a
+    /// FIFO without a reader yet (`ENXIO`) is retried until the stall timeout, as a blocked
+    /// open would wait.
+    fn open_nonblocking(&mut self, abs: &[u8], flags: i32, mode: u32) -> Result<OwnedFd, i32> {
+        let added = flags & (libc::O_NONBLOCK | libc::O_PATH) == 0;
+        if !added {
+            return self.sh.root.open(abs, flags, mode);
+        }
+        let root = &self.sh.root;
+        let fd = match root.open(abs, flags | libc::O_NONBLOCK, mode) {
+            Err(libc::ENXIO) if self.rec_ok() => {
+                self.retry_blocking(|| match root.open(abs, flags | libc::O_NONBLOCK, mode) {
+                    Err(libc::ENXIO) => Err(libc::EAGAIN),
+                    Ok(fd) => Ok(i64::from(fd.into_raw_fd())),
+                    Err(e) => Err(e),
+                })
+                // SAFETY: the descriptor was just opened and handed over by into_raw_fd.
+                .map(|raw| unsafe { OwnedFd::from_raw_fd(raw as RawFd) })
+            }
+            r => r,
+        }?;
+        // F_SETFL sets exactly the settable status flags: back to the recorded ones.
+        sys::raw(libc::SYS_fcntl, &[fd.as_raw_fd().into(), libc::F_SETFL.into(), flags.into()])?;
+        Ok(fd)
     }
 
     fn stat(&mut self, name: &str) -> Result<Act, i32> {
