@@ -135,17 +135,20 @@ impl Gate {
             return Ok(());
         }
         // Interval rule: an earlier call that returned (in the recording) before this one was
-        // called. by_ret's first entry is the unfinished call that returned first: when it
-        // returned at or after `called`, no call holds this one back.
-        for &(r, s) in &g.by_ret {
-            if r >= called {
-                break;
-            }
-            if s < seq {
-                return Err(s);
-            }
+        // called. Of several, wait for the one that returned last: calls finish roughly in
+        // their recorded order, so when it is done the others are too — one wake-up per
+        // waiting call, not one per blocker (thousands of threads waiting for the same first
+        // blocker would all wake at every completion).
+        let below = g.by_ret.range(..(called, 0)).rev();
+        if let Some(&(_, s)) = below.take(64).find(|&&(_, s)| s < seq) {
+            return Err(s);
         }
-        match deps.iter().find(|&&d| d < seq && g.seqs.contains_key(&d)) {
+        if g.by_ret.range(..(called, 0)).rev().skip(64).any(|&(_, s)| s < seq) {
+            // Rare: many later calls that returned early; any blocker will do.
+            let s = g.by_ret.range(..(called, 0)).find(|&&(_, s)| s < seq).map(|x| x.1);
+            return Err(s.unwrap_or(0));
+        }
+        match deps.iter().filter(|&&d| d < seq && g.seqs.contains_key(&d)).max() {
             Some(&d) => Err(d),
             None => Ok(()),
         }
@@ -407,7 +410,7 @@ pub fn replay(
     let mut first_time: Option<i64> = None;
     let mut span_end: i64 = 0;
     let start = Instant::now();
-    let mut pending: VecDeque<Event> = VecDeque::new();
+    let mut pending = Ahead::default();
     let mut brought_forward: std::collections::HashSet<u64> = Default::default();
     let mut iter = trace.events(None);
     let mut read_error: Option<ra_trace::Error> = None;
@@ -458,8 +461,9 @@ pub fn replay(
         // A child whose first call was recorded before the clone that made it returned: bring
         // the clone forward (their intervals overlap, so either order is faithful).
         if seq > 0 && !shadow.knows(tid) && ev.pid.is_none_or(|p| p == tid) {
-            fill(&mut pending, &mut iter, &mut read_error);
+            pending.fill(&mut iter, &mut read_error);
             if let Some(i) = pending
+                .q
                 .iter()
                 .position(|e| clone_flags(e).is_some() && ok(e) && e.ret == Some(tid.into()))
             {
@@ -613,6 +617,10 @@ fn prepare_process() {
     unsafe {
         libc::umask(0);
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        // No transparent huge pages: with THP "always", each executor thread's first small
+        // allocation faults in and zeroes a 2 MiB page (5,000 threads: 10 GB of zeroing and
+        // RSS for kilobytes of use).
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
         let mut rl: libc::rlimit = std::mem::zeroed();
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 && rl.rlim_cur < rl.rlim_max {
             rl.rlim_cur = rl.rlim_max;
@@ -621,8 +629,11 @@ fn prepare_process() {
     }
 }
 
-/// Calls looked ahead at, at most, to reorder calls that were recorded out of order.
-const LOOKAHEAD: usize = 4096;
+/// Calls (and bytes of their data) looked ahead at, at most, to reorder calls that were
+/// recorded out of order. A tracer that serves thousands of threads can report a call's exit
+/// seconds late: tens of thousands of records after calls that followed it.
+const LOOKAHEAD: usize = 65_536;
+const LOOKAHEAD_BYTES: usize = 64 << 20;
 
 /// When `ev` takes a descriptor number its process still has open in the model (and is not
 /// `dup2`/`dup3`, which close the target themselves): the position in `pending` (filled from
@@ -632,7 +643,7 @@ fn freer_ahead(
     shadow: &Shadow,
     ev: &Event,
     tid: i32,
-    pending: &mut VecDeque<Event>,
+    pending: &mut Ahead,
     iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
     read_error: &mut Option<ra_trace::Error>,
 ) -> Option<usize> {
@@ -643,11 +654,17 @@ fn freer_ahead(
     let (made, _) = shadow.fd_numbers(p, ev);
     let n = *made.iter().find(|&&n| shadow.fd_open(p, n))?;
     let table = shadow.fd_table(p)?;
-    fill(pending, iter, read_error);
+    pending.fill(iter, read_error);
+    if !pending.may_free(n) {
+        return None;
+    }
     // Only another thread's call that overlapped this one can have freed the number before
     // this call took it (the model's table can also be stale, e.g. after close-on-exec).
     let end = ev.time_returned.or(ev.time_called)?;
-    pending.iter().position(|e| {
+    pending.q.iter().position(|e| {
+        if !matches!(e.def.map(|d| d.name), Some("close" | "close_range" | "dup2" | "dup3")) {
+            return false;
+        }
         let Some(t) = e.tid.or(e.pid) else { return false };
         let Some(q) = shadow.proc_id_of(t) else { return false };
         t != tid
@@ -657,17 +674,80 @@ fn freer_ahead(
     })
 }
 
-/// Read ahead into `pending`, up to [`LOOKAHEAD`] calls.
-fn fill(
-    pending: &mut VecDeque<Event>,
-    iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
-    read_error: &mut Option<ra_trace::Error>,
-) {
-    while pending.len() < LOOKAHEAD && read_error.is_none() {
-        match iter.next() {
-            Some(Ok(e)) => pending.push_back(e),
-            Some(Err(e)) => *read_error = Some(e),
-            None => break,
+/// Calls read ahead of the one being placed (for reordering), with the bytes they hold.
+#[derive(Default)]
+struct Ahead {
+    q: VecDeque<Event>,
+    bytes: usize,
+    /// How many of the calls ahead free each descriptor number (`close`, `dup2`/`dup3`'s
+    /// target; key -1: `close_range`), so that a search for one is a lookup when there is none.
+    frees: HashMap<i32, u32>,
+}
+
+/// The descriptor number a call frees, for [`Ahead`]'s index (-1: a range).
+fn frees_number(e: &Event) -> Option<i32> {
+    let arg = |n: &str| e.arg(n).and_then(|a| a.as_int()).and_then(|v| i32::try_from(v).ok());
+    match e.def?.name {
+        "close" => arg("fd"),
+        "dup2" | "dup3" => arg("newfd"),
+        "close_range" => Some(-1),
+        _ => None,
+    }
+}
+
+impl Ahead {
+    fn account(&mut self, e: &Event, add: bool) {
+        let b = data_bytes(e);
+        if add {
+            self.bytes += b;
+        } else {
+            self.bytes -= b;
+        }
+        if let Some(n) = frees_number(e) {
+            let c = self.frees.entry(n).or_default();
+            if add {
+                *c += 1;
+            } else {
+                *c -= 1;
+                if *c == 0 {
+                    self.frees.remove(&n);
+                }
+            }
+        }
+    }
+    fn pop_front(&mut self) -> Option<Event> {
+        let e = self.q.pop_front()?;
+        self.account(&e, false);
+        Some(e)
+    }
+    fn push_front(&mut self, e: Event) {
+        self.account(&e, true);
+        self.q.push_front(e);
+    }
+    fn remove(&mut self, i: usize) -> Option<Event> {
+        let e = self.q.remove(i)?;
+        self.account(&e, false);
+        Some(e)
+    }
+    /// True when a call ahead may free descriptor number `n`.
+    fn may_free(&self, n: i32) -> bool {
+        self.frees.contains_key(&n) || self.frees.contains_key(&-1)
+    }
+    /// Read ahead, up to [`LOOKAHEAD`] calls or [`LOOKAHEAD_BYTES`].
+    fn fill(
+        &mut self,
+        iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
+        read_error: &mut Option<ra_trace::Error>,
+    ) {
+        while self.q.len() < LOOKAHEAD && self.bytes < LOOKAHEAD_BYTES && read_error.is_none() {
+            match iter.next() {
+                Some(Ok(e)) => {
+                    self.account(&e, true);
+                    self.q.push_back(e);
+                }
+                Some(Err(e)) => *read_error = Some(e),
+                None => break,
+            }
         }
     }
 }
