@@ -73,7 +73,10 @@ pub enum InitArg {
     outside the trace are simulated from the recorded results.\n\n\
     --init=infer recreates what the trace shows existed before it started: files opened \
     without O_CREAT, stat'ed, read, listed, executed, removed or renamed, with the types, \
-    sizes, modes and owners a stat showed and the content reads captured (zeros elsewhere).\n\n\
+    sizes, modes and owners a stat showed and the content reads captured (zeros elsewhere). \
+    Device nodes, setuid/setgid bits and security.* xattrs are not recreated from the trace \
+    unless --allow-special.\n\n\
+    The root may not be / nor hold the replayer's own executable or the trace.\n\n\
     Exit status: 0 when every verified call matched, 1 when something differed (or the replay \
     was stopped), 2 when the replay could not run.")]
 pub struct ReplayArgs {
@@ -89,6 +92,12 @@ pub struct ReplayArgs {
     /// Recreate the initial state under --root before replaying (`--init` alone = auto).
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "auto", default_value_t = InitArg::None, require_equals = true)]
     pub init: InitArg,
+    /// Let --init create device nodes, setuid/setgid files and security.* xattrs (file
+    /// capabilities) as the trace recorded them; by default each becomes a harmless
+    /// placeholder (an empty regular file, the mode without setuid/setgid, no xattr) listed in
+    /// the report's initial-state notes.
+    #[arg(long)]
+    pub allow_special: bool,
     /// What to verify.
     #[arg(long, value_enum, default_value_t = VerifyArg::Full)]
     pub verify: VerifyArg,
@@ -173,7 +182,12 @@ fn install_stop_handler(p: Arc<Progress>) {
     }
 }
 
-fn check_root(root: &Path, force: bool) -> Result<()> {
+/// `root` (canonical) is `p` or one of its ancestors.
+fn holds(root: &Path, p: &Path) -> bool {
+    p.canonicalize().is_ok_and(|p| p.starts_with(root))
+}
+
+fn check_root(root: &Path, force: bool, trace: &Path) -> Result<()> {
     let md = std::fs::metadata(root).with_context(|| {
         format!(
             "replay root {}: cannot use it (create it first: mkdir -p {})",
@@ -183,6 +197,30 @@ fn check_root(root: &Path, force: bool) -> Result<()> {
     })?;
     if !md.is_dir() {
         bail!("replay root {} is not a directory", root.display());
+    }
+    // The trace's paths all land beneath the root: a root that holds the system or the
+    // replayer's own files would let a trace overwrite them. --force does not change that.
+    let canon = root
+        .canonicalize()
+        .with_context(|| format!("resolving the replay root {}", root.display()))?;
+    if canon == Path::new("/") {
+        bail!(
+            "replay root {}: refusing to replay into / (the trace's files would replace the \
+             system's); replay into an empty directory: mkdir /tmp/r && reanimator replay ... \
+             --root /tmp/r",
+            root.display()
+        );
+    }
+    let exe = std::env::current_exe().ok();
+    for (what, p) in [("the reanimator executable", exe.as_deref()), ("the trace", Some(trace))] {
+        if let Some(p) = p.filter(|p| holds(&canon, p)) {
+            bail!(
+                "replay root {}: refusing to replay into a directory that holds {what} ({}): \
+                 the replay could overwrite it; pick an empty directory elsewhere",
+                root.display(),
+                p.display()
+            );
+        }
     }
     let mut entries = std::fs::read_dir(root)
         .with_context(|| format!("reading the replay root {}", root.display()))?;
@@ -219,7 +257,7 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
             a.trace.display()
         );
     }
-    check_root(&a.root, a.force)?;
+    check_root(&a.root, a.force, &a.trace)?;
     let mut opts = Options::new(a.root.clone());
     opts.verify = match a.verify {
         VerifyArg::None => Verify::None,
@@ -254,17 +292,65 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
                 let shown = String::from_utf8_lossy(&s.dir).into_owned();
                 let dir = restore_dir(&root, &s.dir)
                     .with_context(|| format!("preparing {shown} in the replay root"))?;
+                let ropts =
+                    ra_fsstate::RestoreOptions { special: a.allow_special, ..Default::default() };
                 let st = trace
-                    .restore_snapshot(s.index, dir.as_fd())
+                    .restore_snapshot_with(s.index, dir.as_fd(), &ropts)
                     .with_context(|| format!("restoring the recorded state of {shown}"))?;
-                init_notes.push((format!("snapshot {}", s.index), format!("{shown}: {st:?}")));
+                init_notes
+                    .push((format!("snapshot {}", s.index), format!("{shown}: restored {st}")));
+                let under = |p: &[u8]| {
+                    let mut v = s.dir.clone();
+                    if !p.is_empty() {
+                        v.push(b'/');
+                        v.extend_from_slice(p);
+                    }
+                    String::from_utf8_lossy(&v).into_owned()
+                };
+                for w in &st.withheld {
+                    init_notes.push((
+                        "withheld".to_string(),
+                        format!(
+                            "{}: {}; --allow-special restores it as recorded",
+                            under(&w.path),
+                            w.what
+                        ),
+                    ));
+                }
+                if st.withheld_count > st.withheld.len() as u64 {
+                    init_notes.push((
+                        "withheld".to_string(),
+                        format!("{} more not listed", st.withheld_count - st.withheld.len() as u64),
+                    ));
+                }
+                for n in &st.not_restored {
+                    init_notes.push((
+                        "not restored".to_string(),
+                        format!(
+                            "{}: {}: {}",
+                            under(&n.path),
+                            n.what,
+                            std::io::Error::from_raw_os_error(n.errno)
+                        ),
+                    ));
+                }
+                if st.not_restored_count > st.not_restored.len() as u64 {
+                    init_notes.push((
+                        "not restored".to_string(),
+                        format!(
+                            "{} more not listed",
+                            st.not_restored_count - st.not_restored.len() as u64
+                        ),
+                    ));
+                }
                 skip.push(s.dir.clone());
                 // Its parents were made for it: they hold only what leads to it.
                 partial_dirs.extend(ancestors_dev_ino(&root, &s.dir));
             }
         }
         if matches!(a.init, InitArg::Auto | InitArg::Infer) {
-            let st = init::infer(&trace, &root, &skip).context("inferring the initial state")?;
+            let st = init::infer(&trace, &root, &skip, a.allow_special)
+                .context("inferring the initial state")?;
             partial_dirs.extend(st.partial_dirs.iter().copied());
             inferred_files.extend(st.files_created.iter().copied());
             init_notes.push((
@@ -274,6 +360,15 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
                     st.files, st.dirs, st.symlinks, st.bytes_known, st.bytes_unknown
                 ),
             ));
+            for (p, what) in &st.withheld {
+                init_notes.push((
+                    "withheld".to_string(),
+                    format!(
+                        "{}: {what}; --allow-special restores it as recorded",
+                        String::from_utf8_lossy(p)
+                    ),
+                ));
+            }
         }
     }
     opts.partial_dirs = partial_dirs;

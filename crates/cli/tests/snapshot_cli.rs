@@ -424,7 +424,10 @@ fn record_snapshot_stores_start_and_end_states() {
     // Restoring the start state gives a tree equal to the state before the command.
     let dest = s.join("restored");
     std::fs::create_dir(&dest).unwrap();
-    let stats = r.restore_snapshot(0, std::fs::File::open(&dest).unwrap().as_fd()).unwrap();
+    // As recorded: setuid bits, devices and security xattrs too (not withheld).
+    let special = ra_fsstate::RestoreOptions { special: true, ..Default::default() };
+    let stats =
+        r.restore_snapshot_with(0, std::fs::File::open(&dest).unwrap().as_fd(), &special).unwrap();
     assert_eq!(stats.not_restored, vec![]);
     let o = bin().args(["diff", "--times"]).arg(&before).arg(&dest).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
@@ -578,7 +581,9 @@ fn privileged_tree_restores_with_owners_and_devices() {
     let r = TraceReader::open(&trace).unwrap();
     let dest = s.join("restored");
     std::fs::create_dir(&dest).unwrap();
-    let stats = r.restore_snapshot(0, std::fs::File::open(&dest).unwrap().as_fd()).unwrap();
+    let special = ra_fsstate::RestoreOptions { special: true, ..Default::default() };
+    let stats =
+        r.restore_snapshot_with(0, std::fs::File::open(&dest).unwrap().as_fd(), &special).unwrap();
     assert_eq!(stats.not_restored_count, 0, "{:?}", stats.not_restored);
     let o = bin()
         .args(["diff", "--times"])

@@ -29,7 +29,7 @@ pub use error::{BoxError, Error, LineProblem, Result};
 pub use manifest::{Manifest, ManifestFile, ManifestHeader, ManifestReader, ManifestWriter};
 pub use restore::{
     restore, ChunkFn, ContentSource, EntrySource, NoContent, NotRestored, RestoreOptions,
-    RestoreStats,
+    RestoreStats, Withheld,
 };
 pub use scan::{BlobSink, NoBlobs, PathPredicate, ProgressFn, ScanOptions, ScanStats, Scanner};
 pub use store::DirStore;

@@ -18,15 +18,26 @@
 //! 0. **check**: every entry, before anything is created (a bad path or order leaves the
 //!    destination empty);
 //! 1. **structure**: directories (mode 0700 for now), regular files (0600, size set with
-//!    `ftruncate`, so unwritten ranges are holes), symlinks, fifos, sockets, devices (`mknod`;
-//!    without the privilege they are reported in [`RestoreStats::not_restored`]), hard links;
+//!    `ftruncate`, so unwritten ranges are holes), symlinks, fifos, sockets, devices (`mknod`
+//!    with [`RestoreOptions::special`], else an empty regular file in their place; without the
+//!    privilege they are reported in [`RestoreStats::not_restored`]), hard links;
 //! 2. **content**: the source's chunks are written into the first file of each digest;
 //! 3. **copies** (only when several files share a digest without being hard links): the other
 //!    files are copied from the first;
 //! 4. **verify** ([`RestoreOptions::verify`]): each distinct content is read back and hashed;
 //! 5. **metadata**: owner, xattrs, mode, mtime, in that order (`chown` clears setuid and
 //!    capabilities); directories after everything beneath them, so modes such as 0555 or 0000
-//!    and directory mtimes come out right.
+//!    and directory mtimes come out right. Without [`RestoreOptions::special`], setuid and
+//!    setgid bits of non-directories and `security.*` xattrs (file capabilities, security
+//!    labels) are left out.
+//!
+//! **What is withheld by default.** A tree's description is data from elsewhere (a trace, a
+//! manifest): restoring it as it is would let that data create device nodes (a raw disk or
+//! `/dev/mem` under another name), setuid/setgid programs and file capabilities. Unless
+//! [`RestoreOptions::special`] is set, a device node becomes an empty regular file with the
+//! device's permission bits (less setuid/setgid), a setuid/setgid file keeps its content and
+//! loses those bits, and `security.*` xattrs are not set; each such entry is listed in
+//! [`RestoreStats::withheld`].
 //!
 //! The root entry (empty path) describes `dest` itself: its owner, xattrs, mode and mtime are
 //! applied to `dest`.
@@ -106,12 +117,26 @@ pub struct RestoreOptions {
     /// Read every distinct content back and check its digest (default true): a source that
     /// lacks a chunk is an error instead of a file with zeros in it.
     pub verify: bool,
+    /// Restore device nodes, setuid/setgid bits of non-directories and `security.*` xattrs as
+    /// described (default false: placeholders and plain modes instead, each listed in
+    /// [`RestoreStats::withheld`]; see the module documentation).
+    pub special: bool,
 }
 
 impl Default for RestoreOptions {
     fn default() -> Self {
-        RestoreOptions { verify: true }
+        RestoreOptions { verify: true, special: false }
     }
+}
+
+/// Something restored in a safer form than described, because [`RestoreOptions::special`]
+/// was not set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Withheld {
+    pub path: Vec<u8>,
+    /// What was left out and what is there instead, e.g. `character device 1:3 (an empty
+    /// regular file in its place)`.
+    pub what: String,
 }
 
 /// Something the restore could not recreate (for lack of privilege or file-system support).
@@ -153,6 +178,10 @@ pub struct RestoreStats {
     pub verified: u64,
     pub not_restored: Vec<NotRestored>,
     pub not_restored_count: u64,
+    /// Device nodes replaced by empty regular files, setuid/setgid bits and `security.*`
+    /// xattrs left out (at most [`MAX_NOT_RESTORED`] kept; `withheld_count` counts them all).
+    pub withheld: Vec<Withheld>,
+    pub withheld_count: u64,
 }
 
 impl RestoreStats {
@@ -165,6 +194,37 @@ impl RestoreStats {
                 errno: e.raw_os_error(),
             });
         }
+    }
+    fn withhold(&mut self, path: &[u8], what: String) {
+        self.withheld_count += 1;
+        if self.withheld.len() < MAX_NOT_RESTORED {
+            self.withheld.push(Withheld { path: path.to_vec(), what });
+        }
+    }
+}
+
+impl std::fmt::Display for RestoreStats {
+    /// One readable sentence: what was created, and what was not.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+        write!(
+            f,
+            "{} ({}, {}, {}, {}, {}); {} of content",
+            n(self.entries, "entry", "entries"),
+            n(self.dirs, "directory", "directories"),
+            n(self.files, "file", "files"),
+            n(self.symlinks, "symlink", "symlinks"),
+            n(self.specials, "fifo, socket or device", "fifos, sockets or devices"),
+            n(self.hardlinks, "extra hard link", "extra hard links"),
+            n(self.bytes, "byte", "bytes"),
+        )?;
+        if self.withheld_count > 0 {
+            write!(f, "; {} withheld for safety", n(self.withheld_count, "entry", "entries"))?;
+        }
+        if self.not_restored_count > 0 {
+            write!(f, "; {} not restored", n(self.not_restored_count, "attribute", "attributes"))?;
+        }
+        Ok(())
     }
 }
 
@@ -290,6 +350,8 @@ pub fn restore<S: EntrySource + ?Sized>(
         firsts: HashMap::new(),
         dups: 0,
         missing: HashSet::new(),
+        placeholders: HashSet::new(),
+        special: opts.special,
         stats: RestoreStats::default(),
     };
     // Pass 0: every entry is checked before anything is created, so a manifest with a bad path
@@ -317,6 +379,9 @@ struct Restorer {
     dups: u64,
     /// Entries that could not be created (devices without privilege, links to them).
     missing: HashSet<Vec<u8>>,
+    /// Device nodes restored as empty regular files (without `special`).
+    placeholders: HashSet<Vec<u8>>,
+    special: bool,
     stats: RestoreStats,
 }
 
@@ -394,6 +459,23 @@ impl Restorer {
                     rfs::symlinkat(target, pfd, name)
                         .map_err(|er| rerr(&e.path, "symlinkat", er))?;
                     self.stats.symlinks += 1;
+                }
+                Kind::CharDevice | Kind::BlockDevice if !opts.special => {
+                    let flags = OFlags::WRONLY
+                        | OFlags::CREATE
+                        | OFlags::EXCL
+                        | OFlags::NOFOLLOW
+                        | OFlags::CLOEXEC;
+                    rfs::openat(pfd, name, flags, private)
+                        .map_err(|er| rerr(&e.path, "openat", er))?;
+                    let dev = e.rdev.map_or("?:?".into(), |d| format!("{}:{}", d.major, d.minor));
+                    let kind = if e.kind == Kind::CharDevice { "character" } else { "block" };
+                    self.stats.withhold(
+                        &e.path,
+                        format!("{kind} device {dev} (an empty regular file in its place)"),
+                    );
+                    self.placeholders.insert(e.path);
+                    self.stats.files += 1;
                 }
                 Kind::Fifo | Kind::Socket | Kind::CharDevice | Kind::BlockDevice => {
                     let (ft, dev) = match e.kind {
@@ -560,8 +642,38 @@ impl Restorer {
         };
         let uid = rfs::Uid::from_raw_unchecked(e.uid);
         let gid = rfs::Gid::from_raw_unchecked(e.gid);
-        let mode = Mode::from_raw_mode(e.mode);
-        match e.kind {
+        let placeholder = self.placeholders.contains(&e.path);
+        let kind = if placeholder { Kind::File } else { e.kind };
+        let mut mode = e.mode;
+        if !self.special && kind != Kind::Dir && mode & 0o6000 != 0 {
+            mode &= !0o6000;
+            if !placeholder {
+                let bits = match e.mode & 0o6000 {
+                    0o4000 => "setuid bit",
+                    0o2000 => "setgid bit",
+                    _ => "setuid and setgid bits",
+                };
+                self.stats.withhold(
+                    &e.path,
+                    format!("{bits} (mode {:04o} restored as {mode:04o})", e.mode & 0o7777),
+                );
+            }
+        }
+        let mode = Mode::from_raw_mode(mode);
+        let special = self.special;
+        let xattrs: Vec<(&Vec<u8>, &Vec<u8>)> = e
+            .xattrs
+            .iter()
+            .filter(|(n, _)| {
+                let keep = special || !n.starts_with(b"security.");
+                if !keep {
+                    let what = format!("xattr {} (not set)", crate::escape_bytes(n));
+                    self.stats.withhold(&e.path, what);
+                }
+                keep
+            })
+            .collect();
+        match kind {
             Kind::File | Kind::Dir => {
                 let fd = if e.path.is_empty() {
                     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
@@ -575,19 +687,19 @@ impl Restorer {
                         | OFlags::NONBLOCK
                         | OFlags::NOCTTY
                         | OFlags::CLOEXEC;
-                    if e.kind == Kind::Dir {
+                    if kind == Kind::Dir {
                         flags |= OFlags::DIRECTORY;
                     }
                     rfs::openat(pfd, name, flags, Mode::empty())
                         .map_err(|er| rerr(&e.path, "openat", er))?
                 };
-                if fstat(&fd, &e.path)?.kind() != Some(e.kind) {
+                if fstat(&fd, &e.path)?.kind() != Some(kind) {
                     return Err(Error::Replaced { path: e.path.clone() });
                 }
                 if let Err(er) = rfs::fchown(&fd, Some(uid), Some(gid)) {
                     self.owner_failed(e, er)?;
                 }
-                for (n, v) in &e.xattrs {
+                for (n, v) in xattrs {
                     if let Err(er) = rfs::fsetxattr(&fd, n.as_slice(), v, XattrFlags::empty()) {
                         self.xattr_failed(e, n, er)?;
                     }
@@ -601,7 +713,7 @@ impl Restorer {
                 let r = rfs::chownat(pfd, name, Some(uid), Some(gid), AtFlags::SYMLINK_NOFOLLOW);
                 let proc = proc_path(pfd, name);
                 let mut xattr_errs = Vec::new();
-                for (n, v) in &e.xattrs {
+                for (n, v) in xattrs {
                     if let Err(er) =
                         rfs::lsetxattr(proc.as_slice(), n.as_slice(), v, XattrFlags::empty())
                     {

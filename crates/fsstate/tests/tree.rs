@@ -46,8 +46,9 @@ fn snapshot_and_restore(s: &Scratch, src: &Path, name: &str) -> std::path::PathB
         entries.push(e.unwrap());
     }
     let dest = s.mkdir(name);
-    let stats =
-        restore(&entries, &mut store, open_dir(&dest).as_fd(), &RestoreOptions::default()).unwrap();
+    // The round trip is exact: devices, setuid bits and security xattrs too.
+    let opts = RestoreOptions { special: true, ..RestoreOptions::default() };
+    let stats = restore(&entries, &mut store, open_dir(&dest).as_fd(), &opts).unwrap();
     assert_eq!(stats.entries, entries.len() as u64);
     dest
 }
@@ -451,4 +452,84 @@ fn mount_points_are_recorded_but_not_entered() {
     let opts = ScanOptions { cross_mounts: true, ..Default::default() };
     let v: Vec<Entry> = Scanner::new(&src, opts).unwrap().collect::<Result<_, _>>().unwrap();
     assert!(v.iter().any(|e| e.path == b"mnt/inside"));
+}
+
+/// By default a restore withholds what could grant privileges: a setuid/setgid file keeps its
+/// content without those bits, a device node becomes an empty regular file, `security.*`
+/// xattrs are not set — each listed in `withheld`; `special` restores them as described.
+#[test]
+fn restore_withholds_devices_setuid_and_security_xattrs_by_default() {
+    let s = Scratch::new("withheld");
+    let src = s.mkdir("src");
+    std::fs::write(src.join("suid"), b"#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(
+        src.join("suid"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o6755),
+    )
+    .unwrap();
+    let root = is_root();
+    if root {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            src.join("zero"),
+            rustix::fs::FileType::CharacterDevice,
+            rustix::fs::Mode::from_raw_mode(0o4666),
+            rustix::fs::makedev(1, 5),
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            src.join("zero"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o4666),
+        )
+        .unwrap();
+        // A file capability (cap_net_raw+ep), as setcap writes it (VFS_CAP_REVISION_2).
+        let cap = [0x01, 0, 0, 0x02, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        std::fs::write(src.join("capped"), b"x").unwrap();
+        rustix::fs::setxattr(
+            src.join("capped"),
+            "security.capability",
+            &cap,
+            rustix::fs::XattrFlags::empty(),
+        )
+        .unwrap();
+    } else {
+        eprintln!("skip (part): device node and security.capability need root");
+    }
+    let store_dir = s.join("store");
+    let mut store = DirStore::open(&store_dir).unwrap();
+    let mut scanner = Scanner::new(&src, ScanOptions::default()).unwrap();
+    let mut entries = Vec::new();
+    while let Some(e) = scanner.next_with(&mut store) {
+        entries.push(e.unwrap());
+    }
+
+    let dest = s.mkdir("safe");
+    let st =
+        restore(&entries, &mut store, open_dir(&dest).as_fd(), &RestoreOptions::default()).unwrap();
+    let what = |p: &str| -> Vec<String> {
+        st.withheld.iter().filter(|w| w.path == p.as_bytes()).map(|w| w.what.clone()).collect()
+    };
+    let m = std::fs::metadata(dest.join("suid")).unwrap();
+    assert_eq!(m.mode() & 0o7777, 0o755);
+    assert_eq!(std::fs::read(dest.join("suid")).unwrap(), b"#!/bin/sh\n");
+    assert_eq!(what("suid"), ["setuid and setgid bits (mode 6755 restored as 0755)"]);
+    if root {
+        let m = std::fs::symlink_metadata(dest.join("zero")).unwrap();
+        assert!(m.file_type().is_file() && m.len() == 0, "{m:?}");
+        assert_eq!(m.mode() & 0o7777, 0o666);
+        assert_eq!(what("zero"), ["character device 1:5 (an empty regular file in its place)"]);
+        assert!(rustix::fs::getxattr(dest.join("capped"), "security.capability", &mut [0u8; 64])
+            .is_err());
+        assert_eq!(what("capped"), ["xattr security.capability (not set)"]);
+        assert_eq!(st.withheld_count, 3);
+    } else {
+        assert_eq!(st.withheld_count, 1);
+    }
+    assert!(st.to_string().contains("withheld for safety"), "{st}");
+
+    let dest = s.mkdir("special");
+    let opts = RestoreOptions { special: true, ..RestoreOptions::default() };
+    let st = restore(&entries, &mut store, open_dir(&dest).as_fd(), &opts).unwrap();
+    assert_eq!(st.withheld_count, 0);
+    assert!(diff_trees(&src, &dest, false).is_empty(), "{}", show(&diff_trees(&src, &dest, false)));
 }

@@ -8,6 +8,14 @@
 //! from such a file before anything wrote to it is written into the root as it is met, so
 //! memory holds metadata only. Paths under `/proc`, `/sys` and `/dev` (simulated by the
 //! replay) and under `skip` (restored from a snapshot) are left alone.
+//!
+//! Every call is evidence: `access` (`X_OK`: executable), `readlink` (`EINVAL`: exists, no
+//! symlink), xattr reads, the `#!` interpreter of an executed script, and `ENOENT` beneath a
+//! path (whatever existed above it was a directory). Paths are recorded as the trace named
+//! them; `create` then moves what was seen through symlinks to where it really was (beneath a
+//! link's target; a link's followed attributes to the end of its chain), so link chains an
+//! executed program resolves come back whole. Symlinks the trace itself makes are followed
+//! while observing and never created beforehand.
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::AsRawFd;
@@ -38,6 +46,9 @@ pub struct InferStats {
     /// (st_dev, st_ino) of the files created: their link counts are unknown (a hard link
     /// elsewhere on the recording machine is not in the trace).
     pub files_created: Vec<(u64, u64)>,
+    /// What was created in a safer form than the trace showed (setuid/setgid bits dropped,
+    /// unless `special`): (path, what).
+    pub withheld: Vec<(Vec<u8>, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,6 +69,14 @@ struct Node {
     /// Extents written from recorded reads: (offset, length).
     known: BTreeMap<u64, u64>,
     exec: bool,
+    /// Extended attributes a `getxattr` returned (before anything set or removed one).
+    xattrs: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// `readlink` said `EINVAL`: not a symlink.
+    not_link: bool,
+    /// A following `stat` showed a directory (the target, when this is a symlink).
+    follow_dir: bool,
+    /// The first bytes of the file, when a read from offset 0 showed them (`#!` lines).
+    head: Vec<u8>,
 }
 
 #[derive(Debug)]
@@ -85,23 +104,37 @@ struct Infer<'a> {
     paths: HashMap<Vec<u8>, Status>,
     /// Initial files something in the trace has written (their later reads are not initial).
     written: std::collections::HashSet<Vec<u8>>,
+    /// Paths that, if they existed, were directories (or links to one): an ancestor of a path
+    /// a call found missing (`ENOENT`, not `ENOTDIR`).
+    dir_if_exists: std::collections::HashSet<Vec<u8>>,
+    /// Symlinks the trace made (path -> target), where the trace made them.
+    trace_links: HashMap<Vec<u8>, Vec<u8>>,
+    /// What the model calls the inherited pipes, sockets and terminals.
+    not_files: std::collections::HashSet<Vec<u8>>,
+    /// Restore setuid/setgid bits as recorded.
+    special: bool,
     stats: InferStats,
 }
 
 impl Infer<'_> {
     /// Note that `p` existed (as `kind` when known), unless the trace changed it first.
     fn exists(&mut self, p: &[u8], kind: Option<Kind>) -> Option<&mut Node> {
-        if ignored(p, self.skip) || self.written.contains(p) {
+        let p = self.beneath_trace_links(p)?;
+        let p = p.as_slice();
+        if ignored(p, self.skip) || self.written.contains(p) || self.not_files.contains(p) {
             return None;
         }
-        // Every ancestor is a directory that existed too (unless the trace made it).
+        // Every ancestor is a directory that existed too (unless the trace made it), or a
+        // symlink to one (placed at its target by `create`).
         let mut anc = p.to_vec();
         while let Some(i) = anc.iter().rposition(|&c| c == b'/') {
             anc.truncate(i);
             let a = if anc.is_empty() { b"/".to_vec() } else { anc.clone() };
             match self.paths.get_mut(&a) {
                 Some(Status::Initial(n)) => {
-                    n.kind = Some(Kind::Dir);
+                    if !matches!(n.kind, Some(Kind::Symlink(_))) {
+                        n.kind = Some(Kind::Dir);
+                    }
                 }
                 Some(_) => {}
                 None => {
@@ -118,9 +151,19 @@ impl Infer<'_> {
         let st = self.paths.entry(p.to_vec()).or_insert_with(|| Status::Initial(Node::default()));
         match st {
             Status::Initial(n) => {
-                if (n.kind.is_none() || matches!(kind, Some(Kind::Dir) | Some(Kind::Symlink(_))))
-                    && kind.is_some()
-                {
+                // A symlink is what lstat, readlink or a listing saw; a following call sees
+                // its target, which says nothing against it.
+                let replace = match (&n.kind, &kind) {
+                    (_, None) => false,
+                    (None, _) => true,
+                    (Some(Kind::Symlink(t)), Some(Kind::Symlink(u))) => {
+                        t.is_empty() && !u.is_empty()
+                    }
+                    (_, Some(Kind::Symlink(_))) => true,
+                    (Some(Kind::File), Some(Kind::Dir)) => true,
+                    _ => false,
+                };
+                if replace {
                     n.kind = kind;
                 }
                 Some(n)
@@ -133,12 +176,50 @@ impl Infer<'_> {
             Status::Touched => None,
         }
     }
+    /// `p` as it was before the trace began: a path beneath a symlink the trace made is
+    /// beneath that symlink's target (the link itself did not exist); a path beneath anything
+    /// else the trace made, removed or renamed names nothing initial (None).
+    fn beneath_trace_links(&self, p: &[u8]) -> Option<Vec<u8>> {
+        let mut p = p.to_vec();
+        'again: for _ in 0..40 {
+            let mut end = 0;
+            while let Some(i) = p[end + 1..].iter().position(|&c| c == b'/') {
+                end += 1 + i;
+                let a = &p[..end];
+                if let Some(t) = self.trace_links.get(a) {
+                    let mut q = link_target(a, t);
+                    q.extend_from_slice(&p[end..]);
+                    p = crate::sandbox::normalize(&q);
+                    continue 'again;
+                }
+                if self.written.contains(a) {
+                    return None;
+                }
+            }
+            return Some(p);
+        }
+        None
+    }
     fn touch(&mut self, p: &[u8]) {
         self.paths.entry(p.to_vec()).or_insert(Status::Touched);
         self.written.insert(p.to_vec());
     }
     fn absent(&mut self, p: &[u8]) {
         self.paths.entry(p.to_vec()).or_insert(Status::Absent);
+    }
+    /// A call found `p` missing (`ENOENT`): every ancestor of it that existed was a directory
+    /// (a file there would have given `ENOTDIR`).
+    fn missing_beneath(&mut self, p: &[u8]) {
+        let mut a = p.to_vec();
+        while let Some(i) = a.iter().rposition(|&c| c == b'/') {
+            a.truncate(i);
+            if a.is_empty() {
+                break;
+            }
+            if matches!(self.paths.get(&a), None | Some(Status::Initial(_))) {
+                self.dir_if_exists.insert(a.clone());
+            }
+        }
     }
     fn stat(&mut self, p: &[u8], ev: &Event, nofollow: bool) {
         let raw = ev.def.and_then(|d| {
@@ -165,7 +246,12 @@ impl Infer<'_> {
         };
         let is_link = matches!(kind, Some(Kind::Symlink(_)));
         if let Some(n) = self.exists(p, kind) {
-            if n.mode.is_none() && !written {
+            // A symlink's own mode and owner are not recreated; what a following stat showed
+            // describes the link's target (`create` gives it to the target).
+            if !nofollow && mode & libc::S_IFMT == libc::S_IFDIR {
+                n.follow_dir = true;
+            }
+            if n.mode.is_none() && !written && !is_link {
                 n.mode = Some(mode & 0o7777);
                 n.owner = Some((uid, gid));
                 if !is_link && mode & libc::S_IFMT == libc::S_IFREG {
@@ -177,6 +263,8 @@ impl Infer<'_> {
 
     /// Content read from an initial file: write it into the root now.
     fn content(&mut self, p: &[u8], off: u64, data: &[u8], count: u64) -> Result<()> {
+        let Some(p) = self.beneath_trace_links(p) else { return Ok(()) };
+        let p = p.as_slice();
         if self.written.contains(p) || data.is_empty() && count == 0 {
             return Ok(());
         }
@@ -198,6 +286,9 @@ impl Infer<'_> {
             return Ok(());
         }
         n.known.insert(off, data.len() as u64);
+        if off == 0 && n.head.is_empty() {
+            n.head = data[..data.len().min(256)].to_vec();
+        }
         mkdirs(root, parent_of(p))?;
         let fd = root
             .open(p, libc::O_WRONLY | libc::O_CREAT, 0o600)
@@ -206,6 +297,15 @@ impl Infer<'_> {
         self.stats.bytes_known += data.len() as u64;
         Ok(())
     }
+}
+
+/// Where the targets of symlinks whose targets the trace did not record are made, beneath
+/// the root (`/usr/lib/x.py -> /.reanimator-link-targets/usr/lib/x.py`).
+pub const LINK_TARGETS: &[u8] = b"/.reanimator-link-targets";
+
+/// The normalized path a symlink at `link` with target `t` points at.
+fn link_target(link: &[u8], t: &[u8]) -> Vec<u8> {
+    crate::sandbox::normalize(&join(parent_of(link), t))
 }
 
 fn parent_of(p: &[u8]) -> &[u8] {
@@ -267,7 +367,16 @@ pub fn synthetic_ids(trace: &TraceReader) -> u64 {
 }
 
 /// Infer the initial state from `trace` and create it beneath `root`.
-pub fn infer(trace: &TraceReader, root: &Root, skip: &[Vec<u8>]) -> Result<InferStats> {
+///
+/// Without `special`, setuid/setgid bits a `stat` showed are left out of the files' modes and
+/// listed in [`InferStats::withheld`]. Device nodes are never created (a device the trace
+/// showed becomes a regular file).
+pub fn infer(
+    trace: &TraceReader,
+    root: &Root,
+    skip: &[Vec<u8>],
+    special: bool,
+) -> Result<InferStats> {
     let cwd = initial_cwd(trace);
     let mut sh = Shadow::new(cwd.clone());
     let mut st = Infer {
@@ -275,6 +384,10 @@ pub fn infer(trace: &TraceReader, root: &Root, skip: &[Vec<u8>]) -> Result<Infer
         skip,
         paths: HashMap::new(),
         written: Default::default(),
+        dir_if_exists: Default::default(),
+        trace_links: HashMap::new(),
+        not_files: Default::default(),
+        special,
         stats: InferStats::default(),
     };
     st.exists(&crate::sandbox::normalize(&cwd), Some(Kind::Dir));
@@ -286,8 +399,13 @@ pub fn infer(trace: &TraceReader, root: &Root, skip: &[Vec<u8>]) -> Result<Infer
         if ev.unique_id < synthetic
             && !crate::shadow::path_arg(&ev, "pathname").is_some_and(|p| p.starts_with(b"/"))
         {
-            // An inherited pipe, socket or terminal ("pipe:[123]"): not a file.
-            sh.step(&ev);
+            // An inherited pipe, socket or terminal ("pipe:[123]"): not a file. The model
+            // names it by that text beneath the cwd: calls on its descriptor show no file.
+            if let Some(p) = sh.proc_id_of(tid) {
+                st.not_files.extend(sh.paths(p, &ev));
+            }
+            let pl = sh.step(&ev);
+            st.not_files.extend(sh.paths(pl.proc, &ev));
             continue;
         }
         // Paths resolve against the model as it was before the call (chdir changes it).
@@ -296,6 +414,7 @@ pub fn infer(trace: &TraceReader, root: &Root, skip: &[Vec<u8>]) -> Result<Infer
         let paths = before.unwrap_or_else(|| sh.paths(pl.proc, &ev));
         observe(&mut st, &sh, &ev, def.name, pl.proc, paths)?;
     }
+    interpreters(&mut st);
     create(&mut st)?;
     Ok(st.stats)
 }
@@ -314,6 +433,9 @@ fn observe(
     let success = ok(ev) || (ev.errno.unwrap_or(0) == 0 && ev.ret.is_none());
     let first = paths.first().cloned();
     let enoent = ev.errno == Some(libc::ENOENT);
+    if enoent && paths.len() == 1 {
+        st.missing_beneath(&paths[0]);
+    }
     let fd_path = |sh: &Shadow, arg: &str| -> Option<Vec<u8>> {
         let f = sh.file(proc, int_arg(ev, arg)? as i32)?;
         let p = f.borrow().path.clone();
@@ -363,9 +485,47 @@ fn observe(
                 st.stat(&p, ev, false);
             }
         }
-        "access" | "faccessat" | "faccessat2" | "statfs" | "getxattr" | "listxattr" | "chdir"
-        | "utime" | "utimes" | "utimensat" | "futimesat" | "chmod" | "fchmodat" | "chown"
-        | "fchownat" | "lchown" => {
+        "fgetxattr" | "flistxattr" => {
+            let found = matches!(ev.errno, Some(libc::ENODATA | libc::ERANGE | libc::ENOTSUP));
+            if let Some(p) = fd_path(sh, "fd").filter(|_| success || found) {
+                st.exists(&p, None);
+            }
+        }
+        "access" | "faccessat" | "faccessat2" => {
+            let Some(p) = first else { return Ok(()) };
+            if success {
+                let mode = int_arg(ev, "mode").unwrap_or(0) as i32;
+                if let Some(n) = st.exists(&p, None) {
+                    // X_OK succeeded: some execute bit is set (a file made 0644 would fail).
+                    n.exec |= mode & libc::X_OK != 0;
+                }
+            } else if enoent {
+                st.absent(&p);
+            } else if matches!(ev.errno, Some(libc::EACCES | libc::EROFS | libc::ETXTBSY)) {
+                // Found, but not accessible that way.
+                st.exists(&p, None);
+            }
+        }
+        "getxattr" | "lgetxattr" | "listxattr" | "llistxattr" => {
+            let Some(p) = first else { return Ok(()) };
+            if success || matches!(ev.errno, Some(libc::ENODATA | libc::ERANGE | libc::ENOTSUP)) {
+                let written = st.written.contains(&p);
+                if let Some(n) = st.exists(&p, None) {
+                    if success && name.ends_with("getxattr") && !written {
+                        let xname = ev.arg("name").and_then(ArgValue::as_data);
+                        let value = ev.arg("value").and_then(ArgValue::as_data);
+                        if let (Some(xn), Some(v)) = (xname, value) {
+                            let xn = xn.strip_suffix(&[0]).unwrap_or(xn).to_vec();
+                            n.xattrs.entry(xn).or_insert_with(|| v.to_vec());
+                        }
+                    }
+                }
+            } else if enoent {
+                st.absent(&p);
+            }
+        }
+        "statfs" | "chdir" | "utime" | "utimes" | "utimensat" | "futimesat" | "chmod"
+        | "fchmodat" | "chown" | "fchownat" | "lchown" => {
             let Some(p) = first else { return Ok(()) };
             if success {
                 let kind = if name == "chdir" { Some(Kind::Dir) } else { None };
@@ -396,6 +556,11 @@ fn observe(
                     st.exists(&p, Some(Kind::Symlink(target)));
                 } else if enoent {
                     st.absent(&p);
+                } else if ev.errno == Some(libc::EINVAL) {
+                    // Exists, and is not a symlink.
+                    if let Some(n) = st.exists(&p, None) {
+                        n.not_link = true;
+                    }
                 }
             }
         }
@@ -406,6 +571,7 @@ fn observe(
                         || int_arg(ev, "flags").unwrap_or(0) as i32 & libc::AT_REMOVEDIR != 0;
                     st.exists(&p, Some(if dir { Kind::Dir } else { Kind::File }));
                     st.touch(&p);
+                    st.trace_links.remove(&p);
                 }
             }
         }
@@ -414,6 +580,7 @@ fn observe(
                 st.exists(old, None);
                 if name.starts_with("rename") {
                     st.touch(old);
+                    st.trace_links.remove(old);
                 }
             }
             if let Some(new) = paths.get(1) {
@@ -427,6 +594,12 @@ fn observe(
                         st.exists(&p, Some(Kind::File));
                     }
                     st.touch(&p);
+                    if name.starts_with("symlink") {
+                        if let Some(t) = ev.arg("target").and_then(ArgValue::as_data) {
+                            let t = t.strip_suffix(&[0]).unwrap_or(t);
+                            st.trace_links.insert(p, t.to_vec());
+                        }
+                    }
                 } else if enoent && name == "truncate" {
                     st.absent(&p);
                 }
@@ -499,18 +672,273 @@ fn observe(
     Ok(())
 }
 
-/// Create what was learned (files' content is already in place).
-fn create(st: &mut Infer<'_>) -> Result<()> {
-    let root = st.root;
-    let mut all: Vec<(Vec<u8>, Node)> = st
+/// A script the trace executed names its interpreter on its `#!` line (the kernel opens it,
+/// so no recorded call does): it existed, and it was executable.
+fn interpreters(st: &mut Infer<'_>) {
+    let interps: Vec<Vec<u8>> = st
         .paths
-        .drain()
-        .filter_map(|(p, s)| match s {
-            Status::Initial(n) => Some((p, n)),
+        .values()
+        .filter_map(|s| match s {
+            Status::Initial(n) if n.exec => shebang(&n.head),
             _ => None,
         })
         .collect();
-    all.sort_by(|a, b| a.0.cmp(&b.0));
+    for i in interps {
+        if let Some(n) = st.exists(&i, None) {
+            n.exec = true;
+        }
+    }
+}
+
+/// The interpreter a `#!` line names (absolute paths only).
+fn shebang(head: &[u8]) -> Option<Vec<u8>> {
+    let rest = head.strip_prefix(b"#!")?;
+    let line = rest.split(|&c| c == b'\n').next()?;
+    if !head[2..].contains(&b'\n') && head.len() >= 256 {
+        return None;
+    }
+    let word = line.split(|&c| c == b' ' || c == b'\t').find(|w| !w.is_empty())?;
+    let word = word.strip_suffix(b"\r").unwrap_or(word);
+    word.starts_with(b"/").then(|| crate::sandbox::normalize(word))
+}
+
+/// The path `p` names once every symlink among `links` on the way is followed (the last
+/// component too when `follow_last`); None for a loop.
+fn resolve_links(
+    p: &[u8],
+    links: &HashMap<Vec<u8>, Vec<u8>>,
+    follow_last: bool,
+) -> Option<Vec<u8>> {
+    let mut p = p.to_vec();
+    'again: for _ in 0..40 {
+        let mut end = 0;
+        loop {
+            let next = p[end + 1..].iter().position(|&c| c == b'/').map(|i| end + 1 + i);
+            let last = next.is_none();
+            let stop = next.unwrap_or(p.len());
+            if last && !follow_last {
+                return Some(p);
+            }
+            if let Some(t) = links.get(&p[..stop]) {
+                let mut q = link_target(&p[..stop], t);
+                q.extend_from_slice(&p[stop..]);
+                p = crate::sandbox::normalize(&q);
+                continue 'again;
+            }
+            match next {
+                Some(n) => end = n,
+                None => return Some(p),
+            }
+        }
+    }
+    None
+}
+
+/// Fill what `to` lacks from `from` (the same object seen under another name).
+fn merge(to: &mut Node, from: Node) {
+    if to.kind.is_none() {
+        to.kind = from.kind;
+    }
+    if to.mode.is_none() {
+        to.mode = from.mode;
+        to.owner = from.owner;
+    }
+    if to.size.is_none() {
+        to.size = from.size;
+    }
+    to.read_end = to.read_end.max(from.read_end);
+    to.exec |= from.exec;
+    to.not_link |= from.not_link;
+    to.follow_dir |= from.follow_dir;
+    for (k, v) in from.xattrs {
+        to.xattrs.entry(k).or_insert(v);
+    }
+    if to.head.is_empty() {
+        to.head = from.head;
+    }
+    for (o, l) in from.known {
+        to.known.entry(o).or_insert(l);
+    }
+}
+
+/// Place what was seen through symlinks where it really was: a path beneath an initial
+/// symlink (`/lib/x` with `/lib -> usr/lib`) is beneath the link's target, and what a
+/// following call showed of a symlink itself (the type, mode and size `stat` showed, that it
+/// was executed, content read through it) belongs to the end of its chain (`/usr/bin/cc ->
+/// /etc/alternatives/cc -> /usr/bin/gcc -> gcc-12 -> x86_64-linux-gnu-gcc-12`), which is
+/// created if the trace showed nothing else of it. Content already written beneath the root
+/// at the link's name moves with it.
+fn through_symlinks(
+    root: &Root,
+    all: Vec<(Vec<u8>, Node)>,
+    not_initial: &std::collections::HashSet<Vec<u8>>,
+    skip: &[Vec<u8>],
+) -> Result<Vec<(Vec<u8>, Node)>> {
+    // A symlink seen only in a listing has no recorded target, yet calls through it found a
+    // file or a directory: it points at one made for it beneath LINK_TARGETS.
+    let mut all = all;
+    let dirs_with_children: std::collections::HashSet<Vec<u8>> =
+        all.iter().map(|(p, _)| parent_of(p).to_vec()).collect();
+    for (p, n) in all.iter_mut() {
+        if matches!(&n.kind, Some(Kind::Symlink(t)) if t.is_empty()) {
+            let used = n.mode.is_some()
+                || n.size.is_some()
+                || n.exec
+                || n.follow_dir
+                || !n.known.is_empty()
+                || dirs_with_children.contains(p.as_slice());
+            if used {
+                let mut t = LINK_TARGETS.to_vec();
+                t.extend_from_slice(p);
+                n.kind = Some(Kind::Symlink(t));
+            }
+        }
+    }
+    let links: HashMap<Vec<u8>, Vec<u8>> = all
+        .iter()
+        .filter_map(|(p, n)| match &n.kind {
+            Some(Kind::Symlink(t)) if !t.is_empty() => Some((p.clone(), t.clone())),
+            _ => None,
+        })
+        .collect();
+    if links.is_empty() {
+        return Ok(all);
+    }
+    let mut out: BTreeMap<Vec<u8>, Node> = BTreeMap::new();
+    let mut moved: Vec<(Vec<u8>, Vec<u8>, Node)> = Vec::new();
+    for (p, n) in all {
+        let real = resolve_links(&p, &links, false).unwrap_or_else(|| p.clone());
+        if real != p {
+            if ignored(&real, skip) || not_initial.contains(&real) {
+                continue;
+            }
+            moved.push((p, real, n));
+            continue;
+        }
+        out.insert(p, n);
+    }
+    for (p, real, n) in moved {
+        relocate(root, &p, &real, !n.known.is_empty())?;
+        match out.get_mut(&real) {
+            Some(to) => merge(to, n),
+            None => {
+                out.insert(real, n);
+            }
+        }
+    }
+    // What following calls showed of each symlink goes to the end of its chain.
+    let link_paths: Vec<Vec<u8>> = links.keys().cloned().collect();
+    for l in link_paths {
+        let Some(n) = out.get_mut(&l) else { continue };
+        let seen =
+            n.mode.is_some() || n.size.is_some() || n.exec || n.follow_dir || !n.known.is_empty();
+        if !seen {
+            continue;
+        }
+        let Some(end) = resolve_links(&l, &links, true) else { continue };
+        if end == l || ignored(&end, skip) || not_initial.contains(&end) {
+            continue;
+        }
+        let info = Node {
+            kind: Some(if n.follow_dir { Kind::Dir } else { Kind::File }),
+            follow_dir: n.follow_dir,
+            mode: n.mode.take(),
+            owner: n.owner.take(),
+            size: n.size.take(),
+            read_end: std::mem::take(&mut n.read_end),
+            known: std::mem::take(&mut n.known),
+            exec: std::mem::take(&mut n.exec),
+            xattrs: BTreeMap::new(),
+            not_link: true,
+            head: std::mem::take(&mut n.head),
+        };
+        relocate(root, &l, &end, !info.known.is_empty())?;
+        match out.get_mut(&end) {
+            Some(to) if !matches!(to.kind, Some(Kind::Symlink(_))) => merge(to, info),
+            Some(_) => {}
+            None => {
+                out.insert(end, info);
+            }
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// Content written beneath the root at `from` (a name that turned out to be, or to lie
+/// beneath, a symlink) moves to `to`; whatever `from` left behind (the file, directories made
+/// for it) is removed so the symlink can take its place.
+fn relocate(root: &Root, from: &[u8], to: &[u8], has_content: bool) -> Result<()> {
+    if !has_content {
+        return Ok(());
+    }
+    let Ok((fdir, fname)) = root.parent(from) else { return Ok(()) };
+    mkdirs(root, parent_of(to))?;
+    let (tdir, tname) = root.parent(to).map_err(|e| init_err(to, "resolve", e))?;
+    // RENAME_NOREPLACE: content already at `to` wins.
+    match sys::renameat2(fdir.as_raw_fd(), &fname, tdir.as_raw_fd(), &tname, 1) {
+        Ok(_) | Err(libc::ENOENT) => {}
+        Err(libc::EEXIST) => {
+            let _ = sys::unlinkat(fdir.as_raw_fd(), &fname, 0);
+        }
+        Err(e) => return Err(init_err(from, "move", e)),
+    }
+    Ok(())
+}
+
+/// Remove `p` beneath the root if it is a directory holding only (empty) directories; true
+/// when it is gone.
+fn remove_empty_dirs(root: &Root, p: &[u8]) -> bool {
+    fn rm(dir: &std::path::Path) -> bool {
+        let Ok(m) = std::fs::symlink_metadata(dir) else { return false };
+        if !m.file_type().is_dir() {
+            return false;
+        }
+        let Ok(rd) = std::fs::read_dir(dir) else { return false };
+        for e in rd.flatten() {
+            if !rm(&e.path()) {
+                return false;
+            }
+        }
+        std::fs::remove_dir(dir).is_ok()
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let rel = std::ffi::OsStr::from_bytes(p.strip_prefix(b"/").unwrap_or(p));
+    // Every component below the root is a real directory made by `mkdirs` (nothing else has
+    // run in the root yet); symlink_metadata refuses to descend into anything else.
+    let mut real = root.path();
+    for c in std::path::Path::new(rel).components() {
+        real.push(c);
+        if !std::fs::symlink_metadata(&real).is_ok_and(|m| m.file_type().is_dir()) {
+            return false;
+        }
+    }
+    rm(&real)
+}
+
+/// Create what was learned (files' content is already in place).
+fn create(st: &mut Infer<'_>) -> Result<()> {
+    let root = st.root;
+    let initial: Vec<Vec<u8>> = st
+        .paths
+        .iter()
+        .filter(|(_, s)| matches!(s, Status::Initial(_)))
+        .map(|(p, _)| p.clone())
+        .collect();
+    let mut all: Vec<(Vec<u8>, Node)> = initial
+        .into_iter()
+        .filter_map(|p| match st.paths.remove(&p) {
+            Some(Status::Initial(n)) => Some((p, n)),
+            _ => None,
+        })
+        .collect();
+    let not_initial: std::collections::HashSet<Vec<u8>> = st.paths.keys().cloned().collect();
+    st.paths.clear();
+    for (p, n) in &mut all {
+        if n.kind.is_none() && st.dir_if_exists.contains(p.as_slice()) {
+            n.kind = Some(Kind::Dir);
+        }
+    }
+    let all = through_symlinks(root, all, &not_initial, st.skip)?;
     // SAFETY: geteuid has no preconditions.
     let is_root = unsafe { libc::geteuid() } == 0;
     for (p, n) in &all {
@@ -530,7 +958,13 @@ fn create(st: &mut Infer<'_>) -> Result<()> {
             Kind::Symlink(t) => {
                 let target = if t.is_empty() { b"(target not recorded)".to_vec() } else { t };
                 let t = crate::sandbox::cstr(&target).map_err(|e| init_err(p, "symlink", e))?;
-                match sys::symlinkat(&t, dir.as_raw_fd(), &name) {
+                let mut r = sys::symlinkat(&t, dir.as_raw_fd(), &name);
+                if r == Err(libc::EEXIST) && remove_empty_dirs(root, p) {
+                    // Directories made for content found through the link (now moved to
+                    // its target) stood in its place.
+                    r = sys::symlinkat(&t, dir.as_raw_fd(), &name);
+                }
+                match r {
                     Ok(_) | Err(libc::EEXIST) => {}
                     Err(e) => return Err(init_err(p, "symlink", e)),
                 }
@@ -579,12 +1013,306 @@ fn create(st: &mut Infer<'_>) -> Result<()> {
             _ if n.exec => 0o755,
             _ => 0o644,
         };
-        let _ = sys::fchmodat2(fd.as_raw_fd(), n.mode.unwrap_or(default), 0);
+        let mut mode = n.mode.unwrap_or(default);
+        if n.exec && mode & 0o111 == 0 && n.mode.is_some() {
+            // Executed or found executable, though the stat said otherwise (it changed).
+            mode |= 0o100;
+        }
+        if !st.special && n.kind != Some(Kind::Dir) && mode & 0o6000 != 0 {
+            let what =
+                format!("setuid/setgid bits (mode {:04o} created as {:04o})", mode, mode & !0o6000);
+            st.stats.withheld.push((p.clone(), what));
+            mode &= !0o6000;
+        }
         if is_root {
             if let Some((u, g)) = n.owner {
                 let _ = sys::fchownat(fd.as_raw_fd(), u, g, 0);
             }
         }
+        if !n.xattrs.is_empty() {
+            let proc = format!("/proc/self/fd/{}", fd.as_raw_fd());
+            let Ok(proc) = crate::sandbox::cstr(proc.as_bytes()) else { continue };
+            for (xn, v) in &n.xattrs {
+                if !st.special && xn.starts_with(b"security.") {
+                    let what = format!("xattr {} (not set)", String::from_utf8_lossy(xn));
+                    st.stats.withheld.push((p.clone(), what));
+                    continue;
+                }
+                if let Ok(c) = crate::sandbox::cstr(xn) {
+                    let _ = sys::setxattr_path(&proc, &c, v, 0);
+                }
+            }
+        }
+        // After chown, which clears setuid/setgid bits.
+        let _ = sys::fchmodat2(fd.as_raw_fd(), mode, 0);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ra_trace::{TraceWriter, WriterConfig};
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::path::PathBuf;
+
+    /// A scripted one-thread trace, started in `/w`.
+    struct Script {
+        t: i64,
+        events: Vec<Event>,
+    }
+
+    impl Script {
+        fn new() -> Script {
+            Script { t: 1_763_800_000_000_000_000, events: Vec::new() }
+        }
+        fn call(&mut self, name: &str, ret: i64, errno: i32, args: &[(&str, ArgValue)]) {
+            let def = ra_syscalls::lookup(name).unwrap_or_else(|| panic!("{name}"));
+            let mut e = Event::new(def);
+            self.t += 10_000;
+            e.time_called = Some(self.t);
+            e.time_returned = Some(self.t + 2_000);
+            e.pid = Some(900);
+            e.tid = Some(900);
+            e.ret = Some(ret);
+            e.errno = Some(errno);
+            for (n, v) in args {
+                assert!(e.set_arg(n, v.clone()), "{name}: {n}");
+            }
+            self.events.push(e);
+        }
+        /// Write the trace, infer into a fresh root; the root's real path and the stats.
+        fn infer(&self, tag: &str, special: bool) -> (PathBuf, InferStats) {
+            let d = std::env::temp_dir().join(format!("ra-init-unit-{}-{tag}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir_all(d.join("root")).unwrap();
+            let trace = d.join("t.ds");
+            let info: Vec<(&str, &[u8])> =
+                vec![("cwd", b"/w"), ("arch", b"x86_64"), ("synthetic_ids", b"0")];
+            let mut w = TraceWriter::create(&trace, &info, WriterConfig::default()).unwrap();
+            for e in &self.events {
+                w.append(e).unwrap();
+            }
+            w.finish().unwrap();
+            let r = TraceReader::open(&trace).unwrap();
+            let root = Root::new(&d.join("root")).unwrap();
+            let st = infer(&r, &root, &[], special).unwrap();
+            (d.join("root"), st)
+        }
+    }
+
+    fn p(s: &str) -> ArgValue {
+        let mut v = s.as_bytes().to_vec();
+        v.push(0);
+        ArgValue::Data(v)
+    }
+
+    fn data(s: &[u8]) -> ArgValue {
+        ArgValue::Data(s.to_vec())
+    }
+
+    fn stat_buf(mode: u32, size: i64) -> ArgValue {
+        let mut b = vec![0u8; ra_trace::structs::STAT_SIZE];
+        b[24..28].copy_from_slice(&mode.to_le_bytes());
+        b[48..56].copy_from_slice(&size.to_le_bytes());
+        ArgValue::Data(b)
+    }
+
+    fn lmeta(root: &std::path::Path, p: &str) -> std::fs::Metadata {
+        std::fs::symlink_metadata(root.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    /// shared/testdata/repro/inferdir.c: access("d") = 0 shows d exists; open("d/missing") =
+    /// ENOENT shows it is a directory (a file would give ENOTDIR).
+    #[test]
+    fn enoent_beneath_an_existing_path_makes_it_a_directory() {
+        let mut s = Script::new();
+        s.call("access", 0, 0, &[("pathname", p("d")), ("mode", ArgValue::Int(0))]);
+        s.call(
+            "openat",
+            -1,
+            libc::ENOENT,
+            &[
+                ("dirfd", ArgValue::Int(-100)),
+                ("pathname", p("d/missing")),
+                ("flags", ArgValue::Int(0)),
+            ],
+        );
+        // Missing beneath something that never showed up: no guess at all.
+        s.call(
+            "access",
+            -1,
+            libc::ENOENT,
+            &[("pathname", p("/nope/x")), ("mode", ArgValue::Int(0))],
+        );
+        let (root, _) = s.infer("enoent", false);
+        assert!(lmeta(&root, "w/d").is_dir());
+        assert!(!root.join("w/d/missing").exists());
+        assert!(!root.join("nope").exists());
+    }
+
+    /// access(X_OK) = 0: the file was executable; readlink = EINVAL: it exists, no symlink.
+    #[test]
+    fn access_x_ok_and_readlink_einval_shape_files() {
+        let mut s = Script::new();
+        s.call("access", 0, 0, &[("pathname", p("/bin/tool")), ("mode", ArgValue::Int(1))]);
+        s.call(
+            "readlink",
+            -1,
+            libc::EINVAL,
+            &[("pathname", p("/etc/conf")), ("bufsiz", ArgValue::Int(100))],
+        );
+        let (root, _) = s.infer("access", false);
+        assert!(lmeta(&root, "bin/tool").mode() & 0o111 != 0);
+        let m = lmeta(&root, "etc/conf");
+        assert!(m.is_file() && !m.file_type().is_symlink());
+    }
+
+    /// An executed program found through a chain of symlinks (as gcc resolves /usr/bin/cc):
+    /// the links are recreated, and what exec and stat showed of the program lands at the
+    /// chain's end; the `#!` interpreter of an executed script exists and is executable.
+    #[test]
+    fn symlink_chains_lead_to_the_executed_program() {
+        let mut s = Script::new();
+        s.call("stat", 0, 0, &[("pathname", p("/bin/cc")), ("statbuf", stat_buf(0o100755, 77))]);
+        s.call("execve", 0, 0, &[("pathname", p("/bin/cc"))]);
+        let rl = |s: &mut Script, path: &str, t: &str| {
+            let args =
+                [("pathname", p(path)), ("buf", data(t.as_bytes())), ("bufsiz", ArgValue::Int(99))];
+            s.call("readlink", t.len() as i64, 0, &args);
+        };
+        rl(&mut s, "/bin/cc", "/etc/alt/cc");
+        rl(&mut s, "/etc/alt/cc", "gcc");
+        rl(&mut s, "/etc/alt/gcc", "../../bin/gcc-12");
+        s.call(
+            "readlink",
+            -1,
+            libc::EINVAL,
+            &[("pathname", p("/bin/gcc-12")), ("bufsiz", ArgValue::Int(9))],
+        );
+        // A script run through its #! line.
+        s.call("execve", 0, 0, &[("pathname", p("/w/shim"))]);
+        s.call(
+            "openat",
+            3,
+            0,
+            &[
+                ("dirfd", ArgValue::Int(-100)),
+                ("pathname", p("/w/shim")),
+                ("flags", ArgValue::Int(0)),
+            ],
+        );
+        let script = b"#!/bin/dash -e\nexec python3\n";
+        s.call(
+            "read",
+            script.len() as i64,
+            0,
+            &[("fd", ArgValue::Int(3)), ("buf", data(script)), ("count", ArgValue::Int(8192))],
+        );
+        let (root, _) = s.infer("chain", false);
+        assert_eq!(std::fs::read_link(root.join("bin/cc")).unwrap(), PathBuf::from("/etc/alt/cc"));
+        assert_eq!(std::fs::read_link(root.join("etc/alt/cc")).unwrap(), PathBuf::from("gcc"));
+        let m = lmeta(&root, "bin/gcc-12");
+        assert!(m.is_file());
+        assert_eq!((m.mode() & 0o7777, m.len()), (0o755, 77));
+        let end = std::fs::read_link(root.join("etc/alt/gcc")).unwrap();
+        assert_eq!(end, PathBuf::from("../../bin/gcc-12"), "the chain ends at the program");
+        let m = lmeta(&root, "bin/dash");
+        assert!(m.is_file() && m.mode() & 0o111 != 0, "the interpreter: {m:?}");
+        assert_eq!(std::fs::read(root.join("w/shim")).unwrap(), script);
+    }
+
+    /// A symlink the trace itself makes is not pre-created (as a directory or anything else):
+    /// what is found beneath it was beneath its target.
+    #[test]
+    fn symlinks_the_trace_makes_are_not_precreated() {
+        let mut s = Script::new();
+        s.call("symlink", 0, 0, &[("target", p("real")), ("linkpath", p("/w/lnk"))]);
+        s.call(
+            "openat",
+            3,
+            0,
+            &[
+                ("dirfd", ArgValue::Int(-100)),
+                ("pathname", p("/w/lnk/f")),
+                ("flags", ArgValue::Int(0)),
+            ],
+        );
+        s.call(
+            "read",
+            2,
+            0,
+            &[("fd", ArgValue::Int(3)), ("buf", data(b"hi")), ("count", ArgValue::Int(100))],
+        );
+        let (root, _) = s.infer("tracelink", false);
+        assert!(
+            !root.join("w/lnk").exists() && std::fs::symlink_metadata(root.join("w/lnk")).is_err()
+        );
+        assert_eq!(std::fs::read(root.join("w/real/f")).unwrap(), b"hi");
+    }
+
+    /// Content read through a path whose directory turns out (later in the trace) to be a
+    /// symlink is moved beneath the link's target, and the link takes its place.
+    #[test]
+    fn content_read_beneath_a_symlink_moves_to_its_target() {
+        let mut s = Script::new();
+        s.call(
+            "openat",
+            3,
+            0,
+            &[
+                ("dirfd", ArgValue::Int(-100)),
+                ("pathname", p("/lib/x/libc.so")),
+                ("flags", ArgValue::Int(0)),
+            ],
+        );
+        s.call(
+            "read",
+            4,
+            0,
+            &[("fd", ArgValue::Int(3)), ("buf", data(b"\x7fELF")), ("count", ArgValue::Int(4))],
+        );
+        let args =
+            [("pathname", p("/lib")), ("buf", data(b"usr/lib")), ("bufsiz", ArgValue::Int(99))];
+        s.call("readlink", 7, 0, &args);
+        let (root, _) = s.infer("prefixlink", false);
+        assert_eq!(std::fs::read_link(root.join("lib")).unwrap(), PathBuf::from("usr/lib"));
+        assert_eq!(std::fs::read(root.join("usr/lib/x/libc.so")).unwrap(), b"\x7fELF");
+    }
+
+    /// Setuid/setgid bits a stat showed are withheld unless `special`, and reported.
+    #[test]
+    fn setuid_bits_are_withheld_unless_special() {
+        let mut s = Script::new();
+        s.call("stat", 0, 0, &[("pathname", p("/bin/su")), ("statbuf", stat_buf(0o104755, 3))]);
+        let (root, st) = s.infer("suid", false);
+        assert_eq!(lmeta(&root, "bin/su").mode() & 0o7777, 0o755);
+        assert_eq!(st.withheld.len(), 1);
+        assert_eq!(st.withheld[0].0, b"/bin/su");
+        assert!(st.withheld[0].1.contains("4755"), "{}", st.withheld[0].1);
+        let (root, st) = s.infer("suid-special", true);
+        assert_eq!(lmeta(&root, "bin/su").mode() & 0o7777, 0o4755);
+        assert!(st.withheld.is_empty());
+        let _ =
+            std::fs::set_permissions(root.join("bin/su"), std::fs::Permissions::from_mode(0o755));
+    }
+
+    #[test]
+    fn link_resolution_and_shebang_lines() {
+        let links: HashMap<Vec<u8>, Vec<u8>> = [
+            (b"/a".to_vec(), b"b/c".to_vec()),
+            (b"/b/c/d".to_vec(), b"/e".to_vec()),
+            (b"/loop".to_vec(), b"/loop".to_vec()),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(resolve_links(b"/a/d/f", &links, false).unwrap(), b"/e/f");
+        assert_eq!(resolve_links(b"/a/d", &links, false).unwrap(), b"/b/c/d");
+        assert_eq!(resolve_links(b"/a/d", &links, true).unwrap(), b"/e");
+        assert_eq!(resolve_links(b"/loop/x", &links, false), None);
+        assert_eq!(shebang(b"#!/bin/sh\necho").unwrap(), b"/bin/sh");
+        assert_eq!(shebang(b"#! /usr/bin/env python3\n").unwrap(), b"/usr/bin/env");
+        assert_eq!(shebang(b"#!relative\n"), None);
+        assert_eq!(shebang(b"\x7fELF"), None);
+    }
 }

@@ -644,14 +644,26 @@ impl TraceReader {
     }
 
     /// Recreate the start state of snapshot `index` inside `dest`, an open, empty directory
-    /// (see [`ra_fsstate::restore()`]: race-free, never outside `dest`, contents verified).
+    /// (see [`ra_fsstate::restore()`]: race-free, never outside `dest`, contents verified;
+    /// device nodes, setuid/setgid bits and `security.*` xattrs withheld).
     pub fn restore_snapshot(&self, index: u32, dest: BorrowedFd<'_>) -> Result<RestoreStats> {
+        self.restore_snapshot_with(index, dest, &RestoreOptions::default())
+    }
+
+    /// [`TraceReader::restore_snapshot`] with explicit options (`special`: restore device
+    /// nodes, setuid/setgid bits and `security.*` xattrs as recorded).
+    pub fn restore_snapshot_with(
+        &self,
+        index: u32,
+        dest: BorrowedFd<'_>,
+        opts: &RestoreOptions,
+    ) -> Result<RestoreStats> {
         let info = self.snapshot(index)?;
         if info.start.is_none() {
             return Err(Error::SnapshotIncomplete { index, phase: Phase::Start.name() });
         }
         let src = self.snapshot_source(index, Phase::Start);
-        Ok(ra_fsstate::restore(&src, &mut self.content(), dest, &RestoreOptions::default())?)
+        Ok(ra_fsstate::restore(&src, &mut self.content(), dest, opts)?)
     }
 }
 
