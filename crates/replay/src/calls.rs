@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use ra_syscalls::{flags as fl, ReplayPolicy, Ret};
+use ra_syscalls::{flags as fl, Handler as H, ReplayPolicy, Ret};
 use ra_trace::structs::{parse_dirents, parse_dirents64};
 use ra_trace::{ArgValue, Event};
 
@@ -183,6 +183,8 @@ static MAP_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 
 /// Sentinel "errno": the call names a simulated descriptor, so it is simulated too.
 const SIMULATED: i32 = -1;
+/// Sentinel "errno": an argument the call needs is not in the trace.
+const MISSING: i32 = -2;
 
 /// Bytes of scratch buffers (read targets) all executors hold at once, at most: replay memory
 /// does not grow with recorded buffer sizes or the number of threads.
@@ -292,12 +294,22 @@ pub struct Call<'a> {
     diffs: Vec<Diff>,
     warn: Option<String>,
     full: bool,
+    /// The argument whose absence stopped the call (see [`Call::i`]).
+    missing: std::cell::Cell<Option<&'static str>>,
 }
 
 /// Replay `ev` for process `p`.
 pub fn execute(sh: &Shared, p: &Arc<Process>, ev: &Event, pl: &Placement) -> Outcome {
-    let mut c =
-        Call { sh, p, ev, pl, diffs: Vec::new(), warn: None, full: sh.opts.verify == Verify::Full };
+    let mut c = Call {
+        sh,
+        p,
+        ev,
+        pl,
+        diffs: Vec::new(),
+        warn: None,
+        full: sh.opts.verify == Verify::Full,
+        missing: Default::default(),
+    };
     let policy = ev.def.map_or(ReplayPolicy::Skip, |d| d.replay);
     let act = c.run();
     let (mode, res, rule) = match act {
@@ -314,8 +326,16 @@ pub fn execute(sh: &Shared, p: &Arc<Process>, ev: &Event, pl: &Placement) -> Out
             c.simulate_fds();
             (Mode::Simulated, c.recorded(), Rule::Recorded)
         }
+        Err(MISSING) => {
+            let arg = c.missing.get().unwrap_or("?");
+            c.warn(format!(
+                "{}: argument `{arg}` is not in the trace: not replayed",
+                ev.def.map_or("?", |d| d.name)
+            ));
+            (Mode::Skipped, c.recorded(), Rule::Recorded)
+        }
         Err(e) => {
-            let mode = if policy == ReplayPolicy::Emulate { Mode::Emulated } else { Mode::Issued };
+            let mode = if policy.is_emulate() { Mode::Emulated } else { Mode::Issued };
             (mode, Err(e), Rule::Exact)
         }
     };
@@ -337,8 +357,26 @@ impl Call<'_> {
             Err(self.ev.errno.filter(|&e| e != 0).unwrap_or(libc::EIO))
         }
     }
-    fn i(&self, name: &str) -> i64 {
-        self.ev.arg(name).and_then(ArgValue::as_int).unwrap_or(0)
+    /// An integer argument that only some calls of a handler's family have (`flags` of
+    /// `linkat` but not `link`): `None` when the registry entry has no such argument;
+    /// [`MISSING`] when it has it but the trace does not.
+    fn opt_i(&self, name: &'static str) -> Result<Option<i64>, i32> {
+        match self.ev.def.and_then(|d| d.arg(name)) {
+            None => Ok(None),
+            Some(_) => self.i(name).map(Some),
+        }
+    }
+    /// A flag word only some calls of the family have: 0 where the call has none.
+    fn flags_or_0(&self, name: &'static str) -> Result<i64, i32> {
+        Ok(self.opt_i(name)?.unwrap_or(0))
+    }
+    /// An integer argument. A trace without it (a column the recorder did not write) gives
+    /// [`MISSING`]: the call is then not replayed, and the report says which argument.
+    fn i(&self, name: &'static str) -> Result<i64, i32> {
+        self.ev.arg(name).and_then(ArgValue::as_int).ok_or_else(|| {
+            self.missing.set(Some(name));
+            MISSING
+        })
     }
     fn arg(&self, name: &str) -> &ArgValue {
         self.ev.arg(name).unwrap_or(&ArgValue::Absent)
@@ -393,8 +431,8 @@ impl Call<'_> {
         }
         Err(libc::EBADF)
     }
-    fn file(&mut self, name: &str) -> Result<Arc<OpenFile>, i32> {
-        let fd = self.i(name);
+    fn file(&mut self, name: &'static str) -> Result<Arc<OpenFile>, i32> {
+        let fd = self.i(name)?;
         Ok(self.entry(fd)?.file)
     }
 
@@ -544,8 +582,8 @@ impl Call<'_> {
             t.insert(b, sim());
         }
         if def.name == "close" {
-            let fd = self.i("fd") as i32;
-            let old = lock(&self.p.fds).remove(fd);
+            let Ok(fd) = self.i("fd") else { return };
+            let old = lock(&self.p.fds).remove(fd as i32);
             drop(old);
         }
     }
@@ -596,13 +634,11 @@ impl Call<'_> {
 
     fn run(&mut self) -> Result<Act, i32> {
         let Some(def) = self.ev.def else { return Ok(Act::Skip) };
-        match def.replay {
+        let handler = match def.replay {
             ReplayPolicy::Skip => return Ok(Act::Skip),
-            ReplayPolicy::Simulate if !matches!(def.name, "pipe" | "pipe2" | "ioctl") => {
-                return Ok(Act::Sim)
-            }
-            _ => {}
-        }
+            ReplayPolicy::Simulate => return Ok(Act::Sim),
+            ReplayPolicy::Reissue(h) | ReplayPolicy::Emulate(h) => h,
+        };
         if !self.pl.inherited && self.special_paths() {
             return Ok(Act::Sim);
         }
@@ -630,55 +666,56 @@ impl Call<'_> {
                  captured; not issued",
                 def.name
             ));
-            if matches!(def.name, "execve" | "execveat") {
+            if handler == H::Exec {
                 // Its effect on the process still happens: close-on-exec descriptors go.
                 self.exec_effect();
             }
             return Ok(Act::Sim);
         }
         let name = def.name;
-        match name {
-            "read" | "pread64" => self.read(name == "pread64"),
-            "write" | "pwrite64" => self.write(name == "pwrite64"),
-            "readv" | "preadv" | "preadv2" => self.readv(),
-            "writev" | "pwritev" | "pwritev2" => self.writev(),
-            "mmappread" | "mmappwrite" => self.mmap_page(name == "mmappwrite"),
-            "lseek" => {
+        match handler {
+            H::Read => self.read(def.arg("offset").is_some()),
+            H::Write => self.write(def.arg("offset").is_some()),
+            H::ReadV => self.readv(),
+            H::WriteV => self.writev(),
+            H::MmapPage => self.mmap_page(def.arg("address").is_none()),
+            H::Seek => {
                 let f = self.file("fd")?;
                 let Some(raw) = f.raw() else { return Ok(Act::Sim) };
-                let (off, whence) = (self.i("offset"), self.i("whence"));
+                let (off, whence) = (self.i("offset")?, self.i("whence")?);
                 let r = sys::raw(libc::SYS_lseek, &[raw.into(), off, whence])?;
                 if r == 0 {
                     *lock(&f.dir) = Default::default();
                 }
                 Ok(Act::Issued(r))
             }
-            "ftruncate" | "fallocate" | "fadvise64" | "readahead" | "fsync" | "fdatasync"
-            | "sync_file_range" | "syncfs" => {
+            H::FdInts => {
                 let f = self.file("fd")?;
                 let Some(raw) = f.raw() else { return Ok(Act::Sim) };
                 let nr =
                     ra_syscalls::arch::X86_64.number(name).ok_or(libc::ENOSYS)? as libc::c_long;
                 // Every argument after the fd is an integer.
                 let mut a = vec![i64::from(raw)];
-                a.extend(def.args.iter().skip(1).map(|x| self.i(x.name)));
+                for x in def.args.iter().skip(1) {
+                    a.push(self.i(x.name)?);
+                }
                 Ok(Act::Issued(sys::raw(nr, &a)?))
             }
-            "sync" => Ok(Act::Issued(sys::raw(libc::SYS_sync, &[])?)),
-            "flock" => self.flock(),
-            "ioctl" => self.ioctl(),
-            "sendfile" | "copy_file_range" | "splice" => self.copy(name),
-            "open" | "openat" | "openat2" | "creat" => self.open(name),
-            "memfd_create" => {
+            H::Sync => Ok(Act::Issued(sys::raw(libc::SYS_sync, &[])?)),
+            H::Flock => self.flock(),
+            H::Ioctl => self.ioctl(),
+            H::Copy => self.copy(name),
+            H::Open => self.open(name),
+            H::MemfdCreate => {
                 let n = self.cstring_arg("name")?;
-                let fd = sys::memfd_create(&n, (self.i("flags") as u32) | libc::MFD_CLOEXEC)?;
+                let fd = sys::memfd_create(&n, (self.i("flags")? as u32) | libc::MFD_CLOEXEC)?;
                 // SAFETY: memfd_create returned a new descriptor nobody else owns.
                 let fd = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
-                let cloexec = self.i("flags") as u32 & libc::MFD_CLOEXEC != 0;
+                let cloexec = self.i("flags")? as u32 & libc::MFD_CLOEXEC != 0;
                 Ok(Act::Issued(self.install(fd, b"memfd:".to_vec(), cloexec, 0)?))
             }
-            "stat" | "lstat" | "newfstatat" | "fstat" | "statx" => self.stat(name),
-            "statfs" | "fstatfs" => {
+            H::Stat => self.stat(name),
+            H::Statfs => {
                 let got = if name == "fstatfs" {
                     let f = self.file("fd")?;
                     let Some(raw) = f.raw() else { return Ok(Act::Sim) };
@@ -693,34 +730,34 @@ impl Call<'_> {
                 }
                 Ok(Act::Issued(0))
             }
-            "access" | "faccessat" | "faccessat2" => {
+            H::Access => {
                 let p = self.path("pathname")?.to_vec();
-                let flags = if name == "faccessat2" { self.i("flags") as i32 } else { 0 };
+                let flags = self.flags_or_0("flags")? as i32;
                 let follow = flags & libc::AT_SYMLINK_NOFOLLOW == 0;
                 let l =
                     self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
-                let mode = self.i("mode") as i32;
+                let mode = self.i("mode")? as i32;
                 Ok(Act::Issued(sys::faccessat2(l.fd(), mode, flags & libc::AT_EACCESS)?))
             }
-            "getdents" | "getdents64" => self.getdents(name == "getdents"),
-            "mkdir" | "mkdirat" => {
+            H::Getdents => self.getdents(name == "getdents"),
+            H::Mkdir => {
                 let p = self.path("pathname")?.to_vec();
                 let (dir, n) = self.parent(self.dirfd("dirfd"), &p)?;
-                let mode = self.i("mode") as u32 & !lock(&self.p.fs).umask;
+                let mode = self.i("mode")? as u32 & !lock(&self.p.fs).umask;
                 Ok(Act::Issued(sys::mkdirat(dir.as_raw_fd(), &n, mode)?))
             }
-            "rmdir" | "unlink" | "unlinkat" => {
+            H::Unlink => {
                 let p = self.path("pathname")?.to_vec();
                 let flags = match name {
                     "rmdir" => libc::AT_REMOVEDIR,
                     "unlink" => 0,
-                    _ => self.i("flags") as i32,
+                    _ => self.i("flags")? as i32,
                 };
                 let (dir, n) = self.parent(self.dirfd("dirfd"), &p)?;
                 Ok(Act::Issued(sys::unlinkat(dir.as_raw_fd(), &n, flags)?))
             }
-            "mknod" | "mknodat" => {
-                let mode = self.i("mode") as u32;
+            H::Mknod => {
+                let mode = self.i("mode")? as u32;
                 let kind = mode & libc::S_IFMT;
                 if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
                     self.warn("device nodes are not created in the replay root (sandbox)");
@@ -731,8 +768,8 @@ impl Call<'_> {
                 let mode = mode & !lock(&self.p.fs).umask;
                 Ok(Act::Issued(sys::mknodat(dir.as_raw_fd(), &n, mode, 0)?))
             }
-            "link" | "linkat" => {
-                let flags = self.i("flags") as i32;
+            H::Link => {
+                let flags = self.flags_or_0("flags")? as i32;
                 let old = self.path("oldpath")?.to_vec();
                 let new = self.path("newpath")?.to_vec();
                 let follow = flags & libc::AT_SYMLINK_FOLLOW != 0;
@@ -751,20 +788,20 @@ impl Call<'_> {
                 };
                 Ok(Act::Issued(r?))
             }
-            "symlink" | "symlinkat" => {
+            H::Symlink => {
                 let target = self.cstring_arg("target")?;
                 let p = self.path("linkpath")?.to_vec();
                 let (dir, n) = self.parent(self.dirfd("newdirfd"), &p)?;
                 Ok(Act::Issued(sys::symlinkat(&target, dir.as_raw_fd(), &n)?))
             }
-            "readlink" | "readlinkat" => {
+            H::Readlink => {
                 let p = self.path("pathname")?.to_vec();
                 let l = self.locate(self.dirfd("dirfd"), &p, false, true)?;
                 // readlinkat(fd, "") answers ENOENT for what is not a symlink; readlink, EINVAL.
                 if sys::fstat_at(l.fd())?.st_mode & libc::S_IFMT != libc::S_IFLNK {
                     return Err(libc::EINVAL);
                 }
-                let size = (self.i("bufsiz").max(0) as usize).min(1 << 20);
+                let size = (self.i("bufsiz")?.max(0) as usize).min(1 << 20);
                 let (r, got) = with_buf(size, |b| {
                     let r = sys::readlink_fd(l.fd(), b);
                     (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
@@ -773,45 +810,45 @@ impl Call<'_> {
                 self.check_data("buf", &got);
                 Ok(Act::Issued(r))
             }
-            "rename" | "renameat" | "renameat2" => {
+            H::Rename => {
                 let old = self.path("oldpath")?.to_vec();
                 let new = self.path("newpath")?.to_vec();
                 let (od, on) = self.parent(self.dirfd("olddirfd"), &old)?;
                 let (nd, nn) = self.parent(self.dirfd("newdirfd"), &new)?;
-                let flags = if name == "renameat2" { self.i("flags") as u32 } else { 0 };
+                let flags = self.flags_or_0("flags")? as u32;
                 Ok(Act::Issued(sys::renameat2(od.as_raw_fd(), &on, nd.as_raw_fd(), &nn, flags)?))
             }
-            "chmod" | "fchmodat" => {
+            H::Chmod => {
                 let p = self.path("pathname")?.to_vec();
                 let l = self.locate(self.dirfd("dirfd"), &p, true, false)?;
-                Ok(Act::Issued(sys::fchmodat2(l.fd(), self.i("mode") as u32, 0)?))
+                Ok(Act::Issued(sys::fchmodat2(l.fd(), self.i("mode")? as u32, 0)?))
             }
-            "fchmod" => {
+            H::Fchmod => {
                 let f = self.file("fd")?;
                 let Some(raw) = f.raw() else { return Ok(Act::Sim) };
-                Ok(Act::Issued(sys::raw(libc::SYS_fchmod, &[raw.into(), self.i("mode")])?))
+                Ok(Act::Issued(sys::raw(libc::SYS_fchmod, &[raw.into(), self.i("mode")?])?))
             }
-            "chown" | "lchown" | "fchownat" => {
+            H::Chown => {
                 let p = self.path("pathname")?.to_vec();
-                let flags = if name == "fchownat" { self.i("flags") as i32 } else { 0 };
+                let flags = self.flags_or_0("flags")? as i32;
                 let follow = name != "lchown" && flags & libc::AT_SYMLINK_NOFOLLOW == 0;
                 let l =
                     self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
                 Ok(Act::Issued(sys::fchownat(
                     l.fd(),
-                    self.i("owner") as u32,
-                    self.i("group") as u32,
+                    self.i("owner")? as u32,
+                    self.i("group")? as u32,
                     0,
                 )?))
             }
-            "fchown" => {
+            H::Fchown => {
                 let f = self.file("fd")?;
                 let Some(raw) = f.raw() else { return Ok(Act::Sim) };
-                let (u, g) = (self.i("owner") as u32, self.i("group") as u32);
+                let (u, g) = (self.i("owner")? as u32, self.i("group")? as u32);
                 Ok(Act::Issued(sys::raw(libc::SYS_fchown, &[raw.into(), u.into(), g.into()])?))
             }
-            "utime" | "utimes" | "futimesat" | "utimensat" => self.utimes(name),
-            "truncate" => {
+            H::Utimes => self.utimes(name),
+            H::Truncate => {
                 let p = self.path("path")?.to_vec();
                 let abs = self.abs(None, &p)?;
                 let fd = self.sh.root.open(
@@ -821,12 +858,12 @@ impl Call<'_> {
                 )?;
                 Ok(Act::Issued(sys::raw(
                     libc::SYS_ftruncate,
-                    &[fd.as_raw_fd().into(), self.i("length")],
+                    &[fd.as_raw_fd().into(), self.i("length")?],
                 )?))
             }
-            n if n.contains("xattr") => self.xattr(n),
-            "close" => {
-                let fd = self.i("fd") as i32;
+            H::Xattr => self.xattr(name),
+            H::Close => {
+                let fd = self.i("fd")? as i32;
                 let old = lock(&self.p.fds).remove(fd);
                 match old {
                     Some(e) => {
@@ -836,10 +873,10 @@ impl Call<'_> {
                     None => Err(libc::EBADF),
                 }
             }
-            "close_range" => {
-                let first = self.i("first").clamp(0, i32::MAX.into()) as i32;
-                let last = self.i("last").clamp(0, i32::MAX.into()) as i32;
-                if self.i("flags") & 4 != 0 {
+            H::CloseRange => {
+                let first = self.i("first")?.clamp(0, i32::MAX.into()) as i32;
+                let last = self.i("last")?.clamp(0, i32::MAX.into()) as i32;
+                if self.i("flags")? & 4 != 0 {
                     lock(&self.p.fds).cloexec_range(first, last);
                 } else {
                     let gone = lock(&self.p.fds).remove_range(first, last);
@@ -847,16 +884,16 @@ impl Call<'_> {
                 }
                 Ok(Act::Emulated(0))
             }
-            "dup" | "dup2" | "dup3" => self.dup(name),
-            "fcntl" => self.fcntl(),
-            "pipe" | "pipe2" => self.pipe(),
-            "mmap" => self.mmap(),
-            "munmap" => {
-                lock(&self.p.mm).unmap(self.i("addr") as u64, self.i("length") as u64);
+            H::Dup => self.dup(name),
+            H::Fcntl => self.fcntl(),
+            H::Pipe => self.pipe(),
+            H::Mmap => self.mmap(),
+            H::Munmap => {
+                lock(&self.p.mm).unmap(self.i("addr")? as u64, self.i("length")? as u64);
                 Ok(Act::Emulated(0))
             }
-            "msync" => {
-                let (addr, len) = (self.i("addr") as u64, self.i("length") as u64);
+            H::Msync => {
+                let (addr, len) = (self.i("addr")? as u64, self.i("length")? as u64);
                 let real = lock(&self.p.mm).find(addr).and_then(|(m, off)| {
                     let (a, rl) = m.real?;
                     let off = off as usize;
@@ -866,22 +903,22 @@ impl Call<'_> {
                     Some((a, l)) => Ok(Act::Issued(sys::msync(
                         a & !4095,
                         l + (a & 4095),
-                        self.i("flags") as i32,
+                        self.i("flags")? as i32,
                     )?)),
                     None => Ok(Act::EmulatedAsRecorded),
                 }
             }
-            "mprotect" | "madvise" => Ok(Act::EmulatedAsRecorded),
-            "mremap" => self.mremap(),
-            "clone" | "clone3" | "fork" | "vfork" => {
+            H::MemAsRecorded => Ok(Act::EmulatedAsRecorded),
+            H::Mremap => self.mremap(),
+            H::Clone => {
                 if let Some((child, flags)) = self.pl.child {
                     self.sh.procs.insert(child, self.p.clone_with(flags));
                 }
                 Ok(Act::EmulatedAsRecorded)
             }
-            "execve" | "execveat" => self.exec(name),
-            "exit" | "exit_group" => Ok(Act::EmulatedAsRecorded),
-            "chdir" => {
+            H::Exec => self.exec(name),
+            H::Exit => Ok(Act::EmulatedAsRecorded),
+            H::Chdir => {
                 let p = self.path("path").or_else(|_| self.path("pathname"))?.to_vec();
                 let abs = self.abs(None, &p)?;
                 let fd = self.sh.root.open(&abs, libc::O_PATH | libc::O_DIRECTORY, 0)?;
@@ -890,7 +927,7 @@ impl Call<'_> {
                 lock(&self.p.fs).cwd = logical;
                 Ok(Act::Emulated(0))
             }
-            "fchdir" => {
+            H::Fchdir => {
                 let f = self.file("fd")?;
                 let Some(raw) = f.raw() else { return Ok(Act::Sim) };
                 let st = sys::fstat_at(raw)?;
@@ -901,18 +938,14 @@ impl Call<'_> {
                 lock(&self.p.fs).cwd = logical;
                 Ok(Act::Emulated(0))
             }
-            "umask" => {
+            H::Umask => {
                 let mut fs = lock(&self.p.fs);
                 let old = fs.umask;
-                fs.umask = self.i("mask") as u32 & 0o777;
+                fs.umask = self.i("mask")? as u32 & 0o777;
                 Ok(Act::Emulated(old.into()))
             }
-            "chroot" => {
+            H::Chroot => {
                 self.warn("chroot is not replayed (recorded result used)");
-                Ok(Act::Sim)
-            }
-            _ => {
-                self.warn(format!("{name}: no replay implementation; recorded result used"));
                 Ok(Act::Sim)
             }
         }
@@ -920,8 +953,8 @@ impl Call<'_> {
 
     fn read(&mut self, positional: bool) -> Result<Act, i32> {
         let f = self.file("fd")?;
-        let count = (self.i("count").max(0) as usize).min(1 << 30);
-        let off = self.i("offset");
+        let count = (self.i("count")?.max(0) as usize).min(1 << 30);
+        let off = self.flags_or_0("offset")?;
         let raw = match &f.handle {
             Handle::Simulated(_) => return Ok(Act::Sim),
             Handle::Pipe(fd) => {
@@ -1034,7 +1067,7 @@ impl Call<'_> {
 
     fn write(&mut self, positional: bool) -> Result<Act, i32> {
         let f = self.file("fd")?;
-        let count = self.i("count").max(0) as usize;
+        let count = self.i("count")?.max(0) as usize;
         let data = self.payload("buf", count);
         let data: &[u8] = &data[..count.min(data.len())];
         match &f.handle {
@@ -1050,7 +1083,7 @@ impl Call<'_> {
             }
             Handle::File(fd) => {
                 let r = if positional {
-                    sys::pwrite(fd.as_raw_fd(), data, self.i("offset"))
+                    sys::pwrite(fd.as_raw_fd(), data, self.i("offset")?)
                 } else {
                     sys::write(fd.as_raw_fd(), data)
                 };
@@ -1060,11 +1093,9 @@ impl Call<'_> {
     }
 
     /// preadv2 offset argument: -1 (current position) for readv/writev.
-    fn vec_offset(&self) -> i64 {
-        match self.ev.def.map(|d| d.name) {
-            Some("readv" | "writev") => -1,
-            _ => self.i("offset"),
-        }
+    fn vec_offset(&self) -> Result<i64, i32> {
+        // readv/writev have no offset: -1 is "the current position" to preadv2/pwritev2.
+        Ok(self.opt_i("offset")?.unwrap_or(-1))
     }
 
     fn readv(&mut self) -> Result<Act, i32> {
@@ -1089,9 +1120,8 @@ impl Call<'_> {
             .iter_mut()
             .map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() })
             .collect();
-        let flags =
-            if self.ev.def.map(|d| d.name) == Some("preadv2") { self.i("flags") as i32 } else { 0 };
-        let r = sys::preadv2(raw, &iov, self.vec_offset(), flags)?;
+        let flags = self.flags_or_0("flags")? as i32;
+        let r = sys::preadv2(raw, &iov, self.vec_offset()?, flags)?;
         if self.full {
             let mut left = r as usize;
             let mut got = Vec::with_capacity(left);
@@ -1132,11 +1162,7 @@ impl Call<'_> {
             .iter()
             .map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() })
             .collect();
-        let flags = if self.ev.def.map(|d| d.name) == Some("pwritev2") {
-            self.i("flags") as i32
-        } else {
-            0
-        };
+        let flags = self.flags_or_0("flags")? as i32;
         if f.is_pipe() {
             let deadline = Instant::now() + self.sh.opts.stall_timeout;
             if !self.wait_ready(raw, libc::POLLOUT, deadline) {
@@ -1144,22 +1170,22 @@ impl Call<'_> {
                 return Err(libc::ETIMEDOUT);
             }
         }
-        Ok(Act::Issued(sys::pwritev2(raw, &iov, self.vec_offset(), flags)?))
+        Ok(Act::Issued(sys::pwritev2(raw, &iov, self.vec_offset()?, flags)?))
     }
 
     /// A page record: bytes read or written through a file mapping. The file is the one the
     /// mapping was made on (found by address for reads, by the descriptor number the mmap named
     /// for writes), not whatever that descriptor number names now.
     fn mmap_page(&mut self, write: bool) -> Result<Act, i32> {
-        let count = self.i("count").max(0) as usize;
-        let off = self.i("offset");
-        let fd = self.i("fd");
+        let count = self.i("count")?.max(0) as usize;
+        let off = self.i("offset")?;
+        let fd = self.i("fd")?;
         let mapped = {
             let mm = lock(&self.p.mm);
             let hit = if write {
                 i32::try_from(fd).ok().and_then(|fd| mm.find_by_fd(fd, off))
             } else {
-                mm.find(self.i("address") as u64).filter(|(m, _)| m.file.is_some())
+                mm.find(self.i("address")? as u64).filter(|(m, _)| m.file.is_some())
             };
             hit.and_then(|(m, o)| Some((m.file.clone()?, m.real_at(o))))
                 as Option<(Arc<OpenFile>, Option<(usize, usize)>)>
@@ -1199,7 +1225,7 @@ impl Call<'_> {
     fn flock(&mut self) -> Result<Act, i32> {
         let f = self.file("fd")?;
         let Some(raw) = f.raw() else { return Ok(Act::Sim) };
-        let op = self.i("operation");
+        let op = self.i("operation")?;
         if op & i64::from(libc::LOCK_NB) != 0 || op & i64::from(libc::LOCK_UN) != 0 {
             return Ok(Act::Issued(sys::raw(libc::SYS_flock, &[raw.into(), op])?));
         }
@@ -1227,12 +1253,12 @@ impl Call<'_> {
 
     fn ioctl(&mut self) -> Result<Act, i32> {
         const FICLONE: i64 = 0x4004_9409;
-        if self.i("request") != FICLONE {
+        if self.i("request")? != FICLONE {
             return Ok(Act::Sim);
         }
         // FICLONE's argument is a descriptor: translate it and clone for real.
         let dst = self.file("fd")?;
-        let src = self.entry(self.i("argp"))?.file;
+        let src = self.entry(self.i("argp")?)?.file;
         match (dst.raw(), src.raw()) {
             (Some(d), Some(s)) => {
                 Ok(Act::Issued(sys::raw(libc::SYS_ioctl, &[d.into(), FICLONE, s.into()])?))
@@ -1256,12 +1282,12 @@ impl Call<'_> {
         };
         let r = if name == "sendfile" {
             let mut off = loff(self.arg("offset"));
-            sys::sendfile(rb, ra, off.as_mut(), self.i("count").max(0) as usize)
+            sys::sendfile(rb, ra, off.as_mut(), self.i("count")?.max(0) as usize)
         } else {
             let mut oi = loff(self.arg("off_in"));
             let mut oo = loff(self.arg("off_out"));
-            let len = self.i("len").max(0) as usize;
-            let flags = self.i("flags") as u32;
+            let len = self.i("len")?.max(0) as usize;
+            let flags = self.i("flags")? as u32;
             if name == "splice" {
                 sys::splice(ra, oi.as_mut(), rb, oo.as_mut(), len, flags)
             } else {
@@ -1276,7 +1302,7 @@ impl Call<'_> {
     /// (terminals, pipes and sockets from outside).
     fn inherited(&mut self) -> Result<Act, i32> {
         let p = self.path("pathname")?.to_vec();
-        let flags = self.i("flags") as i32 & !(libc::O_CREAT | libc::O_TRUNC | libc::O_EXCL);
+        let flags = self.i("flags")? as i32 & !(libc::O_CREAT | libc::O_TRUNC | libc::O_EXCL);
         let fd = self.rec_ret() as i32;
         let real = if p.starts_with(b"/") && !is_special(&p) {
             self.sh.root.open(&p, flags | libc::O_NONBLOCK, 0).ok().and_then(|f| {
@@ -1310,7 +1336,7 @@ impl Call<'_> {
         }
         let p = self.path("pathname")?.to_vec();
         let (flags, mode) = match name {
-            "creat" => (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, self.i("mode") as u32),
+            "creat" => (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, self.i("mode")? as u32),
             "openat2" => {
                 let how = self.arg("how").as_data().ok_or(libc::EFAULT)?;
                 let g = |o: usize| {
@@ -1319,7 +1345,19 @@ impl Call<'_> {
                 };
                 (g(0) as i32, g(8) as u32)
             }
-            _ => (self.i("flags") as i32, self.i("mode") as u32),
+            _ => {
+                let flags = self.i("flags")? as i32;
+                // The mode counts only when the call creates (Re-Animator's traces lack the
+                // column for other opens).
+                let creates =
+                    flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
+                let mode = if creates {
+                    self.i("mode")?
+                } else {
+                    self.ev.arg("mode").and_then(ArgValue::as_int).unwrap_or(0)
+                };
+                (flags, mode as u32)
+            }
         };
         // The kernel checks the flags before it reads the name or looks at dirfd.
         let (real_flags, mode) = open_how(flags, mode, name == "openat2")?;
@@ -1368,7 +1406,7 @@ impl Call<'_> {
             }
             "statx" => {
                 let p = self.path("pathname")?.to_vec();
-                let flags = self.i("flags") as i32;
+                let flags = self.i("flags")? as i32;
                 let l = self.locate(
                     self.dirfd("dirfd"),
                     &p,
@@ -1376,11 +1414,11 @@ impl Call<'_> {
                     flags & libc::AT_EMPTY_PATH != 0,
                 )?;
                 let sync = flags & libc::AT_STATX_SYNC_TYPE;
-                (sys::statx_bytes(l.fd(), sync, self.i("mask") as u32)?, "statxbuf")
+                (sys::statx_bytes(l.fd(), sync, self.i("mask")? as u32)?, "statxbuf")
             }
             _ => {
                 let p = self.path("pathname")?.to_vec();
-                let flags = if name == "newfstatat" { self.i("flags") as i32 } else { 0 };
+                let flags = self.flags_or_0("flags")? as i32;
                 let follow = name != "lstat" && flags & libc::AT_SYMLINK_NOFOLLOW == 0;
                 let l =
                     self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
@@ -1422,7 +1460,7 @@ impl Call<'_> {
     fn getdents(&mut self, old: bool) -> Result<Act, i32> {
         let f = self.file("fd")?;
         let Some(raw) = f.raw() else { return Ok(Act::Sim) };
-        let count = (self.i("count").max(0) as usize).min(1 << 24);
+        let count = (self.i("count")?.max(0) as usize).min(1 << 24);
         let (r, got) = with_buf(count, |b| {
             let r = sys::getdents(raw, b, old);
             (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
@@ -1481,7 +1519,7 @@ impl Call<'_> {
             }
             (Some(b), _) => Some([ts(g(b, 0), g(b, 8)), ts(g(b, 16), g(b, 24))]),
         };
-        let flags = if name == "utimensat" { self.i("flags") as i32 } else { 0 };
+        let flags = self.flags_or_0("flags")? as i32;
         let path = match name {
             "utime" | "utimes" => Some(self.path("filename")?.to_vec()),
             _ => path_arg(self.ev, "pathname").map(<[u8]>::to_vec),
@@ -1527,10 +1565,10 @@ impl Call<'_> {
         let r = match op {
             "setxattr" => {
                 let n = xname()?;
-                let size = self.i("size").max(0) as usize;
+                let size = self.i("size")?.max(0) as usize;
                 let v = self.payload("value", size);
                 let v = &v[..size.min(v.len())];
-                let flags = self.i("flags") as i32;
+                let flags = self.i("flags")? as i32;
                 match &proc_path {
                     None => sys::fsetxattr(fd, &n, v, flags),
                     Some(p) => sys::setxattr_path(p, &n, v, flags),
@@ -1538,7 +1576,7 @@ impl Call<'_> {
             }
             "getxattr" => {
                 let n = xname()?;
-                let size = (self.i("size").max(0) as usize).min(1 << 24);
+                let size = (self.i("size")?.max(0) as usize).min(1 << 24);
                 let (r, got) = with_buf(size, |b| {
                     let r = match &proc_path {
                         None => sys::fgetxattr(fd, &n, b),
@@ -1552,7 +1590,7 @@ impl Call<'_> {
                 r
             }
             "listxattr" => {
-                let size = (self.i("size").max(0) as usize).min(1 << 24);
+                let size = (self.i("size")?.max(0) as usize).min(1 << 24);
                 let (r, got) = with_buf(size, |b| {
                     let r = match &proc_path {
                         None => sys::flistxattr(fd, b),
@@ -1579,7 +1617,7 @@ impl Call<'_> {
     }
 
     fn dup(&mut self, name: &str) -> Result<Act, i32> {
-        let old = self.i("oldfd") as i32;
+        let old = self.i("oldfd")? as i32;
         let e = lock(&self.p.fds).get(old).cloned();
         let e = match e {
             Some(e) => e,
@@ -1588,8 +1626,8 @@ impl Call<'_> {
         if name == "dup" {
             return Ok(Act::Emulated(self.place(e.file, false, 0)));
         }
-        let new = self.i("newfd") as i32;
-        let flags = if name == "dup3" { self.i("flags") as i32 } else { 0 };
+        let new = self.i("newfd")? as i32;
+        let flags = self.flags_or_0("flags")? as i32;
         if old == new {
             return if name == "dup3" { Err(libc::EINVAL) } else { Ok(Act::Emulated(new.into())) };
         }
@@ -1603,9 +1641,9 @@ impl Call<'_> {
     }
 
     fn fcntl(&mut self) -> Result<Act, i32> {
-        let fd = self.i("fd") as i32;
-        let cmd = self.i("cmd") as u64;
-        let arg = self.i("arg");
+        let fd = self.i("fd")? as i32;
+        let cmd = self.i("cmd")? as u64;
+        let arg = self.i("arg")?;
         let e = self.entry(fd.into())?;
         match cmd {
             fl::F_DUPFD | fl::F_DUPFD_CLOEXEC => {
@@ -1683,7 +1721,7 @@ impl Call<'_> {
     }
 
     fn pipe(&mut self) -> Result<Act, i32> {
-        let flags = self.i("flags") as i32;
+        let flags = self.flags_or_0("flags")? as i32;
         let (a, b) = sys::pipe2((flags & (libc::O_NONBLOCK | libc::O_DIRECT)) | libc::O_CLOEXEC)?;
         // SAFETY: pipe2 returned two new descriptors nobody else owns.
         let (a, b) = unsafe { (OwnedFd::from_raw_fd(a), OwnedFd::from_raw_fd(b)) };
@@ -1716,11 +1754,11 @@ impl Call<'_> {
     }
 
     fn mmap(&mut self) -> Result<Act, i32> {
-        let len = self.i("length") as u64;
-        let prot = self.i("prot") as i32;
-        let flags = self.i("flags") as i32;
-        let fd = self.i("fd");
-        let off = self.i("offset");
+        let len = self.i("length")? as u64;
+        let prot = self.i("prot")? as i32;
+        let flags = self.i("flags")? as i32;
+        let fd = self.i("fd")?;
+        let off = self.i("offset")?;
         if !self.rec_ok() {
             // Compare the failure with an emulated check only.
             return Ok(Act::EmulatedAsRecorded);
@@ -1804,9 +1842,9 @@ impl Call<'_> {
         if !self.rec_ok() {
             return Ok(Act::EmulatedAsRecorded);
         }
-        let old = self.i("old_address") as u64;
-        let old_size = self.i("old_size") as u64;
-        let new_size = self.i("new_size") as u64;
+        let old = self.i("old_address")? as u64;
+        let old_size = self.i("old_size")? as u64;
+        let new_size = self.i("new_size")? as u64;
         let mut mm = lock(&self.p.mm);
         let Some(m) = mm.maps.remove(&old) else { return Ok(Act::EmulatedAsRecorded) };
         let mut moved = Mapping {
@@ -1842,7 +1880,7 @@ impl Call<'_> {
     fn exec(&mut self, name: &str) -> Result<Act, i32> {
         let p = self.path("pathname")?.to_vec();
         let dirfd = if name == "execveat" { self.dirfd("dirfd") } else { None };
-        let flags = if name == "execveat" { self.i("flags") as i32 } else { 0 };
+        let flags = self.flags_or_0("flags")? as i32;
         let l = self.locate(
             dirfd,
             &p,
@@ -1902,6 +1940,58 @@ mod tests {
         assert!(is_special(b"/a/../sys"));
         assert!(!is_special(b"/devices"));
         assert!(!is_special(b"/home/x"));
+    }
+
+    /// Every registry entry that names a replay handler reaches it with the arguments its
+    /// entry declares: no handler asks for an argument its calls do not have (that would
+    /// leave the call unreplayed with "not in the trace"), and every Reissue/Emulate entry is
+    /// replayed, not skipped. (That each such entry names a handler is the type's guarantee:
+    /// `ReplayPolicy::Reissue(Handler)`.)
+    #[test]
+    fn every_entry_with_a_handler_is_replayed_with_its_own_arguments() {
+        use ra_syscalls::ArgKind;
+        let dir = std::env::temp_dir().join(format!("ra-calls-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let sh = Shared {
+            root: Root::new(&dir).unwrap(),
+            procs: Procs::default(),
+            opts: Options::new(dir.clone()),
+            abort: AtomicBool::new(false),
+            is_root: false,
+            page_records: true,
+        };
+        let mut problems = Vec::new();
+        for def in ra_syscalls::REGISTRY {
+            let Some(_) = def.replay.handler() else { continue };
+            let mut ev = Event::new(def);
+            // A recorded failure with every argument present: integers -1 (no such descriptor),
+            // paths and buffers a short name.
+            ev.ret = Some(-1);
+            ev.errno = Some(libc::EBADF);
+            for (a, v) in def.args.iter().zip(ev.args.iter_mut()) {
+                *v = match a.kind {
+                    ArgKind::Path | ArgKind::InBuf(_) | ArgKind::InStruct(..) => {
+                        ArgValue::Data(b"x\0".to_vec())
+                    }
+                    ArgKind::OutBuf(_) | ArgKind::OutStruct(..) | ArgKind::IovOut { .. } => {
+                        ArgValue::Absent
+                    }
+                    ArgKind::IovIn { .. } => ArgValue::Iov(Vec::new()),
+                    ArgKind::StrArray => ArgValue::Strings(Vec::new()),
+                    ArgKind::InOutStruct(..) => ArgValue::Data(vec![0; 8]),
+                    _ => ArgValue::Int(-1),
+                };
+            }
+            let p = Arc::new(Process::initial(b"/".to_vec(), 0o022, true));
+            let out = execute(&sh, &p, &ev, &Placement::default());
+            let why = out.warn.clone().unwrap_or_default();
+            if out.mode == Mode::Skipped || why.contains("not in the trace") {
+                problems.push(format!("{}: {:?} {why}", def.name, out.mode));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(problems.is_empty(), "{problems:#?}");
     }
 
     #[test]

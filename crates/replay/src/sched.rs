@@ -648,7 +648,8 @@ fn freer_ahead(
     read_error: &mut Option<ra_trace::Error>,
 ) -> Option<usize> {
     let p = shadow.proc_id_of(tid)?;
-    if matches!(ev.def.map(|d| d.name), Some("dup2" | "dup3")) {
+    // dup2/dup3 close their target themselves.
+    if ev.def.is_some_and(|d| d.replay.handler() == Some(ra_syscalls::Handler::Dup)) {
         return None;
     }
     let (made, _) = shadow.fd_numbers(p, ev);
@@ -662,7 +663,7 @@ fn freer_ahead(
     // this call took it (the model's table can also be stale, e.g. after close-on-exec).
     let end = ev.time_returned.or(ev.time_called)?;
     pending.q.iter().position(|e| {
-        if !matches!(e.def.map(|d| d.name), Some("close" | "close_range" | "dup2" | "dup3")) {
+        if frees_number(e).is_none() {
             return false;
         }
         let Some(t) = e.tid.or(e.pid) else { return false };
@@ -687,10 +688,10 @@ struct Ahead {
 /// The descriptor number a call frees, for [`Ahead`]'s index (-1: a range).
 fn frees_number(e: &Event) -> Option<i32> {
     let arg = |n: &str| e.arg(n).and_then(|a| a.as_int()).and_then(|v| i32::try_from(v).ok());
-    match e.def?.name {
-        "close" => arg("fd"),
-        "dup2" | "dup3" => arg("newfd"),
-        "close_range" => Some(-1),
+    match e.def?.replay.handler()? {
+        ra_syscalls::Handler::Close => arg("fd"),
+        ra_syscalls::Handler::Dup => arg("newfd"),
+        ra_syscalls::Handler::CloseRange => Some(-1),
         _ => None,
     }
 }

@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
+use ra_syscalls::Handler as H;
 use ra_trace::{ArgValue, Event};
 
 use crate::sandbox::{join, normalize};
@@ -304,18 +305,21 @@ impl Shadow {
             }
             return pl;
         }
-        match name {
-            "open" | "openat" | "openat2" | "creat" if success => {
+        let handler = def.replay.handler();
+        // A call with a descriptor pair result (pipe, pipe2, socketpair).
+        let pair = if success { fd_pair(ev) } else { None };
+        match handler {
+            Some(H::Open) if success => {
                 let path = paths.first().cloned().unwrap_or_default();
                 let key = if path.is_empty() { 0 } else { key_of(&path) };
                 self.set_fd(proc, ret as i32, SFile { path, key, offset: 0 });
             }
-            "close" if success || ev.errno == Some(libc::EINTR) => {
+            Some(H::Close) if success || ev.errno == Some(libc::EINTR) => {
                 if let Some(fd) = int_arg(ev, "fd") {
                     self.fds(proc).borrow_mut().remove(&(fd as i32));
                 }
             }
-            "close_range" => {
+            Some(H::CloseRange) => {
                 let first = int_arg(ev, "first").unwrap_or(0);
                 let last = int_arg(ev, "last").unwrap_or(0).min(i32::MAX as i64);
                 let flags = int_arg(ev, "flags").unwrap_or(0);
@@ -325,9 +329,9 @@ impl Shadow {
                         .retain(|&k, _| (k as i64) < first || (k as i64) > last);
                 }
             }
-            "dup" | "dup2" | "dup3" | "fcntl" if success => {
+            Some(H::Dup | H::Fcntl) if success => {
                 let old = int_arg(ev, "oldfd").or_else(|| int_arg(ev, "fd")).unwrap_or(-1);
-                let is_dup = name != "fcntl"
+                let is_dup = handler == Some(H::Dup)
                     || matches!(
                         int_arg(ev, "cmd").unwrap_or(-1) as u64,
                         ra_syscalls::flags::F_DUPFD | ra_syscalls::flags::F_DUPFD_CLOEXEC
@@ -338,8 +342,8 @@ impl Shadow {
                     }
                 }
             }
-            "pipe" | "pipe2" | "socketpair" if success => {
-                if let Some((a, b)) = fd_pair(ev) {
+            _ if pair.is_some() => {
+                if let Some((a, b)) = pair {
                     // No ordering key: a read and the write that feeds it are often recorded
                     // in the "wrong" order (the read returns first) and must be able to
                     // overlap; the interval rule orders those that didn't.
@@ -347,12 +351,12 @@ impl Shadow {
                     self.set_fd(proc, b, SFile { path: Vec::new(), key: 0, offset: 0 });
                 }
             }
-            "chdir" if success => {
+            Some(H::Chdir) if success => {
                 if let Some(p) = paths.first() {
                     *self.procs[&proc].cwd.borrow_mut() = p.clone();
                 }
             }
-            "fchdir" if success => {
+            Some(H::Fchdir) if success => {
                 if let Some(f) = int_arg(ev, "fd").and_then(|fd| self.file(proc, fd as i32)) {
                     let p = f.borrow().path.clone();
                     if !p.is_empty() {
@@ -360,17 +364,20 @@ impl Shadow {
                     }
                 }
             }
-            "read" | "write" | "readv" | "writev" if success => {
+            // Calls that move the offset (not the positional forms).
+            Some(H::Read | H::Write | H::ReadV | H::WriteV)
+                if success && def.arg("offset").is_none() =>
+            {
                 if let Some(f) = int_arg(ev, "fd").and_then(|fd| self.file(proc, fd as i32)) {
                     f.borrow_mut().offset += ret;
                 }
             }
-            "lseek" if success => {
+            Some(H::Seek) if success => {
                 if let Some(f) = int_arg(ev, "fd").and_then(|fd| self.file(proc, fd as i32)) {
                     f.borrow_mut().offset = ret;
                 }
             }
-            "execve" | "execveat" if success => {
+            Some(H::Exec) if success => {
                 // Close-on-exec isn't modelled precisely here; the executors track it. Drop the
                 // other threads of the process.
                 if let Some(sp) = self.procs.get_mut(&proc) {
@@ -392,7 +399,7 @@ impl Shadow {
                     }
                 }
             }
-            "exit" => {
+            Some(H::Exit) if name == "exit" => {
                 let last = self.procs.get_mut(&proc).map(|sp| {
                     sp.tids.remove(&tid);
                     sp.tids.is_empty()
@@ -403,16 +410,14 @@ impl Shadow {
                     pl.ends_proc = true;
                 }
             }
-            "exit_group" => {
+            Some(H::Exit) => {
                 self.end(proc);
                 pl.ends_proc = true;
             }
             _ => {}
         }
         // A new descriptor from a simulated call (socket, accept, eventfd, ...).
-        if success
-            && def.ret == ra_syscalls::Ret::Fd
-            && !matches!(name, "open" | "openat" | "openat2" | "creat" | "dup" | "dup2" | "dup3")
+        if success && def.ret == ra_syscalls::Ret::Fd && !matches!(handler, Some(H::Open | H::Dup))
         {
             self.set_fd(proc, ret as i32, SFile { path: Vec::new(), key: 0, offset: 0 });
         }
@@ -426,9 +431,9 @@ impl Shadow {
         let Some(def) = ev.def else { return (made, freed) };
         let success = ok(ev);
         let arg = |n: &str| int_arg(ev, n).and_then(|v| i32::try_from(v).ok());
-        match def.name {
-            "close" => freed.extend(arg("fd")),
-            "close_range" if success && int_arg(ev, "flags").unwrap_or(0) & 4 == 0 => {
+        match def.replay.handler() {
+            Some(H::Close) => freed.extend(arg("fd")),
+            Some(H::CloseRange) if success && int_arg(ev, "flags").unwrap_or(0) & 4 == 0 => {
                 let first = int_arg(ev, "first").unwrap_or(0);
                 let last = int_arg(ev, "last").unwrap_or(0);
                 if let Some(sp) = self.procs.get(&p) {
@@ -437,11 +442,11 @@ impl Shadow {
                     );
                 }
             }
-            "dup2" | "dup3" if success => {
+            Some(H::Dup) if success && def.arg("newfd").is_some() => {
                 // The target is taken, and whatever it was is closed first.
                 made.extend(arg("newfd"));
             }
-            "pipe" | "pipe2" | "socketpair" if success => {
+            _ if success && fd_pair(ev).is_some() => {
                 if let Some((a, b)) = fd_pair(ev) {
                     made.extend([a, b]);
                 }

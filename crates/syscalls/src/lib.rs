@@ -19,16 +19,140 @@ pub use defs::REGISTRY;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReplayPolicy {
     /// Issue the same call again (with fds/paths translated into the replay's world) and verify
-    /// its result against the trace.
-    Reissue,
+    /// its result against the trace; the [`Handler`] says how.
+    Reissue(Handler),
     /// Not issued as-is: the replayer emulates its effect on its own state (fd tables, cwd, umask,
-    /// address-space map, process tree), e.g. `dup2`, `chdir`, `clone`, `execve`, `mmap`.
-    Emulate,
+    /// address-space map, process tree), e.g. `dup2`, `chdir`, `clone`, `execve`, `mmap`; the
+    /// [`Handler`] says how.
+    Emulate(Handler),
     /// Not issued: the recorded result and returned buffers are used (sockets, pipes to the
     /// outside world), but fd numbering stays exact.
     Simulate,
     /// Recorded for the analyst, ignored by replay (e.g. `getcwd`, `getrlimit`).
     Skip,
+}
+
+impl ReplayPolicy {
+    /// The replay handler a reissued or emulated call names.
+    pub fn handler(self) -> Option<Handler> {
+        match self {
+            ReplayPolicy::Reissue(h) | ReplayPolicy::Emulate(h) => Some(h),
+            ReplayPolicy::Simulate | ReplayPolicy::Skip => None,
+        }
+    }
+    pub fn is_reissue(self) -> bool {
+        matches!(self, ReplayPolicy::Reissue(_))
+    }
+    pub fn is_emulate(self) -> bool {
+        matches!(self, ReplayPolicy::Emulate(_))
+    }
+}
+
+/// The replay handler of a call: one per family of calls that replay alike (`read` and
+/// `pread64` are [`Handler::Read`]: the handler tells them apart by their arguments). The
+/// replayer implements each (crates/replay: one function per handler, reached through one
+/// exhaustive match), and its model of descriptors and processes (shadow.rs) keys on them
+/// too, so what a call does in replay follows from its registry entry alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Handler {
+    /// `read`, `pread64`: into a buffer, from the current or a given offset.
+    Read,
+    /// `write`, `pwrite64`.
+    Write,
+    /// `readv`, `preadv`, `preadv2`.
+    ReadV,
+    /// `writev`, `pwritev`, `pwritev2`.
+    WriteV,
+    /// `lseek`.
+    Seek,
+    /// The descriptor translated, every other argument an integer passed on as recorded
+    /// (`ftruncate`, `fallocate`, `fadvise64`, `readahead`, `fsync`, `fdatasync`,
+    /// `sync_file_range`, `syncfs`).
+    FdInts,
+    /// `sync`.
+    Sync,
+    /// `truncate` (by path).
+    Truncate,
+    /// `flock`.
+    Flock,
+    /// `ioctl`: `FICLONE` issued between the translated descriptors, other requests simulated.
+    Ioctl,
+    /// Kernel-side copies between two descriptors (`sendfile`, `copy_file_range`, `splice`).
+    Copy,
+    /// `open`, `openat`, `openat2`, `creat`.
+    Open,
+    /// `memfd_create`.
+    MemfdCreate,
+    /// The `stat` family (`stat`, `lstat`, `fstat`, `newfstatat`, `statx`).
+    Stat,
+    /// `statfs`, `fstatfs`.
+    Statfs,
+    /// `access`, `faccessat`, `faccessat2`.
+    Access,
+    /// `getdents`, `getdents64`.
+    Getdents,
+    /// `mkdir`, `mkdirat`.
+    Mkdir,
+    /// `rmdir`, `unlink`, `unlinkat`.
+    Unlink,
+    /// `mknod`, `mknodat` (never device nodes).
+    Mknod,
+    /// `link`, `linkat`.
+    Link,
+    /// `symlink`, `symlinkat`.
+    Symlink,
+    /// `readlink`, `readlinkat`.
+    Readlink,
+    /// `rename`, `renameat`, `renameat2`.
+    Rename,
+    /// `chmod`, `fchmodat`.
+    Chmod,
+    /// `fchmod`.
+    Fchmod,
+    /// `chown`, `lchown`, `fchownat`.
+    Chown,
+    /// `fchown`.
+    Fchown,
+    /// `utime`, `utimes`, `futimesat`, `utimensat`.
+    Utimes,
+    /// The twelve xattr calls (`[lf]{set,get,list,remove}xattr`).
+    Xattr,
+    /// `close`.
+    Close,
+    /// `close_range`.
+    CloseRange,
+    /// `dup`, `dup2`, `dup3`.
+    Dup,
+    /// `fcntl`.
+    Fcntl,
+    /// `pipe`, `pipe2`: a real pipe at the recorded numbers.
+    Pipe,
+    /// `mmap`.
+    Mmap,
+    /// `munmap`.
+    Munmap,
+    /// `mprotect`, `madvise`: the recorded result stands.
+    MemAsRecorded,
+    /// `msync`.
+    Msync,
+    /// `mremap`.
+    Mremap,
+    /// Re-Animator's page records `mmappread`, `mmappwrite`.
+    MmapPage,
+    /// `clone`, `clone3`, `fork`, `vfork`.
+    Clone,
+    /// `execve`, `execveat`.
+    Exec,
+    /// `exit`, `exit_group`.
+    Exit,
+    /// `chdir`.
+    Chdir,
+    /// `fchdir`.
+    Fchdir,
+    /// `chroot` (not reproduced: reported).
+    Chroot,
+    /// `umask`.
+    Umask,
 }
 
 /// Why a call is in the registry; selects the capture sets (`--syscalls storage|all|LIST`).

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use ra_syscalls::reanimator_schema::{self as ras, FieldKind};
-use ra_syscalls::{flags, lookup, ArgKind, Class, Len, ReplayPolicy, Ret, REGISTRY};
+use ra_syscalls::{flags, lookup, ArgKind, Class, Handler, Len, ReplayPolicy, Ret, REGISTRY};
 
 /// Re-Animator types with no x86_64 syscall: glibc implements recv/send with recvfrom/sendto.
 const RA_WITHOUT_SYSCALL: &[&str] = &["recv", "send"];
@@ -233,7 +233,7 @@ fn every_syscall_has_a_number() {
         if d.is_pseudo() != pseudo {
             errors.push(format!("{}: is_pseudo() = {}", d.name, d.is_pseudo()));
         }
-        if pseudo && (d.class != Class::Memory || d.replay != ReplayPolicy::Reissue) {
+        if pseudo && (d.class != Class::Memory || !d.replay.is_reissue()) {
             errors.push(format!("{}: pseudo-calls are Memory/Reissue", d.name));
         }
     }
@@ -395,12 +395,14 @@ fn classes_and_policies_are_consistent() {
     let mut errors = Vec::new();
     for d in REGISTRY {
         let ok = match d.class {
-            Class::File => d.replay == ReplayPolicy::Reissue || d.name == "ioctl",
+            Class::File => d.replay.is_reissue(),
             Class::Socket => d.replay == ReplayPolicy::Simulate,
-            Class::Memory => d.replay == ReplayPolicy::Emulate || PSEUDO.contains(&d.name),
-            Class::Process => matches!(d.replay, ReplayPolicy::Emulate | ReplayPolicy::Skip),
-            Class::Descriptor => matches!(d.replay, ReplayPolicy::Reissue | ReplayPolicy::Simulate),
-            Class::Other => d.replay != ReplayPolicy::Reissue,
+            Class::Memory => d.replay.is_emulate() || PSEUDO.contains(&d.name),
+            Class::Process => matches!(d.replay, ReplayPolicy::Emulate(_) | ReplayPolicy::Skip),
+            Class::Descriptor => {
+                matches!(d.replay, ReplayPolicy::Reissue(_) | ReplayPolicy::Simulate)
+            }
+            Class::Other => !d.replay.is_reissue(),
         };
         if !ok {
             errors.push(format!("{}: {:?} with {:?}", d.name, d.class, d.replay));
@@ -408,13 +410,13 @@ fn classes_and_policies_are_consistent() {
     }
     check("class/policy", errors);
     for (name, replay) in [
-        ("dup2", ReplayPolicy::Reissue),
-        ("close", ReplayPolicy::Reissue),
-        ("fcntl", ReplayPolicy::Reissue),
-        ("pipe2", ReplayPolicy::Simulate),
-        ("clone3", ReplayPolicy::Emulate),
-        ("execveat", ReplayPolicy::Emulate),
-        ("umask", ReplayPolicy::Emulate),
+        ("dup2", ReplayPolicy::Reissue(Handler::Dup)),
+        ("close", ReplayPolicy::Reissue(Handler::Close)),
+        ("fcntl", ReplayPolicy::Reissue(Handler::Fcntl)),
+        ("pipe2", ReplayPolicy::Reissue(Handler::Pipe)),
+        ("clone3", ReplayPolicy::Emulate(Handler::Clone)),
+        ("execveat", ReplayPolicy::Emulate(Handler::Exec)),
+        ("umask", ReplayPolicy::Emulate(Handler::Umask)),
         ("getcwd", ReplayPolicy::Skip),
         ("getpid", ReplayPolicy::Skip),
     ] {
