@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::os::fd::AsRawFd;
 
 use ra_syscalls::ArgKind;
+use ra_syscalls::Handler as H;
 use ra_trace::structs::{parse_dirents, parse_dirents64, Stat, Statx};
 use ra_trace::{ArgValue, Event, TraceReader};
 
@@ -441,8 +442,10 @@ fn observe(
         let p = f.borrow().path.clone();
         (!p.is_empty()).then_some(p)
     };
-    match name {
-        "open" | "openat" | "openat2" | "creat" => {
+    let Some(handler) = ev.def.and_then(|d| d.replay.handler()) else { return Ok(()) };
+    let has = |arg: &str| ev.def.is_some_and(|d| d.arg(arg).is_some());
+    match handler {
+        H::Open => {
             let flags = match name {
                 "creat" => libc::O_CREAT | libc::O_TRUNC,
                 "openat2" => ev
@@ -471,7 +474,7 @@ fn observe(
                 st.written.insert(p);
             }
         }
-        "stat" | "newfstatat" | "statx" | "lstat" => {
+        H::Stat if has("pathname") => {
             let Some(p) = first else { return Ok(()) };
             if success {
                 let flags = int_arg(ev, "flags").unwrap_or(0) as i32;
@@ -480,18 +483,18 @@ fn observe(
                 st.absent(&p);
             }
         }
-        "fstat" if success => {
+        H::Stat if success => {
             if let Some(p) = fd_path(sh, "fd") {
                 st.stat(&p, ev, false);
             }
         }
-        "fgetxattr" | "flistxattr" => {
+        H::Xattr if matches!(name, "fgetxattr" | "flistxattr") => {
             let found = matches!(ev.errno, Some(libc::ENODATA | libc::ERANGE | libc::ENOTSUP));
             if let Some(p) = fd_path(sh, "fd").filter(|_| success || found) {
                 st.exists(&p, None);
             }
         }
-        "access" | "faccessat" | "faccessat2" => {
+        H::Access => {
             let Some(p) = first else { return Ok(()) };
             if success {
                 let mode = int_arg(ev, "mode").unwrap_or(0) as i32;
@@ -506,7 +509,7 @@ fn observe(
                 st.exists(&p, None);
             }
         }
-        "getxattr" | "lgetxattr" | "listxattr" | "llistxattr" => {
+        H::Xattr if matches!(name, "getxattr" | "lgetxattr" | "listxattr" | "llistxattr") => {
             let Some(p) = first else { return Ok(()) };
             if success || matches!(ev.errno, Some(libc::ENODATA | libc::ERANGE | libc::ENOTSUP)) {
                 let written = st.written.contains(&p);
@@ -524,8 +527,8 @@ fn observe(
                 st.absent(&p);
             }
         }
-        "statfs" | "chdir" | "utime" | "utimes" | "utimensat" | "futimesat" | "chmod"
-        | "fchmodat" | "chown" | "fchownat" | "lchown" => {
+        // Calls that name an existing path and change nothing of what inference records.
+        H::Statfs | H::Chdir | H::Utimes | H::Chmod | H::Chown => {
             let Some(p) = first else { return Ok(()) };
             if success {
                 let kind = if name == "chdir" { Some(Kind::Dir) } else { None };
@@ -534,7 +537,7 @@ fn observe(
                 st.absent(&p);
             }
         }
-        "execve" | "execveat" => {
+        H::Exec => {
             if let Some(p) = first {
                 if success {
                     if let Some(n) = st.exists(&p, Some(Kind::File)) {
@@ -545,7 +548,7 @@ fn observe(
                 }
             }
         }
-        "readlink" | "readlinkat" => {
+        H::Readlink => {
             if let Some(p) = first {
                 if success {
                     let target = ev
@@ -564,7 +567,7 @@ fn observe(
                 }
             }
         }
-        "unlink" | "unlinkat" | "rmdir" => {
+        H::Unlink => {
             if let Some(p) = first {
                 if success {
                     let dir = name == "rmdir"
@@ -575,7 +578,7 @@ fn observe(
                 }
             }
         }
-        "rename" | "renameat" | "renameat2" | "link" | "linkat" if success => {
+        H::Rename | H::Link if success => {
             if let Some(old) = paths.first() {
                 st.exists(old, None);
                 if name.starts_with("rename") {
@@ -587,7 +590,7 @@ fn observe(
                 st.touch(new);
             }
         }
-        "mkdir" | "mkdirat" | "symlink" | "symlinkat" | "mknod" | "mknodat" | "truncate" => {
+        H::Mkdir | H::Symlink | H::Mknod | H::Truncate => {
             if let Some(p) = first {
                 if success {
                     if name == "truncate" {
@@ -605,7 +608,7 @@ fn observe(
                 }
             }
         }
-        "read" | "pread64" | "readv" | "preadv" | "preadv2" if success => {
+        H::Read | H::ReadV if success => {
             let Some(f) = int_arg(ev, "fd").and_then(|fd| sh.file(proc, fd as i32)) else {
                 return Ok(());
             };
@@ -635,7 +638,7 @@ fn observe(
                 n.read_end = n.read_end.max((off.max(0) + ret) as u64);
             }
         }
-        "getdents" | "getdents64" if success => {
+        H::Getdents if success => {
             let Some(p) = fd_path(sh, "fd") else { return Ok(()) };
             if st.written.contains(&p) {
                 return Ok(());
@@ -661,8 +664,13 @@ fn observe(
                 st.exists(&child, Some(kind));
             }
         }
-        "write" | "pwrite64" | "writev" | "pwritev" | "pwritev2" | "ftruncate" | "fallocate"
-        | "mmappwrite" => {
+        // Calls that change a file's content.
+        H::Write | H::WriteV => {
+            if let Some(p) = fd_path(sh, "fd") {
+                st.written.insert(p);
+            }
+        }
+        H::FdInts | H::MmapPage if matches!(name, "ftruncate" | "fallocate" | "mmappwrite") => {
             if let Some(p) = fd_path(sh, "fd") {
                 st.written.insert(p);
             }
