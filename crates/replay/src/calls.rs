@@ -709,8 +709,6 @@ impl Call<'_> {
             H::MemfdCreate => {
                 let n = self.cstring_arg("name")?;
                 let fd = sys::memfd_create(&n, (self.i("flags")? as u32) | libc::MFD_CLOEXEC)?;
-                // SAFETY: memfd_create returned a new descriptor nobody else owns.
-                let fd = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
                 let cloexec = self.i("flags")? as u32 & libc::MFD_CLOEXEC != 0;
                 Ok(Act::Issued(self.install(fd, b"memfd:".to_vec(), cloexec, 0)?))
             }
@@ -1723,8 +1721,6 @@ impl Call<'_> {
     fn pipe(&mut self) -> Result<Act, i32> {
         let flags = self.flags_or_0("flags")? as i32;
         let (a, b) = sys::pipe2((flags & (libc::O_NONBLOCK | libc::O_DIRECT)) | libc::O_CLOEXEC)?;
-        // SAFETY: pipe2 returned two new descriptors nobody else owns.
-        let (a, b) = unsafe { (OwnedFd::from_raw_fd(a), OwnedFd::from_raw_fd(b)) };
         let cloexec = flags & libc::O_CLOEXEC != 0;
         let mut t = lock(&self.p.fds);
         let p0 = t.lowest_free(0);

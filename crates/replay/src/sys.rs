@@ -1,8 +1,18 @@
 //! Thin wrappers over the system calls the replayer issues: each returns the call's result or
 //! its errno, as the replayed program would have seen them.
+//!
+//! They go through rustix wherever it has the call. What stays on libc, and why: `preadv2` /
+//! `pwritev2` (offset -1 means "the file position", which rustix's `u64` offsets cannot say),
+//! integer-only calls by number (`raw`), the old `getdents` (rustix has only getdents64 behind
+//! a directory-reading API), `fcntl` with a `struct flock` for the `F_SETLK` family (rustix
+//! offers flock-style locks only), `faccessat2` and `fchmodat2` with `AT_EMPTY_PATH`, `utimensat` with NULL
+//! times or a NULL path, and the raw `struct stat`/`statx`/`statfs` bytes, which are compared
+//! byte-for-byte with the recorded ones (taken here from rustix's kernel-layout structs).
 
 use std::ffi::CStr;
-use std::os::fd::RawFd;
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
+
+use rustix::fs::{AtFlags, Mode};
 
 use crate::sandbox::errno;
 
@@ -21,21 +31,38 @@ fn r(v: i64) -> R {
     }
 }
 
-pub fn read(fd: RawFd, buf: &mut [u8]) -> R {
-    // SAFETY: `buf` is valid for writes of its length.
-    r(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } as i64)
+/// A rustix result as a replay result.
+fn rx_unit(v: rustix::io::Result<()>) -> R {
+    v.map(|()| 0).map_err(|e| e.raw_os_error())
 }
-pub fn pread(fd: RawFd, buf: &mut [u8], off: i64) -> R {
-    // SAFETY: `buf` is valid for writes of its length.
-    r(unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off) } as i64)
+fn rx_len(v: rustix::io::Result<usize>) -> R {
+    v.map(|n| n as i64).map_err(|e| e.raw_os_error())
+}
+
+/// A descriptor the caller keeps open for the duration of the call.
+fn bfd(fd: RawFd) -> BorrowedFd<'static> {
+    // SAFETY: every descriptor handed to these wrappers is owned by an OpenFile, a Located or
+    // the root, all of which outlive the single system call made with it; the 'static borrow
+    // never leaves the wrapper.
+    unsafe { BorrowedFd::borrow_raw(fd) }
+}
+
+/// An offset the kernel would refuse when negative (EINVAL), as rustix's `u64`.
+fn off(o: i64) -> Result<u64, i32> {
+    u64::try_from(o).map_err(|_| libc::EINVAL)
+}
+
+pub fn read(fd: RawFd, buf: &mut [u8]) -> R {
+    rx_len(rustix::io::read(bfd(fd), buf))
+}
+pub fn pread(fd: RawFd, buf: &mut [u8], o: i64) -> R {
+    rx_len(rustix::io::pread(bfd(fd), buf, off(o)?))
 }
 pub fn write(fd: RawFd, buf: &[u8]) -> R {
-    // SAFETY: `buf` is valid for reads of its length.
-    r(unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) } as i64)
+    rx_len(rustix::io::write(bfd(fd), buf))
 }
-pub fn pwrite(fd: RawFd, buf: &[u8], off: i64) -> R {
-    // SAFETY: `buf` is valid for reads of its length.
-    r(unsafe { libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), off) } as i64)
+pub fn pwrite(fd: RawFd, buf: &[u8], o: i64) -> R {
+    rx_len(rustix::io::pwrite(bfd(fd), buf, off(o)?))
 }
 
 /// `preadv2`/`pwritev2` with the offset (-1: the file position) and flags; `iov` points into
@@ -69,51 +96,37 @@ pub fn fstat_at(fd: RawFd) -> Result<libc::stat, i32> {
     }
 }
 
+/// The raw bytes of a kernel-layout struct (`stat`, `statx`, `statfs`).
+fn bytes_of<T: Copy>(t: &T) -> Vec<u8> {
+    // SAFETY: T is a plain-old-data kernel struct (Copy, no padding invariants); viewing its
+    // bytes is sound.
+    unsafe { std::slice::from_raw_parts((t as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
+        .to_vec()
+}
+
 /// The raw bytes of `struct stat` for `fd` (AT_EMPTY_PATH).
 pub fn stat_bytes(fd: RawFd) -> Result<Vec<u8>, i32> {
-    let st = fstat_at(fd)?;
-    // SAFETY: `libc::stat` is plain old data; viewing it as bytes is sound.
-    let b = unsafe {
-        std::slice::from_raw_parts(
-            (&st as *const libc::stat).cast::<u8>(),
-            std::mem::size_of::<libc::stat>(),
-        )
-    };
-    Ok(b.to_vec())
+    Ok(bytes_of(&fstat_at(fd)?))
 }
+
+// The byte layouts the trace records (x86_64): rustix's structs are the kernel's.
+const _: () = assert!(std::mem::size_of::<rustix::fs::Statx>() == 256);
+const _: () = assert!(std::mem::size_of::<rustix::fs::StatFs>() == 120);
 
 /// The raw bytes of `struct statx` for `fd` (AT_EMPTY_PATH plus `flags`).
 pub fn statx_bytes(fd: RawFd, flags: i32, mask: u32) -> Result<Vec<u8>, i32> {
-    let mut b = vec![0u8; 256];
-    // SAFETY: `b` has room for the 256-byte struct statx; the path is the empty C string.
-    let v = unsafe {
-        libc::syscall(
-            libc::SYS_statx,
-            fd,
-            EMPTY.as_ptr(),
-            flags | AT_EMPTY_PATH,
-            mask,
-            b.as_mut_ptr(),
-        )
-    };
-    if v < 0 {
-        Err(errno())
-    } else {
-        Ok(b)
-    }
+    let flags = AtFlags::from_bits_retain(flags as u32) | AtFlags::EMPTY_PATH;
+    let mask = rustix::fs::StatxFlags::from_bits_retain(mask);
+    let x = rustix::fs::statx(bfd(fd), EMPTY, flags, mask).map_err(|e| e.raw_os_error())?;
+    Ok(bytes_of(&x))
 }
 
 pub fn fstatfs_bytes(fd: RawFd) -> Result<Vec<u8>, i32> {
-    let mut b = vec![0u8; 120];
-    // SAFETY: `b` has room for the 120-byte x86_64 struct statfs.
-    let v = unsafe { libc::syscall(libc::SYS_fstatfs, fd, b.as_mut_ptr()) };
-    if v < 0 {
-        Err(errno())
-    } else {
-        Ok(b)
-    }
+    Ok(bytes_of(&rustix::fs::fstatfs(bfd(fd)).map_err(|e| e.raw_os_error())?))
 }
 
+/// `faccessat2(fd, "", mode, AT_EMPTY_PATH | flags)` (libc: rustix's `accessat` refuses
+/// `AT_EMPTY_PATH`).
 pub fn faccessat2(fd: RawFd, mode: i32, flags: i32) -> R {
     // SAFETY: empty C string path; integer arguments.
     r(unsafe {
@@ -122,33 +135,28 @@ pub fn faccessat2(fd: RawFd, mode: i32, flags: i32) -> R {
 }
 
 pub fn mkdirat(dir: RawFd, name: &CStr, mode: u32) -> R {
-    // SAFETY: `name` is NUL-terminated.
-    r(unsafe { libc::mkdirat(dir, name.as_ptr(), mode) } as i64)
+    rx_unit(rustix::fs::mkdirat(bfd(dir), name, Mode::from_raw_mode(mode)))
 }
 pub fn mknodat(dir: RawFd, name: &CStr, mode: u32, dev: u64) -> R {
-    // SAFETY: `name` is NUL-terminated.
-    r(unsafe { libc::mknodat(dir, name.as_ptr(), mode, dev) } as i64)
+    let kind = rustix::fs::FileType::from_raw_mode(mode);
+    rx_unit(rustix::fs::mknodat(bfd(dir), name, kind, Mode::from_raw_mode(mode), dev))
 }
 pub fn unlinkat(dir: RawFd, name: &CStr, flags: i32) -> R {
-    // SAFETY: `name` is NUL-terminated.
-    r(unsafe { libc::unlinkat(dir, name.as_ptr(), flags) } as i64)
+    rx_unit(rustix::fs::unlinkat(bfd(dir), name, AtFlags::from_bits_retain(flags as u32)))
 }
 pub fn symlinkat(target: &CStr, dir: RawFd, name: &CStr) -> R {
-    // SAFETY: both strings are NUL-terminated.
-    r(unsafe { libc::symlinkat(target.as_ptr(), dir, name.as_ptr()) } as i64)
+    rx_unit(rustix::fs::symlinkat(target, bfd(dir), name))
 }
 /// Hard link of the file `old` (an O_PATH fd) as `name` in `dir`.
 pub fn link_fd(old: RawFd, dir: RawFd, name: &CStr) -> R {
-    // SAFETY: both strings are NUL-terminated.
-    r(unsafe { libc::linkat(old, EMPTY.as_ptr(), dir, name.as_ptr(), AT_EMPTY_PATH) } as i64)
+    rx_unit(rustix::fs::linkat(bfd(old), EMPTY, bfd(dir), name, AtFlags::EMPTY_PATH))
 }
 pub fn renameat2(od: RawFd, on: &CStr, nd: RawFd, nn: &CStr, flags: u32) -> R {
-    // SAFETY: both names are NUL-terminated.
-    r(unsafe { libc::syscall(libc::SYS_renameat2, od, on.as_ptr(), nd, nn.as_ptr(), flags) })
+    let flags = rustix::fs::RenameFlags::from_bits_retain(flags);
+    rx_unit(rustix::fs::renameat_with(bfd(od), on, bfd(nd), nn, flags))
 }
 pub fn readlink_fd(fd: RawFd, buf: &mut [u8]) -> R {
-    // SAFETY: `buf` is valid for writes of its length; empty path.
-    r(unsafe { libc::readlinkat(fd, EMPTY.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) } as i64)
+    rx_len(rustix::fs::readlinkat_raw(bfd(fd), EMPTY, buf))
 }
 pub fn fchmodat2(fd: RawFd, mode: u32, flags: i32) -> R {
     // SAFETY: empty C string path; integer arguments.
@@ -157,8 +165,11 @@ pub fn fchmodat2(fd: RawFd, mode: u32, flags: i32) -> R {
     })
 }
 pub fn fchownat(fd: RawFd, uid: u32, gid: u32, flags: i32) -> R {
-    // SAFETY: empty C string path; integer arguments.
-    r(unsafe { libc::fchownat(fd, EMPTY.as_ptr(), uid, gid, flags | AT_EMPTY_PATH) } as i64)
+    // (uid_t)-1 / (gid_t)-1: leave it as it is.
+    let u = (uid != u32::MAX).then(|| rustix::fs::Uid::from_raw(uid));
+    let g = (gid != u32::MAX).then(|| rustix::fs::Gid::from_raw(gid));
+    let flags = AtFlags::from_bits_retain(flags as u32) | AtFlags::EMPTY_PATH;
+    rx_unit(rustix::fs::chownat(bfd(fd), EMPTY, u, g, flags))
 }
 /// `utimensat(fd, "", times, AT_EMPTY_PATH | flags)`; `None` = now.
 pub fn utimens(fd: RawFd, times: Option<[libc::timespec; 2]>, flags: i32) -> R {
@@ -174,23 +185,17 @@ pub fn futimens(fd: RawFd, times: Option<[libc::timespec; 2]>) -> R {
 }
 
 pub fn setxattr_path(p: &CStr, name: &CStr, value: &[u8], flags: i32) -> R {
-    // SAFETY: `value` is valid for reads of its length; strings are NUL-terminated.
-    r(unsafe {
-        libc::setxattr(p.as_ptr(), name.as_ptr(), value.as_ptr().cast(), value.len(), flags)
-    } as i64)
+    let flags = rustix::fs::XattrFlags::from_bits_retain(flags as u32);
+    rx_unit(rustix::fs::setxattr(p, name, value, flags))
 }
 pub fn getxattr_path(p: &CStr, name: &CStr, buf: &mut [u8]) -> R {
-    // SAFETY: `buf` is valid for writes of its length; strings are NUL-terminated.
-    r(unsafe { libc::getxattr(p.as_ptr(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) }
-        as i64)
+    rx_len(rustix::fs::getxattr(p, name, buf))
 }
 pub fn listxattr_path(p: &CStr, buf: &mut [u8]) -> R {
-    // SAFETY: `buf` is valid for writes of its length; `p` is NUL-terminated.
-    r(unsafe { libc::listxattr(p.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) } as i64)
+    rx_len(rustix::fs::listxattr(p, buf))
 }
 pub fn removexattr_path(p: &CStr, name: &CStr) -> R {
-    // SAFETY: strings are NUL-terminated.
-    r(unsafe { libc::removexattr(p.as_ptr(), name.as_ptr()) } as i64)
+    rx_unit(rustix::fs::removexattr(p, name))
 }
 
 pub fn getdents(fd: RawFd, buf: &mut [u8], old: bool) -> R {
@@ -205,82 +210,93 @@ pub fn fcntl_lock(fd: RawFd, cmd: i32, fl: &mut libc::flock) -> R {
     r(unsafe { libc::fcntl(fd, cmd, fl as *mut libc::flock) } as i64)
 }
 
-pub fn pipe2(flags: i32) -> Result<(RawFd, RawFd), i32> {
-    let mut p = [0 as RawFd; 2];
-    // SAFETY: `p` has room for the two descriptors.
-    if unsafe { libc::pipe2(p.as_mut_ptr(), flags) } < 0 {
-        return Err(errno());
-    }
-    Ok((p[0], p[1]))
+pub fn pipe2(flags: i32) -> Result<(OwnedFd, OwnedFd), i32> {
+    rustix::pipe::pipe_with(rustix::pipe::PipeFlags::from_bits_retain(flags as u32))
+        .map_err(|e| e.raw_os_error())
 }
 
-pub fn memfd_create(name: &CStr, flags: u32) -> R {
-    // SAFETY: `name` is NUL-terminated.
-    r(unsafe { libc::syscall(libc::SYS_memfd_create, name.as_ptr(), flags) })
+pub fn memfd_create(name: &CStr, flags: u32) -> Result<OwnedFd, i32> {
+    rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::from_bits_retain(flags))
+        .map_err(|e| e.raw_os_error())
 }
 
 /// `mmap(NULL, len, prot, flags, fd, off)`: the address chosen by the kernel.
-pub fn mmap(len: usize, prot: i32, flags: i32, fd: RawFd, off: i64) -> Result<usize, i32> {
+pub fn mmap(len: usize, prot: i32, flags: i32, fd: RawFd, o: i64) -> Result<usize, i32> {
+    let prot = rustix::mm::ProtFlags::from_bits_retain(prot as u32);
+    let flags = rustix::mm::MapFlags::from_bits_retain(flags as u32);
     // SAFETY: a fresh mapping at an address of the kernel's choosing; it overlays nothing.
-    let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, off) };
-    if p == libc::MAP_FAILED {
-        Err(errno())
-    } else {
-        Ok(p as usize)
-    }
+    let p = unsafe { rustix::mm::mmap(std::ptr::null_mut(), len, prot, flags, bfd(fd), off(o)?) };
+    p.map(|a| a as usize).map_err(|e| e.raw_os_error())
 }
 
 pub fn msync(addr: usize, len: usize, flags: i32) -> R {
+    let flags = rustix::mm::MsyncFlags::from_bits_retain(flags as u32);
     // SAFETY: (addr, len) lies inside a mapping the replayer created (checked by the caller).
-    r(unsafe { libc::msync(addr as *mut libc::c_void, len, flags) } as i64)
+    rx_unit(unsafe { rustix::mm::msync(addr as *mut std::ffi::c_void, len, flags) })
 }
 
 /// Wait until `fd` is ready for `events` or `ms` milliseconds pass. True when ready.
 pub fn poll1(fd: RawFd, events: i16, ms: i32) -> bool {
-    let mut p = libc::pollfd { fd, events, revents: 0 };
+    let ev = rustix::event::PollFlags::from_bits_retain(events as u16);
+    let t = rustix::event::Timespec {
+        tv_sec: i64::from(ms / 1000),
+        tv_nsec: i64::from(ms % 1000) * 1_000_000,
+    };
     loop {
-        // SAFETY: one valid pollfd.
-        let v = unsafe { libc::poll(&mut p, 1, ms) };
-        if v < 0 && errno() == libc::EINTR {
-            continue;
+        let mut p = [rustix::event::PollFd::from_borrowed_fd(bfd(fd), ev)];
+        match rustix::event::poll(&mut p, Some(&t)) {
+            Err(rustix::io::Errno::INTR) => continue,
+            r => return r.is_ok_and(|n| n > 0),
         }
-        return v > 0;
     }
 }
 
 pub fn fsetxattr(fd: RawFd, name: &CStr, value: &[u8], flags: i32) -> R {
-    // SAFETY: `value` is valid for reads of its length; `name` is NUL-terminated.
-    r(unsafe { libc::fsetxattr(fd, name.as_ptr(), value.as_ptr().cast(), value.len(), flags) }
-        as i64)
+    let flags = rustix::fs::XattrFlags::from_bits_retain(flags as u32);
+    rx_unit(rustix::fs::fsetxattr(bfd(fd), name, value, flags))
 }
 pub fn fgetxattr(fd: RawFd, name: &CStr, buf: &mut [u8]) -> R {
-    // SAFETY: `buf` is valid for writes of its length; `name` is NUL-terminated.
-    r(unsafe { libc::fgetxattr(fd, name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) } as i64)
+    rx_len(rustix::fs::fgetxattr(bfd(fd), name, buf))
 }
 pub fn flistxattr(fd: RawFd, buf: &mut [u8]) -> R {
-    // SAFETY: `buf` is valid for writes of its length.
-    r(unsafe { libc::flistxattr(fd, buf.as_mut_ptr().cast(), buf.len()) } as i64)
+    rx_len(rustix::fs::flistxattr(bfd(fd), buf))
 }
 pub fn fremovexattr(fd: RawFd, name: &CStr) -> R {
-    // SAFETY: `name` is NUL-terminated.
-    r(unsafe { libc::fremovexattr(fd, name.as_ptr()) } as i64)
+    rx_unit(rustix::fs::fremovexattr(bfd(fd), name))
 }
 
 /// `linkat(AT_FDCWD, "/proc/self/fd/N", dir, name, AT_SYMLINK_FOLLOW)`: the unprivileged way
 /// to link an open file.
 pub fn link_proc(old: RawFd, dir: RawFd, name: &CStr) -> R {
-    let p = std::ffi::CString::new(format!("/proc/self/fd/{old}")).map_err(|_| libc::EINVAL)?;
-    // SAFETY: both strings are NUL-terminated.
-    r(unsafe {
-        libc::linkat(libc::AT_FDCWD, p.as_ptr(), dir, name.as_ptr(), libc::AT_SYMLINK_FOLLOW)
-    } as i64)
+    let p = format!("/proc/self/fd/{old}");
+    rx_unit(rustix::fs::linkat(
+        rustix::fs::CWD,
+        p.as_str(),
+        bfd(dir),
+        name,
+        AtFlags::SYMLINK_FOLLOW,
+    ))
+}
+
+/// An in-out offset as rustix's `u64` (a negative one is the kernel's EINVAL), written back.
+fn with_off<T>(
+    o: Option<&mut i64>,
+    f: impl FnOnce(Option<&mut u64>) -> Result<T, i32>,
+) -> Result<T, i32> {
+    match o {
+        None => f(None),
+        Some(o) => {
+            let mut u = off(*o)?;
+            let r = f(Some(&mut u));
+            *o = u as i64;
+            r
+        }
+    }
 }
 
 /// `sendfile`/`copy_file_range`/`splice` with optional in-out offsets.
-pub fn sendfile(out: RawFd, inp: RawFd, off: Option<&mut i64>, count: usize) -> R {
-    let p = off.map_or(std::ptr::null_mut(), |o| o as *mut i64);
-    // SAFETY: `p` is null or a live i64.
-    r(unsafe { libc::sendfile(out, inp, p, count) } as i64)
+pub fn sendfile(out: RawFd, inp: RawFd, o: Option<&mut i64>, count: usize) -> R {
+    with_off(o, |o| rx_len(rustix::fs::sendfile(bfd(out), bfd(inp), o, count)))
 }
 pub fn copy_file_range(
     fin: RawFd,
@@ -290,10 +306,13 @@ pub fn copy_file_range(
     len: usize,
     flags: u32,
 ) -> R {
-    let a = off_in.map_or(std::ptr::null_mut(), |o| o as *mut i64);
-    let b = off_out.map_or(std::ptr::null_mut(), |o| o as *mut i64);
-    // SAFETY: `a` and `b` are null or live i64s.
-    r(unsafe { libc::syscall(libc::SYS_copy_file_range, fin, a, fout, b, len, flags) })
+    if flags != 0 {
+        // No flags are defined: the kernel answers EINVAL.
+        return Err(libc::EINVAL);
+    }
+    with_off(off_in, |a| {
+        with_off(off_out, |b| rx_len(rustix::fs::copy_file_range(bfd(fin), a, bfd(fout), b, len)))
+    })
 }
 pub fn splice(
     fin: RawFd,
@@ -303,8 +322,8 @@ pub fn splice(
     len: usize,
     flags: u32,
 ) -> R {
-    let a = off_in.map_or(std::ptr::null_mut(), |o| o as *mut i64);
-    let b = off_out.map_or(std::ptr::null_mut(), |o| o as *mut i64);
-    // SAFETY: `a` and `b` are null or live i64s.
-    r(unsafe { libc::syscall(libc::SYS_splice, fin, a, fout, b, len, flags) })
+    let flags = rustix::pipe::SpliceFlags::from_bits_retain(flags);
+    with_off(off_in, |a| {
+        with_off(off_out, |b| rx_len(rustix::pipe::splice(bfd(fin), a, bfd(fout), b, len, flags)))
+    })
 }
