@@ -120,6 +120,8 @@ def record_table(rows):
 REPLAY_WORKLOADS = {
     "fio": "fio randwrite 4 KiB, psync, 10 s",
     "sqlite": "sqlite3 200k inserts, 2,000 txns",
+    "threads": "5,000 threads: open/write/close/unlink (ptrace trace)",
+    "threads-ebpf": "5,000 threads: open/write/close/unlink (eBPF trace)",
 }
 REPLAY_CONFIGS = ["vanilla", "traced", "replay-full", "replay-none"]
 

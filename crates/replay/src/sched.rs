@@ -311,15 +311,28 @@ const BATCH: usize = 128;
 /// An executor thread as the reader sees it.
 struct Exec {
     tx: Sender<Vec<Job>>,
-    h: JoinHandle<Report>,
     /// Calls read for it, not yet handed over.
     buf: Vec<Job>,
+}
+
+/// Executor threads are reused: one whose traced thread has ended waits here for the queue of
+/// the next new traced thread (Replayfs' thread reuse), so a trace of thousands of
+/// short-lived threads does not start thousands of OS threads.
+struct Pool {
+    tx: Sender<Receiver<Vec<Job>>>,
+    rx: Receiver<Receiver<Vec<Job>>>,
+    /// Executor threads waiting for a queue (or about to).
+    idle: Arc<AtomicU64>,
+    /// Every executor thread started.
+    threads: Vec<JoinHandle<Report>>,
 }
 
 #[derive(Default)]
 struct Batch {
     regs: Vec<(u64, i64, usize, CallId)>,
     len: usize,
+    /// Executors (by traced thread) with calls in this batch.
+    touched: Vec<i32>,
 }
 
 impl Batch {
@@ -332,7 +345,9 @@ impl Batch {
         gate.dispatched(&self.regs);
         self.regs.clear();
         self.len = 0;
-        for e in execs.values_mut() {
+        // Only the executors this batch has calls for (thousands may exist).
+        for t in self.touched.drain(..) {
+            let Some(e) = execs.get_mut(&t) else { continue };
             if !e.buf.is_empty() && e.tx.send(std::mem::take(&mut e.buf)).is_err() {
                 report.warn("an executor thread ended early");
             }
@@ -401,10 +416,11 @@ pub fn replay(
     // Calls read but not yet registered at the gate and handed over (batched: one lock and
     // one wake-up per batch, not per call).
     let mut batch = Batch::default();
-    let mut finished: Vec<JoinHandle<Report>> = Vec::new();
+    let (pool_tx, pool_rx) = unbounded();
+    let mut pool = Pool { tx: pool_tx, rx: pool_rx, idle: Arc::default(), threads: Vec::new() };
     let mut last_key: HashMap<u64, u64> = HashMap::new();
     let mut child_dep: HashMap<i32, u64> = HashMap::new();
-    let mut proc_tids: HashMap<ProcId, Vec<i32>> = HashMap::new();
+    let mut proc_tids: HashMap<ProcId, std::collections::HashSet<i32>> = HashMap::new();
     let mut seq: u64 = 0;
     let mut last_time: i64 = 0;
     let mut first_time: Option<i64> = None;
@@ -526,12 +542,9 @@ pub fn replay(
         }
         let ends = pl.ends_proc;
         let proc = pl.proc;
-        let tids = proc_tids.entry(proc).or_default();
-        if !tids.contains(&tid) {
-            tids.push(tid);
-        }
+        proc_tids.entry(proc).or_default().insert(tid);
         if let Some(t) = pl.thread {
-            proc_tids.entry(proc).or_default().push(t);
+            proc_tids.entry(proc).or_default().insert(t);
         }
         let bytes = data_bytes(&ev);
         let id = CallId { unique_id: ev.unique_id, name: def.name };
@@ -547,27 +560,45 @@ pub fn replay(
             None => {
                 threads_seen += 1;
                 let (tx, rx) = unbounded::<Vec<Job>>();
-                let ctx = Ctx {
-                    sh: sh.clone(),
-                    gate: gate.clone(),
-                    progress: progress.clone(),
-                    log: log.clone(),
-                    clock: (first_time.unwrap_or(called), start),
-                };
-                let h = std::thread::Builder::new()
-                    .name(format!("replay-{tid}"))
-                    .spawn(move || executor(ctx, rx))
-                    .map_err(Error::Thread)?;
-                execs.insert(tid, Exec { tx, h, buf: Vec::new() });
+                let idle = pool.idle.load(Ordering::Acquire);
+                if idle > 0
+                    && pool
+                        .idle
+                        .compare_exchange(idle, idle - 1, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    // An idle executor thread takes it.
+                    if pool.tx.send(rx).is_err() {
+                        report.warn("the executor pool closed early");
+                    }
+                } else {
+                    let ctx = Ctx {
+                        sh: sh.clone(),
+                        gate: gate.clone(),
+                        progress: progress.clone(),
+                        log: log.clone(),
+                        clock: (first_time.unwrap_or(called), start),
+                    };
+                    let (next, idle) = (pool.rx.clone(), pool.idle.clone());
+                    let h = std::thread::Builder::new()
+                        .name(format!("replay-exec-{}", pool.threads.len()))
+                        .spawn(move || executor(ctx, rx, next, idle))
+                        .map_err(Error::Thread)?;
+                    pool.threads.push(h);
+                }
+                execs.insert(tid, Exec { tx, buf: Vec::new() });
                 execs.get_mut(&tid).expect("just inserted")
             }
         };
         batch.regs.push((job.seq, job.ret, job.bytes, job.id));
         batch.len += 1;
+        if exec.buf.is_empty() {
+            batch.touched.push(tid);
+        }
         exec.buf.push(job);
         let gone: Vec<i32> = if ends {
             // The process is gone: its threads' executors finish what they have and stop.
-            proc_tids.remove(&proc).unwrap_or_default()
+            proc_tids.remove(&proc).unwrap_or_default().into_iter().collect()
         } else if def.name == "exit" {
             vec![tid]
         } else {
@@ -578,7 +609,6 @@ pub fn replay(
             for t in gone {
                 if let Some(e) = execs.remove(&t) {
                     drop(e.tx);
-                    finished.push(e.h);
                 }
             }
         }
@@ -586,10 +616,12 @@ pub fn replay(
     batch.flush(&gate, &mut execs, &mut report);
     for (_, e) in execs.drain() {
         drop(e.tx);
-        finished.push(e.h);
     }
+    // Idle executors see the pool closed and end; busy ones end after their queue.
+    let Pool { tx, rx, threads, .. } = pool;
+    drop((tx, rx));
     let keep = sh.opts.keep_mismatches;
-    join_executors(&sh, &gate, finished, &mut report);
+    join_executors(&sh, &gate, threads, &mut report);
     watch_done.store(true, Ordering::Relaxed);
     match watch.join() {
         Ok(r) => report.merge(r, usize::MAX),
@@ -832,8 +864,26 @@ fn sleep_until(due: Instant, stop: &AtomicBool) {
     }
 }
 
-fn executor(ctx: Ctx, rx: Receiver<Vec<Job>>) -> Report {
+/// An executor thread: replays the queue of one traced thread, then waits in the pool for
+/// the queue of another, until the pool closes.
+fn executor(
+    ctx: Ctx,
+    first: Receiver<Vec<Job>>,
+    pool: Receiver<Receiver<Vec<Job>>>,
+    idle: Arc<AtomicU64>,
+) -> Report {
     let mut rep = Report::default();
+    let mut queue = Some(first);
+    while let Some(rx) = queue.take() {
+        run_queue(&ctx, rx, &mut rep);
+        idle.fetch_add(1, Ordering::AcqRel);
+        queue = pool.recv().ok();
+    }
+    rep
+}
+
+/// Replay the calls of one traced thread, in order.
+fn run_queue(ctx: &Ctx, rx: Receiver<Vec<Job>>, rep: &mut Report) {
     for job in rx.into_iter().flatten() {
         if ctx.sh.abort.load(Ordering::Relaxed) || !ctx.gate.wait(&job, &ctx.sh.abort) {
             ctx.gate.done(&job);
@@ -869,11 +919,10 @@ fn executor(ctx: Ctx, rx: Receiver<Vec<Job>>) -> Report {
         if job.pl.ends_proc {
             ctx.sh.procs.remove(job.pl.proc);
         }
-        account(&ctx, &mut rep, &job.ev, out);
+        account(ctx, rep, &job.ev, out);
         ctx.gate.done(&job);
         ctx.progress.done.fetch_add(1, Ordering::Relaxed);
     }
-    rep
 }
 
 /// Compare the replayed result with the recording.
