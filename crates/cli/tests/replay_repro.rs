@@ -34,6 +34,7 @@ both_backends!(
     vforked_children_that_exec_replay,
     many_threads_opening_files_replay_without_fd_mismatches,
     huge_recorded_reads_do_not_make_replay_memory_grow,
+    a_descriptor_made_inheritable_by_ioctl_survives_exec,
 );
 
 fn bin() -> Command {
@@ -207,6 +208,34 @@ impl Repro {
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_else(|| panic!("no replay report (exit {code:?}): {stderr}"));
         Replayed { code, report, stderr, root, max_rss_kb }
+    }
+
+    /// Record a command (not a reproducer) in a fresh directory.
+    fn record_cmd(name: &str, cmd: &[&str]) -> Option<Repro> {
+        repro_dir()?;
+        let base = std::env::temp_dir().join(format!(
+            "ra-repro-{}-{name}-{}",
+            std::process::id(),
+            backend()
+        ));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("work")).unwrap();
+        let base = base.canonicalize().unwrap();
+        let work = base.join("work");
+        let trace = base.join("t.ds");
+        let o = bin()
+            .args(["record", "-q", "--backend", backend(), "-o"])
+            .arg(&trace)
+            .arg("--snapshot")
+            .arg(&work)
+            .arg("--")
+            .args(cmd)
+            .current_dir(&work)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "record {cmd:?}: {}", String::from_utf8_lossy(&o.stderr));
+        Some(Repro { base, work, trace })
     }
 
     /// A path of the recorded work directory, inside the replay root.
@@ -449,4 +478,20 @@ fn sigterm_stops_a_waiting_replay_at_once_with_a_report() {
     let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(r["aborted"], "interrupted", "{r}");
     let _ = std::fs::remove_dir_all(&base);
+}
+
+/// Found replaying Python's own test suite (test_posix): os.set_inheritable clears
+/// close-on-exec with ioctl(FIONCLEX), which replay simulated, so the pipe end a child was
+/// given vanished at its exec and every later descriptor number was off by one.
+fn a_descriptor_made_inheritable_by_ioctl_survives_exec() {
+    let py = "import os, subprocess\n\
+              r, w = os.pipe()\n\
+              os.set_inheritable(w, True)\n\
+              subprocess.run(['sh', '-c', 'echo hi >&%d; exec 3>f; echo x >&3' % w], close_fds=False)\n\
+              os.close(w)\n\
+              print(os.read(r, 10))\n";
+    let Some(r) = Repro::record_cmd("inheritable", &["python3", "-c", py]) else { return };
+    let x = r.replay(&[]);
+    x.assert_clean();
+    assert!(x.calls("ioctl", "emulated") >= 1, "{}", x.show());
 }

@@ -1251,7 +1251,20 @@ impl Call<'_> {
 
     fn ioctl(&mut self) -> Result<Act, i32> {
         const FICLONE: i64 = 0x4004_9409;
-        if self.i("request")? != FICLONE {
+        // FIONCLEX / FIOCLEX: the descriptor's close-on-exec flag, as fcntl(F_SETFD) sets it
+        // (Python's os.set_inheritable uses them: a pipe end passed to a child survives exec).
+        const FIONCLEX: i64 = 0x5450;
+        const FIOCLEX: i64 = 0x5451;
+        let request = self.i("request")?;
+        if request == FIONCLEX || request == FIOCLEX {
+            let fd = i32::try_from(self.i("fd")?).map_err(|_| libc::EBADF)?;
+            self.entry(fd.into())?;
+            if let Some(e) = lock(&self.p.fds).get_mut(fd) {
+                e.cloexec = request == FIOCLEX;
+            }
+            return Ok(Act::Emulated(0));
+        }
+        if request != FICLONE {
             return Ok(Act::Sim);
         }
         // FICLONE's argument is a descriptor: translate it and clone for real.
