@@ -35,6 +35,8 @@ both_backends!(
     many_threads_opening_files_replay_without_fd_mismatches,
     huge_recorded_reads_do_not_make_replay_memory_grow,
     a_descriptor_made_inheritable_by_ioctl_survives_exec,
+    a_unix_socket_bound_to_a_path_leaves_its_file,
+    stdout_and_stderr_redirected_to_one_file_share_an_offset,
 );
 
 fn bin() -> Command {
@@ -494,4 +496,52 @@ fn a_descriptor_made_inheritable_by_ioctl_survives_exec() {
     let x = r.replay(&[]);
     x.assert_clean();
     assert!(x.calls("ioctl", "emulated") >= 1, "{}", x.show());
+}
+
+/// Found replaying Python's test_pathlib: bind() of a Unix socket to a path makes a socket
+/// file that later calls stat, list and unlink; replay simulated bind whole, so they failed.
+fn a_unix_socket_bound_to_a_path_leaves_its_file() {
+    let py = "import os, socket, stat\n\
+              s = socket.socket(socket.AF_UNIX)\n\
+              s.bind('sock')\n\
+              assert stat.S_ISSOCK(os.stat('sock').st_mode)\n\
+              print(sorted(os.listdir('.')))\n\
+              s.close()\n\
+              os.unlink('sock')\n";
+    let Some(r) = Repro::record_cmd("bind", &["python3", "-c", py]) else { return };
+    let x = r.replay(&[]);
+    x.assert_clean();
+    assert_eq!(x.calls("bind", "emulated"), 1, "{}", x.show());
+}
+
+/// Found replaying Python's test suite run as `python3 -m test ... >out 2>&1`: descriptors 1
+/// and 2 were one open file description (one offset) in the recording; the replay reopened
+/// each inherited descriptor on its own, so lseek(2) answered 0 where 119 was recorded.
+fn stdout_and_stderr_redirected_to_one_file_share_an_offset() {
+    let base =
+        std::env::temp_dir().join(format!("ra-repro-{}-shared-{}", std::process::id(), backend()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(base.join("work")).unwrap();
+    let base = base.canonicalize().unwrap();
+    let work = base.join("work");
+    let out = std::fs::File::create(work.join("out.log")).unwrap();
+    let trace = base.join("t.ds");
+    let py = "import os\nos.write(1, b'12345')\nos.write(2, b'67')\nprint(os.lseek(2, 0, 1), flush=True)\n";
+    let o = bin()
+        .args(["record", "-q", "--backend", backend(), "-o"])
+        .arg(&trace)
+        .arg("--snapshot")
+        .arg(&work)
+        .args(["--", "python3", "-c", py])
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(std::fs::read(work.join("out.log")).unwrap(), b"12345677\n");
+    let r = Repro { base, work, trace };
+    let x = r.replay(&[]);
+    assert_eq!(x.mismatches(), 0, "{}", x.show());
 }

@@ -942,6 +942,7 @@ impl Call<'_> {
                 fs.umask = self.i("mask")? as u32 & 0o777;
                 Ok(Act::Emulated(old.into()))
             }
+            H::Bind => self.bind(),
             H::Chroot => {
                 self.warn("chroot is not replayed (recorded result used)");
                 Ok(Act::Sim)
@@ -1220,6 +1221,26 @@ impl Call<'_> {
         }
     }
 
+    /// bind: a Unix socket bound to a path leaves a socket file there (mode 0777 less the
+    /// umask, as the kernel makes it); it is made beneath the root so that later calls on the
+    /// path see it. The socket itself stays simulated; other families are simulated whole.
+    fn bind(&mut self) -> Result<Act, i32> {
+        let Some(addr) = self.arg("addr").as_data().map(<[u8]>::to_vec) else {
+            return Ok(Act::Sim);
+        };
+        let family = addr.get(0..2).map(|b| u16::from_ne_bytes([b[0], b[1]]));
+        let path = addr.get(2..).unwrap_or_default();
+        let path = &path[..path.iter().position(|&c| c == 0).unwrap_or(path.len())];
+        if family != Some(libc::AF_UNIX as u16) || path.is_empty() || !self.rec_ok() {
+            // Other families, abstract names (a leading NUL), failures: nothing on disk.
+            return Ok(Act::Sim);
+        }
+        let p = path.to_vec();
+        let (dir, n) = self.parent(None, &p)?;
+        let mode = libc::S_IFSOCK | (0o777 & !lock(&self.p.fs).umask);
+        Ok(Act::Emulated(sys::mknodat(dir.as_raw_fd(), &n, mode, 0)?))
+    }
+
     fn flock(&mut self) -> Result<Act, i32> {
         let f = self.file("fd")?;
         let Some(raw) = f.raw() else { return Ok(Act::Sim) };
@@ -1258,7 +1279,12 @@ impl Call<'_> {
         let request = self.i("request")?;
         if request == FIONCLEX || request == FIOCLEX {
             let fd = i32::try_from(self.i("fd")?).map_err(|_| libc::EBADF)?;
-            self.entry(fd.into())?;
+            let f = self.entry(fd.into())?.file;
+            if let Some(raw) = f.raw() {
+                // Issued on the replayer's own descriptor too: the kernel's checks (EBADF for
+                // an O_PATH descriptor) apply; the replayer never execs, so its flag is moot.
+                sys::raw(libc::SYS_ioctl, &[raw.into(), request, 0])?;
+            }
             if let Some(e) = lock(&self.p.fds).get_mut(fd) {
                 e.cloexec = request == FIOCLEX;
             }
@@ -1315,6 +1341,20 @@ impl Call<'_> {
         let p = self.path("pathname")?.to_vec();
         let flags = self.i("flags")? as i32 & !(libc::O_CREAT | libc::O_TRUNC | libc::O_EXCL);
         let fd = self.rec_ret() as i32;
+        // Two inherited descriptors of one regular file are taken to share one open file
+        // description (`>log 2>&1`: one offset, as the shell made them with dup2); the trace
+        // names only the path of each.
+        let norm = normalize(&p);
+        let shared = lock(&self.p.fds).iter().find_map(|(_, e)| {
+            (e.file.path == norm && matches!(e.file.handle, Handle::File(_)))
+                .then(|| e.file.clone())
+        });
+        if let Some(f) = shared {
+            let old = lock(&self.p.fds)
+                .insert(fd, FdEntry { file: f, cloexec: flags & libc::O_CLOEXEC != 0 });
+            drop(old);
+            return Ok(Act::EmulatedAsRecorded);
+        }
         let real = if p.starts_with(b"/") && !is_special(&p) {
             self.sh.root.open(&p, flags | libc::O_NONBLOCK, 0).ok().and_then(|f| {
                 let st = sys::fstat_at(f.as_raw_fd()).ok()?;
@@ -1334,7 +1374,7 @@ impl Call<'_> {
             }
             None => Handle::Simulated("inherited"),
         };
-        let f = OpenFile::new(handle, normalize(&p), 0);
+        let f = OpenFile::new(handle, norm, 0);
         let old = lock(&self.p.fds)
             .insert(fd, FdEntry { file: f, cloexec: flags & libc::O_CLOEXEC != 0 });
         drop(old);
@@ -1496,7 +1536,18 @@ impl Call<'_> {
                         let v: Vec<String> = s
                             .difference(o)
                             .take(8)
-                            .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
+                            .map(|(n, t)| {
+                                // The type too: the same name can differ only in it.
+                                let kind = match t {
+                                    4 => "dir",
+                                    8 => "file",
+                                    10 => "symlink",
+                                    12 => "socket",
+                                    1 => "fifo",
+                                    _ => "other",
+                                };
+                                format!("{} ({kind})", String::from_utf8_lossy(n))
+                            })
                             .collect();
                         format!("{} entries; only here: [{}]", s.len(), v.join(", "))
                     };

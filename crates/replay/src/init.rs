@@ -95,7 +95,9 @@ fn ignored(p: &[u8], skip: &[Vec<u8>]) -> bool {
     let under = |p: &[u8], d: &[u8]| {
         p == d || (p.starts_with(d) && (d.ends_with(b"/") || p.get(d.len()) == Some(&b'/')))
     };
-    [&b"/proc"[..], b"/sys", b"/dev"].iter().any(|d| under(p, d))
+    // /proc, /sys and /dev themselves are recreated as empty directories (a listing of `/`
+    // shows them); nothing beneath them is (those calls are simulated, no device is made).
+    [&b"/proc"[..], b"/sys", b"/dev"].iter().any(|d| p != *d && under(p, d))
         || skip.iter().any(|d| under(p, d))
 }
 
@@ -125,6 +127,9 @@ impl Infer<'_> {
         if ignored(p, self.skip) || self.written.contains(p) || self.not_files.contains(p) {
             return None;
         }
+        // /proc, /sys, /dev: directories, whatever a call said of them.
+        let kind =
+            if [&b"/proc"[..], b"/sys", b"/dev"].contains(&p) { Some(Kind::Dir) } else { kind };
         // Every ancestor is a directory that existed too (unless the trace made it), or a
         // symlink to one (placed at its target by `create`).
         let mut anc = p.to_vec();

@@ -122,6 +122,10 @@ impl FdTable {
     pub fn len(&self) -> usize {
         self.map.len()
     }
+    /// The entries, by number.
+    pub fn iter(&self) -> impl Iterator<Item = (&i32, &FdEntry)> {
+        self.map.iter()
+    }
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }

@@ -595,7 +595,7 @@ pub static REGISTRY: &[SyscallDef] = &[
         "int connect(int sockfd, const struct sockaddr *addr, socklen_t addrlen);",
         &[sockfd(), instruct("addr", SOCKADDR, Len::Arg(2), "sockaddr_buffer"),
           int("addrlen", "sockaddr_length")]),
-    ra("bind", "bind", Socket, Simulate, Status,
+    ra("bind", "bind", Socket, Emulate(H::Bind), Status,
         "int bind(int sockfd, const struct sockaddr *addr, socklen_t addrlen);",
         &[sockfd(), instruct("addr", SOCKADDR, Len::Arg(2), "sockaddr_buffer"),
           int("addrlen", "sockaddr_length")]),

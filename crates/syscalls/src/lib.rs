@@ -153,6 +153,9 @@ pub enum Handler {
     Chroot,
     /// `umask`.
     Umask,
+    /// `bind`: the socket stays simulated, but binding a Unix socket to a path makes a socket
+    /// file, which later calls see.
+    Bind,
 }
 
 /// Why a call is in the registry; selects the capture sets (`--syscalls storage|all|LIST`).
