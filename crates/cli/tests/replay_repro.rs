@@ -37,6 +37,7 @@ both_backends!(
     a_descriptor_made_inheritable_by_ioctl_survives_exec,
     a_unix_socket_bound_to_a_path_leaves_its_file,
     stdout_and_stderr_redirected_to_one_file_share_an_offset,
+    a_non_blocking_pipe_filled_to_eagain_replays_without_waiting,
 );
 
 fn bin() -> Command {
@@ -544,4 +545,27 @@ fn stdout_and_stderr_redirected_to_one_file_share_an_offset() {
     let r = Repro { base, work, trace };
     let x = r.replay(&[]);
     assert_eq!(x.mismatches(), 0, "{}", x.show());
+}
+
+/// Found replaying Python's test_io: a non-blocking pipe written until EAGAIN. The replay
+/// waited for room for each recorded EAGAIN write until the stall timeout (10 s each) and
+/// reported ETIMEDOUT; a recorded EAGAIN is now looked at once.
+fn a_non_blocking_pipe_filled_to_eagain_replays_without_waiting() {
+    let py = "import os\n\
+              r, w = os.pipe()\n\
+              os.set_blocking(w, False)\n\
+              n = 0\n\
+              try:\n    while True: n += os.write(w, b'x' * 4096)\n\
+              except BlockingIOError: pass\n\
+              os.set_blocking(r, False)\n\
+              got = 0\n\
+              try:\n    while True: got += len(os.read(r, 65536))\n\
+              except BlockingIOError: pass\n\
+              assert got == n, (got, n)\n";
+    let Some(r) = Repro::record_cmd("eagain", &["python3", "-c", py]) else { return };
+    let t0 = Instant::now();
+    let x = r.replay(&["--stall-timeout", "30"]);
+    x.assert_clean();
+    // Not a timing goal: a stall would take 30 s per EAGAIN write, not a few seconds.
+    assert!(t0.elapsed() < Duration::from_secs(25), "{:?}: {}", t0.elapsed(), x.show());
 }

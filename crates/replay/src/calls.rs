@@ -1052,6 +1052,15 @@ impl Call<'_> {
         Ok(out)
     }
 
+    /// A pipe write the recording saw fail with EAGAIN (a non-blocking write to a full pipe):
+    /// looked at once, not waited for — if the pipe is full now too, EAGAIN at once.
+    fn pipe_write_ready(&self, fd: RawFd) -> Result<(), i32> {
+        if self.ev.errno == Some(libc::EAGAIN) && !sys::poll1(fd, libc::POLLOUT, 0) {
+            return Err(libc::EAGAIN);
+        }
+        Ok(())
+    }
+
     /// Poll in slices until ready, the deadline, or an abort.
     fn wait_ready(&self, fd: RawFd, ev: i16, deadline: Instant) -> bool {
         loop {
@@ -1073,6 +1082,7 @@ impl Call<'_> {
             Handle::Simulated(_) => Ok(Act::Sim),
             Handle::Pipe(fd) => {
                 let fd = fd.as_raw_fd();
+                self.pipe_write_ready(fd)?;
                 let deadline = Instant::now() + self.sh.opts.stall_timeout;
                 if !self.wait_ready(fd, libc::POLLOUT, deadline) {
                     self.warn("pipe write stalled: no reader made room");
@@ -1163,6 +1173,7 @@ impl Call<'_> {
             .collect();
         let flags = self.flags_or_0("flags")? as i32;
         if f.is_pipe() {
+            self.pipe_write_ready(raw)?;
             let deadline = Instant::now() + self.sh.opts.stall_timeout;
             if !self.wait_ready(raw, libc::POLLOUT, deadline) {
                 self.warn("pipe write stalled: no reader made room");
