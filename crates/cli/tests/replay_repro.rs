@@ -569,3 +569,24 @@ fn a_non_blocking_pipe_filled_to_eagain_replays_without_waiting() {
     // Not a timing goal: a stall would take 30 s per EAGAIN write, not a few seconds.
     assert!(t0.elapsed() < Duration::from_secs(25), "{:?}: {}", t0.elapsed(), x.show());
 }
+
+/// index-offsets-swapped.ds: testdata/example.ds with two ExtentIndex offsets swapped (the
+/// checksums are valid). dump and replay read an extent of one type by another type's layout
+/// and panicked (index out of bounds); now one clear error, exit 2.
+#[test]
+fn an_index_pointing_at_an_extent_of_another_type_is_a_clear_error() {
+    let Some(dir) = repro_dir() else { return };
+    let trace = dir.join("index-offsets-swapped.ds");
+    let root = ra_testkit::scratch_dir("repro-index");
+    for args in [vec!["dump"], vec!["replay", "--root", root.to_str().unwrap()]] {
+        let o = bin().args(&args).arg(&trace).stdin(Stdio::null()).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            err.contains("the ExtentIndex names type IOTTAFSL::Trace::Syscall::"),
+            "{args:?}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -52,6 +52,16 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An extent reached through the ExtentIndex is not of the type the index names there.
+    #[error("extent at offset {extent_offset}: the ExtentIndex names type {expected}, the extent is {found}")]
+    IndexMismatch {
+        /// File offset of the extent.
+        extent_offset: u64,
+        /// The type the index names.
+        expected: String,
+        /// The extent's own type.
+        found: String,
+    },
     /// The 40-byte file header is not a DSv1 header.
     #[error("file header: {check} check failed")]
     BadFileHeader {

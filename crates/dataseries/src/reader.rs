@@ -369,6 +369,21 @@ impl DsReader {
         codec::decode_extent(Cow::Owned(bytes), self.be, offset, &|n| lib.get(n))
     }
 
+    /// [`DsReader::read_extent_at`] for an extent that must be of type `type_name` (one the
+    /// ExtentIndex pointed at): another type is [`Error::IndexMismatch`], not an extent whose
+    /// fields the caller would read by another type's layout.
+    pub fn read_extent_of(&self, offset: u64, type_name: &str) -> Result<Extent> {
+        let e = self.read_extent_at(offset)?;
+        if e.extent_type().name() != type_name {
+            return Err(Error::IndexMismatch {
+                extent_offset: offset,
+                expected: type_name.to_string(),
+                found: e.extent_type().name().to_string(),
+            });
+        }
+        Ok(e)
+    }
+
     /// All user extents in file order (the XmlType and index extents are skipped), decoded on
     /// background threads with bounded read-ahead. After the first error the iterator ends.
     pub fn extents(&self) -> ExtentStream {

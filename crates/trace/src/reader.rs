@@ -125,7 +125,7 @@ impl TraceReader {
         }
         let mut info = Vec::new();
         for off in info_offsets {
-            let e = ds.read_extent_at(off)?;
+            let e = ds.read_extent_of(off, INFO_TYPE)?;
             for r in 0..e.len() {
                 let k = e.bytes(r, 0).unwrap_or_default();
                 let v = e.bytes(r, 1).unwrap_or_default();
@@ -134,7 +134,7 @@ impl TraceReader {
         }
         let mut lost = Vec::new();
         for off in lost_offsets {
-            let e = ds.read_extent_at(off)?;
+            let e = ds.read_extent_of(off, LOST_TYPE)?;
             for r in 0..e.len() {
                 lost.push(LostRecord {
                     syscall: String::from_utf8_lossy(e.bytes(r, 0).unwrap_or_default()).into(),
@@ -256,7 +256,7 @@ struct Cursor {
 
 impl Cursor {
     /// Make `extent`/`row` point at a record, loading extents as needed. False at the end.
-    fn fill(&mut self, ds: &DsReader) -> Result<bool> {
+    fn fill(&mut self, ds: &DsReader, type_name: &str) -> Result<bool> {
         loop {
             if let Some(e) = &self.extent {
                 if self.row < e.len() {
@@ -267,10 +267,10 @@ impl Cursor {
                 Some((off, h)) => match h.join() {
                     Ok(r) => r?,
                     // The decoding thread panicked: decode here, which reports the problem.
-                    Err(_) => ds.read_extent_at(off)?,
+                    Err(_) => ds.read_extent_of(off, type_name)?,
                 },
                 None => match self.pending.pop_front() {
-                    Some(off) => ds.read_extent_at(off)?,
+                    Some(off) => ds.read_extent_of(off, type_name)?,
                     None => {
                         self.extent = None;
                         return Ok(false);
@@ -279,9 +279,10 @@ impl Cursor {
             };
             if let Some(off) = self.pending.pop_front() {
                 let ds2 = ds.clone();
+                let name = type_name.to_string();
                 match std::thread::Builder::new()
                     .name("trace-prefetch".into())
-                    .spawn(move || ds2.read_extent_at(off))
+                    .spawn(move || ds2.read_extent_of(off, &name))
                 {
                     Ok(h) => self.next = Some((off, h)),
                     Err(_) => self.pending.push_front(off),
@@ -314,8 +315,8 @@ impl EventIter<'_> {
     fn push(&mut self, ci: usize) -> Result<()> {
         let ds = &self.r.ds;
         let c = &mut self.cursors[ci];
-        if c.fill(ds)? {
-            let l = &self.r.layouts[c.layout];
+        let l = &self.r.layouts[c.layout];
+        if c.fill(ds, l.ty.name())? {
             let e = c.extent.as_ref().expect("filled");
             let id = l.common.unique_id.and_then(|f| e.i64(c.row, f)).unwrap_or(0) as u64;
             self.heap.push(Reverse((id, ci)));
@@ -482,7 +483,7 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
             if let (true, Some(ai)) = (header, ai) {
                 let data_f = l.arg_fields[ai];
                 let mut vecs = Vec::new();
-                while c.fill(&r.ds)? {
+                while c.fill(&r.ds, l.ty.name())? {
                     let e = c.extent.as_ref().expect("filled");
                     let n = e.i32(c.row, f_iov).unwrap_or(-1);
                     if n < 0 || n as usize != vecs.len() {
@@ -506,7 +507,7 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
                 .collect();
             let mut lists: Vec<Vec<Vec<u8>>> = vec![Vec::new(); string_args.len()];
             let started = e.i32(row, f_cont) == Some(0);
-            while started && c.fill(&r.ds)? {
+            while started && c.fill(&r.ds, l.ty.name())? {
                 let e = c.extent.as_ref().expect("filled");
                 let k = e.i32(c.row, f_cont).unwrap_or(0);
                 if k == 0 {
