@@ -38,6 +38,7 @@ both_backends!(
     a_unix_socket_bound_to_a_path_leaves_its_file,
     stdout_and_stderr_redirected_to_one_file_share_an_offset,
     a_non_blocking_pipe_filled_to_eagain_replays_without_waiting,
+    a_parallel_make_build_replays_without_stalls,
 );
 
 fn bin() -> Command {
@@ -589,4 +590,24 @@ fn an_index_pointing_at_an_extent_of_another_type_is_a_clear_error() {
         );
     }
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A parallel build (make -j2: two gcc jobs, each vforking cc1 and as, exec-status pipes).
+/// Recording one with ptrace found a stall: gcc's execve of cc1 is recorded when it returns,
+/// after calls on cc1 by the other job that were called later; the per-file order made the
+/// exec wait for them, they waited (interval rule) for the parent's read of gcc's exec-status
+/// pipe, and that read ends only with the exec. Whether a recording has that order varies
+/// from run to run, so the rule itself is unit-tested (sched.rs:
+/// calls_on_a_file_keep_the_order_they_were_called_in); this test replays a real build.
+fn a_parallel_make_build_replays_without_stalls() {
+    let script = "mkdir proj && cd proj && \
+        for i in 1 2 3 4 5 6; do echo \"int f$i(void){return $i;}\" > f$i.c; done && \
+        echo 'int main(void){return 0;}' > main.c && \
+        printf 'OBJS=$(patsubst %%.c,%%.o,$(wildcard *.c))\\nprog: $(OBJS)\\n\\tcc -o $@ $(OBJS)\\n%%.o: %%.c\\n\\tcc -c -O1 -o $@ $<\\n' > Makefile && \
+        make -j2 -s";
+    let Some(r) = Repro::record_cmd("makej2", &["sh", "-c", script]) else { return };
+    assert!(r.work.join("proj/prog").is_file(), "the build ran");
+    let x = r.replay(&["--stall-timeout", "30"]);
+    x.assert_clean();
+    assert!(!x.warnings().iter().any(|w| w.contains("stalled")), "{}", x.show());
 }

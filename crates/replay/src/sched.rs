@@ -418,7 +418,7 @@ pub fn replay(
     let mut batch = Batch::default();
     let (pool_tx, pool_rx) = unbounded();
     let mut pool = Pool { tx: pool_tx, rx: pool_rx, idle: Arc::default(), threads: Vec::new() };
-    let mut last_key: HashMap<u64, u64> = HashMap::new();
+    let mut last_key: HashMap<u64, (u64, i64)> = HashMap::new();
     let mut child_dep: HashMap<i32, u64> = HashMap::new();
     let mut proc_tids: HashMap<ProcId, std::collections::HashSet<i32>> = HashMap::new();
     let mut seq: u64 = 0;
@@ -533,13 +533,12 @@ pub fn replay(
         // never depends on itself.
         pl.keys.sort_unstable();
         pl.keys.dedup();
-        for k in &pl.keys {
-            if let Some(prev) = last_key.insert(*k, seq) {
-                if prev != seq {
-                    deps.push(prev);
-                }
-            }
-        }
+        key_deps(&mut last_key, &pl.keys, seq, called, &mut deps);
+        // Descriptor numbers: strictly in recorded order (a number is taken only after it was
+        // freed, whenever the two calls were called).
+        pl.fd_keys.sort_unstable();
+        pl.fd_keys.dedup();
+        key_deps(&mut last_key, &pl.fd_keys, seq, i64::MAX, &mut deps);
         let ends = pl.ends_proc;
         let proc = pl.proc;
         proc_tids.entry(proc).or_default().insert(tid);
@@ -657,6 +656,28 @@ fn prepare_process() {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 && rl.rlim_cur < rl.rlim_max {
             rl.rlim_cur = rl.rlim_max;
             libc::setrlimit(libc::RLIMIT_NOFILE, &rl);
+        }
+    }
+}
+
+/// The per-file rule: call `seq` (called at `called`) depends on the previous call on each of
+/// its files, unless it was called before that one (it was recorded later only because it
+/// returned later, as an execve does): calls on a file keep the order they were called in.
+/// (A make -j2 build under ptrace: gcc's execve of cc1, recorded after two access()es of cc1
+/// by the other job that were called later, waited for them, they waited for the parent's
+/// read of gcc's exec-status pipe, and only that exec ends the read: a stall per compiler run.)
+fn key_deps(
+    last_key: &mut HashMap<u64, (u64, i64)>,
+    keys: &[u64],
+    seq: u64,
+    called: i64,
+    deps: &mut Vec<u64>,
+) {
+    for k in keys {
+        if let Some((prev, prev_called)) = last_key.insert(*k, (seq, called)) {
+            if prev != seq && prev_called <= called {
+                deps.push(prev);
+            }
         }
     }
 }
@@ -1055,6 +1076,24 @@ mod tests {
         let regs: Vec<_> = calls.iter().map(|&(s, r)| (s, r, 0, id(s))).collect();
         g.dispatched(&regs);
         g
+    }
+
+    #[test]
+    fn calls_on_a_file_keep_the_order_they_were_called_in() {
+        let mut last = HashMap::new();
+        let mut deps = Vec::new();
+        // #1 access(cc1) called at 50, #2 access(cc1) called at 60.
+        key_deps(&mut last, &[7], 1, 50, &mut deps);
+        key_deps(&mut last, &[7], 2, 60, &mut deps);
+        assert_eq!(deps, [1]);
+        // #3 execve(cc1), called at 30 but recorded after them (it returned last): it does
+        // not wait for them.
+        deps.clear();
+        key_deps(&mut last, &[7], 3, 30, &mut deps);
+        assert!(deps.is_empty(), "{deps:?}");
+        // #4 called after everything: waits for the last recorded call on the file.
+        key_deps(&mut last, &[7, 7], 4, 70, &mut deps);
+        assert_eq!(deps, [3]);
     }
 
     #[test]

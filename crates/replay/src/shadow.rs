@@ -114,6 +114,9 @@ pub struct Placement {
     pub first_seen: bool,
     /// Ordering keys of the files the call touches.
     pub keys: Vec<u64>,
+    /// Ordering keys of the descriptor numbers the call takes or frees (kept in recorded
+    /// order strictly: the kernel hands a number out only after it was freed).
+    pub fd_keys: Vec<u64>,
     /// A synthetic record of a descriptor the process had before the trace began.
     pub inherited: bool,
     /// Threads the process has (as the model knows them) when the call is made.
@@ -270,7 +273,7 @@ impl Shadow {
         if let Some(sp) = self.procs.get(&proc) {
             let fdt = sp.fdt;
             let (made, freed) = self.fd_numbers(proc, ev);
-            pl.keys.extend(made.iter().chain(&freed).map(|&n| fd_key(fdt, n)));
+            pl.fd_keys.extend(made.iter().chain(&freed).map(|&n| fd_key(fdt, n)));
         }
         let name = def.name;
         if let Some(flags) = clone_flags(ev) {
