@@ -285,6 +285,29 @@ impl Shadow {
                         sp.tids.insert(child);
                     }
                     pl.thread = Some(child);
+                } else if let Some(&known) =
+                    self.tid_proc.get(&child).filter(|&&k| k != proc && self.procs.contains_key(&k))
+                {
+                    // The child's calls came before the clone that made it (a vfork returns
+                    // after the child's exec; a ring buffer may deliver it late): the child is
+                    // already modelled, from its own calls. It also has what it inherited: the
+                    // parent's descriptors it has not replaced since.
+                    let inherited: Vec<(i32, Rc<RefCell<SFile>>)> =
+                        if flags & libc::CLONE_FILES as u64 == 0 {
+                            self.procs[&proc]
+                                .fds
+                                .borrow()
+                                .iter()
+                                .map(|(k, v)| (*k, v.clone()))
+                                .collect()
+                        } else {
+                            Vec::new()
+                        };
+                    let child_fds = self.procs[&known].fds.clone();
+                    let mut t = child_fds.borrow_mut();
+                    for (fd, f) in inherited {
+                        t.entry(fd).or_insert(f);
+                    }
                 } else {
                     let id = self.next;
                     self.next += 1;
@@ -489,5 +512,66 @@ impl Shadow {
             }
         }
         self.pid_proc.retain(|_, v| *v != p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(name: &str, pid: i32, ret: i64, args: &[(&str, ArgValue)]) -> Event {
+        let mut e = Event::new(ra_syscalls::lookup(name).unwrap());
+        e.pid = Some(pid);
+        e.tid = Some(pid);
+        e.ret = Some(ret);
+        e.errno = Some(0);
+        for (k, v) in args {
+            assert!(e.set_arg(k, v.clone()), "{name} has no {k}");
+        }
+        e
+    }
+
+    fn open(pid: i32, path: &str, fd: i64) -> Event {
+        let mut p = path.as_bytes().to_vec();
+        p.push(0);
+        ev(
+            "openat",
+            pid,
+            fd,
+            &[
+                ("dirfd", ArgValue::Int(-100)),
+                ("pathname", ArgValue::Data(p)),
+                ("flags", ArgValue::Int(0)),
+            ],
+        )
+    }
+
+    /// A vfork child whose calls were recorded before the vfork (it returns after the child's
+    /// exec): the child keeps what it opened itself and gains what it inherited.
+    #[test]
+    fn a_child_recorded_before_its_clone_keeps_its_own_and_its_inherited_descriptors() {
+        let mut s = Shadow::new(b"/w".to_vec());
+        s.step(&open(10, "/w/parent", 3));
+        let c = s.step(&open(11, "/w/child", 4));
+        assert!(c.first_seen);
+        let v = s.step(&ev("vfork", 10, 11, &[]));
+        assert_eq!(v.child, None, "the child exists already: no second process");
+        let child = s.proc_id_of(11).unwrap();
+        assert_eq!(s.file(child, 4).unwrap().borrow().path, b"/w/child");
+        assert_eq!(s.file(child, 3).unwrap().borrow().path, b"/w/parent");
+    }
+
+    /// dup2(fd, fd) names one file twice; descriptor numbers get their own keys.
+    #[test]
+    fn keys_name_files_and_descriptor_numbers() {
+        let mut s = Shadow::new(b"/".to_vec());
+        s.step(&open(1, "/f", 3));
+        let d =
+            s.step(&ev("dup2", 1, 3, &[("oldfd", ArgValue::Int(3)), ("newfd", ArgValue::Int(3))]));
+        assert_eq!(d.keys, [key_of(b"/f"), key_of(b"/f")]);
+        assert_eq!(d.fd_keys.len(), 1);
+        let c = s.step(&ev("close", 1, 0, &[("fd", ArgValue::Int(3))]));
+        assert_eq!(c.fd_keys, d.fd_keys, "close frees the number dup2 took");
+        assert!(!s.fd_open(s.proc_id_of(1).unwrap(), 3));
     }
 }
