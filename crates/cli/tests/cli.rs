@@ -295,3 +295,32 @@ fn corrupt_dataseries_files_name_the_bad_extent() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).lines().filter(|l| !l.starts_with('#')).count() >= 3);
 }
+
+/// The README's first command after the install step: scripts/demo.sh records sqlite3, shows
+/// the trace, replays it with verification and diffs the trees; it must end identical.
+#[test]
+fn the_readme_demo_records_replays_and_ends_identical() {
+    let have_sqlite = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("sqlite3").is_file()));
+    if !have_sqlite {
+        assert!(
+            std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() != Ok("1"),
+            "sqlite3 not installed (bash scripts/install-deps.sh installs it)"
+        );
+        eprintln!("skip: sqlite3 not installed");
+        return;
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/demo.sh");
+    let o = std::process::Command::new("bash")
+        .arg(&script)
+        .env("REANIMATOR", env!("CARGO_BIN_EXE_reanimator"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "demo.sh: {out}\n{err}");
+    assert!(out.contains("verified: every call matched"), "{out}");
+    assert!(out.contains("against its recorded end state: identical"), "{out}");
+    assert!(out.contains("no differences"), "{out}");
+}
