@@ -39,6 +39,7 @@ both_backends!(
     stdout_and_stderr_redirected_to_one_file_share_an_offset,
     a_non_blocking_pipe_filled_to_eagain_replays_without_waiting,
     a_parallel_make_build_replays_without_stalls,
+    more_threads_blocked_in_pipe_reads_than_workers_replay,
 );
 
 fn bin() -> Command {
@@ -607,6 +608,26 @@ fn a_parallel_make_build_replays_without_stalls() {
         make -j2 -s";
     let Some(r) = Repro::record_cmd("makej2", &["sh", "-c", script]) else { return };
     assert!(r.work.join("proj/prog").is_file(), "the build ran");
+    let x = r.replay(&["--stall-timeout", "30"]);
+    x.assert_clean();
+    assert!(!x.warnings().iter().any(|w| w.contains("stalled")), "{}", x.show());
+}
+
+/// Traced threads run as tasks on a few worker threads (4 to start). Twelve threads block in
+/// pipe reads that only the main thread's later writes end: the replay must add workers
+/// rather than wait for the stall timeout with every worker blocked.
+fn more_threads_blocked_in_pipe_reads_than_workers_replay() {
+    let py = "import os, threading, time\n\
+              pipes = [os.pipe() for _ in range(12)]\n\
+              got = []\n\
+              def reader(r):\n    got.append(os.read(r, 5))\n\
+              ts = [threading.Thread(target=reader, args=(r,)) for r, _ in pipes]\n\
+              [t.start() for t in ts]\n\
+              time.sleep(0.3)\n\
+              [os.write(w, b'hello') for _, w in pipes]\n\
+              [t.join() for t in ts]\n\
+              assert got == [b'hello'] * 12\n";
+    let Some(r) = Repro::record_cmd("blockedreads", &["python3", "-c", py]) else { return };
     let x = r.replay(&["--stall-timeout", "30"]);
     x.assert_clean();
     assert!(!x.warnings().iter().any(|w| w.contains("stalled")), "{}", x.show());

@@ -1,16 +1,20 @@
-//! The dispatcher and the executors.
+//! The dispatcher and the workers.
 //!
 //! One reader (the caller's thread) walks the trace in `unique_id` order, runs the [`Shadow`]
-//! model to place each call (process, ordering keys, children), and hands it to the executor
-//! thread of its traced thread. Before issuing call `i`, an executor waits at the [`Gate`]
-//! until (1) every earlier call `j` whose recorded interval ended before `i`'s began has
-//! completed (calls that overlapped in the recording may run concurrently), (2) the previous
-//! call on each file `i` touches has completed, and (3) for a child's first call, the clone
-//! that created it has completed, and (4) a call that takes a descriptor number waits for the
-//! call that freed it. A call only ever waits for earlier calls (a dependency on itself, as
-//! `dup2(fd, fd)` would give, or on a later call is ignored), so the earliest unfinished call
-//! can always run. Waiting executors park; a call's completion unparks exactly the executors
-//! waiting for it. A watchdog thread turns Ctrl-C into an immediate stop of every executor,
+//! model to place each call (process, ordering keys, children), and appends it to the task of
+//! its traced thread. A task's calls run in order on whichever worker thread holds the task
+//! (M:N: a small pool of workers, four to start, runs thousands of traced threads). Before
+//! issuing call `i`, the worker asks the [`Gate`] whether it may: (1) every earlier call `j`
+//! whose recorded interval ended before `i`'s began has completed (calls that overlapped in
+//! the recording may run concurrently), (2) the previous call on each file `i` touches that
+//! was called before it has completed, (3) for a child's first call, the clone that created
+//! it has completed, and (4) the call that freed a descriptor number `i` takes has completed.
+//! If not, the gate keeps the task and puts it back on the run queue when the call it waits
+//! for completes; the worker takes another task. A call only ever waits for earlier calls (a
+//! dependency on itself, as `dup2(fd, fd)` would give, or on a later call is ignored), so the
+//! earliest unfinished call can always run. A worker inside a blocking call (a pipe read, a
+//! lock wait, a `--timing` sleep) is busy; when all are busy and tasks wait to run, another
+//! worker is started. A watchdog thread turns Ctrl-C into an immediate stop of every task,
 //! breaks (and reports) any ordering cycle in recorded order should one ever form, and stops
 //! a replay in which no call finishes for the stall timeout while none is running, naming the
 //! calls that wait.
@@ -94,7 +98,7 @@ struct GState {
     /// Calls waiting at the gate: seq -> the call it waits for.
     waiting: BTreeMap<u64, u64>,
     /// Executors parked until a call finishes: the call's seq -> who to wake.
-    waiters: HashMap<u64, Vec<std::thread::Thread>>,
+    waiters: HashMap<u64, Vec<Waker>>,
     /// Calls let through although an ordering rule held them (a cycle broken in recorded order).
     forced: BTreeSet<u64>,
     completed: u64,
@@ -112,12 +116,92 @@ struct Gate {
     m: Mutex<GState>,
     /// The reader waiting for room in the queues.
     room: Condvar,
+    /// Where a parked task goes when the call it waits for finishes (the workers' run queue;
+    /// None once the replay is over).
+    runq: Mutex<Option<Sender<Arc<Task>>>>,
+}
+
+/// Who waits at the gate: a thread (parked) or a traced thread's task (requeued).
+enum Waker {
+    /// (The blocking [`Gate::wait`], which the unit tests use.)
+    #[cfg(test)]
+    Thread(std::thread::Thread),
+    Task(Arc<Task>),
+}
+
+/// What a worker may do with a task's next call.
+#[derive(Debug, PartialEq)]
+enum Entry {
+    /// Run it now.
+    Go,
+    /// It waits for an earlier call; the task was handed to the gate.
+    Parked,
+    /// The replay is stopping.
+    Stop,
+}
+
+/// What the gate needs of a call.
+struct JobHead {
+    seq: u64,
+    called: i64,
+    deps: Vec<u64>,
+    id: CallId,
+}
+
+/// The calls of one traced thread, run in order by whichever worker holds the task.
+#[derive(Default)]
+struct Task {
+    q: Mutex<VecDeque<Job>>,
+    /// In the run queue, being run by a worker, or parked at the gate (only one at a time).
+    owned: AtomicBool,
 }
 
 /// How often a parked executor looks at the stop flag on its own (a stop also unparks it).
+#[cfg(test)]
 const PARK_SLICE: Duration = Duration::from_millis(500);
 
 impl Gate {
+    fn wake(&self, who: impl IntoIterator<Item = Waker>) {
+        let mut tasks = Vec::new();
+        for w in who {
+            match w {
+                #[cfg(test)]
+                Waker::Thread(t) => t.unpark(),
+                Waker::Task(t) => tasks.push(t),
+            }
+        }
+        if !tasks.is_empty() {
+            if let Some(q) = lock(&self.runq).as_ref() {
+                for t in tasks {
+                    let _ = q.send(t);
+                }
+            }
+        }
+    }
+    /// The non-blocking form of [`Gate::wait`] for a task: run the call now, or leave the task
+    /// with the gate until the call it waits for finishes.
+    /// `j` is the task's next call, still at the front of its queue (so that a wake-up that
+    /// comes at once finds it there).
+    fn try_enter(&self, task: &Arc<Task>, j: &JobHead, stop: &AtomicBool) -> Entry {
+        let mut g = lock(&self.m);
+        if stop.load(Ordering::Relaxed) {
+            g.waiting.remove(&j.seq);
+            return Entry::Stop;
+        }
+        match Gate::ready(&g, j.seq, j.called, &j.deps) {
+            Ok(()) => {
+                g.waiting.remove(&j.seq);
+                g.forced.remove(&j.seq);
+                g.running.insert(j.seq, j.id);
+                Entry::Go
+            }
+            Err(b) => {
+                g.waiting.insert(j.seq, b);
+                g.waiters.entry(b).or_default().push(Waker::Task(task.clone()));
+                Entry::Parked
+            }
+        }
+    }
     /// Register calls about to be handed to executors: (seq, recorded return time, bytes).
     fn dispatched(&self, jobs: &[(u64, i64, usize, CallId)]) {
         let mut g = lock(&self.m);
@@ -153,7 +237,9 @@ impl Gate {
             None => Ok(()),
         }
     }
-    /// Wait until `j` may run; false when the replay is stopping.
+    /// Wait until `j` may run; false when the replay is stopping. (The workers use
+    /// [`Gate::try_enter`]; this blocking form serves the unit tests of the rules.)
+    #[cfg(test)]
     fn wait(&self, j: &Job, stop: &AtomicBool) -> bool {
         let mut g = lock(&self.m);
         loop {
@@ -172,8 +258,8 @@ impl Gate {
                     g.waiting.insert(j.seq, b);
                     let me = std::thread::current();
                     let w = g.waiters.entry(b).or_default();
-                    if !w.iter().any(|t| t.id() == me.id()) {
-                        w.push(me);
+                    if !w.iter().any(|t| matches!(t, Waker::Thread(t) if t.id() == me.id())) {
+                        w.push(Waker::Thread(me));
                     }
                     drop(g);
                     std::thread::park_timeout(PARK_SLICE);
@@ -215,20 +301,15 @@ impl Gate {
         let wake = g.waiters.remove(&j.seq);
         let room = g.reader_waits_for.is_some_and(|n| g.seqs.len() <= n);
         drop(g);
-        for t in wake.into_iter().flatten() {
-            t.unpark();
-        }
+        self.wake(wake.into_iter().flatten());
         if room {
             self.room.notify_one();
         }
     }
     /// Wake every parked executor (the replay is stopping).
     fn wake_all(&self) {
-        let all: Vec<std::thread::Thread> =
-            lock(&self.m).waiters.drain().flat_map(|(_, v)| v).collect();
-        for t in all {
-            t.unpark();
-        }
+        let all: Vec<Waker> = lock(&self.m).waiters.drain().flat_map(|(_, v)| v).collect();
+        self.wake(all);
         self.room.notify_all();
     }
 }
@@ -264,9 +345,7 @@ impl Gate {
             g.forced.insert(first);
             let wake = g.waiters.remove(&b);
             drop(g);
-            for t in wake.into_iter().flatten() {
-                t.unpark();
-            }
+            self.wake(wake.into_iter().flatten());
             *since = (since.0, Instant::now());
             return Look::CycleBroken(format!(
                 "ordering cycle: {id} waited for {held_by}; let through in recorded order"
@@ -310,21 +389,44 @@ const BATCH: usize = 128;
 
 /// An executor thread as the reader sees it.
 struct Exec {
-    tx: Sender<Vec<Job>>,
+    task: Arc<Task>,
     /// Calls read for it, not yet handed over.
     buf: Vec<Job>,
 }
 
-/// Executor threads are reused: one whose traced thread has ended waits here for the queue of
-/// the next new traced thread (Replayfs' thread reuse), so a trace of thousands of
-/// short-lived threads does not start thousands of OS threads.
-struct Pool {
-    tx: Sender<Receiver<Vec<Job>>>,
-    rx: Receiver<Receiver<Vec<Job>>>,
-    /// Executor threads waiting for a queue (or about to).
-    idle: Arc<AtomicU64>,
-    /// Every executor thread started.
-    threads: Vec<JoinHandle<Report>>,
+/// The worker threads that run the traced threads' tasks (M:N: a traced thread is a task, not
+/// an OS thread; a call held at the gate gives its worker back). A worker inside a blocking
+/// call (a pipe read, a lock wait, a `--timing` sleep) is busy: when every worker is busy and
+/// tasks are waiting, another worker is started.
+struct Workers {
+    ctx: Ctx,
+    runq: Receiver<Arc<Task>>,
+    threads: Mutex<Vec<JoinHandle<Report>>>,
+    /// Workers inside a call.
+    busy: Arc<AtomicU64>,
+}
+
+/// Workers started at first (more are added while all are busy).
+const WORKERS: usize = 4;
+
+impl Workers {
+    fn spawn(self: &Arc<Self>) -> Result<()> {
+        let w = self.clone();
+        let mut t = lock(&self.threads);
+        let h = std::thread::Builder::new()
+            .name(format!("replay-worker-{}", t.len()))
+            .spawn(move || worker(&w))
+            .map_err(Error::Thread)?;
+        t.push(h);
+        Ok(())
+    }
+    /// Start another worker when every worker is inside a call and tasks are waiting to run.
+    fn grow_if_needed(self: &Arc<Self>) {
+        let n = lock(&self.threads).len() as u64;
+        if !self.runq.is_empty() && self.busy.load(Ordering::Acquire) >= n {
+            let _ = self.spawn();
+        }
+    }
 }
 
 #[derive(Default)]
@@ -345,16 +447,26 @@ impl Batch {
         gate.dispatched(&self.regs);
         self.regs.clear();
         self.len = 0;
-        // Only the executors this batch has calls for (thousands may exist).
+        // Only the tasks this batch has calls for (thousands may exist).
+        let runq = lock(&gate.runq).clone();
         for t in self.touched.drain(..) {
             let Some(e) = execs.get_mut(&t) else { continue };
-            if !e.buf.is_empty() && e.tx.send(std::mem::take(&mut e.buf)).is_err() {
-                report.warn("an executor thread ended early");
+            if e.buf.is_empty() {
+                continue;
+            }
+            lock(&e.task.q).extend(e.buf.drain(..));
+            if !e.task.owned.swap(true, Ordering::AcqRel) {
+                if let Some(q) = &runq {
+                    if q.send(e.task.clone()).is_err() {
+                        report.warn("the replay's workers ended early");
+                    }
+                }
             }
         }
     }
 }
 
+#[derive(Clone)]
 struct Ctx {
     sh: Arc<Shared>,
     gate: Arc<Gate>,
@@ -401,12 +513,13 @@ pub fn replay(
     // The watchdog turns Ctrl-C into a stop every waiting executor sees at once, breaks ordering
     // cycles, and stops a replay that makes no progress.
     let watch_done = Arc::new(AtomicBool::new(false));
+    let watch_workers: Arc<Mutex<Option<Arc<Workers>>>> = Arc::default();
     let watch = {
-        let (sh, gate, progress, done) =
-            (sh.clone(), gate.clone(), progress.clone(), watch_done.clone());
+        let (sh, gate, progress, done, ww) =
+            (sh.clone(), gate.clone(), progress.clone(), watch_done.clone(), watch_workers.clone());
         std::thread::Builder::new()
             .name("replay-watchdog".into())
-            .spawn(move || watchdog(&sh, &gate, &progress, &done))
+            .spawn(move || watchdog(&sh, &gate, &progress, &done, &ww))
             .map_err(Error::Thread)?
     };
     let log: Option<Log> = log.map(|l| Arc::new(Mutex::new(l)));
@@ -416,8 +529,9 @@ pub fn replay(
     // Calls read but not yet registered at the gate and handed over (batched: one lock and
     // one wake-up per batch, not per call).
     let mut batch = Batch::default();
-    let (pool_tx, pool_rx) = unbounded();
-    let mut pool = Pool { tx: pool_tx, rx: pool_rx, idle: Arc::default(), threads: Vec::new() };
+    let (runq_tx, runq_rx) = unbounded::<Arc<Task>>();
+    *lock(&gate.runq) = Some(runq_tx);
+    let mut workers: Option<Arc<Workers>> = None;
     let mut last_key: HashMap<u64, (u64, i64)> = HashMap::new();
     let mut child_dep: HashMap<i32, u64> = HashMap::new();
     let mut proc_tids: HashMap<ProcId, std::collections::HashSet<i32>> = HashMap::new();
@@ -558,34 +672,26 @@ pub fn replay(
             Some(e) => e,
             None => {
                 threads_seen += 1;
-                let (tx, rx) = unbounded::<Vec<Job>>();
-                let idle = pool.idle.load(Ordering::Acquire);
-                if idle > 0
-                    && pool
-                        .idle
-                        .compare_exchange(idle, idle - 1, Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok()
-                {
-                    // An idle executor thread takes it.
-                    if pool.tx.send(rx).is_err() {
-                        report.warn("the executor pool closed early");
+                if workers.is_none() {
+                    let w = Arc::new(Workers {
+                        ctx: Ctx {
+                            sh: sh.clone(),
+                            gate: gate.clone(),
+                            progress: progress.clone(),
+                            log: log.clone(),
+                            clock: (first_time.unwrap_or(called), start),
+                        },
+                        runq: runq_rx.clone(),
+                        threads: Mutex::new(Vec::new()),
+                        busy: Arc::default(),
+                    });
+                    for _ in 0..WORKERS {
+                        w.spawn()?;
                     }
-                } else {
-                    let ctx = Ctx {
-                        sh: sh.clone(),
-                        gate: gate.clone(),
-                        progress: progress.clone(),
-                        log: log.clone(),
-                        clock: (first_time.unwrap_or(called), start),
-                    };
-                    let (next, idle) = (pool.rx.clone(), pool.idle.clone());
-                    let h = std::thread::Builder::new()
-                        .name(format!("replay-exec-{}", pool.threads.len()))
-                        .spawn(move || executor(ctx, rx, next, idle))
-                        .map_err(Error::Thread)?;
-                    pool.threads.push(h);
+                    *watch_workers.lock().unwrap_or_else(|p| p.into_inner()) = Some(w.clone());
+                    workers = Some(w);
                 }
-                execs.insert(tid, Exec { tx, buf: Vec::new() });
+                execs.insert(tid, Exec { task: Arc::default(), buf: Vec::new() });
                 execs.get_mut(&tid).expect("just inserted")
             }
         };
@@ -606,19 +712,26 @@ pub fn replay(
         if !gone.is_empty() {
             batch.flush(&gate, &mut execs, &mut report);
             for t in gone {
-                if let Some(e) = execs.remove(&t) {
-                    drop(e.tx);
-                }
+                execs.remove(&t);
             }
         }
     }
     batch.flush(&gate, &mut execs, &mut report);
-    for (_, e) in execs.drain() {
-        drop(e.tx);
+    execs.clear();
+    // Every call has been handed over: wait until all are done (or the replay stops), then
+    // close the run queue so that the workers end.
+    loop {
+        if lock(&gate.m).seqs.is_empty() || sh.abort.load(Ordering::Relaxed) {
+            break;
+        }
+        if let Some(w) = &workers {
+            w.grow_if_needed();
+        }
+        std::thread::sleep(Duration::from_millis(2));
     }
-    // Idle executors see the pool closed and end; busy ones end after their queue.
-    let Pool { tx, rx, threads, .. } = pool;
-    drop((tx, rx));
+    *lock(&gate.runq) = None;
+    drop(runq_rx);
+    let threads = workers.map(|w| std::mem::take(&mut *lock(&w.threads))).unwrap_or_default();
     let keep = sh.opts.keep_mismatches;
     join_executors(&sh, &gate, threads, &mut report);
     watch_done.store(true, Ordering::Relaxed);
@@ -849,11 +962,20 @@ fn join_executors(
 /// sees, parked executors are woken; an ordering cycle is broken in recorded order; a replay
 /// in which nothing finishes for the stall timeout while no call runs is stopped, with a
 /// report of what waits for what.
-fn watchdog(sh: &Shared, gate: &Gate, progress: &Progress, done: &AtomicBool) -> Report {
+fn watchdog(
+    sh: &Shared,
+    gate: &Gate,
+    progress: &Progress,
+    done: &AtomicBool,
+    workers: &Mutex<Option<Arc<Workers>>>,
+) -> Report {
     let mut rep = Report::default();
     let mut since = (u64::MAX, Instant::now());
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
+        if let Some(w) = lock(workers).clone() {
+            w.grow_if_needed();
+        }
         if progress.stop.load(Ordering::Relaxed) && !sh.abort.swap(true, Ordering::Relaxed) {
             rep.aborted.get_or_insert_with(|| "interrupted".into());
         }
@@ -885,65 +1007,85 @@ fn sleep_until(due: Instant, stop: &AtomicBool) {
     }
 }
 
-/// An executor thread: replays the queue of one traced thread, then waits in the pool for
-/// the queue of another, until the pool closes.
-fn executor(
-    ctx: Ctx,
-    first: Receiver<Vec<Job>>,
-    pool: Receiver<Receiver<Vec<Job>>>,
-    idle: Arc<AtomicU64>,
-) -> Report {
+/// A worker: runs tasks from the run queue until it closes.
+fn worker(w: &Workers) -> Report {
     let mut rep = Report::default();
-    let mut queue = Some(first);
-    while let Some(rx) = queue.take() {
-        run_queue(&ctx, rx, &mut rep);
-        idle.fetch_add(1, Ordering::AcqRel);
-        queue = pool.recv().ok();
+    while let Ok(task) = w.runq.recv() {
+        run_task(w, &task, &mut rep);
     }
     rep
 }
 
-/// Replay the calls of one traced thread, in order.
-fn run_queue(ctx: &Ctx, rx: Receiver<Vec<Job>>, rep: &mut Report) {
-    for job in rx.into_iter().flatten() {
-        if ctx.sh.abort.load(Ordering::Relaxed) || !ctx.gate.wait(&job, &ctx.sh.abort) {
-            ctx.gate.done(&job);
-            continue;
-        }
-        if let Timing::Scaled(k) = ctx.sh.opts.timing {
-            let due = (job.called.saturating_sub(ctx.clock.0)) as f64 * k;
-            let due = ctx.clock.1 + Duration::from_nanos(due.clamp(0.0, 1e18) as u64);
-            sleep_until(due, &ctx.sh.abort);
-        }
-        let Some(p) = ctx.sh.procs.get(job.pl.proc) else {
-            rep.warn("call of a process that had already ended: skipped");
-            ctx.gate.done(&job);
-            continue;
-        };
-        // A bug in one call's replay must not take the executor (and every call waiting for
-        // its calls) down with it.
-        let out = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            execute(&ctx.sh, &p, &job.ev, &job.pl)
-        })) {
-            Ok(o) => o,
-            Err(e) => {
-                let msg = e
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| e.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                rep.warn(format!("replaying {} failed inside the replayer: {msg}", job.id));
-                ctx.gate.done(&job);
-                continue;
+/// Run a task's calls in order until it has none (it is then released) or its next call
+/// waits for another (the gate holds it and requeues it when that call is done).
+fn run_task(w: &Workers, task: &Arc<Task>, rep: &mut Report) {
+    let ctx = &w.ctx;
+    loop {
+        // Only the task's holder takes calls off the front; the reader adds at the back.
+        let head = {
+            let q = lock(&task.q);
+            match q.front() {
+                Some(j) => JobHead { seq: j.seq, called: j.called, deps: j.deps.clone(), id: j.id },
+                None => {
+                    // Released under the queue's lock: a call added after this is scheduled
+                    // by whoever adds it.
+                    task.owned.store(false, Ordering::Release);
+                    return;
+                }
             }
         };
-        if job.pl.ends_proc {
-            ctx.sh.procs.remove(job.pl.proc);
+        match ctx.gate.try_enter(task, &head, &ctx.sh.abort) {
+            Entry::Go => {
+                let job = lock(&task.q).pop_front().expect("the holder's front call");
+                w.busy.fetch_add(1, Ordering::AcqRel);
+                run_job(ctx, job, rep);
+                w.busy.fetch_sub(1, Ordering::AcqRel);
+            }
+            // The gate holds the task now (it may already be running elsewhere).
+            Entry::Parked => return,
+            Entry::Stop => {
+                let job = lock(&task.q).pop_front().expect("the holder's front call");
+                ctx.gate.done(&job);
+            }
         }
-        account(ctx, rep, &job.ev, out);
-        ctx.gate.done(&job);
-        ctx.progress.done.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// Replay one call that the gate let through.
+fn run_job(ctx: &Ctx, job: Job, rep: &mut Report) {
+    if let Timing::Scaled(k) = ctx.sh.opts.timing {
+        let due = (job.called.saturating_sub(ctx.clock.0)) as f64 * k;
+        let due = ctx.clock.1 + Duration::from_nanos(due.clamp(0.0, 1e18) as u64);
+        sleep_until(due, &ctx.sh.abort);
+    }
+    let Some(p) = ctx.sh.procs.get(job.pl.proc) else {
+        rep.warn("call of a process that had already ended: skipped");
+        ctx.gate.done(&job);
+        return;
+    };
+    // A bug in one call's replay must not take the worker (and every call waiting for its
+    // calls) down with it.
+    let out = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        execute(&ctx.sh, &p, &job.ev, &job.pl)
+    })) {
+        Ok(o) => o,
+        Err(e) => {
+            let msg = e
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| e.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            rep.warn(format!("replaying {} failed inside the replayer: {msg}", job.id));
+            ctx.gate.done(&job);
+            return;
+        }
+    };
+    if job.pl.ends_proc {
+        ctx.sh.procs.remove(job.pl.proc);
+    }
+    account(ctx, rep, &job.ev, out);
+    ctx.gate.done(&job);
+    ctx.progress.done.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Compare the replayed result with the recording.
@@ -1129,6 +1271,25 @@ mod tests {
         assert!(t.join().unwrap(), "let through");
         assert!(t0.elapsed() < PARK_SLICE, "woken by the completion, not by the timeout");
         assert!(lock(&g.m).running.contains_key(&2));
+    }
+
+    #[test]
+    fn a_task_held_at_the_gate_is_requeued_when_its_blocker_finishes() {
+        let g = gate_with(&[(1, 10), (2, 40)]);
+        let (tx, rx) = unbounded::<Arc<Task>>();
+        *lock(&g.runq) = Some(tx);
+        let task = Arc::new(Task::default());
+        let head = JobHead { seq: 2, called: 20, deps: vec![], id: id(2) };
+        let stop = AtomicBool::new(false);
+        assert_eq!(g.try_enter(&task, &head, &stop), Entry::Parked);
+        assert!(rx.is_empty(), "held by the gate, not queued");
+        g.done(&job(1, 0, 10, vec![]));
+        let back = rx.try_recv().expect("requeued by the completion of call 1");
+        assert!(Arc::ptr_eq(&back, &task));
+        assert_eq!(g.try_enter(&task, &head, &stop), Entry::Go);
+        stop.store(true, Ordering::Relaxed);
+        let next = JobHead { seq: 3, called: 50, deps: vec![], id: id(3) };
+        assert_eq!(g.try_enter(&task, &next, &stop), Entry::Stop);
     }
 
     #[test]
