@@ -13,7 +13,7 @@ use ra_syscalls::{flags as fl, Handler as H, ReplayPolicy, Ret};
 use ra_trace::structs::{parse_dirents, parse_dirents64};
 use ra_trace::{ArgValue, Event};
 
-use crate::sandbox::{cstr, join, normalize, Root};
+use crate::sandbox::{creates, cstr, join, normalize, Root, VALID_OPEN_FLAGS};
 use crate::shadow::{fd_pair, ok, path_arg, Placement};
 use crate::sys::{self, R};
 use crate::verify::{self, Diff};
@@ -113,36 +113,17 @@ fn unreproducible(errno: i32) -> Option<&'static str> {
 /// what `open` ignores. The errors the kernel gives for the flags themselves come here,
 /// before the name or the directory descriptor are looked at.
 pub fn open_how(flags: i32, mode: u32, strict: bool) -> Result<(i32, u32), i32> {
-    const VALID: i32 = libc::O_ACCMODE
-        | libc::O_CREAT
-        | libc::O_EXCL
-        | libc::O_NOCTTY
-        | libc::O_TRUNC
-        | libc::O_APPEND
-        | libc::O_NONBLOCK
-        | libc::O_DSYNC
-        | libc::O_ASYNC
-        | libc::O_DIRECT
-        | libc::O_LARGEFILE
-        | libc::O_DIRECTORY
-        | libc::O_NOFOLLOW
-        | libc::O_NOATIME
-        | libc::O_CLOEXEC
-        | libc::O_PATH
-        | libc::O_SYNC
-        | libc::O_TMPFILE;
     const PATH_FLAGS: i32 = libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_PATH | libc::O_CLOEXEC;
-    let creates = |f: i32| f & libc::O_CREAT != 0 || f & libc::O_TMPFILE == libc::O_TMPFILE;
     let (mut f, mut m) = (flags, mode);
     if strict {
-        if f & !VALID != 0 || m & !0o7777 != 0 || (m != 0 && !creates(f)) {
+        if f & !VALID_OPEN_FLAGS != 0 || m & !0o7777 != 0 || (m != 0 && !creates(f)) {
             return Err(libc::EINVAL);
         }
         if f & libc::O_PATH != 0 && f & !PATH_FLAGS != 0 {
             return Err(libc::EINVAL);
         }
     } else {
-        f = (f & VALID) | libc::O_LARGEFILE;
+        f = (f & VALID_OPEN_FLAGS) | libc::O_LARGEFILE;
         m &= 0o7777;
         if f & libc::O_PATH != 0 {
             f &= PATH_FLAGS;
@@ -1016,12 +997,7 @@ impl Call<'_> {
             count.min(1 << 20)
         };
         let mut out = Vec::with_capacity(want);
-        if matches!(self.ev.errno, Some(libc::EAGAIN | libc::EINTR)) {
-            // The recorded read found nothing (non-blocking) or was interrupted: look once.
-            if !sys::poll1(fd, libc::POLLIN, 0) {
-                return Err(self.ev.errno.unwrap_or(libc::EAGAIN));
-            }
-        }
+        self.eagain_as_recorded(fd, libc::POLLIN)?;
         let deadline = Instant::now() + self.sh.opts.stall_timeout;
         loop {
             if !self.wait_ready(fd, libc::POLLIN, deadline) {
@@ -1052,10 +1028,11 @@ impl Call<'_> {
         Ok(out)
     }
 
-    /// A pipe write the recording saw fail with EAGAIN (a non-blocking write to a full pipe):
-    /// looked at once, not waited for — if the pipe is full now too, EAGAIN at once.
-    fn pipe_write_ready(&self, fd: RawFd) -> Result<(), i32> {
-        if self.ev.errno == Some(libc::EAGAIN) && !sys::poll1(fd, libc::POLLOUT, 0) {
+    /// A pipe read or write the recording saw fail with EAGAIN (non-blocking: nothing to read,
+    /// no room): looked at once, not waited for — if it is so now too, EAGAIN at once.
+    /// (EINTR never gets here: interrupted calls are not replayed.)
+    fn eagain_as_recorded(&self, fd: RawFd, events: i16) -> Result<(), i32> {
+        if self.ev.errno == Some(libc::EAGAIN) && !sys::poll1(fd, events, 0) {
             return Err(libc::EAGAIN);
         }
         Ok(())
@@ -1082,7 +1059,7 @@ impl Call<'_> {
             Handle::Simulated(_) => Ok(Act::Sim),
             Handle::Pipe(fd) => {
                 let fd = fd.as_raw_fd();
-                self.pipe_write_ready(fd)?;
+                self.eagain_as_recorded(fd, libc::POLLOUT)?;
                 let deadline = Instant::now() + self.sh.opts.stall_timeout;
                 if !self.wait_ready(fd, libc::POLLOUT, deadline) {
                     self.warn("pipe write stalled: no reader made room");
@@ -1173,7 +1150,7 @@ impl Call<'_> {
             .collect();
         let flags = self.flags_or_0("flags")? as i32;
         if f.is_pipe() {
-            self.pipe_write_ready(raw)?;
+            self.eagain_as_recorded(raw, libc::POLLOUT)?;
             let deadline = Instant::now() + self.sh.opts.stall_timeout;
             if !self.wait_ready(raw, libc::POLLOUT, deadline) {
                 self.warn("pipe write stalled: no reader made room");
@@ -1411,9 +1388,7 @@ impl Call<'_> {
                 let flags = self.i("flags")? as i32;
                 // The mode counts only when the call creates (Re-Animator's traces lack the
                 // column for other opens).
-                let creates =
-                    flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
-                let mode = if creates {
+                let mode = if creates(flags) {
                     self.i("mode")?
                 } else {
                     self.ev.arg("mode").and_then(ArgValue::as_int).unwrap_or(0)

@@ -17,7 +17,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Flags `openat2` accepts (it rejects unknown bits where `open` ignores them).
-const VALID_OPEN_FLAGS: i32 = libc::O_ACCMODE
+pub(crate) const VALID_OPEN_FLAGS: i32 = libc::O_ACCMODE
     | libc::O_CREAT
     | libc::O_EXCL
     | libc::O_NOCTTY
@@ -35,6 +35,12 @@ const VALID_OPEN_FLAGS: i32 = libc::O_ACCMODE
     | libc::O_PATH
     | libc::O_SYNC
     | libc::O_TMPFILE;
+
+/// True when open flags create a file (`O_CREAT`, or all of `O_TMPFILE`): only then does the
+/// mode count.
+pub(crate) fn creates(flags: i32) -> bool {
+    flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE
+}
 
 /// An open replay root.
 #[derive(Debug)]
@@ -92,11 +98,10 @@ impl Root {
         }
         let c = cstr(path)?;
         let flags = (flags & VALID_OPEN_FLAGS) | libc::O_CLOEXEC;
-        let creates = flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
         // SAFETY: open_how is plain data; all-zero is valid.
         let mut how: libc::open_how = unsafe { std::mem::zeroed() };
         how.flags = flags as u32 as u64;
-        how.mode = if creates { u64::from(mode & 0o7777) } else { 0 };
+        how.mode = if creates(flags) { u64::from(mode & 0o7777) } else { 0 };
         how.resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS;
         // RESOLVE_IN_ROOT answers EAGAIN when a concurrent rename could have let `..` escape;
         // retrying is what the man page asks for.
