@@ -30,15 +30,8 @@ fn example() -> String {
 
 /// A third-party fixture under ../shared/testdata/dataseries, or None (skip) when absent.
 fn shared(rel: &str) -> Option<String> {
-    let p = repo().join("../shared/testdata/dataseries").join(rel);
-    if p.exists() {
-        return Some(p.to_string_lossy().into_owned());
-    }
-    if std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() == Ok("1") {
-        panic!("{} missing and REANIMATOR_REQUIRE_TESTDATA=1", p.display());
-    }
-    eprintln!("skip: {} not found (../shared/testdata is absent)", p.display());
-    None
+    ra_testkit::shared_testdata(&format!("dataseries/{rel}"))
+        .map(|p| p.to_string_lossy().into_owned())
 }
 
 /// Exactly one line on stderr, starting with `reanimator: error:`, exit status 2.
@@ -300,14 +293,7 @@ fn corrupt_dataseries_files_name_the_bad_extent() {
 /// the trace, replays it with verification and diffs the trees; it must end identical.
 #[test]
 fn the_readme_demo_records_replays_and_ends_identical() {
-    let have_sqlite = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("sqlite3").is_file()));
-    if !have_sqlite {
-        assert!(
-            std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() != Ok("1"),
-            "sqlite3 not installed (bash scripts/install-deps.sh installs it)"
-        );
-        eprintln!("skip: sqlite3 not installed");
+    if !ra_testkit::have_program("sqlite3") {
         return;
     }
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/demo.sh");

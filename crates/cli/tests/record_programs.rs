@@ -34,7 +34,7 @@ use std::process::{Command, Output, Stdio};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use ra_testkit::{backend, both_backends};
+use ra_testkit::{backend, both_backends, have_program};
 use ra_trace::{ArgValue, Event, TraceReader};
 
 // ---- Linux x86_64 constants the model needs ----------------------------------------------------
@@ -75,28 +75,6 @@ both_backends!(
     mtwriter_threads_each_pwrite_their_pattern,
     forkpipe_child_and_parent_agree_on_the_pipe,
 );
-
-fn require_testdata() -> bool {
-    std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() == Ok("1")
-}
-
-/// True when `program` is on PATH; otherwise prints the skip line (or fails under CI).
-fn have(program: &str) -> bool {
-    let found = std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths)
-            .any(|d| d.join(program).metadata().is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0))
-    });
-    if !found {
-        if require_testdata() {
-            panic!(
-                "{program} not installed and REANIMATOR_REQUIRE_TESTDATA=1 \
-                 (bash scripts/install-deps.sh installs it)"
-            );
-        }
-        eprintln!("skip: {program} not installed");
-    }
-    found
-}
 
 /// A scratch directory (canonical path), removed when the test passes and kept when it fails.
 struct Scratch {
@@ -1263,7 +1241,7 @@ fn program(name: &str) -> PathBuf {
 const SQLITE_PAGE: usize = 4096;
 
 fn sqlite3_inserts_rebuild_the_database_file() {
-    if !have("sqlite3") {
+    if !have_program("sqlite3") {
         return;
     }
     let s = Scratch::new("sqlite");
@@ -1399,7 +1377,7 @@ const TREE: &[(&str, usize)] = &[
 ];
 
 fn tar_x_writes_every_extracted_byte() {
-    if !have("tar") {
+    if !have_program("tar") {
         return;
     }
     let s = Scratch::new("tarx");
@@ -1469,7 +1447,7 @@ fn tar_x_writes_every_extracted_byte() {
 // ---- (3) tar c ----------------------------------------------------------------------------------
 
 fn tar_c_reads_every_source_byte() {
-    if !have("tar") {
+    if !have_program("tar") {
         return;
     }
     let s = Scratch::new("tarc");
@@ -1520,7 +1498,7 @@ fn tar_c_reads_every_source_byte() {
 // ---- (4) git ------------------------------------------------------------------------------------
 
 fn git_init_add_commit_writes_objects_and_index() {
-    if !have("git") || !have("sh") {
+    if !have_program("git") || !have_program("sh") {
         return;
     }
     let s = Scratch::new("git");
@@ -1645,7 +1623,7 @@ const CP_TREE: &[(&str, usize)] = &[
 ];
 
 fn cp_r_reads_and_writes_every_file() {
-    if !have("cp") {
+    if !have_program("cp") {
         return;
     }
     let s = Scratch::new("cp");
@@ -1695,7 +1673,7 @@ fn cp_r_reads_and_writes_every_file() {
 }
 
 fn cp_r_with_kernel_copies_accounts_for_every_byte() {
-    if !have("cp") {
+    if !have_program("cp") {
         return;
     }
     let s = Scratch::new("cpk");

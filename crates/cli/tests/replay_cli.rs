@@ -7,20 +7,8 @@ use std::process::{Command, Output};
 
 use ra_trace::{ArgValue, Event, TraceWriter, WriterConfig};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn fixture(rel: &str) -> Option<PathBuf> {
-    let p = repo().join("../shared/testdata/dataseries").join(rel);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() == Ok("1") {
-        panic!("{} missing and REANIMATOR_REQUIRE_TESTDATA=1", p.display());
-    }
-    eprintln!("skip: {} not found (../shared/testdata is absent)", p.display());
-    None
+    ra_testkit::shared_testdata(&format!("dataseries/{rel}"))
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -10,7 +10,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use ra_testkit::{backend, both_backends};
+use ra_testkit::{backend, both_backends, have_program, shared_testdata};
 
 both_backends!(
     inferdir_access_then_enoent_beneath_makes_a_directory,
@@ -21,41 +21,6 @@ both_backends!(
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
-
-fn require_testdata() -> bool {
-    std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() == Ok("1")
-}
-
-/// `../shared/testdata/<rel>` next to the repository, or None (skip, with the reason printed;
-/// a failure under REANIMATOR_REQUIRE_TESTDATA=1).
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata").join(rel);
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(!require_testdata(), "{} missing and REANIMATOR_REQUIRE_TESTDATA=1", p.display());
-    eprintln!("skip: {} not found (../shared/testdata is absent)", p.display());
-    None
-}
-
-/// True when `program` is on PATH; otherwise prints the skip line (or fails under CI).
-fn have(program: &str) -> bool {
-    let found = std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| {
-            d.join(program)
-                .metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-    });
-    if !found {
-        assert!(
-            !require_testdata(),
-            "{program} not installed and REANIMATOR_REQUIRE_TESTDATA=1 (bash scripts/install-deps.sh installs it)"
-        );
-        eprintln!("skip: {program} not installed");
-    }
-    found
 }
 
 /// Whether the tests run as root (uid 0: the owner of our own /proc entry).
@@ -70,14 +35,7 @@ struct Case {
 
 impl Case {
     fn new(name: &str) -> Case {
-        let base = std::env::temp_dir().join(format!(
-            "ra-init-{}-{name}-{}",
-            std::process::id(),
-            backend()
-        ));
-        let _ = std::fs::remove_dir_all(&base);
-        std::fs::create_dir_all(base.join("work")).unwrap();
-        let base = base.canonicalize().unwrap();
+        let base = ra_testkit::case_dir("init", name);
         Case { work: base.join("work"), base }
     }
 
@@ -152,8 +110,8 @@ fn os(s: &str) -> &OsStr {
 /// ENOENT. Nothing else shows what d is; the ENOENT beneath it says it is a directory (a file
 /// would have given ENOTDIR).
 fn inferdir_access_then_enoent_beneath_makes_a_directory() {
-    let Some(src) = shared("repro/inferdir.c") else { return };
-    if !have("cc") {
+    let Some(src) = shared_testdata("repro/inferdir.c") else { return };
+    if !have_program("cc") {
         return;
     }
     let c = Case::new("inferdir");
@@ -171,7 +129,7 @@ fn inferdir_access_then_enoent_beneath_makes_a_directory() {
 /// (`/etc/alternatives/cc`, `gcc`, `gcc-12`, ...) gcc resolves with readlink, stats and
 /// executes; the PATH search stats and access()es every candidate.
 fn make_and_gcc_build_replays_from_inferred_state() {
-    if !have("make") || !have("cc") {
+    if !have_program("make") || !have_program("cc") {
         return;
     }
     let c = Case::new("make");
@@ -209,7 +167,7 @@ fn make_and_gcc_build_replays_from_inferred_state() {
 /// `/usr/bin/python3 -> python3.11` and stats its library, including symlinks seen only in a
 /// directory listing).
 fn pyenv_style_shim_replays_from_inferred_state() {
-    if !have("python3") {
+    if !have_program("python3") {
         return;
     }
     let c = Case::new("shim");
@@ -243,7 +201,9 @@ fn pyenv_style_shim_replays_from_inferred_state() {
 /// The original Re-Animator `ls -R` trace (strace --dataseries) replays from what it shows.
 #[test]
 fn original_ls_r_trace_replays_from_inferred_state() {
-    let Some(trace) = shared("dataseries/reanimator-replayer/output_lsR.ds") else { return };
+    let Some(trace) = shared_testdata("dataseries/reanimator-replayer/output_lsR.ds") else {
+        return;
+    };
     ra_testkit::set_backend("ptrace");
     let c = Case::new("lsR");
     let r = c.replay_inferred_clean(&trace);

@@ -8,11 +8,10 @@
 
 use std::ffi::OsStr;
 use std::fs::File;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ra_testkit::{backend, both_backends, ebpf_available};
+use ra_testkit::{backend, both_backends, ebpf_available, have_program};
 
 both_backends!(
     sqlite3_inserts_replay_to_the_same_database,
@@ -28,26 +27,6 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_reanimator"))
 }
 
-fn require() -> bool {
-    std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() == Ok("1")
-}
-
-/// True when `program` is on PATH; otherwise prints the skip line (or fails under CI).
-fn have(program: &str) -> bool {
-    let found = std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| {
-            d.join(program)
-                .metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-    });
-    if !found {
-        assert!(!require(), "{program} not installed and REANIMATOR_REQUIRE_TESTDATA=1 (bash scripts/install-deps.sh installs it)");
-        eprintln!("skip: {program} not installed");
-    }
-    found
-}
-
 struct Case {
     base: PathBuf,
     /// The recorded program's working directory (snapshotted).
@@ -56,14 +35,7 @@ struct Case {
 
 impl Case {
     fn new(name: &str) -> Case {
-        let base = std::env::temp_dir().join(format!(
-            "ra-e2e-{}-{name}-{}",
-            std::process::id(),
-            backend()
-        ));
-        let _ = std::fs::remove_dir_all(&base);
-        std::fs::create_dir_all(base.join("work")).unwrap();
-        let base = base.canonicalize().unwrap();
+        let base = ra_testkit::case_dir("e2e", name);
         Case { work: base.join("work"), base }
     }
 
@@ -199,7 +171,7 @@ fn make_tree(dir: &Path) {
 }
 
 fn sqlite3_inserts_replay_to_the_same_database() {
-    if !have("sqlite3") {
+    if !have_program("sqlite3") {
         return;
     }
     let c = Case::new("sqlite");
@@ -222,7 +194,7 @@ fn sqlite3_inserts_replay_to_the_same_database() {
 }
 
 fn tar_x_replays_to_the_same_tree() {
-    if !have("tar") {
+    if !have_program("tar") {
         return;
     }
     let c = Case::new("tarx");
@@ -242,7 +214,7 @@ fn tar_x_replays_to_the_same_tree() {
 }
 
 fn git_init_add_commit_replays_to_the_same_repository() {
-    if !have("git") {
+    if !have_program("git") {
         return;
     }
     let c = Case::new("git");
@@ -266,7 +238,7 @@ fn git_init_add_commit_replays_to_the_same_repository() {
 }
 
 fn cp_r_replays_to_the_same_copy() {
-    if !have("cp") {
+    if !have_program("cp") {
         return;
     }
     let c = Case::new("cp");

@@ -47,17 +47,7 @@ fn bin() -> Command {
 }
 
 fn repro_dir() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/repro");
-    if d.join("README.md").is_file() {
-        return Some(d);
-    }
-    assert!(
-        std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() != Ok("1"),
-        "{} is missing and REANIMATOR_REQUIRE_TESTDATA=1",
-        d.display()
-    );
-    eprintln!("skip: {} not found (../shared/testdata is absent)", d.display());
-    None
+    ra_testkit::shared_testdata("repro")
 }
 
 /// One reproducer: compiled, recorded in its own directory, replayed.
@@ -116,17 +106,8 @@ impl Repro {
     /// `setup` prepares that directory first. None when the reproducers are absent.
     fn record(name: &str, args: &[&str], setup: impl FnOnce(&Path)) -> Option<Repro> {
         let src = repro_dir()?.join(format!("{name}.c"));
-        let base = std::env::temp_dir().join(format!(
-            "ra-repro-{}-{name}-{}",
-            std::process::id(),
-            backend()
-        ));
-        let _ = std::fs::remove_dir_all(&base);
-        let work = base.join("work");
-        std::fs::create_dir_all(&work).unwrap();
-        let base = base.canonicalize().unwrap();
-        let work = base.join("work");
-        let prog = work.join(name);
+        let r = Repro::fresh(name);
+        let prog = r.work.join(name);
         let o = Command::new("cc")
             .args(["-O2", "-pthread", "-w", "-o"])
             .arg(&prog)
@@ -134,26 +115,36 @@ impl Repro {
             .output()
             .unwrap();
         assert!(o.status.success(), "cc {}: {}", src.display(), String::from_utf8_lossy(&o.stderr));
-        setup(&work);
-        let trace = base.join("t.ds");
-        let o = bin()
-            .args(["record", "-q", "--backend", backend(), "-o"])
-            .arg(&trace)
-            .arg("--snapshot")
-            .arg(&work)
-            .arg("--")
-            .arg(format!("./{name}"))
-            .args(args)
-            .current_dir(&work)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        setup(&r.work);
+        let mut c = r.recorder();
+        c.arg(format!("./{name}")).args(args);
+        let o = c.output().unwrap();
         assert!(
-            o.status.success() || trace.is_file(),
+            o.status.success() || r.trace.is_file(),
             "record {name}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        Some(Repro { base, work, trace })
+        Some(r)
+    }
+
+    /// A fresh case directory (nothing recorded yet).
+    fn fresh(name: &str) -> Repro {
+        let base = ra_testkit::case_dir("repro", name);
+        Repro { work: base.join("work"), trace: base.join("t.ds"), base }
+    }
+
+    /// `reanimator record` of this case's backend into its trace, with `--snapshot` of and in
+    /// the work directory; the command follows.
+    fn recorder(&self) -> Command {
+        let mut c = bin();
+        c.args(["record", "-q", "--backend", backend(), "-o"])
+            .arg(&self.trace)
+            .arg("--snapshot")
+            .arg(&self.work)
+            .arg("--")
+            .current_dir(&self.work)
+            .stdin(Stdio::null());
+        c
     }
 
     /// Replay into a fresh root with `--init`, killed (and the test failed) after a minute.
@@ -218,29 +209,10 @@ impl Repro {
     /// Record a command (not a reproducer) in a fresh directory.
     fn record_cmd(name: &str, cmd: &[&str]) -> Option<Repro> {
         repro_dir()?;
-        let base = std::env::temp_dir().join(format!(
-            "ra-repro-{}-{name}-{}",
-            std::process::id(),
-            backend()
-        ));
-        let _ = std::fs::remove_dir_all(&base);
-        std::fs::create_dir_all(base.join("work")).unwrap();
-        let base = base.canonicalize().unwrap();
-        let work = base.join("work");
-        let trace = base.join("t.ds");
-        let o = bin()
-            .args(["record", "-q", "--backend", backend(), "-o"])
-            .arg(&trace)
-            .arg("--snapshot")
-            .arg(&work)
-            .arg("--")
-            .args(cmd)
-            .current_dir(&work)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let r = Repro::fresh(name);
+        let o = r.recorder().args(cmd).output().unwrap();
         assert!(o.status.success(), "record {cmd:?}: {}", String::from_utf8_lossy(&o.stderr));
-        Some(Repro { base, work, trace })
+        Some(r)
     }
 
     /// A path of the recorded work directory, inside the replay root.
@@ -521,30 +493,18 @@ fn a_unix_socket_bound_to_a_path_leaves_its_file() {
 /// and 2 were one open file description (one offset) in the recording; the replay reopened
 /// each inherited descriptor on its own, so lseek(2) answered 0 where 119 was recorded.
 fn stdout_and_stderr_redirected_to_one_file_share_an_offset() {
-    let base =
-        std::env::temp_dir().join(format!("ra-repro-{}-shared-{}", std::process::id(), backend()));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(base.join("work")).unwrap();
-    let base = base.canonicalize().unwrap();
-    let work = base.join("work");
-    let out = std::fs::File::create(work.join("out.log")).unwrap();
-    let trace = base.join("t.ds");
+    let r = Repro::fresh("shared");
+    let out = std::fs::File::create(r.work.join("out.log")).unwrap();
     let py = "import os\nos.write(1, b'12345')\nos.write(2, b'67')\nprint(os.lseek(2, 0, 1), flush=True)\n";
-    let o = bin()
-        .args(["record", "-q", "--backend", backend(), "-o"])
-        .arg(&trace)
-        .arg("--snapshot")
-        .arg(&work)
-        .args(["--", "python3", "-c", py])
-        .current_dir(&work)
-        .stdin(Stdio::null())
+    let o = r
+        .recorder()
+        .args(["python3", "-c", py])
         .stdout(out.try_clone().unwrap())
         .stderr(out)
         .output()
         .unwrap();
     assert!(o.status.success());
-    assert_eq!(std::fs::read(work.join("out.log")).unwrap(), b"12345677\n");
-    let r = Repro { base, work, trace };
+    assert_eq!(std::fs::read(r.work.join("out.log")).unwrap(), b"12345677\n");
     let x = r.replay(&[]);
     assert_eq!(x.mismatches(), 0, "{}", x.show());
 }

@@ -51,6 +51,57 @@ pub fn scratch_dir(tag: &str) -> PathBuf {
     d
 }
 
+/// True when CI asked for every fixture and program to be present
+/// (`REANIMATOR_REQUIRE_TESTDATA=1`): a test that would skip fails instead.
+pub fn require_testdata() -> bool {
+    std::env::var("REANIMATOR_REQUIRE_TESTDATA").as_deref() == Ok("1")
+}
+
+/// `../shared/testdata/<rel>` beside the repository, or None: the test skips with a printed
+/// reason, or fails under [`require_testdata`].
+pub fn shared_testdata(rel: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata").join(rel);
+    if p.exists() {
+        return Some(p);
+    }
+    assert!(!require_testdata(), "{} missing and REANIMATOR_REQUIRE_TESTDATA=1", p.display());
+    eprintln!("skip: {} not found (../shared/testdata is absent)", p.display());
+    None
+}
+
+/// True when `program` is an executable on PATH; otherwise prints the skip line, or fails
+/// under [`require_testdata`].
+pub fn have_program(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let found = std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|d| {
+            d.join(program)
+                .metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    });
+    if !found {
+        assert!(
+            !require_testdata(),
+            "{program} not installed and REANIMATOR_REQUIRE_TESTDATA=1 \
+             (bash scripts/install-deps.sh installs it)"
+        );
+        eprintln!("skip: {program} not installed");
+    }
+    found
+}
+
+/// A fresh directory with an empty `work/` in it for one test case of the current backend:
+/// `$TMPDIR/ra-<tag>-<pid>-<name>-<backend>`, canonical (traces record canonical paths).
+pub fn case_dir(tag: &str, name: &str) -> PathBuf {
+    let base =
+        std::env::temp_dir().join(format!("ra-{tag}-{}-{name}-{}", std::process::id(), backend()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(base.join("work"))
+        .unwrap_or_else(|e| panic!("create {}: {e}", base.display()));
+    base.canonicalize().unwrap_or_else(|e| panic!("{}: {e}", base.display()))
+}
+
 /// Whether a test that needs privileges or kernel features can run: `available` is the probe's
 /// answer (`Err(reason)` when it cannot). When it cannot, prints `skip: <what>: <reason>` and
 /// returns false, or panics when `REANIMATOR_REQUIRE_PRIVILEGED=1` (CI runs as root and must
