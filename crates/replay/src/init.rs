@@ -1080,18 +1080,10 @@ mod tests {
             Script { t: 1_763_800_000_000_000_000, events: Vec::new() }
         }
         fn call(&mut self, name: &str, ret: i64, errno: i32, args: &[(&str, ArgValue)]) {
-            let def = ra_syscalls::lookup(name).unwrap_or_else(|| panic!("{name}"));
-            let mut e = Event::new(def);
+            let mut e = crate::testutil::event(name, 900, ret, errno, args);
             self.t += 10_000;
             e.time_called = Some(self.t);
             e.time_returned = Some(self.t + 2_000);
-            e.pid = Some(900);
-            e.tid = Some(900);
-            e.ret = Some(ret);
-            e.errno = Some(errno);
-            for (n, v) in args {
-                assert!(e.set_arg(n, v.clone()), "{name}: {n}");
-            }
             self.events.push(e);
         }
         /// Write the trace, infer into a fresh root; the root's real path and the stats.

@@ -20,6 +20,27 @@ mod sys;
 pub mod verify;
 pub mod world;
 
+/// What the unit tests of several modules build events with.
+#[cfg(test)]
+mod testutil {
+    use ra_trace::{ArgValue, Event};
+
+    /// A recorded call of the registry's `name` by single-threaded process `pid`, with its
+    /// result, errno and arguments (by man-page name).
+    pub fn event(name: &str, pid: i32, ret: i64, errno: i32, args: &[(&str, ArgValue)]) -> Event {
+        let def = ra_syscalls::lookup(name).unwrap_or_else(|| panic!("no call {name}"));
+        let mut e = Event::new(def);
+        e.pid = Some(pid);
+        e.tid = Some(pid);
+        e.ret = Some(ret);
+        e.errno = Some(errno);
+        for (n, v) in args {
+            assert!(e.set_arg(n, v.clone()), "{name} has no argument {n}");
+        }
+        e
+    }
+}
+
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -1257,8 +1257,8 @@ mod tests {
         assert_eq!(Gate::ready(&lock(&g.m), 3, 20, &[2]), Err(2));
     }
 
-    #[test]
-    fn a_parked_executor_wakes_when_its_blocker_finishes() {
+    /// A gate with calls 1 and 2, and a thread parked at it with call 2 (held back by 1).
+    fn parked_on_call_1() -> (Arc<Gate>, Arc<AtomicBool>, JoinHandle<bool>) {
         let g = Arc::new(gate_with(&[(1, 10), (2, 40)]));
         let stop = Arc::new(AtomicBool::new(false));
         let (g2, s2) = (g.clone(), stop.clone());
@@ -1266,6 +1266,12 @@ mod tests {
         while !lock(&g.m).waiting.contains_key(&2) {
             std::thread::sleep(Duration::from_millis(1));
         }
+        (g, stop, t)
+    }
+
+    #[test]
+    fn a_parked_executor_wakes_when_its_blocker_finishes() {
+        let (g, _stop, t) = parked_on_call_1();
         let t0 = Instant::now();
         g.done(&job(1, 0, 10, vec![]));
         assert!(t.join().unwrap(), "let through");
@@ -1294,13 +1300,7 @@ mod tests {
 
     #[test]
     fn a_stop_releases_parked_executors_at_once() {
-        let g = Arc::new(gate_with(&[(1, 10), (2, 40)]));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (g2, s2) = (g.clone(), stop.clone());
-        let t = std::thread::spawn(move || g2.wait(&job(2, 20, 40, vec![]), &s2));
-        while !lock(&g.m).waiting.contains_key(&2) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        let (g, stop, t) = parked_on_call_1();
         let t0 = Instant::now();
         stop.store(true, Ordering::Relaxed);
         g.wake_all();

@@ -520,15 +520,7 @@ mod tests {
     use super::*;
 
     fn ev(name: &str, pid: i32, ret: i64, args: &[(&str, ArgValue)]) -> Event {
-        let mut e = Event::new(ra_syscalls::lookup(name).unwrap());
-        e.pid = Some(pid);
-        e.tid = Some(pid);
-        e.ret = Some(ret);
-        e.errno = Some(0);
-        for (k, v) in args {
-            assert!(e.set_arg(k, v.clone()), "{name} has no {k}");
-        }
-        e
+        crate::testutil::event(name, pid, ret, 0, args)
     }
 
     fn open(pid: i32, path: &str, fd: i64) -> Event {
