@@ -195,6 +195,8 @@ fn bad_input_is_refused_in_one_line() {
     assert_eq!(o.status.code(), Some(2));
     let o = replay(&trace, &root, &["--force", "--stall-timeout", "-1"]);
     assert_eq!(o.status.code(), Some(2));
+    // Beyond what a Duration holds (it panicked): one line, exit 2.
+    one_line_error(&replay(&trace, &root, &["--force", "--stall-timeout", "1e30"]), "at most");
     let _ = std::fs::remove_dir_all(&d);
 }
 
