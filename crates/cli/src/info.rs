@@ -114,6 +114,12 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             }
         }
     }
+    // The index against the extents themselves (headers only): readers that seek through it
+    // (dump, replay) must find at each offset the type it names.
+    let index_error = match (&trailer, &header_error) {
+        (TrailerStatus::Valid { .. }, None) => ds.verify_index().err(),
+        _ => None,
+    };
     let declared = ds.types().len();
     let is_trace = ds.types().iter().any(|t| t.name().starts_with(PREFIX));
 
@@ -163,7 +169,10 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         None => "dataseries",
     };
     let trailer_text = match &trailer {
-        TrailerStatus::Valid { .. } => "complete (trailer and index valid)".to_string(),
+        TrailerStatus::Valid { .. } => match &index_error {
+            None => "complete (trailer valid, index verified against the extents)".to_string(),
+            Some(e) => format!("complete trailer, damaged index: {e}"),
+        },
         TrailerStatus::Missing => match cut_tail {
             None => "unfinished: no trailer (the writer did not finish); every extent written is \
                      readable"
@@ -244,7 +253,9 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             "declared_types": declared,
             "extents": total_extents,
             "records": total_records,
-            "verified": !a.quick && verify_error.is_none() && header_error.is_none(),
+            "verified": !a.quick && verify_error.is_none() && header_error.is_none()
+                && index_error.is_none(),
+            "index_valid": matches!(trailer, TrailerStatus::Valid { .. }) && index_error.is_none(),
             "time_span": span.map(|(lo, hi)| json!({"first_ns": lo, "last_ns": hi, "duration_ns": hi - lo,
                                                   "first": rfc3339(lo), "last": rfc3339(hi)})),
             "types": types_json,
@@ -393,7 +404,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             )?;
         }
     }
-    if let Some(e) = header_error.or(verify_error) {
+    if let Some(e) = header_error.or(verify_error).or(index_error) {
         return Err(anyhow::Error::new(e).context(format!("{} is damaged", path.display())));
     }
     Ok(ExitCode::SUCCESS)

@@ -56,7 +56,7 @@ fn info_describes_the_example_trace() {
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(out.contains("reanimator system-call trace, schema 2"), "{out}");
-    assert!(out.contains("complete (trailer and index valid)"), "{out}");
+    assert!(out.contains("complete (trailer valid, index verified against the extents)"), "{out}");
     assert!(out.contains("command            cat /etc/hostname"), "{out}");
     assert!(out.contains("IOTTAFSL::Trace::Syscall::openat"), "{out}");
     assert!(out.contains("Time span   2025-11-22T08:26:40.000000000Z"), "{out}");

@@ -534,7 +534,8 @@ fn a_non_blocking_pipe_filled_to_eagain_replays_without_waiting() {
 
 /// index-offsets-swapped.ds: testdata/example.ds with two ExtentIndex offsets swapped (the
 /// checksums are valid). dump and replay read an extent of one type by another type's layout
-/// and panicked (index out of bounds); now one clear error, exit 2.
+/// and panicked (index out of bounds) while info called the index valid; now one clear error,
+/// exit 2, from all three.
 #[test]
 fn an_index_pointing_at_an_extent_of_another_type_is_a_clear_error() {
     let Some(dir) = repro_dir() else { return };
@@ -550,6 +551,13 @@ fn an_index_pointing_at_an_extent_of_another_type_is_a_clear_error() {
             "{args:?}: {err}"
         );
     }
+    // info checks the index against the extents instead of calling it valid.
+    let o = bin().arg("info").arg(&trace).stdin(Stdio::null()).output().unwrap();
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.contains("complete trailer, damaged index: extent at offset"), "{out}");
+    assert!(!out.contains("verified"), "{out}");
+    assert!(err.contains("is damaged") && err.contains("the ExtentIndex names type"), "{err}");
     let _ = std::fs::remove_dir_all(&root);
 }
 

@@ -62,6 +62,15 @@ pub enum Error {
         /// The extent's own type.
         found: String,
     },
+    /// The ExtentIndex disagrees with the extents in the file (an entry at no extent, an
+    /// extent the index leaves out, an entry listed twice).
+    #[error("ExtentIndex at offset {index_offset}: {detail}")]
+    BadIndex {
+        /// File offset of the index extent.
+        index_offset: u64,
+        /// What disagrees, with the offsets involved.
+        detail: String,
+    },
     /// The 40-byte file header is not a DSv1 header.
     #[error("file header: {check} check failed")]
     BadFileHeader {

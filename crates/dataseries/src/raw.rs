@@ -102,6 +102,54 @@ pub fn decode_sections(
     })
 }
 
+/// Rewrites the two checksums of the extent in `bytes` (exactly one whole extent) so that they
+/// match its data: the bjhash of the uncompressed sections, then the adler32 of the stored
+/// bytes. For tools that build damaged-but-consistent files (tests, the trace fuzzer): every
+/// other check still applies, so an extent that does not decompress is an error.
+pub fn reseal_extent(
+    bytes: &mut [u8],
+    big_endian: bool,
+    lookup: &dyn Fn(&str) -> Option<Arc<ExtentType>>,
+) -> Result<()> {
+    let checks = Checks { adler32: false, bjhash: true };
+    let s = crate::codec::unpack_sections(
+        std::borrow::Cow::Borrowed(&*bytes),
+        big_endian,
+        0,
+        lookup,
+        false,
+        checks,
+    );
+    let hash = match s {
+        Ok(s) => s.header.bjhash,
+        Err(crate::Error::BadChecksum { found, .. }) => found,
+        Err(e) => return Err(e),
+    };
+    let put = |v: u32| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
+    bytes[20..24].copy_from_slice(&put(hash));
+    let adler = crate::hash::extent_adler32(bytes);
+    bytes[16..20].copy_from_slice(&put(adler));
+    Ok(())
+}
+
+/// Rewrites the complement and the hash of a 28-byte file trailer to match its packed size,
+/// chained checksum and index offset (which are kept as they are).
+pub fn reseal_trailer(trailer: &mut [u8; 28], big_endian: bool) {
+    let get = |b: &[u8]| {
+        let w = [b[0], b[1], b[2], b[3]];
+        if big_endian {
+            i32::from_be_bytes(w)
+        } else {
+            i32::from_le_bytes(w)
+        }
+    };
+    let put = |v: i32| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
+    let packed = get(&trailer[4..8]);
+    trailer[8..12].copy_from_slice(&put(!packed));
+    let h = crate::hash::bjhash(1776, &trailer[..24]) as i32;
+    trailer[24..28].copy_from_slice(&put(h));
+}
+
 /// Parses the header of an extent at the start of `bytes`.
 pub fn parse_extent_header(bytes: &[u8], big_endian: bool) -> Result<ExtentHeader> {
     Ok(crate::codec::parse_header(bytes, big_endian, 0)?.to_public(0))

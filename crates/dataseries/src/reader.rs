@@ -362,6 +362,60 @@ impl DsReader {
         Ok(Some(out))
     }
 
+    /// Checks the ExtentIndex against the extents themselves (headers only, no decoding):
+    /// every entry names an extent that starts at its offset and has its type, and every
+    /// extent in the file is listed exactly once. Returns the number of entries checked;
+    /// `Ok(None)` when the file has no trailer (so no index to check).
+    pub fn verify_index(&self) -> Result<Option<usize>> {
+        let Some(index) = self.index()? else { return Ok(None) };
+        let index_offset = match self.trailer {
+            TrailerStatus::Valid { index_offset } => index_offset,
+            _ => unreachable!("index() returns Some only with a valid trailer"),
+        };
+        let bad = |detail: String| Error::BadIndex { index_offset, detail };
+        let mut extents: HashMap<u64, String> = HashMap::new();
+        for h in self.headers() {
+            let h = h?;
+            extents.insert(h.offset, h.type_name);
+        }
+        let mut seen: HashMap<u64, usize> = HashMap::with_capacity(index.len());
+        for (i, (off, name)) in index.iter().enumerate() {
+            // DataSeries' own writer does not list the XmlType extent; tolerate one that does.
+            if *off == FILE_HEADER_LEN && name == XMLTYPE_NAME {
+                continue;
+            }
+            if let Some(first) = seen.insert(*off, i) {
+                return Err(bad(format!("entries {first} and {i} both name offset {off}")));
+            }
+            match extents.get(off) {
+                None => {
+                    return Err(bad(format!(
+                        "entry {i} ({name}) names offset {off}, where no extent starts"
+                    )))
+                }
+                Some(found) if found != name => {
+                    return Err(Error::IndexMismatch {
+                        extent_offset: *off,
+                        expected: name.clone(),
+                        found: found.clone(),
+                    })
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some((off, name)) =
+            extents.iter().filter(|(o, _)| !seen.contains_key(o)).min_by_key(|(o, _)| **o)
+        {
+            return Err(bad(format!(
+                "the {name} extent at offset {off} is not listed ({} entries for {} extents, \
+                 the XmlType extent included)",
+                index.len(),
+                extents.len() + 1
+            )));
+        }
+        Ok(Some(index.len()))
+    }
+
     /// Reads and fully decodes (all checks) the extent at `offset`.
     pub fn read_extent_at(&self, offset: u64) -> Result<Extent> {
         let (_, bytes) = self.read_raw_extent(offset)?;

@@ -53,6 +53,7 @@ fn every_valid_fixture_decodes_with_all_checks() {
         for (h, (off, name)) in headers.iter().zip(&idx[1..]) {
             assert_eq!((h.offset, &h.type_name), (*off, name));
         }
+        assert_eq!(r.verify_index().unwrap(), Some(idx.len()), "{}", p.display());
         // Every extent (index included) decodes with all checks, by random access...
         let mut nrec = 0usize;
         for h in &headers {
