@@ -186,13 +186,23 @@ pub(crate) fn never_returns(def: &SyscallDef) -> bool {
     def.ret == Ret::NoReturn && matches!(def.name, "exit" | "exit_group")
 }
 
-/// Scalar register → the value recorded (C `int`s sign-extended, `mode_t` zero-extended).
-pub(crate) fn scalar(kind: ArgKind, raw: u64) -> i64 {
-    match kind {
-        ArgKind::Fd | ArgKind::DirFd => raw as u32 as i32 as i64,
-        ArgKind::Mode => raw as u32 as i64,
-        _ => raw as i64,
+/// Argument `i`'s register → the value recorded: what the kernel reads of it (the registry's
+/// [`ra_syscalls::Width`]: `int`s sign-extended from the low half, `unsigned int` and `mode_t`
+/// zero-extended), descriptors always as signed `int`s (so -1 and AT_FDCWD show as such).
+pub(crate) fn scalar(def: &SyscallDef, i: usize, raw: u64) -> i64 {
+    match def.args.get(i).map(|a| a.kind) {
+        Some(ArgKind::Fd | ArgKind::DirFd) => raw as u32 as i32 as i64,
+        _ => def.arg_value(i, raw),
     }
+}
+
+/// The six argument registers as the kernel reads them (see [`scalar`]): lengths, counts and
+/// command words computed from them then agree with the kernel's.
+pub(crate) fn kernel_args(def: &SyscallDef, mut raw: [u64; 6]) -> [u64; 6] {
+    for (i, r) in raw.iter_mut().enumerate().take(def.args.len()) {
+        *r = scalar(def, i, *r) as u64;
+    }
+    raw
 }
 
 /// Find `program` the way execvp would.

@@ -16,6 +16,7 @@ both_backends!(
     exec_from_a_thread_is_followed,
     exit_group_with_threads_blocked_in_calls_neither_hangs_nor_loses_them,
     fcntl_locks_keep_their_struct_flock,
+    thirty_two_bit_arguments_are_recorded_as_the_kernel_reads_them,
 );
 
 fn record(name: &str) -> (std::process::Output, Vec<Event>) {
@@ -30,6 +31,7 @@ fn record(name: &str) -> (std::process::Output, Vec<Event>) {
         .arg(&trace)
         .arg("--")
         .arg(ra_testkit::program(name))
+        .current_dir(&dir)
         .output()
         .unwrap();
     assert!(t0.elapsed() < Duration::from_secs(30), "{name}: the recording ended");
@@ -145,4 +147,46 @@ fn fcntl_locks_keep_their_struct_flock() {
     assert!(locks
         .iter()
         .any(|e| col(e, "lock_start") == Some(ra_trace::ExtraValue::Int(0x4000_0000))));
+}
+
+/// highbits.c passes `int`-sized arguments with garbage in the upper half of their registers.
+/// The trace holds what the kernel read: F_SETLK with its struct flock (the command check
+/// missed it), SEEK_END, getdents64's count (a replay of the garbage fails with EINVAL), the
+/// open mode's 16 bits; and a replay of the trace is clean.
+fn thirty_two_bit_arguments_are_recorded_as_the_kernel_reads_them() {
+    let (o, ev) = record("highbits");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = json(&o);
+    assert_eq!(
+        (j["lock_ok"].as_i64(), j["end"].as_i64(), j["mode"].as_i64()),
+        (Some(1), Some(10), Some(0o640))
+    );
+    let int = |e: &Event, a: &str| e.arg(a).and_then(ArgValue::as_int);
+    let open = ev
+        .iter()
+        .find(|e| {
+            e.name == "openat"
+                && e.arg("pathname").and_then(ArgValue::as_data) == Some(&b"data\0"[..])
+        })
+        .expect("openat of data");
+    assert_eq!(int(open, "dirfd"), Some(-100));
+    assert_eq!(int(open, "flags"), Some(i64::from(libc::O_CREAT | libc::O_RDWR | libc::O_TRUNC)));
+    assert_eq!(int(open, "mode"), Some(0o640));
+    let lock = ev.iter().find(|e| e.name == "fcntl" && e.ret == Some(0)).expect("fcntl");
+    assert_eq!(int(lock, "cmd"), Some(i64::from(libc::F_SETLK)));
+    let col = |e: &Event, n: &str| e.extra.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+    assert_eq!(col(lock, "lock_start"), Some(ra_trace::ExtraValue::Int(2)), "the struct flock");
+    assert_eq!(col(lock, "lock_length"), Some(ra_trace::ExtraValue::Int(3)));
+    let seek = ev.iter().find(|e| e.name == "lseek").expect("lseek");
+    assert_eq!(int(seek, "whence"), Some(i64::from(libc::SEEK_END)));
+    let dents = ev.iter().find(|e| e.name == "getdents64").expect("getdents64");
+    assert_eq!(int(dents, "count"), Some(4096));
+    let dir = ev
+        .iter()
+        .find(|e| {
+            e.name == "openat" && e.arg("pathname").and_then(ArgValue::as_data) == Some(&b".\0"[..])
+        })
+        .expect("openat of .");
+    assert_eq!(int(dents, "fd"), dir.ret);
+    assert!(dents.ret.is_some_and(|n| n > 0));
 }

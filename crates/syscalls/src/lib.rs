@@ -12,6 +12,8 @@
 pub mod arch;
 mod defs;
 pub mod flags;
+mod width;
+pub use width::Width;
 
 pub use defs::REGISTRY;
 

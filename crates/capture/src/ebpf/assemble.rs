@@ -332,11 +332,11 @@ impl Assembler {
             let parts = std::mem::take(&mut partial.slots[i]);
             ev.args[i] = match a.kind {
                 ArgKind::Int | ArgKind::Fd | ArgKind::DirFd | ArgKind::Flags(_) | ArgKind::Mode => {
-                    ArgValue::Int(scalar(a.kind, raw))
+                    ArgValue::Int(scalar(def, i, raw))
                 }
                 // A socklen_t * records what it points to after the call.
                 ArgKind::Addr if status == ST_OK => ArgValue::Int(c.aux[i] as i64),
-                ArgKind::Addr => ArgValue::Int(scalar(a.kind, raw)),
+                ArgKind::Addr => ArgValue::Int(scalar(def, i, raw)),
                 _ if raw == 0 => ArgValue::Absent,
                 _ => match status {
                     ST_NOT_CAPTURED => {

@@ -34,6 +34,9 @@ pub const AF_ENTRY: u8 = 1;
 pub const AF_OUT: u8 = 2;
 pub const AF_BULK: u8 = 4;
 pub const AF_TRIM_RET: u8 = 8;
+/// The argument is a C `int`-sized value: the kernel reads the low 32 bits of its register, so
+/// the program keeps only those (lengths, counts and command words it evaluates included).
+pub const AF_NARROW: u8 = 16;
 
 pub const RF_CAPTURE: u8 = 1;
 pub const RF_NO_RETURN: u8 = 2;

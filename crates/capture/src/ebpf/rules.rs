@@ -58,6 +58,9 @@ pub fn rule(def: &SyscallDef) -> SyscallRule {
     let derefs = deref_len_args(def);
     for (i, a) in def.args.iter().enumerate().take(NARGS) {
         r.args[i] = arg_rule(def, a.kind, derefs.contains(&i));
+        if def.arg_widths().get(i).is_some_and(|w| *w != ra_syscalls::Width::Full) {
+            r.args[i].flags |= AF_NARROW;
+        }
     }
     if let Some((cond, mask)) = fcntl_lock_commands(def) {
         r.flags |= RF_XARG;

@@ -24,8 +24,8 @@ use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
 use ra_trace::{ArgValue, Event, IovValue};
 
 use crate::common::{
-    deref_len_args, flock_columns_from, hash_bulk, inherited_fds, is_bulk, never_returns, now_ns,
-    proc_info, resolve, scalar, stamp, struct_size, synthetic_fds, ProcInfo,
+    deref_len_args, flock_columns_from, hash_bulk, inherited_fds, is_bulk, kernel_args,
+    never_returns, now_ns, proc_info, resolve, stamp, struct_size, synthetic_fds, ProcInfo,
 };
 use crate::sink::TraceSink;
 use crate::{Backend, Capabilities, DataMode, Error, Result, Selection, Target, Unavailable};
@@ -337,7 +337,7 @@ impl<'a> Tracer<'a> {
             self.resume(tid, 0);
             return Ok(());
         };
-        let args = info.args();
+        let args = kernel_args(def, info.args());
         let skip_bulk = self.opts.data == DataMode::None;
         let p = self.thread(tid).info;
         let mut ev = Event::new(def);
@@ -351,7 +351,7 @@ impl<'a> Tracer<'a> {
                 | ArgKind::DirFd
                 | ArgKind::Flags(_)
                 | ArgKind::Mode
-                | ArgKind::Addr => ArgValue::Int(scalar(a.kind, raw)),
+                | ArgKind::Addr => ArgValue::Int(raw as i64),
                 _ if raw == 0 => ArgValue::Absent,
                 // (Outputs are decided at the exit stop: a failed call's is absent.)
                 k if skip_bulk && is_bulk(k) && !k.is_output() => {

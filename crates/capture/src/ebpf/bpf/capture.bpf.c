@@ -1488,6 +1488,12 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	s->args[3] = regs->r10;
 	s->args[4] = regs->r8;
 	s->args[5] = regs->r9;
+	/* A 32-bit argument's register may hold garbage above it (the kernel reads the low half):
+	 * keep what the kernel reads, before any length, count or command is evaluated. */
+#pragma unroll
+	for (int i = 0; i < NARGS; i++)
+		if (r->args[i].flags & AF_NARROW)
+			s->args[i] = (__u32)s->args[i];
 	s->ts_enter = bpf_ktime_get_ns();
 	s->active = 1;
 	/* (Before the argument walk: the verifier then checks the task loads once, not once

@@ -46,6 +46,7 @@
 #define AF_BULK 4     /* bulk data: not copied with --data none */
 #define AF_TRIM_RET 8 /* input the call reports consuming: at most `ret` bytes (iov/msg/buf), or
                          each message's msg_len (mmsg) */
+#define AF_NARROW 16  /* a 32-bit C argument: only the low half of its register is kept */
 
 /* struct syscall_rule.flags */
 #define RF_CAPTURE 1    /* record this call */
