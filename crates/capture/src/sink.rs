@@ -93,7 +93,8 @@ impl TraceSink {
     /// (with its parent's descriptors) before the child's first call, so the child's events
     /// are held until the creator's next event (its clone call; or its next captured call when
     /// the clone is not captured) or the creator's end ([`TraceSink::thread_gone`]).
-    pub fn push(&mut self, e: Event) -> Result<()> {
+    pub fn push(&mut self, mut e: Event) -> Result<()> {
+        e.canonical_vectors();
         let tid = e.tid.unwrap_or(0);
         if let Some((_, q)) = self.held.get_mut(&tid) {
             q.push(e);

@@ -17,10 +17,10 @@ use crate::{SyscallDef, REGISTRY};
 pub enum Width {
     /// All 64 bits (pointers, `long`, `size_t`, `off_t`).
     Full,
-    /// The low 32 bits, sign-extended (`int`, `pid_t`).
+    /// The low 32 bits, sign-extended (`int`, `pid_t`; `uid_t`/`gid_t`, whose -1 means
+    /// "unchanged").
     I32,
-    /// The low 32 bits, zero-extended (`unsigned int`, `uid_t`, `socklen_t`, `dev_t` of
-    /// `mknod`).
+    /// The low 32 bits, zero-extended (`unsigned int`, `socklen_t`, `dev_t` of `mknod`).
     U32,
     /// The low 16 bits, zero-extended (`umode_t`: every `mode_t` the kernel takes).
     U16,
@@ -45,9 +45,11 @@ impl Width {
         }
         let ty = ty.strip_prefix("const ").unwrap_or(ty);
         Some(match ty {
-            "int" | "pid_t" | "clockid_t" | "key_t" | "timer_t" | "idtype_t" => Width::I32,
-            "unsigned int" | "unsigned" | "uid_t" | "gid_t" | "socklen_t" | "id_t" | "u32"
-            | "__u32" => Width::U32,
+            // uid_t and gid_t are unsigned, but their one special value is (uid_t) -1
+            // ("unchanged" for chown): recorded as -1 (the same 32 bits), as strace shows it.
+            "int" | "pid_t" | "clockid_t" | "key_t" | "timer_t" | "idtype_t" | "uid_t"
+            | "gid_t" | "id_t" => Width::I32,
+            "unsigned int" | "unsigned" | "socklen_t" | "u32" | "__u32" => Width::U32,
             "mode_t" | "umode_t" => Width::U16,
             "long" | "unsigned long" | "size_t" | "ssize_t" | "off_t" | "off64_t" | "loff_t"
             | "dev_t" | "nfds_t" | "u64" | "__u64" | "rlim_t" | "aio_context_t" => Width::Full,

@@ -135,6 +135,20 @@ impl Event {
         }
     }
 
+    /// The one form of a vector argument (`writev`'s iovec array, `sendmsg`'s message) that
+    /// was not read — a NULL or unreadable array (the kernel fails the call with EFAULT), a
+    /// failed call's output: an empty list, the count argument still as the program passed it.
+    /// Both recorders' events pass through this, and it is what the trace reads back. (An
+    /// array the recorder chose not to read, `--data none`, stays `NotCaptured`.)
+    pub fn canonical_vectors(&mut self) {
+        let Some(def) = self.def else { return };
+        for (a, v) in def.args.iter().zip(self.args.iter_mut()) {
+            if a.kind.is_vector() && *v == ArgValue::Absent {
+                *v = ArgValue::Iov(Vec::new());
+            }
+        }
+    }
+
     /// Failed (an errno is recorded).
     pub fn failed(&self) -> bool {
         self.errno.is_some_and(|e| e != 0)

@@ -495,7 +495,11 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
                     vecs.push(IovValue { requested: requested.max(0) as u64, data });
                     c.row += 1;
                 }
-                ev.args[ai] = ArgValue::Iov(vecs);
+                ev.args[ai] = if vecs.is_empty() && ev.buffer_not_captured {
+                    ArgValue::NotCaptured
+                } else {
+                    ArgValue::Iov(vecs)
+                };
             }
         } else if let Some(f_cont) = l.continuation {
             let string_args: Vec<usize> = def

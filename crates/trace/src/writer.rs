@@ -651,10 +651,17 @@ fn write_args(st: &mut CallState, ev: &Event) -> Result<()> {
 /// Write the records of one event; returns how many.
 fn write_records(st: &mut CallState, ev: &Event, first_id: u64) -> Result<u64> {
     let ty = st.layout.ty.clone();
-    let iov = ev.args.iter().enumerate().find_map(|(i, v)| match v {
-        ArgValue::Iov(v) => Some((i, v)),
-        _ => None,
-    });
+    // A vector call is always a header record and one record per vector; a vector argument
+    // not read (not captured, or absent in an event that skipped canonical_vectors) has none.
+    let iov =
+        ev.def.and_then(|d| d.args.iter().position(|a| a.kind.is_vector())).and_then(|i| match ev
+            .args
+            .get(i)?
+        {
+            ArgValue::Iov(v) => Some((i, v.as_slice())),
+            ArgValue::Absent | ArgValue::NotCaptured => Some((i, &[][..])),
+            _ => None,
+        });
     let strings: Vec<(usize, &Vec<Vec<u8>>)> = ev
         .args
         .iter()

@@ -345,8 +345,12 @@ impl Assembler {
                     }
                     ST_OK | ST_FAULT | ST_TRUNC => {
                         let n = c.nvec[i] as usize;
-                        let faulted = parts.iter().any(|p| p.fault);
-                        if status != ST_OK || faulted || !complete {
+                        let faulted = status == ST_FAULT || parts.iter().any(|p| p.fault);
+                        // Memory the kernel could not read either (the call failed with EFAULT)
+                        // is recorded as far as it was readable, not as a capture loss (the
+                        // ptrace recorder's rule too).
+                        let kernel_faulted = faulted && ev.errno == Some(libc::EFAULT);
+                        if (status != ST_OK || faulted || !complete) && !kernel_faulted {
                             ev.buffer_not_captured = true;
                         }
                         value(a.kind, parts, n)
@@ -548,24 +552,27 @@ mod tests {
         let ev = a.call(&c).unwrap();
         assert_eq!(ev.arg("buf"), Some(&ArgValue::Data(b"ok".to_vec())));
         assert_eq!(a.stats.orphan_records, 1);
-        // A copy that faulted: what was read, and the flag.
-        let d = data(5, 4, 1, 0, 8, 0, b"", DF_FAULT);
-        a.chunk(&d, d.payload, false);
-        let c = CallRec {
-            tid: 5,
-            seq: 4,
-            entry_tid: 5,
-            nr: 1,
-            ret: -14,
-            nrec: 1,
-            args: [1, 0x10, 8, 0, 0, 0],
-            status: [0, ST_FAULT, 0, 0, 0, 0, 0],
-            nvec: [0, 1, 0, 0, 0, 0, 0],
-            ..CallRec::default()
-        };
-        let ev = a.call(&c).unwrap();
-        assert!(ev.buffer_not_captured);
-        assert_eq!(ev.arg("buf"), Some(&ArgValue::Data(Vec::new())));
+        // A copy that faulted where the kernel's did not (the call wrote 8 bytes): what was
+        // read, and the flag. Where the kernel faulted too (EFAULT): no loss, no flag.
+        for (seq, ret, lost) in [(4, 8, true), (5, -14, false)] {
+            let d = data(5, seq, 1, 0, 8, 0, b"", DF_FAULT);
+            a.chunk(&d, d.payload, false);
+            let c = CallRec {
+                tid: 5,
+                seq,
+                entry_tid: 5,
+                nr: 1,
+                ret,
+                nrec: 1,
+                args: [1, 0x10, 8, 0, 0, 0],
+                status: [0, ST_FAULT, 0, 0, 0, 0, 0],
+                nvec: [0, 1, 0, 0, 0, 0, 0],
+                ..CallRec::default()
+            };
+            let ev = a.call(&c).unwrap();
+            assert_eq!(ev.buffer_not_captured, lost, "ret {ret}");
+            assert_eq!(ev.arg("buf"), Some(&ArgValue::Data(Vec::new())));
+        }
     }
 
     #[test]

@@ -211,9 +211,15 @@ fn read_iov_data(pid: Pid, vecs: Vec<(u64, u64)>, limit: Option<u64>) -> ArgValu
 }
 
 /// Keep only the first `ret` bytes of captured input vectors (what the call consumed).
+/// Input vectors of a call that reports what it consumed keep the first `ret` bytes; a failed
+/// call consumed nothing it reports, and keeps what the program passed, whole (as `sendto`'s
+/// buffer, and as the eBPF recorder keeps it).
 fn trim_iov(v: &mut ArgValue, ret: Option<i64>) {
     if let (ArgValue::Iov(v), Some(r)) = (v, ret) {
-        let mut left = r.max(0) as usize;
+        if r < 0 {
+            return;
+        }
+        let mut left = r as usize;
         for iov in v.iter_mut() {
             if let Some(d) = &mut iov.data {
                 d.truncate(left);
@@ -404,10 +410,11 @@ impl<'a> Tracer<'a> {
                     }
                     None => ArgValue::NotCaptured,
                 },
+                // An array the kernel cannot read either (EFAULT): no vectors.
                 ArgKind::IovIn { count } => {
                     match mem::read_iovecs(tid, raw, args[count] as usize) {
                         Some(v) => read_iov_data(tid, v, None),
-                        None => ArgValue::NotCaptured,
+                        None => ArgValue::Iov(Vec::new()),
                     }
                 }
                 ArgKind::StrArray => match mem::read_str_array(tid, raw) {
