@@ -17,6 +17,7 @@ both_backends!(
     exit_group_with_threads_blocked_in_calls_neither_hangs_nor_loses_them,
     fcntl_locks_keep_their_struct_flock,
     thirty_two_bit_arguments_are_recorded_as_the_kernel_reads_them,
+    short_lived_children_are_counted_once,
 );
 
 fn record(name: &str) -> (std::process::Output, Vec<Event>) {
@@ -189,4 +190,30 @@ fn thirty_two_bit_arguments_are_recorded_as_the_kernel_reads_them() {
         .expect("openat of .");
     assert_eq!(int(dents, "fd"), dir.ret);
     assert!(dents.ret.is_some_and(|n| n > 0));
+}
+
+/// 100 children that end at once, several times over: the summary counts each once. (ptrace
+/// counted a child again when its parent's fork event was reported after the child had ended:
+/// "168 processes, 169 threads".)
+fn short_lived_children_are_counted_once() {
+    for _ in 0..4 {
+        let dir = std::env::temp_dir().join(format!(
+            "ra-edge-{}-count-{}",
+            std::process::id(),
+            backend()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+            .args(["record", "--backend", backend(), "-o"])
+            .arg(dir.join("t.ds"))
+            .args(["--", "sh", "-c", "for i in $(seq 100); do /bin/true & done; wait"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        // sh, seq and the 100 children.
+        assert!(err.contains("from 102 processes, 102 threads"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -238,6 +238,10 @@ struct Tracer<'a> {
     root: Pid,
     root_status: Option<i32>,
     seen_tgids: std::collections::HashSet<Pid>,
+    /// Threads whose end was seen (their entry removed): a later stop of the same tid that is
+    /// not a new thread's first (a fork event reported after the child already ended) must
+    /// not count it again.
+    ended: std::collections::HashSet<Pid>,
     /// Attached to a running process (no seccomp filter: every syscall stops, entry and exit).
     attach: bool,
     /// Attach mode, after a stop request: threads still to detach.
@@ -269,6 +273,7 @@ impl<'a> Tracer<'a> {
             root,
             root_status: None,
             seen_tgids: Default::default(),
+            ended: Default::default(),
             attach,
             detaching: false,
             pinned_cpu,
@@ -296,13 +301,22 @@ impl<'a> Tracer<'a> {
     fn thread(&mut self, tid: Pid) -> &mut Thread {
         if !self.threads.contains_key(&tid) {
             let info = proc_info(tid);
-            self.out.threads += 1;
-            if self.seen_tgids.insert(info.tgid) {
-                self.out.processes += 1;
+            if !self.ended.contains(&tid) {
+                self.out.threads += 1;
+                if self.seen_tgids.insert(info.tgid) {
+                    self.out.processes += 1;
+                }
             }
             self.threads.insert(tid, Thread { info, pending: None });
         }
         self.threads.get_mut(&tid).expect("inserted")
+    }
+
+    /// A thread's first stop (or the event that created it): a new thread even if its tid
+    /// was used before.
+    fn new_thread(&mut self, tid: Pid) {
+        self.ended.remove(&tid);
+        self.thread(tid);
     }
 
     fn resume(&mut self, tid: Pid, sig: i32) {
@@ -594,6 +608,11 @@ impl<'a> Tracer<'a> {
     }
 
     fn on_gone(&mut self, tid: Pid, status: i32) -> Result<()> {
+        // (Only a fork event racing with the exit needs this: bounded, not a history.)
+        if self.ended.len() >= 65_536 {
+            self.ended.clear();
+        }
+        self.ended.insert(tid);
         if let Some(t) = self.threads.remove(&tid) {
             if let Some(p) = t.pending {
                 // Killed inside the call (e.g. another thread's exit_group): no result.
@@ -671,9 +690,14 @@ impl<'a> Tracer<'a> {
                     PTRACE_EVENT_SECCOMP => self.on_entry(tid)?,
                     PTRACE_EVENT_FORK | PTRACE_EVENT_VFORK | PTRACE_EVENT_CLONE => {
                         if let Ok(child) = sys::get_event_msg(tid) {
-                            self.thread(child as Pid);
+                            let child = child as Pid;
+                            // A child that already ended (its exit was reported before this
+                            // event) is not created again.
+                            if !self.ended.remove(&child) {
+                                self.new_thread(child);
+                            }
                             // Its calls go after this call of the creator (see TraceSink::push).
-                            self.sink.forked(tid, child as Pid);
+                            self.sink.forked(tid, child);
                         }
                         self.resume(tid, 0);
                     }
@@ -693,7 +717,7 @@ impl<'a> Tracer<'a> {
                 }
             } else if !known && sig == libc::SIGSTOP {
                 // A new child's first stop.
-                self.thread(tid);
+                self.new_thread(tid);
                 self.resume(tid, 0);
             } else if matches!(sig, libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU)
                 && sys::is_group_stop(tid)
