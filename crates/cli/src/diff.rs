@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use ra_filter::Glob;
-use ra_fsstate::manifest::text_or_hex;
+use ra_fsstate::JsonBytes;
 use ra_fsstate::{
     escape, escape_bytes, Attr, DiffOptions, DiffStats, Difference, Entry, Kind, ManifestFile,
     ScanOptions, Scanner,
@@ -343,11 +343,7 @@ pub(crate) fn diff_line(d: &Difference) -> String {
 }
 
 fn bytes_json(obj: &mut serde_json::Map<String, Value>, field: &str, b: &[u8]) {
-    match text_or_hex(b) {
-        (Some(t), _) => obj.insert(field.to_string(), json!(t)),
-        (_, Some(h)) => obj.insert(format!("{field}_hex"), json!(h)),
-        _ => None,
-    };
+    obj.insert(field.to_string(), JsonBytes::value(b));
 }
 
 fn entry_json(e: &Entry) -> Value {
@@ -363,11 +359,7 @@ fn entry_json(e: &Entry) -> Value {
 
 fn attr_json(attr: Attr, e: &Entry) -> Value {
     let opt_bytes = |b: &Option<Vec<u8>>| match b {
-        Some(b) => match text_or_hex(b) {
-            (Some(t), _) => json!(t),
-            (_, Some(h)) => json!({ "hex": h }),
-            _ => Value::Null,
-        },
+        Some(b) => JsonBytes::value(b),
         None => Value::Null,
     };
     match attr {

@@ -8,6 +8,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use dataseries::{DsReader, Extent, Value};
 use ra_filter::Filter;
+use ra_fsstate::JsonBytes;
+use ra_syscalls::ArgKind;
 use ra_trace::format::{format_event, FormatOptions};
 use ra_trace::schema::PREFIX;
 use ra_trace::{ArgValue, Event, ExtraValue, TraceReader};
@@ -175,22 +177,13 @@ fn csv_field(out: &mut String, s: &str) {
     }
 }
 
+/// Bytes in JSON by the one rule of every JSON the tools write (`ra_fsstate::JsonBytes`).
 fn json_bytes(b: &[u8]) -> Json {
-    match std::str::from_utf8(b) {
-        Ok(s) if !s.chars().any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r')) => {
-            json!(s)
-        }
-        _ => {
-            let mut hex = String::with_capacity(b.len() * 2);
-            for c in b {
-                hex.push_str(&format!("{c:02x}"));
-            }
-            json!({ "hex": hex })
-        }
-    }
+    JsonBytes::value(b)
 }
 
-fn json_arg(v: &ArgValue) -> Json {
+/// An argument's JSON; C strings (paths, xattr names) without their terminating NUL.
+fn json_arg(kind: ArgKind, v: &ArgValue) -> Json {
     match v {
         ArgValue::Absent => Json::Null,
         ArgValue::NotCaptured => json!({"not_captured": true}),
@@ -199,6 +192,7 @@ fn json_arg(v: &ArgValue) -> Json {
             json!({"len": len, "blake3": hex})
         }
         ArgValue::Int(i) => json!(i),
+        ArgValue::Data(d) if kind.is_c_string() => JsonBytes::c_string_value(d),
         ArgValue::Data(d) => json_bytes(d),
         ArgValue::Iov(v) => Json::Array(
             v.iter()
@@ -213,7 +207,7 @@ fn event_json(e: &Event) -> Json {
     let mut args = Map::new();
     if let Some(def) = e.def {
         for (a, v) in def.args.iter().zip(&e.args) {
-            args.insert(a.name.to_string(), json_arg(v));
+            args.insert(a.name.to_string(), json_arg(a.kind, v));
         }
     }
     let mut extra = Map::new();

@@ -200,10 +200,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         let info: serde_json::Map<String, serde_json::Value> = trace
             .as_ref()
             .map(|t| {
-                t.info()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), json!(String::from_utf8_lossy(v))))
-                    .collect()
+                t.info().iter().map(|(k, v)| (k.clone(), ra_fsstate::JsonBytes::value(v))).collect()
             })
             .unwrap_or_default();
         let lost: Vec<_> = trace
@@ -234,7 +231,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
                                        "scan_ended_ns": p.scan_ended_ns})
                             })
                         };
-                        json!({"index": s.index, "dir": String::from_utf8_lossy(&s.dir),
+                        json!({"index": s.index, "dir": ra_fsstate::JsonBytes::value(&s.dir),
                                "start": phase(s.start.as_ref()), "end": phase(s.end.as_ref())})
                     })
                     .collect()

@@ -133,6 +133,13 @@ fn dump_filters_and_formats() {
     assert_eq!(objs[4]["call"], "read");
     assert_eq!(objs[4]["args"]["buf"], "reanimator-vm\n\n");
     assert_eq!(objs[1]["errno_name"], "ENOENT");
+    // Paths are JSON strings without the stored NUL (jq can use them); every event's path.
+    let with_path: Vec<_> = objs.iter().filter(|o| o["args"].get("pathname").is_some()).collect();
+    assert!(with_path.len() >= 2, "{objs:?}");
+    for o in with_path {
+        let p = o["args"]["pathname"].as_str().unwrap_or_else(|| panic!("{o}"));
+        assert!(p.starts_with('/') && !p.contains('\0'), "{p:?}");
+    }
     // CSV of one call type: the schema's field names as the header row.
     let o = run(&["dump", &example(), "--format", "csv", "--type", "read"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -19,6 +19,7 @@ both_backends!(
     a_recorder_killed_with_sigkill_leaves_a_readable_trace,
     attaches_to_a_running_process_and_detaches_on_ctrl_c,
     data_hash_and_none_keep_metadata_and_drop_bulk_bytes,
+    dump_jsonl_writes_paths_as_strings_and_other_bytes_as_hex,
 );
 
 fn bin() -> Command {
@@ -377,4 +378,38 @@ fn cpu_binding_is_the_default_and_can_be_turned_off() {
         let aff = String::from_utf8_lossy(r.info_value("cpu_affinity").unwrap()).into_owned();
         assert_eq!(aff.starts_with("command and tracer bound to CPU"), mode == "same", "{aff}");
     }
+}
+
+/// `dump --format jsonl`: a path is a JSON string without the NUL the trace stores (it was
+/// `{"hex": "2f…00"}` for every path); bytes that are not UTF-8 are `{"hex": …}`; data
+/// buffers keep every byte.
+fn dump_jsonl_writes_paths_as_strings_and_other_bytes_as_hex() {
+    let d = scratch("jsonl");
+    let trace = d.join("t.ds");
+    let o = rec()
+        .args(["-q", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c", "printf 'a\\000b' > plain.txt; printf x > \"$(printf '\\377')\""])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = bin()
+        .args(["dump", "--format", "jsonl", "--type", "openat,write"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let objs: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let paths: Vec<&serde_json::Value> =
+        objs.iter().filter(|o| o["call"] == "openat").map(|o| &o["args"]["pathname"]).collect();
+    assert!(paths.contains(&&serde_json::json!("plain.txt")), "{paths:?}");
+    assert!(paths.contains(&&serde_json::json!({"hex": "ff"})), "{paths:?}");
+    let data: Vec<&serde_json::Value> =
+        objs.iter().filter(|o| o["call"] == "write").map(|o| &o["args"]["buf"]).collect();
+    assert!(data.contains(&&serde_json::json!("a\u{0}b")), "{data:?}");
+    assert!(data.contains(&&serde_json::json!("x")), "{data:?}");
 }

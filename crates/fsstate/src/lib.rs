@@ -15,6 +15,7 @@
 pub mod diff;
 mod entry;
 mod error;
+pub mod jsonbytes;
 pub mod manifest;
 pub mod restore;
 pub mod scan;
@@ -26,6 +27,7 @@ pub use entry::{
     Digest, Entry, EntryProblem, Kind, PathProblem, CHUNK_BYTES,
 };
 pub use error::{BoxError, Error, LineProblem, Result};
+pub use jsonbytes::JsonBytes;
 pub use manifest::{Manifest, ManifestFile, ManifestHeader, ManifestReader, ManifestWriter};
 pub use restore::{
     restore, ChunkFn, ContentSource, EntrySource, NoContent, NotRestored, RestoreOptions,

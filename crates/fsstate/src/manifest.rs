@@ -4,15 +4,16 @@
 //! {"format":"reanimator-manifest","version":1,"root":"/srv/data","tool":"reanimator 0.1.0"}
 //! {"path":"","kind":"dir","mode":"0755","uid":0,"gid":0,"size":0,"mtime_ns":1700000000000000000}
 //! {"path":"a.txt","kind":"file","mode":"0644","uid":0,"gid":0,"size":3,"blake3":"…","mtime_ns":…}
-//! {"path_hex":"ff","kind":"symlink","mode":"0777","uid":0,"gid":0,"size":5,"target":"a.txt",…}
+//! {"path":{"hex":"ff"},"kind":"symlink","mode":"0777","uid":0,"gid":0,"size":5,"target":"a.txt",…}
 //! {"end":{"entries":3}}
 //! ```
 //!
 //! One header line, one line per entry sorted by path bytes (the root first), one closing
 //! line with the count: a manifest cut anywhere is detected. Byte strings (paths, symlink
-//! targets, hard-link paths, xattr names and values) are JSON strings when they are valid
-//! UTF-8 and `<field>_hex` otherwise, so every byte round-trips. Readers ignore fields they do
-//! not know; an incompatible change bumps `version`.
+//! targets, hard-link paths, xattr names and values) follow [`crate::JsonBytes`]: a JSON string
+//! when they are valid UTF-8, `{"hex": …}` otherwise (the rule of every JSON the tools
+//! write), so every byte round-trips. Version 1 wrote `<field>_hex` keys instead: still read.
+//! Readers ignore fields they do not know; an incompatible change bumps `version`.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -20,14 +21,15 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::entry::{hex, path_cmp, unhex, DevNum, Digest, Entry, Kind};
+use crate::entry::{path_cmp, unhex, DevNum, Digest, Entry, Kind};
 use crate::error::{Error, LineProblem, Result};
 use crate::scan::{ScanOptions, Scanner};
+use crate::JsonBytes;
 
 /// The value of the header's `format` field.
 pub const FORMAT: &str = "reanimator-manifest";
 /// The manifest version this crate writes and reads.
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 /// Longest line accepted (an entry with large xattrs stays far below it).
 pub const MAX_LINE_BYTES: usize = 16 << 20;
 
@@ -98,8 +100,9 @@ struct HeaderLine {
     format: String,
     version: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    root: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    root: Option<JsonBytes>,
+    /// (Version 1's form for bytes that are not UTF-8: read, never written.)
+    #[serde(default, skip_serializing)]
     root_hex: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     created_ns: Option<i64>,
@@ -110,12 +113,14 @@ struct HeaderLine {
 #[derive(Serialize, Deserialize, Default)]
 struct XattrLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<JsonBytes>,
+    /// (Version 1's form for bytes that are not UTF-8: read, never written.)
+    #[serde(default, skip_serializing)]
     name_hex: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    value: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value: Option<JsonBytes>,
+    /// (Version 1's form for bytes that are not UTF-8: read, never written.)
+    #[serde(default, skip_serializing)]
     value_hex: Option<String>,
 }
 
@@ -127,8 +132,9 @@ struct EndLine {
 #[derive(Serialize, Deserialize, Default)]
 struct EntryLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path: Option<JsonBytes>,
+    /// (Version 1's form for bytes that are not UTF-8: read, never written.)
+    #[serde(default, skip_serializing)]
     path_hex: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     kind: Option<String>,
@@ -143,14 +149,16 @@ struct EntryLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     blake3: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    target: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    target: Option<JsonBytes>,
+    /// (Version 1's form for bytes that are not UTF-8: read, never written.)
+    #[serde(default, skip_serializing)]
     target_hex: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rdev: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    link: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    link: Option<JsonBytes>,
+    /// (Version 1's form for bytes that are not UTF-8: read, never written.)
+    #[serde(default, skip_serializing)]
     link_hex: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     xattrs: Option<Vec<XattrLine>>,
@@ -160,55 +168,45 @@ struct EntryLine {
     end: Option<EndLine>,
 }
 
-/// `(text, hex)`: the bytes as a string if they are UTF-8, else as hex.
-pub fn text_or_hex(b: &[u8]) -> (Option<String>, Option<String>) {
-    match std::str::from_utf8(b) {
-        Ok(s) => (Some(s.to_string()), None),
-        Err(_) => (None, Some(hex(b))),
-    }
-}
-
-fn from_text_or_hex(
-    text: Option<String>,
-    hexed: Option<String>,
+fn from_json_bytes(
+    v: Option<JsonBytes>,
+    v1_hex: Option<String>,
     field: &'static str,
 ) -> std::result::Result<Option<Vec<u8>>, LineProblem> {
-    match (text, hexed) {
+    match (v, v1_hex) {
         (Some(_), Some(_)) => Err(LineProblem::Both(field)),
-        (Some(t), None) => Ok(Some(t.into_bytes())),
+        (Some(j), None) => j.into_bytes().map(Some).ok_or(LineProblem::BadValue(field)),
         (None, Some(h)) => unhex(&h).map(Some).ok_or(LineProblem::BadValue(field)),
         (None, None) => Ok(None),
     }
 }
 
 fn entry_line(e: &Entry) -> EntryLine {
-    let (path, path_hex) = text_or_hex(&e.path);
-    let (target, target_hex) = e.target.as_deref().map(text_or_hex).unwrap_or_default();
-    let (link, link_hex) = e.link.as_deref().map(text_or_hex).unwrap_or_default();
     let xattrs = (!e.xattrs.is_empty()).then(|| {
         e.xattrs
             .iter()
-            .map(|(n, v)| {
-                let (name, name_hex) = text_or_hex(n);
-                let (value, value_hex) = text_or_hex(v);
-                XattrLine { name, name_hex, value, value_hex }
+            .map(|(n, v)| XattrLine {
+                name: Some(JsonBytes::new(n)),
+                name_hex: None,
+                value: Some(JsonBytes::new(v)),
+                value_hex: None,
             })
             .collect()
     });
     EntryLine {
-        path,
-        path_hex,
+        path: Some(JsonBytes::new(&e.path)),
+        path_hex: None,
         kind: Some(e.kind.name().to_string()),
         mode: Some(format!("{:04o}", e.mode)),
         uid: Some(e.uid),
         gid: Some(e.gid),
         size: Some(e.size),
         blake3: e.digest.map(|d| d.to_hex()),
-        target,
-        target_hex,
+        target: e.target.as_deref().map(JsonBytes::new),
+        target_hex: None,
         rdev: e.rdev.map(|r| r.to_string()),
-        link,
-        link_hex,
+        link: e.link.as_deref().map(JsonBytes::new),
+        link_hex: None,
         xattrs,
         mtime_ns: Some(e.mtime_ns),
         end: None,
@@ -217,7 +215,7 @@ fn entry_line(e: &Entry) -> EntryLine {
 
 fn parse_entry(l: EntryLine) -> std::result::Result<Entry, LineProblem> {
     use LineProblem::{BadValue, Missing};
-    let path = from_text_or_hex(l.path, l.path_hex, "path")?.ok_or(Missing("path"))?;
+    let path = from_json_bytes(l.path, l.path_hex, "path")?.ok_or(Missing("path"))?;
     let kind = l.kind.ok_or(Missing("kind"))?;
     let kind = Kind::from_name(&kind).ok_or(BadValue("kind"))?;
     let mode = l.mode.ok_or(Missing("mode"))?;
@@ -238,8 +236,8 @@ fn parse_entry(l: EntryLine) -> std::result::Result<Entry, LineProblem> {
     let mut xattrs = std::collections::BTreeMap::new();
     for x in l.xattrs.unwrap_or_default() {
         let name =
-            from_text_or_hex(x.name, x.name_hex, "xattrs.name")?.ok_or(Missing("xattrs.name"))?;
-        let value = from_text_or_hex(x.value, x.value_hex, "xattrs.value")?
+            from_json_bytes(x.name, x.name_hex, "xattrs.name")?.ok_or(Missing("xattrs.name"))?;
+        let value = from_json_bytes(x.value, x.value_hex, "xattrs.value")?
             .ok_or(Missing("xattrs.value"))?;
         if xattrs.insert(name, value).is_some() {
             return Err(BadValue("xattrs.name"));
@@ -253,10 +251,10 @@ fn parse_entry(l: EntryLine) -> std::result::Result<Entry, LineProblem> {
         gid: l.gid.ok_or(Missing("gid"))?,
         size: l.size.ok_or(Missing("size"))?,
         digest,
-        target: from_text_or_hex(l.target, l.target_hex, "target")?,
+        target: from_json_bytes(l.target, l.target_hex, "target")?,
         rdev,
         xattrs,
-        link: from_text_or_hex(l.link, l.link_hex, "link")?,
+        link: from_json_bytes(l.link, l.link_hex, "link")?,
         mtime_ns: l.mtime_ns.ok_or(Missing("mtime_ns"))?,
     })
 }
@@ -277,12 +275,11 @@ fn werr(source: std::io::Error) -> Error {
 impl<W: Write> ManifestWriter<W> {
     /// Write the header line.
     pub fn new(mut w: W, h: &ManifestHeader) -> Result<Self> {
-        let (root, root_hex) = h.root.as_deref().map(text_or_hex).unwrap_or_default();
         let line = HeaderLine {
             format: FORMAT.to_string(),
             version: VERSION,
-            root,
-            root_hex,
+            root: h.root.as_deref().map(JsonBytes::new),
+            root_hex: None,
             created_ns: h.created_ns,
             tool: h.tool.clone(),
         };
@@ -359,11 +356,11 @@ impl<R: BufRead> ManifestReader<R> {
         }
         let h: HeaderLine =
             serde_json::from_value(v).map_err(|source| Error::ManifestJson { line, source })?;
-        if h.version != VERSION {
+        if !(1..=VERSION).contains(&h.version) {
             return Err(Error::ManifestLine { line, problem: LineProblem::Version(h.version) });
         }
         rd.header = ManifestHeader {
-            root: from_text_or_hex(h.root, h.root_hex, "root")
+            root: from_json_bytes(h.root, h.root_hex, "root")
                 .map_err(|problem| Error::ManifestLine { line, problem })?,
             created_ns: h.created_ns,
             tool: h.tool,
@@ -534,8 +531,20 @@ mod tests {
         let out = m.write_to(Vec::new()).unwrap();
         let text = String::from_utf8(out.clone()).unwrap();
         assert_eq!(text.lines().count(), 6, "{text}");
-        assert!(text.contains("\"path_hex\":\"610a62ff\""), "{text}");
+        assert!(text.contains("\"path\":{\"hex\":\"610a62ff\"}"), "{text}");
         let back = Manifest::read_from(&out[..]).unwrap();
         assert_eq!(back, m);
+        // Version 1 manifests (`<field>_hex` keys) still read.
+        let v1 = text
+            .replace("\"version\":2", "\"version\":1")
+            .replace("\"root\":{\"hex\":\"2f78ff\"}", "\"root_hex\":\"2f78ff\"")
+            .replace("\"path\":{\"hex\":\"610a62ff\"}", "\"path_hex\":\"610a62ff\"")
+            .replace("\"link\":{\"hex\":\"610a62ff\"}", "\"link_hex\":\"610a62ff\"");
+        assert!(v1.contains("path_hex") && v1.contains("root_hex"), "{v1}");
+        assert_eq!(Manifest::read_from(v1.as_bytes()).unwrap(), m);
+        // Both forms of one field: an error naming it.
+        let both = text.replace("\"path\":\"z\"", "\"path\":\"z\",\"path_hex\":\"7a\"");
+        let err = Manifest::read_from(both.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains("path"), "{err}");
     }
 }

@@ -327,10 +327,10 @@ fn damaged_manifests_name_the_line() {
         Err(Error::ManifestLine { line: 1, problem: LineProblem::NotAManifest })
     ));
     let mut bad = good.clone();
-    bad[0] = bad[0].replace("\"version\":1", "\"version\":2");
+    bad[0] = bad[0].replace("\"version\":2", "\"version\":3");
     assert!(matches!(
         read(&bad, true),
-        Err(Error::ManifestLine { line: 1, problem: LineProblem::Version(2) })
+        Err(Error::ManifestLine { line: 1, problem: LineProblem::Version(3) })
     ));
     let mut bad = good.clone();
     bad.remove(1);

@@ -137,7 +137,7 @@ fn manifest_round_trips_every_entry() {
     // Every line is one JSON object; the non-UTF-8 name is in hex, the newline escaped.
     let text = std::fs::read_to_string(&file).unwrap();
     assert_eq!(text.lines().count(), m.entries.len() + 2);
-    assert!(text.contains("\"path_hex\":\"fffe2e62696e\""));
+    assert!(text.contains("\"path\":{\"hex\":\"fffe2e62696e\"}"), "{text}");
     assert!(text.contains("\"path\":\"new\\nline\""));
     // The streaming reader gives the same entries, and diff of the file against the tree
     // is empty.
@@ -410,7 +410,7 @@ fn manifest_header_defaults() {
     let out = m.write_to(Vec::new()).unwrap();
     assert_eq!(
         String::from_utf8(out).unwrap(),
-        "{\"format\":\"reanimator-manifest\",\"version\":1}\n{\"end\":{\"entries\":0}}\n"
+        "{\"format\":\"reanimator-manifest\",\"version\":2}\n{\"end\":{\"entries\":0}}\n"
     );
 }
 

@@ -303,6 +303,11 @@ pub enum ArgKind {
 }
 
 impl ArgKind {
+    /// A NUL-terminated string (a path, an xattr name): stored with its NUL.
+    pub fn is_c_string(self) -> bool {
+        matches!(self, ArgKind::Path | ArgKind::InBuf(Len::CStr) | ArgKind::OutBuf(Len::CStr))
+    }
+
     /// True when capturing this argument needs a copy of tracee memory.
     pub fn is_pointer_data(self) -> bool {
         matches!(
