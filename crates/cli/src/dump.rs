@@ -304,6 +304,38 @@ fn dump_events(
     Ok(())
 }
 
+/// A byte field for the terminal: `"..."` with strace's escapes (`\n`, `\"`, `\xNN`), cut
+/// after `strsize` bytes (0: whole) with `...` after the closing quote.
+fn quoted(b: &[u8], strsize: usize) -> String {
+    let cut = strsize > 0 && b.len() > strsize;
+    let mut s = String::with_capacity(b.len().min(4096) + 2);
+    s.push('"');
+    ra_trace::format::escape_bytes(&mut s, if cut { &b[..strsize] } else { b });
+    s.push('"');
+    if cut {
+        s.push_str("...");
+    }
+    s
+}
+
+/// Printable text: valid UTF-8 without control characters.
+fn is_text(b: &[u8]) -> bool {
+    std::str::from_utf8(b).is_ok_and(|t| !t.chars().any(char::is_control))
+}
+
+/// A byte field for CSV: text as it is (line breaks and tabs included: the field is quoted,
+/// RFC 4180), anything else escaped as strace does.
+fn csv_text(b: &[u8]) -> String {
+    let text = std::str::from_utf8(b)
+        .is_ok_and(|t| !t.chars().any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t')));
+    if text {
+        return String::from_utf8_lossy(b).into_owned();
+    }
+    let mut s = String::new();
+    ra_trace::format::escape_bytes(&mut s, b);
+    s
+}
+
 fn ds_json(v: Value<'_>) -> Json {
     match v {
         Value::Null => Json::Null,
@@ -393,7 +425,15 @@ fn dump_records(
                         if i > 0 {
                             out.write_all(b" ")?;
                         }
-                        dataseries::text::write_value(out, &e.value(r, i), f)?;
+                        match e.value(r, i) {
+                            // Binary fields (NFS file handles, raw buffers) never reach the
+                            // terminal raw: quoted and escaped as strace does. Text is
+                            // printed as ds2txt prints it.
+                            Value::Bytes(b) if !is_text(b) => {
+                                out.write_all(quoted(b, a.strsize).as_bytes())?
+                            }
+                            v => dataseries::text::write_value(out, &v, f)?,
+                        }
                     }
                     out.write_all(b"\n")?;
                 }
@@ -410,6 +450,7 @@ fn dump_records(
                         }
                         match e.value(r, i) {
                             Value::Null => {}
+                            Value::Bytes(b) => csv_field(&mut s, &csv_text(b)),
                             v => csv_field(&mut s, &dataseries::text::format_value(&v, f)),
                         }
                     }

@@ -71,6 +71,12 @@ pub enum Error {
         /// What disagrees, with the offsets involved.
         detail: String,
     },
+    /// The file does not begin with DataSeries' magic `DSv1`: some other kind of file.
+    #[error("not a DataSeries file: {detail}")]
+    NotDataSeries {
+        /// What the file is instead: empty, or what it begins with.
+        detail: String,
+    },
     /// The 40-byte file header is not a DSv1 header.
     #[error("file header: {check} check failed")]
     BadFileHeader {

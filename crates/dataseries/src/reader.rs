@@ -126,14 +126,47 @@ fn read_vec(file: &File, offset: u64, len: usize) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The error for a file that does not begin with `DSv1` (`head`: its first bytes, up to 40).
+fn not_dataseries(head: &[u8]) -> Error {
+    let shown = &head[..head.len().min(16)];
+    let mut begins = String::from("\"");
+    for &c in shown {
+        match c {
+            b'"' => begins.push_str("\\\""),
+            b'\\' => begins.push_str("\\\\"),
+            b'\n' => begins.push_str("\\n"),
+            b'\t' => begins.push_str("\\t"),
+            b'\r' => begins.push_str("\\r"),
+            0x20..=0x7e => begins.push(c as char),
+            _ => begins.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    begins.push('"');
+    if head.len() > shown.len() {
+        begins.push_str("...");
+    }
+    // (A multi-byte character cut at the end of the bytes read is still text.)
+    let valid = match std::str::from_utf8(head) {
+        Ok(t) => Some(t),
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&head[..e.valid_up_to()]).ok(),
+        Err(_) => None,
+    };
+    let text = valid.is_some_and(|t| !t.chars().any(|c| c.is_control() && !c.is_whitespace()));
+    if head.is_empty() {
+        return Error::NotDataSeries { detail: "the file is empty".to_string() };
+    }
+    let kind = if text { "a text file" } else { "a binary file" };
+    Error::NotDataSeries { detail: format!("it begins with {begins} ({kind}), not \"DSv1\"") }
+}
+
 /// Checks the 40-byte file header; returns whether the file is big-endian.
 pub(crate) fn check_file_header(h: &[u8]) -> Result<bool> {
     let bad = |check| Error::BadFileHeader { check };
+    if !h.starts_with(b"DSv1") {
+        return Err(not_dataseries(h));
+    }
     if h.len() < FILE_HEADER_LEN as usize {
         return Err(bad("file length >= 40"));
-    }
-    if &h[0..4] != b"DSv1" {
-        return Err(bad("magic DSv1"));
     }
     let be = match codec::get_i32(h, 4, false) {
         0x1234_5678 => false,
@@ -231,10 +264,7 @@ impl DsReader {
             File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
         let len =
             file.metadata().map_err(|e| Error::io(format!("stat {}", path.display()), e))?.len();
-        if len < FILE_HEADER_LEN {
-            return Err(Error::BadFileHeader { check: "file length >= 40" });
-        }
-        let header = read_vec(&file, 0, FILE_HEADER_LEN as usize)?;
+        let header = read_vec(&file, 0, len.min(FILE_HEADER_LEN) as usize)?;
         let be = check_file_header(&header)?;
 
         let (trailer, trailer_err) = if len >= FILE_HEADER_LEN + TRAILER_LEN {

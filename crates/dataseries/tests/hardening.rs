@@ -124,7 +124,13 @@ fn every_flipped_byte_is_detected() {
             bad[i] ^= 0x01;
             std::fs::write(&path, &bad).unwrap();
             let err = read_all(&path).expect_err(&format!("flip at {i}"));
-            assert!(matches!(err, Error::BadFileHeader { .. }), "{err}");
+            // A damaged magic: not a DataSeries file at all.
+            let want = if i < 4 {
+                matches!(err, Error::NotDataSeries { .. })
+            } else {
+                matches!(err, Error::BadFileHeader { .. })
+            };
+            assert!(want, "flip at {i}: {err}");
         }
         // Every byte of the trailer: the stream ends with a trailer error.
         for i in data.len() - 28..data.len() {
@@ -145,11 +151,8 @@ fn wrong_magic_and_byte_order_checks() {
     let dir = common::scratch("magic");
     let path = dir.join("m.ds");
     let data = small_file(&path, vec![]);
-    for (at, val, check) in [
-        (0usize, b'X', "magic DSv1"),
-        (4, 0x99, "int32 0x12345678"),
-        (9, 0, "int64 0x123456789ABCDEF0"),
-    ] {
+    for (at, val, check) in [(4usize, 0x99, "int32 0x12345678"), (9, 0, "int64 0x123456789ABCDEF0")]
+    {
         let mut bad = data.clone();
         bad[at] = val;
         std::fs::write(&path, &bad).unwrap();
@@ -160,6 +163,24 @@ fn wrong_magic_and_byte_order_checks() {
     }
     std::fs::write(&path, b"DSv1").unwrap();
     assert!(matches!(DsReader::open(&path), Err(Error::BadFileHeader { .. })));
+    // Other files: said so, with what they begin with.
+    let mut bad = data.clone();
+    bad[0] = b'X';
+    for (bytes, want) in [
+        (bad, "not a DataSeries file: it begins with \"XSv1xV4\\x12"),
+        (
+            b"hello, world\n".to_vec(),
+            "it begins with \"hello, world\\n\" (a text file), not \"DSv1\"",
+        ),
+        ("h\u{e9}llo w\u{f6}rld, a longer line of text".as_bytes().to_vec(), "\"... (a text file)"),
+        (vec![0u8, 1, 2], "(a binary file)"),
+        (Vec::new(), "not a DataSeries file: the file is empty"),
+    ] {
+        std::fs::write(&path, &bytes).unwrap();
+        let err = DsReader::open(&path).unwrap_err();
+        assert!(matches!(err, Error::NotDataSeries { .. }), "{err:?}");
+        assert!(err.to_string().contains(want), "{err}");
+    }
     assert!(matches!(DsReader::open(dir.join("missing.ds")), Err(Error::Io { .. })));
 }
 
