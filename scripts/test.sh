@@ -17,9 +17,25 @@ step "clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "tests"
-cargo test --workspace --locked 2>&1 | tee /tmp/reanimator-test.log
-# Every test binary's summary line, totalled, as one closing line.
-awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "\ntests: %d passed, %d failed, %d skipped\n", p, f, i }' /tmp/reanimator-test.log
+# --show-output: passing tests' output is kept, so tests that skipped (they print a line
+# starting with "skip:" and return) are counted and named by scripts/test-summary.py. The
+# full output is in the log; the terminal shows progress and failures.
+log=/tmp/reanimator-test.log
+set +e
+cargo test --workspace --locked -- --show-output 2>&1 | tee "$log" |
+    grep --line-buffered -E '^(\s+(Running|Doc-tests) |test result:|test .* FAILED$|error)'
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -ne 0 ]; then
+    # The failing tests' output (libtest's failures sections) and cargo's own errors.
+    awk '/^failures:$/ { on = 1 } on { print } /^test result:/ { on = 0 }' "$log"
+    grep -E '^error(\[|:)' -A12 "$log" || true
+fi
+# In CI (root, every fixture required) a skip is a failure too.
+strict=()
+[ "${REANIMATOR_REQUIRE_PRIVILEGED:-}" = 1 ] && strict=(--no-skips)
+python3 scripts/test-summary.py "${strict[@]}" "$log"
+[ "$status" -eq 0 ] || { echo "tests failed (full output: $log)"; exit "$status"; }
 
 step "docs build"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked -q
