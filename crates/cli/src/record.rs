@@ -484,11 +484,21 @@ fn choose_backend(
     };
     let ptrace: Box<dyn ra_capture::Backend> =
         Box::new(PtraceBackend { same_cpu: a.cpu == Cpu::Same });
+    let warn_privileges = || {
+        if let Target::Command(argv) = target {
+            if let Some(w) = argv.first().and_then(|p| ra_capture::ptrace::privilege_loss(p)) {
+                eprintln!("reanimator: warning: {w}");
+            }
+        }
+    };
     match a.backend {
         Backend::Ebpf => {
             ebpf().map_err(|why| anyhow::anyhow!("the ebpf backend cannot run here: {why}"))
         }
-        Backend::Ptrace => Ok(ptrace),
+        Backend::Ptrace => {
+            warn_privileges();
+            Ok(ptrace)
+        }
         Backend::Auto => match ebpf() {
             Ok(b) => Ok(b),
             Err(why) if matches!(target, Target::Cgroup(_)) => {
@@ -498,6 +508,7 @@ fn choose_backend(
                 if !a.quiet {
                     eprintln!("reanimator: using the ptrace backend (ebpf unavailable: {why})");
                 }
+                warn_privileges();
                 Ok(ptrace)
             }
         },

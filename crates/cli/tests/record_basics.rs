@@ -413,3 +413,70 @@ fn dump_jsonl_writes_paths_as_strings_and_other_bytes_as_hex() {
     assert!(data.contains(&&serde_json::json!("a\u{0}b")), "{data:?}");
     assert!(data.contains(&&serde_json::json!("x")), "{data:?}");
 }
+
+/// As root the ptrace recorder installs its seccomp filter without no_new_privs: a set-uid
+/// program gains its privileges as it does unrecorded (it ran unprivileged: the ebpf backend
+/// and the plain run differed). Unprivileged, the recorder says before the run that a set-uid
+/// command will lose them.
+#[test]
+fn set_uid_programs_keep_their_privileges_when_root_records_them() {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !ra_testkit::privileged(
+        "set-uid recording",
+        if root { Ok(()) } else { Err("needs root".into()) },
+    ) {
+        return;
+    }
+    let d = std::env::temp_dir().join(format!("ra-suid-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let id = d.join("id");
+    std::fs::copy("/usr/bin/id", &id).unwrap();
+    // Set-user-ID to nobody (65534).
+    std::os::unix::fs::chown(&id, Some(65534), None).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&id, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let plain = Command::new(&id).arg("-u").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&plain.stdout).trim(), "65534");
+    let trace = d.join("t.ds");
+    let o = bin()
+        .args(["record", "-q", "--backend", "ptrace", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&id)
+        .arg("-u")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "65534", "the effective uid");
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = bin()
+        .args(["record", "-q", "--backend", "ptrace", "-o"])
+        .arg(&trace)
+        .args(["--", "grep", "NoNewPrivs", "/proc/self/status"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).split_whitespace().nth(1), Some("0"));
+    // The recorder without root: a warning naming the program, before it runs.
+    if ra_testkit::have_program("setpriv") {
+        let o = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(env!("CARGO_BIN_EXE_reanimator"))
+            .args(["record", "-q", "--backend", "ptrace", "-o", "/dev/null", "--"])
+            .arg(&id)
+            .arg("-u")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!(
+                "warning: {} is set-user-ID: recorded with ptrace",
+                id.display()
+            )),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -7,8 +7,9 @@
 //! syscall's exit, where it reads the result and the output buffers. Forks, vforks, clones
 //! and execs are followed through ptrace options; the filter is inherited by every child.
 //!
-//! Limits: programs of other ABIs (i386, x32) run untraced; `PR_SET_NO_NEW_PRIVS` (required to
-//! install a filter without privileges) stops set-uid programs from gaining privileges.
+//! Limits: programs of other ABIs (i386, x32) run untraced. Without `CAP_SYS_ADMIN` the filter
+//! needs `PR_SET_NO_NEW_PRIVS`, which stops set-uid and file-capability programs from gaining
+//! privileges ([`privilege_loss`] says so before the run); as root it is not set.
 
 pub(crate) mod mem;
 mod seccomp;
@@ -756,6 +757,55 @@ fn bind_tracer_and_move_helpers(cpu: usize) {
             libc::sched_setaffinity(tid, size, &allowed);
         }
     }
+}
+
+/// True when this process has `CAP_SYS_ADMIN` in its effective set (it may then install a
+/// seccomp filter without `PR_SET_NO_NEW_PRIVS`).
+fn has_cap_sys_admin() -> bool {
+    const CAP_SYS_ADMIN: u32 = 21;
+    std::fs::read_to_string("/proc/self/status").ok().is_some_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN) != 0)
+    })
+}
+
+/// True when `exe` has a `security.capability` extended attribute (file capabilities).
+fn has_file_caps(exe: &Path) -> bool {
+    let Ok(c) = CString::new(exe.as_os_str().as_bytes()) else { return false };
+    // SAFETY: a NUL-terminated path and name; size 0 asks for the value's length only.
+    unsafe {
+        libc::getxattr(c.as_ptr(), c"security.capability".as_ptr(), std::ptr::null_mut(), 0) > 0
+    }
+}
+
+/// When `program` (found as execvp would) gains privileges at exec (set-user-ID,
+/// set-group-ID or file capabilities) and this recorder lacks `CAP_SYS_ADMIN`: a sentence
+/// saying that recorded it will run without them (the seccomp filter then needs
+/// `PR_SET_NO_NEW_PRIVS`) and what to do instead. `None` otherwise.
+pub fn privilege_loss(program: &std::ffi::OsStr) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    if has_cap_sys_admin() {
+        return None;
+    }
+    let exe = resolve(Path::new(program))?;
+    let mode = std::fs::metadata(&exe).ok()?.permissions().mode();
+    let what = if mode & 0o4000 != 0 {
+        "set-user-ID"
+    } else if mode & 0o2000 != 0 {
+        "set-group-ID"
+    } else if has_file_caps(&exe) {
+        "given file capabilities"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{} is {what}: recorded with ptrace without root it runs without those privileges \
+         (the seccomp filter needs no_new_privs), so it may fail or behave differently; \
+         record as root (either backend keeps them)",
+        exe.display()
+    ))
 }
 
 /// Run `argv` under the tracer until every traced process has exited.
