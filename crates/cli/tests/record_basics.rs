@@ -201,10 +201,23 @@ fn a_recorder_killed_with_sigkill_leaves_a_readable_trace() {
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    std::thread::sleep(Duration::from_millis(2500));
+    // The writer flushes at least once a second: wait (on a loaded machine, longer) until
+    // cat's read is in the file, then kill the recorder.
+    let has_read = || {
+        TraceReader::open(&trace).is_ok_and(|r| {
+            r.events(None).filter_map(Result::ok).any(|e| {
+                e.name == "read"
+                    && e.arg("buf").and_then(ArgValue::as_data)
+                        == Some(b"flushed before the kill\n")
+            })
+        })
+    };
+    while !has_read() && t0.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    assert!(t0.elapsed() < Duration::from_secs(20), "the traced sleep died with the tracer");
+    assert!(t0.elapsed() < Duration::from_secs(25), "the traced sleep died with the tracer");
     let r = TraceReader::open(&trace).expect("an unfinished trace opens");
     assert!(!r.is_complete());
     let ev: Vec<Event> = r.events(None).map(|e| e.unwrap()).collect();
