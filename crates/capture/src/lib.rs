@@ -59,6 +59,9 @@ pub struct Outcome {
     pub data_bytes: u64,
     /// The CPU the command and the tracer were bound to, if they were.
     pub pinned_cpu: Option<usize>,
+    /// When and why they were unbound during the run, if they were (`until 0.52 s, then
+    /// unbound: ...`).
+    pub cpu_note: Option<String>,
     /// Synthetic records written first (descriptors a process had open when attached to).
     pub synthetic_ids: u64,
     /// Calls lost (each one is in a `Reanimator::Lost` record of the trace).

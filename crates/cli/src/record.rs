@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use ra_capture::ebpf::{self, EbpfBackend, LossPolicy};
-use ra_capture::ptrace::PtraceBackend;
+use ra_capture::ptrace::{CpuPolicy, PtraceBackend};
 use ra_capture::sink::TraceSink;
 use ra_capture::{DataMode, Options, Selection, Target, STOP_REQUESTS, STOP_SIGNAL};
 use ra_fsstate::ScanOptions;
@@ -62,9 +62,14 @@ pub enum Compress {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Cpu {
+    /// Bind the command to the tracer's CPU while it runs one thread at a time, and unbind
+    /// it (for the rest of the run) as soon as two of its threads are runnable at once: the
+    /// speed of `same` for serial programs, the parallelism of `any` for parallel ones.
+    Auto,
     /// Bind the command (and its children) to the tracer's CPU: every captured call hands
     /// control between them twice, and on a VM a hand-off across CPUs costs a wake-up of an
-    /// idle CPU. Several times faster there; the command sees one CPU (like rr).
+    /// idle CPU. Several times faster there; the command sees one CPU (like rr), so a
+    /// parallel program runs serially.
     Same,
     /// Leave the command's CPU affinity alone.
     Any,
@@ -100,7 +105,7 @@ pub struct RecordArgs {
     pub syscalls: String,
     /// Where the command runs relative to the tracer (ptrace backend; ignored with -p and by
     /// the ebpf backend, which has no tracer hand-offs).
-    #[arg(long, value_enum, default_value_t = Cpu::Same)]
+    #[arg(long, value_enum, default_value_t = Cpu::Auto)]
     pub cpu: Cpu,
     /// What the ebpf backend does when the command produces faster than the trace is
     /// written.
@@ -368,9 +373,10 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         sink.info(k, v.as_bytes())?;
     }
     sink.info("exit_status", outcome.exit_code.to_string().as_bytes())?;
-    let affinity = match outcome.pinned_cpu {
-        Some(c) => format!("command and tracer bound to CPU {c}"),
-        None => "unchanged".to_string(),
+    let affinity = match (outcome.pinned_cpu, &outcome.cpu_note) {
+        (Some(c), None) => format!("command and tracer bound to CPU {c}"),
+        (Some(c), Some(note)) => format!("command and tracer bound to CPU {c} {note}"),
+        (None, _) => "unchanged".to_string(),
     };
     sink.info("cpu_affinity", affinity.as_bytes())?;
     sink.info(
@@ -482,8 +488,13 @@ fn choose_backend(
         b.prepare(target, opts)?;
         Ok(Box::new(b))
     };
-    let ptrace: Box<dyn ra_capture::Backend> =
-        Box::new(PtraceBackend { same_cpu: a.cpu == Cpu::Same });
+    let ptrace: Box<dyn ra_capture::Backend> = Box::new(PtraceBackend {
+        cpu: match a.cpu {
+            Cpu::Auto => CpuPolicy::Auto,
+            Cpu::Same => CpuPolicy::Same,
+            Cpu::Any => CpuPolicy::Any,
+        },
+    });
     let warn_privileges = || {
         if let Target::Command(argv) = target {
             if let Some(w) = argv.first().and_then(|p| ra_capture::ptrace::privilege_loss(p)) {

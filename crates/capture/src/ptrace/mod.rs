@@ -11,6 +11,7 @@
 //! needs `PR_SET_NO_NEW_PRIVS`, which stops set-uid and file-capability programs from gaining
 //! privileges ([`privilege_loss`] says so before the run); as root it is not set.
 
+mod cpu;
 pub(crate) mod mem;
 mod seccomp;
 mod sys;
@@ -34,10 +35,13 @@ pub use crate::{Outcome, STOP_REQUESTS, STOP_SIGNAL};
 use sys::Pid;
 
 /// The ptrace backend behind the [`Backend`] seam.
+pub use cpu::CpuPolicy;
+
 #[derive(Clone, Copy, Debug)]
 pub struct PtraceBackend {
-    /// Bind a command (not an attached process) to the tracer's CPU; see [`record_command`].
-    pub same_cpu: bool,
+    /// Where a command (not an attached process) runs relative to the tracer; see
+    /// [`CpuPolicy`].
+    pub cpu: CpuPolicy,
 }
 
 impl Backend for PtraceBackend {
@@ -74,7 +78,7 @@ impl Backend for PtraceBackend {
         let o = Options {
             selection: opts.selection.clone(),
             data: opts.data,
-            same_cpu: self.same_cpu && matches!(target, Target::Command(_)),
+            cpu: if matches!(target, Target::Command(_)) { self.cpu } else { CpuPolicy::Any },
         };
         match target {
             Target::Command(argv) => record_command(argv, &o, sink),
@@ -95,8 +99,8 @@ impl Backend for PtraceBackend {
 pub struct Options {
     pub selection: Selection,
     pub data: DataMode,
-    /// Run the traced command on the tracer's CPU (see `record_command`).
-    pub same_cpu: bool,
+    /// Where the traced command runs relative to the tracer ([`CpuPolicy`]).
+    pub cpu: CpuPolicy,
 }
 
 const PTRACE_EVENT_FORK: i32 = 1;
@@ -249,6 +253,8 @@ struct Tracer<'a> {
     detaching: bool,
     /// The CPU tracer and tracees share, when pinned.
     pinned_cpu: Option<usize>,
+    /// Unbinds the tree when it wants more than one CPU ([`CpuPolicy::Auto`]).
+    monitor: Option<cpu::Monitor>,
 }
 
 impl<'a> Tracer<'a> {
@@ -278,6 +284,7 @@ impl<'a> Tracer<'a> {
             attach,
             detaching: false,
             pinned_cpu,
+            monitor: None,
         }
     }
 
@@ -317,6 +324,9 @@ impl<'a> Tracer<'a> {
     /// was used before.
     fn new_thread(&mut self, tid: Pid) {
         self.ended.remove(&tid);
+        if let Some(m) = &self.monitor {
+            m.add(tid);
+        }
         self.thread(tid);
     }
 
@@ -614,6 +624,9 @@ impl<'a> Tracer<'a> {
             self.ended.clear();
         }
         self.ended.insert(tid);
+        if let Some(m) = &self.monitor {
+            m.remove(tid);
+        }
         if let Some(t) = self.threads.remove(&tid) {
             if let Some(p) = t.pending {
                 // Killed inside the call (e.g. another thread's exit_group): no result.
@@ -836,12 +849,19 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     let mut c_argv: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
     c_argv.push(std::ptr::null());
     let filter = seccomp::filter(&opts.selection.numbers_x86_64());
-    // Every captured call hands control tracee -> tracer -> tracee twice. When the two run on
-    // different CPUs each hand-off wakes an idle CPU, which in a VM costs a hypervisor exit:
-    // measured here, 100k-block dd took 3-23 s unpinned and a steady 2.8-3.2 s with tracer
-    // and command on one CPU (rr binds its recordings to one CPU for the same reason).
-    // SAFETY: sched_getcpu takes no arguments.
-    let same_cpu: i32 = if opts.same_cpu { unsafe { libc::sched_getcpu() } } else { -1 };
+    // Tracer and command on one CPU (see cpu.rs for why, and for when Auto unbinds them).
+    let same_cpu: i32 = if opts.cpu != CpuPolicy::Any {
+        // SAFETY: sched_getcpu takes no arguments.
+        unsafe { libc::sched_getcpu() }
+    } else {
+        -1
+    };
+    let original = cpu::CpuSet::current();
+    // (Started before the binding, which then moves it off the shared CPU with the other
+    // helper threads.)
+    let monitor = (same_cpu >= 0 && opts.cpu == CpuPolicy::Auto)
+        // SAFETY: gettid takes no arguments.
+        .then(|| cpu::Monitor::start(original, unsafe { libc::gettid() }));
     if same_cpu >= 0 {
         bind_tracer_and_move_helpers(same_cpu as usize);
     }
@@ -901,9 +921,11 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
         sink.push(ev)?;
     }
     let mut t = Tracer::new(opts, sink, pid, false, usize::try_from(same_cpu).ok());
-    t.thread(pid);
+    t.monitor = monitor;
+    t.new_thread(pid);
     t.resume(pid, 0);
     let r = t.run();
+    t.out.cpu_note = t.monitor.take().and_then(cpu::Monitor::finish);
     r?;
     t.out.exit_code = t.root_status.unwrap_or(128 + libc::SIGKILL);
     t.out.pinned_cpu = t.pinned_cpu;
