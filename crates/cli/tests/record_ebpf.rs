@@ -441,6 +441,23 @@ fn mmap_pages_record_reads_and_writes_through_shared_mappings() {
     }
     reads.sort_unstable();
     assert_eq!(reads, (0..32).collect::<Vec<i64>>(), "each page read once");
+    // Every page record names its file: device and inode as stat reports them, and the path.
+    use std::os::unix::fs::MetadataExt;
+    for (name, file) in [("mmappread", "r.dat"), ("mmappwrite", "w.dat")] {
+        let m = std::fs::metadata(dir.join(file)).unwrap();
+        let mut path = dir.join(file).into_os_string().into_encoded_bytes();
+        path.push(0);
+        for e in ev.iter().filter(|e| e.name == name) {
+            assert_eq!(int(e, "device") as u64, m.dev(), "{name} #{}", e.unique_id);
+            assert_eq!(int(e, "inode") as u64, m.ino(), "{name} #{}", e.unique_id);
+            // (The path when the recorder saw the mapping before this short program unmapped
+            // it: /proc/<pid>/map_files.)
+            if let Some(p) = e.arg("pathname").and_then(ArgValue::as_data) {
+                assert_eq!(p, &path[..]);
+            }
+            assert!(int(e, "address") != 0);
+        }
+    }
 
     // Writes: each page once, at its flush point (msync, munmap, exit_group), with what the
     // file holds.

@@ -287,6 +287,18 @@ fn mapped_writes_after_the_fd_is_reused_land_in_the_mapped_file() {
     let x = r.replay(&[]);
     assert_eq!(std::fs::read(r.in_root(&x, "other")).unwrap(), b"OTHER", "{}", x.show());
     if backend() == "ebpf" {
+        // The page records name the mapped file by its identity, not by the reused number.
+        use std::os::unix::fs::MetadataExt;
+        let ino = std::fs::metadata(r.work.join("mapped")).unwrap().ino() as i64;
+        let t = ra_trace::TraceReader::open(&r.trace).unwrap();
+        let pages: Vec<_> = t.events(Some(&["mmappwrite"])).map(|e| e.unwrap()).collect();
+        assert!(!pages.is_empty());
+        for e in &pages {
+            assert_eq!(e.arg("inode").and_then(ra_trace::ArgValue::as_int), Some(ino));
+            if let Some(p) = e.arg("pathname").and_then(ra_trace::ArgValue::as_data) {
+                assert!(p.ends_with(b"/mapped\0"), "{:?}", String::from_utf8_lossy(p));
+            }
+        }
         x.assert_clean();
         let m = std::fs::read(r.in_root(&x, "mapped")).unwrap();
         assert!(m.starts_with(b"written through the mapping\0"), "{}", x.show());

@@ -659,7 +659,7 @@ impl Call<'_> {
             H::Write => self.write(def.arg("offset").is_some()),
             H::ReadV => self.readv(),
             H::WriteV => self.writev(),
-            H::MmapPage => self.mmap_page(def.arg("address").is_none()),
+            H::MmapPage => self.mmap_page(def.arg("buf").is_some_and(|(_, a)| !a.kind.is_output())),
             H::Seek => {
                 let f = self.file("fd")?;
                 let Some(raw) = f.raw() else { return Ok(Act::Sim) };
@@ -1167,12 +1167,16 @@ impl Call<'_> {
         let count = self.i("count")?.max(0) as usize;
         let off = self.i("offset")?;
         let fd = self.i("fd")?;
+        // The page's address names its mapping exactly (a descriptor number may have been
+        // closed and reused for another mapped file); Re-Animator's mmappwrite records have no
+        // address: the descriptor the mapping was made with.
+        let address = self.i("address").ok().filter(|&a| a != 0);
         let mapped = {
             let mm = lock(&self.p.mm);
-            let hit = if write {
-                i32::try_from(fd).ok().and_then(|fd| mm.find_by_fd(fd, off))
-            } else {
-                mm.find(self.i("address")? as u64).filter(|(m, _)| m.file.is_some())
+            let hit = match address {
+                Some(a) => mm.find(a as u64).filter(|(m, _)| m.file.is_some()),
+                None if write => i32::try_from(fd).ok().and_then(|fd| mm.find_by_fd(fd, off)),
+                None => None,
             };
             hit.and_then(|(m, o)| Some((m.file.clone()?, m.real_at(o))))
                 as Option<(Arc<OpenFile>, Option<(usize, usize)>)>

@@ -512,15 +512,22 @@ pub static REGISTRY: &[SyscallDef] = &[
           addr("new_address", "new_address")]),
     // Re-Animator pseudo-calls: loads/stores through a file mapping, synthesized by the tracer
     // (no syscall number). Replay turns them into pread/pwrite.
+    // Page records of shared file mappings. `fd` is the descriptor the mapping was made with
+    // (it may name another file by the time of the record); `address` (the page in the
+    // process), `device` and `inode` (the mapped file, st_dev/st_ino encoding) and
+    // `pathname` (when known) identify the page and its file whatever became of `fd`.
     ra("mmappread", "mmappread", Memory, Reissue(H::MmapPage), Count,
-        "ssize_t mmappread(int fd, void *buf, size_t count, off_t offset, void *address); \
-         /* pseudo-call */",
+        "ssize_t mmappread(int fd, void *buf, size_t count, off_t offset, void *address, \
+         dev_t device, ino_t inode, const char *pathname); /* pseudo-call */",
         &[fd(), outbuf("buf", Len::Ret, "data_read"), count(), offset(),
-          addr("address", "address")]),
+          addr("address", "address"), int("device", "device"), int("inode", "inode"),
+          path("pathname")]),
     ra("mmappwrite", "mmappwrite", Memory, Reissue(H::MmapPage), Count,
-        "ssize_t mmappwrite(int fd, const void *buf, size_t count, off_t offset); \
-         /* pseudo-call */",
-        &[fd(), inbuf("buf", Len::Arg(2), "data_written"), count(), offset()]),
+        "ssize_t mmappwrite(int fd, const void *buf, size_t count, off_t offset, \
+         void *address, dev_t device, ino_t inode, const char *pathname); /* pseudo-call */",
+        &[fd(), inbuf("buf", Len::Arg(2), "data_written"), count(), offset(),
+          addr("address", "address"), int("device", "device"), int("inode", "inode"),
+          path("pathname")]),
     // ---- processes ---------------------------------------------------------------------------
     ra("clone", "clone", Process, Emulate(H::Clone), Pid,
         "long clone(unsigned long flags, void *stack, int *parent_tid, int *child_tid, \

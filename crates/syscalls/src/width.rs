@@ -52,7 +52,9 @@ impl Width {
             "unsigned int" | "unsigned" | "socklen_t" | "u32" | "__u32" => Width::U32,
             "mode_t" | "umode_t" => Width::U16,
             "long" | "unsigned long" | "size_t" | "ssize_t" | "off_t" | "off64_t" | "loff_t"
-            | "dev_t" | "nfds_t" | "u64" | "__u64" | "rlim_t" | "aio_context_t" => Width::Full,
+            | "dev_t" | "ino_t" | "nfds_t" | "u64" | "__u64" | "rlim_t" | "aio_context_t" => {
+                Width::Full
+            }
             _ => return None,
         })
     }

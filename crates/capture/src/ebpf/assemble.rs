@@ -72,12 +72,35 @@ pub struct AsmStats {
 
 /// A shared file mapping, as the process's mmap calls made it: where `mmappread` /
 /// `mmappwrite` records find their descriptor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Region {
     start: u64,
     end: u64,
     fd: i64,
     offset: i64,
+    /// The mapped file's path (with its NUL), read from /proc/<pid>/map_files when the mmap
+    /// was assembled; `None` when the mapping was already gone.
+    path: Option<std::sync::Arc<[u8]>>,
+}
+
+/// The path of the file mapped at `[start, end)` in process `tgid`, with a terminating NUL
+/// (as paths are stored), while the mapping exists.
+fn mapped_path(tgid: u32, start: u64, end: u64) -> Option<std::sync::Arc<[u8]>> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = std::fs::read_link(format!("/proc/{tgid}/map_files/{start:x}-{end:x}")).ok()?;
+    let mut b = p.as_os_str().as_bytes().to_vec();
+    b.push(0);
+    Some(b.into())
+}
+
+/// The kernel's internal device number (`sb->s_dev`: major << 20 | minor) in the encoding
+/// `stat` reports (glibc's makedev), so page records compare with `st_dev`.
+fn user_dev(kdev: u32) -> i64 {
+    let (major, minor) = (u64::from(kdev >> 20), u64::from(kdev & 0xf_ffff));
+    (((major & 0xffff_f000) << 32)
+        | ((major & 0xfff) << 8)
+        | ((minor & 0xffff_ff00) << 12)
+        | (minor & 0xff)) as i64
 }
 
 /// The common fields of a process's last call, stamped on its page records.
@@ -218,11 +241,13 @@ impl Assembler {
                     end(start, int("length")),
                 );
                 if int("flags") & MAP_SHARED != 0 && int("fd") >= 0 {
+                    let end = end(start, int("length"));
                     self.regions.entry(tgid).or_default().push(Region {
                         start,
-                        end: end(start, int("length")),
+                        end,
                         fd: int("fd"),
                         offset: int("offset"),
+                        path: mapped_path(tgid, start, end),
                     });
                 }
             }
@@ -237,13 +262,14 @@ impl Assembler {
             "mremap" => {
                 let old = int("old_address") as u64;
                 let v = self.regions.entry(tgid).or_default();
-                let moved = v.iter().find(|r| r.start <= old && old < r.end).copied();
+                let moved = v.iter().find(|r| r.start <= old && old < r.end).cloned();
                 remove_range(v, old, end(old, int("old_size")));
                 if let Some(r) = moved {
                     let start = ev.ret.unwrap_or(0) as u64;
                     let offset = r.offset + (old - r.start) as i64;
                     remove_range(v, start, end(start, int("new_size")));
-                    v.push(Region { start, end: end(start, int("new_size")), fd: r.fd, offset });
+                    let end = end(start, int("new_size"));
+                    v.push(Region { start, end, fd: r.fd, offset, path: r.path });
                 }
             }
             "execve" | "execveat" => {
@@ -271,16 +297,21 @@ impl Assembler {
         ev.sid = Some(st.sid as i32);
         ev.ret = Some(PAGE as i64);
         ev.errno = Some(0);
-        // The descriptor the mapping was made with, when this recording saw the mmap.
-        let fd = self
+        // The descriptor the mapping was made with and the file's path, when this recording
+        // saw the mmap; the file's identity from the kernel's own mapping in every case.
+        let region = self
             .regions
             .get(&p.tgid)
-            .and_then(|v| v.iter().find(|r| r.start <= p.addr && p.addr < r.end))
-            .map_or(-1, |r| r.fd);
-        ev.set_arg("fd", ArgValue::Int(fd));
+            .and_then(|v| v.iter().find(|r| r.start <= p.addr && p.addr < r.end));
+        ev.set_arg("fd", ArgValue::Int(region.map_or(-1, |r| r.fd)));
         ev.set_arg("count", ArgValue::Int(PAGE as i64));
         ev.set_arg("offset", ArgValue::Int(p.off as i64));
         ev.set_arg("address", ArgValue::Int(p.addr as i64));
+        ev.set_arg("device", ArgValue::Int(user_dev(p.dev)));
+        ev.set_arg("inode", ArgValue::Int(p.ino as i64));
+        if let Some(path) = region.and_then(|r| r.path.as_deref()) {
+            ev.set_arg("pathname", ArgValue::Data(path.to_vec()));
+        }
         let buf = if p.flags & PG_NOT_CAPTURED != 0 {
             ev.buffer_not_captured = true;
             ArgValue::NotCaptured
@@ -378,7 +409,7 @@ fn remove_range(v: &mut Vec<Region>, start: u64, end: u64) {
             continue;
         }
         if r.start < start {
-            out.push(Region { end: start, ..r });
+            out.push(Region { end: start, ..r.clone() });
         }
         if end < r.end {
             out.push(Region { start: end, offset: r.offset + (end - r.start) as i64, ..r });
@@ -573,6 +604,15 @@ mod tests {
             assert_eq!(ev.buffer_not_captured, lost, "ret {ret}");
             assert_eq!(ev.arg("buf"), Some(&ArgValue::Data(Vec::new())));
         }
+    }
+
+    #[test]
+    fn kernel_device_numbers_become_st_dev() {
+        // sda1 (8:1), a loop device (7:3), a virtio disk (254:16), a large minor (259:300).
+        for (major, minor, st_dev) in [(8u32, 1u32, 0x801i64), (7, 3, 0x703), (254, 16, 0xfe10)] {
+            assert_eq!(user_dev(major << 20 | minor), st_dev);
+        }
+        assert_eq!(user_dev(259 << 20 | 300), libc::makedev(259, 300) as i64);
     }
 
     #[test]

@@ -383,6 +383,7 @@ pub struct Stats {
     pub pages: u64,
     pub pages_unclassified: u64,
     pub page_walks: u64,
+    pub pages_cached_vma: u64,
 }
 
 impl Stats {
@@ -401,6 +402,7 @@ impl Stats {
         self.pages += f(6);
         self.pages_unclassified += f(7);
         self.page_walks += f(8);
+        self.pages_cached_vma += f(9);
     }
 }
 

@@ -1059,6 +1059,10 @@ fn record(
     fact("ebpf_copy_faults", stats.faults.to_string());
     if params.mmap_pages {
         fact("ebpf_page_table_walks", stats.page_walks.to_string());
+        // Faults of a process with shared file mappings whose mapping could not be looked up
+        // (bpf_find_vma busy) and was not the cached one: a page of a shared file mapping
+        // among them is missing from the page records.
+        fact("ebpf_unclassified_faults", stats.pages_unclassified.to_string());
     }
     fact("ebpf_recursion_misses", misses.to_string());
     if noop_requested() {

@@ -222,14 +222,23 @@ struct page_key {
 	__u64 addr;
 };
 
+/* A written page: its offset in the file and the file's identity (the mapping may be gone,
+ * and its descriptor closed and reused, by the flush point). */
+struct dirty_page {
+	__u64 off;
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
 /* Pages written through a shared file mapping, waiting for a flush point (munmap, msync,
- * mremap, exit_group, execve, process exit); value: their file offset. */
+ * mremap, exit_group, execve, process exit). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, struct page_key);
-	__type(value, __u64);
+	__type(value, struct dirty_page);
 } dirty SEC(".maps");
 
 /* What the mmap page records know of each process (`procmm`, by tgid):
@@ -249,7 +258,12 @@ struct {
 #define MS_CLEAN 1
 #define MS_SHARED 2
 #define NR_MMAP 9
+#define NR_MPROTECT 10
+#define NR_MUNMAP 11
+#define NR_MREMAP 25
 #define NR_SHMAT 30
+#define NR_SHMDT 67
+#define NR_REMAP_FILE_PAGES 216
 #define MAP_SHARED_BIT 0x01 /* MAP_SHARED and MAP_SHARED_VALIDATE (0x03) */
 #define MAP_ANONYMOUS 0x20
 
@@ -257,7 +271,18 @@ struct proc_mm {
 	__u64 dirty;
 	__u64 seen;
 	__u8 state;
-	__u8 pad[7];
+	__u8 pad[3];
+	/* The shared file mapping the process's last classified fault was in. bpf_find_vma
+	 * answers -EBUSY until the irq_work releasing its mmap lock has run (on this VM: the next
+	 * tick), so a second fault soon after the first could not be classified and its page was
+	 * silently missing (a write to page 2 then page 0 recorded only page 2). Faults inside
+	 * this mapping need no lookup. Cleared before any call that changes the mappings. */
+	__u32 c_valid;
+	__u64 c_start;
+	__u64 c_end;
+	__u64 c_pgoff;
+	__u64 c_ino;
+	__u64 c_dev;
 };
 
 struct {
@@ -1282,13 +1307,13 @@ struct flush_ctx {
 	__u64 deleted;
 };
 
-static long flush_dirty_cb(void *map, struct page_key *k, __u64 *off, void *ctx)
+static long flush_dirty_cb(void *map, struct page_key *k, struct dirty_page *d, void *ctx)
 {
 	struct flush_ctx *c = ctx;
 
 	if (k->tgid != c->tgid || (!c->all && (k->addr < c->lo || k->addr >= c->hi)))
 		return 0;
-	emit_page(PG_WRITE | PG_ALWAYS, k->addr, *off, 0, 0);
+	emit_page(PG_WRITE | PG_ALWAYS, k->addr, d->off, d->ino, d->dev);
 	if (bpf_map_delete_elem(map, k) == 0)
 		c->deleted++;
 	return 0;
@@ -1351,17 +1376,33 @@ int BPF_PROG(on_page_fault, unsigned long address, struct pt_regs *regs, unsigne
 	if (!s)
 		return 0;
 	flush_pending_read(s, tgid);
-	if (bpf_find_vma(t, address, vma_cb, &v, 0)) {
+	if (m && m->c_valid && address >= m->c_start && address < m->c_end) {
+		v.shared_file = 1;
+		v.start = m->c_start;
+		v.end = m->c_end;
+		v.pgoff = m->c_pgoff;
+		v.ino = m->c_ino;
+		v.dev = m->c_dev;
+		STAT(pages_cached_vma, 1);
+	} else if (bpf_find_vma(t, address, vma_cb, &v, 0)) {
 		STAT(pages_unclassified, 1);
 		return 0;
+	} else if (v.shared_file && (m = proc_mm(tgid))) {
+		m->c_start = v.start;
+		m->c_end = v.end;
+		m->c_pgoff = v.pgoff;
+		m->c_ino = v.ino;
+		m->c_dev = v.dev;
+		m->c_valid = 1;
 	}
 	if (!v.shared_file)
 		return 0;
 	if (error_code & X86_PF_WRITE) {
 		struct page_key k = {.tgid = tgid, .addr = page};
-		__u64 off = page - v.start + (v.pgoff << 12);
+		struct dirty_page d = {
+			.off = page - v.start + (v.pgoff << 12), .ino = v.ino, .dev = v.dev};
 
-		if (bpf_map_update_elem(&dirty, &k, &off, BPF_NOEXIST) == 0) {
+		if (bpf_map_update_elem(&dirty, &k, &d, BPF_NOEXIST) == 0) {
 			struct proc_mm *pc = proc_mm(tgid);
 
 			if (pc)
@@ -1463,6 +1504,14 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 		     (int)regs->r8 >= 0) ||
 		    nr == NR_SHMAT)
 			set_mapstate(tgid, MS_SHARED);
+		/* Calls that change the mappings: the cached mapping may no longer be there. */
+		if (nr == NR_MMAP || nr == NR_MUNMAP || nr == NR_MREMAP || nr == NR_MPROTECT ||
+		    nr == NR_SHMDT || nr == NR_REMAP_FILE_PAGES) {
+			struct proc_mm *pm = bpf_map_lookup_elem(&procmm, &tgid);
+
+			if (pm)
+				pm->c_valid = 0;
+		}
 	}
 	r = bpf_map_lookup_elem(&rules, &nr);
 	if (!r)

@@ -201,7 +201,8 @@ struct stats {
 	__u64 pages;          /* RK_PAGE records */
 	__u64 pages_unclassified; /* faults whose mapping could not be looked up */
 	__u64 page_walks;     /* walks of the dirty / seen page tables at flush points */
-	__u64 pad[7];         /* (calls and data records are counted in user space) */
+	__u64 pages_cached_vma; /* faults classified by the process's cached mapping */
+	__u64 pad[6];         /* (calls and data records are counted in user space) */
 };
 
 #endif
