@@ -224,11 +224,54 @@ fn parse_f64(type_name: &str, field: &str, attr: &str, v: &str) -> Result<f64> {
     }
 }
 
+/// Attributes one element of a type description may have. DataSeries' own elements have at
+/// most about ten; the XML parser checks every attribute against all earlier ones of its
+/// element (quadratic), so a hostile description with tens of thousands of them would take
+/// minutes (found by fuzzing: 134 s for one file).
+const MAX_XML_ATTRIBUTES: usize = 256;
+/// XML nodes in one type description (a field is one element).
+const MAX_XML_NODES: u32 = 1 << 20;
+
+/// Refuses a type description with an element of more than [`MAX_XML_ATTRIBUTES`] attributes
+/// before parsing it (each attribute has one `=` outside quoted values).
+fn check_xml_shape(xml: &str) -> Result<()> {
+    let mut in_tag = false;
+    let mut quote: Option<u8> = None;
+    let mut attrs = 0usize;
+    for &c in xml.as_bytes() {
+        match (in_tag, quote, c) {
+            (true, Some(q), _) if c == q => quote = None,
+            (true, Some(_), _) => {}
+            (true, None, b'"' | b'\'') => quote = Some(c),
+            (true, None, b'=') => {
+                attrs += 1;
+                if attrs > MAX_XML_ATTRIBUTES {
+                    return Err(Error::XmlParse {
+                        detail: format!("an element has more than {MAX_XML_ATTRIBUTES} attributes"),
+                    });
+                }
+            }
+            (true, None, b'>') => in_tag = false,
+            (false, _, b'<') => {
+                in_tag = true;
+                attrs = 0;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 impl ExtentType {
     /// Parses an extent type from its XML description. The text is kept verbatim: it is the
     /// type's identity.
     pub fn from_xml(xml: &str) -> Result<ExtentType> {
-        let doc = roxmltree::Document::parse(xml)
+        check_xml_shape(xml)?;
+        let opts = roxmltree::ParsingOptions {
+            nodes_limit: MAX_XML_NODES,
+            ..roxmltree::ParsingOptions::default()
+        };
+        let doc = roxmltree::Document::parse_with_options(xml, opts)
             .map_err(|e| Error::XmlParse { detail: e.to_string() })?;
         let root = doc.root_element();
         if root.tag_name().name() != "ExtentType" || root.tag_name().namespace().is_some() {
