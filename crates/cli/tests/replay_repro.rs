@@ -369,9 +369,45 @@ fn writev_with_a_bad_iovec_array_replays_as_recorded() {
     assert_eq!(std::fs::read(r.in_root(&x, "out")).unwrap(), b"abc");
 }
 
-/// execl("/bin/true", ...) with its strings in a page not yet touched.
+/// The recorded execve calls of a trace, as (path, argv, not captured).
+fn execs(trace: &Path) -> Vec<(String, Vec<String>, bool)> {
+    let t = ra_trace::TraceReader::open(trace).unwrap();
+    t.events(Some(&["execve"]))
+        .map(|e| {
+            let e = e.unwrap();
+            let s =
+                |b: &[u8]| String::from_utf8_lossy(b.strip_suffix(&[0]).unwrap_or(b)).into_owned();
+            let path =
+                e.arg("pathname").and_then(ra_trace::ArgValue::as_data).map(s).unwrap_or_default();
+            let argv = match e.arg("argv") {
+                Some(ra_trace::ArgValue::Strings(v)) => v.iter().map(|b| s(b)).collect(),
+                _ => Vec::new(),
+            };
+            (path, argv, e.buffer_not_captured)
+        })
+        .collect()
+}
+
+/// For the eBPF backend: the trace info's count of faulted copies and recovered inputs.
+fn faults_and_recoveries(trace: &Path) -> (u64, u64) {
+    let t = ra_trace::TraceReader::open(trace).unwrap();
+    let n = |k: &str| {
+        t.info_value(k).and_then(|v| String::from_utf8_lossy(v).parse().ok()).unwrap_or(0)
+    };
+    (n("ebpf_copy_faults"), n("ebpf_inputs_recovered"))
+}
+
+/// execl("/bin/true", ...) with its strings in a page not yet touched: the eBPF recorder's
+/// copy at the call's entry faults (it recorded execve("", [""])); the inputs come from the
+/// kernel's own copies after the exec, and the faults are counted.
 fn exec_of_literal_strings_replays() {
     let Some(r) = Repro::record("exec_literal", &[], |_| {}) else { return };
+    let e = execs(&r.trace);
+    assert_eq!(e.last().unwrap(), &("/bin/true".to_string(), vec!["true".to_string()], false));
+    if backend() == "ebpf" {
+        let (faults, recovered) = faults_and_recoveries(&r.trace);
+        assert!(faults >= 1 && recovered >= 1, "faults {faults}, recovered {recovered}");
+    }
     r.replay(&[]).assert_clean();
 }
 
@@ -381,9 +417,16 @@ fn exec_with_a_bad_argv_pointer_replays() {
     r.replay(&[]).assert_clean();
 }
 
-/// execve whose argv runs into an unmapped page: EFAULT.
+/// execve whose argv runs into an unmapped page (ENOENT here: the name is looked up first).
+/// The path and envp the eBPF recorder lost are read again after the failed call; argv is
+/// what could be read, and the record says it is incomplete.
 fn exec_with_an_unterminated_argv_replays() {
     let Some(r) = Repro::record("execunterm", &[], |_| {}) else { return };
+    let e = execs(&r.trace);
+    let (path, argv, not_captured) = e.last().unwrap();
+    assert_eq!(path, "nonexistent-prog");
+    assert_eq!(argv, &["prog-name", "first"]);
+    assert!(not_captured, "argv ran into an unmapped page");
     r.replay(&[]).assert_clean();
 }
 
@@ -399,9 +442,11 @@ fn failed_sends_and_writes_replay_as_recorded() {
     r.replay(&[]).assert_clean();
 }
 
-/// 50 vforks, every other child execs /bin/true.
+/// 50 vforks, every other child execs /bin/true (eBPF lost the first exec's path).
 fn vforked_children_that_exec_replay() {
     let Some(r) = Repro::record("vforker", &[], |_| {}) else { return };
+    let e = execs(&r.trace);
+    assert_eq!(e.iter().filter(|(p, _, _)| p == "/bin/true").count(), 25, "{e:?}");
     let x = r.replay(&[]);
     x.assert_clean();
     assert_eq!(std::fs::read(r.in_root(&x, "vf.out")).unwrap(), b"done\n");

@@ -49,6 +49,9 @@ struct Part {
     segs: Vec<(u16, u64)>,
     data: Vec<u8>,
     fault: bool,
+    /// `data` is a string array back to back, each string with its NUL (DF_FLAT: the
+    /// kernel's copy of an exec's argv or envp in the new image).
+    flat: bool,
 }
 
 /// The records of the call a thread is in, until its RK_CALL.
@@ -163,6 +166,12 @@ impl Assembler {
         }
         p.nrec += 1;
         let Some(slot) = p.slots.get_mut(d.slot as usize) else { return };
+        // A second copy of the slot (its first faulted at the call's entry): it replaces what
+        // came before.
+        if d.flags & DF_RESET != 0 {
+            slot.clear();
+            return;
+        }
         let v = d.vec as usize;
         if v >= MAX_VECTORS {
             return;
@@ -176,6 +185,7 @@ impl Assembler {
         }
         part.data.extend_from_slice(payload);
         part.fault |= fault || d.flags & DF_FAULT != 0;
+        part.flat |= d.flags & DF_FLAT != 0;
     }
 
     /// A thread ended: forget what it left unfinished.
@@ -426,6 +436,15 @@ fn value(kind: ArgKind, mut parts: Vec<Part>, n: usize) -> ArgValue {
         }
         parts
     };
+    if kind == ArgKind::StrArray && parts.first().is_some_and(|p| p.flat) {
+        // "a\0b\0": one string per NUL-terminated piece.
+        let flat = &parts[0].data;
+        let body = flat.strip_suffix(&[0]).unwrap_or(flat);
+        if body.is_empty() && flat.len() <= 1 {
+            return ArgValue::Strings(if flat.is_empty() { Vec::new() } else { vec![Vec::new()] });
+        }
+        return ArgValue::Strings(body.split(|&b| b == 0).map(<[u8]>::to_vec).collect());
+    }
     if kind == ArgKind::StrArray {
         return ArgValue::Strings(
             vectors(parts)

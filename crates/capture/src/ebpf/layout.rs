@@ -61,6 +61,8 @@ pub const PG_NOT_CAPTURED: u32 = 8;
 
 pub const DF_END: u8 = 1;
 pub const DF_FAULT: u8 = 2;
+pub const DF_RESET: u8 = 4;
+pub const DF_FLAT: u8 = 8;
 
 pub const CF_NO_RETURN: u32 = 1;
 
@@ -384,6 +386,7 @@ pub struct Stats {
     pub pages_unclassified: u64,
     pub page_walks: u64,
     pub pages_cached_vma: u64,
+    pub inputs_recovered: u64,
 }
 
 impl Stats {
@@ -403,6 +406,7 @@ impl Stats {
         self.pages_unclassified += f(7);
         self.page_walks += f(8);
         self.pages_cached_vma += f(9);
+        self.inputs_recovered += f(10);
     }
 }
 

@@ -1057,6 +1057,10 @@ fn record(
         fact("ebpf_deferred_bytes", stats.deferred_bytes.to_string());
     }
     fact("ebpf_copy_faults", stats.faults.to_string());
+    // Inputs whose copy at the call's entry faulted (not paged in yet) and that were read
+    // again afterwards: an exec's from the kernel's own copies, a failed call's from its
+    // memory once the kernel had read it.
+    fact("ebpf_inputs_recovered", stats.inputs_recovered.to_string());
     if params.mmap_pages {
         fact("ebpf_page_table_walks", stats.page_walks.to_string());
         // Faults of a process with shared file mappings whose mapping could not be looked up

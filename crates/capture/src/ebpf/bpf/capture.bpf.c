@@ -157,7 +157,8 @@ struct tstate {
 	__u8 active;
 	__u8 lost;
 	__u8 c1_slot; /* emit_call1: the argument slot of the one chunk ... */
-	__u8 pad[2];
+	__u8 refetch; /* string slots whose copy at entry faulted (read again: recover_inputs) */
+	__u8 pad[1];
 	__u64 c1_ptr; /* ... its address and length */
 	__u64 c1_len;
 	__u64 avail;  /* unconsumed ring bytes after this call's records, when known (else 0) */
@@ -601,6 +602,7 @@ static long sstep(__u64 i, void *ctx)
 		}
 		if (read_u64(&p, w->ptr + 8ULL * w->vec)) {
 			s->status[w->slot & 7] = ST_FAULT;
+			STAT(faults, 1);
 			return 1;
 		}
 		if (!p)
@@ -616,6 +618,7 @@ static long sstep(__u64 i, void *ctx)
 		if (!s->lost && small_record(s, &s->sh))
 			mark_lost(s, 0);
 		s->status[w->slot & 7] = ST_FAULT;
+		STAT(faults, 1);
 		return 1;
 	}
 	n = r;
@@ -894,6 +897,141 @@ static __always_inline void capture_args(struct tstate *s, struct syscall_rule *
 			capture_slot(s, &a, s->args[r->xarg & 7], XARG);
 		}
 	}
+}
+
+/* ---- inputs that faulted at entry ---------------------------------------------------------- */
+
+/* Start a new copy of slot k: a DF_RESET record (user space drops what it had for the slot). */
+static __always_inline int reset_slot(struct tstate *s, __u32 k)
+{
+	struct rec_data h;
+
+	s->w.slot = k;
+	s->w.vec = 0;
+	s->w.seg = 0;
+	s->w.seg_len = 0;
+	s->w.seg_off = 0;
+	fill_hdr(&h, s, RK_DATA);
+	h.flags = DF_RESET;
+	if (s->lost || small_record(s, &h))
+		return -1;
+	s->status[k & 7] = 0;
+	s->nvec[k & 7] = 0;
+	return 0;
+}
+
+/* A failed exec (or any call whose string inputs faulted at entry): the old address space is
+ * still there and the kernel has read what it could, so the pages are in: copy again. What
+ * still faults the kernel could not read either. */
+static __noinline int refetch_inputs(struct tstate *s, struct syscall_rule *r)
+{
+	if (!s || !r)
+		return 0;
+#pragma unroll
+	for (int k = 0; k < NARGS; k++) {
+		if (!(s->refetch & (1 << k)))
+			continue;
+		if (reset_slot(s, k))
+			continue;
+		capture_slot(s, &r->args[k], s->args[k], k);
+		if (s->status[k] != ST_FAULT)
+			STAT(inputs_recovered, 1);
+	}
+	s->refetch = 0;
+	return 0;
+}
+
+struct flat_ctx {
+	struct tstate *s;
+	__u64 at;
+	__u64 end;
+};
+
+/* One chunk of a flat string area (the new image's argv or envp) into the ring. */
+static long flat_step(__u64 i, void *ctx)
+{
+	struct flat_ctx *c = ctx;
+	struct tstate *s = c->s;
+	__u64 n = c->end - c->at;
+
+	if (c->at >= c->end)
+		return 1;
+	if (n > SCHUNK)
+		n = SCHUNK;
+	n &= 2 * SCHUNK - 1;
+	if (bpf_probe_read_user(s->sbuf, n, (const void *)c->at))
+		return 1;
+	fill_hdr(&s->sh, s, RK_DATA);
+	s->sh.flags = DF_FLAT | (c->at + n >= c->end ? DF_END : 0);
+	s->sh.len = n;
+	if (s->lost || bpf_ringbuf_output(&rb, &s->sh, sizeof(s->sh) + n, BPF_RB_NO_WAKEUP)) {
+		mark_lost(s, n);
+		return 1;
+	}
+	s->nrec++;
+	s->bytes += n;
+	s->w.seg_off += n;
+	c->at += n;
+	return 0;
+}
+
+static __noinline int recover_exec_inputs(struct tstate *s, struct linux_binprm *bprm)
+{
+	struct syscall_rule *r;
+	struct mm_struct *mm;
+	__u32 nr, strv = 0;
+
+	if (!s || !bprm)
+		return 0;
+	nr = s->nr;
+	r = bpf_map_lookup_elem(&rules, &nr);
+	mm = bpf_get_current_task_btf()->mm;
+	if (!r || !mm)
+		return 0;
+#pragma unroll
+	for (int k = 0; k < NARGS; k++) {
+		__u8 kind = r->args[k].kind;
+
+		if (kind == AK_STRV)
+			strv++;
+		if (!(s->refetch & (1 << k)) || reset_slot(s, k))
+			continue;
+		if (kind == AK_STR) {
+			const char *name = BPF_CORE_READ(bprm, filename);
+			long n = bpf_probe_read_kernel_str(s->sbuf, SCHUNK, name);
+
+			if (n <= 0) {
+				s->status[k] = ST_FAULT;
+				continue;
+			}
+			fill_hdr(&s->sh, s, RK_DATA);
+			s->sh.flags = DF_END;
+			s->sh.len = n;
+			n &= 2 * SCHUNK - 1;
+			if (s->lost || bpf_ringbuf_output(&rb, &s->sh, sizeof(s->sh) + n, BPF_RB_NO_WAKEUP)) {
+				mark_lost(s, n);
+				continue;
+			}
+			s->nrec++;
+			s->bytes += n;
+			s->nvec[k] = 1;
+			s->status[k] = ST_OK;
+			STAT(inputs_recovered, 1);
+		} else if (kind == AK_STRV) {
+			struct flat_ctx c = {.s = s};
+
+			c.at = strv == 1 ? BPF_CORE_READ(mm, arg_start) : BPF_CORE_READ(mm, env_start);
+			c.end = strv == 1 ? BPF_CORE_READ(mm, arg_end) : BPF_CORE_READ(mm, env_end);
+			s->w.slot = k;
+			s->w.seg_off = 0;
+			bpf_loop(1 << 10, flat_step, &c, 0);
+			s->status[k] = c.at >= c.end ? ST_OK : ST_FAULT;
+			if (c.at >= c.end)
+				STAT(inputs_recovered, 1);
+		}
+	}
+	s->refetch = 0;
+	return 0;
 }
 
 /* ---- records ------------------------------------------------------------------------------ */
@@ -1179,6 +1317,7 @@ static __always_inline void reset(struct tstate *s)
 	s->ndefer = 0;
 	s->lost = 0;
 	s->avail = 0;
+	s->refetch = 0;
 }
 
 /* ---- mmap pages ---------------------------------------------------------------------------- */
@@ -1550,6 +1689,15 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	if (r->flags & RF_NO_RETURN)
 		load_ident(s, t);
 	capture_args(s, r, 0, 1, 1);
+	if (r->entry_mask) {
+		/* Strings copied before the call (execve's, which the call replaces) that were not
+		 * paged in yet: read again once the kernel has read them (recover_inputs). */
+#pragma unroll
+		for (int k = 0; k < NARGS; k++)
+			if ((r->entry_mask & (1 << k)) && s->status[k] == ST_FAULT &&
+			    (r->args[k].kind == AK_STR || r->args[k].kind == AK_STRV))
+				s->refetch |= 1 << k;
+	}
 	if (r->flags & RF_NO_RETURN) {
 		s->active = 0;
 		emit_call(s, 0, CF_NO_RETURN);
@@ -1585,6 +1733,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	ok = !(ret < 0 && ret >= -4095);
+	if (s->refetch)
+		refetch_inputs(s, r);
 	if (!emit_call1(s, r, ret, ok)) {
 		capture_args(s, r, ret, ok, 0);
 		emit_call(s, ret, 0);
@@ -1594,14 +1744,21 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
-/* A successful exec: the new address space has no shared file mapping. */
+/* A successful exec: the new address space has no shared file mapping. Inputs of the exec
+ * that faulted when copied at its entry are taken from the kernel's own copies: the file name
+ * from the binprm, argv and envp from the new image's argument and environment areas. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, int old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = p->tgid;
 
-	if (is_target(tgid))
-		set_mapstate(tgid, MS_CLEAN);
+	if (!is_target(tgid))
+		return 0;
+	set_mapstate(tgid, MS_CLEAN);
+	struct tstate *s = bpf_task_storage_get(&tstates, p, 0, 0);
+
+	if (s && s->active && s->refetch)
+		recover_exec_inputs(s, bprm);
 	return 0;
 }
 

@@ -90,6 +90,8 @@ struct syscall_rule {
 /* struct rec_data.flags */
 #define DF_END 1   /* AK_STR / AK_STRV: this chunk ends the string (its NUL is included) */
 #define DF_FAULT 2 /* the copy failed here: no payload; the slot is incomplete */
+#define DF_RESET 4 /* a new copy of the slot starts here: forget what came for it before */
+#define DF_FLAT 8  /* AK_STRV: strings back to back, each with its NUL (the kernel's copy) */
 
 /*
  * RK_DATA: `len` payload bytes follow. They are bytes [off, off + len) of segment `seg` of
@@ -202,7 +204,8 @@ struct stats {
 	__u64 pages_unclassified; /* faults whose mapping could not be looked up */
 	__u64 page_walks;     /* walks of the dirty / seen page tables at flush points */
 	__u64 pages_cached_vma; /* faults classified by the process's cached mapping */
-	__u64 pad[6];         /* (calls and data records are counted in user space) */
+	__u64 inputs_recovered; /* string inputs that faulted at entry, read again later */
+	__u64 pad[5];         /* (calls and data records are counted in user space) */
 };
 
 #endif

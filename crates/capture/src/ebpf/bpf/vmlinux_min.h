@@ -121,7 +121,18 @@ struct sigpending {
 	sigset_t signal;
 };
 
-struct linux_binprm; /* only pointed to (sched_process_exec) */
+/* sched_process_exec: the name the exec was given (kernel copy). */
+struct linux_binprm {
+	const char *filename;
+};
+
+/* The new image's argv and envp strings, back to back (after exec). */
+struct mm_struct {
+	unsigned long arg_start;
+	unsigned long arg_end;
+	unsigned long env_start;
+	unsigned long env_end;
+};
 
 struct task_struct {
 	struct thread_info thread_info;
@@ -133,6 +144,7 @@ struct task_struct {
 	struct signal_struct *signal;
 	struct sigpending pending;
 	int exit_code;
+	struct mm_struct *mm;
 };
 
 struct super_block {
