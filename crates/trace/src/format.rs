@@ -189,7 +189,11 @@ pub fn format_arg(out: &mut String, kind: ArgKind, v: &ArgValue, strsize: usize)
         (_, ArgValue::Int(x)) => {
             let _ = write!(out, "{x}");
         }
-        (ArgKind::Path, ArgValue::Data(d)) => quoted(out, d.strip_suffix(&[0]).unwrap_or(d), 0),
+        (k, ArgValue::Data(d)) if k.is_c_string() => quoted(
+            out,
+            d.strip_suffix(&[0]).unwrap_or(d),
+            if k == ArgKind::Path { 0 } else { strsize },
+        ),
         (
             ArgKind::InStruct(s, _) | ArgKind::OutStruct(s, _) | ArgKind::InOutStruct(s, _),
             ArgValue::Data(d),
