@@ -47,6 +47,7 @@ def _size(n):
 RECORD_WORKLOADS = {
     "fio": ("fio randwrite 4 KiB, psync, 10 s", "IOPS", "iops", True),
     "sqlite": ("sqlite3 200k inserts, 2,000 txns", "elapsed s", "wall_s", False),
+    "dd": ("dd 2 GiB, 1 MiB writes", "elapsed s", "wall_s", False),
 }
 RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-anycpu",
                   "ebpf-noop", "ebpf-discard", "ebpf-full", "ebpf-hash", "ebpf-none"]
@@ -56,8 +57,8 @@ def record_table(rows):
     """Median per (workload, config); slowdown against vanilla; reanimator against strace."""
     from statistics import median
     out = ["| workload | config | metric: runs | median | slowdown vs vanilla (medians; by run) | reanimator vs strace "
-           "| CPU s (median) | trace/log file (median) |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| CPU s (median) | peak RSS MB (max) | trace/log file (median) |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for w in dict.fromkeys(r["workload"] for r in rows):
         label, metric, key, higher = RECORD_WORKLOADS[w]
         secs = {r.get("fio_seconds") for r in rows if r["workload"] == w} - {None}
@@ -111,8 +112,11 @@ def record_table(rows):
                     held = [r.get("throttle_stopped_ms", 0) for r in rs]
                     size += (f"; lost {max(lost):,}, throttle stops {median(stops):,.0f}"
                              f" ({median(held) / 1000:.2f} s stopped)")
+            # The tool's process at its peak: the worst run.
+            rss = [r["rss_mb"] for r in rs if "rss_mb" in r]
+            rss = f"{max(rss):,.0f}" if rss else ""
             out.append(f"| {label} | {c} | {metric}: {', '.join(fmt(r[key]) for r in rs)} | {fmt(m)} | {slow} "
-                       f"| {vs} | {median(r['cpu_s'] for r in rs):.1f} | {size} |")
+                       f"| {vs} | {median(r['cpu_s'] for r in rs):.1f} | {rss} | {size} |")
     return "\n".join(out)
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """One JSON line for one run of bench/record/run.sh.
-usage: row.py WORKLOAD CONFIG RUN WALL_S CPU_S OUT_BYTES FIO_JSON STDERR_FILE [INFO_JSON [INNER_T]]
+usage: row.py WORKLOAD CONFIG RUN WALL_S CPU_S OUT_BYTES FIO_JSON STDERR_FILE [INFO_JSON [INNER_T [RSS_T]]]
 fio: adds the write IOPS from fio's JSON output; reanimator: adds the number of recorded calls
 from its summary line when it prints one ("recorded N calls"); eBPF runs: adds the lost-call
-count and the throttle stops from `reanimator info --json` of the trace (INFO_JSON)."""
+count and the throttle stops from `reanimator info --json` of the trace (INFO_JSON); the tool's
+peak RSS in MB (1 MB = 1024 KB) from GNU time's %M (RSS_T)."""
 import json
 import re
 import sys
@@ -11,6 +12,7 @@ import sys
 workload, config, run, wall, cpu, size, fio_json, stderr = sys.argv[1:9]
 info_json = sys.argv[9] if len(sys.argv) > 9 else None
 inner_t = sys.argv[10] if len(sys.argv) > 10 else None
+rss_t = sys.argv[11] if len(sys.argv) > 11 else None
 row = {"workload": workload, "config": config, "run": int(run), "wall_s": float(wall),
        "cpu_s": float(cpu), "out_bytes": int(size)}
 if workload == "fio":
@@ -34,6 +36,11 @@ if config.startswith("ebpf") and info_json:
 if inner_t:
     try:
         row["inner_s"] = float(open(inner_t).read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+if rss_t:
+    try:
+        row["rss_mb"] = round(int(open(rss_t).read().split()[-1]) / 1024, 1)
     except (OSError, ValueError, IndexError):
         pass
 print(json.dumps(row))

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Recording benchmark, all cases side by side in one run: fio (4 KiB random writes, psync, one
-# job, 256 MiB file, 10 s time-based) and sqlite3 (200,000 inserts, 100 per transaction, default
-# rollback journal), each run vanilla, under `strace -f -s 65536 -xx -o FILE`, under
+# job, 256 MiB file, 10 s time-based), sqlite3 (200,000 inserts, 100 per transaction, default
+# rollback journal) and dd (2 GiB in 1 MiB writes from /dev/zero: big buffers), each run vanilla, under `strace -f -s 65536 -xx -o FILE`, under
 # `reanimator record --backend ptrace --data full -o FILE`, and under `reanimator record
 # --backend ebpf --data full|hash|none` (where eBPF works), RUNS times interleaved (vanilla,
-# strace, reanimator, ..., vanilla, ...). Reports median IOPS (fio) and elapsed seconds (sqlite3), the
-# ratios against vanilla, reanimator's speedup over strace, CPU time and the trace/log sizes;
-# writes the table to docs/PERFORMANCE.md (section "record").
+# strace, reanimator, ..., vanilla, ...). Reports median IOPS (fio) and elapsed seconds (sqlite3,
+# dd), the ratios against vanilla, reanimator's speedup over strace, CPU time, the peak RSS of
+# the tool's process (GNU time's %M: the recorder, strace, or the command in vanilla rows) and
+# the trace/log sizes; writes the table to docs/PERFORMANCE.md (section "record").
 # The eBPF backend also runs as `ebpf-noop` (REANIMATOR_BPF_NOOP=1: its system-call programs
 # attached but returning at once): the cost of the tracepoints themselves, the floor under
 # every eBPF row; and as `ebpf-discard` (REANIMATOR_DISCARD_EVENTS=1: full buffers captured and
@@ -15,6 +16,8 @@
 #   bash bench/record/run.sh [RUNS]      (default 3; scratch files under /var/tmp or $BENCH_DIR)
 #   FIO_SECONDS=N                         (fio's run time, default 10: shorter runs, more of
 #                                         them, give more pairs for the by-run ratios)
+#   WORKLOADS="fio sqlite dd"             (the default; a subset runs only those, and its table
+#                                         replaces the whole section)
 # Needs only what scripts/install-deps.sh installs (fio, sqlite3, strace, python3, cargo).
 set -euo pipefail
 export LC_ALL=C
@@ -23,6 +26,8 @@ cd "$(dirname "$0")/../.."
 source bench/lib.sh
 RUNS="${1:-3}"
 FIO_SECONDS="${FIO_SECONDS:-10}"
+WORKLOADS="${WORKLOADS:-fio sqlite dd}"
+wants() { [[ " $WORKLOADS " == *" $1 "* ]]; }
 for p in fio sqlite3 strace python3 cargo /usr/bin/time; do
   command -v "$p" >/dev/null 2>&1 || { echo "bench/record: $p not found; run: bash scripts/install-deps.sh" >&2; exit 1; }
 done
@@ -61,12 +66,13 @@ bench() {
       out="$DIR/out.ds"; wrap=(env REANIMATOR_BPF_NOOP=1 "$RA" record --backend ebpf --data none -o "$out" --) ;;
     *) echo "bench/record: unknown configuration $cfg" >&2; exit 1 ;;
   esac
-  rm -f "$DIR"/out.* "$DIR/fio.json" "$DIR/inner.t"
+  rm -f "$DIR"/out.* "$DIR/fio.json" "$DIR/inner.t" "$DIR/rss.t" "$DIR/dd.dat"
   [ "$workload" = sqlite ] && rm -f "$DIR/s.db" "$DIR/s.db-journal"
   drop_caches
   times >"$DIR/times.0"
   t0=$EPOCHREALTIME
-  "${wrap[@]}" "$@" <"${STDIN:-/dev/null}" >"$DIR/stdout" 2>"$DIR/stderr" || st=$?
+  # GNU time around the tool: its peak RSS (%M, KB).
+  /usr/bin/time -f %M -o "$DIR/rss.t" "${wrap[@]}" "$@" <"${STDIN:-/dev/null}" >"$DIR/stdout" 2>"$DIR/stderr" || st=$?
   t1=$EPOCHREALTIME
   times >"$DIR/times.1"
   if [ "$st" -ne 0 ]; then
@@ -85,9 +91,9 @@ bench() {
   [ -n "$out" ] && [ -e "$out" ] && size=$(stat -c %s "$out")
   local info="$DIR/none.json"
   if [[ "$cfg" = ebpf* ]]; then info="$DIR/info.json"; "$RA" info --json "$out" >"$info"; fi
-  python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" "$info" "$DIR/inner.t" >>"$OUT"
+  python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" "$info" "$DIR/inner.t" "$DIR/rss.t" >>"$OUT"
   printf '%-7s %-10s run %s: %s\n' "$workload" "$cfg" "$run" "$(tail -n 1 "$OUT")" >&2
-  rm -f "$DIR"/out.*
+  rm -f "$DIR"/out.* "$DIR/dd.dat"
 }
 
 # Every configuration, interleaved; the eBPF ones only where the backend can run.
@@ -100,6 +106,7 @@ fi
 rm -f "$DIR/probe.ds" "$DIR/probe.err"
 
 # fio: lay the file out once, then time random 4 KiB overwrites.
+if wants fio; then
 FIO_ARGS=(--name=rw --filename="$DIR/fio.dat" --size=256M --rw=randwrite --bs=4k --ioengine=psync
   --numjobs=1 --runtime="$FIO_SECONDS" --time_based --output-format=json --output="$DIR/fio.json")
 fio --name=lay --filename="$DIR/fio.dat" --size=256M --rw=write --bs=1M --ioengine=psync >/dev/null
@@ -109,8 +116,10 @@ for i in $(seq "$RUNS"); do
   done
 done
 rm -f "$DIR/fio.dat"
+fi
 
 # sqlite3: 2,000 transactions of 100 inserts (27.6 MB of SQL), file database, rollback journal.
+if wants sqlite; then
 sqlite_inserts "$DIR/ins.sql"
 for i in $(seq "$RUNS"); do
   for cfg in $CONFIGS; do
@@ -119,6 +128,17 @@ for i in $(seq "$RUNS"); do
     STDIN="$DIR/ins.sql" bench sqlite "$cfg" "$i" /usr/bin/time -f %e -o "$DIR/inner.t" sqlite3 "$DIR/s.db"
   done
 done
+fi
+
+# dd: 2 GiB in 1 MiB writes (and as many reads of /dev/zero): every call carries 1 MiB, the
+# case where a queue bounded in calls rather than bytes grew the recorder to GBs.
+if wants dd; then
+for i in $(seq "$RUNS"); do
+  for cfg in $CONFIGS; do
+    STDIN=/dev/null bench dd "$cfg" "$i" dd if=/dev/zero of="$DIR/dd.dat" bs=1M count=2048
+  done
+done
+fi
 
 cmd="bash bench/record/run.sh $RUNS"
 [ "$FIO_SECONDS" = 10 ] || cmd="FIO_SECONDS=$FIO_SECONDS $cmd"

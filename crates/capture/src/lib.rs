@@ -134,6 +134,23 @@ pub enum Error {
     Trace(#[from] ra_trace::Error),
     #[error("the trace writer thread stopped unexpectedly")]
     WriterGone,
+    /// The trace file could not be written (e.g. its disk is full).
+    #[error("cannot write the trace {}", path.display())]
+    TraceWrite {
+        path: PathBuf,
+        #[source]
+        source: ra_trace::Error,
+    },
+    /// Writing the trace failed while recording: the recording stopped there and the target
+    /// was let be (`fate`: a command ran on to its end, an attached process was detached).
+    #[error(
+        "recording stopped early; the trace holds what was written before (unfinished), and {fate}"
+    )]
+    RecordingStopped {
+        fate: String,
+        #[source]
+        source: Box<Error>,
+    },
     #[error("the {backend} backend cannot run here: {why}")]
     Unavailable { backend: &'static str, why: Unavailable },
     #[error("the {backend} backend cannot record {what}")]
@@ -151,3 +168,22 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// This error (the trace could not be written) stopped the recording; `fate` says what
+    /// became of the target.
+    pub(crate) fn stopped(self, fate: String) -> Error {
+        Error::RecordingStopped { fate, source: Box::new(self) }
+    }
+}
+
+/// What becomes of a command when the trace cannot be written any more: it is not killed
+/// but runs on, unrecorded, and the recorder waits for it (both backends).
+pub(crate) fn fate_of_command(program: &str, exit_code: i32) -> String {
+    format!("`{program}` ran on unrecorded to its end (exit status {exit_code})")
+}
+
+/// ... and of an attached process (`-p`): it is detached (no longer recorded) and runs on.
+pub(crate) fn fate_of_attached(pid: i32) -> String {
+    format!("process {pid} was let go and runs on unrecorded")
+}

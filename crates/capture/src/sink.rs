@@ -1,8 +1,15 @@
 //! [`TraceSink`]: a trace writer on its own thread. Capture threads hand over events in
 //! batches; the writer flushes at least once a second so that a killed recorder loses at most
 //! the last second.
+//!
+//! Memory is bounded in bytes, whatever the events carry: a batch is handed over at [`BATCH`]
+//! events or [`BATCH_BYTES`], the queue to the writer holds at most [`QUEUE_BYTES`] (the
+//! producer waits beyond: the ptrace tracer with the traced thread stopped, the eBPF consumer
+//! with the ring filling up, which its loss policy handles), and events held back for new
+//! threads at most [`HOLD_BYTES`]. Bytes are [`Event::memory_bytes`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -21,7 +28,8 @@ pub struct SinkStats {
 }
 
 enum Msg {
-    Events(Vec<Event>),
+    /// Events and their [`Event::memory_bytes`], counted in the [`Gate`].
+    Events(Vec<Event>, usize),
     Info(String, Vec<u8>),
     Lost(LostBatch),
 }
@@ -43,42 +51,124 @@ type Stopped = Result<(TraceWriter<TraceFile>, SinkStats)>;
 
 /// Handle to the writer thread.
 pub struct TraceSink {
+    /// The trace file (named in write errors).
+    path: PathBuf,
     tx: Option<Sender<Msg>>,
     thread: Option<JoinHandle<Stopped>>,
+    gate: Arc<Gate>,
     batch: Vec<Event>,
+    /// [`Event::memory_bytes`] of `batch`.
+    batch_bytes: usize,
     /// New threads whose events wait for the call that created them (see [`TraceSink::push`]):
-    /// child tid -> (creating thread, events held).
-    held: IdMap<i32, (i32, Vec<Event>)>,
+    /// child tid -> (creating thread, events held, their bytes).
+    held: IdMap<i32, (i32, Vec<Event>, usize)>,
+    /// Bytes of all events in `held`.
+    held_bytes: usize,
     /// The same, by creating thread.
     creators: IdMap<i32, Vec<i32>>,
 }
 
-const BATCH: usize = 256;
+/// Events handed to the writer at once...
+pub const BATCH: usize = 256;
+/// ... or fewer, once they hold this many bytes.
+pub const BATCH_BYTES: usize = 1 << 20;
+/// Bytes of events queued for the writer thread at most (beyond those of one batch larger
+/// than this alone): the producer waits until the writer has taken enough. Together with the
+/// trace writer's own buffers (`WriterConfig::buffer_budget_bytes`, the DataSeries writer's
+/// `queue_bytes`, the file's blocks in flight) this bounds the recorder's memory; see
+/// docs/ARCHITECTURE.md.
+pub const QUEUE_BYTES: usize = 8 << 20;
 
 /// Events one new thread may hold back before they are written anyway (bounded memory, e.g.
-/// when the creator's call is not captured and it makes no other captured call for long).
+/// when the creator's call is not captured and it makes no other captured call for long)...
 const HOLD_MAX: usize = 65_536;
+/// ... and bytes all new threads together may hold back: beyond, the thread whose event
+/// passed it has its events written.
+pub const HOLD_BYTES: usize = 16 << 20;
+
+/// The queue's byte budget, shared by the producer and the writer thread.
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    /// Bytes sent and not yet taken by the writer.
+    queued: usize,
+    /// The writer thread has ended (it takes nothing more).
+    writer_done: bool,
+}
+
+impl Gate {
+    fn lock(&self) -> MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wait until `n` more bytes fit in [`QUEUE_BYTES`] (into an empty queue, any `n` fits),
+    /// and count them. False when the writer thread has ended.
+    fn admit(&self, n: usize) -> bool {
+        let mut s = self.lock();
+        while !s.writer_done && s.queued > 0 && s.queued + n > QUEUE_BYTES {
+            s = self.changed.wait(s).unwrap_or_else(PoisonError::into_inner);
+        }
+        if s.writer_done {
+            return false;
+        }
+        s.queued += n;
+        true
+    }
+
+    /// The writer has taken `n` bytes.
+    fn release(&self, n: usize) {
+        let mut s = self.lock();
+        s.queued = s.queued.saturating_sub(n);
+        self.changed.notify_all();
+    }
+}
+
+/// Marks the [`Gate`] when the writer thread ends, however it ends (error, panic).
+struct WriterDone(Arc<Gate>);
+
+impl Drop for WriterDone {
+    fn drop(&mut self) {
+        self.0.lock().writer_done = true;
+        self.0.changed.notify_all();
+    }
+}
 
 impl TraceSink {
     /// Create the trace at `path` (header, schema and `info` are written at once).
     pub fn create(path: &Path, info: &[(&str, &[u8])], cfg: WriterConfig) -> Result<TraceSink> {
-        TraceSink::from_writer(TraceWriter::create(path, info, cfg)?)
+        TraceSink::from_writer(TraceWriter::create(path, info, cfg)?, path)
     }
 
-    /// Run an open writer (e.g. one that already holds directory snapshots) on the writer
-    /// thread.
-    pub fn from_writer(mut w: TraceWriter<TraceFile>) -> Result<TraceSink> {
-        // A bounded queue: a tracer that outruns the disk waits instead of growing memory.
+    /// Run an open writer of the trace `path` (e.g. one that already holds directory
+    /// snapshots) on the writer thread.
+    pub fn from_writer(mut w: TraceWriter<TraceFile>, path: &Path) -> Result<TraceSink> {
+        // A bounded queue, in messages and in bytes (the gate): a tracer that outruns the
+        // disk waits instead of growing memory.
         let (tx, rx) = bounded::<Msg>(64);
+        let gate = Arc::new(Gate { state: Mutex::default(), changed: Condvar::new() });
+        let done = WriterDone(Arc::clone(&gate));
+        let p = path.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("trace-writer".into())
-            .spawn(move || run(&mut w, rx).map(|s| (w, s)))
+            .spawn(move || {
+                run(&mut w, rx, &done.0)
+                    .map(|s| (w, s))
+                    .map_err(|source| Error::TraceWrite { path: p, source })
+            })
             .map_err(|source| Error::Sys { call: "spawning the writer thread", source })?;
         Ok(TraceSink {
+            path: path.to_path_buf(),
             tx: Some(tx),
             thread: Some(thread),
+            gate,
             batch: Vec::with_capacity(BATCH),
+            batch_bytes: 0,
             held: IdMap::default(),
+            held_bytes: 0,
             creators: IdMap::default(),
         })
     }
@@ -96,9 +186,12 @@ impl TraceSink {
     pub fn push(&mut self, mut e: Event) -> Result<()> {
         e.canonical_vectors();
         let tid = e.tid.unwrap_or(0);
-        if let Some((_, q)) = self.held.get_mut(&tid) {
+        if let Some((_, q, bytes)) = self.held.get_mut(&tid) {
+            let n = e.memory_bytes();
             q.push(e);
-            if q.len() < HOLD_MAX {
+            *bytes += n;
+            self.held_bytes += n;
+            if q.len() < HOLD_MAX && self.held_bytes < HOLD_BYTES {
                 return Ok(());
             }
             return self.release(tid);
@@ -109,7 +202,7 @@ impl TraceSink {
 
     /// Thread `child` was created by thread `creator`, whose call has not been pushed yet.
     pub fn forked(&mut self, creator: i32, child: i32) {
-        self.held.insert(child, (creator, Vec::new()));
+        self.held.insert(child, (creator, Vec::new(), 0));
         self.creators.entry(creator).or_default().push(child);
     }
 
@@ -119,8 +212,9 @@ impl TraceSink {
     }
 
     fn queue(&mut self, e: Event) -> Result<()> {
+        self.batch_bytes += e.memory_bytes();
         self.batch.push(e);
-        if self.batch.len() >= BATCH {
+        if self.batch.len() >= BATCH || self.batch_bytes >= BATCH_BYTES {
             self.send_batch()?;
         }
         Ok(())
@@ -128,7 +222,8 @@ impl TraceSink {
 
     /// Queue the events `tid` holds, then release what it created.
     fn release(&mut self, tid: i32) -> Result<()> {
-        let Some((creator, q)) = self.held.remove(&tid) else { return Ok(()) };
+        let Some((creator, q, bytes)) = self.held.remove(&tid) else { return Ok(()) };
+        self.held_bytes -= bytes;
         if let Some(kids) = self.creators.get_mut(&creator) {
             kids.retain(|&k| k != tid);
         }
@@ -151,7 +246,7 @@ impl TraceSink {
         while let Some(k) = self
             .held
             .iter()
-            .find(|(_, (c, _))| !self.held.contains_key(c))
+            .find(|(_, (c, _, _))| !self.held.contains_key(c))
             .or_else(|| self.held.iter().next())
             .map(|(&k, _)| k)
         {
@@ -160,38 +255,55 @@ impl TraceSink {
         Ok(())
     }
 
-    /// Hand queued events to the writer now (the tracer calls this when it goes idle).
+    /// Hand queued events to the writer now (the tracer calls this when it goes idle). Waits
+    /// while the writer's queue is over its byte budget.
     pub fn send_batch(&mut self) -> Result<()> {
         if self.batch.is_empty() {
             return Ok(());
         }
         let b = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
-        self.tx
-            .as_ref()
-            .ok_or(Error::WriterGone)?
-            .send(Msg::Events(b))
-            .map_err(|_| Error::WriterGone)
+        let bytes = std::mem::take(&mut self.batch_bytes);
+        if !self.gate.admit(bytes) {
+            return Err(self.writer_error());
+        }
+        self.send(Msg::Events(b, bytes))
     }
 
     /// Add a fact to the trace info.
     pub fn info(&mut self, key: &str, value: &[u8]) -> Result<()> {
-        self.tx
-            .as_ref()
-            .ok_or(Error::WriterGone)?
-            .send(Msg::Info(key.to_string(), value.to_vec()))
-            .map_err(|_| Error::WriterGone)
+        self.send(Msg::Info(key.to_string(), value.to_vec()))
     }
 
     /// Record a loss (after the events queued so far).
     pub fn lost(&mut self, l: LostBatch) -> Result<()> {
         self.send_batch()?;
-        self.tx.as_ref().ok_or(Error::WriterGone)?.send(Msg::Lost(l)).map_err(|_| Error::WriterGone)
+        self.send(Msg::Lost(l))
+    }
+
+    fn send(&mut self, m: Msg) -> Result<()> {
+        let sent = self.tx.as_ref().is_some_and(|tx| tx.send(m).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            Err(self.writer_error())
+        }
+    }
+
+    /// Why the writer thread ended (it ends early only on an error: the trace could not be
+    /// written). The first call gives the writer's error; later ones [`Error::WriterGone`].
+    fn writer_error(&mut self) -> Error {
+        drop(self.tx.take());
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(Err(e))) => e,
+            _ => Error::WriterGone,
+        }
     }
 
     /// Write everything and finish the file (index + trailer).
     pub fn close(self) -> Result<SinkStats> {
+        let path = self.path.clone();
         let (w, s) = self.stop()?;
-        finish(w, s)
+        finish(w, s).map_err(|source| Error::TraceWrite { path, source })
     }
 
     /// Hand every queued event to the writer, stop the writer thread and give the writer
@@ -214,14 +326,17 @@ impl TraceSink {
 fn run<W: std::io::Write + Send + 'static>(
     w: &mut TraceWriter<W>,
     rx: Receiver<Msg>,
-) -> Result<SinkStats> {
+    gate: &Gate,
+) -> ra_trace::Result<SinkStats> {
     let mut last_flush = Instant::now();
     loop {
         match rx.recv_timeout(Duration::from_millis(250)) {
-            Ok(Msg::Events(v)) => {
+            Ok(Msg::Events(v, bytes)) => {
                 for e in &v {
                     w.append(e)?;
                 }
+                drop(v);
+                gate.release(bytes);
             }
             Ok(Msg::Info(k, v)) => w.add_info(&k, &v)?,
             Ok(Msg::Lost(l)) => {
@@ -241,7 +356,7 @@ fn run<W: std::io::Write + Send + 'static>(
 fn finish<W: std::io::Write + Send + 'static>(
     w: TraceWriter<W>,
     s: SinkStats,
-) -> Result<SinkStats> {
+) -> ra_trace::Result<SinkStats> {
     let bytes = w.bytes_written();
     w.finish()?;
     Ok(SinkStats { file_bytes: bytes, ..s })

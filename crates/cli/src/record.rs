@@ -355,7 +355,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
                 }
             }
         }
-        TraceSink::from_writer(w).context("starting the trace writer")?
+        TraceSink::from_writer(w, &a.output).context("starting the trace writer")?
     };
     let t0 = Instant::now();
     let outcome = backend.record(&target, &opts, &mut sink);

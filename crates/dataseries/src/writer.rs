@@ -1,7 +1,8 @@
 //! Writing DSv1 files: header, XmlType extent, user extents compressed on background threads
-//! (bounded queue, written in submission order), index extent and trailer.
+//! (queue bounded in extents and in bytes, written in submission order), index extent and
+//! trailer.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Write;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -29,10 +30,14 @@ pub struct WriterOptions {
     /// Extents queued for compression beyond those being compressed (default 4; an encoder
     /// thread takes every queued extent, up to 8, at once).
     pub queue_depth: usize,
+    /// Bytes of extents in flight (queued, being compressed, compressed and not yet written)
+    /// at most, beyond one extent larger than this alone: `write_extent` waits beyond, as it
+    /// does beyond `threads + queue_depth` extents (default 16 MiB).
+    pub queue_bytes: usize,
 }
 
 impl Default for WriterOptions {
-    /// zlib, level 6, 2 threads, queue depth 4.
+    /// zlib, level 6, 2 threads, queue depth 4, 16 MiB in flight.
     fn default() -> Self {
         Self::zlib()
     }
@@ -41,7 +46,13 @@ impl Default for WriterOptions {
 impl WriterOptions {
     /// zlib compression (interoperable with every C++ DataSeries build).
     pub fn zlib() -> Self {
-        WriterOptions { compression: vec![Compression::Zlib], level: 6, threads: 2, queue_depth: 4 }
+        WriterOptions {
+            compression: vec![Compression::Zlib],
+            level: 6,
+            threads: 2,
+            queue_depth: 4,
+            queue_bytes: 16 << 20,
+        }
     }
 
     /// No compression.
@@ -132,6 +143,10 @@ pub struct DsWriter<W: Write + Send + 'static> {
     index: Vec<(u64, String)>,
     pool: Option<Pool>,
     max_in_flight: usize,
+    max_in_flight_bytes: usize,
+    /// Sizes of the extents in flight (sequence `next_write` first), and their sum.
+    in_flight: VecDeque<usize>,
+    in_flight_bytes: usize,
     next_seq: u64,
     next_write: u64,
     pending: BTreeMap<u64, (String, Result<Encoded>)>,
@@ -202,6 +217,9 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             index: Vec::new(),
             pool: None,
             max_in_flight: opts.threads + opts.queue_depth.max(1),
+            max_in_flight_bytes: opts.queue_bytes,
+            in_flight: VecDeque::new(),
+            in_flight_bytes: 0,
             next_seq: 0,
             next_write: 0,
             pending: BTreeMap::new(),
@@ -299,6 +317,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
     fn drain_ready(&mut self) -> Result<()> {
         while let Some((name, r)) = self.pending.remove(&self.next_write) {
             self.next_write += 1;
+            self.in_flight_bytes -= self.in_flight.pop_front().unwrap_or(0);
             match r {
                 Ok(enc) => self.append_extent(name, enc)?,
                 Err(e) => {
@@ -380,7 +399,11 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             let enc = enc.inspect_err(|_| self.poisoned = true)?;
             return self.append_extent(name, enc);
         }
-        while self.next_seq - self.next_write >= self.max_in_flight as u64 {
+        let size = b.approx_bytes();
+        while self.next_seq - self.next_write >= self.max_in_flight as u64
+            || (self.next_seq > self.next_write
+                && self.in_flight_bytes + size > self.max_in_flight_bytes)
+        {
             self.receive(true)?;
             self.drain_ready()?;
         }
@@ -395,6 +418,8 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             return Err(Error::ThreadFailed { what: "compressor" });
         }
         self.next_seq += 1;
+        self.in_flight.push_back(size);
+        self.in_flight_bytes += size;
         while self.receive(false)? {}
         self.drain_ready()
     }

@@ -139,8 +139,13 @@ fn every_codec_round_trips_through_the_writer() {
     ] {
         for threads in [0, 2] {
             let path = dir.join(format!("{modes:?}-{threads}.ds"));
-            let opts =
-                WriterOptions { compression: modes.clone(), level: 6, threads, queue_depth: 1 };
+            let opts = WriterOptions {
+                compression: modes.clone(),
+                level: 6,
+                threads,
+                queue_depth: 1,
+                ..WriterOptions::zlib()
+            };
             let built = write_file(&path, opts, &sizes);
             let r = DsReader::open(&path).unwrap();
             assert!(matches!(r.trailer_status(), TrailerStatus::Valid { .. }));

@@ -149,6 +149,47 @@ impl Event {
         }
     }
 
+    /// Bytes of captured buffers: data buffers, paths and struct results (`Data`) and the
+    /// vectors' data (`Iov`). What the recorders report as "MB of data".
+    pub fn data_bytes(&self) -> u64 {
+        self.args
+            .iter()
+            .map(|a| match a {
+                ArgValue::Data(d) => d.len() as u64,
+                ArgValue::Iov(v) => {
+                    v.iter().filter_map(|i| i.data.as_ref()).map(|d| d.len() as u64).sum()
+                }
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// The memory this event holds, approximately: its captured bytes (also string arrays
+    /// and extra fields) plus a fixed cost per event and per argument. What the recorder's
+    /// queues count against their byte budgets.
+    pub fn memory_bytes(&self) -> usize {
+        let strings: usize = self
+            .args
+            .iter()
+            .map(|a| match a {
+                ArgValue::Strings(v) => v.iter().map(|s| s.len() + 24).sum(),
+                ArgValue::Iov(v) => v.len() * std::mem::size_of::<IovValue>(),
+                _ => 0,
+            })
+            .sum();
+        let extra: usize = self
+            .extra
+            .iter()
+            .map(|(k, v)| k.len() + 48 + if let ExtraValue::Bytes(b) = v { b.len() } else { 0 })
+            .sum();
+        std::mem::size_of::<Event>()
+            + self.name.len()
+            + self.args.len() * std::mem::size_of::<ArgValue>()
+            + self.data_bytes() as usize
+            + strings
+            + extra
+    }
+
     /// Failed (an errno is recorded).
     pub fn failed(&self) -> bool {
         self.errno.is_some_and(|e| e != 0)

@@ -41,7 +41,7 @@ impl Default for WriterConfig {
         WriterConfig {
             ds: WriterOptions::default(),
             extent_target_bytes: 4 << 20,
-            buffer_budget_bytes: 64 << 20,
+            buffer_budget_bytes: 16 << 20,
             max_buffer_bytes: 256 << 20,
         }
     }

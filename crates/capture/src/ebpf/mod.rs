@@ -38,7 +38,6 @@ use std::time::{Duration, Instant};
 
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, OpenObject, RingBufferBuilder};
-use ra_trace::ArgValue;
 
 use self::assemble::{Assembler, Clock};
 use self::layout::{LostSlot, Record, Stats, LOST_MMAP_READ, LOST_MMAP_WRITE, LOST_SLOTS};
@@ -392,6 +391,10 @@ struct State<'s> {
     sink: &'s mut TraceSink,
     out: Outcome,
     error: Option<Error>,
+    /// Why the trace cannot be written any more: from then on records are read and dropped
+    /// (the ring keeps draining, throttled processes are continued), a command runs on to its
+    /// end, other targets are let go.
+    failed: Option<Error>,
     /// RK_DEFER records read, per process (compared with the BPF side's count).
     defers_done: HashMap<u32, u64>,
     stop_seen: bool,
@@ -441,7 +444,9 @@ impl State<'_> {
             }
             Some(Record::Fork(t)) => {
                 self.out.threads += 1;
-                self.sink.forked(t.tid as i32, t.child_tid as i32);
+                if self.failed.is_none() {
+                    self.sink.forked(t.tid as i32, t.child_tid as i32);
+                }
                 if t.child_tgid != t.tgid {
                     self.out.processes += 1;
                     self.asm.forked(t.tgid, t.child_tgid);
@@ -449,9 +454,9 @@ impl State<'_> {
             }
             Some(Record::Exit(t)) => {
                 self.asm.thread_gone(t.tid);
-                if let Err(e) = self.sink.thread_gone(t.tid as i32) {
-                    self.error = Some(e);
-                    return -1;
+                if self.failed.is_none() {
+                    let r = self.sink.thread_gone(t.tid as i32);
+                    self.check(r);
                 }
                 if t.group_dead && Some(t.tgid) == self.pid_target {
                     self.pid_exit = Some(shell_status(t.child_tid as i32));
@@ -469,21 +474,20 @@ impl State<'_> {
             self.discarded += 1;
             return 0;
         }
-        self.out.events += 1;
-        for a in &ev.args {
-            self.out.data_bytes += match a {
-                ArgValue::Data(d) => d.len() as u64,
-                ArgValue::Iov(v) => {
-                    v.iter().filter_map(|i| i.data.as_ref()).map(|d| d.len() as u64).sum()
-                }
-                _ => 0,
-            };
-        }
-        if let Err(e) = self.sink.push(ev) {
-            self.error = Some(e);
-            return -1;
+        if self.failed.is_none() {
+            self.out.events += 1;
+            self.out.data_bytes += ev.data_bytes();
+            let r = self.sink.push(ev);
+            self.check(r);
         }
         0
+    }
+
+    /// Note a trace writer error: stop recording (see `failed`).
+    fn check(&mut self, r: Result<()>) {
+        if let Err(e) = r {
+            self.failed.get_or_insert(e);
+        }
     }
 }
 
@@ -898,6 +902,7 @@ fn record(
         sink,
         out,
         error: None,
+        failed: None,
         defers_done: HashMap::new(),
         stop_seen: false,
         pid_exit: None,
@@ -953,14 +958,24 @@ fn record(
                     &mut stopped_for,
                 );
             }
-            // Hand what was assembled to the writer now: it flushes every second, so a killed
-            // recorder loses at most the last second.
-            st.sink.send_batch()?;
-            if last_flush.elapsed() >= Duration::from_secs(1) {
-                last_flush = Instant::now();
-                book.flush(&skel, &read_stats(&skel), &clock, st.sink)?;
+            if st.failed.is_none() {
+                // Hand what was assembled to the writer now: it flushes every second, so a
+                // killed recorder loses at most the last second.
+                let r = st.sink.send_batch();
+                st.check(r);
+                if last_flush.elapsed() >= Duration::from_secs(1) {
+                    last_flush = Instant::now();
+                    let r = book.flush(&skel, &read_stats(&skel), &clock, st.sink);
+                    st.check(r);
+                }
             }
+            let failed = st.failed.is_some();
             drop(st);
+            // The trace cannot be written: a command runs on (unrecorded) to its end, other
+            // targets are let go now.
+            if failed && !matches!(mode, Mode::Command { .. }) {
+                return Ok(());
+            }
             let requests = STOP_REQUESTS.load(Ordering::Relaxed);
             if requests > stops_seen {
                 stops_seen = requests;
@@ -1030,6 +1045,19 @@ fn record(
     drained.map_err(bpf("draining the ring buffer"))?;
     if let Some(e) = st.error.take() {
         return Err(e);
+    }
+    if let Some(e) = st.failed.take() {
+        let fate = match (&mode, &cmd) {
+            (Mode::Command { status, .. }, Some(c)) => {
+                crate::fate_of_command(&c.shown, status.unwrap_or(128 + libc::SIGKILL))
+            }
+            (Mode::Pid(pid), _) => crate::fate_of_attached(*pid),
+            _ => "the cgroup's processes run on unrecorded".to_string(),
+        };
+        if let Some(g) = guardian {
+            g.finish();
+        }
+        return Err(e.stopped(fate));
     }
     book.flush(&skel, &stats, &clock, st.sink)?;
     let mut out = st.out;

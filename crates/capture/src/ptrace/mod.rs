@@ -255,6 +255,10 @@ struct Tracer<'a> {
     pinned_cpu: Option<usize>,
     /// Unbinds the tree when it wants more than one CPU ([`CpuPolicy::Auto`]).
     monitor: Option<cpu::Monitor>,
+    /// Why the trace cannot be written any more: from then on nothing is recorded, a command
+    /// runs on to its end (its captured calls resumed at once) and an attached process is
+    /// detached.
+    failed: Option<Error>,
 }
 
 impl<'a> Tracer<'a> {
@@ -285,25 +289,40 @@ impl<'a> Tracer<'a> {
             detaching: false,
             pinned_cpu,
             monitor: None,
+            failed: None,
         }
     }
 
-    fn emit(&mut self, ev: Event) -> Result<()> {
-        self.out.events += 1;
-        for a in &ev.args {
-            match a {
-                ArgValue::Data(d) => self.out.data_bytes += d.len() as u64,
-                ArgValue::Iov(v) => {
-                    self.out.data_bytes += v
-                        .iter()
-                        .filter_map(|i| i.data.as_ref())
-                        .map(|d| d.len() as u64)
-                        .sum::<u64>()
+    /// Queue `ev` for the trace (dropped once the trace cannot be written).
+    fn emit(&mut self, ev: Event) {
+        if self.failed.is_none() {
+            self.out.events += 1;
+            self.out.data_bytes += ev.data_bytes();
+            let r = self.sink.push(ev);
+            self.check(r);
+        }
+    }
+
+    /// Note a trace writer error: stop recording (see `failed`). In attach mode, detach from
+    /// every thread, as on a stop request.
+    fn check(&mut self, r: Result<()>) {
+        if let Err(e) = r {
+            if self.failed.is_none() {
+                self.failed = Some(e);
+                if self.attach {
+                    self.detach_all();
                 }
-                _ => {}
             }
         }
-        self.sink.push(ev)
+    }
+
+    /// Detach from every thread: interrupt them; each is detached at its next stop.
+    fn detach_all(&mut self) {
+        self.detaching = true;
+        let tids: Vec<Pid> = self.threads.keys().copied().collect();
+        for t in tids {
+            let _ = sys::interrupt(t);
+        }
     }
 
     fn thread(&mut self, tid: Pid) -> &mut Thread {
@@ -338,7 +357,7 @@ impl<'a> Tracer<'a> {
                     if self.opts.data == DataMode::Hash {
                         hash_bulk(p.def, &mut p.ev);
                     }
-                    let _ = self.sink.push(p.ev);
+                    self.emit(p.ev);
                 }
             }
             let _ = sys::detach(tid, sig);
@@ -351,6 +370,11 @@ impl<'a> Tracer<'a> {
     }
 
     fn on_entry(&mut self, tid: Pid) -> Result<()> {
+        if self.failed.is_some() {
+            // Not recording any more: let the call run (detach, when attached).
+            self.resume(tid, 0);
+            return Ok(());
+        }
         let want = if self.attach {
             sys::PTRACE_SYSCALL_INFO_ENTRY
         } else {
@@ -464,7 +488,7 @@ impl<'a> Tracer<'a> {
             if self.opts.data == DataMode::Hash {
                 hash_bulk(def, &mut ev);
             }
-            self.emit(ev)?;
+            self.emit(ev);
             self.resume(tid, 0);
             return Ok(());
         }
@@ -613,7 +637,7 @@ impl<'a> Tracer<'a> {
         if self.opts.data == DataMode::Hash {
             hash_bulk(def, &mut ev);
         }
-        self.emit(ev)?;
+        self.emit(ev);
         self.resume(tid, 0);
         Ok(())
     }
@@ -635,10 +659,13 @@ impl<'a> Tracer<'a> {
                 if self.opts.data == DataMode::Hash {
                     hash_bulk(p.def, &mut ev);
                 }
-                self.emit(ev)?;
+                self.emit(ev);
             }
         }
-        self.sink.thread_gone(tid)?;
+        if self.failed.is_none() {
+            let r = self.sink.thread_gone(tid);
+            self.check(r);
+        }
         if tid == self.root {
             self.root_status = Some(if libc::WIFEXITED(status) {
                 libc::WEXITSTATUS(status)
@@ -655,12 +682,7 @@ impl<'a> Tracer<'a> {
             let requests = STOP_REQUESTS.load(Ordering::Relaxed);
             if requests > stops_seen && self.attach {
                 stops_seen = requests;
-                // Detach from every thread: interrupt them; each is detached at its next stop.
-                self.detaching = true;
-                let tids: Vec<Pid> = self.threads.keys().copied().collect();
-                for t in tids {
-                    let _ = sys::interrupt(t);
-                }
+                self.detach_all();
             } else if requests > stops_seen {
                 stops_seen = requests;
                 if requests == 1 {
@@ -928,6 +950,9 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     t.out.cpu_note = t.monitor.take().and_then(cpu::Monitor::finish);
     r?;
     t.out.exit_code = t.root_status.unwrap_or(128 + libc::SIGKILL);
+    if let Some(e) = t.failed.take() {
+        return Err(e.stopped(crate::fate_of_command(&program.to_string_lossy(), t.out.exit_code)));
+    }
     t.out.pinned_cpu = t.pinned_cpu;
     t.out.synthetic_ids = n_inherited;
     Ok(t.out)
@@ -1005,5 +1030,8 @@ pub fn attach(pid: Pid, opts: &Options, sink: &mut TraceSink) -> Result<(Outcome
     let r = t.run();
     r?;
     t.out.exit_code = t.root_status.unwrap_or(0);
+    if let Some(e) = t.failed.take() {
+        return Err(e.stopped(crate::fate_of_attached(pid)));
+    }
     Ok((t.out, n_synthetic))
 }
