@@ -48,8 +48,10 @@ RECORD_WORKLOADS = {
     "fio": ("fio randwrite 4 KiB, psync, 10 s", "IOPS", "iops", True),
     "sqlite": ("sqlite3 200k inserts, 2,000 txns", "elapsed s", "wall_s", False),
     "dd": ("dd 2 GiB, 1 MiB writes", "elapsed s", "wall_s", False),
+    "xz": ("xz -T2 of 48 MB (two threads computing)", "elapsed s", "wall_s", False),
 }
-RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-anycpu",
+RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-samecpu",
+                  "reanimator-anycpu",
                   "ebpf-noop", "ebpf-discard", "ebpf-full", "ebpf-hash", "ebpf-none"]
 
 
@@ -89,7 +91,8 @@ def record_table(rows):
                     slow += f"; {label.split()[0]} alone {median(inner):.2f}× ({inner[0]:.2f}–{inner[-1]:.2f})"
             vs = ""
             # Each reanimator row against the strace row with the same CPU placement.
-            ref = {"reanimator": "strace-1cpu", "reanimator-anycpu": "strace", "ebpf-full": "strace",
+            ref = {"reanimator": "strace-1cpu", "reanimator-samecpu": "strace-1cpu",
+                   "reanimator-anycpu": "strace", "ebpf-full": "strace",
                    "ebpf-hash": "strace", "ebpf-none": "strace"}.get(c)
             if ref in med:
                 s = med[ref][0]
@@ -182,8 +185,10 @@ def kernel_table(rows):
 def main():
     section, results, command = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = [json.loads(l) for l in Path(results).read_text().splitlines() if l.strip()]
+    # "record-<workloads>": a run of some of bench/record's workloads, in a section of its own.
+    kind = "record" if section.startswith("record-") else section
     table = {"codec": codec_table, "record": record_table, "replay": replay_table,
-             "kernel": kernel_table}[section](rows)
+             "kernel": kernel_table}[kind](rows)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = f"<!-- section:{section} -->\nCommand: `{command}` — {stamp}, {machine()}\n\n{table}\n<!-- /section:{section} -->"
     text = DOC.read_text() if DOC.exists() else "# Performance\n"

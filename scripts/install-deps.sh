@@ -17,11 +17,12 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 #   strace                      - bench/record: the strace baseline the recorder is compared with
 #   hyperfine                   - optional: ad-hoc timing of traced commands (no script requires it)
 #   time                        - bench/record: GNU time gives sqlite3's own elapsed time
+#   xz-utils                    - bench/record: xz -T2, the parallel CPU-bound workload (--cpu auto)
 #   clang                       - compiles the eBPF capture program (crates/capture/src/ebpf/bpf/*.bpf.c)
 #   libelf-dev zlib1g-dev       - libbpf, which libbpf-sys builds from its vendored source and links
 #   bpftool                     - bench/record/kernel_cost.sh: reads the BPF programs' run statistics
 PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates
-      sqlite3 tar git coreutils fio strace hyperfine time
+      sqlite3 tar git coreutils fio strace hyperfine time xz-utils
       clang libelf-dev zlib1g-dev bpftool)
 missing=()
 for p in "${PKGS[@]}"; do

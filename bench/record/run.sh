@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Recording benchmark, all cases side by side in one run: fio (4 KiB random writes, psync, one
 # job, 256 MiB file, 10 s time-based), sqlite3 (200,000 inserts, 100 per transaction, default
-# rollback journal) and dd (2 GiB in 1 MiB writes from /dev/zero: big buffers), each run vanilla, under `strace -f -s 65536 -xx -o FILE`, under
+# rollback journal), dd (2 GiB in 1 MiB writes from /dev/zero: big buffers) and xz (-T2 -3 of
+# 48 MB of base64 text: a parallel CPU-bound program), each run vanilla, under `strace -f -s 65536 -xx -o FILE`, under
 # `reanimator record --backend ptrace --data full -o FILE`, and under `reanimator record
 # --backend ebpf --data full|hash|none` (where eBPF works), RUNS times interleaved (vanilla,
 # strace, reanimator, ..., vanilla, ...). Reports median IOPS (fio) and elapsed seconds (sqlite3,
@@ -16,8 +17,10 @@
 #   bash bench/record/run.sh [RUNS]      (default 3; scratch files under /var/tmp or $BENCH_DIR)
 #   FIO_SECONDS=N                         (fio's run time, default 10: shorter runs, more of
 #                                         them, give more pairs for the by-run ratios)
-#   WORKLOADS="fio sqlite dd"             (the default; a subset runs only those, and its table
-#                                         replaces the whole section)
+# xz also runs as `reanimator-samecpu` (--cpu same: the command bound to one CPU all along),
+# against the default --cpu auto, which unbinds a command once two of its threads run.
+#   WORKLOADS="fio sqlite dd xz"          (the default; a subset runs only those, and its table
+#                                         goes to a section of its own, record-<workloads>)
 # Needs only what scripts/install-deps.sh installs (fio, sqlite3, strace, python3, cargo).
 set -euo pipefail
 export LC_ALL=C
@@ -26,9 +29,9 @@ cd "$(dirname "$0")/../.."
 source bench/lib.sh
 RUNS="${1:-3}"
 FIO_SECONDS="${FIO_SECONDS:-10}"
-WORKLOADS="${WORKLOADS:-fio sqlite dd}"
+WORKLOADS="${WORKLOADS:-fio sqlite dd xz}"
 wants() { [[ " $WORKLOADS " == *" $1 "* ]]; }
-for p in fio sqlite3 strace python3 cargo /usr/bin/time; do
+for p in fio sqlite3 strace python3 cargo xz /usr/bin/time; do
   command -v "$p" >/dev/null 2>&1 || { echo "bench/record: $p not found; run: bash scripts/install-deps.sh" >&2; exit 1; }
 done
 cargo build --release -q -p reanimator
@@ -55,6 +58,7 @@ bench() {
     strace-1cpu) out="$DIR/out.strace"; wrap=(taskset -c 0 strace -f -s 65536 -xx -o "$out") ;;
     reanimator) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full -o "$out" --) ;;
     reanimator-anycpu) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --cpu any -o "$out" --) ;;
+    reanimator-samecpu) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --cpu same -o "$out" --) ;;
     # The eBPF backend (default loss policy: throttle), every buffer / digests only / metadata.
     ebpf-full | ebpf-hash | ebpf-none)
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data "${cfg#ebpf-}" -o "$out" --) ;;
@@ -140,7 +144,23 @@ for i in $(seq "$RUNS"); do
 done
 fi
 
+# xz: two compressing threads (-T2), little I/O: what a binding to one CPU takes away.
+if wants xz; then
+head -c 36000000 /dev/urandom | base64 >"$DIR/xz.in"
+for i in $(seq "$RUNS"); do
+  for cfg in $CONFIGS reanimator-samecpu; do
+    STDIN=/dev/null bench xz "$cfg" "$i" xz -T2 -3 -c -k "$DIR/xz.in"
+  done
+done
+rm -f "$DIR/xz.in"
+fi
+
 cmd="bash bench/record/run.sh $RUNS"
 [ "$FIO_SECONDS" = 10 ] || cmd="FIO_SECONDS=$FIO_SECONDS $cmd"
-python3 bench/update_perf.py record "$OUT" "$cmd"
+section=record
+if [ "$WORKLOADS" != "fio sqlite dd xz" ]; then
+  cmd="WORKLOADS=\"$WORKLOADS\" $cmd"
+  section="record-$(echo $WORKLOADS | tr ' ' '-')"
+fi
+python3 bench/update_perf.py "$section" "$OUT" "$cmd"
 cat "$OUT"
