@@ -357,3 +357,33 @@ fn timing_and_abort() {
     assert!(root.join("b").is_dir() && !root.join("c").exists(), "stopped at the mismatch");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Paths the recorder could not capture (not captured, or cut short where the copy faulted)
+/// are never issued with what was captured: a successful mkdir of "/dir-cut" recorded as
+/// "/dir-c" (no NUL, buffer_not_captured) would create a directory the program never made.
+#[test]
+fn calls_whose_path_was_not_captured_are_not_issued() {
+    let d = scratch("uncaptured");
+    let mut s = Script::new();
+    s.call(
+        "mkdir",
+        0,
+        &[("pathname", ArgValue::Data(b"/dir-c".to_vec())), ("mode", ArgValue::Int(0o755))],
+    );
+    s.events.last_mut().unwrap().buffer_not_captured = true;
+    s.call("mkdir", 0, &[("pathname", ArgValue::NotCaptured), ("mode", ArgValue::Int(0o755))]);
+    s.events.last_mut().unwrap().buffer_not_captured = true;
+    s.call("mkdir", 0, &[("pathname", p("/whole")), ("mode", ArgValue::Int(0o755))]);
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let o = replay(&trace, &root, &["--json"]);
+    let r = json(&o);
+    assert!(!root.join("dir-c").exists(), "{r}");
+    assert!(root.join("whole").is_dir(), "{r}");
+    let w = r["warnings"].to_string();
+    assert!(w.contains("cut short (its copy faulted)"), "{w}");
+    assert!(w.contains("`pathname` not captured"), "{w}");
+    let _ = std::fs::remove_dir_all(&d);
+}

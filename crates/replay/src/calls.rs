@@ -586,12 +586,23 @@ impl Call<'_> {
         })
     }
 
-    /// The name of a path argument recorded empty in a call that succeeded although the kernel
-    /// answers `ENOENT` for an empty path (no `AT_EMPTY_PATH`): the recorder could not read it.
-    fn uncaptured_path(&self) -> Option<&'static str> {
+    /// A path argument the recorder could not capture, and why: recorded empty in a call
+    /// that succeeded although the kernel answers `ENOENT` for an empty path (no
+    /// `AT_EMPTY_PATH`); not captured at all; or cut short (its copy faulted before the NUL: the
+    /// event says `buffer_not_captured`). Issuing the call would invent its argument.
+    fn uncaptured_path(&self) -> Option<(&'static str, &'static str)> {
         let def = self.ev.def?;
-        if !self.rec_ok() {
-            return None;
+        let incomplete = def.args.iter().zip(&self.ev.args).find_map(|(a, v)| match (a.kind, v) {
+            (ra_syscalls::ArgKind::Path, ArgValue::NotCaptured) => Some((a.name, "not captured")),
+            (ra_syscalls::ArgKind::Path, ArgValue::Data(d))
+                if self.ev.buffer_not_captured && d.last() != Some(&0) =>
+            {
+                Some((a.name, "cut short (its copy faulted)"))
+            }
+            _ => None,
+        });
+        if incomplete.is_some() || !self.rec_ok() {
+            return incomplete;
         }
         let empty_ok = self.ev.args.iter().zip(def.args).any(|(v, a)| {
             matches!(a.kind, ra_syscalls::ArgKind::Flags(_))
@@ -605,7 +616,7 @@ impl Call<'_> {
             (ra_syscalls::ArgKind::Path, ArgValue::Data(d))
                 if d.strip_suffix(&[0]).unwrap_or(d).is_empty() =>
             {
-                Some(a.name)
+                Some((a.name, "empty although the call succeeded"))
             }
             _ => None,
         })
@@ -641,10 +652,9 @@ impl Call<'_> {
             ));
             return Ok(Act::Sim);
         }
-        if let Some(arg) = self.uncaptured_path() {
+        if let Some((arg, why)) = self.uncaptured_path() {
             self.warn(format!(
-                "{}: succeeded with an empty `{arg}`, which the kernel refuses: the path was not \
-                 captured; not issued",
+                "{}: `{arg}` {why}: the recorder did not capture the path; not issued",
                 def.name
             ));
             if handler == H::Exec {
