@@ -10,7 +10,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ra_testkit::{backend, both_backends};
 use ra_trace::TraceReader;
@@ -118,8 +118,6 @@ fn a_full_trace_disk_stops_the_recording_and_the_command_runs_to_its_end() {
 
 /// Record `dd` writing 1 GiB in 1 MiB blocks; the recorder's peak RSS (wait4) stays under
 /// 256 MB. Before its queues were bounded in bytes it held thousands of 1 MiB events (GBs).
-// The child is reaped by wait4 (which clippy does not know about).
-#[allow(clippy::zombie_processes)]
 fn recording_a_large_write_keeps_the_recorder_under_256_mb() {
     let base = ra_testkit::case_dir("limits", "bigwrite");
     let trace = base.join("t.ds");
@@ -132,7 +130,7 @@ fn recording_a_large_write_keeps_the_recorder_under_256_mb() {
         // leaves what this test is about, memory that grows with the data.
         cmd.args(["--ring-size", "16M"]);
     }
-    let mut child = cmd
+    let child = cmd
         .args(["--", "dd", "if=/dev/zero", "bs=1M", "count=1024"])
         .arg(format!("of={}", out.display()))
         .stdin(Stdio::null())
@@ -140,24 +138,8 @@ fn recording_a_large_write_keeps_the_recorder_under_256_mb() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(300);
-    let (status, max_rss_kb) = loop {
-        let mut st = 0;
-        // SAFETY: an all-zero rusage is valid; wait4 fills it.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: plain wait4 on our own child, pointers to live locals.
-        let r = unsafe { libc::wait4(child.id() as i32, &mut st, libc::WNOHANG, &mut ru) };
-        assert!(r >= 0, "wait4: {}", std::io::Error::last_os_error());
-        if r > 0 {
-            break (st, ru.ru_maxrss as u64);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the recording still runs after 300 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let (status, max_rss_kb) = ra_testkit::wait_with_peak_rss(child, Duration::from_secs(300))
+        .expect("the recording still runs after 300 s");
     let events = TraceReader::open(&trace).map(|r| r.events(None).count());
     let _ = std::fs::remove_dir_all(&base);
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "status {status:#x}");

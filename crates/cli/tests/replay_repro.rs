@@ -148,8 +148,6 @@ impl Repro {
     }
 
     /// Replay into a fresh root with `--init`, killed (and the test failed) after a minute.
-    // The child is reaped by wait4 (which clippy does not know about).
-    #[allow(clippy::zombie_processes)]
     fn replay(&self, extra: &[&str]) -> Replayed {
         let root = self.base.join("root");
         let _ = std::fs::remove_dir_all(&root);
@@ -169,27 +167,14 @@ impl Repro {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        // wait4 for the replay's peak RSS as well as its status.
-        let (status, max_rss_kb) = loop {
-            let mut st = 0;
-            // SAFETY: an all-zero rusage is valid; wait4 fills it.
-            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-            // SAFETY: plain wait4 on our own child, pointers to live locals.
-            let r = unsafe { libc::wait4(child.id() as i32, &mut st, libc::WNOHANG, &mut ru) };
-            assert!(r >= 0, "wait4: {}", std::io::Error::last_os_error());
-            if r > 0 {
-                break (st, ru.ru_maxrss as u64);
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("replay of {} still running after 60 s: a hang", self.trace.display());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        // The replay's peak RSS as well as its status.
+        let mut stderr_pipe = child.stderr.take();
+        let (status, max_rss_kb) = ra_testkit::wait_with_peak_rss(child, Duration::from_secs(60))
+            .unwrap_or_else(|| {
+                panic!("replay of {} still running after 60 s: a hang", self.trace.display())
+            });
         let mut stderr = String::new();
-        if let Some(mut e) = child.stderr.take() {
+        if let Some(mut e) = stderr_pipe.take() {
             use std::io::Read;
             let _ = e.read_to_string(&mut stderr);
         }

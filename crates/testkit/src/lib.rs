@@ -51,6 +51,34 @@ pub fn scratch_dir(tag: &str) -> PathBuf {
     d
 }
 
+/// Wait for `child` with `wait4`, which also gives its peak RSS: `Some((wait status, peak RSS
+/// in KB))`, or `None` after killing and reaping it when it still runs after `limit`.
+// The child is reaped by wait4 (which clippy does not know about).
+#[allow(clippy::zombie_processes)]
+pub fn wait_with_peak_rss(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+) -> Option<(i32, u64)> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let mut st = 0;
+        // SAFETY: an all-zero rusage is valid; wait4 fills it.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: plain wait4 on our own child, pointers to live locals.
+        let r = unsafe { libc::wait4(child.id() as i32, &mut st, libc::WNOHANG, &mut ru) };
+        assert!(r >= 0, "wait4: {}", std::io::Error::last_os_error());
+        if r > 0 {
+            return Some((st, ru.ru_maxrss as u64));
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// True when CI asked for every fixture and program to be present
 /// (`REANIMATOR_REQUIRE_TESTDATA=1`): a test that would skip fails instead.
 pub fn require_testdata() -> bool {
