@@ -304,17 +304,10 @@ fn dump_events(
     Ok(())
 }
 
-/// A byte field for the terminal: `"..."` with strace's escapes (`\n`, `\"`, `\xNN`), cut
-/// after `strsize` bytes (0: whole) with `...` after the closing quote.
+/// A byte field for the terminal: as strace shows a buffer ([`ra_trace::format::quoted`]).
 fn quoted(b: &[u8], strsize: usize) -> String {
-    let cut = strsize > 0 && b.len() > strsize;
     let mut s = String::with_capacity(b.len().min(4096) + 2);
-    s.push('"');
-    ra_trace::format::escape_bytes(&mut s, if cut { &b[..strsize] } else { b });
-    s.push('"');
-    if cut {
-        s.push_str("...");
-    }
+    ra_trace::format::quoted(&mut s, b, strsize);
     s
 }
 

@@ -71,7 +71,9 @@ pub fn escape_bytes(out: &mut String, b: &[u8]) {
     }
 }
 
-fn quoted(out: &mut String, b: &[u8], strsize: usize) {
+/// `b` as strace shows a buffer: quoted, escaped ([`escape_bytes`]), cut after `strsize`
+/// bytes (0: whole) with `...` after the closing quote.
+pub fn quoted(out: &mut String, b: &[u8], strsize: usize) {
     out.push('"');
     if strsize > 0 && b.len() > strsize {
         escape_bytes(out, &b[..strsize]);
