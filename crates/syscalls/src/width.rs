@@ -89,9 +89,10 @@ const KERNEL_TYPES: &[(&str, &str, &str)] = &[
     // SYSCALL_DEFINE3(madvise, unsigned long, start, size_t, len_in, int, behavior)
 ];
 
-/// The C type of each parameter of a prototype (`int fd`, `const char *pathname`), in order;
-/// `None` for a prototype that does not parse.
-fn param_types(proto: &str) -> Option<Vec<String>> {
+/// The C type and name of each parameter of a prototype (`int fd` -> ("int", "fd"),
+/// `const char *pathname` -> ("const char *", "pathname"), `int fds[2]` -> ("int[]", "fds"),
+/// `...` -> ("...", "")), in order; `None` for a prototype that does not parse.
+fn params(proto: &str) -> Option<Vec<(String, &str)>> {
     let open = proto.find('(')?;
     let close = proto.rfind(')')?;
     let inner = proto.get(open + 1..close)?.trim();
@@ -103,7 +104,7 @@ fn param_types(proto: &str) -> Option<Vec<String>> {
         .map(|p| {
             let p = p.trim();
             if p == "..." {
-                return Some("...".to_string());
+                return Some(("...".to_string(), ""));
             }
             // The name is the last identifier; an array suffix stays with the type.
             let (decl, array) = match p.find('[') {
@@ -111,7 +112,7 @@ fn param_types(proto: &str) -> Option<Vec<String>> {
                 None => (p, ""),
             };
             let name_start = decl.rfind(|c: char| !(c.is_alphanumeric() || c == '_'))? + 1;
-            Some(format!("{}{array}", decl[..name_start].trim()))
+            Some((format!("{}{array}", decl[..name_start].trim()), &decl[name_start..]))
         })
         .collect()
 }
@@ -120,7 +121,7 @@ fn param_types(proto: &str) -> Option<Vec<String>> {
 /// Arguments the prototype does not name (registers the kernel splits, such as `preadv2`'s
 /// offset halves) are read whole.
 fn compute(def: &SyscallDef) -> Vec<Width> {
-    let params = types_and_names(def.proto);
+    let params = params(def.proto).unwrap_or_default();
     def.args
         .iter()
         .map(|a| {
@@ -136,21 +137,6 @@ fn compute(def: &SyscallDef) -> Vec<Width> {
                 .unwrap_or(Width::Full)
         })
         .collect()
-}
-
-/// (type, name) of each prototype parameter.
-fn types_and_names(proto: &str) -> Vec<(String, &str)> {
-    let Some(types) = param_types(proto) else { return Vec::new() };
-    let (Some(open), Some(close)) = (proto.find('('), proto.rfind(')')) else {
-        return Vec::new();
-    };
-    let names = proto[open + 1..close].split(',').map(|p| {
-        let p = p.trim();
-        let decl = p.split('[').next().unwrap_or(p);
-        let start = decl.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
-        &decl[start..]
-    });
-    types.into_iter().zip(names).collect()
 }
 
 /// The widths of every registry entry's arguments, computed once.
@@ -188,11 +174,10 @@ mod tests {
     fn every_argument_has_a_width_from_its_prototype() {
         let mut problems = Vec::new();
         for d in REGISTRY {
-            let Some(_) = param_types(d.proto) else {
+            let Some(params) = params(d.proto) else {
                 problems.push(format!("{}: prototype does not parse: {}", d.name, d.proto));
                 continue;
             };
-            let params = types_and_names(d.proto);
             for a in d.args {
                 match params.iter().find(|(_, n)| *n == a.name) {
                     None if d.is_pseudo() => {}
