@@ -437,12 +437,12 @@ fn value(kind: ArgKind, mut parts: Vec<Part>, n: usize) -> ArgValue {
         parts
     };
     if kind == ArgKind::StrArray && parts.first().is_some_and(|p| p.flat) {
-        // "a\0b\0": one string per NUL-terminated piece.
+        // "a\0b\0": one string per NUL-terminated piece ("\0": one empty string).
         let flat = &parts[0].data;
-        let body = flat.strip_suffix(&[0]).unwrap_or(flat);
-        if body.is_empty() && flat.len() <= 1 {
-            return ArgValue::Strings(if flat.is_empty() { Vec::new() } else { vec![Vec::new()] });
+        if flat.is_empty() {
+            return ArgValue::Strings(Vec::new());
         }
+        let body = flat.strip_suffix(&[0]).unwrap_or(flat);
         return ArgValue::Strings(body.split(|&b| b == 0).map(<[u8]>::to_vec).collect());
     }
     if kind == ArgKind::StrArray {
@@ -682,6 +682,21 @@ mod tests {
         assert_eq!(a.page(&page(PG_READ, 0x11000)).unwrap().arg("fd"), Some(&ArgValue::Int(-1)));
         let ev = a.page(&page(PG_READ, 0x12000)).unwrap();
         assert_eq!((ev.name.as_str(), ev.arg("fd")), ("mmappread", Some(&ArgValue::Int(5))));
+    }
+
+    #[test]
+    fn a_flat_string_area_splits_at_its_nuls() {
+        let flat = |d: &[u8]| {
+            let p = Part { data: d.to_vec(), flat: true, ..Part::default() };
+            value(ArgKind::StrArray, vec![p], 0)
+        };
+        let strings = |v: &[&[u8]]| ArgValue::Strings(v.iter().map(|s| s.to_vec()).collect());
+        assert_eq!(flat(b""), strings(&[]));
+        assert_eq!(flat(b"\0"), strings(&[b""]));
+        assert_eq!(flat(b"true\0"), strings(&[b"true"]));
+        assert_eq!(flat(b"a\0\0b\0"), strings(&[b"a", b"", b"b"]));
+        // Cut before the last NUL (a truncated area): the last string as far as it goes.
+        assert_eq!(flat(b"a\0bc"), strings(&[b"a", b"bc"]));
     }
 
     #[test]
