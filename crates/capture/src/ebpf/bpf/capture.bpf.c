@@ -584,6 +584,22 @@ static long vstep(__u64 i, void *ctx)
 
 /* ---- the string engine: paths, C strings, argv/envp --------------------------------------- */
 
+/* Output the string chunk in s->sbuf (n bytes, s->sh filled in) with its header: one record
+ * of the call, or lost bytes (drop mode, full ring). Returns 0 when it went into the ring. */
+static __always_inline int emit_sbuf(struct tstate *s, __u64 n)
+{
+	/* n <= SCHUNK already: the mask lets the verifier see that the output stays inside the
+	 * string buffer (which is twice SCHUNK for that reason). */
+	n &= 2 * SCHUNK - 1;
+	if (s->lost || bpf_ringbuf_output(&rb, &s->sh, sizeof(s->sh) + n, BPF_RB_NO_WAKEUP)) {
+		mark_lost(s, n);
+		return -1;
+	}
+	s->nrec++;
+	s->bytes += n;
+	return 0;
+}
+
 /* One step of the walk over an AK_STR / AK_STRV argument: fetch the next string pointer
  * (AK_STRV, stage 1), or read and output one chunk of the current string. */
 static long sstep(__u64 i, void *ctx)
@@ -636,17 +652,7 @@ static long sstep(__u64 i, void *ctx)
 	fill_hdr(&s->sh, s, RK_DATA);
 	s->sh.flags = end && !trunc ? DF_END : 0;
 	s->sh.len = n;
-	/* n <= SCHUNK already: the mask lets the verifier see that the output stays inside the
-	 * string buffer (which is twice SCHUNK for that reason). */
-	n &= 2 * SCHUNK - 1;
-	if (s->lost) {
-		s->lost_bytes += n;
-	} else if (bpf_ringbuf_output(&rb, &s->sh, sizeof(s->sh) + n, BPF_RB_NO_WAKEUP)) {
-		mark_lost(s, n);
-	} else {
-		s->nrec++;
-		s->bytes += n;
-	}
+	emit_sbuf(s, n);
 	w->seg_off += n;
 	if (trunc) {
 		s->status[w->slot & 7] = ST_TRUNC;
@@ -964,12 +970,8 @@ static long flat_step(__u64 i, void *ctx)
 	fill_hdr(&s->sh, s, RK_DATA);
 	s->sh.flags = DF_FLAT | (c->at + n >= c->end ? DF_END : 0);
 	s->sh.len = n;
-	if (s->lost || bpf_ringbuf_output(&rb, &s->sh, sizeof(s->sh) + n, BPF_RB_NO_WAKEUP)) {
-		mark_lost(s, n);
+	if (emit_sbuf(s, n))
 		return 1;
-	}
-	s->nrec++;
-	s->bytes += n;
 	s->w.seg_off += n;
 	c->at += n;
 	return 0;
@@ -1007,13 +1009,8 @@ static __noinline int recover_exec_inputs(struct tstate *s, struct linux_binprm 
 			fill_hdr(&s->sh, s, RK_DATA);
 			s->sh.flags = DF_END;
 			s->sh.len = n;
-			n &= 2 * SCHUNK - 1;
-			if (s->lost || bpf_ringbuf_output(&rb, &s->sh, sizeof(s->sh) + n, BPF_RB_NO_WAKEUP)) {
-				mark_lost(s, n);
+			if (emit_sbuf(s, n))
 				continue;
-			}
-			s->nrec++;
-			s->bytes += n;
 			s->nvec[k] = 1;
 			s->status[k] = ST_OK;
 			STAT(inputs_recovered, 1);
