@@ -88,7 +88,12 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
     // An unfinished file that ends inside an extent (a writer killed while writing it): the
     // extents before it are whole and described as usual; that one is reported, not an error.
     let mut cut_tail = None;
+    // (offset, type) of every extent, for the index check below.
+    let mut extents = Vec::new();
     for h in ds.headers() {
+        if let Ok(h) = &h {
+            extents.push((h.offset, h.type_name.clone()));
+        }
         match h {
             // The index extent is part of the container, not of the data.
             Ok(h) if h.type_name.starts_with("DataSeries: ") => {}
@@ -117,7 +122,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
     // The index against the extents themselves (headers only): readers that seek through it
     // (dump, replay) must find at each offset the type it names.
     let index_error = match (&trailer, &header_error) {
-        (TrailerStatus::Valid { .. }, None) => ds.verify_index().err(),
+        (TrailerStatus::Valid { .. }, None) => ds.verify_index_with(extents).err(),
         _ => None,
     };
     let declared = ds.types().len();

@@ -397,17 +397,27 @@ impl DsReader {
     /// extent in the file is listed exactly once. Returns the number of entries checked;
     /// `Ok(None)` when the file has no trailer (so no index to check).
     pub fn verify_index(&self) -> Result<Option<usize>> {
+        let mut extents = Vec::new();
+        for h in self.headers() {
+            let h = h?;
+            extents.push((h.offset, h.type_name));
+        }
+        self.verify_index_with(extents)
+    }
+
+    /// [`DsReader::verify_index`] against the `(offset, type name)` of every extent header a
+    /// caller has already read (all of [`DsReader::headers`]): the headers are not read again.
+    pub fn verify_index_with(
+        &self,
+        extents: impl IntoIterator<Item = (u64, String)>,
+    ) -> Result<Option<usize>> {
         let Some(index) = self.index()? else { return Ok(None) };
         let index_offset = match self.trailer {
             TrailerStatus::Valid { index_offset } => index_offset,
             _ => unreachable!("index() returns Some only with a valid trailer"),
         };
         let bad = |detail: String| Error::BadIndex { index_offset, detail };
-        let mut extents: HashMap<u64, String> = HashMap::new();
-        for h in self.headers() {
-            let h = h?;
-            extents.insert(h.offset, h.type_name);
-        }
+        let extents: HashMap<u64, String> = extents.into_iter().collect();
         let mut seen: HashMap<u64, usize> = HashMap::with_capacity(index.len());
         for (i, (off, name)) in index.iter().enumerate() {
             // DataSeries' own writer does not list the XmlType extent; tolerate one that does.
