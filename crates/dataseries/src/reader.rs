@@ -130,17 +130,7 @@ fn read_vec(file: &File, offset: u64, len: usize) -> Result<Vec<u8>> {
 fn not_dataseries(head: &[u8]) -> Error {
     let shown = &head[..head.len().min(16)];
     let mut begins = String::from("\"");
-    for &c in shown {
-        match c {
-            b'"' => begins.push_str("\\\""),
-            b'\\' => begins.push_str("\\\\"),
-            b'\n' => begins.push_str("\\n"),
-            b'\t' => begins.push_str("\\t"),
-            b'\r' => begins.push_str("\\r"),
-            0x20..=0x7e => begins.push(c as char),
-            _ => begins.push_str(&format!("\\x{c:02x}")),
-        }
-    }
+    crate::text::escape_bytes(&mut begins, shown);
     begins.push('"');
     if head.len() > shown.len() {
         begins.push_str("...");

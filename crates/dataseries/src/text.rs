@@ -68,6 +68,25 @@ pub fn format_value(v: &Value<'_>, f: &FieldDesc) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Escape bytes as a C string literal body (strace style: printable ASCII as is, `\n`, `\t`,
+/// `\r`, `\"`, `\\`, others as `\xHH`).
+pub fn escape_bytes(out: &mut String, b: &[u8]) {
+    use std::fmt::Write as _;
+    for &c in b {
+        match c {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\r' => out.push_str("\\r"),
+            0x20..=0x7e => out.push(c as char),
+            _ => {
+                let _ = write!(out, "\\x{c:02x}");
+            }
+        }
+    }
+}
+
 /// Writes a value the way `ds2txt` prints it (variable32 bytes written raw).
 pub fn write_value(out: &mut dyn Write, v: &Value<'_>, _f: &FieldDesc) -> std::io::Result<()> {
     match *v {

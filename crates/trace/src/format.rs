@@ -53,23 +53,9 @@ impl Default for FormatOptions {
     }
 }
 
-/// Escape bytes as a C string literal body (strace style: printable ASCII as is, `\n`, `\t`,
-/// `\"`, `\\`, others as `\xHH`).
-pub fn escape_bytes(out: &mut String, b: &[u8]) {
-    for &c in b {
-        match c {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\t' => out.push_str("\\t"),
-            b'\r' => out.push_str("\\r"),
-            0x20..=0x7e => out.push(c as char),
-            _ => {
-                let _ = write!(out, "\\x{c:02x}");
-            }
-        }
-    }
-}
+/// Escape bytes as a C string literal body, strace style (lives with the DataSeries text
+/// output, which uses it too).
+pub use dataseries::text::escape_bytes;
 
 /// `b` as strace shows a buffer: quoted, escaped ([`escape_bytes`]), cut after `strsize`
 /// bytes (0: whole) with `...` after the closing quote.
