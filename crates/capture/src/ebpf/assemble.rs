@@ -99,11 +99,7 @@ fn mapped_path(tgid: u32, start: u64, end: u64) -> Option<std::sync::Arc<[u8]>> 
 /// The kernel's internal device number (`sb->s_dev`: major << 20 | minor) in the encoding
 /// `stat` reports (glibc's makedev), so page records compare with `st_dev`.
 fn user_dev(kdev: u32) -> i64 {
-    let (major, minor) = (u64::from(kdev >> 20), u64::from(kdev & 0xf_ffff));
-    (((major & 0xffff_f000) << 32)
-        | ((major & 0xfff) << 8)
-        | ((minor & 0xffff_ff00) << 12)
-        | (minor & 0xff)) as i64
+    libc::makedev(kdev >> 20, kdev & 0xf_ffff) as i64
 }
 
 /// The common fields of a process's last call, stamped on its page records.
