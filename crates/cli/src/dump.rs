@@ -137,6 +137,7 @@ fn known_event_fields(tr: &TraceReader) -> Vec<String> {
         "path",
         "size",
         "fd",
+        "comm",
     ]
     .iter()
     .map(|s| s.to_string())

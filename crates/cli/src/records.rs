@@ -11,7 +11,9 @@ use ra_trace::{ArgValue, Event};
 /// (number; `errno_name` gives `ENOENT`), `call` (aliases `op`, `type`, `name`), every
 /// argument by its man-page name (`fd`, `count`, `pathname`) and by its trace field name
 /// (`descriptor`, `bytes_requested`, `given_pathname`), `path` (the first path argument,
-/// without its NUL), `size` (bytes of the first data buffer), and extra fields by name.
+/// without its NUL), `size` (bytes of the first data buffer), and extra fields by name. On
+/// file-system operations (no registry entry) `path` is `pathname`, `size` is `data_length`,
+/// and `comm` is `executing_comm`.
 pub struct EventRecord<'a>(pub &'a Event);
 
 fn arg_value(v: &ArgValue) -> FieldValue<'_> {
@@ -81,6 +83,13 @@ impl Record for EventRecord<'_> {
                     .map(|(_, v)| arg_value(v));
             }
         }
+        // File-system operations (`reanimator fs`): the same names as the syscall records'.
+        let field = match field {
+            "path" if e.def.is_none() => "pathname",
+            "comm" => "executing_comm",
+            "size" if e.def.is_none() => "data_length",
+            f => f,
+        };
         e.extra.iter().find(|(k, _)| k == field).map(|(_, v)| match v {
             ra_trace::ExtraValue::Null => FieldValue::Null,
             ra_trace::ExtraValue::Bool(b) => FieldValue::Bool(*b),

@@ -615,7 +615,8 @@ impl Filesystem for TraceFs {
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let op = self.op(req, "open", ino, None);
-        let fl = flags.0 & !(libc::O_CREAT | libc::O_EXCL | libc::O_NOCTTY);
+        // O_NOFOLLOW would refuse the /proc/self/fd magic link; the node is resolved already.
+        let fl = flags.0 & !(libc::O_CREAT | libc::O_EXCL | libc::O_NOCTTY | libc::O_NOFOLLOW);
         let r = (|| -> Res<u64> {
             let n = self.node(ino)?;
             let fd = rustix::fs::open(

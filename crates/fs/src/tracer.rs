@@ -40,7 +40,9 @@ pub struct ProcInfo {
 }
 
 struct ProcCache {
-    map: HashMap<u32, (Instant, ProcInfo)>,
+    /// Per thread id: when its pid and session were read, and an open `/proc/<tid>/comm`
+    /// (read again for every record: a process's name changes at exec).
+    map: HashMap<u32, (Instant, ProcInfo, Option<std::fs::File>)>,
 }
 
 fn read_proc(tid: u32) -> ProcInfo {
@@ -68,22 +70,40 @@ fn read_proc(tid: u32) -> ProcInfo {
     info
 }
 
+fn read_comm(f: &std::fs::File) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = [0u8; 64];
+    let n = f.read_at(&mut buf, 0).ok().filter(|&n| n > 0)?;
+    Some(buf[..n].strip_suffix(b"\n").unwrap_or(&buf[..n]).to_vec())
+}
+
 impl ProcCache {
     fn get(&mut self, tid: u32) -> ProcInfo {
+        if tid == 0 {
+            return ProcInfo::default();
+        }
         let now = Instant::now();
-        if let Some((t, i)) = self.map.get(&tid) {
+        if let Some((t, i, f)) = self.map.get(&tid) {
             if now.duration_since(*t) < Duration::from_secs(1) {
-                return i.clone();
+                // A dead thread's file reads nothing (ESRCH): read everything again below,
+                // the number may belong to a new thread.
+                if let Some(comm) = f.as_ref().and_then(read_comm) {
+                    return ProcInfo { comm: Some(comm), ..i.clone() };
+                }
             }
         }
-        if self.map.len() >= 4096 {
-            self.map.retain(|_, (t, _)| now.duration_since(*t) < Duration::from_secs(1));
-            if self.map.len() >= 4096 {
+        if self.map.len() >= 1024 {
+            self.map.retain(|_, (t, _, _)| now.duration_since(*t) < Duration::from_secs(1));
+            if self.map.len() >= 1024 {
                 self.map.clear();
             }
         }
-        let i = read_proc(tid);
-        self.map.insert(tid, (now, i.clone()));
+        let f = std::fs::File::open(format!("/proc/{tid}/comm")).ok();
+        let mut i = read_proc(tid);
+        if let Some(c) = f.as_ref().and_then(read_comm) {
+            i.comm = Some(c);
+        }
+        self.map.insert(tid, (now, i.clone(), f));
         i
     }
 }

@@ -1,0 +1,486 @@
+//! `reanimator fs`: the tracing file system mounted for real (FUSE, root), exercised by real
+//! programs, its trace read back, replayed, and its failure modes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use ra_testkit::{have_program, privileged, scratch_dir};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_reanimator"))
+}
+
+fn can_mount() -> bool {
+    let ok = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
+        Ok(())
+    } else {
+        Err("needs root and /dev/fuse".to_string())
+    };
+    privileged("reanimator fs", ok)
+}
+
+fn sh(cwd: &Path, script: &str) -> Output {
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .current_dir(cwd)
+        .env("GIT_AUTHOR_DATE", "2020-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2020-01-01T00:00:00Z")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .expect("bash");
+    out
+}
+
+fn mounted_by(mnt: &Path, pid: u32) -> bool {
+    let want = format!("reanimator:{pid}");
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split(' ').nth(4) == Some(mnt.to_str().unwrap_or("")) && l.contains(&want))
+}
+
+/// A mounted tracing file system; unmounted (forcibly if need be) when dropped.
+struct Mount {
+    child: Option<Child>,
+    mnt: PathBuf,
+}
+
+impl Mount {
+    fn start(lower: &Path, mnt: &Path, trace: &Path, extra: &[&str]) -> Mount {
+        std::fs::create_dir_all(lower).unwrap();
+        std::fs::create_dir_all(mnt).unwrap();
+        let child = bin()
+            .args(["fs", "mount"])
+            .arg(lower)
+            .arg(mnt)
+            .arg("-o")
+            .arg(trace)
+            .args(extra)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start reanimator fs");
+        let mut m = Mount {
+            mnt: mnt.canonicalize().unwrap(),
+            trace: trace.to_path_buf(),
+            child: Some(child),
+        };
+        let pid = m.child.as_ref().unwrap().id();
+        let t0 = Instant::now();
+        while !mounted_by(&m.mnt, pid) {
+            if let Some(st) = m.child.as_mut().unwrap().try_wait().unwrap() {
+                let out = m.child.take().unwrap().wait_with_output().unwrap();
+                panic!("fs mount exited ({st}): {}", String::from_utf8_lossy(&out.stderr));
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "mount did not come up in 10 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        m
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// `fs umount`, then the daemon's exit status and stderr.
+    fn finish(mut self) -> (std::process::ExitStatus, String) {
+        let out = bin().args(["fs", "umount"]).arg(&self.mnt).output().unwrap();
+        assert!(out.status.success(), "fs umount: {}", String::from_utf8_lossy(&out.stderr));
+        let child = self.child.take().unwrap();
+        let out = child.wait_with_output().unwrap();
+        (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = bin().args(["fs", "umount", "--force"]).arg(&self.mnt).output();
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn dump(trace: &Path, args: &[&str]) -> String {
+    let out = bin().arg("dump").arg(trace).args(args).output().unwrap();
+    assert!(out.status.success(), "dump: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn jsonl(trace: &Path, filter: &str) -> Vec<serde_json::Value> {
+    dump(trace, &["--format", "jsonl", "--where", filter])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A tree of real files to work with: a slice of /usr/include and /usr/share/doc (text and
+/// binary-ish, nested, a few hundred files).
+fn source_tarball(dir: &Path) -> PathBuf {
+    let tar = dir.join("src.tar");
+    let out = Command::new("tar")
+        .args(["cf"])
+        .arg(&tar)
+        .args(["-C", "/usr/include", "linux", "-C", "/usr/share/doc", "git"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    tar
+}
+
+const WORKLOAD: &str = r#"
+set -e
+tar xf "$TARBALL"
+cp -a linux linux-copy
+mv linux-copy/netfilter linux-copy/nf
+ln linux/types.h hardlink.h
+ln -s linux/types.h symlink.h
+mkdir -p db && sqlite3 db/t.db 'create table t(a integer, b text);' \
+  "$(for i in $(seq 1 200); do echo "insert into t values($i, 'row $i');"; done)"
+git init -q repo && cp linux/types.h repo/ && (cd repo && git add types.h && git commit -qm one)
+chmod 600 hardlink.h
+truncate -s 100 linux/kernel.h
+rm -r linux/netfilter_ipv4
+python3 - <<'EOF'
+import mmap, os
+with open("mapped.bin", "wb") as f:
+    f.write(b"\0" * 8192)
+with open("mapped.bin", "r+b") as f:
+    m = mmap.mmap(f.fileno(), 8192)
+    m[100:110] = b"via-mmap!!"
+    m.flush()
+    m.close()
+EOF
+"#;
+
+#[test]
+fn real_programs_on_the_mount_leave_the_tree_they_leave_natively() {
+    if !can_mount() || !["tar", "sqlite3", "git", "python3"].iter().all(|p| have_program(p)) {
+        return;
+    }
+    let d = scratch_dir("fs-real");
+    let tar = source_tarball(&d);
+    let native = d.join("native");
+    std::fs::create_dir_all(&native).unwrap();
+    let script = WORKLOAD.replace("$TARBALL", tar.to_str().unwrap());
+    let out = sh(&native, &script);
+    assert!(out.status.success(), "native: {}", String::from_utf8_lossy(&out.stderr));
+
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let out = sh(&mnt, &script);
+    assert!(out.status.success(), "on the mount: {}", String::from_utf8_lossy(&out.stderr));
+    // What programs see through the mount is the lower tree.
+    let seen = bin().arg("diff").arg(&mnt).arg(&lower).output().unwrap();
+    let (status, log) = m.finish();
+    assert!(status.success(), "daemon: {log}");
+    assert!(seen.status.success(), "mount vs lower: {}", String::from_utf8_lossy(&seen.stdout));
+    // Git's index holds inode numbers and change times: it differs between any two trees.
+    for t in [&native, &lower] {
+        std::fs::remove_file(t.join("repo/.git/index")).unwrap();
+    }
+    let same = bin().arg("diff").arg(&native).arg(&lower).output().unwrap();
+    assert!(
+        same.status.success(),
+        "native run vs run on the mount:\n{}",
+        String::from_utf8_lossy(&same.stdout)
+    );
+    // Hard links and inode numbers: the mount shows the lower file's inode number.
+    use std::os::unix::fs::MetadataExt;
+    let a = std::fs::metadata(lower.join("hardlink.h")).unwrap();
+    assert_eq!(a.nlink(), 2);
+
+    // The trace: readable, every operation kind the workload does, with data.
+    let info = bin().arg("info").arg(&trace).output().unwrap();
+    assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));
+    let info = String::from_utf8_lossy(&info.stdout).into_owned();
+    assert!(info.contains("Reanimator::FsOp"), "{info}");
+    assert!(info.contains("fs_mode            fidelity"), "{info}");
+    let text = dump(&trace, &[]);
+    for op in [
+        "lookup(", "getattr(", "setattr(", "create(", "open(", "read(", "write(", "release(",
+        "mkdir(", "rmdir(", "unlink(", "rename(", "link(", "symlink(", "opendir(", "readdir(",
+        "fsync(",
+    ] {
+        assert!(text.contains(op), "no {op} in the trace");
+    }
+    // The mmap store reached the daemon as a write carrying the bytes (fidelity mode).
+    let w = jsonl(&trace, "op == write && path ~ \"**/mapped.bin\"");
+    assert!(
+        w.iter().any(|r| r["extra"]["data"].as_str().is_some_and(|d| d.contains("via-mmap!!"))),
+        "no write of the mapped page: {w:?}"
+    );
+    // Paths are what the programs used; comm and pid come from /proc.
+    let tars = jsonl(&trace, "op == create && comm == tar");
+    let bash = jsonl(&trace, "comm ~ \"data_modes*\" || comm ~ \"real_programs*\"");
+    assert!(
+        bash.iter().all(|r| r["call"] == "lookup" || r["call"] == "getattr"),
+        "the test thread only changed directory into the mount; later calls are bash's: {bash:?}"
+    );
+    assert!(!tars.is_empty());
+    assert!(tars[0]["extra"]["pathname"].as_str().unwrap().starts_with(mnt.to_str().unwrap()));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_trace_of_the_mount_replays_to_the_same_tree() {
+    if !can_mount() || !have_program("tar") {
+        return;
+    }
+    let d = scratch_dir("fs-replay");
+    let tar = source_tarball(&d);
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let out = sh(
+        &mnt,
+        &format!(
+            "set -e; tar xf {}; mv linux/netfilter nf; rm -r linux/can; ln -s nf linkdir; \
+             chmod 700 nf; touch -d 2001-01-01 nf/x_tables.h; truncate -s 10 linux/fs.h",
+            tar.display()
+        ),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let out =
+        bin().arg("replay").arg(&trace).arg("--root").arg(&root).arg("--init").output().unwrap();
+    let report =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "replay: {report}");
+    assert!(report.contains("every call matched"), "{report}");
+    let replayed = root.join(mnt.strip_prefix("/").unwrap());
+    let diff = bin().arg("diff").arg(&lower).arg(&replayed).output().unwrap();
+    assert!(diff.status.success(), "lower vs replayed:\n{}", String::from_utf8_lossy(&diff.stdout));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_filter_records_only_matching_operations() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-filter");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let m =
+        Mount::start(&lower, &mnt, &trace, &["--filter", "ext == txt && op in {create, write}"]);
+    let out = sh(&mnt, "set -e; echo a > one.txt; echo b > two.dat; mkdir sub; echo c > sub/three.txt; cat one.txt two.dat >/dev/null");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    assert!(log.contains("filtered out"), "{log}");
+    let all = jsonl(&trace, "true");
+    assert!(!all.is_empty());
+    for r in &all {
+        let op = r["call"].as_str().unwrap();
+        let p = r["extra"]["pathname"].as_str().unwrap();
+        assert!(op == "create" || op == "write", "{r}");
+        assert!(p.ends_with(".txt"), "{r}");
+    }
+    assert_eq!(all.iter().filter(|r| r["call"] == "write").count(), 2);
+    // Everything passed through regardless.
+    assert_eq!(std::fs::read_to_string(lower.join("two.dat")).unwrap(), "b\n");
+    let info = String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+    assert!(info.contains("ext == txt"), "the filter is in the header: {info}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn data_modes_keep_what_they_promise() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-data");
+    for mode in ["full", "hash", "none"] {
+        let (lower, mnt, trace) = (
+            d.join(format!("lower-{mode}")),
+            d.join(format!("mnt-{mode}")),
+            d.join(format!("{mode}.ds")),
+        );
+        let m = Mount::start(&lower, &mnt, &trace, &["--data", mode]);
+        let out = sh(&mnt, "printf 'payload-123' > f; cat f > /dev/null");
+        assert!(out.status.success());
+        let (status, log) = m.finish();
+        assert!(status.success(), "{log}");
+        for op in ["write", "read"] {
+            let rs = jsonl(&trace, &format!("op == {op} && path ~ \"**/f\""));
+            assert!(!rs.is_empty(), "{mode}: no {op}");
+            let e = &rs[0]["extra"];
+            assert_eq!(e["data_length"], 11, "{mode} {op}: {e}");
+            match mode {
+                "full" => assert_eq!(e["data"], "payload-123"),
+                "hash" => {
+                    assert!(e.get("data").is_none(), "{e}");
+                    let hex = e["data_blake3"]["hex"].as_str().unwrap_or_default();
+                    assert_eq!(hex, blake3::hash(b"payload-123").to_hex().as_str(), "{e}");
+                }
+                _ => assert!(e.get("data").is_none() && e.get("data_blake3").is_none(), "{e}"),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn aggregate_rows_count_every_operation() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-agg");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let m = Mount::start(
+        &lower,
+        &mnt,
+        &trace,
+        &["--aggregate=0.2", "--aggregate-only", "--print-aggregate"],
+    );
+    let out = sh(&mnt, "for i in $(seq 1 50); do echo $i > f$i; done; sleep 0.5; rm f*");
+    assert!(out.status.success());
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    assert!(log.contains("usecs : count"), "live histograms on stderr: {log}");
+    let ds = dataseries::DsReader::open(&trace).unwrap();
+    let mut per_op = std::collections::HashMap::<String, i64>::new();
+    let mut rows = 0;
+    for h in ds.headers() {
+        let h = h.unwrap();
+        if h.type_name == "Reanimator::FsOp" {
+            panic!("--aggregate-only wrote operation records");
+        }
+        if h.type_name != "Reanimator::FsAggregate" {
+            continue;
+        }
+        let e = ds.read_extent_of(h.offset, &h.type_name).unwrap();
+        for r in 0..e.len() {
+            rows += 1;
+            let op = String::from_utf8_lossy(e.bytes(r, 2).unwrap()).into_owned();
+            let count = e.i64(r, 4).unwrap();
+            let hist = e.bytes(r, 10).unwrap();
+            let sum: u64 =
+                hist.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).sum();
+            assert_eq!(sum as i64, count, "histogram adds up to the count ({op})");
+            assert!(e.i64(r, 8).unwrap() <= e.i64(r, 9).unwrap(), "min <= max");
+            *per_op.entry(op).or_default() += count;
+        }
+    }
+    assert!(rows > 0);
+    assert_eq!(per_op.get("create"), Some(&50), "{per_op:?}");
+    assert_eq!(per_op.get("unlink"), Some(&50), "{per_op:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn permissions_are_the_lower_file_systems() {
+    if !can_mount() || !have_program("setpriv") {
+        return;
+    }
+    let d = scratch_dir("fs-perm");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    std::fs::create_dir_all(lower.join("open")).unwrap();
+    sh(&lower, "chmod 777 open; echo secret > secret; chmod 600 secret");
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let nobody = |cmd: &str| {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c", cmd])
+            .current_dir(&mnt)
+            .output()
+            .unwrap()
+    };
+    let r = nobody("cat secret");
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("Permission denied"), "{r:?}");
+    let r = nobody("echo mine > open/mine && mkdir open/dir");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    use std::os::unix::fs::MetadataExt;
+    for p in ["open/mine", "open/dir"] {
+        let md = std::fs::metadata(lower.join(p)).unwrap();
+        assert_eq!((md.uid(), md.gid()), (65534, 65534), "{p} created with the caller's ids");
+    }
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let rs = jsonl(&trace, "op == create && uid == 65534");
+    assert_eq!(rs.len(), 1, "{rs:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_killed_daemon_neither_hangs_programs_nor_loses_its_flushed_trace() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-kill");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let mut m = Mount::start(&lower, &mnt, &trace, &[]);
+    let out = sh(&mnt, "for i in $(seq 1 20); do echo $i > f$i; done");
+    assert!(out.status.success());
+    std::thread::sleep(Duration::from_millis(1500)); // past one flush
+                                                     // SAFETY: kill takes no pointers.
+    unsafe { libc::kill(m.pid() as i32, libc::SIGKILL) };
+    let _ = m.child.as_mut().unwrap().wait();
+    // Programs get an error at once, not a hang.
+    let t0 = Instant::now();
+    let ls = Command::new("ls").arg(&mnt).output().unwrap();
+    assert!(!ls.status.success());
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    let out = bin().args(["fs", "umount"]).arg(&mnt).output().unwrap();
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{msg}");
+    assert!(msg.contains("gone"), "{msg}");
+    assert!(!mounted_by(&mnt, m.pid()));
+    m.child = None;
+    // The trace up to the last flush is readable.
+    let info = bin().arg("info").arg(&trace).output().unwrap();
+    assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));
+    let creates = jsonl(&trace, "op == create");
+    assert_eq!(creates.len(), 20);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bad_mounts_are_refused_with_one_clear_message() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-bad");
+    let (lower, mnt) = (d.join("lower"), d.join("mnt"));
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let run = |args: &[&str]| {
+        let out = bin().args(["fs", "mount"]).args(args).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (l, mp) = (lower.to_str().unwrap(), mnt.to_str().unwrap());
+    let trace = d.join("t.ds");
+    let t = trace.to_str().unwrap();
+    let missing = d.join("nope");
+    let (code, msg) = run(&[missing.to_str().unwrap(), mp, "-o", t]);
+    assert_eq!(code, Some(2), "{msg}");
+    assert!(msg.contains("No such file"), "{msg}");
+    let inside = mnt.join("t.ds");
+    let (code, msg) = run(&[l, mp, "-o", inside.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(msg.contains("through the mount it traces"), "{msg}");
+    let (code, msg) = run(&[l, mp, "-o", t, "--filter", "pathh ~ x"]);
+    assert_eq!(code, Some(2));
+    assert!(msg.contains("did you mean `path`"), "{msg}");
+    let (code, msg) = run(&[l, l, "-o", t]);
+    assert_eq!(code, Some(2));
+    assert!(msg.contains("must not contain each other"), "{msg}");
+    // A mountpoint in use.
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let (code, msg) = run(&[l, mp, "-o", d.join("u.ds").to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(msg.contains("already a mount point"), "{msg}");
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let out = bin().args(["fs", "umount"]).arg(&mnt).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a mount point"));
+    let _ = std::fs::remove_dir_all(&d);
+}
