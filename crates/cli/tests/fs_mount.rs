@@ -64,11 +64,7 @@ impl Mount {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start reanimator fs");
-        let mut m = Mount {
-            mnt: mnt.canonicalize().unwrap(),
-            trace: trace.to_path_buf(),
-            child: Some(child),
-        };
+        let mut m = Mount { mnt: mnt.canonicalize().unwrap(), child: Some(child) };
         let pid = m.child.as_ref().unwrap().id();
         let t0 = Instant::now();
         while !mounted_by(&m.mnt, pid) {
