@@ -276,7 +276,12 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         )?;
         let kind_text = match kind {
             "reanimator" => format!(
-                "reanimator system-call trace, schema {}",
+                "reanimator {} trace, schema {}",
+                if ds.type_by_name(ra_trace::FS_OP_TYPE).is_some() {
+                    "file-system (reanimator fs)"
+                } else {
+                    "system-call"
+                },
                 trace
                     .as_ref()
                     .and_then(|t| t.info_value("schema_version"))
