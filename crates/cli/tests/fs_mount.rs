@@ -480,3 +480,41 @@ fn bad_mounts_are_refused_with_one_clear_message() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a mount point"));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_full_trace_disk_stops_recording_but_not_the_file_system() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-full");
+    let small = d.join("small");
+    std::fs::create_dir_all(&small).unwrap();
+    let m = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(&small)
+        .output()
+        .unwrap();
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), small.join("t.ds"));
+    let mount = Mount::start(&lower, &mnt, &trace, &[]);
+    let out = sh(&mnt, "dd if=/dev/urandom of=big bs=64k count=300 status=none && sync big");
+    assert!(
+        out.status.success(),
+        "the program is not failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::metadata(lower.join("big")).unwrap().len(), 300 * 65536);
+    std::thread::sleep(Duration::from_millis(1500));
+    let (status, log) = mount.finish();
+    assert_eq!(status.code(), Some(2), "{log}");
+    assert!(log.contains("No space left on device"), "{log}");
+    assert!(log.contains("recording stopped, the file system keeps serving"), "{log}");
+    let info = bin().arg("info").arg(&trace).output().unwrap();
+    assert!(
+        info.status.success(),
+        "the trace up to the failure reads: {}",
+        String::from_utf8_lossy(&info.stderr)
+    );
+    let _ = Command::new("umount").arg(&small).status();
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -285,6 +285,21 @@ pub struct Tracer {
     pub filtered_out: AtomicU64,
 }
 
+/// An error and its causes on one line (`a: b: c`), leaving out causes its text already ends with.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !s.ends_with(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
+}
+
 pub fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -368,7 +383,7 @@ impl Tracer {
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(wr) = w.as_mut() {
             if let Err(e) = wr.append_fs(&r) {
-                self.fail(&mut w, format!("cannot write the trace: {e}"));
+                self.fail(&mut w, format!("cannot write the trace: {}", chain(&e)));
             } else {
                 self.recorded.fetch_add(1, Ordering::Relaxed);
             }
@@ -394,7 +409,7 @@ impl Tracer {
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(wr) = w.as_mut() {
             if let Err(e) = wr.flush() {
-                self.fail(&mut w, format!("cannot write the trace: {e}"));
+                self.fail(&mut w, format!("cannot write the trace: {}", chain(&e)));
             }
         }
     }
@@ -428,7 +443,7 @@ impl Tracer {
                     hist: &s.hist,
                 };
                 if let Err(e) = wr.append_fs_aggregate(&row) {
-                    self.fail(&mut w, format!("cannot write the trace: {e}"));
+                    self.fail(&mut w, format!("cannot write the trace: {}", chain(&e)));
                     break;
                 }
             }
@@ -441,7 +456,7 @@ impl Tracer {
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(wr) = w.take() {
             if let Err(e) = wr.finish() {
-                self.fail(&mut None, format!("cannot finish the trace: {e}"));
+                self.fail(&mut None, format!("cannot finish the trace: {}", chain(&e)));
             }
         }
         drop(w);
@@ -453,7 +468,7 @@ impl Tracer {
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(wr) = w.as_mut() {
             if let Err(e) = wr.add_info(key, value) {
-                self.fail(&mut w, format!("cannot write the trace: {e}"));
+                self.fail(&mut w, format!("cannot write the trace: {}", chain(&e)));
             }
         }
     }
