@@ -78,6 +78,11 @@ pub struct MountArgs {
     /// Every operation reaches the tracer (the default; see Modes below).
     #[arg(long)]
     fidelity: bool,
+    /// No page cache on the mount (FOPEN_DIRECT_IO): each read and write call a program makes
+    /// reaches the tracer as one operation (split at 1 MiB), even rereads of cached data;
+    /// shared mmaps still work. Slower for programs that reread.
+    #[arg(long)]
+    direct_io: bool,
     /// FUSE worker threads (default: 1 with --fidelity, the CPU count with --fast).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Option<u32>,
@@ -192,6 +197,7 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
             Data::None => DataMode::None,
         },
         fast: a.fast,
+        direct_io: a.direct_io,
         threads: a.threads.map(|t| t as usize),
         filter,
         stream: !a.aggregate_only,

@@ -518,3 +518,54 @@ fn a_full_trace_disk_stops_recording_but_not_the_file_system() {
     let _ = Command::new("umount").arg(&small).status();
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn direct_io_sees_every_read_and_fast_mode_serves_the_same_bytes() {
+    if !can_mount() || !have_program("python3") {
+        return;
+    }
+    let d = scratch_dir("fs-modes");
+    let script = r#"python3 - <<'EOF'
+import os, mmap
+with open("f", "wb") as f:
+    f.write(bytes(range(256)) * 256)
+fd = os.open("f", os.O_RDONLY)
+for i in range(5):
+    assert os.pread(fd, 100, 1000) == (bytes(range(256)) * 256)[1000:1100]
+os.close(fd)
+with open("f", "r+b") as f:
+    m = mmap.mmap(f.fileno(), 65536)
+    m[0:4] = b"MMAP"
+    m.flush()
+    m.close()
+EOF"#;
+    for (mode, args) in [("direct", &["--direct-io"][..]), ("fast", &["--fast"][..])] {
+        let (lower, mnt, trace) = (
+            d.join(format!("lower-{mode}")),
+            d.join(format!("mnt-{mode}")),
+            d.join(format!("{mode}.ds")),
+        );
+        let m = Mount::start(&lower, &mnt, &trace, args);
+        let out = sh(&mnt, script);
+        assert!(out.status.success(), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
+        let (status, log) = m.finish();
+        assert!(status.success(), "{log}");
+        let data = std::fs::read(lower.join("f")).unwrap();
+        assert_eq!(&data[..4], b"MMAP", "{mode}");
+        assert_eq!(data.len(), 65536);
+        let reads = jsonl(&trace, "op == read && offset == 1000 && length == 100");
+        if mode == "direct" {
+            // Each pread is one operation, even though the data is the same every time.
+            assert_eq!(reads.len(), 5, "{mode}: {reads:?}");
+            let info =
+                String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+            assert!(info.contains("fs_direct_io       on"), "{info}");
+        } else {
+            assert!(reads.is_empty(), "fast mode reads pages, not calls: {reads:?}");
+            let info =
+                String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+            assert!(info.contains("fs_mode            fast"), "{info}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

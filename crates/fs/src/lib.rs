@@ -48,6 +48,9 @@ pub struct MountConfig {
     pub output: PathBuf,
     pub data: DataMode,
     pub fast: bool,
+    /// Open files with FOPEN_DIRECT_IO: every read and write call reaches the tracer as the
+    /// program made it (no page cache on the mount).
+    pub direct_io: bool,
     /// FUSE worker threads (default: 1 in fidelity mode, the CPU count in fast mode).
     pub threads: Option<usize>,
     /// The filter's text and its parsed form.
@@ -245,6 +248,14 @@ pub fn mount(
             },
         ),
         ("fs_threads".into(), threads.to_string()),
+        (
+            "fs_direct_io".into(),
+            if cfg.direct_io {
+                "on: no page cache on the mount; each read and write call is one operation (split at 1 MiB)".into()
+            } else {
+                "off: reads within one open may be served from the page cache".into()
+            },
+        ),
         ("data_mode".into(), format!("{:?}", cfg.data).to_lowercase()),
         ("fs_filter".into(), cfg.filter.as_ref().map_or("none".into(), |(s, _)| s.clone())),
         ("fs_stream".into(), cfg.stream.to_string()),
@@ -312,6 +323,7 @@ pub fn mount(
         tracer: tracer.clone(),
         ttl: if cfg.fast { Duration::from_secs(1) } else { Duration::ZERO },
         keep_cache: cfg.fast,
+        direct_io: cfg.direct_io,
     };
     let mut fcfg = Config::default();
     fcfg.mount_options = vec![

@@ -40,6 +40,8 @@ pub struct TraceFs {
     pub ttl: Duration,
     /// `--fast`: let the kernel keep file pages between opens.
     pub keep_cache: bool,
+    /// `--direct-io`: no page cache on the mount; every read and write call is a request.
+    pub direct_io: bool,
 }
 
 type Res<T> = Result<T, i32>;
@@ -279,6 +281,10 @@ impl Filesystem for TraceFs {
         // 1 MiB per request: this kernel's max_pages_limit (256 pages).
         let _ = config.set_max_write(1 << 20);
         let _ = config.set_max_readahead(1 << 20);
+        if self.direct_io {
+            // Shared mappings of direct-I/O files (kernel 6.6+); without it mmap fails.
+            let _ = config.add_capabilities(fuser::InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP);
+        }
         Ok(())
     }
 
@@ -1143,11 +1149,14 @@ fn reply_xattr(r: &Res<Vec<u8>>, size: u32, reply: ReplyXattr) {
 
 impl TraceFs {
     fn fopen_flags(&self) -> FopenFlags {
+        let mut f = FopenFlags::empty();
         if self.keep_cache {
-            FopenFlags::FOPEN_KEEP_CACHE
-        } else {
-            FopenFlags::empty()
+            f |= FopenFlags::FOPEN_KEEP_CACHE;
         }
+        if self.direct_io {
+            f |= FopenFlags::FOPEN_DIRECT_IO;
+        }
+        f
     }
 
     fn remove(
