@@ -569,3 +569,29 @@ EOF"#;
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn large_directories_list_whole_and_seekdir_returns_to_the_same_entry() {
+    if !can_mount() || !have_program("perl") {
+        return;
+    }
+    let d = scratch_dir("fs-dir");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    std::fs::create_dir_all(&lower).unwrap();
+    for i in 0..5000 {
+        std::fs::write(lower.join(format!("entry-with-a-longish-name-{i:05}")), b"").unwrap();
+    }
+    let m = Mount::start(&lower, &mnt, &trace, &["--data", "none"]);
+    let out = sh(
+        &mnt,
+        r#"perl -e 'opendir(D, ".") or die; my $n = 0; $n++ for 1..100; readdir(D) for 1..100;
+        my $p = telldir(D); my @b = map { scalar readdir(D) } 1..50; seekdir(D, $p);
+        my @c = map { scalar readdir(D) } 1..50; die "seekdir" unless "@b" eq "@c";
+        rewinddir(D); my $all = 0; $all++ while defined(readdir(D)); print "$all\n"'"#,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "5002");
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let _ = std::fs::remove_dir_all(&d);
+}

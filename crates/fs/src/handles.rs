@@ -4,17 +4,21 @@
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 
-/// One directory entry, read at `opendir`.
-pub struct DirEnt {
-    pub ino: u64,
-    pub kind: fuser::FileType,
-    pub name: Box<[u8]>,
+/// A directory being listed: read with getdents64 as the kernel asks, positioned by the
+/// lower file system's own offsets (`d_off`), so a listing costs one buffer whatever the
+/// directory's size.
+pub struct DirStream {
+    pub dir: rustix::fs::Dir,
+    /// The offset after the last entry handed out.
+    pub pos: i64,
+    /// An entry read but not handed out (the reply was full): it comes first next time.
+    pub pending: Option<rustix::fs::DirEntry>,
 }
 
 pub struct Handle {
     pub fd: OwnedFd,
-    /// Directory handles: the listing, read once when the first `readdir` asks for offset 0.
-    pub dir: Option<Mutex<Option<Arc<Vec<DirEnt>>>>>,
+    /// Directory handles: the stream, opened at the first `readdir`.
+    pub dir: Option<Mutex<Option<DirStream>>>,
 }
 
 /// Handle numbers start here (0-2 look like the standard descriptors).

@@ -28,7 +28,7 @@ use fuser::{
 use ra_trace::{FsData, FsRecord};
 use rustix::fs::{AtFlags, Mode, OFlags};
 
-use crate::handles::{DirEnt, Handle, Handles};
+use crate::handles::{DirStream, Handle, Handles};
 use crate::inodes::{Inodes, NodeRef};
 use crate::tracer::{now_ns, FilterView, Tracer};
 
@@ -188,31 +188,17 @@ impl TraceFs {
             Err(e) => reply.error(Errno::from_i32(*e)),
         }
     }
+}
 
-    fn read_dir(&self, h: &Handle) -> Res<Arc<Vec<DirEnt>>> {
-        let cell = h.dir.as_ref().ok_or(libc::ENOTDIR)?;
-        let mut g = cell.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(v) = g.as_ref() {
-            return Ok(v.clone());
-        }
-        let mut v = Vec::new();
-        let dir = rustix::fs::Dir::read_from(&h.fd).map_err(errno)?;
-        for e in dir {
-            let e = e.map_err(errno)?;
-            let kind = match e.file_type() {
-                rustix::fs::FileType::Directory => FileType::Directory,
-                rustix::fs::FileType::Symlink => FileType::Symlink,
-                rustix::fs::FileType::Fifo => FileType::NamedPipe,
-                rustix::fs::FileType::Socket => FileType::Socket,
-                rustix::fs::FileType::CharacterDevice => FileType::CharDevice,
-                rustix::fs::FileType::BlockDevice => FileType::BlockDevice,
-                _ => FileType::RegularFile,
-            };
-            v.push(DirEnt { ino: e.ino(), kind, name: e.file_name().to_bytes().into() });
-        }
-        let v = Arc::new(v);
-        *g = Some(v.clone());
-        Ok(v)
+fn kind_of_entry(t: rustix::fs::FileType) -> FileType {
+    match t {
+        rustix::fs::FileType::Directory => FileType::Directory,
+        rustix::fs::FileType::Symlink => FileType::Symlink,
+        rustix::fs::FileType::Fifo => FileType::NamedPipe,
+        rustix::fs::FileType::Socket => FileType::Socket,
+        rustix::fs::FileType::CharacterDevice => FileType::CharDevice,
+        rustix::fs::FileType::BlockDevice => FileType::BlockDevice,
+        _ => FileType::RegularFile,
     }
 }
 
@@ -792,19 +778,40 @@ impl Filesystem for TraceFs {
         let op = self.op(req, "readdir", ino, None);
         let r = (|| -> Res<usize> {
             let h = self.handle(fh)?;
-            if offset == 0 {
-                // A rewinddir: read the directory again.
-                if let Some(c) = &h.dir {
-                    *c.lock().unwrap_or_else(|e| e.into_inner()) = None;
-                    rustix::fs::seek(&h.fd, rustix::fs::SeekFrom::Start(0)).map_err(errno)?;
-                }
+            let cell = h.dir.as_ref().ok_or(libc::ENOTDIR)?;
+            let mut g = cell.lock().unwrap_or_else(|e| e.into_inner());
+            if g.is_none() {
+                let dir = rustix::fs::Dir::read_from(&h.fd).map_err(errno)?;
+                *g = Some(DirStream { dir, pos: 0, pending: None });
             }
-            let list = self.read_dir(&h)?;
+            let st = g.as_mut().expect("set above");
+            if offset as i64 != st.pos {
+                // A seekdir/rewinddir, or a retry: the lower file system's offsets are its
+                // own positions.
+                st.dir.seek(offset as i64).map_err(errno)?;
+                st.pos = offset as i64;
+                st.pending = None;
+            }
             let mut n = 0;
-            for (i, e) in list.iter().enumerate().skip(offset as usize) {
-                if reply.add(INodeNo(e.ino), (i + 1) as u64, e.kind, OsStr::from_bytes(&e.name)) {
+            loop {
+                let e = match st.pending.take() {
+                    Some(e) => e,
+                    None => match st.dir.read() {
+                        Some(e) => e.map_err(errno)?,
+                        None => break,
+                    },
+                };
+                let name = OsStr::from_bytes(e.file_name().to_bytes());
+                if reply.add(
+                    INodeNo(e.ino()),
+                    e.offset() as u64,
+                    kind_of_entry(e.file_type()),
+                    name,
+                ) {
+                    st.pending = Some(e);
                     break;
                 }
+                st.pos = e.offset();
                 n += 1;
             }
             Ok(n)
