@@ -595,3 +595,41 @@ fn large_directories_list_whole_and_seekdir_returns_to_the_same_entry() {
     assert!(status.success(), "{log}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Programs run from the mount (exec reads them through it) and a thread faulting a mapped
+/// file's pages while another maps and unmaps memory: the daemon must never wait for a lock
+/// its caller holds (it reads no /proc file that could, and bounds the ones it reads).
+#[test]
+fn programs_executed_and_mapped_from_the_mount_never_hang() {
+    if !can_mount() || !have_program("python3") {
+        return;
+    }
+    let d = scratch_dir("fs-exec");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    std::fs::create_dir_all(&lower).unwrap();
+    for b in ["true", "ls"] {
+        std::fs::copy(format!("/bin/{b}"), lower.join(b)).unwrap();
+    }
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let out = sh(
+        &mnt,
+        r#"set -e
+        for i in $(seq 1 30); do timeout 10 ./true; done
+        timeout 10 ./ls >/dev/null
+        timeout 20 python3 -c '
+import mmap, threading
+f = open("ls", "rb"); m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+def churn():
+    for i in range(2000):
+        x = mmap.mmap(-1, 1 << 20); x.close()
+t = threading.Thread(target=churn); t.start()
+s = sum(m[o] for o in range(0, len(m), 4096))
+t.join()'"#,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let execs = jsonl(&trace, "op == open && path ~ \"**/true\"");
+    assert!(execs.len() >= 30, "each exec opens the binary through the mount: {}", execs.len());
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -413,6 +413,10 @@ pub fn mount(
         }
     }
     use std::sync::atomic::Ordering;
+    let timeouts = tracer.proc_timeouts();
+    if timeouts > 0 {
+        tracer.add_info("fs_proc_lookups_timed_out", timeouts.to_string().as_bytes());
+    }
     let failure = tracer.finish();
     let trace_bytes = std::fs::metadata(&cfg.output).map_or(0, |m| m.len());
     Ok(Summary {

@@ -43,31 +43,42 @@ struct ProcCache {
     /// Per thread id: when its pid and session were read, and an open `/proc/<tid>/comm`
     /// (read again for every record: a process's name changes at exec).
     map: HashMap<u32, (Instant, ProcInfo, Option<std::fs::File>)>,
+    /// /proc reads that did not answer in time.
+    timeouts: u64,
 }
 
+/// The pid (`Tgid`), session (`NSsid`) and name of a thread, from /proc/<tid>/status.
+///
+/// Never /proc/<tid>/stat: reading it waits for locks a thread can hold while it waits for
+/// this file system (seen here: `ps` stuck in do_task_stat behind a process in a FUSE
+/// request), and the daemon must never wait for its own callers. status and comm take only
+/// spinlocks; even so this runs on a thread of its own and the caller gives up after 50 ms.
 fn read_proc(tid: u32) -> ProcInfo {
-    if tid == 0 {
-        return ProcInfo::default();
-    }
     let mut info = ProcInfo::default();
-    // /proc/<tid>/stat: "tid (comm) state ppid pgrp session ..."; comm may hold spaces and
-    // parentheses: it ends at the last ')'.
-    if let Ok(stat) = std::fs::read(format!("/proc/{tid}/stat")) {
-        if let (Some(l), Some(r)) =
-            (stat.iter().position(|&b| b == b'('), stat.iter().rposition(|&b| b == b')'))
-        {
-            if l < r {
-                info.comm = Some(stat[l + 1..r].to_vec());
-                let rest = String::from_utf8_lossy(&stat[r + 1..]);
-                let f: Vec<&str> = rest.split_whitespace().collect();
-                info.sid = f.get(3).and_then(|s| s.parse().ok());
+    if let Ok(status) = std::fs::read_to_string(format!("/proc/{tid}/status")) {
+        for l in status.lines() {
+            if let Some(v) = l.strip_prefix("Tgid:") {
+                info.pid = v.trim().parse().ok();
+            } else if let Some(v) = l.strip_prefix("NSsid:") {
+                info.sid = v.split_whitespace().next().and_then(|s| s.parse().ok());
+            } else if let Some(v) = l.strip_prefix("Name:") {
+                info.comm = Some(v.trim_start_matches('\t').as_bytes().to_vec());
             }
         }
     }
-    if let Ok(status) = std::fs::read_to_string(format!("/proc/{tid}/status")) {
-        info.pid = status.lines().find_map(|l| l.strip_prefix("Tgid:")?.trim().parse().ok());
-    }
     info
+}
+
+/// [`read_proc`] on a thread of its own, waiting at most 50 ms for it.
+fn read_proc_bounded(tid: u32) -> Option<ProcInfo> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("fs-proc".into())
+        .spawn(move || {
+            let _ = tx.send(read_proc(tid));
+        })
+        .ok()?;
+    rx.recv_timeout(Duration::from_millis(50)).ok()
 }
 
 fn read_comm(f: &std::fs::File) -> Option<Vec<u8>> {
@@ -99,7 +110,11 @@ impl ProcCache {
             }
         }
         let f = std::fs::File::open(format!("/proc/{tid}/comm")).ok();
-        let mut i = read_proc(tid);
+        let Some(mut i) = read_proc_bounded(tid) else {
+            // Not cached: the next record of this thread tries again.
+            self.timeouts += 1;
+            return ProcInfo { comm: f.as_ref().and_then(read_comm), ..ProcInfo::default() };
+        };
         if let Some(c) = f.as_ref().and_then(read_comm) {
             i.comm = Some(c);
         }
@@ -311,7 +326,7 @@ impl Tracer {
         Tracer {
             opts,
             writer: Mutex::new(Some(writer)),
-            procs: Mutex::new(ProcCache { map: HashMap::new() }),
+            procs: Mutex::new(ProcCache { map: HashMap::new(), timeouts: 0 }),
             agg: Mutex::new((now_ns(), HashMap::new())),
             failure: Mutex::new(None),
             failed: AtomicBool::new(false),
@@ -319,6 +334,11 @@ impl Tracer {
             recorded: AtomicU64::new(0),
             filtered_out: AtomicU64::new(0),
         }
+    }
+
+    /// How many /proc lookups gave up (their records lack pid and session).
+    pub fn proc_timeouts(&self) -> u64 {
+        self.procs.lock().unwrap_or_else(|e| e.into_inner()).timeouts
     }
 
     pub fn proc_info(&self, tid: u32) -> ProcInfo {
