@@ -52,9 +52,19 @@ struct Mount {
 
 impl Mount {
     fn start(lower: &Path, mnt: &Path, trace: &Path, extra: &[&str]) -> Mount {
+        Mount::start_with(bin(), lower, mnt, trace, extra)
+    }
+
+    fn start_with(
+        mut cmd: Command,
+        lower: &Path,
+        mnt: &Path,
+        trace: &Path,
+        extra: &[&str],
+    ) -> Mount {
         std::fs::create_dir_all(lower).unwrap();
         std::fs::create_dir_all(mnt).unwrap();
-        let child = bin()
+        let child = cmd
             .args(["fs", "mount"])
             .arg(lower)
             .arg(mnt)
@@ -631,5 +641,45 @@ t.join()'"#,
     assert!(status.success(), "{log}");
     let execs = jsonl(&trace, "op == open && path ~ \"**/true\"");
     assert!(execs.len() >= 30, "each exec opens the binary through the mount: {}", execs.len());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// More files than the daemon may hold descriptors (its limit here 600): nodes are reopened
+/// by file handle, inode numbers reused by new files are told apart by their generation.
+#[test]
+fn more_files_than_descriptors() {
+    if !can_mount() || !have_program("prlimit") || !have_program("python3") {
+        return;
+    }
+    let d = scratch_dir("fs-nofile");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let mut cmd = Command::new("prlimit");
+    cmd.args(["--nofile=600:600", env!("CARGO_BIN_EXE_reanimator")]);
+    let m = Mount::start_with(cmd, &lower, &mnt, &trace, &["--data", "none"]);
+    let out = sh(
+        &mnt,
+        r#"python3 -c '
+import os
+for d in range(3):
+    os.mkdir(str(d))
+    for i in range(1000):
+        with open(f"{d}/{i}", "w") as f: f.write(str(i))
+for d in range(3):
+    for i in range(0, 1000, 7):
+        assert open(f"{d}/{i}").read() == str(i)
+    os.rename(str(d), "r" + str(d))
+for i in range(0, 1000, 3):
+    os.unlink(f"r1/{i}")
+    with open(f"r1/{i}", "w") as f: f.write("new")
+for i in range(0, 1000, 3):
+    assert open(f"r1/{i}").read() == "new"
+assert sum(len(os.listdir("r" + str(d))) for d in range(3)) == 3000
+'"#,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let info = String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+    assert!(info.contains("fs_node_descriptors"), "{info}");
     let _ = std::fs::remove_dir_all(&d);
 }

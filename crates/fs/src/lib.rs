@@ -164,14 +164,24 @@ fn host_facts() -> Vec<(String, String)> {
     v
 }
 
-fn raise_nofile() {
-    let lim = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-    if let Some(max) = lim.maximum {
-        let _ = rustix::process::setrlimit(
-            rustix::process::Resource::Nofile,
-            rustix::process::Rlimit { current: Some(max), maximum: Some(max) },
-        );
+/// The daemon holds one descriptor per inode the kernel remembers (it forgets them only
+/// under memory pressure): raise the descriptor limit as far as the kernel allows
+/// (`fs.nr_open`; root may raise the hard limit). Returns the limit in force.
+fn raise_nofile() -> u64 {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let nr_open: u64 = std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1 << 20);
+    let cur = getrlimit(Resource::Nofile);
+    let want = Rlimit { current: Some(nr_open), maximum: Some(nr_open) };
+    if setrlimit(Resource::Nofile, want).is_ok() {
+        return nr_open;
     }
+    if let Some(max) = cur.maximum {
+        let _ = setrlimit(Resource::Nofile, Rlimit { current: Some(max), maximum: Some(max) });
+    }
+    getrlimit(Resource::Nofile).current.unwrap_or(0)
 }
 
 /// Check the paths, create the trace, mount, and serve until `stop()` says so (or someone
@@ -223,7 +233,7 @@ pub fn mount(
             cfg.output.display()
         ));
     }
-    let (root_fd, root_st) = passthrough::open_root(&lower)
+    let (root_fd, mount_fd, root_st) = passthrough::open_root(&lower)
         .map_err(|e| Error::Io { what: format!("cannot open {}", lower.display()), source: e })?;
     let lower_mount = mount_of(&lower);
     let threads = cfg.threads.unwrap_or(if cfg.fast {
@@ -316,9 +326,19 @@ pub fn mount(
     // Modes are the callers' (the kernel applied their umask already); files we create get
     // exactly the mode asked for.
     rustix::process::umask(rustix::fs::Mode::empty());
-    raise_nofile();
+    // Half the descriptors for nodes, the rest for open files, directories and the trace.
+    let nofile = raise_nofile();
+    let max_cached = (nofile.saturating_sub(1024) / 2) as usize;
+    tracer.add_info("fs_node_descriptors", max_cached.to_string().as_bytes());
     let fs = passthrough::TraceFs {
-        inodes: inodes::Inodes::new(root_fd, root_st.st_dev, root_st.st_ino, mp_prefix),
+        inodes: inodes::Inodes::new(
+            root_fd,
+            mount_fd,
+            root_st.st_dev,
+            root_st.st_ino,
+            mp_prefix,
+            max_cached,
+        ),
         handles: handles::Handles::default(),
         tracer: tracer.clone(),
         ttl: if cfg.fast { Duration::from_secs(1) } else { Duration::ZERO },

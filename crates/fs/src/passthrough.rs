@@ -162,9 +162,10 @@ impl TraceFs {
         let c = cname(name)?;
         let st = rustix::fs::statat(p.fd(), &c, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)?;
         let is_symlink = st.st_mode & libc::S_IFMT == libc::S_IFLNK;
+        let handle = crate::inodes::handle_of(p.fd(), &c);
         let id = self
             .inodes
-            .looked_up(parent.0, name, st.st_dev, st.st_ino, is_symlink, || {
+            .looked_up(parent.0, name, st.st_dev, st.st_ino, is_symlink, handle, || {
                 rustix::fs::openat(
                     p.fd(),
                     &c,
@@ -249,7 +250,7 @@ impl Op<'_> {
         };
         fill(&mut r);
         if r.inode.is_none() && self.name.is_none() {
-            r.inode = inodes.get(node).map(|n| n.ino as i64);
+            r.inode = inodes.ino(node).map(|i| i as i64);
         }
         tr.emit(r, None);
     }
@@ -1213,10 +1214,16 @@ impl TraceFs {
     }
 }
 
-/// Open the lower directory's root as the mount's root node.
-pub fn open_root(lower: &std::path::Path) -> std::io::Result<(OwnedFd, rustix::fs::Stat)> {
+/// Open the lower directory's root as the mount's root node (`O_PATH`), and plainly (for
+/// `open_by_handle_at`, which refuses `O_PATH` descriptors).
+pub fn open_root(lower: &std::path::Path) -> std::io::Result<(OwnedFd, OwnedFd, rustix::fs::Stat)> {
     let fd =
         rustix::fs::open(lower, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+    let plain = rustix::fs::open(
+        lower,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
     let st = rustix::fs::fstat(&fd)?;
-    Ok((fd, st))
+    Ok((fd, plain, st))
 }
