@@ -3,6 +3,7 @@
 
 mod diff;
 mod dump;
+mod fs;
 mod info;
 mod progress;
 mod record;
@@ -51,6 +52,9 @@ enum Command {
     /// Compare two directory trees' logical state; each a directory, a manifest or a trace's
     /// snapshot. Exit status 0 equal, 1 different, 2 trouble.
     Diff(diff::DiffArgs),
+    /// Tracing file system (Tracefs on FUSE): mount a traced view of a directory and record
+    /// every file-system operation of every process that uses it.
+    Fs(fs::FsArgs),
 }
 
 /// mimalloc instead of glibc's malloc: the recorder's threads hand buffers to each other
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Command::Replay(a) => replay::run(a),
         Command::Snapshot(a) => snapshot::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Fs(a) => fs::run(a),
     };
     match result {
         Ok(code) => code,

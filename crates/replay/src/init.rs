@@ -398,7 +398,7 @@ pub fn infer(
     };
     st.exists(&crate::sandbox::normalize(&cwd), Some(Kind::Dir));
     let synthetic = synthetic_ids(trace);
-    for ev in trace.events(None) {
+    for ev in trace.syscall_events(None) {
         let ev = ev?;
         let Some(def) = ev.def else { continue };
         let Some(tid) = ev.tid.or(ev.pid) else { continue };

@@ -542,7 +542,7 @@ pub fn replay(
     let start = Instant::now();
     let mut pending = Ahead::default();
     let mut brought_forward: std::collections::HashSet<u64> = Default::default();
-    let mut iter = trace.events(None);
+    let mut iter = trace.syscall_events(None);
     let mut read_error: Option<ra_trace::Error> = None;
     let mut threads_seen = 0u64;
     let mut procs_seen = 0u64;

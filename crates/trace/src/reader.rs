@@ -14,6 +14,7 @@ use dataseries::{CutTail, DsReader, Extent, ExtentType, FieldType, TrailerStatus
 use ra_syscalls::{by_trace_name, ArgKind};
 
 use crate::event::{ArgValue, Event, ExtraValue, IovValue};
+use crate::fsop::FS_OP_TYPE;
 use crate::quirks::normalize_time;
 use crate::schema::{CallLayout, BLOB_TYPE, INFO_TYPE, LOST_TYPE, PREFIX, SNAPSHOT_TYPE};
 use crate::{Error, Result};
@@ -76,6 +77,9 @@ impl TraceReader {
             if let Some(call) = ty.name().strip_prefix(PREFIX) {
                 by_name.insert(ty.name().to_string(), layouts.len());
                 layouts.push(CallLayout::resolve(by_trace_name(call), ty.clone()));
+            } else if ty.name() == FS_OP_TYPE {
+                by_name.insert(ty.name().to_string(), layouts.len());
+                layouts.push(CallLayout::resolve(None, ty.clone()));
             }
         }
         if layouts.is_empty() {
@@ -212,6 +216,15 @@ impl TraceReader {
         self.layouts.iter().zip(self.offsets.iter().map(Vec::len))
     }
 
+    /// Every event as system calls, for replay: like [`TraceReader::events`], with each
+    /// file-system operation (`reanimator fs` traces) replaced by the system calls that
+    /// reproduce it ([`crate::fsop::to_syscalls`]).
+    pub fn syscall_events(&self, only: Option<&[&str]>) -> EventIter<'_> {
+        let mut it = self.events(only);
+        it.expand_fs = true;
+        it
+    }
+
     /// Every event, merged into `unique_id` order. `only` restricts to these trace names
     /// (others are not even decoded).
     pub fn events(&self, only: Option<&[&str]>) -> EventIter<'_> {
@@ -237,6 +250,8 @@ impl TraceReader {
             failed: false,
             last_id: None,
             out_of_order: 0,
+            expand_fs: false,
+            expanded: VecDeque::new(),
         }
     }
 }
@@ -303,6 +318,9 @@ pub struct EventIter<'a> {
     failed: bool,
     last_id: Option<u64>,
     out_of_order: u64,
+    /// See [`TraceReader::syscall_events`].
+    expand_fs: bool,
+    expanded: VecDeque<Event>,
 }
 
 impl EventIter<'_> {
@@ -345,16 +363,26 @@ impl EventIter<'_> {
 impl Iterator for EventIter<'_> {
     type Item = Result<Event>;
     fn next(&mut self) -> Option<Result<Event>> {
-        if self.failed {
-            return None;
-        }
-        match self.step() {
-            Ok(Some(e)) => Some(Ok(e)),
-            Ok(None) => None,
-            Err(e) => {
-                self.failed = true;
-                Some(Err(e))
+        loop {
+            if let Some(e) = self.expanded.pop_front() {
+                return Some(Ok(e));
             }
+            if self.failed {
+                return None;
+            }
+            return match self.step() {
+                Ok(Some(e)) if self.expand_fs && crate::fsop::is_fs_event(&e) => {
+                    // Operations with nothing to replay (forget, readdir) expand to nothing.
+                    self.expanded.extend(crate::fsop::to_syscalls(&e));
+                    continue;
+                }
+                Ok(Some(e)) => Some(Ok(e)),
+                Ok(None) => None,
+                Err(e) => {
+                    self.failed = true;
+                    Some(Err(e))
+                }
+            };
         }
     }
 }
@@ -394,7 +422,15 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
     let e = c.extent.as_ref().expect("cursor filled before decode");
     let row = c.row;
     let cm = l.common;
-    let name = ty.name().strip_prefix(PREFIX).unwrap_or(ty.name()).to_string();
+    let fs_op = ty.name() == FS_OP_TYPE;
+    let name = match ty.name().strip_prefix(PREFIX) {
+        Some(n) => n.to_string(),
+        None if fs_op => e
+            .bytes(row, crate::fsop::col::OPERATION)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default(),
+        None => ty.name().to_string(),
+    };
     let opt_i32 = |f: Option<usize>| f.and_then(|f| int_of(e, row, f)).map(|v| v as i32);
     let mut ev = Event {
         def: l.def,
@@ -472,7 +508,15 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
         if r.kind == TraceKind::ReAnimator && fd.ftype == FieldType::Bool {
             continue;
         }
-        ev.extra.push((fd.name.clone(), extra_of(e.value(row, fi))));
+        let v = e.value(row, fi);
+        // File-system records: most columns are null for most operations; `operation` is
+        // the event's name.
+        if fs_op
+            && (matches!(v, Value::Null | Value::Bool(false)) || fi == crate::fsop::col::OPERATION)
+        {
+            continue;
+        }
+        ev.extra.push((fd.name.clone(), extra_of(v)));
     }
     c.row += 1;
     // Multi-record calls.

@@ -34,6 +34,8 @@ pub struct WriterConfig {
     /// Largest single buffer stored in one record (a variable32 value must stay well below
     /// DataSeries' 512 MiB extent limit).
     pub max_buffer_bytes: usize,
+    /// Declare [`crate::fsop::FS_OP_TYPE`] (traces of `reanimator fs`).
+    pub fs_ops: bool,
 }
 
 impl Default for WriterConfig {
@@ -43,6 +45,7 @@ impl Default for WriterConfig {
             extent_target_bytes: 4 << 20,
             buffer_budget_bytes: 16 << 20,
             max_buffer_bytes: 256 << 20,
+            fs_ops: false,
         }
     }
 }
@@ -152,6 +155,9 @@ pub struct TraceWriter<W: Write + Send + 'static> {
     /// The (snapshot, phase) of the records in `snapshot`: an extent holds one.
     snapshot_key: Option<(u32, u8)>,
     blob: ExtentBuilder,
+    /// File-system operation records (`cfg.fs_ops`).
+    fs: Option<ExtentBuilder>,
+    fs_agg: Option<ExtentBuilder>,
     /// Digests of the contents stored so far (each is stored once per trace).
     blob_digests: HashSet<[u8; 32]>,
     cfg: WriterConfig,
@@ -182,7 +188,12 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
     /// version and time unit are added automatically) and is written at once.
     pub fn new(out: W, info: &[(&str, &[u8])], cfg: WriterConfig) -> Result<Self> {
         let schema = Schema::ours();
-        let ds = DsWriter::new(out, &schema.all_types(), cfg.ds.clone())?;
+        let mut types = schema.all_types();
+        if cfg.fs_ops {
+            types.push(crate::fsop::fs_op_type());
+            types.push(crate::fsop::fs_aggregate_type());
+        }
+        let ds = DsWriter::new(out, &types, cfg.ds.clone())?;
         let calls = schema
             .calls()
             .iter()
@@ -202,6 +213,8 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             snapshot_key: None,
             blob: ExtentBuilder::new(schema.blob_type().clone()),
             blob_digests: HashSet::new(),
+            fs: cfg.fs_ops.then(|| ExtentBuilder::new(crate::fsop::fs_op_type())),
+            fs_agg: cfg.fs_ops.then(|| ExtentBuilder::new(crate::fsop::fs_aggregate_type())),
             cfg,
             buffered: 0,
             next_id: 0,
@@ -381,6 +394,139 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         self.write_event(ev, ev.unique_id)
     }
 
+    /// Append a file-system operation record (the writer must have been created with
+    /// `fs_ops`), assigning it the next unique id, which it returns.
+    pub fn append_fs(&mut self, r: &crate::fsop::FsRecord) -> Result<u64> {
+        use crate::fsop::{col, FsData};
+        let id = self.next_id;
+        let max = self.cfg.max_buffer_bytes;
+        let Some(b) = self.fs.as_mut() else {
+            return Err(Error::UnknownCall(format!("{} (writer without fs_ops)", r.op)));
+        };
+        if let FsData::Full(d) = &r.data {
+            if d.len() > max {
+                return Err(Error::BufferTooLarge {
+                    call: r.op,
+                    field: "data",
+                    len: d.len(),
+                    limit: max,
+                });
+            }
+        }
+        let before = b.approx_bytes();
+        b.start_record();
+        let i64v = |v: i64| Value::Int64(v);
+        b.set(col::UNIQUE_ID, i64v(id as i64))?;
+        b.set(col::TIME_CALLED, i64v(r.time_called))?;
+        b.set(col::TIME_RETURNED, i64v(r.time_returned))?;
+        if let Some(p) = r.pid {
+            b.set(col::PID, Value::Int32(p))?;
+        }
+        b.set(col::TID, Value::Int32(r.tid))?;
+        b.set(col::UID, Value::Int32(r.uid))?;
+        b.set(col::GID, Value::Int32(r.gid))?;
+        b.set(col::RET, i64v(r.ret))?;
+        b.set(col::ERRNO, Value::Int32(r.errno))?;
+        b.set(col::OPERATION, Value::Bytes(r.op.as_bytes()))?;
+        b.set(col::FUSE_UNIQUE, i64v(r.fuse_unique as i64))?;
+        b.set(col::NODEID, i64v(r.nodeid as i64))?;
+        for (f, v) in [
+            (col::COMM, &r.comm),
+            (col::PATH, &r.path),
+            (col::NEW_PATH, &r.new_path),
+            (col::NAME, &r.name),
+        ] {
+            if let Some(v) = v {
+                b.set(f, Value::Bytes(v))?;
+            }
+        }
+        for (f, v) in [
+            (col::INODE, r.inode),
+            (col::FH, r.fh),
+            (col::OFFSET, r.offset),
+            (col::LENGTH, r.length),
+            (col::FLAGS, r.flags),
+            (col::ATIME, r.atime),
+            (col::MTIME, r.mtime),
+            (col::FH_OUT, r.fh_out),
+            (col::OFFSET_OUT, r.offset_out),
+            (col::RESULT_INODE, r.result_inode),
+            (col::RESULT_SIZE, r.result_size),
+        ] {
+            if let Some(v) = v {
+                b.set(f, i64v(v))?;
+            }
+        }
+        for (f, v) in
+            [(col::MODE, r.mode), (col::OWNER_UID, r.owner_uid), (col::OWNER_GID, r.owner_gid)]
+        {
+            if let Some(v) = v {
+                b.set(f, Value::Int32(v))?;
+            }
+        }
+        b.set(col::ATIME_NOW, Value::Bool(r.atime_now))?;
+        b.set(col::MTIME_NOW, Value::Bool(r.mtime_now))?;
+        match &r.data {
+            FsData::None => {}
+            FsData::Full(d) => {
+                b.set(col::DATA, Value::Bytes(d))?;
+                b.set(col::DATA_LENGTH, i64v(d.len() as i64))?;
+            }
+            FsData::Hashed { len, blake3 } => {
+                b.set(col::DATA_LENGTH, i64v(*len as i64))?;
+                b.set(col::DATA_BLAKE3, Value::Bytes(blake3))?;
+                b.set(col::NOT_CAPTURED, Value::Bool(true))?;
+            }
+            FsData::Length(len) => {
+                b.set(col::DATA_LENGTH, i64v(*len as i64))?;
+                b.set(col::NOT_CAPTURED, Value::Bool(true))?;
+            }
+        }
+        let after = b.approx_bytes();
+        self.records += 1;
+        self.events += 1;
+        self.last_id = Some(id);
+        self.next_id = id + 1;
+        self.buffered += after.saturating_sub(before);
+        if after >= self.cfg.extent_target_bytes {
+            let fresh =
+                self.ds.new_builder_sized(crate::fsop::fs_op_type(), self.cfg.extent_target_bytes);
+            let full = std::mem::replace(b, fresh);
+            self.buffered = self.buffered.saturating_sub(after);
+            self.ds.write_extent(full)?;
+        }
+        if self.buffered >= self.cfg.buffer_budget_bytes {
+            self.write_all_buffers()?;
+        }
+        Ok(id)
+    }
+
+    /// Append one row of the file-system aggregate driver (written with the next flush).
+    pub fn append_fs_aggregate(&mut self, r: &crate::fsop::AggregateRow<'_>) -> Result<()> {
+        let Some(b) = self.fs_agg.as_mut() else {
+            return Err(Error::UnknownCall("aggregate (writer without fs_ops)".into()));
+        };
+        b.start_record();
+        let clamp = |v: u64| Value::Int64(v.min(i64::MAX as u64) as i64);
+        b.set(0, Value::Int64(r.interval_start))?;
+        b.set(1, Value::Int64(r.interval_end))?;
+        b.set(2, Value::Bytes(r.op.as_bytes()))?;
+        b.set(3, Value::Bytes(r.group.as_bytes()))?;
+        b.set(4, clamp(r.count))?;
+        b.set(5, clamp(r.errors))?;
+        b.set(6, clamp(r.bytes))?;
+        b.set(7, clamp(r.total_ns))?;
+        b.set(8, clamp(if r.count == 0 { 0 } else { r.min_ns }))?;
+        b.set(9, clamp(r.max_ns))?;
+        let used = r.hist.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
+        let mut h = Vec::with_capacity(used * 8);
+        for c in &r.hist[..used] {
+            h.extend_from_slice(&c.to_le_bytes());
+        }
+        b.set(10, Value::Bytes(&h))?;
+        Ok(())
+    }
+
     /// Events appended so far.
     pub fn events(&self) -> u64 {
         self.events
@@ -464,7 +610,11 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
                 self.ds.write_extent(b)?;
             }
         }
-        for b in [&mut self.info, &mut self.lost, &mut self.snapshot, &mut self.blob] {
+        let fs = self.fs.iter_mut().chain(self.fs_agg.iter_mut());
+        for b in [&mut self.info, &mut self.lost, &mut self.snapshot, &mut self.blob]
+            .into_iter()
+            .chain(fs)
+        {
             if !b.is_empty() {
                 let ty = b.extent_type().clone();
                 let full = std::mem::replace(b, ExtentBuilder::new(ty));

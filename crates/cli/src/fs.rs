@@ -1,0 +1,302 @@
+//! `reanimator fs`: mount and unmount the tracing file system (crates/fs).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use ra_fs::{DataMode, GroupBy, MountConfig, Unmounted};
+
+use crate::record::{Compress, Data};
+
+#[derive(Args, Debug)]
+pub struct FsArgs {
+    #[command(subcommand)]
+    cmd: FsCmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum FsCmd {
+    /// Mount a tracing passthrough of LOWER at MOUNTPOINT and record every file-system
+    /// operation into a trace. Runs in the foreground until Ctrl-C, SIGTERM, `reanimator fs
+    /// umount MOUNTPOINT` or `umount MOUNTPOINT`; then finishes the trace.
+    Mount(MountArgs),
+    /// Unmount a tracing file system: the daemon flushes and closes its trace, and this waits
+    /// for it. Exit status 0 when the trace was finished.
+    Umount(UmountArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum By {
+    /// Per operation.
+    Op,
+    /// Per operation and calling uid.
+    Uid,
+    /// Per operation and top-level directory under the mountpoint (`path1`, `path2`, ...:
+    /// that many leading path components).
+    Path,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Modes:\n  \
+    --fidelity (default): the kernel caches no attributes or directory entries and drops a \
+    file's cached pages at each open, so every operation reaches the tracer, page I/O of \
+    memory-mapped files included; one worker thread, so the trace's order is the order \
+    operations were served in. Slower: each stat, open and path walk costs a round trip.\n  \
+    --fast: attributes and entries cached for 1 s, file pages kept between opens, several \
+    worker threads. Much faster for metadata-heavy work, but operations the kernel answers \
+    from its caches never reach the tracer (the trace header says which mode ran).\n\n\
+Permissions: the mount checks access in the kernel (default_permissions) with the caller's \
+credentials against the lower files' modes and owners; files are created with the caller's \
+uid and gid. Needs root (FUSE mount).\n\n\
+Filters (--filter) use the `dump --where` language over: op, uid, gid, pid, tid, sid, comm, \
+path (glob), ext, size, errno, inode. An operation that does not match is passed through and \
+not recorded.\n\n\
+Examples:\n  \
+    reanimator fs mount /srv/data /mnt/traced -o data.ds\n  \
+    reanimator fs mount /srv/data /mnt/traced -o t.ds --data hash --filter 'ext in {c, h} || op == unlink'\n  \
+    reanimator fs mount /srv/data /mnt/traced -o t.ds --aggregate=5 --print-aggregate\n  \
+    reanimator fs umount /mnt/traced")]
+pub struct MountArgs {
+    /// The directory to trace (any file system).
+    lower: PathBuf,
+    /// An empty directory to mount the traced view on.
+    mountpoint: PathBuf,
+    /// The trace file to write (not inside MOUNTPOINT).
+    #[arg(short = 'o', long = "output", value_name = "TRACE")]
+    output: PathBuf,
+    /// How much of each read's and write's data to keep (paths, names and link targets are
+    /// always kept).
+    #[arg(long, value_enum, default_value_t = Data::Full)]
+    data: Data,
+    /// Kernel caches on, several threads (see Modes below).
+    #[arg(long, conflicts_with = "fidelity")]
+    fast: bool,
+    /// Every operation reaches the tracer (the default; see Modes below).
+    #[arg(long)]
+    fidelity: bool,
+    /// FUSE worker threads (default: 1 with --fidelity, the CPU count with --fast).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    threads: Option<u32>,
+    /// Record only operations for which this expression holds (see Filters below).
+    #[arg(long, value_name = "EXPR")]
+    filter: Option<String>,
+    /// Aggregate driver: per interval and operation, counts, bytes, errors and a log2 latency
+    /// histogram, stored in the trace (`Reanimator::FsAggregate`). Default interval 1 s.
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "1")]
+    aggregate: Option<f64>,
+    /// Group the aggregate by operation and this key as well.
+    #[arg(long, value_enum, default_value_t = By::Op, requires = "aggregate")]
+    aggregate_by: By,
+    /// With --aggregate-by path: how many leading path components form a group.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "aggregate")]
+    aggregate_depth: usize,
+    /// Print each aggregate interval on stderr as it closes (bcc-style histograms).
+    #[arg(long, requires = "aggregate")]
+    print_aggregate: bool,
+    /// With --aggregate: record no per-operation records, only the aggregates.
+    #[arg(long, requires = "aggregate")]
+    aggregate_only: bool,
+    /// Compression of the trace's extents.
+    #[arg(long, value_enum, default_value_t = Compress::None)]
+    compression: Compress,
+    /// Detach once the mount is up (the daemon keeps running; stop it with `fs umount`).
+    #[arg(long)]
+    daemon: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct UmountArgs {
+    /// Where the tracing file system is mounted.
+    mountpoint: PathBuf,
+    /// Cut the connection off (pending and future operations fail with ENOTCONN) and detach
+    /// the mount: for a daemon that was killed or hangs. The trace keeps what was written.
+    #[arg(long)]
+    force: bool,
+    /// How long to wait for the daemon to finish its trace.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    timeout: u64,
+}
+
+static STOPS: AtomicU32 = AtomicU32::new(0);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    STOPS.fetch_add(1, Ordering::Relaxed);
+}
+
+fn install_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction whose handler only touches an atomic.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+pub fn run(a: FsArgs) -> Result<ExitCode> {
+    match a.cmd {
+        FsCmd::Mount(m) => mount(m),
+        FsCmd::Umount(u) => umount(u),
+    }
+}
+
+fn mount(a: MountArgs) -> Result<ExitCode> {
+    let filter = match &a.filter {
+        Some(src) => {
+            let f = ra_filter::Filter::parse(src).map_err(|e| anyhow::anyhow!(e.render(src)))?;
+            for field in f.fields() {
+                if !ra_fs::tracer::FILTER_FIELDS.contains(&field) {
+                    let hint =
+                        ra_filter::suggest(field, ra_fs::tracer::FILTER_FIELDS.iter().copied())
+                            .map(|s| format!(" (did you mean `{s}`?)"))
+                            .unwrap_or_default();
+                    anyhow::bail!(
+                        "--filter: unknown field `{field}`{hint}; fields: {}",
+                        ra_fs::tracer::FILTER_FIELDS.join(", ")
+                    );
+                }
+            }
+            Some((src.clone(), f))
+        }
+        None => None,
+    };
+    let aggregate = match a.aggregate {
+        Some(s) if !(0.05..=86400.0).contains(&s) => {
+            anyhow::bail!("--aggregate {s}: the interval must be between 0.05 and 86400 seconds")
+        }
+        Some(s) => Some(Duration::from_secs_f64(s)),
+        None => None,
+    };
+    if a.daemon {
+        return daemonize(&a);
+    }
+    let group_by = match a.aggregate_by {
+        By::Op => GroupBy::Op,
+        By::Uid => GroupBy::Uid,
+        By::Path => GroupBy::PathPrefix(a.aggregate_depth.max(1)),
+    };
+    let command: Vec<String> = std::env::args().collect();
+    let cfg = MountConfig {
+        lower: a.lower.clone(),
+        mountpoint: a.mountpoint.clone(),
+        output: a.output.clone(),
+        data: match a.data {
+            Data::Full => DataMode::Full,
+            Data::Hash => DataMode::Hash,
+            Data::None => DataMode::None,
+        },
+        fast: a.fast,
+        threads: a.threads.map(|t| t as usize),
+        filter,
+        stream: !a.aggregate_only,
+        aggregate,
+        group_by,
+        print_aggregate: a.print_aggregate,
+        info: vec![("command".into(), command.join(" ").into_bytes())],
+        compression: match a.compression {
+            Compress::None => dataseries::WriterOptions::uncompressed(),
+            Compress::Zlib => dataseries::WriterOptions::zlib(),
+        },
+    };
+    install_handlers();
+    let summary = ra_fs::mount(
+        cfg,
+        |lower, mnt| {
+            eprintln!(
+                "reanimator fs: mounted {} at {} (pid {}); Ctrl-C or `reanimator fs umount {}` \
+                 finishes the trace",
+                lower.display(),
+                mnt.display(),
+                std::process::id(),
+                mnt.display()
+            );
+        },
+        &|| STOPS.load(Ordering::Relaxed),
+        |iv| eprint!("{}", ra_fs::tracer::format_interval(iv, true)),
+    )
+    .map_err(anyhow::Error::from)?;
+    eprintln!(
+        "reanimator fs: {} operations in {:.1} s, {} recorded, {} filtered out; trace {} ({:.1} MB)",
+        summary.operations,
+        summary.elapsed.as_secs_f64(),
+        summary.recorded,
+        summary.filtered_out,
+        a.output.display(),
+        summary.trace_bytes as f64 / 1e6
+    );
+    if let Some(f) = summary.failure {
+        eprintln!("reanimator fs: the trace is incomplete: {f}");
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--daemon`: start ourselves again without it, in a new session with no terminal, and wait
+/// until the mount is up (or the child failed).
+fn daemonize(a: &MountArgs) -> Result<ExitCode> {
+    let args: Vec<OsString> = std::env::args_os().skip(1).filter(|s| s != "--daemon").collect();
+    let log = a.output.with_extension("log");
+    let logf = std::fs::File::create(&log)
+        .with_context(|| format!("cannot create the daemon's log {}", log.display()))?;
+    let mut cmd = std::process::Command::new(std::env::current_exe()?);
+    cmd.args(&args).stdin(std::process::Stdio::null()).stdout(logf.try_clone()?).stderr(logf);
+    // SAFETY: setsid in the child between fork and exec is async-signal-safe.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().context("cannot start the daemon")?;
+    let mnt = std::fs::canonicalize(&a.mountpoint).unwrap_or_else(|_| a.mountpoint.clone());
+    let want = format!("{}{}", ra_fs::SOURCE_PREFIX, child.id());
+    let t0 = std::time::Instant::now();
+    loop {
+        if ra_fs::mounts().iter().any(|m| m.mountpoint == mnt && m.source == want) {
+            eprintln!(
+                "reanimator fs: daemon {} serves {}; log {}; `reanimator fs umount {}` finishes the trace",
+                child.id(),
+                mnt.display(),
+                log.display(),
+                mnt.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(st) = child.try_wait()? {
+            let msg = std::fs::read_to_string(&log).unwrap_or_default();
+            anyhow::bail!("the daemon exited ({st}) before mounting: {}", msg.trim());
+        }
+        if t0.elapsed() > Duration::from_secs(30) {
+            anyhow::bail!("the daemon did not mount within 30 s (log {})", log.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn umount(a: UmountArgs) -> Result<ExitCode> {
+    install_handlers();
+    let r = ra_fs::umount(&a.mountpoint, a.force, Duration::from_secs(a.timeout), &|| {
+        STOPS.load(Ordering::Relaxed) > 0
+    })?;
+    match r {
+        Unmounted::Clean { daemon } => {
+            eprintln!("reanimator fs: unmounted; daemon {daemon} finished its trace")
+        }
+        Unmounted::Stale => eprintln!(
+            "reanimator fs: the daemon was gone; removed the stale mount (its trace ends at the \
+             last extent it flushed, at most about a second before it died)"
+        ),
+        Unmounted::Forced => eprintln!(
+            "reanimator fs: connection aborted and mount detached (a running daemon finishes \
+             its trace when it notices)"
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,512 @@
+//! `reanimator fs`: a stackable tracing file system on FUSE, after Tracefs (FAST '04).
+//!
+//! [`mount`] serves a passthrough of a lower directory at a mountpoint and hands every
+//! operation to the [`tracer`]: the input filter (`--filter`, the `dump --where` language),
+//! the stream driver (one `Reanimator::FsOp` record per operation, data buffers at the chosen
+//! verbosity) and the aggregate driver (per-interval counts, bytes, errors and log2 latency
+//! histograms, `Reanimator::FsAggregate` rows). The passthrough itself is in [`passthrough`];
+//! node ids and paths in [`inodes`]; file handles in [`handles`].
+//!
+//! Modes: *fidelity* (default) gives the kernel no attribute or entry cache and drops a
+//! file's cached pages at every open, so every operation — page I/O of memory-mapped files
+//! included — reaches the daemon; one worker thread, so the trace's order is the order the
+//! operations were served in. *fast* gives the kernel one-second attribute and entry caches,
+//! keeps file pages between opens, and serves requests on several threads: operations the
+//! kernel answers from its caches are not seen (the trace header says so).
+
+pub mod handles;
+pub mod inodes;
+pub mod passthrough;
+pub mod tracer;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fuser::{Config, MountOption, SessionACL};
+use ra_trace::{TraceWriter, WriterConfig};
+
+pub use tracer::{DataMode, GroupBy};
+
+/// Errors that stop `fs mount` before or while serving.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot create the trace {path}: {source}")]
+    Trace { path: PathBuf, source: ra_trace::Error },
+    #[error("cannot mount {mountpoint}: {source}{hint}")]
+    Mount { mountpoint: PathBuf, source: std::io::Error, hint: &'static str },
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+}
+
+/// Everything `fs mount` is told.
+pub struct MountConfig {
+    pub lower: PathBuf,
+    pub mountpoint: PathBuf,
+    pub output: PathBuf,
+    pub data: DataMode,
+    pub fast: bool,
+    /// FUSE worker threads (default: 1 in fidelity mode, the CPU count in fast mode).
+    pub threads: Option<usize>,
+    /// The filter's text and its parsed form.
+    pub filter: Option<(String, ra_filter::Filter)>,
+    /// Write one record per operation (off with `--aggregate-only`).
+    pub stream: bool,
+    /// Aggregate interval.
+    pub aggregate: Option<Duration>,
+    pub group_by: GroupBy,
+    /// Print each aggregate interval on stderr as it closes.
+    pub print_aggregate: bool,
+    /// Facts the caller adds to the header (command line, ...).
+    pub info: Vec<(String, Vec<u8>)>,
+    pub compression: dataseries::WriterOptions,
+}
+
+/// What a finished session did.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub operations: u64,
+    pub recorded: u64,
+    pub filtered_out: u64,
+    pub trace_bytes: u64,
+    /// The first trace write failure (recording stopped there).
+    pub failure: Option<String>,
+    pub elapsed: Duration,
+}
+
+/// One line of /proc/self/mountinfo.
+pub struct MountInfo {
+    pub mountpoint: PathBuf,
+    pub fstype: String,
+    pub source: String,
+    pub options: String,
+    pub dev_minor: u32,
+}
+
+fn unescape_mountinfo(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() {
+            if let Ok(v) =
+                u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 4]).unwrap_or("x"), 8)
+            {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The mounts of this mount namespace.
+pub fn mounts() -> Vec<MountInfo> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let (a, b) = l.split_once(" - ")?;
+            let f: Vec<&str> = a.split(' ').collect();
+            let g: Vec<&str> = b.split(' ').collect();
+            let minor = f.get(2)?.split(':').nth(1)?.parse().ok()?;
+            Some(MountInfo {
+                mountpoint: PathBuf::from(unescape_mountinfo(f.get(4)?)),
+                fstype: g.first()?.to_string(),
+                source: unescape_mountinfo(g.get(1)?),
+                options: format!("{} {}", f.get(5)?, g.get(2).unwrap_or(&"")),
+                dev_minor: minor,
+            })
+        })
+        .collect()
+}
+
+/// The mount a path lives on (the longest mountpoint prefix).
+pub fn mount_of(path: &Path) -> Option<MountInfo> {
+    mounts()
+        .into_iter()
+        .filter(|m| path.starts_with(&m.mountpoint))
+        .max_by_key(|m| m.mountpoint.as_os_str().len())
+}
+
+/// Source name of our mounts in /proc/mounts: `reanimator:<daemon pid>`.
+pub const SOURCE_PREFIX: &str = "reanimator:";
+
+fn host_facts() -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    let u = rustix::system::uname();
+    v.push(("hostname".into(), u.nodename().to_string_lossy().into_owned()));
+    v.push(("kernel".into(), u.release().to_string_lossy().into_owned()));
+    v.push(("kernel_version".into(), u.version().to_string_lossy().into_owned()));
+    v.push(("arch".into(), u.machine().to_string_lossy().into_owned()));
+    if let Ok(os) = std::fs::read_to_string("/etc/os-release") {
+        if let Some(p) = os.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=")) {
+            v.push(("os".into(), p.trim_matches('"').to_string()));
+        }
+    }
+    v.push((
+        "cpus".into(),
+        std::thread::available_parallelism().map_or(0, |n| n.get()).to_string(),
+    ));
+    if let Ok(m) = std::fs::read_to_string("/proc/meminfo") {
+        if let Some(kb) = m.lines().find_map(|l| l.strip_prefix("MemTotal:")) {
+            let kb: u64 = kb.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+            v.push(("ram_bytes".into(), (kb * 1024).to_string()));
+        }
+    }
+    v
+}
+
+fn raise_nofile() {
+    let lim = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    if let Some(max) = lim.maximum {
+        let _ = rustix::process::setrlimit(
+            rustix::process::Resource::Nofile,
+            rustix::process::Rlimit { current: Some(max), maximum: Some(max) },
+        );
+    }
+}
+
+/// Check the paths, create the trace, mount, and serve until `stop()` says so (or someone
+/// unmounts the mountpoint). `ready` is called once the mount is up. `tick` is called about
+/// ten times a second with the tracer (for progress).
+pub fn mount(
+    cfg: MountConfig,
+    ready: impl FnOnce(&Path, &Path),
+    stop: &dyn Fn() -> u32,
+    mut on_interval: impl FnMut(&tracer::Interval),
+) -> Result<Summary, Error> {
+    let usage = |m: String| Err(Error::Usage(m));
+    let lower = match std::fs::canonicalize(&cfg.lower) {
+        Ok(p) if p.is_dir() => p,
+        Ok(_) => return usage(format!("{}: not a directory", cfg.lower.display())),
+        Err(e) => return usage(format!("{}: {e}", cfg.lower.display())),
+    };
+    let mountpoint = match std::fs::canonicalize(&cfg.mountpoint) {
+        Ok(p) if p.is_dir() => p,
+        Ok(_) => return usage(format!("mountpoint {}: not a directory", cfg.mountpoint.display())),
+        Err(e) => return usage(format!("mountpoint {}: {e}", cfg.mountpoint.display())),
+    };
+    if let Some(m) = mounts().into_iter().find(|m| m.mountpoint == mountpoint) {
+        return usage(format!(
+            "{} is already a mount point ({} from {}); unmount it first (`reanimator fs umount {0}` \
+             for one of ours) or choose another directory",
+            mountpoint.display(),
+            m.fstype,
+            m.source
+        ));
+    }
+    if mountpoint.starts_with(&lower) || lower.starts_with(&mountpoint) {
+        return usage(format!(
+            "the mountpoint {} and the lower directory {} must not contain each other",
+            mountpoint.display(),
+            lower.display()
+        ));
+    }
+    let out_abs = match cfg.output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(p) => {
+            std::fs::canonicalize(p).map(|d| d.join(cfg.output.file_name().unwrap_or_default()))
+        }
+        None => std::env::current_dir().map(|d| d.join(&cfg.output)),
+    }
+    .map_err(|e| Error::Usage(format!("-o {}: {e}", cfg.output.display())))?;
+    if out_abs.starts_with(&mountpoint) {
+        return usage(format!(
+            "-o {}: the trace would be written through the mount it traces; write it elsewhere",
+            cfg.output.display()
+        ));
+    }
+    let (root_fd, root_st) = passthrough::open_root(&lower)
+        .map_err(|e| Error::Io { what: format!("cannot open {}", lower.display()), source: e })?;
+    let lower_mount = mount_of(&lower);
+    let threads = cfg.threads.unwrap_or(if cfg.fast {
+        std::thread::available_parallelism().map_or(2, |n| n.get()).max(2)
+    } else {
+        1
+    });
+    let mode = if cfg.fast { "fast" } else { "fidelity" };
+    let mut facts: Vec<(String, String)> = vec![
+        ("source".into(), "reanimator fs (FUSE)".into()),
+        ("fs_lower".into(), lower.display().to_string()),
+        ("fs_mountpoint".into(), mountpoint.display().to_string()),
+        ("fs_mode".into(), mode.into()),
+        (
+            "fs_kernel_cache".into(),
+            if cfg.fast {
+                "attributes and entries cached 1 s, file pages kept between opens: operations the \
+                 kernel answers from its caches are not in the trace"
+                    .into()
+            } else {
+                "none: every operation reaches the daemon".into()
+            },
+        ),
+        ("fs_threads".into(), threads.to_string()),
+        ("data_mode".into(), format!("{:?}", cfg.data).to_lowercase()),
+        ("fs_filter".into(), cfg.filter.as_ref().map_or("none".into(), |(s, _)| s.clone())),
+        ("fs_stream".into(), cfg.stream.to_string()),
+        (
+            "fs_aggregate".into(),
+            match cfg.aggregate {
+                Some(d) => {
+                    format!("every {} s, by {:?}", d.as_secs_f64(), cfg.group_by).to_lowercase()
+                }
+                None => "off".into(),
+            },
+        ),
+        (
+            "fs_permissions".into(),
+            "default_permissions (kernel checks mode bits with the caller's credentials)".into(),
+        ),
+        (
+            "fs_locks".into(),
+            "kernel-local (not passed to the lower file system, not traced)".into(),
+        ),
+        ("start_time".into(), format!("{}", tracer::now_ns())),
+    ];
+    if let Some(m) = &lower_mount {
+        facts.push(("fs_lower_type".into(), m.fstype.clone()));
+        facts.push(("fs_lower_device".into(), m.source.clone()));
+        facts.push(("fs_lower_mount".into(), m.mountpoint.display().to_string()));
+        facts.push(("fs_lower_options".into(), m.options.clone()));
+    }
+    if let Ok(s) = rustix::fs::fstatvfs(&root_fd) {
+        facts.push(("fs_lower_capacity_bytes".into(), (s.f_blocks * s.f_frsize).to_string()));
+        facts.push(("fs_lower_free_bytes".into(), (s.f_bavail * s.f_frsize).to_string()));
+    }
+    facts.extend(host_facts());
+    let mut info: Vec<(&str, &[u8])> =
+        facts.iter().map(|(k, v)| (k.as_str(), v.as_bytes())).collect();
+    for (k, v) in &cfg.info {
+        info.push((k.as_str(), v.as_slice()));
+    }
+    let wcfg =
+        WriterConfig { ds: cfg.compression.clone(), fs_ops: true, ..WriterConfig::default() };
+    let writer = TraceWriter::create(&cfg.output, &info, wcfg)
+        .map_err(|source| Error::Trace { path: cfg.output.clone(), source })?;
+    let mp_bytes = {
+        use std::os::unix::ffi::OsStrExt;
+        mountpoint.as_os_str().as_bytes().to_vec()
+    };
+    let mp_prefix = if mp_bytes == b"/" { Vec::new() } else { mp_bytes.clone() };
+    let tracer = Arc::new(tracer::Tracer::new(
+        tracer::TracerOptions {
+            data: cfg.data,
+            filter: cfg.filter.map(|(_, f)| f),
+            stream: cfg.stream,
+            aggregate: cfg.aggregate.map(|_| cfg.group_by.clone()),
+            mountpoint: mp_prefix.clone(),
+        },
+        writer,
+    ));
+    // Modes are the callers' (the kernel applied their umask already); files we create get
+    // exactly the mode asked for.
+    rustix::process::umask(rustix::fs::Mode::empty());
+    raise_nofile();
+    let fs = passthrough::TraceFs {
+        inodes: inodes::Inodes::new(root_fd, root_st.st_dev, root_st.st_ino, mp_prefix),
+        handles: handles::Handles::default(),
+        tracer: tracer.clone(),
+        ttl: if cfg.fast { Duration::from_secs(1) } else { Duration::ZERO },
+        keep_cache: cfg.fast,
+    };
+    let mut fcfg = Config::default();
+    fcfg.mount_options = vec![
+        MountOption::FSName(format!("{SOURCE_PREFIX}{}", std::process::id())),
+        MountOption::Subtype("reanimator".into()),
+        MountOption::DefaultPermissions,
+        MountOption::Dev,
+        MountOption::Suid,
+    ];
+    fcfg.acl = SessionACL::All;
+    fcfg.n_threads = Some(threads);
+    fcfg.clone_fd = threads > 1;
+    let t0 = Instant::now();
+    let session = fuser::Session::new(fs, &mountpoint, &fcfg).map_err(|e| {
+        let hint = match e.raw_os_error() {
+            Some(libc::EPERM) | Some(libc::EACCES) => {
+                " (mounting FUSE needs root here: run as root)"
+            }
+            Some(libc::ENODEV) | Some(libc::ENOENT) => {
+                " (no /dev/fuse: is the fuse module loaded?)"
+            }
+            _ => "",
+        };
+        Error::Mount { mountpoint: mountpoint.clone(), source: e, hint }
+    })?;
+    let bg = session
+        .spawn()
+        .map_err(|e| Error::Io { what: "cannot start the FUSE session".into(), source: e })?;
+    // The connection's number (fusectl), for cutting it off when a detached mount stays busy.
+    let minor = mounts().into_iter().find(|m| m.mountpoint == mountpoint).map(|m| m.dev_minor);
+    ready(&lower, &mountpoint);
+    let mut last_flush = Instant::now();
+    let mut last_interval = Instant::now();
+    let mut stops_seen = 0;
+    let mut detached = false;
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        if bg.guard.is_finished() {
+            break;
+        }
+        let stops = stop();
+        if stops > stops_seen {
+            stops_seen = stops;
+            if !detached {
+                match rustix::mount::unmount(&mountpoint, rustix::mount::UnmountFlags::empty()) {
+                    Ok(()) => {}
+                    Err(rustix::io::Errno::BUSY) => {
+                        eprintln!(
+                            "reanimator fs: {} is busy (a process has a file or its working \
+                             directory there): detached it; tracing goes on until the last user \
+                             lets go. Interrupt again to cut it off (its users get ENOTCONN).",
+                            mountpoint.display()
+                        );
+                        let _ = rustix::mount::unmount(
+                            &mountpoint,
+                            rustix::mount::UnmountFlags::DETACH,
+                        );
+                        detached = true;
+                    }
+                    Err(e) => {
+                        eprintln!("reanimator fs: cannot unmount {}: {e}", mountpoint.display())
+                    }
+                }
+            } else if let Some(minor) = minor {
+                let _ = abort_connection(minor);
+            }
+        }
+        if last_flush.elapsed() >= Duration::from_secs(1) {
+            tracer.flush();
+            last_flush = Instant::now();
+        }
+        if let Some(iv) = cfg.aggregate {
+            if last_interval.elapsed() >= iv {
+                let i = tracer.rotate_interval();
+                if cfg.print_aggregate {
+                    on_interval(&i);
+                }
+                last_interval = Instant::now();
+            }
+        }
+    }
+    let _ = bg.join();
+    if cfg.aggregate.is_some() {
+        let i = tracer.rotate_interval();
+        if cfg.print_aggregate {
+            on_interval(&i);
+        }
+    }
+    use std::sync::atomic::Ordering;
+    let failure = tracer.finish();
+    let trace_bytes = std::fs::metadata(&cfg.output).map_or(0, |m| m.len());
+    Ok(Summary {
+        operations: tracer.seen.load(Ordering::Relaxed),
+        recorded: tracer.recorded.load(Ordering::Relaxed),
+        filtered_out: tracer.filtered_out.load(Ordering::Relaxed),
+        trace_bytes,
+        failure,
+        elapsed: t0.elapsed(),
+    })
+}
+
+/// Abort a FUSE connection through the fusectl file system (mounted on demand): every
+/// pending and future request of the mount fails with ENOTCONN.
+pub fn abort_connection(dev_minor: u32) -> std::io::Result<()> {
+    let dir = Path::new("/sys/fs/fuse/connections");
+    if !dir.join(dev_minor.to_string()).exists() {
+        let _ = rustix::mount::mount(
+            "fusectl",
+            dir,
+            "fusectl",
+            rustix::mount::MountFlags::empty(),
+            None,
+        );
+    }
+    std::fs::write(dir.join(dev_minor.to_string()).join("abort"), b"1")
+}
+
+/// How `fs umount` went.
+pub enum Unmounted {
+    /// The daemon finished its trace and exited.
+    Clean { daemon: u32 },
+    /// The daemon was gone; the stale mount was removed.
+    Stale,
+    /// `--force`: the connection was aborted and the mount detached.
+    Forced,
+}
+
+/// `reanimator fs umount`: ask the daemon serving `mountpoint` to unmount and finish its trace,
+/// and wait for it (up to `timeout`, or until `interrupted()`).
+pub fn umount(
+    mountpoint: &Path,
+    force: bool,
+    timeout: Duration,
+    interrupted: &dyn Fn() -> bool,
+) -> Result<Unmounted, Error> {
+    let mp = std::fs::canonicalize(mountpoint).unwrap_or_else(|_| mountpoint.to_path_buf());
+    let Some(m) = mounts().into_iter().rev().find(|m| m.mountpoint == mp) else {
+        return Err(Error::Usage(format!("{} is not a mount point", mp.display())));
+    };
+    let Some(pid) = m.source.strip_prefix(SOURCE_PREFIX).and_then(|p| p.parse::<u32>().ok()) else {
+        return Err(Error::Usage(format!(
+            "{} is not a reanimator fs mount ({} from {}); use umount(8)",
+            mp.display(),
+            m.fstype,
+            m.source
+        )));
+    };
+    if force {
+        let _ = abort_connection(m.dev_minor);
+        rustix::mount::unmount(&mp, rustix::mount::UnmountFlags::DETACH).map_err(|e| {
+            Error::Io { what: format!("cannot detach {}", mp.display()), source: e.into() }
+        })?;
+        return Ok(Unmounted::Forced);
+    }
+    let alive = |pid: u32| {
+        Path::new(&format!("/proc/{pid}")).exists()
+            && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| !s.contains(") Z "))
+    };
+    if !alive(pid) {
+        rustix::mount::unmount(&mp, rustix::mount::UnmountFlags::empty()).map_err(|e| {
+            Error::Io {
+                what: format!(
+                "the daemon (pid {pid}) of {} is gone and the stale mount cannot be removed (use \
+                 --force to detach it)",
+                mp.display()
+            ),
+                source: e.into(),
+            }
+        })?;
+        return Ok(Unmounted::Stale);
+    }
+    // SAFETY: kill takes no pointers; the pid is the daemon named by the mount's source.
+    if unsafe { libc::kill(pid as i32, libc::SIGTERM) } != 0 {
+        return Err(Error::Io {
+            what: format!("cannot signal the daemon (pid {pid})"),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    let t0 = Instant::now();
+    while alive(pid) {
+        if interrupted() {
+            return Err(Error::Usage(format!(
+                "interrupted while waiting for the daemon (pid {pid}) to finish its trace"
+            )));
+        }
+        if t0.elapsed() > timeout {
+            return Err(Error::Usage(format!(
+                "the daemon (pid {pid}) did not finish within {} s (is the mount busy? `fuser -m \
+                 {}` lists its users; `reanimator fs umount --force` cuts them off)",
+                timeout.as_secs(),
+                mp.display()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(Unmounted::Clean { daemon: pid })
+}

@@ -1,0 +1,1205 @@
+//! The passthrough: every FUSE operation done on the lower directory through the node's
+//! `O_PATH` descriptor, then handed to the tracer.
+//!
+//! Permissions: the mount uses `default_permissions`, so the kernel checks every access
+//! against the attributes we return (the lower file's mode, owner and group) with the caller's
+//! full credentials, supplementary groups included, exactly as it would on the lower file
+//! system; the daemon itself runs as root. Calls that create a file (create, mkdir, mknod,
+//! symlink) run with the caller's fsuid/fsgid, so new files get the owner and group the lower
+//! file system would give them (setgid directories included). ACLs on the lower files are not
+//! consulted (the kernel checks mode bits only).
+//!
+//! Locks (`fcntl` and `flock`) are left to the kernel (the daemon does not announce
+//! `FUSE_POSIX_LOCKS`/`FUSE_FLOCK_LOCKS`): they work between processes using the mount,
+//! as with bindfs, but are not taken on the lower files and not traced.
+
+use std::ffi::{CString, OsStr};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fuser::{
+    AccessFlags, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
+    INodeNo, KernelConfig, LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyLseek, ReplyOpen, ReplyStatfs, ReplyWrite,
+    ReplyXattr, Request, TimeOrNow, WriteFlags,
+};
+use ra_trace::{FsData, FsRecord};
+use rustix::fs::{AtFlags, Mode, OFlags};
+
+use crate::handles::{DirEnt, Handle, Handles};
+use crate::inodes::{Inodes, NodeRef};
+use crate::tracer::{now_ns, FilterView, Tracer};
+
+pub struct TraceFs {
+    pub inodes: Inodes,
+    pub handles: Handles,
+    pub tracer: Arc<Tracer>,
+    /// Attribute and entry cache time the kernel is given (zero in fidelity mode).
+    pub ttl: Duration,
+    /// `--fast`: let the kernel keep file pages between opens.
+    pub keep_cache: bool,
+}
+
+type Res<T> = Result<T, i32>;
+
+fn errno(e: rustix::io::Errno) -> i32 {
+    e.raw_os_error()
+}
+
+fn io_errno(e: std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EIO)
+}
+
+fn ts(secs: i64, nsec: i64) -> SystemTime {
+    if secs >= 0 {
+        UNIX_EPOCH + Duration::new(secs as u64, nsec as u32)
+    } else {
+        UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs()) + Duration::from_nanos(nsec as u64)
+    }
+}
+
+fn kind_of(mode: u32) -> FileType {
+    match mode & libc::S_IFMT {
+        libc::S_IFDIR => FileType::Directory,
+        libc::S_IFLNK => FileType::Symlink,
+        libc::S_IFIFO => FileType::NamedPipe,
+        libc::S_IFSOCK => FileType::Socket,
+        libc::S_IFCHR => FileType::CharDevice,
+        libc::S_IFBLK => FileType::BlockDevice,
+        _ => FileType::RegularFile,
+    }
+}
+
+fn attr_of(st: &rustix::fs::Stat) -> FileAttr {
+    FileAttr {
+        ino: INodeNo(st.st_ino),
+        size: st.st_size as u64,
+        blocks: st.st_blocks as u64,
+        atime: ts(st.st_atime, st.st_atime_nsec as i64),
+        mtime: ts(st.st_mtime, st.st_mtime_nsec as i64),
+        ctime: ts(st.st_ctime, st.st_ctime_nsec as i64),
+        crtime: UNIX_EPOCH,
+        kind: kind_of(st.st_mode),
+        perm: (st.st_mode & 0o7777) as u16,
+        nlink: st.st_nlink as u32,
+        uid: st.st_uid,
+        gid: st.st_gid,
+        rdev: st.st_rdev as u32,
+        blksize: st.st_blksize as u32,
+        flags: 0,
+    }
+}
+
+fn stat_fd(fd: impl AsFd) -> Res<rustix::fs::Stat> {
+    rustix::fs::statat(fd, c"", AtFlags::EMPTY_PATH | AtFlags::SYMLINK_NOFOLLOW).map_err(errno)
+}
+
+fn cname(name: &[u8]) -> Res<CString> {
+    CString::new(name).map_err(|_| libc::EINVAL)
+}
+
+fn time_ns(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i64,
+        Err(e) => -(e.duration().as_nanos() as i64),
+    }
+}
+
+/// Run `f` with the calling user's fsuid/fsgid (for calls that create files).
+fn as_caller<T>(req: &Request, f: impl FnOnce() -> T) -> T {
+    // SAFETY: setfsuid/setfsgid change only this thread's file-system credentials and take no
+    // pointers; the previous values are restored below.
+    let (old_uid, old_gid) = unsafe {
+        let g = libc::setfsgid(req.gid());
+        let u = libc::setfsuid(req.uid());
+        (u, g)
+    };
+    let r = f();
+    // SAFETY: as above.
+    unsafe {
+        libc::setfsuid(old_uid as u32);
+        libc::setfsgid(old_gid as u32);
+    }
+    r
+}
+
+/// One operation in flight: what the tracer needs besides the operation's own fields.
+struct Op<'a> {
+    fs: &'a TraceFs,
+    req: &'a Request,
+    op: &'static str,
+    t0: i64,
+    node: u64,
+    name: Option<&'a [u8]>,
+}
+
+impl TraceFs {
+    fn op<'a>(
+        &'a self,
+        req: &'a Request,
+        op: &'static str,
+        node: INodeNo,
+        name: Option<&'a OsStr>,
+    ) -> Op<'a> {
+        Op { fs: self, req, op, t0: now_ns(), node: node.0, name: name.map(OsStrExt::as_bytes) }
+    }
+
+    fn node(&self, id: INodeNo) -> Res<NodeRef> {
+        self.inodes.get(id.0).ok_or(libc::ESTALE)
+    }
+
+    fn handle(&self, fh: FileHandle) -> Res<Arc<Handle>> {
+        self.handles.get(fh.0).ok_or(libc::EBADF)
+    }
+
+    /// Look `name` up in `parent` and count a lookup on its node.
+    fn lookup_entry(&self, parent: INodeNo, name: &[u8]) -> Res<(u64, FileAttr)> {
+        let p = self.node(parent)?;
+        let c = cname(name)?;
+        let st = rustix::fs::statat(p.fd(), &c, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)?;
+        let is_symlink = st.st_mode & libc::S_IFMT == libc::S_IFLNK;
+        let id = self
+            .inodes
+            .looked_up(parent.0, name, st.st_dev, st.st_ino, is_symlink, || {
+                rustix::fs::openat(
+                    p.fd(),
+                    &c,
+                    OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(Into::into)
+            })
+            .map_err(io_errno)?;
+        Ok((id, attr_of(&st)))
+    }
+
+    fn entry_reply(&self, r: &Res<(u64, FileAttr)>, reply: ReplyEntry) {
+        match r {
+            Ok((id, attr)) => {
+                // The node id is ours; st_ino stays the lower file's.
+                let mut a = *attr;
+                a.ino = INodeNo(*id);
+                reply.entry(&self.ttl, &a, Generation(0));
+            }
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+    }
+
+    fn read_dir(&self, h: &Handle) -> Res<Arc<Vec<DirEnt>>> {
+        let cell = h.dir.as_ref().ok_or(libc::ENOTDIR)?;
+        let mut g = cell.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = g.as_ref() {
+            return Ok(v.clone());
+        }
+        let mut v = Vec::new();
+        let dir = rustix::fs::Dir::read_from(&h.fd).map_err(errno)?;
+        for e in dir {
+            let e = e.map_err(errno)?;
+            let kind = match e.file_type() {
+                rustix::fs::FileType::Directory => FileType::Directory,
+                rustix::fs::FileType::Symlink => FileType::Symlink,
+                rustix::fs::FileType::Fifo => FileType::NamedPipe,
+                rustix::fs::FileType::Socket => FileType::Socket,
+                rustix::fs::FileType::CharacterDevice => FileType::CharDevice,
+                rustix::fs::FileType::BlockDevice => FileType::BlockDevice,
+                _ => FileType::RegularFile,
+            };
+            v.push(DirEnt { ino: e.ino(), kind, name: e.file_name().to_bytes().into() });
+        }
+        let v = Arc::new(v);
+        *g = Some(v.clone());
+        Ok(v)
+    }
+}
+
+impl Op<'_> {
+    /// Hand the finished operation to the tracer: `ret` its result (or 0), `err` its errno
+    /// (0 on success), `size` the bytes it moved (for the filter), `fill` its own fields.
+    fn done(self, err: i32, ret: i64, size: Option<u64>, fill: impl FnOnce(&mut FsRecord)) {
+        let t1 = now_ns();
+        let tr = &self.fs.tracer;
+        if !tr.opts.stream && tr.opts.aggregate.is_none() {
+            return;
+        }
+        let inodes = &self.fs.inodes;
+        let (node, name) = (self.node, self.name);
+        let path = || inodes.path(node, name);
+        let tid = self.req.pid();
+        let proc_info = || tr.proc_info(tid);
+        let view = FilterView::new(
+            self.op,
+            self.req.uid(),
+            self.req.gid(),
+            tid,
+            err,
+            size,
+            None,
+            &path,
+            &proc_info,
+        );
+        if !tr.passes(&view) {
+            return;
+        }
+        let (path, info) = view.take();
+        let mut r = FsRecord {
+            op: self.op,
+            time_called: self.t0,
+            time_returned: t1,
+            pid: info.pid,
+            tid: tid as i32,
+            uid: self.req.uid() as i32,
+            gid: self.req.gid() as i32,
+            ret: if err != 0 { -1 } else { ret },
+            errno: err,
+            comm: info.comm,
+            fuse_unique: self.req.unique().0,
+            nodeid: self.node,
+            path,
+            ..FsRecord::default()
+        };
+        fill(&mut r);
+        if r.inode.is_none() && self.name.is_none() {
+            r.inode = inodes.get(node).map(|n| n.ino as i64);
+        }
+        tr.emit(r, None);
+    }
+}
+
+fn split<T>(r: &Res<T>) -> i32 {
+    match r {
+        Ok(_) => 0,
+        Err(e) => *e,
+    }
+}
+
+impl Filesystem for TraceFs {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        // 1 MiB per request: this kernel's max_pages_limit (256 pages).
+        let _ = config.set_max_write(1 << 20);
+        let _ = config.set_max_readahead(1 << 20);
+        Ok(())
+    }
+
+    fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let op = self.op(req, "lookup", parent, Some(name));
+        let r = self.lookup_entry(parent, name.as_bytes());
+        self.entry_reply(&r, reply);
+        let ino = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+        op.done(split(&r), 0, None, |rec| rec.result_inode = ino);
+    }
+
+    fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
+        self.inodes.forget(ino.0, nlookup);
+    }
+
+    fn getattr(&self, req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
+        let op = self.op(req, "getattr", ino, None);
+        let r = (|| -> Res<FileAttr> {
+            if let Some(fh) = fh {
+                if let Ok(h) = self.handle(fh) {
+                    return rustix::fs::fstat(&h.fd).map(|s| attr_of(&s)).map_err(errno);
+                }
+            }
+            let n = self.node(ino)?;
+            stat_fd(n.fd()).map(|s| attr_of(&s))
+        })();
+        match &r {
+            Ok(a) => reply.attr(&self.ttl, &FileAttr { ino, ..*a }),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| {
+            rec.fh = fh.map(|f| f.0 as i64);
+            if let Ok(a) = &r {
+                rec.inode = Some(a.ino.0 as i64);
+                rec.result_size = Some(a.size as i64);
+                rec.mode = Some(i32::from(a.perm));
+            }
+        });
+    }
+
+    fn setattr(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<u64>,
+        atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        let op = self.op(req, "setattr", ino, None);
+        let r = (|| -> Res<FileAttr> {
+            let n = self.node(ino)?;
+            let h = fh.and_then(|f| self.handles.get(f.0));
+            if let Some(m) = mode {
+                if n.is_symlink {
+                    return Err(libc::EOPNOTSUPP);
+                }
+                let m = Mode::from_raw_mode(m & 0o7777);
+                match &h {
+                    Some(h) => rustix::fs::fchmod(&h.fd, m),
+                    None => rustix::fs::chmod(n.proc_path(), m),
+                }
+                .map_err(errno)?;
+            }
+            if uid.is_some() || gid.is_some() {
+                let u = uid.map(rustix::fs::Uid::from_raw);
+                let g = gid.map(rustix::fs::Gid::from_raw);
+                rustix::fs::chownat(
+                    n.fd(),
+                    c"",
+                    u,
+                    g,
+                    AtFlags::EMPTY_PATH | AtFlags::SYMLINK_NOFOLLOW,
+                )
+                .map_err(errno)?;
+            }
+            if let Some(len) = size {
+                match &h {
+                    Some(h) => rustix::fs::ftruncate(&h.fd, len).map_err(errno)?,
+                    None => {
+                        let f = rustix::fs::open(
+                            n.proc_path(),
+                            OFlags::WRONLY | OFlags::CLOEXEC,
+                            Mode::empty(),
+                        )
+                        .map_err(errno)?;
+                        rustix::fs::ftruncate(&f, len).map_err(errno)?;
+                    }
+                }
+            }
+            if atime.is_some() || mtime.is_some() {
+                let spec = |t: Option<TimeOrNow>| match t {
+                    None => rustix::fs::Timespec { tv_sec: 0, tv_nsec: libc::UTIME_OMIT },
+                    Some(TimeOrNow::Now) => {
+                        rustix::fs::Timespec { tv_sec: 0, tv_nsec: libc::UTIME_NOW }
+                    }
+                    Some(TimeOrNow::SpecificTime(t)) => {
+                        let ns = time_ns(t);
+                        rustix::fs::Timespec {
+                            tv_sec: ns.div_euclid(1_000_000_000),
+                            tv_nsec: ns.rem_euclid(1_000_000_000),
+                        }
+                    }
+                };
+                let times = rustix::fs::Timestamps {
+                    last_access: spec(atime),
+                    last_modification: spec(mtime),
+                };
+                if n.is_symlink {
+                    // The node's O_PATH descriptor is the symlink itself.
+                    rustix::fs::utimensat(
+                        n.fd(),
+                        c"",
+                        &times,
+                        AtFlags::EMPTY_PATH | AtFlags::SYMLINK_NOFOLLOW,
+                    )
+                    .map_err(errno)?;
+                } else {
+                    rustix::fs::utimensat(rustix::fs::CWD, n.proc_path(), &times, AtFlags::empty())
+                        .map_err(errno)?;
+                }
+            }
+            stat_fd(n.fd()).map(|s| attr_of(&s))
+        })();
+        match &r {
+            Ok(a) => reply.attr(&self.ttl, &FileAttr { ino, ..*a }),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| {
+            rec.fh = fh.map(|f| f.0 as i64);
+            rec.mode = mode.map(|m| (m & 0o7777) as i32);
+            rec.owner_uid = uid.map(|u| u as i32);
+            rec.owner_gid = gid.map(|g| g as i32);
+            rec.length = size.map(|s| s as i64);
+            let t = |v: Option<TimeOrNow>| match v {
+                Some(TimeOrNow::SpecificTime(t)) => (Some(time_ns(t)), false),
+                Some(TimeOrNow::Now) => (None, true),
+                None => (None, false),
+            };
+            (rec.atime, rec.atime_now) = t(atime);
+            (rec.mtime, rec.mtime_now) = t(mtime);
+            if let Ok(a) = &r {
+                rec.inode = Some(a.ino.0 as i64);
+            }
+        });
+    }
+
+    fn readlink(&self, req: &Request, ino: INodeNo, reply: ReplyData) {
+        let op = self.op(req, "readlink", ino, None);
+        let r = self
+            .node(ino)
+            .and_then(|n| rustix::fs::readlinkat(n.fd(), c"", Vec::new()).map_err(errno));
+        match &r {
+            Ok(t) => reply.data(t.as_bytes()),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        let len = r.as_ref().map_or(0, |t| t.as_bytes().len() as i64);
+        op.done(split(&r), len, None, |rec| {
+            if let Ok(t) = &r {
+                // Link targets are metadata: kept whole whatever --data says.
+                rec.data = FsData::Full(t.as_bytes().to_vec());
+            }
+        });
+    }
+
+    fn mknod(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        rdev: u32,
+        reply: ReplyEntry,
+    ) {
+        let op = self.op(req, "mknod", parent, Some(name));
+        let mode = mode & !umask;
+        let r = (|| {
+            let p = self.node(parent)?;
+            let c = cname(name.as_bytes())?;
+            let ft = rustix::fs::FileType::from_raw_mode(mode);
+            as_caller(req, || {
+                rustix::fs::mknodat(
+                    p.fd(),
+                    &c,
+                    ft,
+                    Mode::from_raw_mode(mode & 0o7777),
+                    u64::from(rdev),
+                )
+            })
+            .map_err(errno)?;
+            self.lookup_entry(parent, name.as_bytes())
+        })();
+        self.entry_reply(&r, reply);
+        op.done(split(&r), 0, None, |rec| {
+            rec.mode = Some(mode as i32);
+            rec.flags = Some(i64::from(rdev));
+            rec.result_inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+        });
+    }
+
+    fn mkdir(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        reply: ReplyEntry,
+    ) {
+        let op = self.op(req, "mkdir", parent, Some(name));
+        let mode = mode & !umask & 0o7777;
+        let r = (|| {
+            let p = self.node(parent)?;
+            let c = cname(name.as_bytes())?;
+            as_caller(req, || rustix::fs::mkdirat(p.fd(), &c, Mode::from_raw_mode(mode)))
+                .map_err(errno)?;
+            self.lookup_entry(parent, name.as_bytes())
+        })();
+        self.entry_reply(&r, reply);
+        op.done(split(&r), 0, None, |rec| {
+            rec.mode = Some(mode as i32);
+            rec.result_inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+        });
+    }
+
+    fn unlink(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        self.remove(req, "unlink", parent, name, AtFlags::empty(), reply);
+    }
+
+    fn rmdir(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        self.remove(req, "rmdir", parent, name, AtFlags::REMOVEDIR, reply);
+    }
+
+    fn symlink(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        link_name: &OsStr,
+        target: &std::path::Path,
+        reply: ReplyEntry,
+    ) {
+        let op = self.op(req, "symlink", parent, Some(link_name));
+        let r = (|| {
+            let p = self.node(parent)?;
+            let c = cname(link_name.as_bytes())?;
+            let t = cname(target.as_os_str().as_bytes())?;
+            as_caller(req, || rustix::fs::symlinkat(&t, p.fd(), &c)).map_err(errno)?;
+            self.lookup_entry(parent, link_name.as_bytes())
+        })();
+        self.entry_reply(&r, reply);
+        op.done(split(&r), 0, None, |rec| {
+            rec.data = FsData::Full(target.as_os_str().as_bytes().to_vec());
+            rec.result_inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+        });
+    }
+
+    fn rename(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        let op = self.op(req, "rename", parent, Some(name));
+        let r = (|| -> Res<()> {
+            let p = self.node(parent)?;
+            let np = self.node(newparent)?;
+            let c = cname(name.as_bytes())?;
+            let nc = cname(newname.as_bytes())?;
+            let moved = rustix::fs::statat(p.fd(), &c, AtFlags::SYMLINK_NOFOLLOW).ok();
+            let target = rustix::fs::statat(np.fd(), &nc, AtFlags::SYMLINK_NOFOLLOW).ok();
+            let fl = rustix::fs::RenameFlags::from_bits_retain(flags.bits());
+            rustix::fs::renameat_with(p.fd(), &c, np.fd(), &nc, fl).map_err(errno)?;
+            if let Some(st) = moved {
+                self.inodes.renamed(st.st_dev, st.st_ino, newparent.0, newname.as_bytes());
+            }
+            if fl.contains(rustix::fs::RenameFlags::EXCHANGE) {
+                if let Some(st) = target {
+                    self.inodes.renamed(st.st_dev, st.st_ino, parent.0, name.as_bytes());
+                }
+            }
+            Ok(())
+        })();
+        match &r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        let new_path = self.inodes.path(newparent.0, Some(newname.as_bytes()));
+        op.done(split(&r), 0, None, |rec| {
+            rec.new_path = new_path;
+            rec.flags = Some(i64::from(flags.bits()));
+        });
+    }
+
+    fn link(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        newparent: INodeNo,
+        newname: &OsStr,
+        reply: ReplyEntry,
+    ) {
+        let op = self.op(req, "link", ino, None);
+        // The path it was reached by before the link (the lookup below renames the node).
+        let old_path = self.inodes.path(ino.0, None);
+        let r = (|| {
+            let n = self.node(ino)?;
+            let np = self.node(newparent)?;
+            let nc = cname(newname.as_bytes())?;
+            rustix::fs::linkat(n.fd(), c"", np.fd(), &nc, AtFlags::EMPTY_PATH).map_err(errno)?;
+            self.lookup_entry(newparent, newname.as_bytes())
+        })();
+        self.entry_reply(&r, reply);
+        let new_path = self.inodes.path(newparent.0, Some(newname.as_bytes()));
+        op.done(split(&r), 0, None, |rec| {
+            rec.path = old_path;
+            rec.new_path = new_path;
+            rec.inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+        });
+    }
+
+    fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        let op = self.op(req, "open", ino, None);
+        let fl = flags.0 & !(libc::O_CREAT | libc::O_EXCL | libc::O_NOCTTY);
+        let r = (|| -> Res<u64> {
+            let n = self.node(ino)?;
+            let fd = rustix::fs::open(
+                n.proc_path(),
+                OFlags::from_bits_retain(fl as u32) | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(errno)?;
+            Ok(self.handles.insert(Handle { fd, dir: None }))
+        })();
+        match &r {
+            Ok(fh) => reply.opened(FileHandle(*fh), self.fopen_flags()),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| {
+            rec.flags = Some(i64::from(flags.0));
+            rec.fh = r.as_ref().ok().map(|f| *f as i64);
+        });
+    }
+
+    fn read(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        let op = self.op(req, "read", ino, None);
+        let r = (|| -> Res<Vec<u8>> {
+            let h = self.handle(fh)?;
+            let mut buf = vec![0u8; size as usize];
+            let n = rustix::io::pread(&h.fd, &mut buf, offset).map_err(errno)?;
+            buf.truncate(n);
+            Ok(buf)
+        })();
+        match &r {
+            Ok(b) => reply.data(b),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        let err = split(&r);
+        let len = r.as_ref().map_or(0, Vec::len);
+        let tracer = &self.tracer;
+        op.done(err, len as i64, Some(len as u64), |rec| {
+            rec.fh = Some(fh.0 as i64);
+            rec.offset = Some(offset as i64);
+            rec.length = Some(i64::from(size));
+            if let Ok(b) = r {
+                rec.data = tracer.data_owned(b);
+            }
+        });
+    }
+
+    fn write(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        let op = self.op(req, "write", ino, None);
+        let r = (|| -> Res<usize> {
+            let h = self.handle(fh)?;
+            rustix::io::pwrite(&h.fd, data, offset).map_err(errno)
+        })();
+        match &r {
+            Ok(n) => reply.written(*n as u32),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        let n = *r.as_ref().unwrap_or(&0);
+        let tracer = &self.tracer;
+        op.done(split(&r), n as i64, Some(data.len() as u64), |rec| {
+            rec.fh = Some(fh.0 as i64);
+            rec.offset = Some(offset as i64);
+            rec.length = Some(data.len() as i64);
+            rec.data = tracer.data(data);
+        });
+    }
+
+    fn flush(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        let op = self.op(req, "flush", ino, None);
+        // A close of a duplicate: what the lower file system sees when a program closes a
+        // descriptor (NFS and friends write back here).
+        let r = self.handle(fh).and_then(|h| rustix::io::dup(&h.fd).map(drop).map_err(errno));
+        match &r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| rec.fh = Some(fh.0 as i64));
+    }
+
+    fn release(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        let op = self.op(req, "release", ino, None);
+        let r = self.handles.remove(fh.0).map(drop).ok_or(libc::EBADF);
+        match &r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| rec.fh = Some(fh.0 as i64));
+    }
+
+    fn fsync(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.sync(req, "fsync", ino, fh, datasync, reply);
+    }
+
+    fn opendir(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        let op = self.op(req, "opendir", ino, None);
+        let r = (|| -> Res<u64> {
+            let n = self.node(ino)?;
+            let fd = rustix::fs::open(
+                n.proc_path(),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(errno)?;
+            Ok(self.handles.insert(Handle { fd, dir: Some(Default::default()) }))
+        })();
+        match &r {
+            Ok(fh) => reply.opened(FileHandle(*fh), FopenFlags::empty()),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| {
+            rec.flags = Some(i64::from(flags.0));
+            rec.fh = r.as_ref().ok().map(|f| *f as i64);
+        });
+    }
+
+    fn readdir(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        let op = self.op(req, "readdir", ino, None);
+        let r = (|| -> Res<usize> {
+            let h = self.handle(fh)?;
+            if offset == 0 {
+                // A rewinddir: read the directory again.
+                if let Some(c) = &h.dir {
+                    *c.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                    rustix::fs::seek(&h.fd, rustix::fs::SeekFrom::Start(0)).map_err(errno)?;
+                }
+            }
+            let list = self.read_dir(&h)?;
+            let mut n = 0;
+            for (i, e) in list.iter().enumerate().skip(offset as usize) {
+                if reply.add(INodeNo(e.ino), (i + 1) as u64, e.kind, OsStr::from_bytes(&e.name)) {
+                    break;
+                }
+                n += 1;
+            }
+            Ok(n)
+        })();
+        match &r {
+            Ok(_) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        let n = *r.as_ref().unwrap_or(&0);
+        op.done(split(&r), n as i64, None, |rec| {
+            rec.fh = Some(fh.0 as i64);
+            rec.offset = Some(offset as i64);
+        });
+    }
+
+    fn releasedir(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
+        let op = self.op(req, "releasedir", ino, None);
+        let r = self.handles.remove(fh.0).map(drop).ok_or(libc::EBADF);
+        match &r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| rec.fh = Some(fh.0 as i64));
+    }
+
+    fn fsyncdir(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.sync(req, "fsyncdir", ino, fh, datasync, reply);
+    }
+
+    fn statfs(&self, req: &Request, ino: INodeNo, reply: ReplyStatfs) {
+        let op = self.op(req, "statfs", ino, None);
+        let r = self.node(ino).and_then(|n| rustix::fs::fstatfs(n.fd()).map_err(errno));
+        match &r {
+            Ok(s) => reply.statfs(
+                s.f_blocks,
+                s.f_bfree,
+                s.f_bavail,
+                s.f_files,
+                s.f_ffree,
+                s.f_bsize as u32,
+                s.f_namelen as u32,
+                s.f_frsize as u32,
+            ),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |_| {});
+    }
+
+    fn setxattr(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        name: &OsStr,
+        value: &[u8],
+        flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
+        let op = self.op(req, "setxattr", ino, None);
+        let r = (|| -> Res<()> {
+            let n = self.node(ino)?;
+            if n.is_symlink {
+                return Err(libc::EPERM);
+            }
+            let c = cname(name.as_bytes())?;
+            let fl = rustix::fs::XattrFlags::from_bits_retain(flags as u32);
+            rustix::fs::setxattr(n.proc_path(), &c, value, fl).map_err(errno)
+        })();
+        match &r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        let tracer = &self.tracer;
+        op.done(split(&r), 0, Some(value.len() as u64), |rec| {
+            rec.name = Some(name.as_bytes().to_vec());
+            rec.flags = Some(i64::from(flags));
+            rec.length = Some(value.len() as i64);
+            rec.data = tracer.data(value);
+        });
+    }
+
+    fn getxattr(&self, req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+        let op = self.op(req, "getxattr", ino, None);
+        let r = (|| -> Res<Vec<u8>> {
+            let n = self.node(ino)?;
+            if n.is_symlink {
+                return Err(libc::ENODATA);
+            }
+            let c = cname(name.as_bytes())?;
+            xattr_call(size, |buf| rustix::fs::getxattr(n.proc_path(), &c, buf))
+        })();
+        reply_xattr(&r, size, reply);
+        let tracer = &self.tracer;
+        op.done(split(&r), r.as_ref().map_or(0, |v| v.len() as i64), None, |rec| {
+            rec.name = Some(name.as_bytes().to_vec());
+            rec.length = Some(i64::from(size));
+            if let Ok(v) = r {
+                if size > 0 {
+                    rec.data = tracer.data_owned(v);
+                } else {
+                    rec.result_size = Some(v.len() as i64);
+                }
+            }
+        });
+    }
+
+    fn listxattr(&self, req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
+        let op = self.op(req, "listxattr", ino, None);
+        let r = (|| -> Res<Vec<u8>> {
+            let n = self.node(ino)?;
+            if n.is_symlink {
+                return Ok(Vec::new());
+            }
+            xattr_call(size, |buf| rustix::fs::listxattr(n.proc_path(), buf))
+        })();
+        reply_xattr(&r, size, reply);
+        op.done(split(&r), r.as_ref().map_or(0, |v| v.len() as i64), None, |rec| {
+            rec.length = Some(i64::from(size));
+            if let Ok(v) = r {
+                if size > 0 {
+                    rec.data = FsData::Full(v);
+                } else {
+                    rec.result_size = Some(v.len() as i64);
+                }
+            }
+        });
+    }
+
+    fn removexattr(&self, req: &Request, ino: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let op = self.op(req, "removexattr", ino, None);
+        let r = (|| -> Res<()> {
+            let n = self.node(ino)?;
+            if n.is_symlink {
+                return Err(libc::EPERM);
+            }
+            let c = cname(name.as_bytes())?;
+            rustix::fs::removexattr(n.proc_path(), &c).map_err(errno)
+        })();
+        match &r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| rec.name = Some(name.as_bytes().to_vec()));
+    }
+
+    fn access(&self, req: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
+        let op = self.op(req, "access", ino, None);
+        let r = self.node(ino).and_then(|n| {
+            rustix::fs::accessat(
+                rustix::fs::CWD,
+                n.proc_path(),
+                rustix::fs::Access::from_bits_retain(mask.bits() as u32),
+                AtFlags::empty(),
+            )
+            .map_err(errno)
+        });
+        match &r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| rec.mode = Some(mask.bits()));
+    }
+
+    fn create(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+        reply: ReplyCreate,
+    ) {
+        let op = self.op(req, "create", parent, Some(name));
+        let mode = mode & !umask & 0o7777;
+        let r = (|| -> Res<(u64, FileAttr, u64)> {
+            let p = self.node(parent)?;
+            let c = cname(name.as_bytes())?;
+            let fl = OFlags::from_bits_retain((flags & !libc::O_NOCTTY) as u32)
+                | OFlags::CREATE
+                | OFlags::CLOEXEC;
+            let fd =
+                as_caller(req, || rustix::fs::openat(p.fd(), &c, fl, Mode::from_raw_mode(mode)))
+                    .map_err(errno)?;
+            let (id, attr) = self.lookup_entry(parent, name.as_bytes())?;
+            let fh = self.handles.insert(Handle { fd, dir: None });
+            Ok((id, attr, fh))
+        })();
+        match &r {
+            Ok((id, attr, fh)) => reply.created(
+                &self.ttl,
+                &FileAttr { ino: INodeNo(*id), ..*attr },
+                Generation(0),
+                FileHandle(*fh),
+                self.fopen_flags(),
+            ),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| {
+            rec.flags = Some(i64::from(flags));
+            rec.mode = Some(mode as i32);
+            if let Ok((_, a, fh)) = &r {
+                rec.fh = Some(*fh as i64);
+                rec.result_inode = Some(a.ino.0 as i64);
+            }
+        });
+    }
+
+    fn fallocate(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        length: u64,
+        mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        let op = self.op(req, "fallocate", ino, None);
+        let r = self.handle(fh).and_then(|h| {
+            rustix::fs::fallocate(
+                &h.fd,
+                rustix::fs::FallocateFlags::from_bits_retain(mode as u32),
+                offset,
+                length,
+            )
+            .map_err(errno)
+        });
+        match &r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| {
+            rec.fh = Some(fh.0 as i64);
+            rec.offset = Some(offset as i64);
+            rec.length = Some(length as i64);
+            rec.flags = Some(i64::from(mode));
+        });
+    }
+
+    fn lseek(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: i64,
+        whence: i32,
+        reply: ReplyLseek,
+    ) {
+        let op = self.op(req, "lseek", ino, None);
+        let r = self.handle(fh).and_then(|h| {
+            let from = match whence {
+                libc::SEEK_SET => rustix::fs::SeekFrom::Start(offset as u64),
+                libc::SEEK_CUR => rustix::fs::SeekFrom::Current(offset),
+                libc::SEEK_END => rustix::fs::SeekFrom::End(offset),
+                libc::SEEK_DATA => rustix::fs::SeekFrom::Data(offset as u64),
+                libc::SEEK_HOLE => rustix::fs::SeekFrom::Hole(offset as u64),
+                _ => return Err(libc::EINVAL),
+            };
+            rustix::fs::seek(&h.fd, from).map_err(errno)
+        });
+        match &r {
+            Ok(o) => reply.offset(*o as i64),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), r.as_ref().map_or(0, |o| *o as i64), None, |rec| {
+            rec.fh = Some(fh.0 as i64);
+            rec.offset = Some(offset);
+            rec.flags = Some(i64::from(whence));
+        });
+    }
+
+    fn copy_file_range(
+        &self,
+        req: &Request,
+        ino_in: INodeNo,
+        fh_in: FileHandle,
+        offset_in: u64,
+        _ino_out: INodeNo,
+        fh_out: FileHandle,
+        offset_out: u64,
+        len: u64,
+        flags: fuser::CopyFileRangeFlags,
+        reply: ReplyWrite,
+    ) {
+        let op = self.op(req, "copy_file_range", ino_in, None);
+        let r = (|| -> Res<usize> {
+            let a = self.handle(fh_in)?;
+            let b = self.handle(fh_out)?;
+            let (mut oi, mut oo) = (offset_in, offset_out);
+            let _ = flags;
+            rustix::fs::copy_file_range(&a.fd, Some(&mut oi), &b.fd, Some(&mut oo), len as usize)
+                .map_err(errno)
+        })();
+        match &r {
+            Ok(n) => reply.written(*n as u32),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), *r.as_ref().unwrap_or(&0) as i64, None, |rec| {
+            rec.fh = Some(fh_in.0 as i64);
+            rec.offset = Some(offset_in as i64);
+            rec.fh_out = Some(fh_out.0 as i64);
+            rec.offset_out = Some(offset_out as i64);
+            rec.length = Some(len as i64);
+        });
+    }
+}
+
+/// Call a get/list xattr function with a buffer of `size` (0: ask for the length).
+fn xattr_call(size: u32, f: impl Fn(&mut [u8]) -> rustix::io::Result<usize>) -> Res<Vec<u8>> {
+    if size == 0 {
+        let n = f(&mut []).map_err(errno)?;
+        return Ok(vec![0; n]);
+    }
+    let mut buf = vec![0u8; size as usize];
+    let n = f(&mut buf).map_err(errno)?;
+    buf.truncate(n);
+    Ok(buf)
+}
+
+fn reply_xattr(r: &Res<Vec<u8>>, size: u32, reply: ReplyXattr) {
+    match r {
+        Ok(v) if size == 0 => reply.size(v.len() as u32),
+        Ok(v) => reply.data(v),
+        Err(e) => reply.error(Errno::from_i32(*e)),
+    }
+}
+
+impl TraceFs {
+    fn fopen_flags(&self) -> FopenFlags {
+        if self.keep_cache {
+            FopenFlags::FOPEN_KEEP_CACHE
+        } else {
+            FopenFlags::empty()
+        }
+    }
+
+    fn remove(
+        &self,
+        req: &Request,
+        what: &'static str,
+        parent: INodeNo,
+        name: &OsStr,
+        flags: AtFlags,
+        reply: ReplyEmpty,
+    ) {
+        let op = self.op(req, what, parent, Some(name));
+        let r = (|| -> Res<()> {
+            let p = self.node(parent)?;
+            let c = cname(name.as_bytes())?;
+            rustix::fs::unlinkat(p.fd(), &c, flags).map_err(errno)
+        })();
+        match &r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |_| {});
+    }
+
+    fn sync(
+        &self,
+        req: &Request,
+        what: &'static str,
+        ino: INodeNo,
+        fh: FileHandle,
+        datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        let op = self.op(req, what, ino, None);
+        let r = self.handle(fh).and_then(|h| {
+            if datasync { rustix::fs::fdatasync(&h.fd) } else { rustix::fs::fsync(&h.fd) }
+                .map_err(errno)
+        });
+        match &r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| {
+            rec.fh = Some(fh.0 as i64);
+            rec.flags = Some(i64::from(datasync));
+        });
+    }
+}
+
+/// Open the lower directory's root as the mount's root node.
+pub fn open_root(lower: &std::path::Path) -> std::io::Result<(OwnedFd, rustix::fs::Stat)> {
+    let fd =
+        rustix::fs::open(lower, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+    let st = rustix::fs::fstat(&fd)?;
+    Ok((fd, st))
+}

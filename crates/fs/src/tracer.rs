@@ -1,0 +1,547 @@
+//! The tracing side of the file system: the input filter, the stream driver (one record per
+//! operation into the trace) and the aggregate driver (per-interval counts, bytes, errors and
+//! log2 latency histograms).
+
+use std::borrow::Cow;
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use ra_filter::{FieldValue, Filter, Record};
+use ra_trace::{FsData, FsRecord, TraceFile, TraceWriter};
+
+/// How much of a data buffer a record keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataMode {
+    Full,
+    Hash,
+    None,
+}
+
+/// What the aggregate driver groups by, besides the operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupBy {
+    /// Per operation only.
+    Op,
+    /// Per operation and calling uid.
+    Uid,
+    /// Per operation and the first `n` components of the path under the mountpoint.
+    PathPrefix(usize),
+}
+
+/// The calling process, from /proc (cached per thread id for a second).
+#[derive(Clone, Debug, Default)]
+pub struct ProcInfo {
+    pub pid: Option<i32>,
+    pub sid: Option<i32>,
+    pub comm: Option<Vec<u8>>,
+}
+
+struct ProcCache {
+    map: HashMap<u32, (Instant, ProcInfo)>,
+}
+
+fn read_proc(tid: u32) -> ProcInfo {
+    if tid == 0 {
+        return ProcInfo::default();
+    }
+    let mut info = ProcInfo::default();
+    // /proc/<tid>/stat: "tid (comm) state ppid pgrp session ..."; comm may hold spaces and
+    // parentheses: it ends at the last ')'.
+    if let Ok(stat) = std::fs::read(format!("/proc/{tid}/stat")) {
+        if let (Some(l), Some(r)) =
+            (stat.iter().position(|&b| b == b'('), stat.iter().rposition(|&b| b == b')'))
+        {
+            if l < r {
+                info.comm = Some(stat[l + 1..r].to_vec());
+                let rest = String::from_utf8_lossy(&stat[r + 1..]);
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                info.sid = f.get(3).and_then(|s| s.parse().ok());
+            }
+        }
+    }
+    if let Ok(status) = std::fs::read_to_string(format!("/proc/{tid}/status")) {
+        info.pid = status.lines().find_map(|l| l.strip_prefix("Tgid:")?.trim().parse().ok());
+    }
+    info
+}
+
+impl ProcCache {
+    fn get(&mut self, tid: u32) -> ProcInfo {
+        let now = Instant::now();
+        if let Some((t, i)) = self.map.get(&tid) {
+            if now.duration_since(*t) < Duration::from_secs(1) {
+                return i.clone();
+            }
+        }
+        if self.map.len() >= 4096 {
+            self.map.retain(|_, (t, _)| now.duration_since(*t) < Duration::from_secs(1));
+            if self.map.len() >= 4096 {
+                self.map.clear();
+            }
+        }
+        let i = read_proc(tid);
+        self.map.insert(tid, (now, i.clone()));
+        i
+    }
+}
+
+/// Per (operation, group) statistics of one interval.
+#[derive(Clone, Debug)]
+pub struct Stats {
+    pub count: u64,
+    pub errors: u64,
+    pub bytes: u64,
+    pub total_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    /// Bucket k counts latencies with 2^(k-1) <= ns < 2^k (bucket 0: 0 ns).
+    pub hist: [u64; 64],
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            count: 0,
+            errors: 0,
+            bytes: 0,
+            total_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+            hist: [0; 64],
+        }
+    }
+}
+
+impl Stats {
+    fn add(&mut self, ns: u64, bytes: u64, failed: bool) {
+        self.count += 1;
+        self.errors += u64::from(failed);
+        self.bytes += bytes;
+        self.total_ns += ns;
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+        let k = (64 - ns.leading_zeros()) as usize;
+        self.hist[k.min(63)] += 1;
+    }
+}
+
+/// One interval's aggregate, ready to print or store.
+pub struct Interval {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub rows: Vec<(String, String, Stats)>,
+}
+
+/// What an operation looks like to the input filter, before any record is built: cheap fields
+/// directly, the path and the process's name only when the filter asks for them.
+pub struct FilterView<'a> {
+    pub op: &'static str,
+    pub uid: u32,
+    pub gid: u32,
+    pub tid: u32,
+    pub errno: i32,
+    pub size: Option<u64>,
+    pub inode: Option<u64>,
+    pub path: &'a dyn Fn() -> Option<Vec<u8>>,
+    pub proc_info: &'a dyn Fn() -> ProcInfo,
+    path_cell: OnceCell<Option<Vec<u8>>>,
+    proc_cell: OnceCell<ProcInfo>,
+}
+
+impl<'a> FilterView<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        op: &'static str,
+        uid: u32,
+        gid: u32,
+        tid: u32,
+        errno: i32,
+        size: Option<u64>,
+        inode: Option<u64>,
+        path: &'a dyn Fn() -> Option<Vec<u8>>,
+        proc_info: &'a dyn Fn() -> ProcInfo,
+    ) -> Self {
+        FilterView {
+            op,
+            uid,
+            gid,
+            tid,
+            errno,
+            size,
+            inode,
+            path,
+            proc_info,
+            path_cell: OnceCell::new(),
+            proc_cell: OnceCell::new(),
+        }
+    }
+    pub fn path(&self) -> Option<&[u8]> {
+        self.path_cell.get_or_init(|| (self.path)()).as_deref()
+    }
+    pub fn proc(&self) -> &ProcInfo {
+        self.proc_cell.get_or_init(|| (self.proc_info)())
+    }
+    /// The path and process information, moved out (computed if the filter did not need them).
+    pub fn take(self) -> (Option<Vec<u8>>, ProcInfo) {
+        let p = match self.path_cell.into_inner() {
+            Some(p) => p,
+            None => (self.path)(),
+        };
+        let i = match self.proc_cell.into_inner() {
+            Some(i) => i,
+            None => (self.proc_info)(),
+        };
+        (p, i)
+    }
+}
+
+fn extension(path: &[u8]) -> Option<&[u8]> {
+    let base = &path[path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1)..];
+    let dot = base.iter().rposition(|&b| b == b'.')?;
+    (dot > 0).then(|| &base[dot + 1..])
+}
+
+/// The fields `--filter` knows on a file-system operation.
+pub const FILTER_FIELDS: &[&str] = &[
+    "op", "call", "uid", "gid", "pid", "tid", "sid", "comm", "path", "ext", "size", "errno",
+    "inode",
+];
+
+impl Record for FilterView<'_> {
+    fn get(&self, field: &str) -> Option<FieldValue<'_>> {
+        let opt = |v: Option<i32>| Some(v.map_or(FieldValue::Null, |v| FieldValue::Int(v.into())));
+        match field {
+            "op" | "call" | "operation" => {
+                Some(FieldValue::Bytes(Cow::Borrowed(self.op.as_bytes())))
+            }
+            "uid" => Some(FieldValue::UInt(self.uid.into())),
+            "gid" => Some(FieldValue::UInt(self.gid.into())),
+            "tid" => Some(FieldValue::UInt(self.tid.into())),
+            "errno" => Some(FieldValue::Int(self.errno.into())),
+            "size" => self.size.map(FieldValue::UInt),
+            "inode" => self.inode.map(FieldValue::UInt),
+            "pid" => opt(self.proc().pid),
+            "sid" => opt(self.proc().sid),
+            "comm" => Some(
+                self.proc()
+                    .comm
+                    .as_deref()
+                    .map_or(FieldValue::Null, |c| FieldValue::Bytes(Cow::Borrowed(c))),
+            ),
+            "path" => self.path().map(|p| FieldValue::Bytes(Cow::Borrowed(p))),
+            "ext" => self.path().and_then(extension).map(|e| FieldValue::Bytes(Cow::Borrowed(e))),
+            _ => None,
+        }
+    }
+}
+
+type AggMap = HashMap<(&'static str, String), Stats>;
+
+/// Options of the tracing side.
+pub struct TracerOptions {
+    pub data: DataMode,
+    pub filter: Option<Filter>,
+    pub stream: bool,
+    pub aggregate: Option<GroupBy>,
+    /// Mountpoint path as programs see it (prefix of every recorded path).
+    pub mountpoint: Vec<u8>,
+}
+
+/// The stream and aggregate drivers behind one lock each.
+pub struct Tracer {
+    pub opts: TracerOptions,
+    writer: Mutex<Option<TraceWriter<TraceFile>>>,
+    procs: Mutex<ProcCache>,
+    /// The current interval's start and statistics per (operation, group).
+    agg: Mutex<(i64, AggMap)>,
+    /// The first trace write error (recording stops; the file system keeps serving).
+    pub failure: Mutex<Option<String>>,
+    pub failed: AtomicBool,
+    pub seen: AtomicU64,
+    pub recorded: AtomicU64,
+    pub filtered_out: AtomicU64,
+}
+
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+impl Tracer {
+    pub fn new(opts: TracerOptions, writer: TraceWriter<TraceFile>) -> Tracer {
+        Tracer {
+            opts,
+            writer: Mutex::new(Some(writer)),
+            procs: Mutex::new(ProcCache { map: HashMap::new() }),
+            agg: Mutex::new((now_ns(), HashMap::new())),
+            failure: Mutex::new(None),
+            failed: AtomicBool::new(false),
+            seen: AtomicU64::new(0),
+            recorded: AtomicU64::new(0),
+            filtered_out: AtomicU64::new(0),
+        }
+    }
+
+    pub fn proc_info(&self, tid: u32) -> ProcInfo {
+        self.procs.lock().unwrap_or_else(|e| e.into_inner()).get(tid)
+    }
+
+    /// Whether the filter passes this operation (true without a filter).
+    pub fn passes(&self, v: &FilterView<'_>) -> bool {
+        self.seen.fetch_add(1, Ordering::Relaxed);
+        let ok = self.opts.filter.as_ref().is_none_or(|f| f.matches(v));
+        if !ok {
+            self.filtered_out.fetch_add(1, Ordering::Relaxed);
+        }
+        ok
+    }
+
+    /// What a record keeps of `bytes`.
+    pub fn data(&self, bytes: &[u8]) -> FsData {
+        match self.opts.data {
+            DataMode::Full => FsData::Full(bytes.to_vec()),
+            DataMode::Hash => {
+                FsData::Hashed { len: bytes.len() as u64, blake3: *blake3::hash(bytes).as_bytes() }
+            }
+            DataMode::None => FsData::Length(bytes.len() as u64),
+        }
+    }
+
+    /// Like [`Tracer::data`], taking ownership (no copy in full mode).
+    pub fn data_owned(&self, bytes: Vec<u8>) -> FsData {
+        match self.opts.data {
+            DataMode::Full => FsData::Full(bytes),
+            _ => self.data(&bytes),
+        }
+    }
+
+    /// Hand one operation to the drivers.
+    pub fn emit(&self, r: FsRecord, agg_path: Option<&[u8]>) {
+        if let Some(g) = &self.opts.aggregate {
+            let ns = (r.time_returned - r.time_called).max(0) as u64;
+            let bytes = match &r.data {
+                FsData::Full(d) => d.len() as u64,
+                FsData::Hashed { len, .. } | FsData::Length(len) => *len,
+                FsData::None => 0,
+            };
+            let group = match g {
+                GroupBy::Op => String::new(),
+                GroupBy::Uid => r.uid.to_string(),
+                GroupBy::PathPrefix(n) => {
+                    let p = agg_path.or(r.path.as_deref()).unwrap_or_default();
+                    let rel = p.strip_prefix(self.opts.mountpoint.as_slice()).unwrap_or(p);
+                    let comps: Vec<&[u8]> =
+                        rel.split(|&b| b == b'/').filter(|c| !c.is_empty()).take(*n).collect();
+                    format!("/{}", String::from_utf8_lossy(&comps.join(&b'/')))
+                }
+            };
+            let mut a = self.agg.lock().unwrap_or_else(|e| e.into_inner());
+            a.1.entry((r.op, group)).or_default().add(ns, bytes, r.errno != 0);
+        }
+        if !self.opts.stream || self.failed.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(wr) = w.as_mut() {
+            if let Err(e) = wr.append_fs(&r) {
+                self.fail(&mut w, format!("cannot write the trace: {e}"));
+            } else {
+                self.recorded.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn fail(&self, w: &mut Option<TraceWriter<TraceFile>>, msg: String) {
+        self.failed.store(true, Ordering::Relaxed);
+        let mut f = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        if f.is_none() {
+            eprintln!(
+                "reanimator fs: {msg}; recording stopped, the file system keeps serving (the \
+                 trace holds what was written before)"
+            );
+            *f = Some(msg);
+        }
+        // Drop the writer without finishing: the trace stays readable up to its last extent.
+        *w = None;
+    }
+
+    /// Write buffered records (called once a second).
+    pub fn flush(&self) {
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(wr) = w.as_mut() {
+            if let Err(e) = wr.flush() {
+                self.fail(&mut w, format!("cannot write the trace: {e}"));
+            }
+        }
+    }
+
+    /// Close the current aggregate interval: store its rows in the trace and return them.
+    pub fn rotate_interval(&self) -> Interval {
+        let now = now_ns();
+        let (start, map) = {
+            let mut a = self.agg.lock().unwrap_or_else(|e| e.into_inner());
+            let start = std::mem::replace(&mut a.0, now);
+            (start, std::mem::take(&mut a.1))
+        };
+        let mut rows: Vec<(String, String, Stats)> =
+            map.into_iter().map(|((op, g), s)| (op.to_string(), g, s)).collect();
+        rows.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        let iv = Interval { start_ns: start, end_ns: now, rows };
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(wr) = w.as_mut() {
+            for (op, g, s) in &iv.rows {
+                let row = ra_trace::fsop::AggregateRow {
+                    interval_start: iv.start_ns,
+                    interval_end: iv.end_ns,
+                    op,
+                    group: g,
+                    count: s.count,
+                    errors: s.errors,
+                    bytes: s.bytes,
+                    total_ns: s.total_ns,
+                    min_ns: s.min_ns,
+                    max_ns: s.max_ns,
+                    hist: &s.hist,
+                };
+                if let Err(e) = wr.append_fs_aggregate(&row) {
+                    self.fail(&mut w, format!("cannot write the trace: {e}"));
+                    break;
+                }
+            }
+        }
+        iv
+    }
+
+    /// Finish the trace (index and trailer). Returns the first failure, if any.
+    pub fn finish(&self) -> Option<String> {
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(wr) = w.take() {
+            if let Err(e) = wr.finish() {
+                self.fail(&mut None, format!("cannot finish the trace: {e}"));
+            }
+        }
+        drop(w);
+        self.failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Add a fact to the trace header.
+    pub fn add_info(&self, key: &str, value: &[u8]) {
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(wr) = w.as_mut() {
+            if let Err(e) = wr.add_info(key, value) {
+                self.fail(&mut w, format!("cannot write the trace: {e}"));
+            }
+        }
+    }
+}
+
+/// An interval as bcc-style text: one line per operation with count, errors, bytes, mean and
+/// max latency, then its log2 histogram in microseconds.
+pub fn format_interval(iv: &Interval, histograms: bool) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let secs = (iv.end_ns - iv.start_ns) as f64 / 1e9;
+    let _ = writeln!(s, "--- {} .. {} ({secs:.1} s)", fmt_time(iv.start_ns), fmt_time(iv.end_ns));
+    let _ = writeln!(
+        s,
+        "{:<16} {:<16} {:>9} {:>7} {:>12} {:>10} {:>10}",
+        "op", "group", "count", "errors", "bytes", "avg_us", "max_us"
+    );
+    for (op, g, st) in &iv.rows {
+        let avg = if st.count > 0 { st.total_ns as f64 / st.count as f64 / 1e3 } else { 0.0 };
+        let _ = writeln!(
+            s,
+            "{op:<16} {:<16} {:>9} {:>7} {:>12} {avg:>10.1} {:>10.1}",
+            if g.is_empty() { "-" } else { g },
+            st.count,
+            st.errors,
+            st.bytes,
+            st.max_ns as f64 / 1e3
+        );
+        if histograms {
+            s.push_str(&log2_histogram(&st.hist));
+        }
+    }
+    s
+}
+
+fn fmt_time(ns: i64) -> String {
+    let secs = ns.div_euclid(1_000_000_000);
+    let (h, m, sec) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
+    format!("{h:02}:{m:02}:{sec:02}")
+}
+
+/// bcc's `print_log2_hist` layout, buckets in microseconds.
+pub fn log2_histogram(hist_ns: &[u64; 64]) -> String {
+    use std::fmt::Write;
+    // Fold nanosecond buckets into microsecond buckets: ns bucket k covers [2^(k-1), 2^k).
+    let mut us = [0u64; 64];
+    for (k, &c) in hist_ns.iter().enumerate() {
+        let lo_ns: u64 = if k == 0 { 0 } else { 1 << (k - 1) };
+        let lo_us = lo_ns / 1000;
+        let b = (64 - lo_us.leading_zeros()) as usize;
+        us[b.min(63)] += c;
+    }
+    let last = match us.iter().rposition(|&c| c > 0) {
+        Some(l) => l,
+        None => return String::new(),
+    };
+    let max = *us.iter().max().unwrap_or(&1);
+    let mut s = String::new();
+    let _ = writeln!(s, "{:>24} : count    distribution", "usecs");
+    for (k, &c) in us.iter().enumerate().take(last + 1) {
+        let (lo, hi) = if k == 0 { (0u64, 1u64) } else { (1u64 << (k - 1), (1u64 << k) - 1) };
+        let stars = if max > 0 { (c * 40).div_ceil(max) as usize } else { 0 };
+        let _ = writeln!(s, "{lo:>10} -> {hi:<10} : {c:<8} |{:<40}|", "*".repeat(stars.min(40)));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extension_of_paths() {
+        assert_eq!(extension(b"/a/b.txt"), Some(&b"txt"[..]));
+        assert_eq!(extension(b"/a.d/b"), None);
+        assert_eq!(extension(b"/a/.bashrc"), None);
+        assert_eq!(extension(b"x.tar.gz"), Some(&b"gz"[..]));
+    }
+
+    #[test]
+    fn stats_buckets_add_up() {
+        let mut s = Stats::default();
+        for ns in [0, 1, 2, 3, 999, 1000, 1_000_000, u64::MAX / 2] {
+            s.add(ns, 1, false);
+        }
+        assert_eq!(s.hist.iter().sum::<u64>(), s.count);
+        assert_eq!(s.hist[0], 1);
+        assert_eq!(s.hist[1], 1);
+        assert_eq!(s.hist[2], 2);
+        let h = log2_histogram(&s.hist);
+        assert!(h.contains("usecs : count"), "{h}");
+    }
+
+    #[test]
+    fn filter_view_reads_lazily() {
+        let f: Filter = "path ~ \"/m/**.log\" && op == write".parse().unwrap();
+        let calls = std::cell::Cell::new(0);
+        let path = || {
+            calls.set(calls.get() + 1);
+            Some(b"/m/x/a.log".to_vec())
+        };
+        let proc_info = ProcInfo::default;
+        let v = FilterView::new("read", 0, 0, 1, 0, None, None, &path, &proc_info);
+        assert!(!f.matches(&v));
+        let v = FilterView::new("write", 0, 0, 1, 0, Some(3), None, &path, &proc_info);
+        assert!(f.matches(&v));
+        let (p, _) = v.take();
+        assert_eq!(p.as_deref(), Some(&b"/m/x/a.log"[..]));
+        assert_eq!(calls.get(), 2, "path computed once per view that needed it");
+    }
+}

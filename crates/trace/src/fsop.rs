@@ -1,0 +1,601 @@
+//! File-system operation records: what `reanimator fs` (the tracing FUSE file system) sees.
+//!
+//! One extent type, [`FS_OP_TYPE`], holds every operation: the common fields of the syscall
+//! schema (so `info`, `dump`, `--where` and the reader's merge treat it like any call type) plus
+//! the operation's own columns, null where an operation has no such argument. The reader yields
+//! each record as an [`Event`] without a registry entry, named by its `operation` column, with
+//! the other columns as [`Event::extra`] fields.
+//!
+//! Replay reproduces an operation by the system calls that cause it ([`to_syscalls`]): the one
+//! place that maps FUSE operations onto the registry.
+
+use std::sync::Arc;
+
+use dataseries::{ExtentType, FieldDesc, FieldType};
+use ra_syscalls::by_trace_name;
+
+use crate::event::{ArgValue, Event, ExtraValue};
+use crate::schema::{NAMESPACE, VERSION};
+
+/// Extent type of file-system operation records.
+pub const FS_OP_TYPE: &str = "Reanimator::FsOp";
+
+/// Column positions of [`FS_OP_TYPE`] (the order [`fs_op_type`] declares them in).
+pub mod col {
+    pub const UNIQUE_ID: usize = 0;
+    pub const TIME_CALLED: usize = 1;
+    pub const TIME_RETURNED: usize = 2;
+    pub const PID: usize = 3;
+    pub const TID: usize = 4;
+    pub const UID: usize = 5;
+    pub const GID: usize = 6;
+    pub const RET: usize = 7;
+    pub const ERRNO: usize = 8;
+    pub const NOT_CAPTURED: usize = 9;
+    pub const OPERATION: usize = 10;
+    pub const COMM: usize = 11;
+    pub const FUSE_UNIQUE: usize = 12;
+    pub const NODEID: usize = 13;
+    pub const INODE: usize = 14;
+    pub const FH: usize = 15;
+    pub const PATH: usize = 16;
+    pub const NEW_PATH: usize = 17;
+    pub const NAME: usize = 18;
+    pub const OFFSET: usize = 19;
+    pub const LENGTH: usize = 20;
+    pub const FLAGS: usize = 21;
+    pub const MODE: usize = 22;
+    pub const OWNER_UID: usize = 23;
+    pub const OWNER_GID: usize = 24;
+    pub const ATIME: usize = 25;
+    pub const MTIME: usize = 26;
+    pub const ATIME_NOW: usize = 27;
+    pub const MTIME_NOW: usize = 28;
+    pub const FH_OUT: usize = 29;
+    pub const OFFSET_OUT: usize = 30;
+    pub const DATA: usize = 31;
+    pub const DATA_LENGTH: usize = 32;
+    pub const DATA_BLAKE3: usize = 33;
+    pub const RESULT_INODE: usize = 34;
+    pub const RESULT_SIZE: usize = 35;
+}
+
+/// The extent type of file-system operation records.
+pub fn fs_op_type() -> Arc<ExtentType> {
+    static T: std::sync::OnceLock<Arc<ExtentType>> = std::sync::OnceLock::new();
+    T.get_or_init(|| Arc::new(build_type().expect("a valid extent type"))).clone()
+}
+
+fn build_type() -> dataseries::Result<ExtentType> {
+    let i64n = |n: &str| FieldDesc::new(n, FieldType::Int64).nullable(true);
+    let i32n = |n: &str| FieldDesc::new(n, FieldType::Int32).nullable(true);
+    let varn = |n: &str| FieldDesc::new(n, FieldType::Variable32).nullable(true);
+    let time = |n: &str| FieldDesc::new(n, FieldType::Int64).units("nanoseconds", "unix");
+    let fields = [
+        FieldDesc::new("unique_id", FieldType::Int64),
+        time("time_called"),
+        time("time_returned"),
+        i32n("executing_pid"),
+        FieldDesc::new("executing_tid", FieldType::Int32),
+        FieldDesc::new("executing_uid", FieldType::Int32),
+        FieldDesc::new("executing_gid", FieldType::Int32),
+        FieldDesc::new("return_value", FieldType::Int64),
+        FieldDesc::new("errno_number", FieldType::Int32),
+        FieldDesc::new("buffer_not_captured", FieldType::Bool),
+        FieldDesc::new("operation", FieldType::Variable32).pack_unique(true),
+        varn("executing_comm").pack_unique(true),
+        FieldDesc::new("fuse_unique", FieldType::Int64),
+        FieldDesc::new("nodeid", FieldType::Int64),
+        i64n("inode"),
+        i64n("fh"),
+        varn("pathname").pack_unique(true),
+        varn("new_pathname"),
+        varn("name"),
+        i64n("offset"),
+        i64n("length"),
+        i64n("flags"),
+        i32n("mode"),
+        i32n("owner_uid"),
+        i32n("owner_gid"),
+        i64n("atime").units("nanoseconds", "unix"),
+        i64n("mtime").units("nanoseconds", "unix"),
+        FieldDesc::new("atime_now", FieldType::Bool),
+        FieldDesc::new("mtime_now", FieldType::Bool),
+        i64n("fh_out"),
+        i64n("offset_out"),
+        varn("data"),
+        i64n("data_length"),
+        varn("data_blake3"),
+        i64n("result_inode"),
+        i64n("result_size"),
+    ];
+    let mut b = ExtentType::builder(FS_OP_TYPE).namespace(NAMESPACE).version(VERSION);
+    for f in fields {
+        b = b.field(f);
+    }
+    b.build()
+}
+
+/// Extent type of the aggregate driver's rows: per interval, operation and group, counts,
+/// bytes, errors and a log2 latency histogram.
+pub const FS_AGGREGATE_TYPE: &str = "Reanimator::FsAggregate";
+
+/// The extent type of aggregate rows.
+pub fn fs_aggregate_type() -> Arc<ExtentType> {
+    static T: std::sync::OnceLock<Arc<ExtentType>> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        let time = |n: &str| FieldDesc::new(n, FieldType::Int64).units("nanoseconds", "unix");
+        let i64f = |n: &str| FieldDesc::new(n, FieldType::Int64);
+        let t = ExtentType::builder(FS_AGGREGATE_TYPE)
+            .namespace(NAMESPACE)
+            .version(VERSION)
+            .field(time("interval_start"))
+            .field(time("interval_end"))
+            .field(FieldDesc::new("operation", FieldType::Variable32).pack_unique(true))
+            .field(FieldDesc::new("group", FieldType::Variable32).pack_unique(true))
+            .field(i64f("count"))
+            .field(i64f("errors"))
+            .field(i64f("bytes"))
+            .field(i64f("total_ns"))
+            .field(i64f("min_ns"))
+            .field(i64f("max_ns"))
+            // 64 little-endian u64 counts: bucket k holds latencies 2^(k-1) <= ns < 2^k
+            // (bucket 0: 0 ns); trailing empty buckets left out.
+            .field(FieldDesc::new("histogram_ns", FieldType::Variable32))
+            .build()
+            .expect("a valid extent type");
+        Arc::new(t)
+    })
+    .clone()
+}
+
+/// One row of the aggregate driver.
+pub struct AggregateRow<'a> {
+    pub interval_start: i64,
+    pub interval_end: i64,
+    pub op: &'a str,
+    pub group: &'a str,
+    pub count: u64,
+    pub errors: u64,
+    pub bytes: u64,
+    pub total_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub hist: &'a [u64; 64],
+}
+
+/// What a record keeps of an operation's data buffer (`--data full|hash|none`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum FsData {
+    /// The operation moves no data.
+    #[default]
+    None,
+    /// The bytes.
+    Full(Vec<u8>),
+    /// Their length and BLAKE3 digest.
+    Hashed { len: u64, blake3: [u8; 32] },
+    /// Their length only (`--data none`).
+    Length(u64),
+}
+
+/// One file-system operation, as the tracing file system builds it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FsRecord {
+    /// FUSE operation name (`lookup`, `read`, `setattr`, ...).
+    pub op: &'static str,
+    pub time_called: i64,
+    pub time_returned: i64,
+    /// The calling thread's process (from /proc; `None` when it already exited).
+    pub pid: Option<i32>,
+    /// The calling thread (FUSE's `pid` is the thread id).
+    pub tid: i32,
+    pub uid: i32,
+    pub gid: i32,
+    /// 0 or the (negative) result; success values are in `ret`.
+    pub ret: i64,
+    pub errno: i32,
+    pub comm: Option<Vec<u8>>,
+    pub fuse_unique: u64,
+    pub nodeid: u64,
+    /// The lower file system's inode number.
+    pub inode: Option<i64>,
+    pub fh: Option<i64>,
+    /// Path as the program saw it (under the mountpoint), without a NUL.
+    pub path: Option<Vec<u8>>,
+    /// Rename's and link's destination, symlink's link path.
+    pub new_path: Option<Vec<u8>>,
+    /// Xattr name.
+    pub name: Option<Vec<u8>>,
+    pub offset: Option<i64>,
+    pub length: Option<i64>,
+    pub flags: Option<i64>,
+    pub mode: Option<i32>,
+    pub owner_uid: Option<i32>,
+    pub owner_gid: Option<i32>,
+    pub atime: Option<i64>,
+    pub mtime: Option<i64>,
+    pub atime_now: bool,
+    pub mtime_now: bool,
+    pub fh_out: Option<i64>,
+    pub offset_out: Option<i64>,
+    pub data: FsData,
+    pub result_inode: Option<i64>,
+    pub result_size: Option<i64>,
+}
+
+impl FsRecord {
+    /// Approximate memory held (queues count it against their byte budgets).
+    pub fn memory_bytes(&self) -> usize {
+        let v = |o: &Option<Vec<u8>>| o.as_ref().map_or(0, Vec::len);
+        std::mem::size_of::<FsRecord>()
+            + v(&self.comm)
+            + v(&self.path)
+            + v(&self.new_path)
+            + v(&self.name)
+            + match &self.data {
+                FsData::Full(d) => d.len(),
+                _ => 0,
+            }
+    }
+}
+
+fn extra_bytes<'a>(ev: &'a Event, k: &str) -> Option<&'a [u8]> {
+    ev.extra.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
+        ExtraValue::Bytes(b) => Some(b.as_slice()),
+        _ => None,
+    })
+}
+
+fn extra_int(ev: &Event, k: &str) -> Option<i64> {
+    ev.extra.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
+        ExtraValue::Int(i) => Some(*i),
+        _ => None,
+    })
+}
+
+fn extra_bool(ev: &Event, k: &str) -> bool {
+    ev.extra.iter().any(|(n, v)| n == k && *v == ExtraValue::Bool(true))
+}
+
+/// True for an event read from a [`FS_OP_TYPE`] record.
+pub fn is_fs_event(ev: &Event) -> bool {
+    ev.def.is_none() && ev.extra.iter().any(|(k, _)| k == "fuse_unique")
+}
+
+/// The process every replayed file-system operation runs in: the operations are issued in the
+/// order the file system saw them, by one thread, sharing one descriptor table (FUSE file
+/// handles become its descriptors).
+pub const REPLAY_PID: i32 = 1;
+
+/// The system calls that reproduce one file-system operation, in order (empty for operations
+/// that replay has nothing to issue for: `forget`, `flush`, `readdir`, `ioctl`, ...). The
+/// result of the operation is the result of the last call; earlier calls of a multi-part
+/// `setattr` carry the same result.
+pub fn to_syscalls(ev: &Event) -> Vec<Event> {
+    let path = || extra_bytes(ev, "pathname").map(with_nul);
+    let new_path = || extra_bytes(ev, "new_pathname").map(with_nul);
+    let int = |k: &str| extra_int(ev, k);
+    let data = || match extra_bytes(ev, "data") {
+        Some(d) => ArgValue::Data(d.to_vec()),
+        None => ArgValue::NotCaptured,
+    };
+    let mk = |name: &str, args: &[(&str, ArgValue)]| -> Option<Event> {
+        let def = by_trace_name(name)?;
+        let mut e = Event::new(def);
+        e.unique_id = ev.unique_id;
+        e.time_called = ev.time_called;
+        e.time_returned = ev.time_returned;
+        e.pid = Some(REPLAY_PID);
+        e.tid = Some(REPLAY_PID);
+        e.uid = ev.uid;
+        e.gid = ev.gid;
+        e.ret = ev.ret;
+        e.errno = ev.errno;
+        e.buffer_not_captured = ev.buffer_not_captured;
+        for (k, v) in args {
+            let set = e.set_arg(k, v.clone());
+            debug_assert!(set, "{name} has no argument {k}");
+        }
+        // Results the operation did not capture stay unverified.
+        for (a, v) in def.args.iter().zip(e.args.iter_mut()) {
+            if *v == ArgValue::Absent && a.kind.is_pointer_data() {
+                *v = ArgValue::NotCaptured;
+            }
+        }
+        Some(e)
+    };
+    let at = || ArgValue::Int(-100);
+    let i = ArgValue::Int;
+    let opt = |v: Option<Event>| v.into_iter().collect::<Vec<_>>();
+    let fh = int("fh");
+    match ev.name.as_str() {
+        "lookup" | "getattr" => {
+            let Some(p) = path() else { return Vec::new() };
+            opt(mk(
+                "fstatat",
+                &[
+                    ("dirfd", at()),
+                    ("pathname", ArgValue::Data(p)),
+                    ("flags", i(libc::AT_SYMLINK_NOFOLLOW as i64)),
+                ],
+            ))
+        }
+        "setattr" => {
+            let Some(p) = path() else { return Vec::new() };
+            let mut v = Vec::new();
+            if let Some(m) = int("mode") {
+                v.extend(mk(
+                    "fchmodat",
+                    &[("dirfd", at()), ("pathname", ArgValue::Data(p.clone())), ("mode", i(m))],
+                ));
+            }
+            let (ou, og) = (int("owner_uid"), int("owner_gid"));
+            if ou.is_some() || og.is_some() {
+                v.extend(mk(
+                    "fchownat",
+                    &[
+                        ("dirfd", at()),
+                        ("pathname", ArgValue::Data(p.clone())),
+                        ("owner", i(ou.unwrap_or(-1))),
+                        ("group", i(og.unwrap_or(-1))),
+                        ("flags", i(libc::AT_SYMLINK_NOFOLLOW as i64)),
+                    ],
+                ));
+            }
+            if let Some(len) = int("length") {
+                v.extend(match fh {
+                    Some(fd) => mk("ftruncate", &[("fd", i(fd)), ("length", i(len))]),
+                    None => {
+                        mk("truncate", &[("path", ArgValue::Data(p.clone())), ("length", i(len))])
+                    }
+                });
+            }
+            let (a, m) = (int("atime"), int("mtime"));
+            let (an, mn) = (extra_bool(ev, "atime_now"), extra_bool(ev, "mtime_now"));
+            if a.is_some() || m.is_some() || an || mn {
+                let ts = |t: Option<i64>, now: bool| -> (i64, i64) {
+                    match (t, now) {
+                        (_, true) => (0, crate::structs::UTIME_NOW),
+                        (Some(t), false) => {
+                            (t.div_euclid(1_000_000_000), t.rem_euclid(1_000_000_000))
+                        }
+                        (None, false) => (0, crate::structs::UTIME_OMIT),
+                    }
+                };
+                let mut times = Vec::with_capacity(32);
+                for (s, ns) in [ts(a, an), ts(m, mn)] {
+                    times.extend_from_slice(&s.to_ne_bytes());
+                    times.extend_from_slice(&ns.to_ne_bytes());
+                }
+                v.extend(mk(
+                    "utimensat",
+                    &[
+                        ("dirfd", at()),
+                        ("pathname", ArgValue::Data(p)),
+                        ("times", ArgValue::Data(times)),
+                        ("flags", i(libc::AT_SYMLINK_NOFOLLOW as i64)),
+                    ],
+                ));
+            }
+            v
+        }
+        "readlink" => {
+            let Some(p) = path() else { return Vec::new() };
+            opt(mk(
+                "readlinkat",
+                &[
+                    ("dirfd", at()),
+                    ("pathname", ArgValue::Data(p)),
+                    ("buf", data()),
+                    ("bufsiz", i(int("length").unwrap_or(4096))),
+                ],
+            ))
+        }
+        "mknod" | "mkdir" | "unlink" | "rmdir" => {
+            let Some(p) = path() else { return Vec::new() };
+            let p = ArgValue::Data(p);
+            let mode = i(int("mode").unwrap_or(0));
+            match ev.name.as_str() {
+                "mknod" => opt(mk(
+                    "mknodat",
+                    &[
+                        ("dirfd", at()),
+                        ("pathname", p),
+                        ("mode", mode),
+                        ("dev", i(int("flags").unwrap_or(0))),
+                    ],
+                )),
+                "mkdir" => opt(mk("mkdirat", &[("dirfd", at()), ("pathname", p), ("mode", mode)])),
+                "unlink" => {
+                    opt(mk("unlinkat", &[("dirfd", at()), ("pathname", p), ("flags", i(0))]))
+                }
+                _ => opt(mk(
+                    "unlinkat",
+                    &[("dirfd", at()), ("pathname", p), ("flags", i(libc::AT_REMOVEDIR as i64))],
+                )),
+            }
+        }
+        "symlink" => {
+            let (Some(link), Some(target)) = (path(), extra_bytes(ev, "data")) else {
+                return Vec::new();
+            };
+            opt(mk(
+                "symlinkat",
+                &[
+                    ("target", ArgValue::Data(with_nul(target))),
+                    ("newdirfd", at()),
+                    ("linkpath", ArgValue::Data(link)),
+                ],
+            ))
+        }
+        "rename" | "link" => {
+            let (Some(old), Some(new)) = (path(), new_path()) else { return Vec::new() };
+            if ev.name == "rename" {
+                opt(mk(
+                    "renameat2",
+                    &[
+                        ("olddirfd", at()),
+                        ("oldpath", ArgValue::Data(old)),
+                        ("newdirfd", at()),
+                        ("newpath", ArgValue::Data(new)),
+                        ("flags", i(int("flags").unwrap_or(0))),
+                    ],
+                ))
+            } else {
+                opt(mk(
+                    "linkat",
+                    &[
+                        ("olddirfd", at()),
+                        ("oldpath", ArgValue::Data(old)),
+                        ("newdirfd", at()),
+                        ("newpath", ArgValue::Data(new)),
+                        ("flags", i(0)),
+                    ],
+                ))
+            }
+        }
+        "open" | "create" | "opendir" => {
+            let Some(p) = path() else { return Vec::new() };
+            let mut flags = int("flags").unwrap_or(0);
+            if ev.name == "create" {
+                flags |= libc::O_CREAT as i64;
+            }
+            if ev.name == "opendir" {
+                flags = (libc::O_RDONLY | libc::O_DIRECTORY) as i64;
+            }
+            let mut e = mk(
+                "openat",
+                &[
+                    ("dirfd", at()),
+                    ("pathname", ArgValue::Data(p)),
+                    ("flags", i(flags)),
+                    ("mode", i(int("mode").unwrap_or(0))),
+                ],
+            );
+            if let (Some(e), Some(fd)) = (e.as_mut(), fh) {
+                if !e.failed() {
+                    e.ret = Some(fd);
+                }
+            }
+            opt(e)
+        }
+        "read" | "write" => {
+            let (Some(fd), Some(off)) = (fh, int("offset")) else { return Vec::new() };
+            let len = int("length").unwrap_or(0);
+            if ev.name == "read" {
+                opt(mk(
+                    "pread",
+                    &[("fd", i(fd)), ("buf", data()), ("count", i(len)), ("offset", i(off))],
+                ))
+            } else {
+                opt(mk(
+                    "pwrite",
+                    &[("fd", i(fd)), ("buf", data()), ("count", i(len)), ("offset", i(off))],
+                ))
+            }
+        }
+        "release" | "releasedir" => {
+            let Some(fd) = fh else { return Vec::new() };
+            let mut e = mk("close", &[("fd", i(fd))]);
+            if let Some(e) = e.as_mut() {
+                e.ret = Some(0);
+                e.errno = None;
+            }
+            opt(e)
+        }
+        "fsync" | "fsyncdir" => {
+            let Some(fd) = fh else { return Vec::new() };
+            let call = if int("flags").unwrap_or(0) & 1 != 0 { "fdatasync" } else { "fsync" };
+            opt(mk(call, &[("fd", i(fd))]))
+        }
+        "statfs" => {
+            let Some(p) = path() else { return Vec::new() };
+            opt(mk("statfs", &[("path", ArgValue::Data(p))]))
+        }
+        "access" => {
+            let Some(p) = path() else { return Vec::new() };
+            opt(mk(
+                "faccessat",
+                &[
+                    ("dirfd", at()),
+                    ("pathname", ArgValue::Data(p)),
+                    ("mode", i(int("mode").unwrap_or(0))),
+                ],
+            ))
+        }
+        "setxattr" | "getxattr" | "listxattr" | "removexattr" => {
+            let Some(p) = path() else { return Vec::new() };
+            let p = ArgValue::Data(p);
+            let name = || ArgValue::Data(with_nul(extra_bytes(ev, "name").unwrap_or_default()));
+            let size = i(int("length").unwrap_or(0));
+            match ev.name.as_str() {
+                "setxattr" => opt(mk(
+                    "lsetxattr",
+                    &[
+                        ("path", p),
+                        ("name", name()),
+                        ("value", data()),
+                        ("size", size),
+                        ("flags", i(int("flags").unwrap_or(0))),
+                    ],
+                )),
+                "getxattr" => opt(mk(
+                    "lgetxattr",
+                    &[("path", p), ("name", name()), ("value", data()), ("size", size)],
+                )),
+                "listxattr" => {
+                    opt(mk("llistxattr", &[("path", p), ("list", data()), ("size", size)]))
+                }
+                _ => opt(mk("lremovexattr", &[("path", p), ("name", name())])),
+            }
+        }
+        "fallocate" => {
+            let (Some(fd), Some(off)) = (fh, int("offset")) else { return Vec::new() };
+            opt(mk(
+                "fallocate",
+                &[
+                    ("fd", i(fd)),
+                    ("mode", i(int("flags").unwrap_or(0))),
+                    ("offset", i(off)),
+                    ("len", i(int("length").unwrap_or(0))),
+                ],
+            ))
+        }
+        "lseek" => {
+            let Some(fd) = fh else { return Vec::new() };
+            opt(mk(
+                "lseek",
+                &[
+                    ("fd", i(fd)),
+                    ("offset", i(int("offset").unwrap_or(0))),
+                    ("whence", i(int("flags").unwrap_or(0))),
+                ],
+            ))
+        }
+        "copy_file_range" => {
+            let (Some(fd), Some(out)) = (fh, int("fh_out")) else { return Vec::new() };
+            let mut off_in = 0i64.to_ne_bytes().to_vec();
+            off_in.copy_from_slice(&int("offset").unwrap_or(0).to_ne_bytes());
+            let off_out = int("offset_out").unwrap_or(0).to_ne_bytes().to_vec();
+            opt(mk(
+                "copy_file_range",
+                &[
+                    ("fd_in", i(fd)),
+                    ("off_in", ArgValue::Data(off_in)),
+                    ("fd_out", i(out)),
+                    ("off_out", ArgValue::Data(off_out)),
+                    ("len", i(int("length").unwrap_or(0))),
+                    ("flags", i(0)),
+                ],
+            ))
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn with_nul(b: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(b.len() + 1);
+    v.extend_from_slice(b);
+    v.push(0);
+    v
+}
