@@ -4,12 +4,13 @@ usage: row.py WORKLOAD CONFIG RUN key=value...
 Plain keys are copied (numbers as numbers). Files named by these keys are read instead:
   fio_json=F    fio's JSON output: IOPS, MB/s (1 MB = 10^6 bytes), I/Os and runtime of the job
                 (its read or write side, whichever the workload did);
-  fsmark_out=F  fs_mark's report: its files/s;
-  info_json=F   `reanimator info --json` of the trace: records, the records of read and write
-                calls (against fio's I/O count: what the trace saw), lost calls;
+  fsmark_out=F  fs_mark's report: its files/s (the mean of its rounds, -L);
+  info_json=F   `reanimator info --json` of the trace: its operation records, lost calls;
+  daemon_err=F  reanimator fs's stderr: operations served, recorded, filtered out;
   daemon_t=F    GNU time's "%M %U %S" around the FUSE daemon: its peak RSS (MB, 1 MB = 1024 KB)
                 and CPU seconds from mount to exit."""
 import json
+import re
 import sys
 
 workload, config, run, *kv = sys.argv[1:]
@@ -17,7 +18,7 @@ row = {"workload": workload, "config": config, "run": int(run)}
 files = {}
 for x in kv:
     k, v = x.split("=", 1)
-    if k in ("fio_json", "fsmark_out", "info_json", "daemon_t"):
+    if k in ("fio_json", "fsmark_out", "info_json", "daemon_t", "daemon_err"):
         files[k] = v
         continue
     try:
@@ -35,18 +36,23 @@ if "fio_json" in files:
     row["ios"] = side["total_ios"]
     row["fio_seconds"] = round(job["job_runtime"] / 1000)
 if "fsmark_out" in files:
-    # The last table line: "FSUse%  Count  Size  Files/sec  App Overhead".
-    for line in open(files["fsmark_out"], errors="replace"):
-        f = line.split()
-        if len(f) == 5 and f[0].isdigit():
-            row["files_s"] = float(f[3])
+    # One table line per round: "FSUse%  Count  Size  Files/sec  App Overhead"; their mean.
+    rates = [float(f[3]) for f in (line.split() for line in open(files["fsmark_out"], errors="replace"))
+             if len(f) == 5 and f[0].isdigit()]
+    if rates:
+        row["files_s"] = sum(rates) / len(rates)
 if "info_json" in files:
     info = json.load(open(files["info_json"]))
-    row["records"] = info.get("records", 0)
-    rw = {"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2"}
-    row["rw_records"] = sum(t.get("records", 0) for t in info.get("types", [])
-                            if t.get("name", "").rsplit("::", 1)[-1] in rw)
+    # The operation records: all but the header's (Reanimator::TraceInfo).
+    row["records"] = info.get("records", 0) - sum(
+        t.get("records", 0) for t in info.get("types", []) if t.get("name", "").endswith("::TraceInfo"))
     row["lost"] = sum(l.get("count", 0) for l in info.get("lost", []))
+if "daemon_err" in files:
+    # reanimator fs's closing line: "N operations in S s, R recorded, F filtered out; trace ...".
+    m = re.search(r"(\d+) operations in [\d.]+ s, (\d+) recorded, (\d+) filtered out",
+                  open(files["daemon_err"], errors="replace").read())
+    if m:
+        row["fs_ops"], row["fs_recorded"], row["fs_filtered"] = (int(g) for g in m.groups())
 if "daemon_t" in files:
     try:
         rss, user, sys_ = open(files["daemon_t"]).read().split()[-3:]

@@ -25,13 +25,14 @@
 #   randwrite  the same, random 4 KiB overwrites;
 #   untar      tar x of /usr/include (a tarball made once; some 8,000 files, 130 MB), then
 #              rm -rf of the extracted tree on the same mount (reported as its own line);
-#   fsmark     fs_mark: 20,000 files of 4 KiB in 16 directories, one thread, no sync (-S 0);
+#   fsmark     fs_mark: 10,000 files of 4 KiB in 16 directories, one thread, no sync (-S 0);
 #   sqlite     sqlite3: 2,000 single-row INSERTs, each its own transaction (journal written,
 #              synced and deleted 2,000 times), file database, rollback journal; the row count
-#              is checked afterwards.
+#              is checked in LOWER once unmounted.
 # Reports per workload the median (IOPS and MB/s for fio, elapsed seconds otherwise), its ratio
 # to native and to bindfs, CPU seconds, the trace size (reanimator; and its call count from
-# `reanimator info --json`) and the log size (loggedfs); writes the table to docs/PERFORMANCE.md
+# `reanimator info --json`; for fio, the trace's reads or writes against fio's I/O count) and
+# the log size (loggedfs); writes the table to docs/PERFORMANCE.md
 # (section "fs").
 #   REPS=N bash bench/fs/run.sh          (default 3 runs, interleaved: native, bindfs, ...,
 #                                         native, ...; `bash bench/fs/run.sh N` also works)
@@ -90,9 +91,16 @@ cleanup() {
     fusermount3 -u "$MNTED" 2>/dev/null || umount "$MNTED" 2>/dev/null || umount -l "$MNTED" 2>/dev/null || true
   fi
   if [ -n "$DPID" ]; then
-    local kid
-    for kid in $(ps -o pid= --ppid "$DPID" 2>/dev/null); do kill "$kid" 2>/dev/null || true; done
-    kill "$DPID" 2>/dev/null || true
+    # SIGTERM to the daemon (GNU time's child): it unmounts and finishes its file; then wait
+    # for it (up to 30 s, then SIGKILL), so that nothing writes into $DIR while it is removed.
+    local kid i
+    for kid in $(cat /proc/"$DPID"/task/*/children 2>/dev/null); do kill "$kid" 2>/dev/null || true; done
+    for ((i = 0; i < 600; i++)); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
+    if kill -0 "$DPID" 2>/dev/null; then
+      for kid in $(cat /proc/"$DPID"/task/*/children 2>/dev/null); do kill -9 "$kid" 2>/dev/null || true; done
+      kill -9 "$DPID" 2>/dev/null || true
+    fi
+    wait "$DPID" 2>/dev/null || true
   fi
   # Never remove the scratch directory through (or under) a mount.
   local m
@@ -100,7 +108,7 @@ cleanup() {
   if findmnt -n -l -o TARGET | grep -qF "$DIR"; then
     echo "bench/fs: something is still mounted under $DIR; left in place" >&2
   else
-    rm -rf "$DIR"
+    rm -rf "$DIR" || echo "bench/fs: could not remove $DIR" >&2
   fi
   exit "$st"
 }
@@ -141,11 +149,11 @@ start_fs() {
   /usr/bin/time -f '%M %U %S' -o "$DIR/daemon.t" "${cmd[@]}" </dev/null >"$DIR/daemon.out" 2>"$DIR/daemon.err" &
   DPID=$!
   t0=$SECONDS
-  # Up: the mount is in the mount table (and reanimator has said "mounted LOWER at MNT").
+  # Up: the mount is in the mount table (and reanimator has said "... mounted LOWER at MNT ...").
   while :; do
     if is_fuse "$MNTED"; then
       [[ $cfg != reanimator-* ]] && break
-      grep -q "^mounted " "$DIR/daemon.err" && break
+      grep -q "mounted .* at " "$DIR/daemon.err" && break
     fi
     if ! kill -0 "$DPID" 2>/dev/null; then
       wait "$DPID" && line=0 || line=$?
@@ -219,7 +227,9 @@ timed() {
   times >"$DIR/times.1"
   printf -v "${name}_CPU" '%s' "$(awk -v a="$(cpu_of "$DIR/times.0")" -v b="$(cpu_of "$DIR/times.1")" 'BEGIN { printf "%.3f", b - a }')"
   if [ "$st" -ne 0 ]; then
-    echo "bench/fs: $WORKLOAD ($CFG, run $RUN): \`$*\` failed with exit status $st (124: over the ${LIMIT} s limit). Its stderr:" >&2
+    local why=""
+    [ "$st" -eq 124 ] && why=" (over the ${LIMIT} s limit)"
+    echo "bench/fs: $WORKLOAD ($CFG, run $RUN): \`$*\` failed with exit status $st$why. Its stderr:" >&2
     tail -n 20 "$DIR/stderr" >&2
     [ -n "$MNTED" ] && { echo "the daemon's stderr:" >&2; tail -n 20 "$DIR/daemon.err" >&2; }
     exit 1
@@ -253,15 +263,20 @@ bench() {
       kv+=(rm_s="$RM_S" rm_cpu_s="$RM_CPU" tree_entries="$TREE_ENTRIES") ;;
     fsmark)
       mkdir -p "$W/fsm"
-      timed MAIN fs_mark -d "$W/fsm" -s 4096 -n 20000 -t 1 -S 0 -L 1 -D 16 -l "$DIR/fsmark.log"
+      # 10,000 files: `reanimator fs` holds a descriptor per file the kernel knows, and 20,000
+      # exceed this machine's open-file limit (20,000): creat fails with EMFILE.
+      timed MAIN fs_mark -d "$W/fsm" -s 4096 -n 10000 -t 1 -S 0 -L 1 -D 16 -l "$DIR/fsmark.log"
       kv+=(fsmark_out="$DIR/stdout") ;;
     sqlite)
-      STDIN="$DIR/single.sql" timed MAIN sqlite3 s.db
-      local n
-      n=$(cd "$W" && sqlite3 s.db 'SELECT count(*) FROM t') || die "sqlite ($CFG, run $RUN): counting the rows failed"
-      [ "$n" = 2000 ] || die "sqlite ($CFG, run $RUN): $n rows in the table, not 2000" ;;
+      STDIN="$DIR/single.sql" timed MAIN sqlite3 s.db ;;
   esac
   stop_fs "$CFG"
+  # What reached LOWER, checked there once unmounted.
+  if [ "$WORKLOAD" = sqlite ]; then
+    local n
+    n=$(sqlite3 "$LOWER/s.db" 'SELECT count(*) FROM t') || die "sqlite ($CFG, run $RUN): counting the rows in LOWER failed"
+    [ "$n" = 2000 ] || die "sqlite ($CFG, run $RUN): $n rows in the table, not 2000"
+  fi
   local size=0 calls=""
   [ -n "$OUTF" ] && [ -e "$OUTF" ] && size=$(stat -c %s "$OUTF")
   if [[ $CFG = reanimator-* ]]; then
@@ -269,7 +284,11 @@ bench() {
     "$RA" info --json "$OUTF" >"$DIR/info.json" 2>"$DIR/info.err" || {
       echo "bench/fs: \`reanimator info --json\` of $CFG's trace failed:" >&2; cat "$DIR/info.err" >&2; exit 1
     }
-    kv+=(info_json="$DIR/info.json")
+    kv+=(info_json="$DIR/info.json" daemon_err="$DIR/daemon.err")
+    # fio: how many of its reads or writes reached the trace.
+    if [[ $WORKLOAD = rand* ]]; then
+      kv+=(rw_records="$("$RA" dump "$OUTF" --where 'call in {read, write}' | wc -l)")
+    fi
   fi
   [ "$CFG" = loggedfs ] && [ -e "$OUTF" ] && calls=$(wc -l <"$OUTF") && kv+=(log_lines="$calls")
   [ -e "$DIR/daemon.t" ] && kv+=(daemon_t="$DIR/daemon.t" umount_s="$UMOUNT_S")
