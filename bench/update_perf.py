@@ -162,6 +162,92 @@ def replay_table(rows):
     return "\n".join(out)
 
 
+# bench/fs: workload labels, and the metric of each: (label, metric, row key, higher is better).
+FS_WORKLOADS = {
+    "randread": ("fio randread 4 KiB, psync, 256 MiB, 10 s", "IOPS", "iops", True),
+    "randwrite": ("fio randwrite 4 KiB, psync, 256 MiB, 10 s", "IOPS", "iops", True),
+    "untar": ("tar x of /usr/include", "elapsed s", "wall_s", False),
+    "rm": ("rm -rf of that tree (same mount)", "elapsed s", "rm_s", False),
+    "fsmark": ("fs_mark 10,000 × 4 KiB files, 16 dirs, no sync", "elapsed s", "wall_s", False),
+    "sqlite": ("sqlite3 2,000 single-row transactions", "elapsed s", "wall_s", False),
+}
+FS_CONFIGS = ["native", "bindfs", "loggedfs", "reanimator-none", "reanimator-full", "reanimator-fast",
+              "reanimator-filtered"]
+
+
+def fs_table(rows):
+    """Median per (workload, config); slowdown against native and against bindfs (the FUSE
+    floor); CPU of the workload and of the daemon; trace or log size."""
+    from statistics import median
+    out = ["| workload | config | metric: runs | median | slowdown vs native | vs bindfs | workload CPU s "
+           "| daemon CPU s | daemon peak RSS MB | unmount s | trace/log file (median) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    # The untar runs also timed rm -rf of the tree: a line of its own.
+    rows = rows + [dict(r, workload="rm", cpu_s=r.get("rm_cpu_s", 0)) for r in rows
+                   if r["workload"] == "untar" and "rm_s" in r]
+    order = [w for w in FS_WORKLOADS if any(r["workload"] == w for r in rows)]
+    for w in order:
+        label, metric, key, higher = FS_WORKLOADS[w]
+        secs = {r.get("fio_seconds") for r in rows if r["workload"] == w} - {None}
+        if len(secs) == 1:
+            label = label.replace("10 s", f"{secs.pop()} s")
+        if w == "untar":
+            n = {r.get("tree_entries") for r in rows if r["workload"] == w} - {None}
+            if len(n) == 1:
+                label += f" ({n.pop():,} entries)"
+        med = {}
+        for c in FS_CONFIGS:
+            rs = sorted((r for r in rows if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
+            if rs:
+                med[c] = (median(r[key] for r in rs), rs)
+        fmt = (lambda v: f"{v:,.0f}") if higher else (lambda v: f"{v:.2f}")
+
+        def ratio(c, m):
+            if c not in med or not med[c][0] or not m:
+                return ""
+            b = med[c][0]
+            return f"{(b / m if higher else m / b):.2f}×"
+        for c, (m, rs) in med.items():
+            vals = ", ".join(fmt(r[key]) for r in rs)
+            shown = fmt(m)
+            if w.startswith("rand"):
+                shown += f" ({median(r['mb_s'] for r in rs):.1f} MB/s)"
+            elif w == "fsmark" and all("files_s" in r for r in rs):
+                shown += f" ({median(r['files_s'] for r in rs):,.0f} files/s)"
+            vs_native = ratio("native", m) if c != "native" else ""
+            vs_bindfs = ratio("bindfs", m) if c not in ("native", "bindfs") else ""
+            cpu = f"{median(r['cpu_s'] for r in rs):.2f}"
+            dcpu = drss = ums = size = ""
+            if w != "rm" and c != "native":
+                d = [r["daemon_cpu_s"] for r in rs if "daemon_cpu_s" in r]
+                dcpu = f"{median(d):.2f}" if d else ""
+                d = [r["daemon_rss_mb"] for r in rs if "daemon_rss_mb" in r]
+                drss = f"{max(d):,.0f}" if d else ""
+                d = [r["umount_s"] for r in rs if "umount_s" in r]
+                ums = f"{median(d):.2f}" if d else ""
+                if c == "loggedfs":
+                    size = f"log {_size(median(r['out_bytes'] for r in rs))}"
+                    if all("log_lines" in r for r in rs):
+                        size += f" ({median(r['log_lines'] for r in rs):,.0f} lines)"
+                elif c.startswith("reanimator"):
+                    size = f"trace {_size(median(r['out_bytes'] for r in rs))}"
+                    if all("records" in r for r in rs):
+                        size += f" ({median(r['records'] for r in rs):,.0f} records"
+                        if all("fs_ops" in r for r in rs) and any(r.get("fs_filtered") for r in rs):
+                            size += f" of {median(r['fs_ops'] for r in rs):,.0f} operations"
+                        if w.startswith("rand") and all("rw_records" in r for r in rs):
+                            size += (f"; reads/writes {median(r['rw_records'] for r in rs):,.0f}"
+                                     f" of fio's {median(r['ios'] for r in rs):,.0f} I/Os")
+                        lost = max(r.get("lost", 0) for r in rs)
+                        size += f"; lost {lost:,})" if lost else ")"
+                if w == "untar" and size:
+                    size += ", untar and rm -rf"
+            name = f"{c} ({rs[0]['fstype']})" if c == "native" and "fstype" in rs[0] else c
+            out.append(f"| {label} | {name} | {metric}: {vals} | {shown} | {vs_native} | {vs_bindfs} | {cpu} "
+                       f"| {dcpu} | {drss} | {ums} | {size} |")
+    return "\n".join(out)
+
+
 def kernel_table(rows):
     """bench/record/kernel_cost.sh: median ns per program run, and the same less the noop
     programs' figures (the statistics' own overhead plus an empty program)."""
@@ -186,9 +272,10 @@ def main():
     section, results, command = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = [json.loads(l) for l in Path(results).read_text().splitlines() if l.strip()]
     # "record-<workloads>": a run of some of bench/record's workloads, in a section of its own.
-    kind = "record" if section.startswith("record-") else section
+    # "fs-<configs>-<workloads>": a run of some of bench/fs's rows or workloads, likewise.
+    kind = section.split("-", 1)[0] if section.startswith(("record-", "fs-")) else section
     table = {"codec": codec_table, "record": record_table, "replay": replay_table,
-             "kernel": kernel_table}[kind](rows)
+             "kernel": kernel_table, "fs": fs_table}[kind](rows)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = f"<!-- section:{section} -->\nCommand: `{command}` — {stamp}, {machine()}\n\n{table}\n<!-- /section:{section} -->"
     text = DOC.read_text() if DOC.exists() else "# Performance\n"

@@ -21,9 +21,17 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 #   clang                       - compiles the eBPF capture program (crates/capture/src/ebpf/bpf/*.bpf.c)
 #   libelf-dev zlib1g-dev       - libbpf, which libbpf-sys builds from its vendored source and links
 #   bpftool                     - bench/record/kernel_cost.sh: reads the BPF programs' run statistics
+#   fuse3                       - `reanimator fs`: fusermount3 and /etc/fuse.conf, for it and for the bench/fs peers
+#   bindfs                      - bench/fs: untraced C FUSE passthrough, the FUSE floor
+#   loggedfs                    - bench/fs: the best-known FUSE tracing file system, the peer
+#   stress-ng                   - fs correctness tests: stress-ng --class filesystem over the mount
+#   dbench                      - fs tests: dbench's NetBench-style client load over the mount
+#   fsmark                      - bench/fs: fs_mark, the metadata-heavy workload (many small files)
+#   libpython3.11-testsuite     - fs tests: Python's own test suite run over the mount
 PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates
       sqlite3 tar git coreutils fio strace hyperfine time xz-utils
-      clang libelf-dev zlib1g-dev bpftool)
+      clang libelf-dev zlib1g-dev bpftool
+      fuse3 bindfs loggedfs stress-ng dbench fsmark libpython3.11-testsuite)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
