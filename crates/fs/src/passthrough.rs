@@ -206,7 +206,7 @@ fn kind_of_entry(t: rustix::fs::FileType) -> FileType {
 impl Op<'_> {
     /// Hand the finished operation to the tracer: `ret` its result (or 0), `err` its errno
     /// (0 on success), `size` the bytes it moved (for the filter), `fill` its own fields.
-    fn done(self, err: i32, ret: i64, size: Option<u64>, fill: impl FnOnce(&mut FsRecord)) {
+    fn done<'d>(self, err: i32, ret: i64, size: Option<u64>, fill: impl FnOnce(&mut FsRecord<'d>)) {
         let t1 = now_ns();
         let tr = &self.fs.tracer;
         if !tr.opts.stream && tr.opts.aggregate.is_none() {
@@ -441,7 +441,7 @@ impl Filesystem for TraceFs {
         op.done(split(&r), len, None, |rec| {
             if let Ok(t) = &r {
                 // Link targets are metadata: kept whole whatever --data says.
-                rec.data = FsData::Full(t.as_bytes().to_vec());
+                rec.data = FsData::Full(t.as_bytes().to_vec().into());
             }
         });
     }
@@ -533,7 +533,7 @@ impl Filesystem for TraceFs {
         })();
         self.entry_reply(&r, reply);
         op.done(split(&r), 0, None, |rec| {
-            rec.data = FsData::Full(target.as_os_str().as_bytes().to_vec());
+            rec.data = FsData::Full(target.as_os_str().as_bytes().into());
             rec.result_inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
         });
     }
@@ -947,7 +947,7 @@ impl Filesystem for TraceFs {
             rec.length = Some(i64::from(size));
             if let Ok(v) = r {
                 if size > 0 {
-                    rec.data = FsData::Full(v);
+                    rec.data = FsData::Full(v.into());
                 } else {
                     rec.result_size = Some(v.len() as i64);
                 }

@@ -356,9 +356,9 @@ impl Tracer {
     }
 
     /// What a record keeps of `bytes`.
-    pub fn data(&self, bytes: &[u8]) -> FsData {
+    pub fn data<'a>(&self, bytes: &'a [u8]) -> FsData<'a> {
         match self.opts.data {
-            DataMode::Full => FsData::Full(bytes.to_vec()),
+            DataMode::Full => FsData::Full(Cow::Borrowed(bytes)),
             DataMode::Hash => {
                 FsData::Hashed { len: bytes.len() as u64, blake3: *blake3::hash(bytes).as_bytes() }
             }
@@ -367,15 +367,18 @@ impl Tracer {
     }
 
     /// Like [`Tracer::data`], taking ownership (no copy in full mode).
-    pub fn data_owned(&self, bytes: Vec<u8>) -> FsData {
+    pub fn data_owned(&self, bytes: Vec<u8>) -> FsData<'static> {
         match self.opts.data {
-            DataMode::Full => FsData::Full(bytes),
-            _ => self.data(&bytes),
+            DataMode::Full => FsData::Full(Cow::Owned(bytes)),
+            DataMode::Hash => {
+                FsData::Hashed { len: bytes.len() as u64, blake3: *blake3::hash(&bytes).as_bytes() }
+            }
+            DataMode::None => FsData::Length(bytes.len() as u64),
         }
     }
 
     /// Hand one operation to the drivers.
-    pub fn emit(&self, r: FsRecord, agg_path: Option<&[u8]>) {
+    pub fn emit(&self, r: FsRecord<'_>, agg_path: Option<&[u8]>) {
         if let Some(g) = &self.opts.aggregate {
             let ns = (r.time_returned - r.time_called).max(0) as u64;
             let bytes = match &r.data {

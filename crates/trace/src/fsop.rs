@@ -166,12 +166,12 @@ pub struct AggregateRow<'a> {
 
 /// What a record keeps of an operation's data buffer (`--data full|hash|none`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum FsData {
+pub enum FsData<'a> {
     /// The operation moves no data.
     #[default]
     None,
-    /// The bytes.
-    Full(Vec<u8>),
+    /// The bytes (borrowed from the request where they can be: no copy before the trace).
+    Full(std::borrow::Cow<'a, [u8]>),
     /// Their length and BLAKE3 digest.
     Hashed { len: u64, blake3: [u8; 32] },
     /// Their length only (`--data none`).
@@ -180,7 +180,7 @@ pub enum FsData {
 
 /// One file-system operation, as the tracing file system builds it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FsRecord {
+pub struct FsRecord<'a> {
     /// FUSE operation name (`lookup`, `read`, `setattr`, ...).
     pub op: &'static str,
     pub time_called: i64,
@@ -218,12 +218,12 @@ pub struct FsRecord {
     pub mtime_now: bool,
     pub fh_out: Option<i64>,
     pub offset_out: Option<i64>,
-    pub data: FsData,
+    pub data: FsData<'a>,
     pub result_inode: Option<i64>,
     pub result_size: Option<i64>,
 }
 
-impl FsRecord {
+impl FsRecord<'_> {
     /// Approximate memory held (queues count it against their byte budgets).
     pub fn memory_bytes(&self) -> usize {
         let v = |o: &Option<Vec<u8>>| o.as_ref().map_or(0, Vec::len);

@@ -396,7 +396,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
 
     /// Append a file-system operation record (the writer must have been created with
     /// `fs_ops`), assigning it the next unique id, which it returns.
-    pub fn append_fs(&mut self, r: &crate::fsop::FsRecord) -> Result<u64> {
+    pub fn append_fs(&mut self, r: &crate::fsop::FsRecord<'_>) -> Result<u64> {
         use crate::fsop::{col, FsData};
         let id = self.next_id;
         let max = self.cfg.max_buffer_bytes;
