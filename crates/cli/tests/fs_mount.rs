@@ -683,3 +683,41 @@ assert sum(len(os.listdir("r" + str(d))) for d in range(3)) == 3000
     assert!(info.contains("fs_node_descriptors"), "{info}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Found by scripts/fs-conformance.sh: size queries (`listxattr(path, NULL, 0)`, as cp -a and
+/// getfattr make them) answered 0, and xattrs of symlinks were refused.
+#[test]
+fn xattrs_of_files_and_symlinks_pass_through() {
+    if !can_mount() || !have_program("python3") {
+        return;
+    }
+    let d = scratch_dir("fs-xattr");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::create_dir_all(d.join("copy")).unwrap();
+    let out = sh(&lower, "echo hi > f && ln -s f l && python3 -c \"import os; os.setxattr('f', 'user.color', b'red')\"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let script = format!(
+        r#"set -e
+        cp -a f {copy}/f
+        python3 - <<'EOF'
+import os
+assert os.getxattr("{copy}/f", "user.color") == b"red", "cp -a through the mount lost the xattr"
+os.setxattr("l", "trusted.foo", b"43", follow_symlinks=False)
+assert os.getxattr("l", "trusted.foo", follow_symlinks=False) == b"43"
+assert os.listxattr("l", follow_symlinks=False) == ["trusted.foo"]
+os.removexattr("l", "trusted.foo", follow_symlinks=False)
+assert os.listxattr("l", follow_symlinks=False) == []
+assert os.listxattr("f") == ["user.color"]
+EOF"#,
+        copy = d.join("copy").display()
+    );
+    let out = sh(&mnt, &script);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let sets = jsonl(&trace, "op == setxattr && xattr_name == \"trusted.foo\" && errno == 0");
+    assert_eq!(sets.len(), 1, "{sets:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -187,6 +187,11 @@ impl Inodes {
         Some(NodeRef { fd, is_symlink, ino })
     }
 
+    /// The parent node and name a node was last reached by.
+    pub fn parent_name(&self, id: u64) -> Option<(u64, Vec<u8>)> {
+        self.lock().nodes.get(&id).map(|n| (n.parent, n.name.to_vec()))
+    }
+
     /// The node's lower inode number, without opening anything.
     pub fn ino(&self, id: u64) -> Option<u64> {
         self.lock().nodes.get(&id).map(|n| n.ino)

@@ -887,13 +887,15 @@ impl Filesystem for TraceFs {
     ) {
         let op = self.op(req, "setxattr", ino, None);
         let r = (|| -> Res<()> {
-            let n = self.node(ino)?;
-            if n.is_symlink {
-                return Err(libc::EPERM);
-            }
+            let t = self.xattr_target(ino)?;
             let c = cname(name.as_bytes())?;
             let fl = rustix::fs::XattrFlags::from_bits_retain(flags as u32);
-            rustix::fs::setxattr(n.proc_path(), &c, value, fl).map_err(errno)
+            if t.symlink {
+                rustix::fs::lsetxattr(&t.path, &c, value, fl)
+            } else {
+                rustix::fs::setxattr(&t.path, &c, value, fl)
+            }
+            .map_err(errno)
         })();
         match &r {
             Ok(()) => reply.ok(),
@@ -911,12 +913,15 @@ impl Filesystem for TraceFs {
     fn getxattr(&self, req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
         let op = self.op(req, "getxattr", ino, None);
         let r = (|| -> Res<Vec<u8>> {
-            let n = self.node(ino)?;
-            if n.is_symlink {
-                return Err(libc::ENODATA);
-            }
+            let t = self.xattr_target(ino)?;
             let c = cname(name.as_bytes())?;
-            xattr_call(size, |buf| rustix::fs::getxattr(n.proc_path(), &c, buf))
+            xattr_call(size, |buf| {
+                if t.symlink {
+                    rustix::fs::lgetxattr(&t.path, &c, buf)
+                } else {
+                    rustix::fs::getxattr(&t.path, &c, buf)
+                }
+            })
         })();
         reply_xattr(&r, size, reply);
         let tracer = &self.tracer;
@@ -936,11 +941,14 @@ impl Filesystem for TraceFs {
     fn listxattr(&self, req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
         let op = self.op(req, "listxattr", ino, None);
         let r = (|| -> Res<Vec<u8>> {
-            let n = self.node(ino)?;
-            if n.is_symlink {
-                return Ok(Vec::new());
-            }
-            xattr_call(size, |buf| rustix::fs::listxattr(n.proc_path(), buf))
+            let t = self.xattr_target(ino)?;
+            xattr_call(size, |buf| {
+                if t.symlink {
+                    rustix::fs::llistxattr(&t.path, buf)
+                } else {
+                    rustix::fs::listxattr(&t.path, buf)
+                }
+            })
         })();
         reply_xattr(&r, size, reply);
         op.done(split(&r), r.as_ref().map_or(0, |v| v.len() as i64), None, |rec| {
@@ -958,12 +966,14 @@ impl Filesystem for TraceFs {
     fn removexattr(&self, req: &Request, ino: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let op = self.op(req, "removexattr", ino, None);
         let r = (|| -> Res<()> {
-            let n = self.node(ino)?;
-            if n.is_symlink {
-                return Err(libc::EPERM);
-            }
+            let t = self.xattr_target(ino)?;
             let c = cname(name.as_bytes())?;
-            rustix::fs::removexattr(n.proc_path(), &c).map_err(errno)
+            if t.symlink {
+                rustix::fs::lremovexattr(&t.path, &c)
+            } else {
+                rustix::fs::removexattr(&t.path, &c)
+            }
+            .map_err(errno)
         })();
         match &r {
             Ok(()) => reply.ok(),
@@ -1135,11 +1145,44 @@ impl Filesystem for TraceFs {
     }
 }
 
-/// Call a get/list xattr function with a buffer of `size` (0: ask for the length).
+/// Where an xattr call reaches a node: the node itself through /proc/self/fd (following the
+/// magic link), or, for a symlink, `/proc/self/fd/<parent>/<name>` with the `l*` calls (the
+/// symlink itself: root may set `trusted.*` attributes on symlinks).
+struct XattrTarget {
+    path: CString,
+    symlink: bool,
+    /// Keeps the descriptor in `path` open.
+    _node: NodeRef,
+}
+
+impl TraceFs {
+    fn xattr_target(&self, ino: INodeNo) -> Res<XattrTarget> {
+        let n = self.node(ino)?;
+        if !n.is_symlink {
+            return Ok(XattrTarget {
+                path: cname(n.proc_path().as_bytes())?,
+                symlink: false,
+                _node: n,
+            });
+        }
+        let (parent, name) = self.inodes.parent_name(ino.0).ok_or(libc::ESTALE)?;
+        let p = self.inodes.get(parent).ok_or(libc::ESTALE)?;
+        let mut path = p.proc_path().into_bytes();
+        path.push(b'/');
+        path.extend_from_slice(&name);
+        Ok(XattrTarget { path: cname(&path)?, symlink: true, _node: p })
+    }
+}
+
+/// Call a get/list xattr function with a buffer of `size`; 0 asks for the length (with a
+/// buffer of the largest size the kernel allows: rustix reports at most the buffer's
+/// length, so an empty buffer would say 0).
 fn xattr_call(size: u32, f: impl Fn(&mut [u8]) -> rustix::io::Result<usize>) -> Res<Vec<u8>> {
     if size == 0 {
-        let n = f(&mut []).map_err(errno)?;
-        return Ok(vec![0; n]);
+        let mut buf = vec![0u8; 65536];
+        let n = f(&mut buf).map_err(errno)?;
+        buf.truncate(n);
+        return Ok(buf);
     }
     let mut buf = vec![0u8; size as usize];
     let n = f(&mut buf).map_err(errno)?;

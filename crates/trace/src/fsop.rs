@@ -90,7 +90,7 @@ fn build_type() -> dataseries::Result<ExtentType> {
         i64n("fh"),
         varn("pathname").pack_unique(true),
         varn("new_pathname"),
-        varn("name"),
+        varn("xattr_name"),
         i64n("offset"),
         i64n("length"),
         i64n("flags"),
@@ -526,7 +526,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
         "setxattr" | "getxattr" | "listxattr" | "removexattr" => {
             let Some(p) = path() else { return Vec::new() };
             let p = ArgValue::Data(p);
-            let name = || ArgValue::Data(with_nul(extra_bytes(ev, "name").unwrap_or_default()));
+            let name = || ArgValue::Data(with_nul(extra_bytes(ev, "xattr_name").unwrap_or_default()));
             let size = i(int("length").unwrap_or(0));
             match ev.name.as_str() {
                 "setxattr" => opt(mk(
