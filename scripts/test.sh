@@ -37,6 +37,18 @@ strict=()
 python3 scripts/test-summary.py "${strict[@]}" "$log"
 [ "$status" -eq 0 ] || { echo "tests failed (full output: $log)"; exit "$status"; }
 
+step "reanimator fs against third-party suites (scripts/fs-conformance.sh --quick)"
+# Python's own test modules, stress-ng's filesystem class, dbench, fs_mark and real programs,
+# each run natively and on a mount: any difference fails. Needs root (FUSE); CI is root.
+if [ "$(id -u)" -eq 0 ]; then
+    cargo build --release --locked -q -p reanimator
+    bash scripts/fs-conformance.sh --quick
+elif [ "${REANIMATOR_REQUIRE_PRIVILEGED:-}" = 1 ]; then
+    echo "fs conformance needs root (REANIMATOR_REQUIRE_PRIVILEGED=1)"; exit 1
+else
+    echo "skip: fs conformance needs root"
+fi
+
 step "docs build"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked -q
 
