@@ -144,7 +144,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             };
             progress.set(e.offset().unwrap_or(0));
             let ty = e.extent_type();
-            if !ty.name().starts_with(PREFIX) {
+            if !ty.name().starts_with(PREFIX) && ty.name() != ra_trace::FS_OP_TYPE {
                 continue;
             }
             let tc = ty.field_index("time_called");

@@ -526,7 +526,8 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
         "setxattr" | "getxattr" | "listxattr" | "removexattr" => {
             let Some(p) = path() else { return Vec::new() };
             let p = ArgValue::Data(p);
-            let name = || ArgValue::Data(with_nul(extra_bytes(ev, "xattr_name").unwrap_or_default()));
+            let name =
+                || ArgValue::Data(with_nul(extra_bytes(ev, "xattr_name").unwrap_or_default()));
             let size = i(int("length").unwrap_or(0));
             match ev.name.as_str() {
                 "setxattr" => opt(mk(
