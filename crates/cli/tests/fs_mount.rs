@@ -721,3 +721,24 @@ EOF"#,
     assert_eq!(sets.len(), 1, "{sets:?}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// bench/fs's per-stage knob: records are built, then dropped; the trace and stderr say so.
+#[test]
+fn the_discard_knob_leaves_a_marked_trace_without_records() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-discard");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let mut cmd = bin();
+    cmd.env("REANIMATOR_DISCARD_EVENTS", "1");
+    let m = Mount::start_with(cmd, &lower, &mnt, &trace, &[]);
+    assert!(sh(&mnt, "echo x > f; cat f >/dev/null").status.success());
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    assert!(log.contains("REANIMATOR_DISCARD_EVENTS=1") && log.contains("not written"), "{log}");
+    assert!(jsonl(&trace, "true").is_empty());
+    let info = String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+    assert!(info.contains("fs_discarded_records"), "{info}");
+    let _ = std::fs::remove_dir_all(&d);
+}

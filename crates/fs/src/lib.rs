@@ -433,6 +433,11 @@ pub fn mount(
         }
     }
     use std::sync::atomic::Ordering;
+    if tracer.discard {
+        let n = tracer.discarded.load(Ordering::Relaxed);
+        eprintln!("reanimator fs: REANIMATOR_DISCARD_EVENTS=1: {n} records built and not written to the trace");
+        tracer.add_info("fs_discarded_records", n.to_string().as_bytes());
+    }
     let timeouts = tracer.proc_timeouts();
     if timeouts > 0 {
         tracer.add_info("fs_proc_lookups_timed_out", timeouts.to_string().as_bytes());

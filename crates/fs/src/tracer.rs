@@ -298,6 +298,10 @@ pub struct Tracer {
     pub seen: AtomicU64,
     pub recorded: AtomicU64,
     pub filtered_out: AtomicU64,
+    /// `REANIMATOR_DISCARD_EVENTS=1` (benchmarks, as for record): records are built and then
+    /// dropped instead of written, to measure the trace writer's share.
+    pub discard: bool,
+    pub discarded: AtomicU64,
 }
 
 /// An error and its causes on one line (`a: b: c`), leaving out causes its text already ends with.
@@ -333,6 +337,8 @@ impl Tracer {
             seen: AtomicU64::new(0),
             recorded: AtomicU64::new(0),
             filtered_out: AtomicU64::new(0),
+            discard: std::env::var_os("REANIMATOR_DISCARD_EVENTS").is_some_and(|v| v == "1"),
+            discarded: AtomicU64::new(0),
         }
     }
 
@@ -401,6 +407,11 @@ impl Tracer {
             a.1.entry((r.op, group)).or_default().add(ns, bytes, r.errno != 0);
         }
         if !self.opts.stream || self.failed.load(Ordering::Relaxed) {
+            return;
+        }
+        if self.discard {
+            self.discarded.fetch_add(1, Ordering::Relaxed);
+            std::hint::black_box(&r);
             return;
         }
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
