@@ -171,8 +171,8 @@ FS_WORKLOADS = {
     "fsmark": ("fs_mark 10,000 × 4 KiB files, 16 dirs, no sync", "elapsed s", "wall_s", False),
     "sqlite": ("sqlite3 2,000 single-row transactions", "elapsed s", "wall_s", False),
 }
-FS_CONFIGS = ["native", "bindfs", "loggedfs", "reanimator-none", "reanimator-full", "reanimator-fast",
-              "reanimator-filtered"]
+FS_CONFIGS = ["native", "bindfs", "loggedfs", "reanimator-none", "reanimator-full", "reanimator-discard",
+              "reanimator-fast", "reanimator-filtered"]
 
 
 def fs_table(rows):

@@ -10,6 +10,8 @@
 #                        configuration: no -c file);
 #   reanimator-none      through `reanimator fs mount LOWER MNT -o TRACE --data none`;
 #   reanimator-full      ... `--data full` (every byte read and written in the trace);
+#   reanimator-discard   ... `--data full` with REANIMATOR_DISCARD_EVENTS=1: every record built
+#                        and dropped (the per-stage A/B: full minus discard = the trace writer);
 #   reanimator-fast      ... `--fast`;
 #   reanimator-filtered  ... `--filter 'path ~ "/nomatch/**"'`: nothing matches, every call
 #                        passes through untraced (the cost of the daemon without its trace).
@@ -53,7 +55,7 @@ source bench/lib.sh
 REPS="${1:-${REPS:-3}}"
 FIO_SECONDS="${FIO_SECONDS:-10}"
 ALL_WORKLOADS="randread randwrite untar fsmark sqlite"
-ALL_CONFIGS="native bindfs loggedfs reanimator-none reanimator-full reanimator-fast reanimator-filtered"
+ALL_CONFIGS="native bindfs loggedfs reanimator-none reanimator-full reanimator-discard reanimator-fast reanimator-filtered"
 WORKLOADS="${WORKLOADS:-$ALL_WORKLOADS}"
 CONFIGS="${CONFIGS:-$ALL_CONFIGS}"
 # A workload that takes longer than this under any configuration is a hang: fail the run.
@@ -138,6 +140,8 @@ start_fs() {
     loggedfs) MNTED=$LOWER; OUTF=$DIR/out.log; cmd=(loggedfs -f -l "$OUTF" "$LOWER") ;;
     reanimator-none | reanimator-full)
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data "${cfg#reanimator-}") ;;
+    reanimator-discard)
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=(env REANIMATOR_DISCARD_EVENTS=1 "$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full) ;;
     reanimator-fast)
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --fast) ;;
     reanimator-filtered)
