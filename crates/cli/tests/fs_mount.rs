@@ -742,3 +742,66 @@ fn the_discard_knob_leaves_a_marked_trace_without_records() {
     assert!(info.contains("fs_discarded_records"), "{info}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A daemon that hangs (stopped here): `fs umount --force` cuts the connection off and
+/// detaches the mount; programs get ENOTCONN instead of waiting forever. A program killed in
+/// the middle of its writes, and a lower directory removed under the mount, leave the daemon
+/// serving and its trace whole.
+#[test]
+fn hung_daemons_killed_writers_and_vanished_lower_directories() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-faults");
+    // A writer killed mid-write, then the lower directory removed.
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let mut dd = Command::new("dd")
+        .args(["if=/dev/zero", "bs=64k", "count=100000", "status=none"])
+        .arg(format!("of={}", mnt.join("big").display()))
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    dd.kill().unwrap();
+    let _ = dd.wait();
+    assert!(sh(&mnt, "echo still > after && cat after").status.success());
+    std::fs::remove_dir_all(&lower).unwrap();
+    let r = sh(&mnt, "touch new");
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("No such file"), "{r:?}");
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    assert!(bin().arg("info").arg(&trace).output().unwrap().status.success());
+    assert!(!jsonl(&trace, "op == write && path ~ \"**/big\"").is_empty());
+
+    // A hung daemon.
+    let (lower, mnt, trace) = (d.join("lower2"), d.join("mnt2"), d.join("t2.ds"));
+    let mut m = Mount::start(&lower, &mnt, &trace, &[]);
+    // SAFETY: kill takes no pointers.
+    unsafe { libc::kill(m.pid() as i32, libc::SIGSTOP) };
+    let mut ls = Command::new("ls").arg(&mnt).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(ls.try_wait().unwrap().is_none(), "ls waits for the stopped daemon");
+    let out = bin().args(["fs", "umount", "--force"]).arg(&mnt).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t0 = Instant::now();
+    let st = loop {
+        if let Some(st) = ls.try_wait().unwrap() {
+            break st;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5), "ls still waits after --force");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!st.success());
+    assert!(!mounted_by(&mnt, m.pid()));
+    // SAFETY: as above.
+    unsafe { libc::kill(m.pid() as i32, libc::SIGCONT) };
+    let mut child = m.child.take().unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "the daemon noticed the abort and exits");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(bin().arg("info").arg(&trace).output().unwrap().status.success());
+    let _ = std::fs::remove_dir_all(&d);
+}

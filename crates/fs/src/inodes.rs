@@ -219,16 +219,24 @@ impl Inodes {
         dev: u64,
         ino: u64,
         is_symlink: bool,
-        handle: Option<Box<[u8]>>,
+        handle: impl FnOnce() -> Option<Box<[u8]>>,
         open: impl FnOnce() -> std::io::Result<OwnedFd>,
     ) -> std::io::Result<u64> {
         let mut t = self.lock();
+        // The handle is asked for only when needed: a known node whose descriptor is open is
+        // its file (we hold the inode: its number cannot have been given to another).
+        let mut handle_fn = Some(handle);
+        let mut fetched: Option<Box<[u8]>> = None;
         if let Some(&id) = t.by_key.get(&(dev, ino)) {
             if let Some(n) = t.nodes.get_mut(&id) {
                 // The same file, unless both have handles and they differ: the number now
                 // belongs to a new file while the kernel still knows the old one.
-                let same =
-                    id == ROOT || n.handle.is_none() || handle.is_none() || n.handle == handle;
+                let same = if id == ROOT || n.fd.is_some() || n.handle.is_none() {
+                    true
+                } else {
+                    fetched = handle_fn.take().and_then(|f| f());
+                    fetched.is_none() || n.handle == fetched
+                };
                 if same {
                     n.nlookup += 1;
                     if id != ROOT {
@@ -239,6 +247,10 @@ impl Inodes {
                 }
             }
         }
+        let handle = match handle_fn.take() {
+            Some(f) => f(),
+            None => fetched,
+        };
         let usable = handle.is_some() && dev == t.root_dev;
         let fd = if usable { None } else { Some(Arc::new(open()?)) };
         // The node id is what programs see as st_ino (FUSE replies carry one number for

@@ -109,8 +109,12 @@ fn time_ns(t: SystemTime) -> i64 {
     }
 }
 
-/// Run `f` with the calling user's fsuid/fsgid (for calls that create files).
+/// Run `f` with the calling user's fsuid/fsgid (for calls that create files); root's calls
+/// run as they are (the daemon is root).
 fn as_caller<T>(req: &Request, f: impl FnOnce() -> T) -> T {
+    if req.uid() == 0 && req.gid() == 0 {
+        return f();
+    }
     // SAFETY: setfsuid/setfsgid change only this thread's file-system credentials and take no
     // pointers; the previous values are restored below.
     let (old_uid, old_gid) = unsafe {
@@ -162,7 +166,7 @@ impl TraceFs {
         let c = cname(name)?;
         let st = rustix::fs::statat(p.fd(), &c, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)?;
         let is_symlink = st.st_mode & libc::S_IFMT == libc::S_IFLNK;
-        let handle = crate::inodes::handle_of(p.fd(), &c);
+        let handle = || crate::inodes::handle_of(p.fd(), &c);
         let id = self
             .inodes
             .looked_up(parent.0, name, st.st_dev, st.st_ino, is_symlink, handle, || {
