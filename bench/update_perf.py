@@ -171,7 +171,7 @@ FS_WORKLOADS = {
     "fsmark": ("fs_mark 10,000 × 4 KiB files, 16 dirs, no sync", "elapsed s", "wall_s", False),
     "sqlite": ("sqlite3 2,000 single-row transactions", "elapsed s", "wall_s", False),
 }
-FS_CONFIGS = ["native", "bindfs", "loggedfs", "reanimator-none", "reanimator-full", "reanimator-discard",
+FS_CONFIGS = ["native", "bindfs", "bindfs-nocache", "loggedfs", "reanimator-none", "reanimator-full", "reanimator-discard",
               "reanimator-fast", "reanimator-filtered"]
 
 

@@ -8,6 +8,8 @@
 #                        system, mounted over LOWER itself (it logs the directory it is mounted
 #                        on), every operation logged as a line of text to LOG (its default
 #                        configuration: no -c file);
+#   bindfs-nocache       bindfs with the kernel's attribute and entry caches off, as in
+#                        `reanimator fs`'s default --fidelity mode: the same request stream;
 #   reanimator-none      through `reanimator fs mount LOWER MNT -o TRACE --data none`;
 #   reanimator-full      ... `--data full` (every byte read and written in the trace);
 #   reanimator-discard   ... `--data full` with REANIMATOR_DISCARD_EVENTS=1: every record built
@@ -55,7 +57,7 @@ source bench/lib.sh
 REPS="${1:-${REPS:-3}}"
 FIO_SECONDS="${FIO_SECONDS:-10}"
 ALL_WORKLOADS="randread randwrite untar fsmark sqlite"
-ALL_CONFIGS="native bindfs loggedfs reanimator-none reanimator-full reanimator-discard reanimator-fast reanimator-filtered"
+ALL_CONFIGS="native bindfs bindfs-nocache loggedfs reanimator-none reanimator-full reanimator-discard reanimator-fast reanimator-filtered"
 WORKLOADS="${WORKLOADS:-$ALL_WORKLOADS}"
 CONFIGS="${CONFIGS:-$ALL_CONFIGS}"
 # A workload that takes longer than this under any configuration is a hang: fail the run.
@@ -137,6 +139,8 @@ start_fs() {
   case $cfg in
     native) W=$LOWER; return 0 ;;
     bindfs) MNTED=$MNT; cmd=(bindfs -f "$LOWER" "$MNT") ;;
+    bindfs-nocache)
+      MNTED=$MNT; cmd=(bindfs -f -o attr_timeout=0,entry_timeout=0,negative_timeout=0 "$LOWER" "$MNT") ;;
     loggedfs) MNTED=$LOWER; OUTF=$DIR/out.log; cmd=(loggedfs -f -l "$OUTF" "$LOWER") ;;
     reanimator-none | reanimator-full)
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data "${cfg#reanimator-}") ;;
