@@ -805,3 +805,33 @@ fn hung_daemons_killed_writers_and_vanished_lower_directories() {
     assert!(bin().arg("info").arg(&trace).output().unwrap().status.success());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// chattr/lsattr reach the lower file (FS_IOC_GETFLAGS/SETFLAGS pass through); other ioctls
+/// are refused, not faked.
+#[test]
+fn attribute_flag_ioctls_pass_through() {
+    if !can_mount() || !have_program("chattr") || !have_program("lsattr") {
+        return;
+    }
+    let d = scratch_dir("fs-ioctl");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::write(lower.join("f"), b"x").unwrap();
+    if !sh(&lower, "chattr +A f && chattr -A f").status.success() {
+        eprintln!("skip: the lower file system has no attribute flags");
+        assert!(!ra_testkit::require_testdata(), "chattr fails on {}", lower.display());
+        return;
+    }
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let out = sh(&mnt, "chattr +A f && lsattr f");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let seen = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let native = sh(&lower, "lsattr f");
+    let native = String::from_utf8_lossy(&native.stdout).into_owned();
+    assert!(native.split_whitespace().next().unwrap().contains('A'), "{native}");
+    assert_eq!(seen.split_whitespace().next(), native.split_whitespace().next());
+    assert!(!jsonl(&trace, "op == ioctl && errno == 0").is_empty());
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -260,6 +260,11 @@ impl Op<'_> {
     }
 }
 
+/// `_IOR('v', 1, long)`, `_IOR('X', 31, struct fsxattr)`, `_IOW('X', 32, struct fsxattr)`.
+const FS_IOC_GETVERSION: libc::Ioctl = 0x8008_7601;
+const FS_IOC_FSGETXATTR: libc::Ioctl = 0x801c_581f;
+const FS_IOC_FSSETXATTR: libc::Ioctl = 0x401c_5820;
+
 fn split<T>(r: &Res<T>) -> i32 {
     match r {
         Ok(_) => 0,
@@ -1046,6 +1051,56 @@ impl Filesystem for TraceFs {
                 rec.fh = Some(*fh as i64);
                 rec.result_inode = Some(a.ino.0 as i64);
             }
+        });
+    }
+
+    /// The ioctls that only read or set a file's attribute flags, passed to the lower file
+    /// (the kernel sends chattr/lsattr's requests here): `FS_IOC_GETFLAGS`, `FS_IOC_SETFLAGS`,
+    /// `FS_IOC_FSGETXATTR`, `FS_IOC_FSSETXATTR`, `FS_IOC_GETVERSION`. Others get ENOTTY: FUSE
+    /// gives the daemon only as many bytes as the request's number declares, so calls with
+    /// variable-size results (`FS_IOC_FIEMAP`'s extent array) cannot be passed through.
+    fn ioctl(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _flags: fuser::IoctlFlags,
+        cmd: u32,
+        in_data: &[u8],
+        out_size: u32,
+        reply: fuser::ReplyIoctl,
+    ) {
+        let op = self.op(req, "ioctl", ino, None);
+        let r = (|| -> Res<Vec<u8>> {
+            let h = self.handle(fh)?;
+            let size = match cmd as libc::Ioctl {
+                libc::FS_IOC_GETFLAGS | libc::FS_IOC_SETFLAGS => 4,
+                FS_IOC_GETVERSION => 4,
+                FS_IOC_FSGETXATTR | FS_IOC_FSSETXATTR => 28,
+                _ => return Err(libc::ENOTTY),
+            };
+            let mut buf = [0u8; 32];
+            let n = in_data.len().min(size);
+            buf[..n].copy_from_slice(&in_data[..n]);
+            // SAFETY: every accepted request reads or writes at most `size` <= 32 bytes at
+            // the pointer, which points into `buf`; the descriptor is the handle's.
+            let rc = unsafe {
+                use std::os::fd::AsRawFd;
+                libc::ioctl(h.fd.as_raw_fd(), cmd as libc::Ioctl, buf.as_mut_ptr())
+            };
+            if rc < 0 {
+                return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+            }
+            Ok(buf[..(out_size as usize).min(size)].to_vec())
+        })();
+        match &r {
+            Ok(out) => reply.ioctl(0, out),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        op.done(split(&r), 0, None, |rec| {
+            rec.fh = Some(fh.0 as i64);
+            rec.flags = Some(i64::from(cmd));
+            rec.length = Some(in_data.len() as i64);
         });
     }
 
