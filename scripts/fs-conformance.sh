@@ -328,8 +328,8 @@ suite_fsmark() {
         local short=/tmp/fsm.$$.$side
         ln -sfn "$dir" "$short"
         run_bounded 300 "$WORK/fsmark.$side.log" "$dir" fs_mark -d "$short/" -n $n -s 4096 -t 2 -D 4 -S 1 -L 2
-        rm -f "$short"
         rc=$?; tt=$(elapsed "$tt")
+        rm -f "$short"
         say "  fs_mark $side: rc=$rc ${tt}s"
         [ $side = native ] && rcn=$rc
         [ $rc = 124 ] && diff_found "fs_mark HANGS on the $side side"
