@@ -265,6 +265,14 @@ const FS_IOC_GETVERSION: libc::Ioctl = 0x8008_7601;
 const FS_IOC_FSGETXATTR: libc::Ioctl = 0x801c_581f;
 const FS_IOC_FSSETXATTR: libc::Ioctl = 0x401c_5820;
 
+/// Answer a request that returns nothing but success or an errno.
+fn reply_empty(r: &Res<()>, reply: ReplyEmpty) {
+    match r {
+        Ok(()) => reply.ok(),
+        Err(e) => reply.error(Errno::from_i32(*e)),
+    }
+}
+
 fn split<T>(r: &Res<T>) -> i32 {
     match r {
         Ok(_) => 0,
@@ -577,10 +585,7 @@ impl Filesystem for TraceFs {
             }
             Ok(())
         })();
-        match &r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        reply_empty(&r, reply);
         let new_path = self.inodes.path(newparent.0, Some(newname.as_bytes()));
         op.done(split(&r), 0, None, |rec| {
             rec.new_path = new_path;
@@ -718,10 +723,7 @@ impl Filesystem for TraceFs {
         // A close of a duplicate: what the lower file system sees when a program closes a
         // descriptor (NFS and friends write back here).
         let r = self.handle(fh).and_then(|h| rustix::io::dup(&h.fd).map(drop).map_err(errno));
-        match &r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        reply_empty(&r, reply);
         op.done(split(&r), 0, None, |rec| rec.fh = Some(fh.0 as i64));
     }
 
@@ -735,13 +737,7 @@ impl Filesystem for TraceFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        let op = self.op(req, "release", ino, None);
-        let r = self.handles.remove(fh.0).map(drop).ok_or(libc::EBADF);
-        match &r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(Errno::from_i32(*e)),
-        }
-        op.done(split(&r), 0, None, |rec| rec.fh = Some(fh.0 as i64));
+        self.close_handle(req, "release", ino, fh, reply);
     }
 
     fn fsync(
@@ -845,13 +841,7 @@ impl Filesystem for TraceFs {
         _flags: OpenFlags,
         reply: ReplyEmpty,
     ) {
-        let op = self.op(req, "releasedir", ino, None);
-        let r = self.handles.remove(fh.0).map(drop).ok_or(libc::EBADF);
-        match &r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(Errno::from_i32(*e)),
-        }
-        op.done(split(&r), 0, None, |rec| rec.fh = Some(fh.0 as i64));
+        self.close_handle(req, "releasedir", ino, fh, reply);
     }
 
     fn fsyncdir(
@@ -906,10 +896,7 @@ impl Filesystem for TraceFs {
             }
             .map_err(errno)
         })();
-        match &r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        reply_empty(&r, reply);
         let tracer = &self.tracer;
         op.done(split(&r), 0, Some(value.len() as u64), |rec| {
             rec.name = Some(name.as_bytes().to_vec());
@@ -984,10 +971,7 @@ impl Filesystem for TraceFs {
             }
             .map_err(errno)
         })();
-        match &r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        reply_empty(&r, reply);
         op.done(split(&r), 0, None, |rec| rec.name = Some(name.as_bytes().to_vec()));
     }
 
@@ -1002,10 +986,7 @@ impl Filesystem for TraceFs {
             )
             .map_err(errno)
         });
-        match &r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        reply_empty(&r, reply);
         op.done(split(&r), 0, None, |rec| rec.mode = Some(mask.bits()));
     }
 
@@ -1124,10 +1105,7 @@ impl Filesystem for TraceFs {
             )
             .map_err(errno)
         });
-        match &r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        reply_empty(&r, reply);
         op.done(split(&r), 0, None, |rec| {
             rec.fh = Some(fh.0 as i64);
             rec.offset = Some(offset as i64);
@@ -1284,11 +1262,23 @@ impl TraceFs {
             let c = cname(name.as_bytes())?;
             rustix::fs::unlinkat(p.fd(), &c, flags).map_err(errno)
         })();
-        match &r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        reply_empty(&r, reply);
         op.done(split(&r), 0, None, |_| {});
+    }
+
+    /// `release` and `releasedir`: the handle's descriptor closes.
+    fn close_handle(
+        &self,
+        req: &Request,
+        what: &'static str,
+        ino: INodeNo,
+        fh: FileHandle,
+        reply: ReplyEmpty,
+    ) {
+        let op = self.op(req, what, ino, None);
+        let r = self.handles.remove(fh.0).map(drop).ok_or(libc::EBADF);
+        reply_empty(&r, reply);
+        op.done(split(&r), 0, None, |rec| rec.fh = Some(fh.0 as i64));
     }
 
     fn sync(
@@ -1305,10 +1295,7 @@ impl TraceFs {
             if datasync { rustix::fs::fdatasync(&h.fd) } else { rustix::fs::fsync(&h.fd) }
                 .map_err(errno)
         });
-        match &r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        reply_empty(&r, reply);
         op.done(split(&r), 0, None, |rec| {
             rec.fh = Some(fh.0 as i64);
             rec.flags = Some(i64::from(datasync));

@@ -123,45 +123,7 @@ impl ProcCache {
     }
 }
 
-/// Per (operation, group) statistics of one interval.
-#[derive(Clone, Debug)]
-pub struct Stats {
-    pub count: u64,
-    pub errors: u64,
-    pub bytes: u64,
-    pub total_ns: u64,
-    pub min_ns: u64,
-    pub max_ns: u64,
-    /// Bucket k counts latencies with 2^(k-1) <= ns < 2^k (bucket 0: 0 ns).
-    pub hist: [u64; 64],
-}
-
-impl Default for Stats {
-    fn default() -> Self {
-        Stats {
-            count: 0,
-            errors: 0,
-            bytes: 0,
-            total_ns: 0,
-            min_ns: u64::MAX,
-            max_ns: 0,
-            hist: [0; 64],
-        }
-    }
-}
-
-impl Stats {
-    fn add(&mut self, ns: u64, bytes: u64, failed: bool) {
-        self.count += 1;
-        self.errors += u64::from(failed);
-        self.bytes += bytes;
-        self.total_ns += ns;
-        self.min_ns = self.min_ns.min(ns);
-        self.max_ns = self.max_ns.max(ns);
-        let k = (64 - ns.leading_zeros()) as usize;
-        self.hist[k.min(63)] += 1;
-    }
-}
+pub use ra_trace::fsop::FsStats as Stats;
 
 /// One interval's aggregate, ready to print or store.
 pub struct Interval {
@@ -468,13 +430,7 @@ impl Tracer {
                     interval_end: iv.end_ns,
                     op,
                     group: g,
-                    count: s.count,
-                    errors: s.errors,
-                    bytes: s.bytes,
-                    total_ns: s.total_ns,
-                    min_ns: s.min_ns,
-                    max_ns: s.max_ns,
-                    hist: &s.hist,
+                    stats: s,
                 };
                 if let Err(e) = wr.append_fs_aggregate(&row) {
                     self.fail(&mut w, format!("cannot write the trace: {}", chain(&e)));

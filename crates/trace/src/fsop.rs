@@ -149,19 +149,54 @@ pub fn fs_aggregate_type() -> Arc<ExtentType> {
     .clone()
 }
 
-/// One row of the aggregate driver.
-pub struct AggregateRow<'a> {
-    pub interval_start: i64,
-    pub interval_end: i64,
-    pub op: &'a str,
-    pub group: &'a str,
+/// Per (operation, group) statistics of one aggregate interval.
+#[derive(Clone, Debug)]
+pub struct FsStats {
     pub count: u64,
     pub errors: u64,
     pub bytes: u64,
     pub total_ns: u64,
     pub min_ns: u64,
     pub max_ns: u64,
-    pub hist: &'a [u64; 64],
+    /// Bucket k counts latencies with 2^(k-1) <= ns < 2^k (bucket 0: 0 ns).
+    pub hist: [u64; 64],
+}
+
+impl Default for FsStats {
+    fn default() -> Self {
+        FsStats {
+            count: 0,
+            errors: 0,
+            bytes: 0,
+            total_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+            hist: [0; 64],
+        }
+    }
+}
+
+impl FsStats {
+    /// Count one operation of `ns` nanoseconds that moved `bytes`.
+    pub fn add(&mut self, ns: u64, bytes: u64, failed: bool) {
+        self.count += 1;
+        self.errors += u64::from(failed);
+        self.bytes += bytes;
+        self.total_ns += ns;
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+        let k = (64 - ns.leading_zeros()) as usize;
+        self.hist[k.min(63)] += 1;
+    }
+}
+
+/// One row of the aggregate driver.
+pub struct AggregateRow<'a> {
+    pub interval_start: i64,
+    pub interval_end: i64,
+    pub op: &'a str,
+    pub group: &'a str,
+    pub stats: &'a FsStats,
 }
 
 /// What a record keeps of an operation's data buffer (`--data full|hash|none`).

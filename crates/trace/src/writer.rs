@@ -506,21 +506,22 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         let Some(b) = self.fs_agg.as_mut() else {
             return Err(Error::UnknownCall("aggregate (writer without fs_ops)".into()));
         };
+        let st = r.stats;
         b.start_record();
         let clamp = |v: u64| Value::Int64(v.min(i64::MAX as u64) as i64);
         b.set(0, Value::Int64(r.interval_start))?;
         b.set(1, Value::Int64(r.interval_end))?;
         b.set(2, Value::Bytes(r.op.as_bytes()))?;
         b.set(3, Value::Bytes(r.group.as_bytes()))?;
-        b.set(4, clamp(r.count))?;
-        b.set(5, clamp(r.errors))?;
-        b.set(6, clamp(r.bytes))?;
-        b.set(7, clamp(r.total_ns))?;
-        b.set(8, clamp(if r.count == 0 { 0 } else { r.min_ns }))?;
-        b.set(9, clamp(r.max_ns))?;
-        let used = r.hist.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
+        b.set(4, clamp(st.count))?;
+        b.set(5, clamp(st.errors))?;
+        b.set(6, clamp(st.bytes))?;
+        b.set(7, clamp(st.total_ns))?;
+        b.set(8, clamp(if st.count == 0 { 0 } else { st.min_ns }))?;
+        b.set(9, clamp(st.max_ns))?;
+        let used = st.hist.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
         let mut h = Vec::with_capacity(used * 8);
-        for c in &r.hist[..used] {
+        for c in &st.hist[..used] {
             h.extend_from_slice(&c.to_le_bytes());
         }
         b.set(10, Value::Bytes(&h))?;
