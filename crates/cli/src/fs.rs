@@ -3,11 +3,12 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use ra_capture::STOP_REQUESTS;
 use ra_fs::{DataMode, GroupBy, MountConfig, Unmounted};
 
 use crate::record::{Compress, Data};
@@ -126,22 +127,9 @@ pub struct UmountArgs {
     timeout: u64,
 }
 
-static STOPS: AtomicU32 = AtomicU32::new(0);
-
-extern "C" fn on_signal(_sig: libc::c_int) {
-    STOPS.fetch_add(1, Ordering::Relaxed);
-}
-
-fn install_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: a zeroed sigaction whose handler only touches an atomic.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
-    }
+/// Stop requests (Ctrl-C, SIGTERM, SIGHUP), counted by record's handlers.
+fn stops() -> u32 {
+    STOP_REQUESTS.load(Ordering::Relaxed).max(0) as u32
 }
 
 pub fn run(a: FsArgs) -> Result<ExitCode> {
@@ -210,7 +198,7 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
             Compress::Zlib => dataseries::WriterOptions::zlib(),
         },
     };
-    install_handlers();
+    crate::record::install_stop_handlers();
     let summary = ra_fs::mount(
         cfg,
         |lower, mnt| {
@@ -223,7 +211,7 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
                 mnt.display()
             );
         },
-        &|| STOPS.load(Ordering::Relaxed),
+        &stops,
         |iv| eprint!("{}", ra_fs::tracer::format_interval(iv, true)),
     )
     .map_err(anyhow::Error::from)?;
@@ -287,10 +275,8 @@ fn daemonize(a: &MountArgs) -> Result<ExitCode> {
 }
 
 fn umount(a: UmountArgs) -> Result<ExitCode> {
-    install_handlers();
-    let r = ra_fs::umount(&a.mountpoint, a.force, Duration::from_secs(a.timeout), &|| {
-        STOPS.load(Ordering::Relaxed) > 0
-    })?;
+    crate::record::install_stop_handlers();
+    let r = ra_fs::umount(&a.mountpoint, a.force, Duration::from_secs(a.timeout), &|| stops() > 0)?;
     match r {
         Unmounted::Clean { daemon } => {
             eprintln!("reanimator fs: unmounted; daemon {daemon} finished its trace")

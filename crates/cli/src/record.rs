@@ -166,7 +166,7 @@ extern "C" fn on_stop_signal(sig: libc::c_int) {
     STOP_REQUESTS.fetch_add(1, Ordering::Relaxed);
 }
 
-fn install_stop_handlers() {
+pub(crate) fn install_stop_handlers() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: a zeroed sigaction with a handler that only touches atomics; no SA_RESTART, so
         // the tracer's waitpid returns EINTR and notices the request.
