@@ -589,20 +589,52 @@ fn large_directories_list_whole_and_seekdir_returns_to_the_same_entry() {
     let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
     std::fs::create_dir_all(&lower).unwrap();
     for i in 0..5000 {
-        std::fs::write(lower.join(format!("entry-with-a-longish-name-{i:05}")), b"").unwrap();
+        std::fs::write(lower.join(format!("entry-with-a-longish-name-{i:05}")), vec![b'x'; i % 7])
+            .unwrap();
     }
-    let m = Mount::start(&lower, &mnt, &trace, &["--data", "none"]);
-    let out = sh(
-        &mnt,
-        r#"perl -e 'opendir(D, ".") or die; my $n = 0; $n++ for 1..100; readdir(D) for 1..100;
-        my $p = telldir(D); my @b = map { scalar readdir(D) } 1..50; seekdir(D, $p);
-        my @c = map { scalar readdir(D) } 1..50; die "seekdir" unless "@b" eq "@c";
-        rewinddir(D); my $all = 0; $all++ while defined(readdir(D)); print "$all\n"'"#,
-    );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "5002");
-    let (status, log) = m.finish();
-    assert!(status.success(), "{log}");
+    let ls = "ls -lai --time-style=+%s";
+    let native = sh(&lower, ls);
+    assert!(native.status.success());
+    // Fidelity mode answers READDIR; --fast announces READDIRPLUS (entries with attributes).
+    for (mode, extra) in [("fidelity", &[][..]), ("fast", &["--fast"][..])] {
+        let mut args = vec!["--data", "none"];
+        args.extend_from_slice(extra);
+        let m = Mount::start(&lower, &mnt, &trace, &args);
+        let out = sh(
+            &mnt,
+            r#"perl -e 'opendir(D, ".") or die; my $n = 0; $n++ for 1..100; readdir(D) for 1..100;
+            my $p = telldir(D); my @b = map { scalar readdir(D) } 1..50; seekdir(D, $p);
+            my @c = map { scalar readdir(D) } 1..50; die "seekdir" unless "@b" eq "@c";
+            rewinddir(D); my $all = 0; $all++ while defined(readdir(D)); print "$all\n"'"#,
+        );
+        assert!(out.status.success(), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "5002", "{mode}");
+        // A long listing: names, inode numbers, modes, links, owners, sizes and times are
+        // the lower directory's.
+        let listed = sh(&mnt, ls);
+        assert!(listed.status.success(), "{mode}");
+        let strip_dots = |o: &Output| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                // The mount's root is FUSE's node 1 (".": inode 1), its parent outside.
+                .filter(|l| !l.ends_with(" .") && !l.ends_with(" ..") && !l.starts_with("total"))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strip_dots(&listed), strip_dots(&native), "{mode}: ls -lai differs");
+        let (status, log) = m.finish();
+        assert!(status.success(), "{log}");
+        let plus = jsonl(&trace, "op == \"readdirplus\"");
+        let lookups = jsonl(&trace, "op == \"lookup\"").len();
+        if mode == "fast" {
+            let entries: i64 = plus.iter().map(|r| r["return_value"].as_i64().unwrap()).sum();
+            assert!(entries >= 5000, "fast: readdirplus returned {entries} entries");
+            assert!(lookups < 1000, "fast: {lookups} lookups after readdirplus");
+        } else {
+            assert!(plus.is_empty(), "fidelity mode does not announce readdirplus");
+            assert!(lookups >= 5000, "fidelity: {lookups} lookups");
+        }
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -22,8 +22,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use fuser::{
     AccessFlags, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
     INodeNo, KernelConfig, LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
-    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyLseek, ReplyOpen, ReplyStatfs, ReplyWrite,
-    ReplyXattr, Request, TimeOrNow, WriteFlags,
+    ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyLseek, ReplyOpen, ReplyStatfs,
+    ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 use ra_trace::{FsData, FsRecord};
 use rustix::fs::{AtFlags, Mode, OFlags};
@@ -182,6 +182,59 @@ impl TraceFs {
         Ok((id, attr_of(&st)))
     }
 
+    /// Stream the directory of `fh` from `offset` (the lower file system's own `d_off`, so
+    /// that seekdir and rewinddir work) into `add`, which returns `Some(true)` when the reply
+    /// is full (the entry is kept for the next call), `Some(false)` when it took the entry and
+    /// `None` to skip it. Returns the number of entries taken.
+    fn walk_dir(
+        &self,
+        fh: FileHandle,
+        offset: u64,
+        mut add: impl FnMut(&rustix::fs::DirEntry, &OsStr) -> Res<Option<bool>>,
+    ) -> Res<usize> {
+        let h = self.handle(fh)?;
+        let cell = h.dir.as_ref().ok_or(libc::ENOTDIR)?;
+        let mut g = cell.lock().unwrap_or_else(|e| e.into_inner());
+        if g.is_none() {
+            let dir = rustix::fs::Dir::read_from(&h.fd).map_err(errno)?;
+            *g = Some(DirStream { dir, pos: 0, pending: None });
+        }
+        let st = g.as_mut().expect("set above");
+        if offset as i64 != st.pos {
+            // A seekdir/rewinddir, or a retry.
+            st.dir.seek(offset as i64).map_err(errno)?;
+            st.pos = offset as i64;
+            st.pending = None;
+        }
+        let mut n = 0;
+        loop {
+            let e = match st.pending.take() {
+                Some(e) => e,
+                None => match st.dir.read() {
+                    Some(e) => e.map_err(errno)?,
+                    None => break,
+                },
+            };
+            let name = OsStr::from_bytes(e.file_name().to_bytes());
+            match add(&e, name) {
+                Ok(Some(true)) => {
+                    st.pending = Some(e);
+                    break;
+                }
+                Ok(Some(false)) => n += 1,
+                Ok(None) => {}
+                // An error after some entries: send those; the next call meets it again.
+                Err(_) if n > 0 => {
+                    st.pending = Some(e);
+                    break;
+                }
+                Err(err) => return Err(err),
+            }
+            st.pos = e.offset();
+        }
+        Ok(n)
+    }
+
     fn entry_reply(&self, r: &Res<(u64, FileAttr)>, reply: ReplyEntry) {
         match r {
             Ok((id, attr)) => {
@@ -288,6 +341,14 @@ impl Filesystem for TraceFs {
         if self.direct_io {
             // Shared mappings of direct-I/O files (kernel 6.6+); without it mmap fails.
             let _ = config.add_capabilities(fuser::InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP);
+        }
+        if !self.ttl.is_zero() {
+            // With caches, READDIRPLUS's attributes are kept and spare the lookups that
+            // follow a listing; AUTO lets the kernel use it only when they do follow (ls -l).
+            // Without caches (fidelity) the kernel would look every name up again anyway.
+            let _ = config.add_capabilities(
+                fuser::InitFlags::FUSE_DO_READDIRPLUS | fuser::InitFlags::FUSE_READDIRPLUS_AUTO,
+            );
         }
         Ok(())
     }
@@ -782,46 +843,74 @@ impl Filesystem for TraceFs {
         mut reply: ReplyDirectory,
     ) {
         let op = self.op(req, "readdir", ino, None);
-        let r = (|| -> Res<usize> {
-            let h = self.handle(fh)?;
-            let cell = h.dir.as_ref().ok_or(libc::ENOTDIR)?;
-            let mut g = cell.lock().unwrap_or_else(|e| e.into_inner());
-            if g.is_none() {
-                let dir = rustix::fs::Dir::read_from(&h.fd).map_err(errno)?;
-                *g = Some(DirStream { dir, pos: 0, pending: None });
-            }
-            let st = g.as_mut().expect("set above");
-            if offset as i64 != st.pos {
-                // A seekdir/rewinddir, or a retry: the lower file system's offsets are its
-                // own positions.
-                st.dir.seek(offset as i64).map_err(errno)?;
-                st.pos = offset as i64;
-                st.pending = None;
-            }
-            let mut n = 0;
-            loop {
-                let e = match st.pending.take() {
-                    Some(e) => e,
-                    None => match st.dir.read() {
-                        Some(e) => e.map_err(errno)?,
-                        None => break,
-                    },
+        let r = self.walk_dir(fh, offset, |e, name| {
+            Ok(Some(reply.add(
+                INodeNo(e.ino()),
+                e.offset() as u64,
+                kind_of_entry(e.file_type()),
+                name,
+            )))
+        });
+        match &r {
+            Ok(_) => reply.ok(),
+            Err(e) => reply.error(Errno::from_i32(*e)),
+        }
+        let n = *r.as_ref().unwrap_or(&0);
+        op.done(split(&r), n as i64, None, |rec| {
+            rec.fh = Some(fh.0 as i64);
+            rec.offset = Some(offset as i64);
+        });
+    }
+
+    /// READDIRPLUS (announced with `--fast`, whose caches keep what it returns): each entry
+    /// comes with its attributes and counts as a lookup, sparing `ls -l` one LOOKUP per name.
+    fn readdirplus(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectoryPlus,
+    ) {
+        let op = self.op(req, "readdirplus", ino, None);
+        let r = self.walk_dir(fh, offset, |e, name| {
+            let bytes = name.as_bytes();
+            if bytes == b"." || bytes == b".." {
+                // The kernel links no dentry for these and counts no lookup.
+                let attr = FileAttr {
+                    ino: INodeNo(e.ino()),
+                    kind: kind_of_entry(e.file_type()),
+                    ..attr_of(&stat_fd(self.node(ino)?.fd())?)
                 };
-                let name = OsStr::from_bytes(e.file_name().to_bytes());
-                if reply.add(
+                return Ok(Some(reply.add(
                     INodeNo(e.ino()),
                     e.offset() as u64,
-                    kind_of_entry(e.file_type()),
                     name,
-                ) {
-                    st.pending = Some(e);
-                    break;
-                }
-                st.pos = e.offset();
-                n += 1;
+                    &Duration::ZERO,
+                    &attr,
+                    Generation(0),
+                )));
             }
-            Ok(n)
-        })();
+            let (id, attr) = match self.lookup_entry(ino, bytes) {
+                Ok(x) => x,
+                // Removed since the directory was read: leave it out, as a new readdir would.
+                Err(libc::ENOENT) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let full = reply.add(
+                INodeNo(id),
+                e.offset() as u64,
+                name,
+                &self.ttl,
+                &FileAttr { ino: INodeNo(id), ..attr },
+                Generation(0),
+            );
+            if full {
+                // Not sent: the kernel will not count this lookup.
+                self.inodes.forget(id, 1);
+            }
+            Ok(Some(full))
+        });
         match &r {
             Ok(_) => reply.ok(),
             Err(e) => reply.error(Errno::from_i32(*e)),
