@@ -1,0 +1,258 @@
+//! Latency profiles in FSprof's shape (`../shared/seeds/fsprof-tr04.txt`): for every operation,
+//! a histogram of its latencies in log2 buckets, per interval of elapsed time, with the total
+//! delay, so that a profile can check itself (the buckets add up to the count, the total lies
+//! within what the buckets allow).
+//!
+//! One model for every producer: the live eBPF profiler (`reanimator profile -- CMD`), the
+//! tracing file system (`reanimator fs mount --profile`) and offline profiles of traces
+//! (`reanimator profile TRACE`) all fill [`Interval`]s of [`Hist`]s keyed by [`Key`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Number of log2 buckets: bucket `k` holds latencies `2^(k-1) <= ns < 2^k` (bucket 0 holds
+/// 0 ns), FSprof's definition; bucket 63 also takes everything from 2^62 ns up.
+pub const BUCKETS: usize = 64;
+
+/// The bucket of a latency of `ns` nanoseconds: its bit length.
+#[inline]
+pub fn bucket_of(ns: u64) -> usize {
+    ((64 - ns.leading_zeros()) as usize).min(BUCKETS - 1)
+}
+
+/// The latencies bucket `k` holds: `[lo, hi]`, both inclusive.
+pub fn bucket_bounds(k: usize) -> (u64, u64) {
+    match k {
+        0 => (0, 0),
+        k if k >= BUCKETS - 1 => (1 << (BUCKETS - 2), u64::MAX),
+        k => (1 << (k - 1), (1 << k) - 1),
+    }
+}
+
+/// One operation's latencies over one interval.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hist {
+    /// `buckets[k]`: operations whose latency fell in bucket `k` (see [`BUCKETS`]).
+    #[serde(with = "bucket_list")]
+    pub buckets: [u64; BUCKETS],
+    /// Operations counted (independently of the buckets: the consistency check compares them).
+    pub count: u64,
+    /// Total latency in ns (FSprof's total delay per operation).
+    pub total_ns: u64,
+    /// Smallest and largest latency in ns (`min_ns` is `u64::MAX` while `count` is 0).
+    pub min_ns: u64,
+    pub max_ns: u64,
+    /// Operations that failed (returned an error), where the producer knows.
+    #[serde(default)]
+    pub errors: u64,
+}
+
+impl Default for Hist {
+    fn default() -> Self {
+        Hist {
+            buckets: [0; BUCKETS],
+            count: 0,
+            total_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+            errors: 0,
+        }
+    }
+}
+
+impl Hist {
+    /// Count one operation of `ns` nanoseconds.
+    #[inline]
+    pub fn record(&mut self, ns: u64, failed: bool) {
+        self.buckets[bucket_of(ns)] += 1;
+        self.count += 1;
+        self.total_ns = self.total_ns.saturating_add(ns);
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+        self.errors += u64::from(failed);
+    }
+
+    /// Add `other` into `self` (exact: merging histograms of disjoint operation sets gives the
+    /// histogram of their union).
+    pub fn merge(&mut self, other: &Hist) {
+        for (a, b) in self.buckets.iter_mut().zip(other.buckets.iter()) {
+            *a += b;
+        }
+        self.count += other.count;
+        self.total_ns = self.total_ns.saturating_add(other.total_ns);
+        self.min_ns = self.min_ns.min(other.min_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.errors += other.errors;
+    }
+
+    /// The histogram's own consistency check.
+    pub fn check(&self) -> Check {
+        let sum: u64 = self.buckets.iter().sum();
+        let (mut lo, mut hi) = (0u128, 0u128);
+        for (k, &c) in self.buckets.iter().enumerate() {
+            let (l, h) = bucket_bounds(k);
+            lo += u128::from(l) * u128::from(c);
+            hi += u128::from(h) * u128::from(c);
+        }
+        let t = u128::from(self.total_ns);
+        Check {
+            buckets_sum: sum,
+            count: self.count,
+            total_lo_ns: lo.min(u128::from(u64::MAX)) as u64,
+            total_hi_ns: hi.min(u128::from(u64::MAX)) as u64,
+            total_ns: self.total_ns,
+            ok: sum == self.count && lo <= t && t <= hi,
+        }
+    }
+
+    /// An estimate of the `q` quantile (0..=1) in ns: linear within the bucket that holds it,
+    /// clamped to the observed min and max. Exact to within that bucket's width.
+    pub fn quantile(&self, q: f64) -> u64 {
+        let n: u64 = self.buckets.iter().sum();
+        if n == 0 {
+            return 0;
+        }
+        let rank = (q.clamp(0.0, 1.0) * n as f64).ceil().max(1.0) as u64;
+        let mut seen = 0u64;
+        for (k, &c) in self.buckets.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            if seen + c >= rank {
+                let (lo, hi) = bucket_bounds(k);
+                let (lo, hi) = (lo.max(self.min_ns.min(hi)), hi.min(self.max_ns.max(lo)));
+                let frac = (rank - seen) as f64 / c as f64;
+                return lo + ((hi - lo) as f64 * frac) as u64;
+            }
+            seen += c;
+        }
+        self.max_ns
+    }
+}
+
+/// The result of [`Hist::check`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    pub buckets_sum: u64,
+    pub count: u64,
+    /// The smallest and largest total the buckets allow.
+    pub total_lo_ns: u64,
+    pub total_hi_ns: u64,
+    pub total_ns: u64,
+    pub ok: bool,
+}
+
+/// What a histogram describes: the layer it was measured at, the operation, and the group
+/// it belongs to when the profile is split (`--by fs|comm|pid|path`; empty when not).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Key {
+    /// `syscall`, `class` (read, write, meta, sync, ...), `block`, `fuse`, `ext4`, `fs` (the
+    /// tracing file system's lower calls), ...
+    pub layer: String,
+    /// The operation: a system call's name, a FUSE opcode, a block device's name, ...
+    pub op: String,
+    /// The group: `ext4 /dev/vda1 (/)`, `comm=sqlite3`, `pid=1234`, `path=/usr/lib`; empty
+    /// when the profile is not split.
+    #[serde(default)]
+    pub group: String,
+}
+
+/// One interval of a profile.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Wall-clock bounds, ns since the Unix epoch.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Cut short (the profile ended before the interval did: Ctrl-C, the target exited).
+    #[serde(default)]
+    pub partial: bool,
+    pub hists: BTreeMap<Key, Hist>,
+    /// Event counts that are not latencies (page-cache hits and misses, writeback pages...).
+    #[serde(default)]
+    pub counters: BTreeMap<String, u64>,
+}
+
+/// What the probes themselves cost, measured at start-up (FSprof's calibration).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Overhead {
+    /// Back-to-back clock reads (the floor of any measured latency), ns.
+    pub clock_read_ns: u64,
+    /// An empty call measured with the probes attached minus without, ns per call.
+    pub probe_pair_ns: u64,
+    /// Whether `probe_pair_ns` was subtracted from every latency (`--calibrate`).
+    pub subtracted: bool,
+}
+
+/// A profile's description: where it came from and how it was cut.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// `ebpf`, `fs`, `trace:<path>`, `merge`.
+    pub source: String,
+    /// The profiled command, PID, cgroup, mount or trace.
+    pub target: String,
+    /// Interval length in ns (0: one interval for the whole profile).
+    pub interval_ns: u64,
+    /// How histograms are split: `call`, `fs`, `comm`, `pid`, `path`.
+    pub by: String,
+    pub host: String,
+    pub kernel: String,
+    #[serde(default)]
+    pub overhead: Option<Overhead>,
+}
+
+/// Serde for `[u64; 64]` (serde derives arrays only up to 32): a JSON list.
+mod bucket_list {
+    use super::BUCKETS;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &[u64; BUCKETS], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(b.iter())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u64; BUCKETS], D::Error> {
+        let v = Vec::<u64>::deserialize(d)?;
+        if v.len() > BUCKETS {
+            return Err(serde::de::Error::custom(format!(
+                "{} buckets, at most {BUCKETS} expected",
+                v.len()
+            )));
+        }
+        let mut b = [0; BUCKETS];
+        b[..v.len()].copy_from_slice(&v);
+        Ok(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_follow_fsprof() {
+        assert_eq!(bucket_of(0), 0);
+        assert_eq!(bucket_of(1), 1);
+        assert_eq!(bucket_of(2), 2);
+        assert_eq!(bucket_of(3), 2);
+        assert_eq!(bucket_of(4), 3);
+        assert_eq!(bucket_of(u64::MAX), 63);
+        for k in 0..BUCKETS {
+            let (lo, hi) = bucket_bounds(k);
+            assert_eq!(bucket_of(lo), k);
+            assert_eq!(bucket_of(hi), k);
+        }
+    }
+
+    #[test]
+    fn check_and_quantiles() {
+        let mut h = Hist::default();
+        for ns in [100, 200, 300, 5000, 1_000_000] {
+            h.record(ns, false);
+        }
+        assert!(h.check().ok);
+        assert!(h.quantile(0.5) >= 128 && h.quantile(0.5) < 512);
+        assert_eq!(h.quantile(1.0), 1_000_000);
+        h.count += 1;
+        assert!(!h.check().ok);
+    }
+}
