@@ -178,9 +178,18 @@ pub struct Interval {
 pub struct Overhead {
     /// Back-to-back clock reads (the floor of any measured latency), ns.
     pub clock_read_ns: u64,
-    /// An empty call measured with the probes attached minus without, ns per call.
+    /// What the probes add to a call: wall-clock ns per cheap call (`getppid`) with the
+    /// probes attached to it minus without.
     pub probe_pair_ns: u64,
-    /// Whether `probe_pair_ns` was subtracted from every latency (`--calibrate`).
+    /// The part of `probe_pair_ns` assumed to fall between the two clock reads and so inside
+    /// every measured latency: half of it (FSprof's assumption). `--calibrate` subtracts it.
+    #[serde(default)]
+    pub self_delay_ns: u64,
+    /// The median latency measured for that cheap call: the smallest latency the profile can
+    /// tell apart from zero.
+    #[serde(default)]
+    pub floor_ns: u64,
+    /// Whether `self_delay_ns` was subtracted from every latency (`--calibrate`).
     pub subtracted: bool,
 }
 

@@ -11,6 +11,7 @@ mod assemble;
 mod guardian;
 mod layout;
 mod probe;
+pub mod profile;
 mod rules;
 
 #[allow(

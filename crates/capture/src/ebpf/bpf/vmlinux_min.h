@@ -39,6 +39,7 @@ typedef int pid_t;
 enum bpf_map_type {
 	BPF_MAP_TYPE_HASH = 1,
 	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_PERCPU_HASH = 5,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_CGROUP_ARRAY = 8,
 	BPF_MAP_TYPE_RINGBUF = 27,
@@ -145,7 +146,10 @@ struct task_struct {
 	struct sigpending pending;
 	int exit_code;
 	struct mm_struct *mm;
+	struct files_struct *files;
 };
+
+struct files_struct;
 
 struct super_block {
 	unsigned int s_dev;

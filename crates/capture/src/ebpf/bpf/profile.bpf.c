@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reanimator's live profiler, kernel side (`reanimator profile`): FSprof's latency histograms
+ * aggregated IN THE KERNEL. Nothing per call leaves the kernel: each layer's enter/exit pair
+ * adds one latency to a log2 histogram in a per-CPU hash map (`hists`), which user space reads
+ * once per interval (cumulative counts: user space takes differences, so nothing is reset and
+ * nothing is lost between two reads).
+ *
+ * Layers (each attached only when asked for):
+ *   syscall  tp_btf/sys_enter + sys_exit, for the target set (a command's process tree, a PID's,
+ *            a cgroup's, or every process but ours); the key is the call number, plus the
+ *            group: the device of the file an fd argument (or a returned fd) names (--by fs),
+ *            the process (--by pid) or its name (--by comm).
+ *   block    block_rq_issue -> block_rq_complete per request, keyed by operation and device.
+ *   fuse     fuse_request_send -> fuse_request_end per request, keyed by opcode.
+ *   ext4     ext4_{sync_file,truncate,unlink,fallocate}_{enter,exit}, keyed by op and device.
+ *   wb       writeback_single_inode_start -> writeback_single_inode, keyed by device.
+ *   cache    mm_filemap_get_pages (pages asked of the page cache by reads) and
+ *            mm_filemap_add_to_page_cache (folios added: misses and read-ahead): counters.
+ *
+ * Bucket k of a histogram holds latencies 2^(k-1) <= ns < 2^k (bucket 0: 0 ns), FSprof's.
+ * `calib_tgid` (set by user space during its start-up calibration only) makes our own thread a
+ * target whose calls go to layer L_CALIB, with a back-to-back clock read measured beside each.
+ */
+#include "vmlinux_prof.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define NBUCKETS 64
+#define TS_COMPAT 0x0002
+
+/* Layers: the `layer` of a key (user space names them). */
+#define L_SYSCALL 0
+#define L_BLOCK 1
+#define L_FUSE 2
+#define L_EXT4 3
+#define L_WB 4
+#define L_CALIB 5
+#define L_CLOCK 6
+
+/* --by: what the group of a syscall key is. */
+#define BY_CALL 0
+#define BY_FS 1
+#define BY_PID 2
+#define BY_COMM 3
+
+/* Counters (`counters`, per-CPU array). */
+#define C_GET_PAGES 0
+#define C_ADD_FOLIOS 1
+#define C_NO_SPACE 2 /* a histogram that could not be created: the map was full */
+#define NCOUNTERS 3
+
+/* ext4 operations (the `op` of L_EXT4 keys). */
+#define E_SYNC 0
+#define E_TRUNCATE 1
+#define E_UNLINK 2
+#define E_FALLOCATE 3
+
+/* Set by user space before load. */
+const volatile __u32 self_tgid = 0;
+const volatile __u32 use_cgroup = 0;
+const volatile __u32 all_tasks = 0;
+const volatile __u32 by = BY_CALL;
+/* Set by user space at run time. */
+__u32 calib_tgid = 0;
+/* The interval's epoch bit, part of every key (see profile.rs). */
+__u32 epoch = 0;
+/* Subtracted from every syscall latency (--calibrate), saturating at 0. */
+__u64 self_delay_ns = 0;
+
+struct hkey {
+	__u16 layer;
+	__u16 epoch;
+	__u32 op;
+	__u64 group;
+	char comm[16];
+};
+
+struct hval {
+	__u64 buckets[NBUCKETS];
+	__u64 count;
+	__u64 total_ns;
+	__u64 nmin; /* ~min: zero-initialised means "none yet" */
+	__u64 max_ns;
+	__u64 errors;
+};
+
+/* Sized by user space from the memory budget. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct hkey);
+	__type(value, struct hval);
+} hists SEC(".maps");
+
+/* One zeroed value to create histograms from (a value is larger than the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hval);
+} zero SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NCOUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroups SEC(".maps");
+
+/* A call in progress on this thread. */
+struct inflight {
+	__u64 ts;
+	__u64 group;
+	__u32 nr;
+	__u32 active;
+	/* ext4 operations in progress (they nest inside a call). */
+	__u64 ext4_ts[4];
+	__u64 ext4_dev[4];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct inflight);
+} tasks SEC(".maps");
+
+/* Requests and inodes in flight: issue time by pointer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u64);
+} reqs SEC(".maps");
+
+static __always_inline void count(__u32 c, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &c);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline __u32 bucket_of(__u64 ns)
+{
+	/* Bit length, by halving: at most 6 steps. */
+	__u32 b = 0;
+
+	if (ns >> 32) { b += 32; ns >>= 32; }
+	if (ns >> 16) { b += 16; ns >>= 16; }
+	if (ns >> 8) { b += 8; ns >>= 8; }
+	if (ns >> 4) { b += 4; ns >>= 4; }
+	if (ns >> 2) { b += 2; ns >>= 2; }
+	if (ns >> 1) { b += 1; ns >>= 1; }
+	return b + (__u32)ns;
+}
+
+static __always_inline void record(struct hkey *k, __u64 ns, int failed)
+{
+	struct hval *v;
+
+	k->epoch = epoch;
+	v = bpf_map_lookup_elem(&hists, k);
+
+	if (!v) {
+		__u32 z = 0;
+		struct hval *init = bpf_map_lookup_elem(&zero, &z);
+
+		if (!init)
+			return;
+		/* Fails when another CPU created it first: then the lookup finds it. */
+		bpf_map_update_elem(&hists, k, init, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&hists, k);
+		if (!v) {
+			count(C_NO_SPACE, 1);
+			return;
+		}
+	}
+	__u32 b = bucket_of(ns);
+
+	if (b >= NBUCKETS)
+		b = NBUCKETS - 1;
+	/* Per-CPU values: this CPU's copy only, with migration disabled: plain adds. */
+	v->buckets[b] += 1;
+	v->count += 1;
+	v->total_ns += ns;
+	if (~ns > v->nmin)
+		v->nmin = ~ns;
+	if (ns > v->max_ns)
+		v->max_ns = ns;
+	v->errors += failed;
+}
+
+static __always_inline int is_target(struct task_struct *t)
+{
+	__u32 tgid = t->tgid;
+
+	if (tgid == calib_tgid && tgid)
+		return 1;
+	if (tgid == self_tgid)
+		return 0;
+	if (all_tasks)
+		return 1;
+	if (use_cgroup)
+		return bpf_current_task_under_cgroup(&cgroups, 0) == 1;
+	return bpf_map_lookup_elem(&targets, &tgid) != 0;
+}
+
+/* The device of the file behind descriptor `fd` of the current task, or 0. */
+static __always_inline __u64 fd_dev(struct task_struct *t, long fd)
+{
+	struct fdtable *fdt;
+	struct file **fds;
+	struct file *f = 0;
+	unsigned int max;
+
+	if (fd < 0)
+		return 0;
+	fdt = BPF_CORE_READ(t, files, fdt);
+	if (!fdt)
+		return 0;
+	max = BPF_CORE_READ(fdt, max_fds);
+	if ((unsigned long)fd >= max)
+		return 0;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return 0;
+	return BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+}
+
+/* Which argument of a call is a descriptor (user space fills it from the registry): 1 + the
+ * argument's index, or 0; bit 7: the call returns a descriptor. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 512);
+	__type(key, __u32);
+	__type(value, __u8);
+} fdargs SEC(".maps");
+
+#define FD_RETURNED 0x80
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long id)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct inflight *s;
+
+	if (!is_target(t))
+		return 0;
+	if ((__u64)id >= 512 || (t->thread_info.status & TS_COMPAT))
+		return 0;
+	s = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s)
+		return 0;
+	s->nr = id;
+	s->group = 0;
+	if (by == BY_FS) {
+		__u32 nr = id;
+		__u8 *fa = bpf_map_lookup_elem(&fdargs, &nr);
+
+		if (fa && (*fa & 0x7f)) {
+			long fd;
+
+			switch ((*fa & 0x7f) - 1) {
+			case 0: fd = regs->di; break;
+			case 1: fd = regs->si; break;
+			case 2: fd = regs->dx; break;
+			case 3: fd = regs->r10; break;
+			default: fd = regs->r8; break;
+			}
+			s->group = fd_dev(t, (int)fd);
+		}
+	}
+	s->active = 1;
+	s->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(prof_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct inflight *s = bpf_task_storage_get(&tasks, t, 0, 0);
+	struct hkey k = {};
+	__u64 ns;
+
+	if (!s || !s->active)
+		return 0;
+	s->active = 0;
+	ns = now - s->ts;
+	k.layer = L_SYSCALL;
+	k.op = s->nr;
+	if (t->tgid == calib_tgid && calib_tgid) {
+		/* Calibration: this call, and a back-to-back clock read beside it. */
+		__u64 a = bpf_ktime_get_ns();
+		__u64 b = bpf_ktime_get_ns();
+		struct hkey c = { .layer = L_CLOCK };
+
+		k.layer = L_CALIB;
+		record(&k, ns, 0);
+		record(&c, b - a, 0);
+		return 0;
+	}
+	ns = ns > self_delay_ns ? ns - self_delay_ns : 0;
+	switch (by) {
+	case BY_FS: {
+		__u32 nr = s->nr;
+		__u8 *fa = bpf_map_lookup_elem(&fdargs, &nr);
+
+		k.group = s->group;
+		if (fa && (*fa & FD_RETURNED) && ret >= 0)
+			k.group = fd_dev(t, ret);
+		break;
+	}
+	case BY_PID:
+		k.group = t->tgid;
+		break;
+	case BY_COMM:
+		bpf_get_current_comm(k.comm, sizeof(k.comm));
+		break;
+	}
+	record(&k, ns, ret < 0 && ret >= -4095);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(prof_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (use_cgroup || all_tasks || ctgid == ptgid)
+		return 0;
+	if (bpf_map_lookup_elem(&targets, &ptgid))
+		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(prof_exit, struct task_struct *t, bool group_dead)
+{
+	__u32 tgid = t->tgid;
+
+	if (group_dead && !use_cgroup && !all_tasks)
+		bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}
+
+/* ---- block ---------------------------------------------------------------------------- */
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(prof_rq_issue, struct request *rq)
+{
+	__u64 key = (__u64)rq, ts = bpf_ktime_get_ns();
+
+	bpf_map_update_elem(&reqs, &key, &ts, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(prof_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
+{
+	__u64 key = (__u64)rq;
+	__u64 *ts = bpf_map_lookup_elem(&reqs, &key);
+	struct hkey k = { .layer = L_BLOCK };
+	struct gendisk *disk;
+
+	if (!ts)
+		return 0;
+	__u64 ns = bpf_ktime_get_ns() - *ts;
+
+	bpf_map_delete_elem(&reqs, &key);
+	k.op = BPF_CORE_READ(rq, cmd_flags) & REQ_OP_MASK;
+	disk = BPF_CORE_READ(rq, q, disk);
+	if (disk)
+		k.group = ((__u64)BPF_CORE_READ(disk, major) << 20) |
+			  (__u32)BPF_CORE_READ(disk, first_minor);
+	record(&k, ns, error != 0);
+	return 0;
+}
+
+/* ---- FUSE ----------------------------------------------------------------------------- */
+
+SEC("tp_btf/fuse_request_send")
+int BPF_PROG(prof_fuse_send, struct fuse_req *req)
+{
+	__u64 key = (__u64)req, ts = bpf_ktime_get_ns();
+
+	bpf_map_update_elem(&reqs, &key, &ts, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/fuse_request_end")
+int BPF_PROG(prof_fuse_end, struct fuse_req *req)
+{
+	__u64 key = (__u64)req;
+	__u64 *ts = bpf_map_lookup_elem(&reqs, &key);
+	struct hkey k = { .layer = L_FUSE };
+
+	if (!ts)
+		return 0;
+	__u64 ns = bpf_ktime_get_ns() - *ts;
+
+	bpf_map_delete_elem(&reqs, &key);
+	k.op = BPF_CORE_READ(req, in.h.opcode);
+	record(&k, ns, 0);
+	return 0;
+}
+
+/* ---- ext4 ----------------------------------------------------------------------------- */
+
+static __always_inline void ext4_enter(__u32 op, __u64 dev)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct inflight *s = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!s || op >= 4)
+		return;
+	s->ext4_ts[op] = bpf_ktime_get_ns();
+	s->ext4_dev[op] = dev;
+}
+
+static __always_inline void ext4_exit(__u32 op, int ret)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct inflight *s = bpf_task_storage_get(&tasks, t, 0, 0);
+	struct hkey k = { .layer = L_EXT4, .op = op };
+
+	if (!s || op >= 4 || !s->ext4_ts[op])
+		return;
+	__u64 ns = bpf_ktime_get_ns() - s->ext4_ts[op];
+
+	s->ext4_ts[op] = 0;
+	k.group = s->ext4_dev[op];
+	record(&k, ns, ret < 0);
+}
+
+SEC("tp_btf/ext4_sync_file_enter")
+int BPF_PROG(prof_ext4_sync_enter, struct file *file, int datasync)
+{
+	ext4_enter(E_SYNC, BPF_CORE_READ(file, f_inode, i_sb, s_dev));
+	return 0;
+}
+
+SEC("tp_btf/ext4_sync_file_exit")
+int BPF_PROG(prof_ext4_sync_exit, struct inode *inode, int ret)
+{
+	ext4_exit(E_SYNC, ret);
+	return 0;
+}
+
+SEC("tp_btf/ext4_truncate_enter")
+int BPF_PROG(prof_ext4_trunc_enter, struct inode *inode)
+{
+	ext4_enter(E_TRUNCATE, BPF_CORE_READ(inode, i_sb, s_dev));
+	return 0;
+}
+
+SEC("tp_btf/ext4_truncate_exit")
+int BPF_PROG(prof_ext4_trunc_exit, struct inode *inode)
+{
+	ext4_exit(E_TRUNCATE, 0);
+	return 0;
+}
+
+SEC("tp_btf/ext4_unlink_enter")
+int BPF_PROG(prof_ext4_unlink_enter, struct inode *parent, struct dentry *dentry)
+{
+	ext4_enter(E_UNLINK, BPF_CORE_READ(parent, i_sb, s_dev));
+	return 0;
+}
+
+SEC("tp_btf/ext4_unlink_exit")
+int BPF_PROG(prof_ext4_unlink_exit, struct dentry *dentry, int ret)
+{
+	ext4_exit(E_UNLINK, ret);
+	return 0;
+}
+
+SEC("tp_btf/ext4_fallocate_enter")
+int BPF_PROG(prof_ext4_falloc_enter, struct inode *inode, long long offset, long long len, int mode)
+{
+	ext4_enter(E_FALLOCATE, BPF_CORE_READ(inode, i_sb, s_dev));
+	return 0;
+}
+
+SEC("tp_btf/ext4_fallocate_exit")
+int BPF_PROG(prof_ext4_falloc_exit, struct inode *inode, long long offset, unsigned int max_blocks,
+	     int ret)
+{
+	ext4_exit(E_FALLOCATE, ret);
+	return 0;
+}
+
+/* ---- writeback ------------------------------------------------------------------------ */
+
+SEC("tp_btf/writeback_single_inode_start")
+int BPF_PROG(prof_wb_start, struct inode *inode, struct writeback_control *wbc,
+	     unsigned long nr_to_write)
+{
+	__u64 key = (__u64)inode | 1, ts = bpf_ktime_get_ns();
+
+	bpf_map_update_elem(&reqs, &key, &ts, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/writeback_single_inode")
+int BPF_PROG(prof_wb_end, struct inode *inode, struct writeback_control *wbc,
+	     unsigned long nr_to_write)
+{
+	__u64 key = (__u64)inode | 1;
+	__u64 *ts = bpf_map_lookup_elem(&reqs, &key);
+	struct hkey k = { .layer = L_WB };
+
+	if (!ts)
+		return 0;
+	__u64 ns = bpf_ktime_get_ns() - *ts;
+
+	bpf_map_delete_elem(&reqs, &key);
+	k.group = BPF_CORE_READ(inode, i_sb, s_dev);
+	record(&k, ns, 0);
+	return 0;
+}
+
+/* ---- page cache ----------------------------------------------------------------------- */
+
+SEC("tp_btf/mm_filemap_get_pages")
+int BPF_PROG(prof_get_pages, struct address_space *mapping, unsigned long index,
+	     unsigned long last_index)
+{
+	count(C_GET_PAGES, last_index >= index ? last_index - index + 1 : 1);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(prof_add_folio, struct folio *folio)
+{
+	count(C_ADD_FOLIOS, 1);
+	return 0;
+}
