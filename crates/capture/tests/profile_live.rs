@@ -112,3 +112,33 @@ fn by_fs_names_the_file_system_of_each_descriptor() {
     let groups: Vec<&str> = t.keys().filter(|k| k.op == "read").map(|k| k.group.as_str()).collect();
     assert!(groups.iter().any(|g| g.starts_with("proc ")), "{groups:?}");
 }
+
+#[test]
+fn by_path_groups_calls_under_their_directory() {
+    if !ra_testkit::privileged("live profiling", root()) {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("profile-path");
+    let (a, b) = (dir.join("a/deep/er"), dir.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let script = format!(
+        "for i in 1 2 3 4 5; do echo x > {a}/f$i; done; for i in 1 2 3; do echo y > {b}/g$i; done",
+        a = a.display(),
+        b = b.display()
+    );
+    // Depth: the scratch directory's own depth below its file system's mount point, plus one.
+    let mnt = std::process::Command::new("stat").args(["-c", "%m"]).arg(&dir).output().unwrap();
+    let mnt = std::path::PathBuf::from(String::from_utf8_lossy(&mnt.stdout).trim());
+    let depth = dir.strip_prefix(&mnt).unwrap().components().count() as u32 + 1;
+    let (_, ivs) = profile(&["sh", "-c", &script], By::Path(depth), &["syscall"]);
+    let t = totals(&ivs);
+    let writes = |p: &std::path::Path| -> u64 {
+        let want = format!("path={}", p.display());
+        t.iter().filter(|(k, _)| k.op == "write" && k.group == want).map(|(_, h)| h.count).sum()
+    };
+    let groups: Vec<&Key> = t.keys().filter(|k| k.op == "write").collect();
+    assert_eq!(writes(&dir.join("a")), 5, "{groups:?}");
+    assert_eq!(writes(&b), 3, "{groups:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

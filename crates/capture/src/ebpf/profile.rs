@@ -60,6 +60,9 @@ pub enum By {
     Pid,
     /// Per call and process name.
     Comm,
+    /// Per call and directory this many levels below the root of the file's file system
+    /// (the file's own directory when it lies shallower), for calls on descriptors.
+    Path(u32),
 }
 
 impl By {
@@ -69,6 +72,7 @@ impl By {
             By::Fs => "fs",
             By::Pid => "pid",
             By::Comm => "comm",
+            By::Path(_) => "path",
         }
     }
 }
@@ -231,7 +235,11 @@ pub fn run(
             By::Fs => 1,
             By::Pid => 2,
             By::Comm => 3,
+            By::Path(_) => 4,
         };
+        if let By::Path(d) = opts.by {
+            ro.path_depth = d;
+        }
     }
     let p = &mut open.progs;
     let sys = has("syscall");
@@ -314,7 +322,7 @@ pub fn run(
         _ => None,
     };
 
-    let names = Names::new(opts.by);
+    let mut names = Names::new(opts.by);
     let meta = Meta {
         source: "ebpf".into(),
         target: match &opts.target {
@@ -404,7 +412,7 @@ pub fn run(
             partial: end.is_some(),
             ..Interval::default()
         };
-        read_hists(&skel, old, &names, &mut iv.hists)?;
+        read_hists(&skel, old, &mut names, &mut iv.hists)?;
         let counters = read_counters(&skel)?;
         let delta = |i: u32| counters[i as usize] - last_counters[i as usize];
         if has("cache") {
@@ -483,7 +491,7 @@ fn set_epoch(skel: &mut skel::ProfileSkel<'_>, epoch: u16) -> Result<()> {
 fn read_hists(
     skel: &skel::ProfileSkel<'_>,
     epoch: u16,
-    names: &Names,
+    names: &mut Names,
     into: &mut BTreeMap<Key, Hist>,
 ) -> Result<()> {
     let map = &skel.maps.hists;
@@ -608,6 +616,9 @@ struct Names {
     by: By,
     /// `major:minor` -> (file-system type, source, mount point), from mountinfo.
     mounts: HashMap<(u32, u32), (String, String, String)>,
+    /// --by path: `(st_dev, st_ino)` of directories -> their paths, and the devices scanned.
+    dirs: HashMap<(u64, u64), String>,
+    scanned: HashMap<u64, Instant>,
 }
 
 impl Names {
@@ -626,7 +637,7 @@ impl Names {
                 (f[sep + 1].to_string(), f[sep + 2].to_string(), f[4].to_string())
             });
         }
-        Names { by, mounts }
+        Names { by, mounts, dirs: HashMap::new(), scanned: Default::default() }
     }
 
     fn dev(&self, dev: u64) -> String {
@@ -637,7 +648,26 @@ impl Names {
         }
     }
 
-    fn key(&self, k: &HKey) -> Key {
+    /// The path of directory `ino` on kernel device `dev`, found by walking the file system's
+    /// mount point down to the profile's depth.
+    fn dir_path(&mut self, dev: u64, ino: u64, depth: u32) -> String {
+        let (ma, mi) = ((dev >> 20) as u32, (dev & 0xf_ffff) as u32);
+        let key = (libc::makedev(ma, mi), ino);
+        // A directory not seen yet: walk again, at most once a second per file system.
+        let stale = self.scanned.get(&dev).is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+        if !self.dirs.contains_key(&key) && stale {
+            self.scanned.insert(dev, Instant::now());
+            if let Some((_, _, mnt)) = self.mounts.get(&(ma, mi)) {
+                scan_dirs(std::path::Path::new(&unescape_mount(mnt)), depth, &mut self.dirs);
+            }
+        }
+        match self.dirs.get(&key) {
+            Some(p) => format!("path={p}"),
+            None => format!("path=? (dev {ma}:{mi} inode {ino})"),
+        }
+    }
+
+    fn key(&mut self, k: &HKey) -> Key {
         let (layer, op, group) = match k.layer {
             L_SYSCALL => {
                 let op = ra_syscalls::arch::X86_64
@@ -653,6 +683,11 @@ impl Names {
                     // No file: a path call (stat, mkdir), or a descriptor that is not a file.
                     By::Fs if k.group == 0 => "no file".into(),
                     By::Fs => self.dev(k.group),
+                    By::Path(_) if k.group == 0 => "no file".into(),
+                    By::Path(d) => {
+                        let dev = u64::from_ne_bytes(k.comm[..8].try_into().unwrap_or_default());
+                        self.dir_path(dev, k.group, d)
+                    }
                 };
                 ("syscall", op, group)
             }
@@ -672,6 +707,51 @@ impl Names {
             _ => ("unknown", k.op.to_string(), String::new()),
         };
         Key { layer: layer.into(), op, group }
+    }
+}
+
+/// Mount points in mountinfo escape space, tab, newline and backslash as octal.
+fn unescape_mount(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(u8::is_ascii_digit) {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Directories under `root` down to `depth` levels (root included), by `(st_dev, st_ino)`;
+/// at most 100,000, without crossing into other file systems.
+fn scan_dirs(root: &std::path::Path, depth: u32, into: &mut HashMap<(u64, u64), String>) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = std::fs::symlink_metadata(root) else { return };
+    let dev = m.dev();
+    into.insert((dev, m.ino()), root.display().to_string());
+    let mut level = vec![root.to_path_buf()];
+    for _ in 0..depth {
+        let mut next = Vec::new();
+        for d in &level {
+            let Ok(rd) = std::fs::read_dir(d) else { continue };
+            for e in rd.flatten() {
+                let Ok(m) = e.metadata() else { continue };
+                if m.is_dir() && m.dev() == dev {
+                    into.insert((dev, m.ino()), e.path().display().to_string());
+                    next.push(e.path());
+                    if into.len() >= 100_000 {
+                        return;
+                    }
+                }
+            }
+        }
+        level = next;
     }
 }
 

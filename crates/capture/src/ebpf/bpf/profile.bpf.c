@@ -10,7 +10,8 @@
  *   syscall  tp_btf/sys_enter + sys_exit, for the target set (a command's process tree, a PID's,
  *            a cgroup's, or every process but ours); the key is the call number, plus the
  *            group: the device of the file an fd argument (or a returned fd) names (--by fs),
- *            the process (--by pid) or its name (--by comm).
+ *            the process (--by pid), its name (--by comm), or the directory `path_depth`
+ *            levels below the root of that file's file system (--by path).
  *   block    block_rq_issue -> block_rq_complete per request, keyed by operation and device.
  *   fuse     fuse_request_send -> fuse_request_end per request, keyed by opcode.
  *   ext4     ext4_{sync_file,truncate,unlink,fallocate}_{enter,exit}, keyed by op and device.
@@ -46,6 +47,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define BY_FS 1
 #define BY_PID 2
 #define BY_COMM 3
+#define BY_PATH 4
 
 /* Counters (`counters`, per-CPU array). */
 #define C_GET_PAGES 0
@@ -64,6 +66,8 @@ const volatile __u32 self_tgid = 0;
 const volatile __u32 use_cgroup = 0;
 const volatile __u32 all_tasks = 0;
 const volatile __u32 by = BY_CALL;
+/* --by path: the directory this many levels below the file system's root. */
+const volatile __u32 path_depth = 1;
 /* Set by user space at run time. */
 __u32 calib_tgid = 0;
 /* The interval's epoch bit, part of every key (see profile.rs). */
@@ -129,6 +133,7 @@ struct {
 struct inflight {
 	__u64 ts;
 	__u64 group;
+	__u64 dev;
 	__u32 nr;
 	__u32 active;
 	/* ext4 operations in progress (they nest inside a call). */
@@ -224,8 +229,8 @@ static __always_inline int is_target(struct task_struct *t)
 	return bpf_map_lookup_elem(&targets, &tgid) != 0;
 }
 
-/* The device of the file behind descriptor `fd` of the current task, or 0. */
-static __always_inline __u64 fd_dev(struct task_struct *t, long fd)
+/* The file behind descriptor `fd` of the current task, or 0. */
+static __always_inline struct file *fd_file(struct task_struct *t, long fd)
 {
 	struct fdtable *fdt;
 	struct file **fds;
@@ -241,9 +246,55 @@ static __always_inline __u64 fd_dev(struct task_struct *t, long fd)
 	if ((unsigned long)fd >= max)
 		return 0;
 	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]))
 		return 0;
-	return BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	return f;
+}
+
+#define MAX_DEPTH 32
+
+/* --by path: the inode number of the directory `path_depth` levels below the root of the
+ * file's file system (the file's own directory when it lies shallower), and the device. */
+static __always_inline __u64 file_prefix(struct file *f, __u64 *dev)
+{
+	struct file___path *fp = (void *)f;
+	struct dentry *d = BPF_CORE_READ(fp, f_path.dentry), *p;
+	__u32 depth = 0, up;
+
+	*dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	if (!d)
+		return 0;
+	/* How deep is the file? */
+	p = d;
+	for (int i = 0; i < MAX_DEPTH; i++) {
+		struct dentry *q = BPF_CORE_READ(p, d_parent);
+
+		if (!q || q == p)
+			break;
+		depth++;
+		p = q;
+	}
+	/* Climb to the prefix: depth - path_depth levels up, at least to the file's directory. */
+	up = depth > path_depth ? depth - path_depth : (depth ? 1 : 0);
+	for (int i = 0; i < MAX_DEPTH; i++) {
+		if (i >= up)
+			break;
+		d = BPF_CORE_READ(d, d_parent);
+	}
+	return BPF_CORE_READ(d, d_inode, i_ino);
+}
+
+/* The group of a call on `fd`: its file's device (--by fs) or path prefix (--by path). */
+static __always_inline void fd_group(struct task_struct *t, long fd, __u64 *group, __u64 *dev)
+{
+	struct file *f = fd_file(t, fd);
+
+	if (!f)
+		return;
+	if (by == BY_PATH)
+		*group = file_prefix(f, dev);
+	else
+		*group = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
 }
 
 /* Which argument of a call is a descriptor (user space fills it from the registry): 1 + the
@@ -272,7 +323,8 @@ int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	s->nr = id;
 	s->group = 0;
-	if (by == BY_FS) {
+	s->dev = 0;
+	if (by == BY_FS || by == BY_PATH) {
 		__u32 nr = id;
 		__u8 *fa = bpf_map_lookup_elem(&fdargs, &nr);
 
@@ -286,7 +338,7 @@ int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long id)
 			case 3: fd = regs->r10; break;
 			default: fd = regs->r8; break;
 			}
-			s->group = fd_dev(t, (int)fd);
+			fd_group(t, (int)fd, &s->group, &s->dev);
 		}
 	}
 	s->active = 1;
@@ -322,13 +374,17 @@ int BPF_PROG(prof_sys_exit, struct pt_regs *regs, long ret)
 	}
 	ns = ns > self_delay_ns ? ns - self_delay_ns : 0;
 	switch (by) {
-	case BY_FS: {
+	case BY_FS:
+	case BY_PATH: {
 		__u32 nr = s->nr;
 		__u8 *fa = bpf_map_lookup_elem(&fdargs, &nr);
+		__u64 dev = s->dev;
 
 		k.group = s->group;
 		if (fa && (*fa & FD_RETURNED) && ret >= 0)
-			k.group = fd_dev(t, ret);
+			fd_group(t, ret, &k.group, &dev);
+		if (by == BY_PATH)
+			__builtin_memcpy(k.comm, &dev, sizeof(dev));
 		break;
 	}
 	case BY_PID:

@@ -48,7 +48,19 @@ struct fuse_req {
 };
 
 struct dentry {
+	struct dentry *d_parent;
+	struct inode *d_inode;
 	struct super_block *d_sb;
+};
+
+struct path {
+	struct dentry *dentry;
+};
+
+/* struct file of vmlinux_min.h has f_inode only: its path is reached through this twin (the
+ * same kernel type name, so CO-RE relocates against struct file). */
+struct file___path {
+	struct path f_path;
 };
 
 struct folio;
