@@ -28,10 +28,12 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 #   dbench                      - fs tests: dbench's NetBench-style client load over the mount
 #   fsmark                      - bench/fs: fs_mark, the metadata-heavy workload (many small files)
 #   libpython3.11-testsuite     - fs tests: Python's own test suite run over the mount
+#   librsvg2-bin                - profile tests: rsvg-convert renders `profile --svg` to PNG to check the picture
 PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates
       sqlite3 tar git coreutils fio strace hyperfine time xz-utils
       clang libelf-dev zlib1g-dev bpftool
-      fuse3 bindfs loggedfs stress-ng dbench fsmark libpython3.11-testsuite)
+      fuse3 bindfs loggedfs stress-ng dbench fsmark libpython3.11-testsuite
+      librsvg2-bin)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

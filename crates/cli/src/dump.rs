@@ -109,7 +109,7 @@ fn resolve_calls(tr: &TraceReader, names: &[String]) -> Result<Vec<String>> {
 }
 
 /// Field names a `--where` expression may use on this trace.
-fn known_event_fields(tr: &TraceReader) -> Vec<String> {
+pub(crate) fn known_event_fields(tr: &TraceReader) -> Vec<String> {
     let mut v: Vec<String> = [
         "unique_id",
         "id",
@@ -156,7 +156,7 @@ fn known_event_fields(tr: &TraceReader) -> Vec<String> {
     v
 }
 
-fn check_fields(filter: &Filter, known: &[String]) -> Result<()> {
+pub(crate) fn check_fields(filter: &Filter, known: &[String]) -> Result<()> {
     for f in filter.fields() {
         if !known.iter().any(|k| k == f) {
             let hint = ra_filter::suggest(f, known.iter().map(String::as_str))

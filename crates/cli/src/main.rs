@@ -5,6 +5,8 @@ mod diff;
 mod dump;
 mod fs;
 mod info;
+mod profile;
+mod profile_live;
 mod progress;
 mod record;
 mod records;
@@ -55,6 +57,9 @@ enum Command {
     /// Tracing file system (Tracefs on FUSE): mount a traced view of a directory and record
     /// every file-system operation of every process that uses it.
     Fs(fs::FsArgs),
+    /// Latency profiles (FSprof): log2 histograms of every operation's latency per interval,
+    /// from a trace or live; text (bcc's layout), table, JSON Lines, SVG heat maps; `merge`.
+    Profile(profile::ProfileArgs),
 }
 
 /// mimalloc instead of glibc's malloc: the recorder's threads hand buffers to each other
@@ -74,6 +79,7 @@ fn main() -> ExitCode {
         Command::Snapshot(a) => snapshot::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Fs(a) => fs::run(a),
+        Command::Profile(a) => profile::run(a),
     };
     match result {
         Ok(code) => code,

@@ -350,7 +350,12 @@ fn aggregate_rows_count_every_operation() {
     assert!(out.status.success());
     let (status, log) = m.finish();
     assert!(status.success(), "{log}");
-    assert!(log.contains("usecs : count"), "live histograms on stderr: {log}");
+    assert!(
+        log.contains("nsecs               : count    distribution"),
+        "live histograms on stderr: {log}"
+    );
+    assert!(log.contains("check: ok (buckets"), "histograms check themselves: {log}");
+    assert!(!log.contains("CHECK FAILED"), "{log}");
     let ds = dataseries::DsReader::open(&trace).unwrap();
     let mut per_op = std::collections::HashMap::<String, i64>::new();
     let mut rows = 0;

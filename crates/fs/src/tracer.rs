@@ -465,7 +465,7 @@ impl Tracer {
 }
 
 /// An interval as bcc-style text: one line per operation with count, errors, bytes, mean and
-/// max latency, then its log2 histogram in microseconds.
+/// max latency, then its log2 histogram in nanoseconds (bcc's layout).
 pub fn format_interval(iv: &Interval, histograms: bool) -> String {
     use std::fmt::Write;
     let mut s = String::new();
@@ -488,7 +488,7 @@ pub fn format_interval(iv: &Interval, histograms: bool) -> String {
             st.max_ns as f64 / 1e3
         );
         if histograms {
-            s.push_str(&log2_histogram(&st.hist));
+            s.push_str(&log2_histogram(st));
         }
     }
     s
@@ -500,30 +500,31 @@ fn fmt_time(ns: i64) -> String {
     format!("{h:02}:{m:02}:{sec:02}")
 }
 
-/// bcc's `print_log2_hist` layout, buckets in microseconds.
-pub fn log2_histogram(hist_ns: &[u64; 64]) -> String {
-    use std::fmt::Write;
-    // Fold nanosecond buckets into microsecond buckets: ns bucket k covers [2^(k-1), 2^k).
-    let mut us = [0u64; 64];
-    for (k, &c) in hist_ns.iter().enumerate() {
-        let lo_ns: u64 = if k == 0 { 0 } else { 1 << (k - 1) };
-        let lo_us = lo_ns / 1000;
-        let b = (64 - lo_us.leading_zeros()) as usize;
-        us[b.min(63)] += c;
+/// An aggregate row's latencies as the profile model's histogram (the one histogram concept:
+/// `ra_profile::Hist`, whose buckets `Stats` shares).
+pub fn to_hist(st: &Stats) -> ra_profile::Hist {
+    ra_profile::Hist {
+        buckets: st.hist,
+        count: st.count,
+        total_ns: st.total_ns,
+        min_ns: st.min_ns,
+        max_ns: st.max_ns,
+        errors: st.errors,
     }
-    let last = match us.iter().rposition(|&c| c > 0) {
-        Some(l) => l,
-        None => return String::new(),
-    };
-    let max = *us.iter().max().unwrap_or(&1);
-    let mut s = String::new();
-    let _ = writeln!(s, "{:>24} : count    distribution", "usecs");
-    for (k, &c) in us.iter().enumerate().take(last + 1) {
-        let (lo, hi) = if k == 0 { (0u64, 1u64) } else { (1u64 << (k - 1), (1u64 << k) - 1) };
-        let stars = if max > 0 { (c * 40).div_ceil(max) as usize } else { 0 };
-        let _ = writeln!(s, "{lo:>10} -> {hi:<10} : {c:<8} |{:<40}|", "*".repeat(stars.min(40)));
+}
+
+/// bcc's `print_log2_hist` layout in nanoseconds, exactly the buckets counted, and the
+/// histogram's consistency check (ra_profile's printer).
+pub fn log2_histogram(st: &Stats) -> String {
+    let h = to_hist(st);
+    let mut out = Vec::new();
+    let rows = ra_profile::rows::hist_rows(&h.buckets);
+    // Writing into a Vec cannot fail.
+    let _ = ra_profile::text::write_log2_hist(&mut out, &rows);
+    if !rows.rows.is_empty() {
+        let _ = ra_profile::text::write_check(&mut out, &h.check());
     }
-    s
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -548,8 +549,10 @@ mod tests {
         assert_eq!(s.hist[0], 1);
         assert_eq!(s.hist[1], 1);
         assert_eq!(s.hist[2], 2);
-        let h = log2_histogram(&s.hist);
-        assert!(h.contains("usecs : count"), "{h}");
+        let h = log2_histogram(&s);
+        assert!(h.contains("nsecs                         : count    distribution"), "{h}");
+        assert!(h.contains("                   2 -> 3                    : 2 "), "{h}");
+        assert!(h.contains("check: ok (buckets 8 = count 8;"), "{h}");
     }
 
     #[test]

@@ -11,6 +11,45 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod accumulate;
+pub mod json;
+pub mod merge;
+pub mod rows;
+pub mod sink;
+pub mod svg;
+pub mod text;
+
+pub use sink::ProfileSink;
+
+/// Errors reading and merging profiles.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("line {line}: not JSON ({reason})")]
+    NotJson { line: usize, reason: String },
+    #[error("line {line}: {reason}")]
+    Schema { line: usize, reason: String },
+    #[error("empty: a JSON profile starts with a {{\"type\":\"meta\"}} line")]
+    NoMeta,
+    #[error("nothing to merge")]
+    NothingToMerge,
+    #[error(
+        "interval lengths differ: {a_ns} ns in {a}, {b_ns} ns in {b} (merge --total collapses \
+         all intervals into one)"
+    )]
+    IntervalMismatch { a: String, a_ns: u64, b: String, b_ns: u64 },
+    #[error("groupings differ: by {a_by} in {a}, by {b_by} in {b}")]
+    ByMismatch { a: String, a_by: String, b: String, b_by: String },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// A whole profile: its description and its intervals in time order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Profile {
+    pub meta: Meta,
+    pub intervals: Vec<Interval>,
+}
+
 /// Number of log2 buckets: bucket `k` holds latencies `2^(k-1) <= ns < 2^k` (bucket 0 holds
 /// 0 ns), FSprof's definition; bucket 63 also takes everything from 2^62 ns up.
 pub const BUCKETS: usize = 64;
@@ -123,7 +162,8 @@ impl Hist {
                 let (lo, hi) = bucket_bounds(k);
                 let (lo, hi) = (lo.max(self.min_ns.min(hi)), hi.min(self.max_ns.max(lo)));
                 let frac = (rank - seen) as f64 / c as f64;
-                return lo + ((hi - lo) as f64 * frac) as u64;
+                // `as u64` saturates; the sum may not pass u64::MAX (bucket 63).
+                return lo.saturating_add(((hi - lo) as f64 * frac) as u64).min(hi);
             }
             seen += c;
         }
@@ -195,6 +235,7 @@ pub struct Overhead {
 
 /// A profile's description: where it came from and how it was cut.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Meta {
     /// `ebpf`, `fs`, `trace:<path>`, `merge`.
     pub source: String,

@@ -12,6 +12,8 @@
 pub mod arch;
 mod defs;
 pub mod flags;
+mod ioclass;
+pub use ioclass::{io_class, IoClass};
 mod width;
 pub use width::Width;
 

@@ -1,0 +1,151 @@
+//! Compute what the printers show: summaries of histograms and the rows of bcc's log2 layout.
+//! Nothing here prints; `text` and `svg` only lay these values out (house rule: compute, print
+//! and serialise are separate).
+
+use crate::{bucket_bounds, Check, Hist, Interval, Key, BUCKETS};
+
+/// The figures of one histogram that every output shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    pub count: u64,
+    pub errors: u64,
+    pub total_ns: u64,
+    /// `total_ns / count` (0 when empty).
+    pub avg_ns: u64,
+    /// 0 when empty (the model's `u64::MAX` is not shown).
+    pub min_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub check: Check,
+}
+
+pub fn summary(h: &Hist) -> Summary {
+    Summary {
+        count: h.count,
+        errors: h.errors,
+        total_ns: h.total_ns,
+        avg_ns: h.total_ns.checked_div(h.count).unwrap_or(0),
+        min_ns: if h.count == 0 { 0 } else { h.min_ns },
+        p50_ns: h.quantile(0.50),
+        p90_ns: h.quantile(0.90),
+        p99_ns: h.quantile(0.99),
+        max_ns: h.max_ns,
+        check: h.check(),
+    }
+}
+
+/// One row of bcc's `print_log2_hist`: `lo -> hi : count |stars|`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistRow {
+    pub bucket: usize,
+    pub lo_ns: u64,
+    pub hi_ns: u64,
+    pub count: u64,
+    /// Stars drawn: `count * stars_width / max_count`, rounded down (bcc's `print_stars`).
+    pub stars: usize,
+}
+
+/// The rows of a histogram in bcc's layout, with the widths bcc chooses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistRows {
+    pub rows: Vec<HistRow>,
+    /// Width of the `lo` and `hi` columns: 10, or 20 once the last bucket is past 32 (as
+    /// libbpf-tools' trace_helpers.c does).
+    pub value_width: usize,
+    /// Width of the star bar: 40, or 20 with the wide columns.
+    pub stars_width: usize,
+}
+
+/// The rows from the first to the last non-empty bucket (empty leading and trailing buckets
+/// are left out, empty buckets between them are shown). No rows for an empty histogram.
+pub fn hist_rows(buckets: &[u64; BUCKETS]) -> HistRows {
+    let first = buckets.iter().position(|&c| c > 0);
+    let last = buckets.iter().rposition(|&c| c > 0);
+    let (Some(first), Some(last)) = (first, last) else {
+        return HistRows { rows: Vec::new(), value_width: 10, stars_width: 40 };
+    };
+    let (value_width, stars_width) = if last <= 32 { (10, 40) } else { (20, 20) };
+    let max = buckets.iter().copied().max().unwrap_or(1).max(1);
+    let rows = (first..=last)
+        .map(|k| {
+            let (lo_ns, hi_ns) = bucket_bounds(k);
+            let count = buckets[k];
+            let stars = (u128::from(count) * stars_width as u128 / u128::from(max)) as usize;
+            HistRow { bucket: k, lo_ns, hi_ns, count, stars }
+        })
+        .collect();
+    HistRows { rows, value_width, stars_width }
+}
+
+/// Keys of a set of histograms ordered by total time, largest first (ties by key).
+pub fn keys_by_total<'a>(hists: impl Iterator<Item = (&'a Key, &'a Hist)>) -> Vec<&'a Key> {
+    let mut v: Vec<(&Key, u64)> = hists.map(|(k, h)| (k, h.total_ns)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    v.into_iter().map(|(k, _)| k).collect()
+}
+
+/// An interval's consistency: how many histograms pass and fail their checks.
+pub fn interval_checks(iv: &Interval) -> (usize, usize) {
+    let failed = iv.hists.values().filter(|h| !h.check().ok).count();
+    (iv.hists.len() - failed, failed)
+}
+
+/// A latency for people: `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`.
+pub fn human_ns(ns: u64) -> String {
+    let f = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} us", f / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", f / 1e6)
+    } else {
+        format!("{:.2} s", f / 1e9)
+    }
+}
+
+/// A short axis label for a bucket's lower bound: `512ns`, `1us`, `33us`, `1ms`, `1s`.
+pub fn short_ns(ns: u64) -> String {
+    let f = ns as f64;
+    if ns < 1_000 {
+        format!("{ns}ns")
+    } else if ns < 1_000_000 {
+        format!("{:.0}us", f / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.0}ms", f / 1e6)
+    } else {
+        format!("{:.0}s", f / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_trim_and_scale_like_bcc() {
+        let mut b = [0u64; BUCKETS];
+        b[3] = 10;
+        b[5] = 40;
+        b[6] = 1;
+        let r = hist_rows(&b);
+        assert_eq!(r.rows.len(), 4);
+        assert_eq!((r.rows[0].lo_ns, r.rows[0].hi_ns, r.rows[0].stars), (4, 7, 10));
+        assert_eq!((r.rows[1].count, r.rows[1].stars), (0, 0));
+        assert_eq!(r.rows[2].stars, 40);
+        assert_eq!(r.rows[3].stars, 1);
+        assert!(hist_rows(&[0; BUCKETS]).rows.is_empty());
+        b[40] = 1;
+        assert_eq!((hist_rows(&b).value_width, hist_rows(&b).stars_width), (20, 20));
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(short_ns(1024), "1us");
+        assert_eq!(short_ns(1 << 20), "1ms");
+        assert_eq!(short_ns(1 << 30), "1s");
+        assert_eq!(human_ns(1500), "1.5 us");
+    }
+}

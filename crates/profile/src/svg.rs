@@ -1,0 +1,374 @@
+//! SVG latency heat maps in Brendan Gregg's style: per key, x = interval, y = log2 bucket,
+//! colour = operations (white → yellow → red), with the whole profile's histogram as bars
+//! beside it; `<title>` elements give each cell's interval, bucket range and count.
+//! [`HeatMaps`] accumulates, [`HeatMaps::layout`] computes the geometry, [`render`] only
+//! writes it out.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::rows::{human_ns, short_ns};
+use crate::text::clock;
+use crate::{bucket_bounds, Hist, Interval, Key, Meta, BUCKETS};
+
+/// How the SVG is drawn.
+#[derive(Clone, Debug)]
+pub struct SvgOptions {
+    /// Draw at most this many keys (the largest total time first).
+    pub top: usize,
+    /// Local time's offset from UTC in seconds (cell titles show the clock).
+    pub utc_offset_s: i64,
+}
+
+impl Default for SvgOptions {
+    fn default() -> Self {
+        SvgOptions { top: 12, utc_offset_s: 0 }
+    }
+}
+
+#[derive(Default)]
+struct KeyCells {
+    total: Hist,
+    /// (column, bucket, count) of the non-empty cells.
+    cells: Vec<(u32, u8, u64)>,
+}
+
+/// What the heat maps need of a profile: one column per interval, non-empty cells per key.
+pub struct HeatMaps {
+    pub meta: Meta,
+    opts: SvgOptions,
+    /// (start_ns, end_ns, partial) per column.
+    cols: Vec<(u64, u64, bool)>,
+    keys: BTreeMap<Key, KeyCells>,
+}
+
+impl HeatMaps {
+    pub fn new(opts: SvgOptions) -> HeatMaps {
+        HeatMaps { meta: Meta::default(), opts, cols: Vec::new(), keys: BTreeMap::new() }
+    }
+
+    pub fn add(&mut self, iv: &Interval) {
+        let col = self.cols.len() as u32;
+        self.cols.push((iv.start_ns, iv.end_ns, iv.partial));
+        for (k, h) in &iv.hists {
+            let kc = self.keys.entry(k.clone()).or_default();
+            kc.total.merge(h);
+            for (b, &c) in h.buckets.iter().enumerate() {
+                if c > 0 {
+                    kc.cells.push((col, b as u8, c));
+                }
+            }
+        }
+    }
+
+    /// The geometry of the picture.
+    pub fn layout(&self) -> Layout {
+        let mut order: Vec<(&Key, &KeyCells)> = self.keys.iter().collect();
+        order
+            .sort_by(|a, b| b.1.total.total_ns.cmp(&a.1.total.total_ns).then_with(|| a.0.cmp(b.0)));
+        let left_out = order.len().saturating_sub(self.opts.top);
+        order.truncate(self.opts.top);
+        let ncols = self.cols.len().max(1);
+        let cell_w = (720 / ncols).clamp(2, 24) as u32;
+        let heat_w = cell_w * ncols as u32;
+        let (lo_b, hi_b) = order.iter().fold((BUCKETS - 1, 0), |(lo, hi), (_, kc)| {
+            let f = kc.total.buckets.iter().position(|&c| c > 0).unwrap_or(lo);
+            let l = kc.total.buckets.iter().rposition(|&c| c > 0).unwrap_or(hi);
+            (lo.min(f), hi.max(l))
+        });
+        let (lo_b, hi_b) = if lo_b > hi_b { (0, 0) } else { (lo_b, hi_b) };
+        let nrows = (hi_b - lo_b + 1) as u32;
+        let origin = self.cols.first().map_or(0, |c| c.0);
+        let width = (LEFT + heat_w + GAP + BAR_W + 90).max(640);
+        let every = if self.meta.interval_ns == 0 {
+            "one interval".to_string()
+        } else {
+            format!("intervals of {}", human_ns(self.meta.interval_ns))
+        };
+        let mut panels = Vec::new();
+        let mut y = TOP;
+        for (key, kc) in &order {
+            let top = y + 18;
+            let row_y = |b: usize| top + (hi_b - b) as u32 * CELL_H;
+            let max_cell = kc.cells.iter().map(|c| c.2).max().unwrap_or(1);
+            let cells = kc
+                .cells
+                .iter()
+                .map(|&(col, b, c)| {
+                    let (s, e, partial) = self.cols[col as usize];
+                    let (blo, bhi) = bucket_bounds(b as usize);
+                    Rect {
+                        x: LEFT + col * cell_w,
+                        y: row_y(b as usize),
+                        w: cell_w,
+                        h: CELL_H,
+                        fill: heat_colour(c, max_cell),
+                        title: format!(
+                            "{:.3} .. {:.3} s ({} .. {}{}): {blo} .. {bhi} ns: {c}",
+                            s.saturating_sub(origin) as f64 / 1e9,
+                            e.saturating_sub(origin) as f64 / 1e9,
+                            clock(s, self.opts.utc_offset_s),
+                            clock(e, self.opts.utc_offset_s),
+                            if partial { ", partial" } else { "" }
+                        ),
+                    }
+                })
+                .collect();
+            let max_bar = kc.total.buckets.iter().copied().max().unwrap_or(1).max(1);
+            let bars = (lo_b..=hi_b)
+                .filter(|&b| kc.total.buckets[b] > 0)
+                .map(|b| {
+                    let c = kc.total.buckets[b];
+                    let (blo, bhi) = bucket_bounds(b);
+                    Rect {
+                        x: LEFT + heat_w + GAP,
+                        y: row_y(b) + 1,
+                        w: ((u128::from(c) * u128::from(BAR_W) / u128::from(max_bar)) as u32)
+                            .max(1),
+                        h: CELL_H - 2,
+                        fill: (70, 110, 180),
+                        title: format!("{blo} .. {bhi} ns: {c} in the whole profile"),
+                    }
+                })
+                .collect();
+            let bar_labels: Vec<Label> = (lo_b..=hi_b)
+                .filter(|&b| kc.total.buckets[b] > 0)
+                .map(|b| {
+                    let c = kc.total.buckets[b];
+                    let w =
+                        ((u128::from(c) * u128::from(BAR_W) / u128::from(max_bar)) as u32).max(1);
+                    Label {
+                        x: LEFT + heat_w + GAP + w + 3,
+                        y: row_y(b) + CELL_H - 2,
+                        text: c.to_string(),
+                        anchor: "start",
+                    }
+                })
+                .collect();
+            let row_labels: Vec<Label> = (lo_b..=hi_b)
+                .map(|b| Label {
+                    x: LEFT - 4,
+                    y: row_y(b) + CELL_H - 2,
+                    text: short_ns(bucket_bounds(b).0),
+                    anchor: "end",
+                })
+                .collect();
+            let bottom = top + nrows * CELL_H;
+            let step = ncols.div_ceil(6).max(1);
+            let col_labels: Vec<Label> = (0..self.cols.len())
+                .step_by(step)
+                .map(|i| Label {
+                    x: LEFT + i as u32 * cell_w,
+                    y: bottom + 12,
+                    text: format!("{:.0}s", self.cols[i].0.saturating_sub(origin) as f64 / 1e9),
+                    anchor: "start",
+                })
+                .collect();
+            let s = crate::rows::summary(&kc.total);
+            panels.push(Panel {
+                heading: Label {
+                    x: LEFT,
+                    y: y + 13,
+                    text: format!(
+                        "{} {}{}: count {}, total {}, p50 {}, p99 {}, errors {}",
+                        key.layer,
+                        key.op,
+                        if key.group.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" [{}]", key.group)
+                        },
+                        s.count,
+                        human_ns(s.total_ns),
+                        human_ns(s.p50_ns),
+                        human_ns(s.p99_ns),
+                        s.errors
+                    ),
+                    anchor: "start",
+                },
+                frame: Rect {
+                    x: LEFT,
+                    y: top,
+                    w: heat_w,
+                    h: nrows * CELL_H,
+                    fill: (255, 255, 255),
+                    title: String::new(),
+                },
+                cells,
+                bars,
+                labels: [row_labels, bar_labels, col_labels].into_iter().flatten().collect(),
+            });
+            y = bottom + 30;
+        }
+        Layout {
+            width,
+            height: y + 10,
+            title: format!(
+                "reanimator profile: {} ({}), {every}, by {}",
+                self.meta.target, self.meta.source, self.meta.by
+            ),
+            note: (left_out > 0).then(|| {
+                format!("{left_out} more keys not shown (smaller total time; see --svg-top)")
+            }),
+            panels,
+        }
+    }
+}
+
+const LEFT: u32 = 70;
+const TOP: u32 = 50;
+const GAP: u32 = 24;
+const BAR_W: u32 = 200;
+const CELL_H: u32 = 12;
+
+/// The computed picture.
+pub struct Layout {
+    pub width: u32,
+    pub height: u32,
+    pub title: String,
+    pub note: Option<String>,
+    pub panels: Vec<Panel>,
+}
+
+pub struct Panel {
+    pub heading: Label,
+    /// The heat map's area (white: no operations).
+    pub frame: Rect,
+    pub cells: Vec<Rect>,
+    pub bars: Vec<Rect>,
+    pub labels: Vec<Label>,
+}
+
+pub struct Rect {
+    pub x: u32,
+    pub y: u32,
+    pub w: u32,
+    pub h: u32,
+    pub fill: (u8, u8, u8),
+    pub title: String,
+}
+
+pub struct Label {
+    pub x: u32,
+    pub y: u32,
+    pub text: String,
+    pub anchor: &'static str,
+}
+
+/// White → yellow → red by count on a log scale; any non-empty cell is at least pale yellow.
+pub fn heat_colour(count: u64, max: u64) -> (u8, u8, u8) {
+    if count == 0 {
+        return (255, 255, 255);
+    }
+    let t = 0.25 + 0.75 * ((count as f64).ln_1p() / (max.max(1) as f64).ln_1p()).min(1.0);
+    if t <= 0.5 {
+        (255, 255, (255.0 * (1.0 - t / 0.5)).round() as u8)
+    } else {
+        (255, (255.0 * (1.0 - (t - 0.5) / 0.5)).round() as u8, 0)
+    }
+}
+
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            c if (c as u32) < 0x20 => o.push('?'),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn rect(s: &mut String, r: &Rect, stroke: &str) {
+    let (cr, cg, cb) = r.fill;
+    let _ = write!(
+        s,
+        r##"<rect x="{}" y="{}" width="{}" height="{}" fill="#{cr:02x}{cg:02x}{cb:02x}"{stroke}>"##,
+        r.x, r.y, r.w, r.h
+    );
+    if !r.title.is_empty() {
+        let _ = write!(s, "<title>{}</title>", esc(&r.title));
+    }
+    s.push_str("</rect>\n");
+}
+
+fn label(s: &mut String, l: &Label, size: u32) {
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" font-size="{size}" text-anchor="{}">{}</text>"#,
+        l.x,
+        l.y,
+        l.anchor,
+        esc(&l.text)
+    );
+}
+
+/// The SVG document of a layout.
+pub fn render(l: &Layout) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r##"<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif">
+<rect x="0" y="0" width="{w}" height="{h}" fill="#ffffff"/>"##,
+        w = l.width,
+        h = l.height
+    );
+    label(&mut s, &Label { x: 10, y: 20, text: l.title.clone(), anchor: "start" }, 14);
+    if let Some(n) = &l.note {
+        label(&mut s, &Label { x: 10, y: 38, text: n.clone(), anchor: "start" }, 11);
+    }
+    for p in &l.panels {
+        label(&mut s, &p.heading, 12);
+        rect(&mut s, &p.frame, r##" stroke="#999999" stroke-width="0.5""##);
+        for c in p.cells.iter().chain(&p.bars) {
+            rect(&mut s, c, "");
+        }
+        for t in &p.labels {
+            label(&mut s, t, 9);
+        }
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_sit_where_their_counts_are() {
+        let k = Key { layer: "syscall".into(), op: "read".into(), group: String::new() };
+        let mut m = HeatMaps::new(SvgOptions::default());
+        for i in 0..4u64 {
+            let mut h = Hist::default();
+            h.record(1000 << i, false);
+            let iv = Interval {
+                start_ns: i * 1_000_000_000,
+                end_ns: (i + 1) * 1_000_000_000,
+                hists: [(k.clone(), h)].into(),
+                ..Interval::default()
+            };
+            m.add(&iv);
+        }
+        let l = m.layout();
+        assert_eq!(l.panels.len(), 1);
+        let p = &l.panels[0];
+        assert_eq!(p.cells.len(), 4);
+        // Later columns hold longer latencies: further right and higher up.
+        assert!(p.cells[1].x > p.cells[0].x && p.cells[1].y < p.cells[0].y);
+        assert!(
+            p.cells[0].title.contains("512 .. 1023 ns: 1") || p.cells[0].title.contains("1024"),
+            "{}",
+            p.cells[0].title
+        );
+        let svg = render(&l);
+        assert!(svg.contains("<title>"), "{svg}");
+        assert_eq!(heat_colour(0, 5), (255, 255, 255));
+        assert_eq!(heat_colour(5, 5), (255, 0, 0));
+    }
+}
