@@ -28,10 +28,11 @@ pub enum By {
     Comm,
     /// Per operation and process id (`pid=1234`).
     Pid,
-    /// Per operation and path prefix of `--depth` components (`path=/usr/lib`); calls
-    /// without a path argument go to `path=-`.
+    /// Per operation and path prefix of `--depth` components (`path=/usr/lib`). Offline: of
+    /// the call's path argument (calls without one go to `path=-`); live: of the file a
+    /// descriptor names, counted from the root of its file system (`no file` otherwise).
     Path,
-    /// Per operation and file-system type of the file touched (live profiles only).
+    /// Per operation and file system of the file a descriptor names (live profiles only).
     Fs,
 }
 
@@ -81,7 +82,7 @@ pub struct ProfileArgs {
     /// Split histograms by call only, or also by process name, process id, path prefix.
     #[arg(long, value_enum, default_value_t = By::Call)]
     pub by: By,
-    /// Path components kept with `--by path`.
+    /// Path components kept with `--by path` (live: directories below the file system's root).
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub depth: usize,
     /// Only operations matching this expression (the `dump --where` language).
@@ -120,9 +121,14 @@ pub struct ProfileArgs {
     /// Live: measure the probes' own cost and subtract it from every latency.
     #[arg(long)]
     pub calibrate: bool,
-    /// Live: the layers to probe (comma-separated).
+    /// Live: the layers to probe, comma-separated: syscall (the default), class (system calls
+    /// summed by I/O class), block, fuse, ext4, writeback, cache, or all.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub layers: Vec<String>,
+    /// Live: memory for the kernel's histograms (e.g. 64M, the default); a key that does not
+    /// fit is counted and reported, never dropped silently.
+    #[arg(long, value_name = "BYTES")]
+    pub map_size: Option<String>,
     /// Live: run and profile this command.
     #[arg(last = true, value_name = "CMD")]
     pub cmd: Vec<String>,

@@ -141,7 +141,7 @@ pub struct RecordArgs {
 }
 
 /// `256M`, `1G`, `65536`.
-fn parse_size(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let (num, mul) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => (

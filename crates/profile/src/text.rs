@@ -83,10 +83,13 @@ pub fn write_meta(out: &mut dyn Write, m: &Meta) -> io::Result<()> {
     if let Some(o) = &m.overhead {
         writeln!(
             out,
-            "probe overhead: clock read {} ns, probe pair {} ns per call{}",
+            "probe overhead: clock read {} ns, probes add {} ns per call, self-delay {} ns inside \
+             each latency ({}), floor {} ns (the median latency of getppid)",
             o.clock_read_ns,
             o.probe_pair_ns,
-            if o.subtracted { " (subtracted)" } else { " (not subtracted)" }
+            o.self_delay_ns,
+            if o.subtracted { "subtracted: --calibrate" } else { "not subtracted" },
+            o.floor_ns
         )?;
     }
     Ok(())

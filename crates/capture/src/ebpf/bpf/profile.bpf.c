@@ -148,13 +148,21 @@ struct {
 	__type(value, struct inflight);
 } tasks SEC(".maps");
 
-/* Requests and inodes in flight: issue time by pointer. */
+/* Requests in flight: issue time by pointer. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, __u64);
 } reqs SEC(".maps");
+
+/* Inodes being written back: start time by pointer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u64);
+} wbs SEC(".maps");
 
 static __always_inline void count(__u32 c, __u64 n)
 {
@@ -573,9 +581,9 @@ SEC("tp_btf/writeback_single_inode_start")
 int BPF_PROG(prof_wb_start, struct inode *inode, struct writeback_control *wbc,
 	     unsigned long nr_to_write)
 {
-	__u64 key = (__u64)inode | 1, ts = bpf_ktime_get_ns();
+	__u64 key = (__u64)inode, ts = bpf_ktime_get_ns();
 
-	bpf_map_update_elem(&reqs, &key, &ts, BPF_ANY);
+	bpf_map_update_elem(&wbs, &key, &ts, BPF_ANY);
 	return 0;
 }
 
@@ -583,15 +591,15 @@ SEC("tp_btf/writeback_single_inode")
 int BPF_PROG(prof_wb_end, struct inode *inode, struct writeback_control *wbc,
 	     unsigned long nr_to_write)
 {
-	__u64 key = (__u64)inode | 1;
-	__u64 *ts = bpf_map_lookup_elem(&reqs, &key);
+	__u64 key = (__u64)inode;
+	__u64 *ts = bpf_map_lookup_elem(&wbs, &key);
 	struct hkey k = { .layer = L_WB };
 
 	if (!ts)
 		return 0;
 	__u64 ns = bpf_ktime_get_ns() - *ts;
 
-	bpf_map_delete_elem(&reqs, &key);
+	bpf_map_delete_elem(&wbs, &key);
 	k.group = BPF_CORE_READ(inode, i_sb, s_dev);
 	record(&k, ns, 0);
 	return 0;

@@ -1,0 +1,241 @@
+//! `reanimator profile` live (eBPF, root): real programs, counts the programs themselves fix,
+//! every way a live profile ends (the command exits, the process of -p exits, the cgroup
+//! disappears, --duration, Ctrl-C) with its last interval marked partial, and bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_reanimator"))
+}
+
+fn root() -> bool {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    let ok = if unsafe { libc::geteuid() } == 0 { Ok(()) } else { Err("needs root (eBPF)".into()) };
+    ra_testkit::privileged("live profiling", ok)
+}
+
+fn lines(o: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn hists<'a>(v: &'a [Value], layer: &str, op: &str) -> Vec<&'a Value> {
+    v.iter().filter(|l| l["type"] == "hist" && l["layer"] == layer && l["op"] == op).collect()
+}
+
+fn count(v: &[Value], layer: &str, op: &str) -> u64 {
+    hists(v, layer, op).iter().map(|h| h["count"].as_u64().unwrap()).sum()
+}
+
+/// The `interval` lines, in order.
+fn intervals(v: &[Value]) -> Vec<&Value> {
+    v.iter().filter(|l| l["type"] == "interval").collect()
+}
+
+fn one_line_error(o: &Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+#[test]
+fn a_command_is_profiled_exactly_and_its_exit_status_kept() {
+    if !root() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("plive-dd");
+    let of = format!("of={}", dir.join("out").display());
+    let o = bin()
+        .args(["profile", "--json", "--interval", "0.1", "--layers", "syscall,class,block,cache"])
+        .args(["--", "sh", "-c"])
+        .arg(format!("dd if=/dev/zero {of} bs=4096 count=3000 status=none && exit 3"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = lines(&o);
+    let meta = &v[0];
+    assert_eq!(meta["type"], "meta");
+    assert_eq!(meta["source"], "ebpf");
+    assert!(meta["overhead"]["clock_read_ns"].as_u64().unwrap() > 0, "{meta}");
+    assert_eq!(count(&v, "syscall", "write"), 3000);
+    assert!(count(&v, "syscall", "read") >= 3000);
+    assert_eq!(count(&v, "class", "write"), 3000);
+    for h in v.iter().filter(|l| l["type"] == "hist") {
+        assert_eq!(h["check_ok"], true, "{h}");
+    }
+    let ivs = intervals(&v);
+    assert!(ivs.last().unwrap()["partial"] == true);
+    assert!(ivs[..ivs.len() - 1].iter().all(|i| i["partial"] == false));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("ended: the command exited"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn text_output_is_bcc_style_with_its_check() {
+    if !root() {
+        return;
+    }
+    let o =
+        bin().args(["profile", "--", "ls", "/usr/bin"]).stdout(Stdio::piped()).output().unwrap();
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("probe overhead: clock read"), "{out}");
+    assert!(out.contains("nsecs               : count    distribution"), "{out}");
+    assert!(out.contains("syscall getdents64"), "{out}");
+    assert!(out.contains("check: ok"), "{out}");
+    assert!(!out.contains("CHECK FAILED"), "{out}");
+}
+
+#[test]
+fn a_pid_that_exits_ends_the_profile_with_a_partial_interval() {
+    if !root() {
+        return;
+    }
+    let mut victim = Command::new("sh")
+        .args(["-c", "sleep 0.7; i=0; while [ $i -lt 200 ]; do i=$((i+1)); cat /proc/self/stat >/dev/null; done"])
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let o = bin()
+        .args(["profile", "--json", "--interval", "5", "-p", &victim.id().to_string()])
+        .output()
+        .unwrap();
+    let _ = victim.wait();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(t.elapsed() < Duration::from_secs(4), "ended when the process did");
+    let v = lines(&o);
+    // The children it forked after the attach are followed: 200 cats, each an execve.
+    assert!(count(&v, "syscall", "execve") >= 200, "{}", count(&v, "syscall", "execve"));
+    let ivs = intervals(&v);
+    assert_eq!(ivs.len(), 1);
+    assert_eq!(ivs[0]["partial"], true);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("exited"));
+}
+
+/// The cgroup2 mount point, if any.
+fn cgroup2_root() -> Option<PathBuf> {
+    let m = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    m.lines()
+        .find(|l| l.contains(" - cgroup2 "))
+        .and_then(|l| l.split(' ').nth(4))
+        .map(PathBuf::from)
+}
+
+#[test]
+fn a_cgroup_that_disappears_ends_the_profile() {
+    if !root() {
+        return;
+    }
+    let Some(cgroot) = cgroup2_root() else {
+        ra_testkit::privileged("--cgroup", Err("no cgroup2 file system is mounted".into()));
+        return;
+    };
+    let cg = cgroot.join(format!("ra-plive-{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    let mut member = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {}/cgroup.procs && i=0 && while [ $i -lt 40 ]; do i=$((i+1)); \
+             cat /etc/hostname >/dev/null; sleep 0.02; done",
+            cg.display()
+        ))
+        .spawn()
+        .unwrap();
+    let prof = bin()
+        .args(["profile", "--json", "--interval", "0.2", "--cgroup"])
+        .arg(&cg)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = member.wait();
+    // The member has exited: the cgroup can go.
+    let t = Instant::now();
+    while std::fs::remove_dir(&cg).is_err() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = prof.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("disappeared"));
+    let v = lines(&o);
+    assert!(count(&v, "syscall", "execve") >= 1, "the member's cats were seen");
+    assert_eq!(intervals(&v).last().unwrap()["partial"], true);
+}
+
+fn sigint_after(child: &std::process::Child, after: Duration) {
+    std::thread::sleep(after);
+    // SAFETY: kill sends a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+}
+
+#[test]
+fn ctrl_c_ends_within_a_second_and_prints_the_partial_interval() {
+    if !root() {
+        return;
+    }
+    let prof = bin()
+        .args(["profile", "--all", "--interval", "30", "--layers", "syscall,block"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    sigint_after(&prof, Duration::from_millis(800));
+    let t = Instant::now();
+    let o = prof.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(1), "took {:?}", t.elapsed());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("(partial)"), "{out}");
+    assert!(out.contains("nsecs"), "the whole machine's calls: {out}");
+}
+
+#[test]
+fn duration_and_the_svg_picture() {
+    if !root() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("plive-svg");
+    let svg = dir.join("p.svg");
+    let t = Instant::now();
+    let o = bin()
+        .args(["profile", "--all", "--interval", "0.2", "--duration", "1", "--table", "--svg"])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(t.elapsed() < Duration::from_secs(4));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<?xml") || text.starts_with("<svg"), "{}", &text[..100]);
+    assert!(text.contains("<rect") && text.contains("<title>"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_targets_get_one_clear_line() {
+    if !root() {
+        return;
+    }
+    let e = one_line_error(&bin().args(["profile", "-p", "999999999"]).output().unwrap());
+    assert!(e.contains("no such process"), "{e}");
+    let e = one_line_error(&bin().args(["profile", "--all", "-p", "1"]).output().unwrap());
+    assert!(e.contains("one of"), "{e}");
+    let e = one_line_error(&bin().args(["profile", "--layers", "vfs", "--all"]).output().unwrap());
+    assert!(e.contains("unknown layer"), "{e}");
+    let e = one_line_error(
+        &bin()
+            .args(["profile", "--cgroup", "/nonexistent/cg", "--duration", "1"])
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("cgroup"), "{e}");
+    let e = one_line_error(&bin().args(["profile", "--", "/nonexistent/prog"]).output().unwrap());
+    assert!(e.contains("nonexistent"), "{e}");
+}
