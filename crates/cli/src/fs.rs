@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use ra_capture::STOP_REQUESTS;
 use ra_fs::{DataMode, GroupBy, MountConfig, Unmounted};
+use ra_profile::ProfileSink;
 
 use crate::record::{Compress, Data};
 
@@ -103,6 +104,12 @@ pub struct MountArgs {
     /// Print each aggregate interval on stderr as it closes (bcc-style histograms).
     #[arg(long, requires = "aggregate")]
     print_aggregate: bool,
+    /// Write the aggregate as a latency profile to FILE (JSON Lines, docs/PROFILE.md: FSprof's
+    /// stackable mode): per interval and operation, the daemon's service time of every
+    /// request (lower calls included) in log2 histograms. Turns on --aggregate=1 unless it is
+    /// given. `reanimator profile FILE` shows it as text or pictures (--svg).
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
     /// With --aggregate: record no per-operation records, only the aggregates.
     #[arg(long, requires = "aggregate")]
     aggregate_only: bool,
@@ -164,6 +171,7 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
             anyhow::bail!("--aggregate {s}: the interval must be between 0.05 and 86400 seconds")
         }
         Some(s) => Some(Duration::from_secs_f64(s)),
+        None if a.profile.is_some() => Some(Duration::from_secs(1)),
         None => None,
     };
     if a.daemon {
@@ -174,6 +182,7 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
         By::Uid => GroupBy::Uid,
         By::Path => GroupBy::PathPrefix(a.aggregate_depth.max(1)),
     };
+    let profile_group = group_by.clone();
     let command: Vec<String> = std::env::args().collect();
     let cfg = MountConfig {
         lower: a.lower.clone(),
@@ -191,13 +200,44 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
         stream: !a.aggregate_only,
         aggregate,
         group_by,
-        print_aggregate: a.print_aggregate,
         info: vec![("command".into(), command.join(" ").into_bytes())],
         compression: match a.compression {
             Compress::None => dataseries::WriterOptions::uncompressed(),
             Compress::Zlib => dataseries::WriterOptions::zlib(),
         },
     };
+    let mut profile = match &a.profile {
+        Some(p) => {
+            let f = std::fs::File::create(p)
+                .with_context(|| format!("--profile: cannot create {}", p.display()))?;
+            let mut sink = ra_profile::sink::JsonSink::new(std::io::BufWriter::new(f));
+            let meta = ra_profile::Meta {
+                source: "fs".into(),
+                target: format!("{} at {}", a.lower.display(), a.mountpoint.display()),
+                interval_ns: aggregate.map_or(0, |d| d.as_nanos() as u64),
+                by: match a.aggregate_by {
+                    By::Op => "call",
+                    By::Uid => "uid",
+                    By::Path => "path",
+                }
+                .into(),
+                host: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                    .unwrap_or_default()
+                    .trim()
+                    .into(),
+                kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                    .unwrap_or_default()
+                    .trim()
+                    .into(),
+                overhead: None,
+            };
+            sink.meta(&meta).with_context(|| format!("--profile: writing {}", p.display()))?;
+            Some((p.clone(), sink))
+        }
+        None => None,
+    };
+    let mut profile_error: Option<String> = None;
+    let print_aggregate = a.print_aggregate;
     crate::record::install_stop_handlers();
     let summary = ra_fs::mount(
         cfg,
@@ -212,7 +252,26 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
             );
         },
         &stops,
-        |iv| eprint!("{}", ra_fs::tracer::format_interval(iv, true)),
+        |iv, last| {
+            if print_aggregate {
+                eprint!("{}", ra_fs::tracer::format_interval(iv, true));
+            }
+            if let Some((path, sink)) = profile.as_mut() {
+                let piv = ra_fs::tracer::to_profile_interval(iv, last, &profile_group);
+                let r =
+                    sink.interval(&piv).and_then(|()| if last { sink.finish() } else { Ok(()) });
+                if let Err(e) = r {
+                    if profile_error.is_none() {
+                        eprintln!(
+                            "reanimator fs: --profile: cannot write {}: {e}; the file system \
+                             keeps serving",
+                            path.display()
+                        );
+                        profile_error = Some(e.to_string());
+                    }
+                }
+            }
+        },
     )
     .map_err(anyhow::Error::from)?;
     eprintln!(
@@ -224,7 +283,10 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
         a.output.display(),
         summary.trace_bytes as f64 / 1e6
     );
-    if let Some(f) = summary.failure {
+    if let Some((p, _)) = &profile {
+        eprintln!("reanimator fs: profile {}", p.display());
+    }
+    if let Some(f) = summary.failure.or(profile_error) {
         eprintln!("reanimator fs: the trace is incomplete: {f}");
         return Ok(ExitCode::from(2));
     }

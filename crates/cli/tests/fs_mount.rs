@@ -386,6 +386,57 @@ fn aggregate_rows_count_every_operation() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// FSprof's stackable mode: `--profile FILE` writes the aggregate as a latency profile whose
+/// counts equal the operations in the trace, which `reanimator profile` reads back and draws.
+#[test]
+fn the_profile_counts_every_operation_of_the_trace() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-prof");
+    let (lower, mnt, trace, prof) =
+        (d.join("lower"), d.join("mnt"), d.join("t.ds"), d.join("p.json"));
+    let p = prof.to_str().unwrap();
+    let m =
+        Mount::start(&lower, &mnt, &trace, &["--data", "none", "--profile", p, "--aggregate=0.2"]);
+    let out = sh(&mnt, "mkdir a b; for i in $(seq 1 40); do echo $i > a/f$i; cat a/f$i > b/g$i; done; sleep 0.3; rm -r a");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&prof)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "meta");
+    assert_eq!(lines[0]["source"], "fs");
+    let mut per_op = std::collections::BTreeMap::<String, u64>::new();
+    for h in lines.iter().filter(|l| l["type"] == "hist") {
+        assert_eq!(h["layer"], "fs");
+        assert_eq!(h["check_ok"], true, "{h}");
+        *per_op.entry(h["op"].as_str().unwrap().to_string()).or_default() +=
+            h["count"].as_u64().unwrap();
+    }
+    let ivs: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "interval").collect();
+    assert!(ivs.len() >= 2, "several intervals");
+    assert_eq!(ivs.last().unwrap()["partial"], true, "the last is cut short by the unmount");
+    // Every operation in the trace is counted once in the profile.
+    let mut traced = std::collections::BTreeMap::<String, u64>::new();
+    for r in jsonl(&trace, "true") {
+        *traced.entry(r["call"].as_str().unwrap().to_string()).or_default() += 1;
+    }
+    assert_eq!(per_op, traced);
+    assert_eq!(per_op.get("create"), Some(&80));
+    // Shown again as text and drawn.
+    let svg = d.join("p.svg");
+    let o = bin().args(["profile", p, "--svg", svg.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("fs create"), "{text}");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<title>"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn permissions_are_the_lower_file_systems() {
     if !can_mount() || !have_program("setpriv") {

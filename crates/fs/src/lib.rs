@@ -60,8 +60,6 @@ pub struct MountConfig {
     /// Aggregate interval.
     pub aggregate: Option<Duration>,
     pub group_by: GroupBy,
-    /// Print each aggregate interval on stderr as it closes.
-    pub print_aggregate: bool,
     /// Facts the caller adds to the header (command line, ...).
     pub info: Vec<(String, Vec<u8>)>,
     pub compression: dataseries::WriterOptions,
@@ -186,12 +184,13 @@ fn raise_nofile() -> u64 {
 
 /// Check the paths, create the trace, mount, and serve until `stop()` says so (or someone
 /// unmounts the mountpoint). `ready` is called once the mount is up. `tick` is called about
-/// ten times a second with the tracer (for progress).
+/// ten times a second with the tracer (for progress). `on_interval` gets each aggregate
+/// interval as it closes, and `true` with the last one (cut short by the unmount).
 pub fn mount(
     cfg: MountConfig,
     ready: impl FnOnce(&Path, &Path),
     stop: &dyn Fn() -> u32,
-    mut on_interval: impl FnMut(&tracer::Interval),
+    mut on_interval: impl FnMut(&tracer::Interval, bool),
 ) -> Result<Summary, Error> {
     let usage = |m: String| Err(Error::Usage(m));
     let lower = match std::fs::canonicalize(&cfg.lower) {
@@ -418,19 +417,16 @@ pub fn mount(
         if let Some(iv) = cfg.aggregate {
             if last_interval.elapsed() >= iv {
                 let i = tracer.rotate_interval();
-                if cfg.print_aggregate {
-                    on_interval(&i);
-                }
+                on_interval(&i, false);
                 last_interval = Instant::now();
             }
         }
     }
     let _ = bg.join();
     if cfg.aggregate.is_some() {
+        // Cut short by the unmount: partial.
         let i = tracer.rotate_interval();
-        if cfg.print_aggregate {
-            on_interval(&i);
-        }
+        on_interval(&i, true);
     }
     use std::sync::atomic::Ordering;
     if tracer.discard {

@@ -513,6 +513,34 @@ pub fn to_hist(st: &Stats) -> ra_profile::Hist {
     }
 }
 
+/// An aggregate interval as a latency profile's (`reanimator fs mount --profile`): layer `fs`,
+/// one histogram per operation and group (`uid=N`, `path=/a/b`, as `group_by` made them).
+pub fn to_profile_interval(
+    iv: &Interval,
+    partial: bool,
+    group_by: &GroupBy,
+) -> ra_profile::Interval {
+    let hists = iv
+        .rows
+        .iter()
+        .map(|(op, g, st)| {
+            let group = match group_by {
+                GroupBy::Op => String::new(),
+                GroupBy::Uid => format!("uid={g}"),
+                GroupBy::PathPrefix(_) => format!("path={g}"),
+            };
+            (ra_profile::Key { layer: "fs".into(), op: op.clone(), group }, to_hist(st))
+        })
+        .collect();
+    ra_profile::Interval {
+        start_ns: iv.start_ns.max(0) as u64,
+        end_ns: iv.end_ns.max(0) as u64,
+        partial,
+        hists,
+        counters: Default::default(),
+    }
+}
+
 /// bcc's `print_log2_hist` layout in nanoseconds, exactly the buckets counted, and the
 /// histogram's consistency check (ra_profile's printer).
 pub fn log2_histogram(st: &Stats) -> String {
