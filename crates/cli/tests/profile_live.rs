@@ -239,3 +239,38 @@ fn bad_targets_get_one_clear_line() {
     let e = one_line_error(&bin().args(["profile", "--", "/nonexistent/prog"]).output().unwrap());
     assert!(e.contains("nonexistent"), "{e}");
 }
+
+/// The page-cache estimate: a file read twice after its pages were dropped comes half from
+/// the disk (every page added once, during the first read) and half from the cache.
+#[test]
+fn reads_page_cache_hits_and_misses() {
+    if !root() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("plive-cache");
+    let f = dir.join("data");
+    std::fs::write(&f, vec![7u8; 8 << 20]).unwrap();
+    let f = f.display().to_string();
+    let o = bin()
+        .args(["profile", "--json", "--layers", "syscall,cache", "--", "sh", "-c"])
+        .arg(format!(
+            "sync {f} && dd if={f} iflag=nocache count=0 status=none && cat {f} >/dev/null && \
+             cat {f} >/dev/null"
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = lines(&o);
+    let counter = |name: &str| -> u64 {
+        v.iter()
+            .filter(|l| l["type"] == "counters")
+            .filter_map(|l| l["counters"][name].as_u64().or_else(|| l[name].as_u64()))
+            .sum()
+    };
+    let pages = (8u64 << 20) / 4096;
+    let asked = counter("page_cache.read_pages_requested");
+    let added = counter("page_cache.read_pages_added");
+    assert!(asked >= 2 * pages && asked < 2 * pages + 200, "asked {asked}");
+    assert!(added >= pages * 9 / 10 && added <= pages + 200, "added {added} of {pages}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

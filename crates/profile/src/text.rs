@@ -28,6 +28,8 @@ pub struct IntervalView<'a> {
     pub partial: bool,
     pub blocks: Vec<Block<'a>>,
     pub counters: Vec<(&'a str, u64)>,
+    /// Reads' page-cache hit ratio (live profiles with the `cache` layer).
+    pub read_hit_ratio: Option<f64>,
     pub checks_ok: usize,
     pub checks_failed: usize,
 }
@@ -59,6 +61,7 @@ impl<'a> IntervalView<'a> {
             partial: iv.partial,
             blocks,
             counters: iv.counters.iter().map(|(k, v)| (k.as_str(), *v)).collect(),
+            read_hit_ratio: rows::read_hit_ratio(&iv.counters),
             checks_ok,
             checks_failed,
         }
@@ -170,6 +173,14 @@ pub fn write_check(out: &mut dyn Write, c: &crate::Check) -> io::Result<()> {
 fn write_counters(out: &mut dyn Write, v: &IntervalView) -> io::Result<()> {
     for (k, n) in &v.counters {
         writeln!(out, "counter {k}: {n}")?;
+    }
+    if let Some(r) = v.read_hit_ratio {
+        writeln!(
+            out,
+            "page cache: {:.1}% of the pages reads asked for were cached (estimate: pages \
+             added during reads / pages asked for)",
+            r * 100.0
+        )?;
     }
     Ok(())
 }

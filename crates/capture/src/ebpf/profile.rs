@@ -122,10 +122,12 @@ const L_WB: u16 = 4;
 const L_CALIB: u16 = 5;
 const L_CLOCK: u16 = 6;
 const C_GET_PAGES: u32 = 0;
-const C_ADD_FOLIOS: u32 = 1;
+const C_ADD_READ: u32 = 1;
 const C_NO_SPACE: u32 = 2;
-const NCOUNTERS: u32 = 3;
+const C_ADD_OTHER: u32 = 3;
+const NCOUNTERS: u32 = 4;
 const FD_RETURNED: u8 = 0x80;
+const READ_CLASS: u8 = 0x40;
 const MAX_NR: u32 = 512;
 
 /// `struct hkey`.
@@ -283,6 +285,9 @@ pub fn run(
         if def.ret == ra_syscalls::Ret::Fd {
             v |= FD_RETURNED;
         }
+        if ra_syscalls::io_class(def.name) == ra_syscalls::IoClass::Read {
+            v |= READ_CLASS;
+        }
         if v != 0 {
             skel.maps
                 .fdargs
@@ -416,8 +421,9 @@ pub fn run(
         let counters = read_counters(&skel)?;
         let delta = |i: u32| counters[i as usize] - last_counters[i as usize];
         if has("cache") {
-            iv.counters.insert("page_cache.pages_requested".into(), delta(C_GET_PAGES));
-            iv.counters.insert("page_cache.folios_added".into(), delta(C_ADD_FOLIOS));
+            iv.counters.insert("page_cache.read_pages_requested".into(), delta(C_GET_PAGES));
+            iv.counters.insert("page_cache.read_pages_added".into(), delta(C_ADD_READ));
+            iv.counters.insert("page_cache.other_pages_added".into(), delta(C_ADD_OTHER));
         }
         if delta(C_NO_SPACE) > 0 {
             iv.counters.insert("hist_map_full".into(), delta(C_NO_SPACE));

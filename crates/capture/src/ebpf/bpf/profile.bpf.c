@@ -17,7 +17,8 @@
  *   ext4     ext4_{sync_file,truncate,unlink,fallocate}_{enter,exit}, keyed by op and device.
  *   wb       writeback_single_inode_start -> writeback_single_inode, keyed by device.
  *   cache    mm_filemap_get_pages (pages asked of the page cache by reads) and
- *            mm_filemap_add_to_page_cache (folios added: misses and read-ahead): counters.
+ *            mm_filemap_add_to_page_cache (pages added, large folios counted by order), split by whether the adding thread
+ *            is a target's inside a read-class call (its misses and read-ahead): counters.
  *
  * Bucket k of a histogram holds latencies 2^(k-1) <= ns < 2^k (bucket 0: 0 ns), FSprof's.
  * `calib_tgid` (set by user space during its start-up calibration only) makes our own thread a
@@ -50,10 +51,11 @@ char LICENSE[] SEC("license") = "GPL";
 #define BY_PATH 4
 
 /* Counters (`counters`, per-CPU array). */
-#define C_GET_PAGES 0
-#define C_ADD_FOLIOS 1
-#define C_NO_SPACE 2 /* a histogram that could not be created: the map was full */
-#define NCOUNTERS 3
+#define C_GET_PAGES 0   /* pages reads asked the page cache for */
+#define C_ADD_READ 1    /* pages added while a target thread was in a read-class call */
+#define C_NO_SPACE 2    /* a histogram that could not be created: the map was full */
+#define C_ADD_OTHER 3   /* pages added otherwise (writes, mmap faults, other processes) */
+#define NCOUNTERS 4
 
 /* ext4 operations (the `op` of L_EXT4 keys). */
 #define E_SYNC 0
@@ -315,6 +317,8 @@ struct {
 } fdargs SEC(".maps");
 
 #define FD_RETURNED 0x80
+#define READ_CLASS 0x40
+#define FD_ARG 0x3f
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long id)
@@ -336,10 +340,10 @@ int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long id)
 		__u32 nr = id;
 		__u8 *fa = bpf_map_lookup_elem(&fdargs, &nr);
 
-		if (fa && (*fa & 0x7f)) {
+		if (fa && (*fa & FD_ARG)) {
 			long fd;
 
-			switch ((*fa & 0x7f) - 1) {
+			switch ((*fa & FD_ARG) - 1) {
 			case 0: fd = regs->di; break;
 			case 1: fd = regs->si; break;
 			case 2: fd = regs->dx; break;
@@ -615,9 +619,36 @@ int BPF_PROG(prof_get_pages, struct address_space *mapping, unsigned long index,
 	return 0;
 }
 
+/* Pages in a folio: 1, or 2^order for a large one. */
+static __always_inline __u64 folio_pages(struct folio *folio)
+{
+	unsigned long flags = 0;
+
+	if (bpf_probe_read_kernel(&flags, sizeof(flags), folio))
+		return 1;
+	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1;
+	if (!bpf_core_field_exists(folio->_flags_1))
+		return 1;
+	return 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0x3f);
+}
+
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(prof_add_folio, struct folio *folio)
 {
-	count(C_ADD_FOLIOS, 1);
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct inflight *s = bpf_task_storage_get(&tasks, t, 0, 0);
+	__u64 pages = folio_pages(folio);
+
+	if (s && s->active) {
+		__u32 nr = s->nr;
+		__u8 *fa = bpf_map_lookup_elem(&fdargs, &nr);
+
+		if (fa && (*fa & READ_CLASS)) {
+			count(C_ADD_READ, pages);
+			return 0;
+		}
+	}
+	count(C_ADD_OTHER, pages);
 	return 0;
 }
