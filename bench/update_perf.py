@@ -268,14 +268,118 @@ def kernel_table(rows):
     return "\n".join(out)
 
 
+# bench/profile: workloads (label, metric, row key, higher is better) and configurations.
+PROFILE_WORKLOADS = {
+    "fio": ("fio randwrite 4 KiB, psync, 10 s", "IOPS", "iops", True),
+    "sqlite": ("sqlite3 200k inserts, 2,000 txns", "sqlite3 elapsed s", "inner_s", False),
+}
+PROFILE_CONFIGS = ["vanilla", "ebpf-noop", "profile", "profile-all", "bpftrace", "record-none"]
+
+
+def profile_table(rows):
+    """bench/profile: median per (workload, config), against vanilla and against the bpftrace
+    one-liner; then the programs' ns per call from the BPF statistics, and memory against run
+    length."""
+    from statistics import median
+    runs = [r for r in rows if r.get("kind", "run") == "run"]
+    out = ["| workload | config | metric: runs | median | slowdown vs vanilla (medians; by run) | vs bpftrace "
+           "| CPU s, tool + workload (median) | peak RSS MB (max) | calls counted (median) |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for w in [w for w in PROFILE_WORKLOADS if any(r["workload"] == w for r in runs)]:
+        label, metric, key, higher = PROFILE_WORKLOADS[w]
+        secs = {r.get("fio_seconds") for r in runs if r["workload"] == w} - {None}
+        if len(secs) == 1:
+            label = label.replace("10 s", f"{secs.pop()} s")
+        med = {}
+        for c in PROFILE_CONFIGS:
+            rs = sorted((r for r in runs if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
+            if rs:
+                med[c] = (median(r[key] for r in rs), rs)
+        fmt = (lambda v: f"{v:,.0f}") if higher else (lambda v: f"{v:.2f}")
+        base = med.get("vanilla", (None,))[0]
+        for c, (m, rs) in med.items():
+            slow = "" if not base else f"{(base / m if higher else m / base):.2f}×"
+            if base and c != "vanilla":
+                van = {r["run"]: r[key] for r in med["vanilla"][1]}
+                pairs = sorted((van[r["run"]] / r[key] if higher else r[key] / van[r["run"]])
+                               for r in rs if r["run"] in van and r[key])
+                if len(pairs) > 1:
+                    slow += f" (by run {median(pairs):.2f}×, {pairs[0]:.2f}–{pairs[-1]:.2f})"
+                if key == "inner_s":
+                    # The whole run, the tool's start and end included (bpftrace compiles).
+                    vw = med["vanilla"][0] and median(r["wall_s"] for r in med["vanilla"][1])
+                    slow += f"; with the tool's start and end {median(r['wall_s'] for r in rs) / vw:.2f}×"
+            vs = ""
+            if c != "bpftrace" and c != "vanilla" and "bpftrace" in med:
+                b = med["bpftrace"][0]
+                x = m / b if higher else b / m
+                vs = f"{x:.2f}× {'faster' if x >= 1 else 'slower'}"
+            calls = [r["calls"] for r in rs if "calls" in r]
+            counted = f"{median(calls):,.0f}" if calls else ""
+            if c == "ebpf-noop":
+                counted = "programs attached, returning at once: counts nothing"
+            elif c == "profile-all" and all("other_ops" in r for r in rs):
+                counted += f" (+ {median(r['other_ops'] for r in rs):,.0f} block/fs/cache operations)"
+            elif c == "record-none" and calls:
+                counted += " recorded"
+            if w == "fio" and c != "vanilla" and calls:
+                counted += f"; fio's writes {median(r['ios'] for r in rs):,.0f}"
+            rss = [r["rss_mb"] for r in rs if "rss_mb" in r]
+            rss = f"{max(rss):,.0f}" if rss else ""
+            out.append(f"| {label} | {c} | {metric}: {', '.join(fmt(r[key]) for r in rs)} | {fmt(m)} | {slow} "
+                       f"| {vs} | {median(r['cpu_s'] for r in rs):.1f} | {rss} | {counted} |")
+    st = [r for r in rows if r.get("kind") == "stats"]
+    if not st:
+        return "\n".join(out)
+    length = median(r["length_s"] for r in st)
+    short = [r for r in st if r["length_s"] == length]
+    out += ["", f"The programs' own cost (BPF statistics on, fio as above, {length:.0f} s runs; steady state "
+            "between 1 s after loading and 1 s before the end):", "",
+            "| config | sys_enter ns/run | sys_exit ns/run | enter + exit ns (median; runs) | above the noop floor "
+            "| fio IOPS (stats on, median) | kernel maps MB | tool's own peak RSS MB (VmHWM) |",
+            "|---|---|---|---|---|---|---|---|"]
+    sums = {}
+    for c in ["ebpf-noop", "profile", "profile-all", "bpftrace", "record-none"]:
+        rs = [r for r in short if r["config"] == c]
+        if rs:
+            sums[c] = (median(r["enter_ns"] + r["exit_ns"] for r in rs), rs)
+    floor = sums.get("ebpf-noop", (None,))[0]
+    for c, (both, rs) in sums.items():
+        above = "" if c == "ebpf-noop" or floor is None else f"{both - floor:+.0f}"
+        hwm = [r["tool_hwm_mb"] for r in rs if "tool_hwm_mb" in r]
+        each = ", ".join(f"{r['enter_ns'] + r['exit_ns']:.0f}" for r in rs)
+        out.append(f"| {c} | {median(r['enter_ns'] for r in rs):.0f} | {median(r['exit_ns'] for r in rs):.0f} "
+                   f"| {both:.0f} ({each}) | {above} "
+                   f"| {median(r['iops'] for r in rs):,.0f} | {median(r['map_bytes'] for r in rs) / 2**20:.1f} "
+                   f"| {f'{max(hwm):.0f}' if hwm else ''} |")
+    prof = sorted((r for r in st if r["config"] == "profile"), key=lambda r: r["length_s"])
+    lengths = sorted({r["length_s"] for r in prof})
+    if len(lengths) > 1:
+        out += ["", "`profile` (fio, BPF statistics on) at two run lengths: memory against run length:", "",
+                "| fio run s | runs | tool's own peak RSS MB (VmHWM, max) | peak RSS MB under GNU time (max) "
+                "| kernel maps MB | of which `hists` MB | sys_exit program runs between the readings (all tasks) |",
+                "|---|---|---|---|---|---|---|"]
+        for n in lengths:
+            rs = [r for r in prof if r["length_s"] == n]
+            hwm = [r["tool_hwm_mb"] for r in rs if "tool_hwm_mb" in r]
+            rss = [r["rss_mb"] for r in rs if "rss_mb" in r]
+            out.append(f"| {n} | {len(rs)} | {max(hwm) if hwm else 0:.1f} | {max(rss) if rss else 0:.1f} "
+                       f"| {max(r['map_bytes'] for r in rs) / 2**20:.1f} "
+                       f"| {max(r['maps'].get('hists', 0) for r in rs) / 2**20:.1f} "
+                       f"| {median(r['exit_runs'] for r in rs):,.0f} |")
+    return "\n".join(out)
+
+
 def main():
     section, results, command = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = [json.loads(l) for l in Path(results).read_text().splitlines() if l.strip()]
     # "record-<workloads>": a run of some of bench/record's workloads, in a section of its own.
-    # "fs-<configs>-<workloads>": a run of some of bench/fs's rows or workloads, likewise.
-    kind = section.split("-", 1)[0] if section.startswith(("record-", "fs-")) else section
+    # "fs-<configs>-<workloads>": a run of some of bench/fs's rows or workloads, likewise;
+    # "profile-<workloads>": a run of some of bench/profile's workloads.
+    kind = section.split("-", 1)[0] if section.startswith(("record-", "fs-", "profile-")) else section
     table = {"codec": codec_table, "record": record_table, "replay": replay_table,
-             "kernel": kernel_table, "fs": fs_table}[kind](rows)
+             "kernel": kernel_table, "fs": fs_table,
+             "profile": profile_table}[kind](rows)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = f"<!-- section:{section} -->\nCommand: `{command}` — {stamp}, {machine()}\n\n{table}\n<!-- /section:{section} -->"
     text = DOC.read_text() if DOC.exists() else "# Performance\n"

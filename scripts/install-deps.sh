@@ -29,11 +29,12 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 #   fsmark                      - bench/fs: fs_mark, the metadata-heavy workload (many small files)
 #   libpython3.11-testsuite     - fs tests: Python's own test suite run over the mount
 #   librsvg2-bin                - profile tests: rsvg-convert renders `profile --svg` to PNG to check the picture
+#   bpftrace                    - bench/profile: the bpftrace one-liner `reanimator profile` is measured against
 PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates
       sqlite3 tar git coreutils fio strace hyperfine time xz-utils
       clang libelf-dev zlib1g-dev bpftool
       fuse3 bindfs loggedfs stress-ng dbench fsmark libpython3.11-testsuite
-      librsvg2-bin)
+      librsvg2-bin bpftrace)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
