@@ -219,8 +219,16 @@ pub fn run(
     let mut open = skel::ProfileSkelBuilder::default().open(&mut obj).map_err(fail("open"))?;
     let ncpu = libbpf_rs::num_possible_cpus().unwrap_or(1).max(1) as u64;
     let per_entry = ncpu * (HVAL_WORDS as u64 * 8) + 128;
-    let entries = (opts.map_bytes / per_entry).clamp(256, 1 << 16) as u32;
+    // --by call keeps its histograms in a per-CPU array (two epochs of every call number: no
+    // hashing on the hot path) when that fits in half the budget; the hash map has the rest.
+    let array_bytes = 2 * u64::from(MAX_NR) * per_entry;
+    let call_array = opts.by == By::Call && array_bytes <= opts.map_bytes / 2;
+    let hash_bytes = opts.map_bytes - if call_array { array_bytes } else { 0 };
+    let entries = (hash_bytes / per_entry).clamp(256, 1 << 16) as u32;
     open.maps.hists.set_max_entries(entries).map_err(fail("size"))?;
+    if !call_array {
+        open.maps.calls.set_max_entries(1).map_err(fail("size"))?;
+    }
     {
         let ro = open.maps.rodata_data.as_deref_mut().ok_or_else(|| Error::Unavailable {
             backend: "ebpf",
@@ -230,6 +238,7 @@ pub fn run(
             },
         })?;
         ro.self_tgid = std::process::id();
+        ro.call_array = u32::from(call_array);
         ro.use_cgroup = u32::from(cgroup.is_some());
         ro.all_tasks = u32::from(matches!(opts.target, LiveTarget::All));
         ro.by = match opts.by {
@@ -418,6 +427,9 @@ pub fn run(
             ..Interval::default()
         };
         read_hists(&skel, old, &mut names, &mut iv.hists)?;
+        if call_array {
+            read_calls(&skel, old, &mut names, &mut iv.hists)?;
+        }
         let counters = read_counters(&skel)?;
         let delta = |i: u32| counters[i as usize] - last_counters[i as usize];
         if has("cache") {
@@ -520,6 +532,37 @@ fn read_hists(
         if h.count == 0 {
             continue;
         }
+        into.entry(names.key(&k)).or_default().merge(&h);
+    }
+    Ok(())
+}
+
+/// Read and zero the `calls` array's histograms of `epoch` (--by call), summed over CPUs.
+fn read_calls(
+    skel: &skel::ProfileSkel<'_>,
+    epoch: u16,
+    names: &mut Names,
+    into: &mut BTreeMap<Key, Hist>,
+) -> Result<()> {
+    let map = &skel.maps.calls;
+    for nr in 0..MAX_NR {
+        let idx = (u32::from(epoch) * MAX_NR + nr).to_ne_bytes();
+        let Some(per_cpu) =
+            map.lookup_percpu(&idx, MapFlags::ANY).map_err(super::bpf("reading a histogram"))?
+        else {
+            continue;
+        };
+        let mut h = Hist::default();
+        for v in &per_cpu {
+            add_hval(&mut h, v);
+        }
+        if h.count == 0 {
+            continue;
+        }
+        let zeros: Vec<Vec<u8>> = per_cpu.iter().map(|v| vec![0u8; v.len()]).collect();
+        map.update_percpu(&idx, &zeros, MapFlags::ANY)
+            .map_err(super::bpf("clearing a read histogram"))?;
+        let k = HKey { layer: L_SYSCALL, epoch, op: nr, ..HKey::default() };
         into.entry(names.key(&k)).or_default().merge(&h);
     }
     Ok(())

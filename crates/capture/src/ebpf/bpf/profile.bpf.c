@@ -68,6 +68,9 @@ const volatile __u32 self_tgid = 0;
 const volatile __u32 use_cgroup = 0;
 const volatile __u32 all_tasks = 0;
 const volatile __u32 by = BY_CALL;
+/* --by call: histograms in the per-CPU array `calls` indexed by epoch * MAX_NR + call number
+ * (no hashing on the hot path) instead of the hash map. */
+const volatile __u32 call_array = 0;
 /* --by path: the directory this many levels below the file system's root. */
 const volatile __u32 path_depth = 1;
 /* Set by user space at run time. */
@@ -101,6 +104,16 @@ struct {
 	__type(key, struct hkey);
 	__type(value, struct hval);
 } hists SEC(".maps");
+
+#define MAX_NR 512
+
+/* --by call with `call_array`: one histogram per epoch and call number. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * MAX_NR);
+	__type(key, __u32);
+	__type(value, struct hval);
+} calls SEC(".maps");
 
 /* One zeroed value to create histograms from (a value is larger than the BPF stack). */
 struct {
@@ -137,7 +150,9 @@ struct inflight {
 	__u64 group;
 	__u64 dev;
 	__u32 nr;
-	__u32 active;
+	__u8 active;
+	/* A target thread (not re-checked at each call but with --cgroup). */
+	__u8 target;
 	/* ext4 operations in progress (they nest inside a call). */
 	__u64 ext4_ts[4];
 	__u64 ext4_dev[4];
@@ -188,6 +203,23 @@ static __always_inline __u32 bucket_of(__u64 ns)
 	return b + (__u32)ns;
 }
 
+static __always_inline void add(struct hval *v, __u64 ns, int failed)
+{
+	__u32 b = bucket_of(ns);
+
+	if (b >= NBUCKETS)
+		b = NBUCKETS - 1;
+	/* Per-CPU values: this CPU's copy only, with migration disabled: plain adds. */
+	v->buckets[b] += 1;
+	v->count += 1;
+	v->total_ns += ns;
+	if (~ns > v->nmin)
+		v->nmin = ~ns;
+	if (ns > v->max_ns)
+		v->max_ns = ns;
+	v->errors += failed;
+}
+
 static __always_inline void record(struct hkey *k, __u64 ns, int failed)
 {
 	struct hval *v;
@@ -209,19 +241,7 @@ static __always_inline void record(struct hkey *k, __u64 ns, int failed)
 			return;
 		}
 	}
-	__u32 b = bucket_of(ns);
-
-	if (b >= NBUCKETS)
-		b = NBUCKETS - 1;
-	/* Per-CPU values: this CPU's copy only, with migration disabled: plain adds. */
-	v->buckets[b] += 1;
-	v->count += 1;
-	v->total_ns += ns;
-	if (~ns > v->nmin)
-		v->nmin = ~ns;
-	if (ns > v->max_ns)
-		v->max_ns = ns;
-	v->errors += failed;
+	add(v, ns, failed);
 }
 
 static __always_inline int is_target(struct task_struct *t)
@@ -311,7 +331,7 @@ static __always_inline void fd_group(struct task_struct *t, long fd, __u64 *grou
  * argument's index, or 0; bit 7: the call returns a descriptor. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 512);
+	__uint(max_entries, MAX_NR);
 	__type(key, __u32);
 	__type(value, __u8);
 } fdargs SEC(".maps");
@@ -324,14 +344,20 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long id)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct inflight *s;
+	/* A target thread's storage says so: one lookup instead of the target-set lookup. */
+	struct inflight *s = bpf_task_storage_get(&tasks, t, 0, 0);
 
-	if (!is_target(t))
-		return 0;
-	if ((__u64)id >= 512 || (t->thread_info.status & TS_COMPAT))
-		return 0;
-	s = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!s)
+	if (!s || !s->target || use_cgroup) {
+		if (!is_target(t))
+			return 0;
+		if (!s)
+			s = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!s)
+			return 0;
+		/* Our own thread is a target only while calibrating: never remembered. */
+		s->target = t->tgid != self_tgid;
+	}
+	if ((__u64)id >= MAX_NR || (t->thread_info.status & TS_COMPAT))
 		return 0;
 	s->nr = id;
 	s->group = 0;
@@ -365,26 +391,37 @@ int BPF_PROG(prof_sys_exit, struct pt_regs *regs, long ret)
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct inflight *s = bpf_task_storage_get(&tasks, t, 0, 0);
 	struct hkey k = {};
+	int failed = ret < 0 && ret >= -4095;
 	__u64 ns;
 
 	if (!s || !s->active)
 		return 0;
 	s->active = 0;
 	ns = now - s->ts;
-	k.layer = L_SYSCALL;
-	k.op = s->nr;
-	if (t->tgid == calib_tgid && calib_tgid) {
-		/* Calibration: this call, and a back-to-back clock read beside it. */
+	if (!s->target) {
+		/* Only the calibrating thread is measured without being a remembered target:
+		 * this call, and a back-to-back clock read beside it. */
 		__u64 a = bpf_ktime_get_ns();
 		__u64 b = bpf_ktime_get_ns();
 		struct hkey c = { .layer = L_CLOCK };
 
 		k.layer = L_CALIB;
+		k.op = s->nr;
 		record(&k, ns, 0);
 		record(&c, b - a, 0);
 		return 0;
 	}
 	ns = ns > self_delay_ns ? ns - self_delay_ns : 0;
+	if (call_array && by == BY_CALL) {
+		__u32 idx = (epoch & 1) * MAX_NR + (s->nr & (MAX_NR - 1));
+		struct hval *v = bpf_map_lookup_elem(&calls, &idx);
+
+		if (v)
+			add(v, ns, failed);
+		return 0;
+	}
+	k.layer = L_SYSCALL;
+	k.op = s->nr;
 	switch (by) {
 	case BY_FS:
 	case BY_PATH: {
@@ -406,7 +443,7 @@ int BPF_PROG(prof_sys_exit, struct pt_regs *regs, long ret)
 		bpf_get_current_comm(k.comm, sizeof(k.comm));
 		break;
 	}
-	record(&k, ns, ret < 0 && ret >= -4095);
+	record(&k, ns, failed);
 	return 0;
 }
 
