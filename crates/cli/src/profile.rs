@@ -125,7 +125,7 @@ pub struct ProfileArgs {
     /// summed by I/O class), block, fuse, ext4, writeback, cache, or all.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub layers: Vec<String>,
-    /// Live: memory for the kernel's histograms (e.g. 64M, the default); a key that does not
+    /// Live: memory for the kernel's histograms (e.g. 16M, the default); a key that does not
     /// fit is counted and reported, never dropped silently.
     #[arg(long, value_name = "BYTES")]
     pub map_size: Option<String>,

@@ -102,7 +102,7 @@ pub fn run(a: &ProfileArgs, sink: &mut dyn ProfileSink) -> Result<ExitCode> {
     };
     let map_bytes = match &a.map_size {
         Some(s) => crate::record::parse_size(s).map_err(|e| anyhow::anyhow!("--map-size: {e}"))?,
-        None => 64 << 20,
+        None => 16 << 20,
     };
     let opts =
         LiveOptions { target, by, layers, interval, duration, calibrate: a.calibrate, map_bytes };

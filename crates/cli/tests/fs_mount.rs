@@ -437,6 +437,46 @@ fn the_profile_counts_every_operation_of_the_trace() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The live profiler's FUSE layer sees this file system's requests: every create and write
+/// a program makes on the mount (fidelity mode: no cache hides them) is a FUSE request timed
+/// from fuse_request_send to fuse_request_end, per opcode.
+#[test]
+fn the_live_profiler_times_this_file_systems_fuse_requests() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-fuseprof");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let m = Mount::start(&lower, &mnt, &trace, &["--data", "none"]);
+    let script =
+        format!("i=0; while [ $i -lt 30 ]; do i=$((i+1)); echo $i > {}/f$i; done", mnt.display());
+    let o = bin()
+        .args(["profile", "--json", "--layers", "syscall,fuse", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let v: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let count = |layer: &str, op: &str| -> u64 {
+        v.iter()
+            .filter(|l| l["type"] == "hist" && l["layer"] == layer && l["op"] == op)
+            .map(|l| l["count"].as_u64().unwrap())
+            .sum()
+    };
+    // The FUSE layer is the whole machine's: at least this program's requests.
+    assert!(count("fuse", "create") >= 30, "creates {}", count("fuse", "create"));
+    assert!(count("fuse", "write") >= 30, "writes {}", count("fuse", "write"));
+    // The same creates and writes are in the file system's own trace.
+    let traced = |op: &str| jsonl(&trace, &format!("op == \"{op}\"")).len() as u64;
+    assert!(count("fuse", "create") >= traced("create"));
+    assert_eq!(count("syscall", "write"), 30);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn permissions_are_the_lower_file_systems() {
     if !can_mount() || !have_program("setpriv") {

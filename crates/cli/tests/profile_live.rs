@@ -274,3 +274,65 @@ fn reads_page_cache_hits_and_misses() {
     assert!(added >= pages * 9 / 10 && added <= pages + 200, "added {added} of {pages}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--calibrate` subtracts the measured self-delay inside the kernel: the same cheap calls
+/// measure lower (by about that much) than without it, and the profile says it did.
+#[test]
+fn calibrate_subtracts_the_self_delay() {
+    if !root() {
+        return;
+    }
+    let run = |calibrate: bool| -> (Value, u64) {
+        let mut c = bin();
+        c.args(["profile", "--json"]);
+        if calibrate {
+            c.arg("--calibrate");
+        }
+        let o = c
+            .args(["--", "python3", "-c", "import os\nfor _ in range(20000): os.getppid()"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v = lines(&o);
+        let h = hists(&v, "syscall", "getppid");
+        let (n, total): (u64, u64) = h.iter().fold((0, 0), |(n, t), h| {
+            (n + h["count"].as_u64().unwrap(), t + h["total_ns"].as_u64().unwrap())
+        });
+        assert!((20000..20500).contains(&n), "{n} getppid calls");
+        (v[0]["overhead"].clone(), total / n)
+    };
+    let (o_plain, mean_plain) = run(false);
+    let (o_cal, mean_cal) = run(true);
+    assert_eq!(o_plain["subtracted"], false);
+    assert_eq!(o_cal["subtracted"], true);
+    let delay = o_cal["self_delay_ns"].as_u64().unwrap();
+    assert!(delay > 0, "{o_cal}");
+    // Saturating subtraction: the mean drops by at most the self-delay (noise aside, it drops).
+    assert!(mean_cal < mean_plain, "calibrated {mean_cal} ns, plain {mean_plain} ns");
+}
+
+/// Memory is bounded whatever the workload: with a tiny map and a histogram per process,
+/// the keys that do not fit are counted and reported, not dropped silently.
+#[test]
+fn a_full_map_is_reported() {
+    if !root() {
+        return;
+    }
+    let o = bin()
+        .args(["profile", "--json", "--map-size", "1", "--by", "pid", "--", "sh", "-c"])
+        .arg("i=0; while [ $i -lt 100 ]; do i=$((i+1)); /bin/true; done")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("were not counted: the kernel's histogram map was full"), "{err}");
+    let v = lines(&o);
+    let full: u64 = v
+        .iter()
+        .filter(|l| l["type"] == "counters")
+        .filter_map(|l| l["counters"]["hist_map_full"].as_u64())
+        .sum();
+    assert!(full > 0);
+    let keys = v.iter().filter(|l| l["type"] == "hist").count();
+    assert!(keys <= 2 * 64, "{keys} histograms from a 64-entry map");
+}

@@ -224,7 +224,7 @@ pub fn run(
     let array_bytes = 2 * u64::from(MAX_NR) * per_entry;
     let call_array = opts.by == By::Call && array_bytes <= opts.map_bytes / 2;
     let hash_bytes = opts.map_bytes - if call_array { array_bytes } else { 0 };
-    let entries = (hash_bytes / per_entry).clamp(256, 1 << 16) as u32;
+    let entries = (hash_bytes / per_entry).clamp(64, 1 << 16) as u32;
     open.maps.hists.set_max_entries(entries).map_err(fail("size"))?;
     if !call_array {
         open.maps.calls.set_max_entries(1).map_err(fail("size"))?;

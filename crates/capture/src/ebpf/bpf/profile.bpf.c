@@ -51,7 +51,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define BY_PATH 4
 
 /* Counters (`counters`, per-CPU array). */
-#define C_GET_PAGES 0   /* pages reads asked the page cache for */
+#define C_GET_PAGES 0   /* pages a target's reads asked the page cache for */
 #define C_ADD_READ 1    /* pages added while a target thread was in a read-class call */
 #define C_NO_SPACE 2    /* a histogram that could not be created: the map was full */
 #define C_ADD_OTHER 3   /* pages added otherwise (writes, mmap faults, other processes) */
@@ -652,7 +652,11 @@ SEC("tp_btf/mm_filemap_get_pages")
 int BPF_PROG(prof_get_pages, struct address_space *mapping, unsigned long index,
 	     unsigned long last_index)
 {
-	count(C_GET_PAGES, last_index >= index ? last_index - index + 1 : 1);
+	/* The target's reads only (its threads inside a call), like the pages they add. */
+	struct inflight *s = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+
+	if (s && s->active)
+		count(C_GET_PAGES, last_index >= index ? last_index - index + 1 : 1);
 	return 0;
 }
 
