@@ -120,6 +120,19 @@ pub fn short_ns(ns: u64) -> String {
     }
 }
 
+/// The live profiler's page-cache estimate for reads: the share of the pages reads asked for
+/// that were already cached, `1 - pages added during reads / pages asked for` (read-ahead
+/// pages count as misses of the read that triggered them), clamped to `[0, 1]`. `None`
+/// without the counters or when reads asked for nothing.
+pub fn read_hit_ratio(counters: &std::collections::BTreeMap<String, u64>) -> Option<f64> {
+    let asked = *counters.get("page_cache.read_pages_requested")?;
+    let added = *counters.get("page_cache.read_pages_added")?;
+    if asked == 0 {
+        return None;
+    }
+    Some((1.0 - added as f64 / asked as f64).clamp(0.0, 1.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,17 +161,4 @@ mod tests {
         assert_eq!(short_ns(1 << 30), "1s");
         assert_eq!(human_ns(1500), "1.5 us");
     }
-}
-
-/// The live profiler's page-cache estimate for reads: the share of the pages reads asked for
-/// that were already cached, `1 - pages added during reads / pages asked for` (read-ahead
-/// pages count as misses of the read that triggered them), clamped to `[0, 1]`. `None`
-/// without the counters or when reads asked for nothing.
-pub fn read_hit_ratio(counters: &std::collections::BTreeMap<String, u64>) -> Option<f64> {
-    let asked = *counters.get("page_cache.read_pages_requested")?;
-    let added = *counters.get("page_cache.read_pages_added")?;
-    if asked == 0 {
-        return None;
-    }
-    Some((1.0 - added as f64 / asked as f64).clamp(0.0, 1.0))
 }
