@@ -1,5 +1,5 @@
 //! Exact merging of profiles: histograms of the same key in the same interval are added
-//! ([`Hist::merge`]); different intervals are kept side by side, or all collapsed into one.
+//! ([`crate::Hist::merge`]); different intervals are kept side by side, or all collapsed into one.
 
 use std::collections::BTreeMap;
 
