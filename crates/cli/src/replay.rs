@@ -530,6 +530,29 @@ fn print_report(r: &Report, trace: &Path) -> Result<()> {
         "{:<18} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
         "total", t.replayed, t.issued, t.emulated, t.simulated, t.skipped, t.matched, t.mismatched
     )?;
+    if let Some(k) = r.timing {
+        let e = &r.pacer.errors;
+        let us = |ns: u64| ns as f64 / 1e3;
+        writeln!(
+            o,
+            "\ntiming (recorded offsets x {k}): {} calls issued; issue-time error median {:.1} us, \
+             p90 {:.1} us, p99 {:.1} us, max {:.1} us",
+            e.count,
+            us(e.quantile(0.5)),
+            us(e.quantile(0.9)),
+            us(e.quantile(0.99)),
+            us(e.max_ns)
+        )?;
+        let worst: Vec<String> = r
+            .pacer
+            .worst_seconds(3)
+            .iter()
+            .map(|(s, h)| format!("{s} s: p99 {:.1} us of {} calls", us(h.quantile(0.99)), h.count))
+            .collect();
+        if !worst.is_empty() {
+            writeln!(o, "worst seconds of the trace: {}", worst.join("; "))?;
+        }
+    }
     if !r.unknown.is_empty() {
         let v: Vec<String> = r.unknown.iter().map(|(k, n)| format!("{k} ({n})")).collect();
         writeln!(o, "\nskipped, unknown to replay: {}", v.join(", "))?;

@@ -350,6 +350,34 @@ fn timing_and_abort() {
     let r = json(&o);
     assert_eq!(r["mismatch_total"], 1);
     assert_eq!(r["mismatches"][0]["call"], "rmdir");
+    // The report says how close to their due times the calls were issued: all four, none
+    // early, the one 0.4 s later in its own second of the trace.
+    let t = &r["timing"];
+    assert_eq!(t["scale"], 1.0);
+    assert_eq!(t["calls"], 4);
+    let e = &t["issue_error_us"];
+    assert!(
+        e["median"].as_f64().unwrap() >= 0.0
+            && e["max"].as_f64().unwrap() >= e["p99"].as_f64().unwrap() - 1.0,
+        "{t}"
+    );
+    assert_eq!(
+        t["per_second"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["calls"].as_u64().unwrap())
+            .sum::<u64>(),
+        4
+    );
+    let (o, _, _) = run("afap", &["--json"]);
+    assert!(json(&o)["timing"].is_null(), "AFAP has no timing section");
+    // A recorded gap longer than the stall timeout is a wait for the due time, not a stall.
+    let (o, took, _) = run("gap", &["--timing", "original", "--stall-timeout", "0.2", "--json"]);
+    assert!(took >= std::time::Duration::from_millis(400));
+    let r = json(&o);
+    assert!(r["aborted"].is_null(), "{r}");
+    assert_eq!(r["timing"]["calls"], 4);
     let (o, _, root) = run("abort", &["--on-mismatch", "abort", "--json"]);
     assert_eq!(o.status.code(), Some(1));
     let r = json(&o);

@@ -17,6 +17,7 @@ pub mod sandbox;
 mod sched;
 pub mod shadow;
 mod sys;
+pub mod timing;
 pub mod verify;
 pub mod world;
 

@@ -474,6 +474,101 @@ struct Ctx {
     log: Option<Log>,
     /// (trace time of the first call, replay start) for `--timing`.
     clock: (i64, Instant),
+    /// `--timing`: tasks whose next call is not due yet wait here, not in a worker.
+    timer: Arc<Timer>,
+}
+
+impl Ctx {
+    /// When a call recorded at `called` is due (`--timing`), or None (AFAP).
+    fn due(&self, called: i64) -> Option<Instant> {
+        match self.sh.opts.timing {
+            Timing::Scaled(k) => {
+                let offset = called.saturating_sub(self.clock.0);
+                Some(
+                    self.clock.1
+                        + Duration::from_nanos((offset as f64 * k).clamp(0.0, 1e18) as u64),
+                )
+            }
+            Timing::Afap => None,
+        }
+    }
+}
+
+/// How long before its due time a deferred task goes back to the run queue: the worker that
+/// takes it sleeps or spins the rest (crate::timing::Pacer).
+const TIMER_LEAD: Duration = Duration::from_millis(1);
+
+/// `--timing`: the tasks whose next call is due later than [`TIMER_LEAD`] from now, by due
+/// time (Replayfs' timer set early). A worker never sleeps through a long wait holding a
+/// task that other tasks' calls could have used: it hands the task here and takes another.
+#[derive(Default)]
+struct Timer {
+    m: Mutex<TimerState>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+struct TimerState {
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, u64)>>,
+    tasks: HashMap<u64, Arc<Task>>,
+    next: u64,
+    done: bool,
+}
+
+impl Timer {
+    fn defer(&self, wake: Instant, task: Arc<Task>) {
+        let mut st = lock(&self.m);
+        let id = st.next;
+        st.next += 1;
+        st.heap.push(std::cmp::Reverse((wake, id)));
+        st.tasks.insert(id, task);
+        drop(st);
+        self.cv.notify_one();
+    }
+
+    fn pending(&self) -> bool {
+        !lock(&self.m).heap.is_empty()
+    }
+
+    fn finish(&self) {
+        lock(&self.m).done = true;
+        self.cv.notify_one();
+    }
+
+    /// The timer thread: requeue each task at its wake time (all at once on a stop).
+    fn run(&self, gate: &Gate, stop: &AtomicBool) {
+        let mut st = lock(&self.m);
+        loop {
+            let now = Instant::now();
+            let stopping = stop.load(Ordering::Relaxed);
+            let mut due = Vec::new();
+            while let Some(std::cmp::Reverse((t, id))) = st.heap.peek().copied() {
+                if t > now && !stopping {
+                    break;
+                }
+                st.heap.pop();
+                if let Some(task) = st.tasks.remove(&id) {
+                    due.push(Waker::Task(task));
+                }
+            }
+            if !due.is_empty() {
+                drop(st);
+                gate.wake(due);
+                st = lock(&self.m);
+                continue;
+            }
+            if st.done && st.heap.is_empty() {
+                return;
+            }
+            // Wake for the next task, a new one, or every 50 ms to look at the stop flag.
+            let wait = st
+                .heap
+                .peek()
+                .map_or(Duration::from_millis(50), |r| r.0 .0.saturating_duration_since(now))
+                .min(Duration::from_millis(50));
+            st = self.cv.wait_timeout(st, wait).unwrap_or_else(|p| p.into_inner()).0;
+        }
+    }
 }
 
 /// Replay every call of `trace` into `opts.root`. Initial state must already be in place.
@@ -514,12 +609,26 @@ pub fn replay(
     // cycles, and stops a replay that makes no progress.
     let watch_done = Arc::new(AtomicBool::new(false));
     let watch_workers: Arc<Mutex<Option<Arc<Workers>>>> = Arc::default();
+    let timer = Arc::new(Timer::default());
     let watch = {
-        let (sh, gate, progress, done, ww) =
-            (sh.clone(), gate.clone(), progress.clone(), watch_done.clone(), watch_workers.clone());
+        let (sh, gate, progress, done, ww, timer) = (
+            sh.clone(),
+            gate.clone(),
+            progress.clone(),
+            watch_done.clone(),
+            watch_workers.clone(),
+            timer.clone(),
+        );
         std::thread::Builder::new()
             .name("replay-watchdog".into())
-            .spawn(move || watchdog(&sh, &gate, &progress, &done, &ww))
+            .spawn(move || watchdog(&sh, &gate, &progress, &done, &ww, &timer))
+            .map_err(Error::Thread)?
+    };
+    let timer_thread = {
+        let (sh, gate, timer) = (sh.clone(), gate.clone(), timer.clone());
+        std::thread::Builder::new()
+            .name("replay-timer".into())
+            .spawn(move || timer.run(&gate, &sh.abort))
             .map_err(Error::Thread)?
     };
     let log: Option<Log> = log.map(|l| Arc::new(Mutex::new(l)));
@@ -680,6 +789,7 @@ pub fn replay(
                             progress: progress.clone(),
                             log: log.clone(),
                             clock: (first_time.unwrap_or(called), start),
+                            timer: timer.clone(),
                         },
                         runq: runq_rx.clone(),
                         threads: Mutex::new(Vec::new()),
@@ -728,6 +838,10 @@ pub fn replay(
             w.grow_if_needed();
         }
         std::thread::sleep(Duration::from_millis(2));
+    }
+    timer.finish();
+    if timer_thread.join().is_err() {
+        report.warn("the replay timer thread panicked");
     }
     *lock(&gate.runq) = None;
     drop(runq_rx);
@@ -968,6 +1082,7 @@ fn watchdog(
     progress: &Progress,
     done: &AtomicBool,
     workers: &Mutex<Option<Arc<Workers>>>,
+    timer: &Timer,
 ) -> Report {
     let mut rep = Report::default();
     let mut since = (u64::MAX, Instant::now());
@@ -983,6 +1098,10 @@ fn watchdog(
             gate.wake_all();
             continue;
         }
+        if timer.pending() {
+            // Calls waiting for their due time (--timing) are not stalled.
+            since.1 = Instant::now();
+        }
         match gate.look(&mut since, sh.opts.stall_timeout) {
             Look::Fine => {}
             Look::CycleBroken(w) => rep.warn(w),
@@ -994,17 +1113,6 @@ fn watchdog(
         }
     }
     rep
-}
-
-/// Sleep until `due`, in slices, unless the replay stops.
-fn sleep_until(due: Instant, stop: &AtomicBool) {
-    loop {
-        let now = Instant::now();
-        if due <= now || stop.load(Ordering::Relaxed) {
-            return;
-        }
-        std::thread::sleep((due - now).min(Duration::from_millis(50)));
-    }
 }
 
 /// A worker: runs tasks from the run queue until it closes.
@@ -1034,6 +1142,15 @@ fn run_task(w: &Workers, task: &Arc<Task>, rep: &mut Report) {
                 }
             }
         };
+        // --timing: a call due later than the timer's lead waits in the timer, not here.
+        if let Some(due) = ctx.due(head.called) {
+            if due.saturating_duration_since(Instant::now()) > 2 * TIMER_LEAD
+                && !ctx.sh.abort.load(Ordering::Relaxed)
+            {
+                ctx.timer.defer(due - TIMER_LEAD, task.clone());
+                return;
+            }
+        }
         match ctx.gate.try_enter(task, &head, &ctx.sh.abort) {
             Entry::Go => {
                 let job = lock(&task.q).pop_front().expect("the holder's front call");
@@ -1053,10 +1170,11 @@ fn run_task(w: &Workers, task: &Arc<Task>, rep: &mut Report) {
 
 /// Replay one call that the gate let through.
 fn run_job(ctx: &Ctx, job: Job, rep: &mut Report) {
-    if let Timing::Scaled(k) = ctx.sh.opts.timing {
-        let due = (job.called.saturating_sub(ctx.clock.0)) as f64 * k;
-        let due = ctx.clock.1 + Duration::from_nanos(due.clamp(0.0, 1e18) as u64);
-        sleep_until(due, &ctx.sh.abort);
+    if let (Some(due), Timing::Scaled(k)) = (ctx.due(job.called), ctx.sh.opts.timing) {
+        rep.pacer.wait_until(due, &ctx.sh.abort);
+        rep.timing = Some(k);
+        let offset = job.called.saturating_sub(ctx.clock.0).max(0) as u64;
+        rep.pacer.issued(due, Instant::now(), offset / 1_000_000_000);
     }
     let Some(p) = ctx.sh.procs.get(job.pl.proc) else {
         rep.warn("call of a process that had already ended: skipped");

@@ -221,6 +221,9 @@ pub struct Report {
     pub init: Vec<(String, String)>,
     /// Final state checks: (what was compared, differences found, first differences).
     pub final_state: Vec<(String, u64, Vec<String>)>,
+    /// `--timing`: its scale factor, and how close to their due times calls were issued.
+    pub timing: Option<f64>,
+    pub pacer: crate::timing::Pacer,
 }
 
 impl Report {
@@ -256,6 +259,8 @@ impl Report {
         if self.aborted.is_none() {
             self.aborted = o.aborted;
         }
+        self.pacer.merge(&o.pacer);
+        self.timing = self.timing.or(o.timing);
     }
 
     /// True when every verified call matched and the final state (if checked) is identical.
@@ -291,6 +296,7 @@ impl Report {
             "init": self.init.iter().map(|(a, b)| json!({"what": a, "detail": b})).collect::<Vec<_>>(),
             "final_state": self.final_state.iter().map(|(w, n, first)| json!({
                 "compared": w, "differences": n, "first": first})).collect::<Vec<_>>(),
+            "timing": self.timing.map(|k| self.pacer.to_json(k)),
         })
     }
 }
