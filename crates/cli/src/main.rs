@@ -3,6 +3,7 @@
 
 mod diff;
 mod dump;
+mod export;
 mod fs;
 mod info;
 mod profile;
@@ -29,7 +30,8 @@ use clap::{Parser, Subcommand};
     reanimator dump trace.ds --format jsonl --type write | head\n  \
     reanimator record -o t.ds --snapshot data/ -- ./job data/\n  \
     reanimator snapshot data/ -o data.jsonl\n  \
-    reanimator diff t.ds:end data/")]
+    reanimator diff t.ds:end data/\n  \
+    reanimator export t.ds --format fio-iolog -o t.iolog --prefix /mnt/scratch")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -60,6 +62,8 @@ enum Command {
     /// Latency profiles (FSprof): log2 histograms of every operation's latency per interval,
     /// from a trace or live; text (bcc's layout), table, JSON Lines, SVG heat maps; `merge`.
     Profile(profile::ProfileArgs),
+    /// Write a trace's file I/O in another tool's format: fio's iolog (`fio --read_iolog`).
+    Export(export::ExportArgs),
 }
 
 /// mimalloc instead of glibc's malloc: the recorder's threads hand buffers to each other
@@ -80,6 +84,7 @@ fn main() -> ExitCode {
         Command::Diff(a) => diff::run(a),
         Command::Fs(a) => fs::run(a),
         Command::Profile(a) => profile::run(a),
+        Command::Export(a) => export::run(a),
     };
     match result {
         Ok(code) => code,

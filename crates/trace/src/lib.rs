@@ -18,6 +18,7 @@
 mod direct;
 mod error;
 mod event;
+pub mod fileio;
 pub mod format;
 pub mod fsop;
 pub mod quirks;

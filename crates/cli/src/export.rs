@@ -1,0 +1,340 @@
+//! `reanimator export`: a trace's file I/O in another tool's format. For now fio's iolog
+//! version 3 (`fio --read_iolog=FILE` replays it). Which calls become which operations is
+//! `ra_trace::fileio`'s job; this module names the files and writes the lines.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use ra_filter::{FieldValue, Filter, Record};
+use ra_trace::fileio::{FileIoTracker, FileOp, FileOpKind};
+use ra_trace::{Event, TraceReader};
+
+use crate::records::EventRecord;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// fio's iolog version 3 (timestamps in microseconds): `fio --read_iolog=FILE`.
+    FioIolog,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    reanimator export trace.ds --format fio-iolog -o job.iolog --prefix /mnt/scratch\n  \
+    fio --name=replay --read_iolog=job.iolog --ioengine=psync\n  \
+    reanimator export trace.ds --format fio-iolog --where 'path ~ \"/data/**\"' -o data.iolog")]
+pub struct ExportArgs {
+    /// The trace (recorded by `reanimator record`, or Re-Animator's).
+    pub trace: PathBuf,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum)]
+    pub format: Format,
+    /// Write here instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Re-root the recorded absolute paths beneath this directory (`/a/b` becomes `DIR/a/b`),
+    /// creating the files' directories there (fio does not).
+    #[arg(long, value_name = "DIR")]
+    pub prefix: Option<PathBuf>,
+    /// Only the reads, writes and syncs matching this expression (the `dump --where`
+    /// language; `path` is the file's path, also for calls given a descriptor).
+    #[arg(long = "where", short = 'w', value_name = "EXPR")]
+    pub filter: Option<String>,
+}
+
+pub fn run(a: ExportArgs) -> Result<ExitCode> {
+    let path = &a.trace;
+    let tr =
+        TraceReader::open(path).with_context(|| format!("cannot read trace {}", path.display()))?;
+    if let Some(c) = tr.cut_tail() {
+        eprintln!("reanimator: note: {} {c}; the calls before it are exported", path.display());
+    }
+    let filter = match &a.filter {
+        Some(src) => {
+            let f = Filter::parse(src).map_err(|e| anyhow::anyhow!("--where: {e}"))?;
+            crate::dump::check_fields(&f, &crate::dump::known_event_fields(&tr))?;
+            Some(f)
+        }
+        None => None,
+    };
+    let prefix = match &a.prefix {
+        Some(p) => Some(
+            std::path::absolute(p)
+                .with_context(|| format!("--prefix {}: cannot make it absolute", p.display()))?,
+        ),
+        None => None,
+    };
+    let out: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(BufWriter::new(
+            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
+        None => Box::new(BufWriter::new(std::io::stdout().lock())),
+    };
+    let mut w = IologWriter::new(out, prefix);
+    let mut tracker = FileIoTracker::new(tr.info_value("cwd"));
+    let mut ops = Vec::new();
+    let mut last_ns = 0;
+    let mut keep = |ev: &Event, file: &[u8]| {
+        filter.as_ref().is_none_or(|f| f.matches(&IoRecord { ev: EventRecord(ev), file }))
+    };
+    for ev in tr.events(None) {
+        let ev = ev.with_context(|| format!("reading {}", path.display()))?;
+        if let Some(t) = ev.time_called {
+            w.origin_ns.get_or_insert(t);
+            last_ns = last_ns.max(t);
+        }
+        tracker.apply(&ev, &mut keep, &mut ops);
+        for op in ops.drain(..) {
+            w.push(op)?;
+        }
+    }
+    tracker.finish(last_ns, &mut ops);
+    for op in ops.drain(..) {
+        w.push(op)?;
+    }
+    let to = a.output.as_deref().map_or("stdout".to_string(), |p| p.display().to_string());
+    let summary = w.finish()?;
+    let sk = tracker.skipped();
+    let mut left = Vec::new();
+    for (n, what) in [
+        (sk.not_file, "on non-file descriptors"),
+        (sk.unknown_fd, "on unknown descriptors"),
+        (sk.failed, "failed"),
+        (sk.zero_bytes, "moved no bytes"),
+        (sk.punch_hole, "hole punches"),
+        (sk.unresolved_path, "opens of unresolvable relative paths"),
+        (sk.filtered, "not matching --where"),
+        (summary.bad_names, "on names fio cannot read (whitespace, over 256 bytes)"),
+    ] {
+        if n > 0 {
+            left.push(format!("{n} {what}"));
+        }
+    }
+    let lost = if tr.lost().is_empty() { "" } else { "; the trace records lost events" };
+    eprintln!(
+        "reanimator: exported {} reads ({} bytes), {} writes ({} bytes), {} syncs, {} datasyncs \
+         on {} files to {to}; left out: {}{lost}",
+        summary.reads,
+        summary.read_bytes,
+        summary.writes,
+        summary.write_bytes,
+        summary.syncs,
+        summary.datasyncs,
+        summary.files,
+        if left.is_empty() { "nothing".to_string() } else { left.join(", ") },
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An event seen by `--where`, with `path` (and `file`) the file the I/O went to.
+struct IoRecord<'a> {
+    ev: EventRecord<'a>,
+    file: &'a [u8],
+}
+
+impl Record for IoRecord<'_> {
+    fn get(&self, field: &str) -> Option<FieldValue<'_>> {
+        match field {
+            "path" | "file" => Some(FieldValue::Bytes(std::borrow::Cow::Borrowed(self.file))),
+            f => self.ev.get(f),
+        }
+    }
+}
+
+/// Lines are sorted by time within this many lines (calls are in the trace in the order they
+/// returned; fio wants them in the order they were issued).
+const WINDOW: usize = 1 << 16;
+
+/// The longest name fio's iolog parser reads (`%256s`).
+const FIO_NAME_MAX: usize = 256;
+
+#[derive(Default)]
+struct Summary {
+    reads: u64,
+    read_bytes: u64,
+    writes: u64,
+    write_bytes: u64,
+    syncs: u64,
+    datasyncs: u64,
+    files: u64,
+    bad_names: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Action {
+    Add,
+    Op(OpKey),
+}
+
+/// `FileOpKind` with an order, for the heap.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum OpKey {
+    Open,
+    Read(u64, u64),
+    Write(u64, u64),
+    Sync,
+    DataSync,
+    Close,
+}
+
+struct IologWriter {
+    out: Box<dyn Write>,
+    prefix: Option<PathBuf>,
+    /// `time_called` of the trace's first call: 1 µs in the log.
+    origin_ns: Option<i64>,
+    /// fio names by path; `None` for names fio cannot read.
+    names: HashMap<Arc<[u8]>, Option<u32>>,
+    files: Vec<Vec<u8>>,
+    /// Each file's latest time so far, so sorting by time keeps each file's own order.
+    file_us: Vec<u64>,
+    heap: BinaryHeap<Reverse<(u64, u64, u32, Action)>>,
+    seq: u64,
+    last_us: u64,
+    header: bool,
+    s: Summary,
+}
+
+impl IologWriter {
+    fn new(out: Box<dyn Write>, prefix: Option<PathBuf>) -> IologWriter {
+        IologWriter {
+            out,
+            prefix,
+            origin_ns: None,
+            names: HashMap::new(),
+            files: Vec::new(),
+            file_us: Vec::new(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+            last_us: 0,
+            header: false,
+            s: Summary::default(),
+        }
+    }
+
+    /// The fio name of a path (re-rooted), adding the file on first sight.
+    fn file(&mut self, path: &Arc<[u8]>, us: u64) -> Result<Option<u32>> {
+        if let Some(&n) = self.names.get(path) {
+            return Ok(n);
+        }
+        let name: Vec<u8> = match &self.prefix {
+            // `path` is absolute and normalized (no `..`), so it stays beneath the prefix.
+            Some(d) => {
+                let mut n = d.as_os_str().as_bytes().to_vec();
+                while n.last() == Some(&b'/') {
+                    n.pop();
+                }
+                n.extend_from_slice(path);
+                n
+            }
+            None => path.to_vec(),
+        };
+        let ok = name.len() <= FIO_NAME_MAX && !name.iter().any(u8::is_ascii_whitespace);
+        let idx = if ok {
+            if self.prefix.is_some() {
+                let p = Path::new(std::ffi::OsStr::from_bytes(&name));
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent)
+                        .with_context(|| format!("cannot create {}", parent.display()))?;
+                }
+            }
+            let i = self.files.len() as u32;
+            self.files.push(name);
+            self.file_us.push(us);
+            self.s.files += 1;
+            self.queue(us, i, Action::Add)?;
+            Some(i)
+        } else {
+            None
+        };
+        self.names.insert(path.clone(), idx);
+        Ok(idx)
+    }
+
+    fn push(&mut self, op: FileOp) -> Result<()> {
+        let origin = *self.origin_ns.get_or_insert(op.time_ns);
+        let us = 1 + (op.time_ns.saturating_sub(origin).max(0) / 1000) as u64;
+        let Some(f) = self.file(&op.path, us)? else {
+            if !matches!(op.kind, FileOpKind::Open | FileOpKind::Close) {
+                self.s.bad_names += 1;
+            }
+            return Ok(());
+        };
+        let us = us.max(self.file_us[f as usize]);
+        self.file_us[f as usize] = us;
+        let key = match op.kind {
+            FileOpKind::Open => OpKey::Open,
+            FileOpKind::Read { offset, len } => OpKey::Read(offset, len),
+            FileOpKind::Write { offset, len } => OpKey::Write(offset, len),
+            FileOpKind::Sync => OpKey::Sync,
+            FileOpKind::DataSync => OpKey::DataSync,
+            FileOpKind::Close => OpKey::Close,
+        };
+        self.queue(us, f, Action::Op(key))
+    }
+
+    fn queue(&mut self, us: u64, f: u32, a: Action) -> Result<()> {
+        self.seq += 1;
+        self.heap.push(Reverse((us, self.seq, f, a)));
+        if self.heap.len() > WINDOW {
+            self.pop()?;
+        }
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Result<()> {
+        let Some(Reverse((us, _, f, a))) = self.heap.pop() else { return Ok(()) };
+        if !self.header {
+            self.out.write_all(b"fio version 3 iolog\n")?;
+            self.header = true;
+        }
+        // A line later than the window: it keeps its place, at the time of the line before.
+        let us = us.max(self.last_us);
+        self.last_us = us;
+        let name = &self.files[f as usize];
+        write!(self.out, "{us} ")?;
+        self.out.write_all(name)?;
+        match a {
+            Action::Add => writeln!(self.out, " add")?,
+            Action::Op(OpKey::Open) => writeln!(self.out, " open")?,
+            Action::Op(OpKey::Close) => writeln!(self.out, " close")?,
+            Action::Op(OpKey::Read(o, l)) => {
+                self.s.reads += 1;
+                self.s.read_bytes += l;
+                writeln!(self.out, " read {o} {l}")?
+            }
+            Action::Op(OpKey::Write(o, l)) => {
+                self.s.writes += 1;
+                self.s.write_bytes += l;
+                writeln!(self.out, " write {o} {l}")?
+            }
+            // fio reads syncs in the I/O format only (with an offset and a length).
+            Action::Op(OpKey::Sync) => {
+                self.s.syncs += 1;
+                writeln!(self.out, " sync 0 0")?
+            }
+            Action::Op(OpKey::DataSync) => {
+                self.s.datasyncs += 1;
+                writeln!(self.out, " datasync 0 0")?
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Summary> {
+        while !self.heap.is_empty() {
+            self.pop()?;
+        }
+        if !self.header {
+            self.out.write_all(b"fio version 3 iolog\n")?;
+        }
+        self.out.flush()?;
+        Ok(self.s)
+    }
+}

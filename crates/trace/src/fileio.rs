@@ -1,0 +1,678 @@
+//! The file I/O a trace shows: which file each read, write and sync moved data of, at which
+//! offset and how many bytes. Descriptors are followed through the trace (per process tables,
+//! shared open file descriptions after `dup` and `fork`, file positions moved by reads, writes
+//! and `lseek`, `O_APPEND`), so calls without an offset get the one the kernel used. What
+//! exporters (`reanimator export --format fio-iolog`) write is built from these operations.
+//!
+//! Opens are reported lazily: an open file description is announced ([`FileOpKind::Open`])
+//! just before the first operation on it that the caller keeps, so directories, files opened
+//! only for their metadata and descriptors of I/O a filter left out never appear; a path is
+//! open while any announced description of it is, and [`FileOpKind::Close`] comes when the
+//! last one is closed (or at [`FileIoTracker::finish`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ra_syscalls::Handler;
+
+use crate::{ArgValue, Event};
+
+/// One operation on a file, in the order of the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileOp {
+    /// The call's `time_called` (ns since the epoch); for [`FileOpKind::Open`], the open's.
+    pub time_ns: i64,
+    /// The file's absolute path, normalized (no `.`, `..` or repeated `/`).
+    pub path: Arc<[u8]>,
+    pub kind: FileOpKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOpKind {
+    Open,
+    Read { offset: u64, len: u64 },
+    Write { offset: u64, len: u64 },
+    Sync,
+    DataSync,
+    Close,
+}
+
+/// Calls left out, by reason. Only calls of the kinds exported (opens, reads, writes, syncs,
+/// hole punches) are counted; everything else a trace holds is ignored silently.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Failed calls (an errno recorded).
+    pub failed: u64,
+    /// I/O on descriptors that are not files: pipes, sockets, directories, `/dev`, `/proc`.
+    pub not_file: u64,
+    /// I/O on descriptors the trace never showed being opened (inherited, e.g. stdin).
+    pub unknown_fd: u64,
+    /// Reads and writes that moved no bytes (end of file).
+    pub zero_bytes: u64,
+    /// `fallocate(FALLOC_FL_PUNCH_HOLE)`: no file-level equivalent to export.
+    pub punch_hole: u64,
+    /// Opens of relative paths whose directory is unknown (no `cwd` fact, unknown dirfd).
+    pub unresolved_path: u64,
+    /// Operations whose path a filter refused (the caller's `keep`).
+    pub filtered: u64,
+}
+
+/// What a descriptor refers to.
+#[derive(Clone, Debug)]
+enum Entry {
+    File(usize),
+    /// A directory (or `O_PATH` descriptor) with its path, for `*at` calls and `fchdir`.
+    Dir(Arc<[u8]>),
+    Other,
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    entry: Entry,
+    cloexec: bool,
+}
+
+#[derive(Debug)]
+struct Ofd {
+    path: Arc<[u8]>,
+    pos: u64,
+    append: bool,
+    opened_ns: i64,
+    announced: bool,
+    /// Descriptors (in any process) that refer to it.
+    refs: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Proc {
+    fds: HashMap<i32, Slot>,
+    cwd: Option<Arc<[u8]>>,
+}
+
+#[derive(Debug, Default)]
+struct PathState {
+    /// Announced open file descriptions of this path.
+    open: u32,
+    /// The file's size as far as the trace shows (for `O_APPEND`): 0 after `O_TRUNC`, else the
+    /// end of the furthest write or the last `ftruncate`.
+    size: u64,
+}
+
+/// Follows descriptors through a trace and turns its calls into [`FileOp`]s.
+#[derive(Debug, Default)]
+pub struct FileIoTracker {
+    procs: HashMap<i32, Proc>,
+    /// Children created by a clone/fork whose first call has not been seen: child -> parent.
+    pending_children: HashMap<i32, i32>,
+    ofds: Vec<Option<Ofd>>,
+    free_ofds: Vec<usize>,
+    paths: HashMap<Arc<[u8]>, PathState>,
+    initial_cwd: Option<Arc<[u8]>>,
+    skipped: Skipped,
+}
+
+const PATH_PREFIXES_NOT_FILES: [&[u8]; 3] = [b"/dev", b"/proc", b"/sys"];
+
+impl FileIoTracker {
+    /// `cwd`: the working directory the recorded command started in (the trace's `cwd` fact),
+    /// against which relative paths are resolved.
+    pub fn new(cwd: Option<&[u8]>) -> FileIoTracker {
+        FileIoTracker {
+            initial_cwd: cwd.and_then(|c| normalize(c, None)).map(Arc::from),
+            ..FileIoTracker::default()
+        }
+    }
+
+    pub fn skipped(&self) -> &Skipped {
+        &self.skipped
+    }
+
+    /// Apply one event (in trace order) and append the operations it makes to `out`. `keep`
+    /// is asked about every read, write and sync (with the file's path); those it refuses are
+    /// left out (counted as `filtered`) and do not announce their file.
+    pub fn apply(
+        &mut self,
+        ev: &Event,
+        keep: &mut dyn FnMut(&Event, &[u8]) -> bool,
+        out: &mut Vec<FileOp>,
+    ) {
+        let Some(def) = ev.def else { return };
+        let Some(handler) = def.replay.handler() else { return };
+        let pid = ev.pid.unwrap_or(0);
+        self.enter(pid);
+        let time = ev.time_called.unwrap_or(0);
+        let ok = !ev.failed() && ev.ret.is_some_and(|r| r >= 0);
+        let int = |name: &str| ev.arg(name).and_then(ArgValue::as_int);
+        match handler {
+            Handler::Open => {
+                if !ok {
+                    self.skipped.failed += 1;
+                    return;
+                }
+                self.open(ev, pid, time, out);
+            }
+            Handler::Read | Handler::Write | Handler::ReadV | Handler::WriteV => {
+                let write = matches!(handler, Handler::Write | Handler::WriteV);
+                let Some(ofd) = self.file_of(pid, int("fd"), ok) else { return };
+                let len = ev.ret.unwrap_or(0) as u64;
+                // pread64/pwrite64/preadv/pwritev; preadv2/pwritev2 with offset -1 use the
+                // file position like read/write.
+                let given = int("offset").filter(|&o| o >= 0).map(|o| o as u64);
+                let o = self.ofds[ofd].as_mut().expect("live ofd");
+                let offset = match given {
+                    Some(off) => off,
+                    None if write && o.append => {
+                        let size = self.paths.get(&o.path).map_or(0, |p| p.size);
+                        o.pos = size + len;
+                        size
+                    }
+                    None => {
+                        let p = o.pos;
+                        o.pos += len;
+                        p
+                    }
+                };
+                if write {
+                    let st = self.paths.entry(o.path.clone()).or_default();
+                    st.size = st.size.max(offset + len);
+                }
+                if len == 0 {
+                    self.skipped.zero_bytes += 1;
+                    return;
+                }
+                let kind = if write {
+                    FileOpKind::Write { offset, len }
+                } else {
+                    FileOpKind::Read { offset, len }
+                };
+                self.emit(ev, ofd, kind, time, keep, out);
+            }
+            Handler::Seek => {
+                if let Some(Entry::File(ofd)) = self.entry(pid, int("fd")) {
+                    if ok {
+                        self.ofds[ofd].as_mut().expect("live ofd").pos = ev.ret.unwrap_or(0) as u64;
+                    }
+                }
+            }
+            // The descriptor calls of this family: fsync, fdatasync, fallocate, ftruncate
+            // (the registry gives them one replay handler; their effects differ).
+            Handler::FdInts => match def.name {
+                "fsync" | "fdatasync" => {
+                    let Some(ofd) = self.file_of(pid, int("fd"), ok) else { return };
+                    let kind =
+                        if def.name == "fsync" { FileOpKind::Sync } else { FileOpKind::DataSync };
+                    self.emit(ev, ofd, kind, time, keep, out);
+                }
+                "fallocate" => {
+                    let punch =
+                        int("mode").is_some_and(|m| m & i64::from(libc::FALLOC_FL_PUNCH_HOLE) != 0);
+                    if punch && self.file_of(pid, int("fd"), ok).is_some() {
+                        self.skipped.punch_hole += 1;
+                    }
+                }
+                "ftruncate" if ok => {
+                    if let (Some(Entry::File(ofd)), Some(len)) =
+                        (self.entry(pid, int("fd")), int("length"))
+                    {
+                        let path = self.ofds[ofd].as_ref().expect("live ofd").path.clone();
+                        self.paths.entry(path).or_default().size = len.max(0) as u64;
+                    }
+                }
+                _ => {}
+            },
+            Handler::Close if ok => {
+                if let Some(fd) = int("fd") {
+                    self.close(pid, fd as i32, time, out);
+                }
+            }
+            Handler::CloseRange if ok => {
+                let (Some(first), Some(last)) = (int("first"), int("last")) else { return };
+                let cloexec_only = int("flags").is_some_and(|f| f & 4 != 0); // CLOSE_RANGE_CLOEXEC
+                let mut fds: Vec<i32> = self.procs[&pid]
+                    .fds
+                    .keys()
+                    .copied()
+                    .filter(|&fd| i64::from(fd) >= first && (fd as u32 as i64) <= last)
+                    .collect();
+                fds.sort_unstable();
+                for fd in fds {
+                    if cloexec_only {
+                        if let Some(s) = self.proc(pid).fds.get_mut(&fd) {
+                            s.cloexec = true;
+                        }
+                    } else {
+                        self.close(pid, fd, time, out);
+                    }
+                }
+            }
+            Handler::Dup if ok => {
+                let new = ev.ret.unwrap_or(-1) as i32;
+                let old = int("oldfd").unwrap_or(-1) as i32;
+                let cloexec = int("flags").is_some_and(|f| f & i64::from(libc::O_CLOEXEC) != 0);
+                if new != old {
+                    self.dup(pid, old, new, cloexec, time, out);
+                }
+            }
+            Handler::Fcntl if ok => {
+                let (Some(fd), Some(cmd)) = (int("fd"), int("cmd")) else { return };
+                let cmd = cmd as i32;
+                if cmd == libc::F_DUPFD || cmd == libc::F_DUPFD_CLOEXEC {
+                    let new = ev.ret.unwrap_or(-1) as i32;
+                    self.dup(pid, fd as i32, new, cmd == libc::F_DUPFD_CLOEXEC, time, out);
+                } else if cmd == libc::F_SETFD {
+                    let on = int("arg").is_some_and(|a| a & i64::from(libc::FD_CLOEXEC) != 0);
+                    if let Some(s) = self.proc(pid).fds.get_mut(&(fd as i32)) {
+                        s.cloexec = on;
+                    }
+                }
+            }
+            Handler::Clone if ok => {
+                let child = ev.ret.unwrap_or(0) as i32;
+                if child > 0 && child != pid && !self.procs.contains_key(&child) {
+                    self.pending_children.insert(child, pid);
+                }
+            }
+            Handler::Exec if !ev.failed() => {
+                let fds: Vec<i32> = self.procs[&pid]
+                    .fds
+                    .iter()
+                    .filter(|(_, s)| s.cloexec)
+                    .map(|(f, _)| *f)
+                    .collect();
+                for fd in fds {
+                    self.close(pid, fd, time, out);
+                }
+            }
+            Handler::Chdir if ok => {
+                let cwd = self.procs[&pid].cwd.clone();
+                let p = ev.arg("path").and_then(ArgValue::as_data).map(strip_nul);
+                if let Some(p) = p.and_then(|p| normalize(p, cwd.as_deref())) {
+                    self.proc(pid).cwd = Some(p.into());
+                }
+            }
+            Handler::Fchdir if ok => {
+                if let Some(Entry::Dir(d)) = self.entry(pid, int("fd")) {
+                    self.proc(pid).cwd = Some(d);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Close every announced file still open (the end of the trace).
+    pub fn finish(&mut self, time_ns: i64, out: &mut Vec<FileOp>) {
+        let mut pids: Vec<i32> = self.procs.keys().copied().collect();
+        pids.sort_unstable();
+        for pid in pids {
+            let mut fds: Vec<i32> = self.procs[&pid].fds.keys().copied().collect();
+            fds.sort_unstable();
+            for fd in fds {
+                self.close(pid, fd, time_ns, out);
+            }
+        }
+    }
+
+    /// A process's first call: a child takes a copy of its parent's table and cwd.
+    fn enter(&mut self, pid: i32) {
+        if self.procs.contains_key(&pid) {
+            return;
+        }
+        let p = match self.pending_children.remove(&pid).and_then(|pp| self.procs.get(&pp)) {
+            Some(parent) => parent.clone(),
+            None => Proc { fds: HashMap::new(), cwd: self.initial_cwd.clone() },
+        };
+        for s in p.fds.values() {
+            if let Entry::File(o) = s.entry {
+                self.ofds[o].as_mut().expect("live ofd").refs += 1;
+            }
+        }
+        self.procs.insert(pid, p);
+    }
+
+    fn proc(&mut self, pid: i32) -> &mut Proc {
+        self.procs.entry(pid).or_default()
+    }
+
+    fn entry(&self, pid: i32, fd: Option<i64>) -> Option<Entry> {
+        let fd = i32::try_from(fd?).ok()?;
+        self.procs.get(&pid)?.fds.get(&fd).map(|s| s.entry.clone())
+    }
+
+    /// The open file description behind a data call's descriptor, or `None` (counted).
+    fn file_of(&mut self, pid: i32, fd: Option<i64>, ok: bool) -> Option<usize> {
+        if !ok {
+            self.skipped.failed += 1;
+            return None;
+        }
+        match self.entry(pid, fd) {
+            Some(Entry::File(o)) => Some(o),
+            Some(_) => {
+                self.skipped.not_file += 1;
+                None
+            }
+            None => {
+                self.skipped.unknown_fd += 1;
+                None
+            }
+        }
+    }
+
+    fn emit(
+        &mut self,
+        ev: &Event,
+        ofd: usize,
+        kind: FileOpKind,
+        time: i64,
+        keep: &mut dyn FnMut(&Event, &[u8]) -> bool,
+        out: &mut Vec<FileOp>,
+    ) {
+        let o = self.ofds[ofd].as_mut().expect("live ofd");
+        if !keep(ev, &o.path) {
+            self.skipped.filtered += 1;
+            return;
+        }
+        if !o.announced {
+            o.announced = true;
+            let st = self.paths.entry(o.path.clone()).or_default();
+            st.open += 1;
+            if st.open == 1 {
+                out.push(FileOp {
+                    time_ns: o.opened_ns,
+                    path: o.path.clone(),
+                    kind: FileOpKind::Open,
+                });
+            }
+        }
+        out.push(FileOp { time_ns: time, path: o.path.clone(), kind });
+    }
+
+    fn open(&mut self, ev: &Event, pid: i32, time: i64, out: &mut Vec<FileOp>) {
+        let fd = ev.ret.unwrap_or(-1) as i32;
+        let flags: i64 = match ev.arg("flags").and_then(ArgValue::as_int) {
+            Some(f) => f,
+            // openat2: `struct open_how` starts with the u64 flags.
+            None => match ev.arg("how").and_then(ArgValue::as_data) {
+                Some(h) if h.len() >= 8 => i64::from_ne_bytes(h[..8].try_into().expect("8 bytes")),
+                // creat
+                _ => i64::from(libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC),
+            },
+        };
+        let flags = flags as i32;
+        let cloexec = flags & libc::O_CLOEXEC != 0;
+        let given = ev.arg("pathname").and_then(ArgValue::as_data).map(strip_nul).unwrap_or(b"");
+        let base: Option<Arc<[u8]>> = match ev.arg("dirfd").and_then(ArgValue::as_int) {
+            None | Some(-100) => self.procs[&pid].cwd.clone(),
+            dirfd => match self.entry(pid, dirfd) {
+                Some(Entry::Dir(d)) => Some(d),
+                _ => None,
+            },
+        };
+        // Re-Animator's own traces may carry the resolved path.
+        let full = ev.extra.iter().find_map(|(k, v)| match v {
+            crate::ExtraValue::Bytes(b) if k == "full_pathname" && b.first() == Some(&b'/') => {
+                Some(strip_nul(b))
+            }
+            _ => None,
+        });
+        let path =
+            full.and_then(|f| normalize(f, None)).or_else(|| normalize(given, base.as_deref()));
+        let entry = match path {
+            None => {
+                self.skipped.unresolved_path += 1;
+                Entry::Other
+            }
+            Some(p) => {
+                let p: Arc<[u8]> = match self.paths.get_key_value(p.as_slice()) {
+                    Some((k, _)) => k.clone(),
+                    None => p.into(),
+                };
+                if flags & (libc::O_DIRECTORY | libc::O_PATH) != 0 {
+                    Entry::Dir(p)
+                } else if PATH_PREFIXES_NOT_FILES.iter().any(|d| under(&p, d)) {
+                    Entry::Other
+                } else {
+                    let st = self.paths.entry(p.clone()).or_default();
+                    if flags & libc::O_TRUNC != 0 {
+                        st.size = 0;
+                    }
+                    let ofd = Ofd {
+                        path: p,
+                        pos: 0,
+                        append: flags & libc::O_APPEND != 0,
+                        opened_ns: time,
+                        announced: false,
+                        refs: 1,
+                    };
+                    let id = match self.free_ofds.pop() {
+                        Some(i) => {
+                            self.ofds[i] = Some(ofd);
+                            i
+                        }
+                        None => {
+                            self.ofds.push(Some(ofd));
+                            self.ofds.len() - 1
+                        }
+                    };
+                    Entry::File(id)
+                }
+            }
+        };
+        // A descriptor number the trace shows reused without a close (exec, or a close not
+        // recorded) was closed.
+        self.close(pid, fd, time, out);
+        self.proc(pid).fds.insert(fd, Slot { entry, cloexec });
+    }
+
+    fn dup(
+        &mut self,
+        pid: i32,
+        old: i32,
+        new: i32,
+        cloexec: bool,
+        time: i64,
+        out: &mut Vec<FileOp>,
+    ) {
+        let Some(slot) = self.procs[&pid].fds.get(&old).cloned() else {
+            // Unknown source: the new number is unknown too.
+            self.close(pid, new, time, out);
+            return;
+        };
+        self.close(pid, new, time, out);
+        if let Entry::File(o) = slot.entry {
+            self.ofds[o].as_mut().expect("live ofd").refs += 1;
+        }
+        self.proc(pid).fds.insert(new, Slot { entry: slot.entry, cloexec });
+    }
+
+    fn close(&mut self, pid: i32, fd: i32, time: i64, out: &mut Vec<FileOp>) {
+        let Some(slot) = self.proc(pid).fds.remove(&fd) else { return };
+        let Entry::File(id) = slot.entry else { return };
+        let o = self.ofds[id].as_mut().expect("live ofd");
+        o.refs -= 1;
+        if o.refs > 0 {
+            return;
+        }
+        let o = self.ofds[id].take().expect("live ofd");
+        self.free_ofds.push(id);
+        if o.announced {
+            let st = self.paths.get_mut(&o.path).expect("announced path");
+            st.open -= 1;
+            if st.open == 0 {
+                out.push(FileOp { time_ns: time, path: o.path, kind: FileOpKind::Close });
+            }
+        }
+    }
+}
+
+fn strip_nul(b: &[u8]) -> &[u8] {
+    b.strip_suffix(&[0]).unwrap_or(b)
+}
+
+fn under(p: &[u8], dir: &[u8]) -> bool {
+    p.strip_prefix(dir).is_some_and(|r| r.is_empty() || r[0] == b'/')
+}
+
+/// `path` made absolute against `base` and normalized lexically (`.` and empty components
+/// dropped, `..` removing the previous component; `/..` is `/`, as the kernel has it). `None`
+/// for an empty path or a relative one without a base.
+pub fn normalize(path: &[u8], base: Option<&[u8]>) -> Option<Vec<u8>> {
+    if path.is_empty() {
+        return None;
+    }
+    let mut parts: Vec<&[u8]> = Vec::new();
+    let start: &[u8] = if path[0] == b'/' { b"" } else { base? };
+    for c in start.split(|&b| b == b'/').chain(path.split(|&b| b == b'/')) {
+        match c {
+            b"" | b"." => {}
+            b".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    let mut out = Vec::with_capacity(path.len() + start.len() + 1);
+    for c in &parts {
+        out.push(b'/');
+        out.extend_from_slice(c);
+    }
+    if out.is_empty() {
+        out.push(b'/');
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(name: &str, args: &[(&str, ArgValue)], ret: i64, t: i64) -> Event {
+        let mut e = Event::new(ra_syscalls::lookup(name).expect(name));
+        for (n, v) in args {
+            assert!(e.set_arg(n, v.clone()), "{name} {n}");
+        }
+        e.ret = Some(ret);
+        e.pid = Some(10);
+        e.time_called = Some(t);
+        e
+    }
+
+    fn path(p: &str) -> ArgValue {
+        let mut v = p.as_bytes().to_vec();
+        v.push(0);
+        ArgValue::Data(v)
+    }
+
+    fn run(events: &[Event]) -> (Vec<(String, FileOpKind)>, Skipped) {
+        let mut t = FileIoTracker::new(Some(b"/home/u"));
+        let mut out = Vec::new();
+        for e in events {
+            t.apply(e, &mut |_, _| true, &mut out);
+        }
+        t.finish(1000, &mut out);
+        let ops =
+            out.into_iter().map(|o| (String::from_utf8_lossy(&o.path).into(), o.kind)).collect();
+        (ops, t.skipped().clone())
+    }
+
+    use ArgValue::Int;
+    use FileOpKind::*;
+
+    #[test]
+    fn positions_dups_and_lazy_opens() {
+        let flags = i64::from(libc::O_RDWR | libc::O_CREAT);
+        let (ops, sk) = run(&[
+            ev(
+                "openat",
+                &[("dirfd", Int(-100)), ("pathname", path("d/./f")), ("flags", Int(flags))],
+                3,
+                1,
+            ),
+            ev("write", &[("fd", Int(3)), ("count", Int(100))], 100, 2),
+            ev("pwrite64", &[("fd", Int(3)), ("count", Int(10)), ("offset", Int(500))], 10, 3),
+            ev("dup", &[("oldfd", Int(3))], 4, 4),
+            ev("write", &[("fd", Int(4)), ("count", Int(50))], 50, 5),
+            ev("lseek", &[("fd", Int(3)), ("offset", Int(0)), ("whence", Int(0))], 0, 6),
+            ev("read", &[("fd", Int(3)), ("count", Int(4096))], 150, 7),
+            ev("read", &[("fd", Int(3)), ("count", Int(4096))], 0, 8),
+            ev("fsync", &[("fd", Int(4))], 0, 9),
+            ev("close", &[("fd", Int(3))], 0, 10),
+            ev("fdatasync", &[("fd", Int(4))], 0, 11),
+            ev("close", &[("fd", Int(4))], 0, 12),
+            ev("read", &[("fd", Int(0)), ("count", Int(1))], 1, 13),
+            ev(
+                "openat",
+                &[
+                    ("dirfd", Int(-100)),
+                    ("pathname", path("/etc")),
+                    ("flags", Int(i64::from(libc::O_DIRECTORY))),
+                ],
+                5,
+                14,
+            ),
+            ev("read", &[("fd", Int(5)), ("count", Int(1))], -1, 15),
+        ]);
+        let f = "/home/u/d/f".to_string();
+        assert_eq!(
+            ops,
+            vec![
+                (f.clone(), Open),
+                (f.clone(), Write { offset: 0, len: 100 }),
+                (f.clone(), Write { offset: 500, len: 10 }),
+                (f.clone(), Write { offset: 100, len: 50 }),
+                (f.clone(), Read { offset: 0, len: 150 }),
+                (f.clone(), Sync),
+                (f.clone(), DataSync),
+                (f.clone(), Close),
+            ]
+        );
+        assert_eq!(sk.zero_bytes, 1);
+        assert_eq!(sk.unknown_fd, 1);
+        assert_eq!(sk.failed, 1, "{sk:?}");
+    }
+
+    #[test]
+    fn append_and_unannounced_files() {
+        let (ops, _) = run(&[
+            ev(
+                "open",
+                &[
+                    ("pathname", path("/a")),
+                    ("flags", Int(i64::from(libc::O_WRONLY | libc::O_TRUNC))),
+                ],
+                3,
+                1,
+            ),
+            ev("write", &[("fd", Int(3)), ("count", Int(10))], 10, 2),
+            ev(
+                "open",
+                &[
+                    ("pathname", path("/a")),
+                    ("flags", Int(i64::from(libc::O_WRONLY | libc::O_APPEND))),
+                ],
+                4,
+                3,
+            ),
+            ev("write", &[("fd", Int(4)), ("count", Int(5))], 5, 4),
+            ev("close", &[("fd", Int(3))], 0, 5),
+            ev("open", &[("pathname", path("/b")), ("flags", Int(0))], 5, 6),
+            ev("close", &[("fd", Int(5))], 0, 7),
+        ]);
+        assert_eq!(
+            ops,
+            vec![
+                ("/a".into(), Open),
+                ("/a".into(), Write { offset: 0, len: 10 }),
+                ("/a".into(), Write { offset: 10, len: 5 }),
+                ("/a".into(), Close),
+            ]
+        );
+    }
+
+    #[test]
+    fn normalizing() {
+        assert_eq!(normalize(b"/a//b/./c/..", None).unwrap(), b"/a/b");
+        assert_eq!(normalize(b"../../x", Some(b"/a")).unwrap(), b"/x");
+        assert_eq!(normalize(b"x", None), None);
+        assert_eq!(normalize(b"/..", None).unwrap(), b"/");
+    }
+}
