@@ -9,7 +9,14 @@ use libbpf_cargo::SkeletonBuilder;
 
 fn main() {
     let dir = PathBuf::from("src/ebpf/bpf");
-    for f in ["capture.bpf.c", "capture.h", "vmlinux_min.h", "profile.bpf.c", "vmlinux_prof.h"] {
+    for f in [
+        "capture.bpf.c",
+        "capture.h",
+        "vmlinux_min.h",
+        "profile.bpf.c",
+        "vmlinux_prof.h",
+        "folio.h",
+    ] {
         println!("cargo:rerun-if-changed={}", dir.join(f).display());
     }
     println!("cargo:rerun-if-env-changed=CLANG");

@@ -50,6 +50,18 @@ pub enum MmapArg {
     Pread,
 }
 
+/// `--reads`: Replayfs' read cache modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReadsArg {
+    /// Replay every read.
+    All,
+    /// Replay only the reads that missed the page cache when recorded (eBPF traces say which;
+    /// reads of other traces are all replayed).
+    AsRecorded,
+    /// Replay no read of a regular file (their recorded results stand).
+    None,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum InitArg {
     /// The trace's stored snapshots (record --snapshot) where it has them, inferred state for
@@ -114,6 +126,10 @@ pub struct ReplayArgs {
     /// How memory-mapped file I/O (mmap, mmappread/mmappwrite records) is replayed.
     #[arg(long, value_enum, default_value_t = MmapArg::Map)]
     pub mmap: MmapArg,
+    /// Which reads of files to replay (the report says which ran): all, only those that
+    /// missed the page cache when recorded, or none.
+    #[arg(long, value_enum, default_value_t = ReadsArg::All)]
+    pub reads: ReadsArg,
     /// Seconds a call may block (pipe read, lock wait) before it is reported as stalled.
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     pub stall_timeout: f64,
@@ -269,6 +285,11 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     opts.timing = a.timing;
     opts.fill = if a.fill == FillArg::Random { Fill::Random } else { Fill::Pattern };
     opts.mmap = if a.mmap == MmapArg::Pread { MmapMode::Pread } else { MmapMode::Map };
+    opts.reads = match a.reads {
+        ReadsArg::All => ra_replay::Reads::All,
+        ReadsArg::AsRecorded => ra_replay::Reads::AsRecorded,
+        ReadsArg::None => ra_replay::Reads::None,
+    };
     opts.stall_timeout = Duration::from_secs_f64(a.stall_timeout);
     opts.keep_mismatches = a.max_mismatches;
     opts.log_level = a.verbose.min(2);
@@ -511,6 +532,9 @@ fn print_report(r: &Report, trace: &Path) -> Result<()> {
     )?;
     for (what, detail) in &r.init {
         writeln!(o, "initial state ({what}): {detail}")?;
+    }
+    if let Some(m) = r.reads.filter(|m| *m != ra_replay::Reads::All) {
+        writeln!(o, "reads replayed: {} (--reads)", m.name())?;
     }
     writeln!(o)?;
     writeln!(

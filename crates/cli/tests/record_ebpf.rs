@@ -631,3 +631,76 @@ fn a_killed_recorder_leaves_no_process_stopped() {
     assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 5);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Each read of an eBPF trace says how many pages it added to the page cache (its misses and
+/// the read-ahead it started): a file read cold then warm adds every page once, during the
+/// first read; `replay --reads as-recorded` replays only those reads, `--reads none` none,
+/// and both still verify everything else and the final tree.
+#[test]
+fn reads_carry_their_cache_misses_and_replay_as_recorded() {
+    if !ebpf_available() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("ebpf-cachemiss");
+    let f = dir.join("data");
+    std::fs::write(&f, vec![3u8; 4 << 20]).unwrap();
+    let trace = dir.join("t.ds");
+    let fs = f.display().to_string();
+    let o = bin()
+        .args(["record", "--backend", "ebpf", "-q", "--data", "none", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "sync {fs} && dd if={fs} iflag=nocache count=0 status=none && cat {fs} >/dev/null && cat {fs} >/dev/null"
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = TraceReader::open(&trace).unwrap();
+    // The two cats' reads of the file: (pid, pages added) per read.
+    let mut per_pid: BTreeMap<i32, (u64, u64, u64)> = BTreeMap::new(); // reads, with misses, pages
+    for ev in r.events(Some(&["read"])) {
+        let ev = ev.unwrap();
+        if ev.ret.unwrap_or(0) <= 0 {
+            continue;
+        }
+        let pages = ev
+            .extra
+            .iter()
+            .find(|(k, _)| k == ra_trace::schema::CACHE_MISS_PAGES)
+            .and_then(|(_, v)| match v {
+                ra_trace::ExtraValue::Int(n) => Some(*n as u64),
+                _ => None,
+            })
+            .expect("every read of an eBPF trace says");
+        let e = per_pid.entry(ev.pid.unwrap()).or_default();
+        e.0 += 1;
+        e.1 += u64::from(pages > 0);
+        e.2 += pages;
+    }
+    let pages = (4u64 << 20) / 4096;
+    let cold = per_pid.values().filter(|e| e.2 >= pages).count();
+    assert_eq!(cold, 1, "exactly one cat read the file from disk: {per_pid:?}");
+    let misses: u64 = per_pid.values().map(|e| e.1).sum();
+    for (mode, want_issued) in [("as-recorded", Some(misses)), ("none", None), ("all", None)] {
+        let root = dir.join(format!("r-{mode}"));
+        std::fs::create_dir_all(&root).unwrap();
+        let o = bin()
+            .args(["replay", "--init", "--json", "--reads", mode, "--root"])
+            .arg(&root)
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let rep: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(o.status.code(), Some(0), "{mode}: {rep}");
+        assert_eq!(rep["reads"], mode);
+        let read = &rep["per_call"]["read"];
+        let issued = read["issued"].as_u64().unwrap();
+        match (mode, want_issued) {
+            ("as-recorded", Some(n)) => assert!(issued <= n + 10 && issued >= n, "{mode}: {read}"),
+            ("none", _) => assert!(read["skipped"].as_u64().unwrap() > 0 && issued < 20, "{read}"),
+            _ => assert_eq!(read["skipped"], 0, "{read}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -955,8 +955,38 @@ impl Call<'_> {
             }
             Handle::File(fd) => fd.as_raw_fd(),
         };
+        if self.skip_read(raw, positional) {
+            return Ok(Act::Skip);
+        }
         let r = self.read_file(raw, count, positional.then_some(off))?;
         Ok(Act::Issued(r))
+    }
+
+    /// `--reads as-recorded|none`: whether this read of a file is left out. A skipped read
+    /// without an offset moves the descriptor's position as the recorded read did, so that
+    /// the calls after it read and write where they did.
+    fn skip_read(&mut self, raw: RawFd, positional: bool) -> bool {
+        let skip = match self.sh.opts.reads {
+            crate::Reads::All => false,
+            crate::Reads::None => true,
+            crate::Reads::AsRecorded => self.ev.extra.iter().any(|(k, v)| {
+                k == ra_trace::schema::CACHE_MISS_PAGES && *v == ra_trace::ExtraValue::Int(0)
+            }),
+        };
+        // Only reads of regular files: a pipe's or a device's is not a page-cache read.
+        if !skip || !sys::fstat_at(raw).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG) {
+            return false;
+        }
+        if !positional && self.rec_ok() && self.rec_ret() > 0 {
+            // SAFETY: lseek on a descriptor this replay owns.
+            unsafe { libc::lseek(raw, self.rec_ret(), libc::SEEK_CUR) };
+        }
+        self.warn(match self.sh.opts.reads {
+            crate::Reads::None => "read not replayed (--reads none)".to_string(),
+            _ => "read not replayed: served by the page cache when recorded (--reads as-recorded)"
+                .to_string(),
+        });
+        true
     }
 
     /// `read`/`pread` of `count` bytes from a regular file (or directory, device...), in pieces
@@ -1097,6 +1127,10 @@ impl Call<'_> {
     fn readv(&mut self) -> Result<Act, i32> {
         let f = self.file("fd")?;
         let Some(raw) = f.raw() else { return Ok(Act::Sim) };
+        let positional = self.ev.def.is_some_and(|d| d.arg("offset").is_some());
+        if self.skip_read(raw, positional) {
+            return Ok(Act::Skip);
+        }
         let ArgValue::Iov(vecs) = self.arg("iov").clone() else {
             // Vectors not in the trace: read the total the call asked for in one vector.
             return Err(libc::EFAULT);

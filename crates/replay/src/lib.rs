@@ -85,6 +85,30 @@ pub enum Fill {
     Random,
 }
 
+/// Which reads of regular files replay issues (Replayfs' cache modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// Every read.
+    All,
+    /// Only the reads that missed the page cache when recorded (the eBPF recorder's
+    /// `cache_miss_pages` column: pages added during the call); reads whose trace does not
+    /// say are replayed.
+    AsRecorded,
+    /// None: reads of regular files are skipped (their recorded results stand; a read
+    /// without an offset moves the descriptor's position as the recorded one did).
+    None,
+}
+
+impl Reads {
+    pub fn name(self) -> &'static str {
+        match self {
+            Reads::All => "all",
+            Reads::AsRecorded => "as-recorded",
+            Reads::None => "none",
+        }
+    }
+}
+
 /// How memory-mapped file I/O is replayed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MmapMode {
@@ -103,6 +127,7 @@ pub struct Options {
     pub timing: Timing,
     pub fill: Fill,
     pub mmap: MmapMode,
+    pub reads: Reads,
     /// How long a call may block (pipe read/write, lock wait) before it is reported as
     /// stalled and given up.
     pub stall_timeout: Duration,
@@ -131,6 +156,7 @@ impl Options {
             timing: Timing::Afap,
             fill: Fill::Pattern,
             mmap: MmapMode::Map,
+            reads: Reads::All,
             stall_timeout: Duration::from_secs(10),
             keep_mismatches: 50,
             queue_events: 4096,

@@ -858,6 +858,7 @@ pub fn replay(
     sh.procs.clear();
     report.threads = threads_seen;
     report.processes = procs_seen;
+    report.reads = Some(sh.opts.reads);
     report.elapsed_ns = start.elapsed().as_nanos() as u64;
     report.trace_span_ns = first_time.map_or(0, |f| span_end.saturating_sub(f).max(0) as u64);
     if let Some(e) = read_error {

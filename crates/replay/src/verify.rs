@@ -224,6 +224,8 @@ pub struct Report {
     /// `--timing`: its scale factor, and how close to their due times calls were issued.
     pub timing: Option<f64>,
     pub pacer: crate::timing::Pacer,
+    /// `--reads`: which reads of files were replayed.
+    pub reads: Option<crate::Reads>,
 }
 
 impl Report {
@@ -297,6 +299,7 @@ impl Report {
             "final_state": self.final_state.iter().map(|(w, n, first)| json!({
                 "compared": w, "differences": n, "first": first})).collect::<Vec<_>>(),
             "timing": self.timing.map(|k| self.pacer.to_json(k)),
+            "reads": self.reads.map(crate::Reads::name),
         })
     }
 }

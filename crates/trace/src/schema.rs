@@ -331,6 +331,21 @@ fn is_time_field(name: &str) -> bool {
     matches!(name, "time_called" | "time_returned" | "time_recorded")
 }
 
+/// The column of read-class calls (`ra_syscalls::io_class` Read) that says how many pages were
+/// added to the page cache while the call ran: its misses and the read-ahead it triggered;
+/// 0 when the page cache served it all. Written by the eBPF recorder; null where unknown
+/// (the ptrace recorder, Re-Animator's traces). `replay --reads as-recorded` uses it.
+pub const CACHE_MISS_PAGES: &str = "cache_miss_pages";
+
+/// Columns every call of this kind gets beyond its arguments.
+fn class_fields(def: &SyscallDef) -> Vec<FieldDesc> {
+    if ra_syscalls::io_class(def.name) == ra_syscalls::IoClass::Read {
+        vec![FieldDesc::new(CACHE_MISS_PAGES, FieldType::Int64).nullable(true)]
+    } else {
+        Vec::new()
+    }
+}
+
 fn common_fields() -> Vec<FieldDesc> {
     let mut v: Vec<FieldDesc> = ra::COMMON
         .iter()
@@ -387,6 +402,9 @@ pub fn extent_type_for(def: &SyscallDef) -> dataseries::Result<ExtentType> {
             let (t, nullable) = field_type_for(a.kind);
             b = b.field(FieldDesc::new(a.field, t).nullable(nullable));
         }
+        for f in class_fields(def) {
+            b = b.field(f);
+        }
     } else {
         b = ExtentType::builder(&name).namespace(NAMESPACE).version(VERSION);
         for f in common_fields() {
@@ -410,6 +428,9 @@ pub fn extent_type_for(def: &SyscallDef) -> dataseries::Result<ExtentType> {
                 b = add(b, FieldDesc::new("continuation_number", FieldType::Int32));
             }
         }
+        for f in class_fields(def) {
+            b = add(b, f);
+        }
     }
     b.build()
 }
@@ -423,7 +444,7 @@ mod tests {
     fn read_type_matches_the_documented_layout() {
         let l = Schema::ours().call("read").unwrap();
         let ty = &l.ty;
-        assert_eq!(ty.record_size(), 104);
+        assert_eq!(ty.record_size(), 112);
         let off = |n: &str| ty.field_offset(ty.field_index(n).unwrap()).unwrap().0;
         for (name, o) in [
             ("errno_number", 4),
@@ -435,6 +456,7 @@ mod tests {
             ("return_value", 56),
             ("unique_id", 88),
             ("bytes_requested", 96),
+            ("cache_miss_pages", 104),
         ] {
             assert_eq!(off(name), o, "{name}");
         }

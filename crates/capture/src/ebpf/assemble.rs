@@ -3,7 +3,7 @@
 //! ptrace backend builds it (same argument values, same `buffer_not_captured` rules).
 
 use ra_syscalls::{ArgKind, Struct, SyscallDef};
-use ra_trace::{ArgValue, Event, IovValue};
+use ra_trace::{ArgValue, Event, ExtraValue, IovValue};
 
 use super::layout::*;
 use crate::common::{flock_columns_from, hash_bulk, scalar, IdMap};
@@ -401,6 +401,10 @@ impl Assembler {
             if let Some(p) = partial.slots[XARG].first() {
                 ev.extra = flock_columns_from(&p.data);
             }
+        }
+        if ra_syscalls::io_class(def.name) == ra_syscalls::IoClass::Read {
+            let pages = ExtraValue::Int(i64::from(c.added_pages));
+            ev.extra.push((ra_trace::schema::CACHE_MISS_PAGES.into(), pages));
         }
         ev
     }

@@ -177,9 +177,10 @@ pub struct CallRec {
     pub nvec: [u32; NSLOTS],
     pub status: [u8; NSLOTS],
     pub nrec: u32,
+    pub added_pages: u32,
 }
 
-pub const REC_CALL_SIZE: usize = 208;
+pub const REC_CALL_SIZE: usize = 216;
 pub const REC_DATA_SIZE: usize = 56;
 pub const REC_TASK_SIZE: usize = 24;
 pub const REC_PAGE_SIZE: usize = 56;
@@ -260,6 +261,7 @@ fn parse_call(b: &[u8]) -> CallRec {
         ts_exit: u64_at(b, 56),
         ret: u64_at(b, 64) as i64,
         nrec: u32_at(b, 204),
+        added_pages: u32_at(b, 208),
         ..CallRec::default()
     };
     for i in 0..NARGS {

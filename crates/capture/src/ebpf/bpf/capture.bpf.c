@@ -35,6 +35,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "capture.h"
+#include "folio.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -159,6 +160,7 @@ struct tstate {
 	__u8 c1_slot; /* emit_call1: the argument slot of the one chunk ... */
 	__u8 refetch; /* string slots whose copy at entry faulted (read again: recover_inputs) */
 	__u8 pad[1];
+	__u32 added_pages; /* pages added to the page cache during the call (see rec_call) */
 	__u64 c1_ptr; /* ... its address and length */
 	__u64 c1_len;
 	__u64 avail;  /* unconsumed ring bytes after this call's records, when known (else 0) */
@@ -1076,6 +1078,7 @@ static __always_inline void fill_call(struct rec_call *c, __u32 kind, struct tst
 	__builtin_memcpy(c->status, s->status, sizeof(c->status));
 	c->pad0 = 0;
 	c->nrec = s->nrec;
+	c->added_pages = s->added_pages;
 }
 
 static __always_inline void emit_call(struct tstate *s, __s64 ret, __u32 flags)
@@ -1315,6 +1318,7 @@ static __always_inline void reset(struct tstate *s)
 	s->lost = 0;
 	s->avail = 0;
 	s->refetch = 0;
+	s->added_pages = 0;
 }
 
 /* ---- mmap pages ---------------------------------------------------------------------------- */
@@ -1820,5 +1824,20 @@ int BPF_PROG(on_task_exit, struct task_struct *t, bool group_dead)
 			bpf_map_delete_elem(&targets, &tgid);
 		__sync_fetch_and_add(&live_procs, -1);
 	}
+	return 0;
+}
+
+/* A folio added to the page cache: counted against the call the thread is in (a read's
+ * misses and read-ahead: replay --reads as-recorded replays only reads that had some). */
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(on_add_folio, struct folio *folio)
+{
+	struct tstate *s;
+
+	if (noop)
+		return 0;
+	s = bpf_task_storage_get(&tstates, bpf_get_current_task_btf(), 0, 0);
+	if (s && s->active)
+		s->added_pages += folio_pages(folio);
 	return 0;
 }

@@ -151,6 +151,9 @@ struct rec_call {
 	__u8 status[NSLOTS];
 	__u8 pad0;
 	__u32 nrec; /* RK_DATA + RK_DEFER records this call emitted */
+	/* Pages added to the page cache while the thread was in the call: a read's misses and
+	 * the read-ahead it triggered (0: served from the cache). */
+	__u32 added_pages;
 };
 
 /* RK_FORK: a new thread or process of the target set. RK_EXIT: a thread ended. RK_STOP: see

@@ -28,6 +28,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "folio.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -658,20 +659,6 @@ int BPF_PROG(prof_get_pages, struct address_space *mapping, unsigned long index,
 	if (s && s->active)
 		count(C_GET_PAGES, last_index >= index ? last_index - index + 1 : 1);
 	return 0;
-}
-
-/* Pages in a folio: 1, or 2^order for a large one. */
-static __always_inline __u64 folio_pages(struct folio *folio)
-{
-	unsigned long flags = 0;
-
-	if (bpf_probe_read_kernel(&flags, sizeof(flags), folio))
-		return 1;
-	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
-		return 1;
-	if (!bpf_core_field_exists(folio->_flags_1))
-		return 1;
-	return 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0x3f);
 }
 
 SEC("tp_btf/mm_filemap_add_to_page_cache")

@@ -176,12 +176,23 @@ struct address_space {
 	struct inode *host;
 };
 
+/* The order of a large folio (include/linux/mm.h folio_order: `_flags_1 & 0xff` when
+ * PG_head is set in its flags, the first word of every folio). */
+struct folio {
+	unsigned long _flags_1;
+};
+
 /* include/linux/mm.h */
 #define VM_SHARED 0x00000008
 /* arch/x86/include/asm/trap_pf.h */
 #define X86_PF_WRITE 2
 
 #pragma clang attribute pop
+
+/* include/linux/page-flags.h; the value is relocated against the running kernel's. */
+enum pageflags {
+	PG_head = 6,
+};
 
 /* include/linux/pid.h */
 enum pid_type {

@@ -63,20 +63,9 @@ struct file___path {
 	struct path f_path;
 };
 
-/* The order of a large folio (include/linux/mm.h folio_order: `_flags_1 & 0xff` when
- * PG_head is set in its flags, the first word of every folio). */
-struct folio {
-	unsigned long _flags_1;
-};
-
 struct writeback_control;
 
 #pragma clang attribute pop
-
-/* include/linux/page-flags.h; the value is relocated against the running kernel's. */
-enum pageflags {
-	PG_head = 6,
-};
 
 /* include/linux/blk_types.h */
 #define REQ_OP_MASK 0xff
