@@ -162,6 +162,56 @@ def replay_table(rows):
     return "\n".join(out)
 
 
+def replay_timing_table(rows):
+    """bench/replay/timing.sh: per rate, the original run, then the issue-time error of
+    reanimator's timed replay (its own report; measured outside) and of fio --read_iolog
+    (measured outside); medians over the rounds, p99 of each round, the largest maximum."""
+    from statistics import median
+    out = ["| rate (achieved) | tool | measured | calls | median µs | p90 µs | p99 µs (median; rounds) | max µs "
+           "| worst p99 µs of a later second | early (earliest µs) | least-late anchor: median / p99 µs "
+           "| elapsed s / span s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    def us(v):
+        return f"{v:,.1f}" if abs(v) < 100 else f"{v:,.0f}"
+    for rate in dict.fromkeys(r["rate"] for r in rows):
+        rr = [r for r in rows if r["rate"] == rate]
+        orig = next((r for r in rr if r["measure"] == "original"), None)
+        label = f"{rate:,}/s"
+        if orig:
+            label += f" ({orig['iops']:,.0f}/s)"
+            out.append(f"| {label} | fio (original run, recorded) | trace | {orig['calls']:,} preads | | | | | "
+                       f"| {orig['close_frac']:.0%} of preads < 5 µs after the previous | | "
+                       f"preads span {orig['pread_span_s']:.3f} |")
+        for tool, measure, name in [("reanimator", "internal", "reanimator replay --timing original"),
+                                    ("reanimator", "external", "reanimator replay --timing original"),
+                                    ("fio", "external", "fio --read_iolog")]:
+            rs = sorted((r for r in rr if r["tool"] == tool and r["measure"] == measure), key=lambda r: r["rep"])
+            if not rs:
+                continue
+            how = "its report (all calls)" if measure == "internal" else "eBPF recording (preads)"
+            calls = f"{median(r['calls'] for r in rs):,.0f}"
+            bad = [r for r in rs if r.get("orig_calls") is not None and r["orig_calls"] != r["replay_calls"]]
+            if bad:
+                calls += f" (counts differ in {len(bad)} rounds: " + ", ".join(
+                    f"{r['replay_calls']:,} for {r['orig_calls']:,}" for r in bad) + ")"
+            p99s = ", ".join(us(r["p99_us"]) for r in rs)
+            early = "never (by construction)" if measure == "internal" else (
+                f"{median(r['early_frac'] for r in rs):.1%} ({us(min(r['earliest_us'] for r in rs))})")
+            ws = [r["worst_second_p99_us"] for r in rs if r.get("worst_second_p99_us") is not None]
+            ws = f"{median(ws):,.0f}" if ws else ""
+            ll = "" if measure == "internal" else (
+                f"{us(median(r['ll_median_us'] for r in rs))} / {us(median(r['ll_p99_us'] for r in rs))}")
+            if measure == "internal":
+                span = f"{median(r['elapsed_s'] for r in rs):.3f} / {median(r['span_s'] for r in rs):.3f}"
+            else:
+                span = (f"{median(r['elapsed_s'] for r in rs):.3f}; preads span "
+                        f"{median(r['pread_span_s'] for r in rs):.3f} / {median(r['orig_pread_span_s'] for r in rs):.3f}")
+            out.append(f"| {label} | {name} | {how} | {calls} | {us(median(r['median_us'] for r in rs))} "
+                       f"| {us(median(r['p90_us'] for r in rs))} | {us(median(r['p99_us'] for r in rs))} ({p99s}) "
+                       f"| {us(max(r['max_us'] for r in rs))} | {ws} | {early} | {ll} | {span} |")
+    return "\n".join(out)
+
+
 # bench/fs: workload labels, and the metric of each: (label, metric, row key, higher is better).
 FS_WORKLOADS = {
     "randread": ("fio randread 4 KiB, psync, 256 MiB, 10 s", "IOPS", "iops", True),
@@ -378,6 +428,7 @@ def main():
     # "profile-<workloads>": a run of some of bench/profile's workloads.
     kind = section.split("-", 1)[0] if section.startswith(("record-", "fs-", "profile-")) else section
     table = {"codec": codec_table, "record": record_table, "replay": replay_table,
+             "replay-timing": replay_timing_table,
              "kernel": kernel_table, "fs": fs_table,
              "profile": profile_table}[kind](rows)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
