@@ -291,9 +291,17 @@ impl FileIoTracker {
                 }
             }
             Handler::Fchdir if ok => {
-                if let Some(Entry::Dir(d)) = self.entry(pid, int("fd")) {
-                    self.proc(pid).cwd = Some(d);
-                }
+                // The call succeeded, so the descriptor is a directory, whatever its open
+                // said (`open(".", O_RDONLY)` without O_DIRECTORY is a common way to save the
+                // working directory); where its path is unknown, so is the new one.
+                let cwd = match self.entry(pid, int("fd")) {
+                    Some(Entry::Dir(d)) => Some(d),
+                    Some(Entry::File(o)) => {
+                        self.ofds.get(o).and_then(Option::as_ref).map(|f| f.path.clone())
+                    }
+                    _ => None,
+                };
+                self.proc(pid).cwd = cwd;
             }
             _ => {}
         }
@@ -628,6 +636,33 @@ mod tests {
         assert_eq!(sk.zero_bytes, 1);
         assert_eq!(sk.unknown_fd, 1);
         assert_eq!(sk.failed, 1, "{sk:?}");
+    }
+
+    /// fio's start-up: the working directory saved by `open(".")` without O_DIRECTORY, a
+    /// `fchdir` elsewhere and a `fchdir` back: relative paths resolve where they did.
+    #[test]
+    fn fchdir_back_to_a_directory_opened_without_o_directory() {
+        let rd = i64::from(libc::O_RDONLY);
+        let dir = i64::from(libc::O_RDONLY | libc::O_DIRECTORY);
+        let at = |p: &str, fl: i64, fd: i64, t: i64| {
+            ev("openat", &[("dirfd", Int(-100)), ("pathname", path(p)), ("flags", Int(fl))], fd, t)
+        };
+        let (ops, _) = run(&[
+            at(".", rd, 3, 1),
+            at("/sys/bus/nd/devices", dir, 4, 2),
+            ev("fchdir", &[("fd", Int(4))], 0, 3),
+            ev("fchdir", &[("fd", Int(3))], 0, 4),
+            at("w/f.dat", rd, 5, 5),
+            ev("read", &[("fd", Int(5)), ("count", Int(4096))], 4096, 6),
+        ]);
+        assert_eq!(
+            ops,
+            vec![
+                ("/home/u/w/f.dat".to_string(), Open),
+                ("/home/u/w/f.dat".to_string(), Read { offset: 0, len: 4096 }),
+                ("/home/u/w/f.dat".to_string(), Close),
+            ]
+        );
     }
 
     #[test]
