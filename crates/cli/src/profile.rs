@@ -68,7 +68,21 @@ pub struct MergeArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  \
+    reanimator profile -- sqlite3 db.sqlite < ins.sql      # live (root): every call of the command\n  \
+    reanimator profile --layers syscall,class,block,ext4 -T --interval 5 -p 1234\n  \
+    reanimator profile --all --by fs --duration 10 --table # every process, per file system\n  \
+    reanimator profile --cgroup /sys/fs/cgroup/db --json -o live.json --svg live.svg\n  \
+    reanimator profile t.ds --interval 1 --by comm         # offline, from a trace\n  \
+    reanimator profile live.json --svg again.svg           # a JSON profile drawn again\n  \
+    reanimator profile merge a.json b.json --total -o all.json\n\n\
+Live profiles keep their histograms in the kernel (eBPF, root) and print each interval as it \
+ends; Ctrl-C prints the interval in progress, marked partial. Every histogram states its own \
+check (buckets add up to the count, the total lies within the buckets' bounds). docs/PROFILE.md \
+has the details."
+)]
 pub struct ProfileArgs {
     #[command(subcommand)]
     pub sub: Option<ProfileSub>,
@@ -118,7 +132,8 @@ pub struct ProfileArgs {
     /// Live: stop after this many seconds.
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
-    /// Live: measure the probes' own cost and subtract it from every latency.
+    /// Live: subtract the probes' self-delay (measured at start-up and shown in the header
+    /// either way) from every system call's latency.
     #[arg(long)]
     pub calibrate: bool,
     /// Live: the layers to probe, comma-separated: syscall (the default), class (system calls
