@@ -130,6 +130,10 @@ pub struct ReplayArgs {
     /// missed the page cache when recorded, or none.
     #[arg(long, value_enum, default_value_t = ReadsArg::All)]
     pub reads: ReadsArg,
+    /// How far the trace is read ahead, on a thread of its own: at most N calls and BYTES of
+    /// data (e.g. 65536,64M, the default); the report says whether replay ever waited for it.
+    #[arg(long, value_name = "N[,BYTES]", value_parser = parse_prefetch, default_value = "65536,64M")]
+    pub prefetch: (usize, usize),
     /// Seconds a call may block (pipe read, lock wait) before it is reported as stalled.
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     pub stall_timeout: f64,
@@ -151,6 +155,16 @@ pub struct ReplayArgs {
     /// No progress bar, no table (exit status and --report only).
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+fn parse_prefetch(s: &str) -> std::result::Result<(usize, usize), String> {
+    let (n, b) = s.split_once(',').unwrap_or((s, "64M"));
+    let n: usize = n.trim().parse().map_err(|_| format!("`{n}` is not a number of calls"))?;
+    let b = crate::record::parse_size(b.trim())? as usize;
+    if n < 256 || b < (1 << 20) {
+        return Err("the horizon is at least 256 calls and 1M of data".into());
+    }
+    Ok((n, b))
 }
 
 fn parse_timing(s: &str) -> std::result::Result<Timing, String> {
@@ -285,6 +299,7 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     opts.timing = a.timing;
     opts.fill = if a.fill == FillArg::Random { Fill::Random } else { Fill::Pattern };
     opts.mmap = if a.mmap == MmapArg::Pread { MmapMode::Pread } else { MmapMode::Map };
+    (opts.prefetch_events, opts.prefetch_bytes) = a.prefetch;
     opts.reads = match a.reads {
         ReadsArg::All => ra_replay::Reads::All,
         ReadsArg::AsRecorded => ra_replay::Reads::AsRecorded,
@@ -532,6 +547,19 @@ fn print_report(r: &Report, trace: &Path) -> Result<()> {
     )?;
     for (what, detail) in &r.init {
         writeln!(o, "initial state ({what}): {detail}")?;
+    }
+    if let Some(p) = &r.prefetch {
+        writeln!(
+            o,
+            "trace read ahead (up to {} calls / {} MiB): the dispatcher waited for it {} times \
+             ({:.1} ms), {} of them with the workers idle ({:.1} ms)",
+            p.horizon_events,
+            p.horizon_bytes >> 20,
+            p.stalls,
+            p.stalled_ns as f64 / 1e6,
+            p.starved,
+            p.starved_ns as f64 / 1e6
+        )?;
     }
     if let Some(m) = r.reads.filter(|m| *m != ra_replay::Reads::All) {
         writeln!(o, "reads replayed: {} (--reads)", m.name())?;

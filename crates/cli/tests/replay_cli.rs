@@ -372,6 +372,18 @@ fn timing_and_abort() {
     );
     let (o, _, _) = run("afap", &["--json"]);
     assert!(json(&o)["timing"].is_null(), "AFAP has no timing section");
+    // The trace is read ahead on its own thread; the report gives the horizon and the waits.
+    let (o, _, _) = run("ahead", &["--json", "--prefetch", "512,2M"]);
+    let p = &json(&o)["prefetch"];
+    assert_eq!(
+        (p["horizon_calls"].as_u64(), p["horizon_bytes"].as_u64()),
+        (Some(512), Some(2 << 20)),
+        "{p}"
+    );
+    assert!(p["stalls"].as_u64().unwrap() >= p["starved"].as_u64().unwrap(), "{p}");
+    let (o, _, _) = run("ahead-bad", &["--prefetch", "10"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("at least 256 calls"));
     // A recorded gap longer than the stall timeout is a wait for the due time, not a stall.
     let (o, took, _) = run("gap", &["--timing", "original", "--stall-timeout", "0.2", "--json"]);
     assert!(took >= std::time::Duration::from_millis(400));

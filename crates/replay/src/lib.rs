@@ -46,7 +46,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use sched::{replay, Progress};
-pub use verify::{CallStats, Diff, Mismatch, Report};
+pub use verify::{CallStats, Diff, Mismatch, PrefetchStats, Report};
 
 /// What to verify.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +128,10 @@ pub struct Options {
     pub fill: Fill,
     pub mmap: MmapMode,
     pub reads: Reads,
+    /// The trace's read-ahead horizon (`--prefetch`): at most this many calls and this many
+    /// bytes of data decoded ahead of the dispatcher, on a thread of its own.
+    pub prefetch_events: usize,
+    pub prefetch_bytes: usize,
     /// How long a call may block (pipe read/write, lock wait) before it is reported as
     /// stalled and given up.
     pub stall_timeout: Duration,
@@ -157,6 +161,8 @@ impl Options {
             fill: Fill::Pattern,
             mmap: MmapMode::Map,
             reads: Reads::All,
+            prefetch_events: 65_536,
+            prefetch_bytes: 64 << 20,
             stall_timeout: Duration::from_secs(10),
             keep_mismatches: 50,
             queue_events: 4096,

@@ -494,6 +494,104 @@ impl Ctx {
     }
 }
 
+/// Events read ahead: batches of at most this many ...
+const PREFETCH_BATCH: usize = 256;
+/// ... or this many bytes of data.
+const PREFETCH_BATCH_BYTES: usize = 1 << 20;
+
+/// The trace read ahead on a thread of its own, in batches through a bounded channel, and how
+/// often the dispatcher found nothing read yet.
+struct Prefetch {
+    rx: Receiver<Vec<ra_trace::Result<Event>>>,
+    cur: std::vec::IntoIter<ra_trace::Result<Event>>,
+    stats: crate::verify::PrefetchStats,
+    progress: Arc<Progress>,
+}
+
+/// The read-ahead thread: batches of events until the trace ends or the dispatcher is gone.
+fn prefetch(trace: &TraceReader, tx: &Sender<Vec<ra_trace::Result<Event>>>) {
+    let mut batch = Vec::with_capacity(PREFETCH_BATCH);
+    let mut bytes = 0;
+    for ev in trace.syscall_events(None) {
+        let stop = ev.is_err();
+        if let Ok(e) = &ev {
+            bytes += data_bytes(e);
+        }
+        batch.push(ev);
+        if stop || batch.len() >= PREFETCH_BATCH || bytes >= PREFETCH_BATCH_BYTES {
+            if tx.send(std::mem::take(&mut batch)).is_err() || stop {
+                return;
+            }
+            bytes = 0;
+        }
+    }
+    if !batch.is_empty() {
+        let _ = tx.send(batch);
+    }
+}
+
+impl Prefetch {
+    /// The channel's slots for a horizon of `events` calls and `bytes` of data (each slot
+    /// holds a batch of up to PREFETCH_BATCH calls or PREFETCH_BATCH_BYTES).
+    fn horizon(events: usize, bytes: usize) -> crate::verify::PrefetchStats {
+        let slots = (events / PREFETCH_BATCH).min(bytes / PREFETCH_BATCH_BYTES).max(2);
+        crate::verify::PrefetchStats {
+            slots,
+            horizon_events: slots * PREFETCH_BATCH,
+            horizon_bytes: slots * PREFETCH_BATCH_BYTES,
+            ..Default::default()
+        }
+    }
+
+    fn new(
+        rx: Receiver<Vec<ra_trace::Result<Event>>>,
+        stats: crate::verify::PrefetchStats,
+        progress: Arc<Progress>,
+    ) -> Prefetch {
+        Prefetch { rx, cur: Vec::new().into_iter(), stats, progress }
+    }
+
+    fn stats(&self) -> crate::verify::PrefetchStats {
+        self.stats.clone()
+    }
+}
+
+impl Iterator for Prefetch {
+    type Item = ra_trace::Result<Event>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(e) = self.cur.next() {
+                return Some(e);
+            }
+            let batch = match self.rx.try_recv() {
+                Ok(b) => b,
+                Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
+                Err(crossbeam_channel::TryRecvError::Empty) => {
+                    // Nothing read yet: a stall of the dispatcher; one that left the workers
+                    // with nothing to run (every call handed over is done) starved the replay.
+                    let idle = self.progress.read.load(Ordering::Relaxed)
+                        <= self.progress.done.load(Ordering::Relaxed);
+                    let t = Instant::now();
+                    let b = self.rx.recv();
+                    let ns = t.elapsed().as_nanos() as u64;
+                    self.stats.stalls += 1;
+                    self.stats.stalled_ns += ns;
+                    if idle {
+                        self.stats.starved += 1;
+                        self.stats.starved_ns += ns;
+                    }
+                    match b {
+                        Ok(b) => b,
+                        Err(_) => return None,
+                    }
+                }
+            };
+            self.cur = batch.into_iter();
+        }
+    }
+}
+
 /// How long before its due time a deferred task goes back to the run queue: the worker that
 /// takes it sleeps or spins the rest (crate::timing::Pacer).
 const TIMER_LEAD: Duration = Duration::from_millis(1);
@@ -651,220 +749,228 @@ pub fn replay(
     let start = Instant::now();
     let mut pending = Ahead::default();
     let mut brought_forward: std::collections::HashSet<u64> = Default::default();
-    let mut iter = trace.syscall_events(None);
-    let mut read_error: Option<ra_trace::Error> = None;
-    let mut threads_seen = 0u64;
-    let mut procs_seen = 0u64;
-    let cap = sh.opts.queue_events.max(16);
-    // Our traces start with synthetic `openat` records of inherited descriptors; then the
-    // standard descriptors are only what those records say.
-    let synthetic = crate::init::synthetic_ids(trace);
-    let std_fds = trace.info_value("synthetic_ids").is_none();
-    loop {
-        if sh.abort.load(Ordering::Relaxed) || progress.stop.load(Ordering::Relaxed) {
-            if progress.stop.load(Ordering::Relaxed) && report.aborted.is_none() {
-                report.aborted = Some("interrupted".into());
-            }
-            sh.abort.store(true, Ordering::Relaxed);
-            break;
-        }
-        let ev = match pending.pop_front() {
-            Some(e) => e,
-            None => match iter.next() {
-                Some(Ok(e)) => e,
-                Some(Err(e)) => {
-                    read_error = Some(e);
-                    break;
+    // The trace is read ahead on a thread of its own (a bounded horizon): the dispatcher
+    // below never waits on decompression or the disk unless the horizon ran dry.
+    let ahead = Prefetch::horizon(sh.opts.prefetch_events, sh.opts.prefetch_bytes);
+    std::thread::scope(|scope| -> Result<Report> {
+        let (tx, rx) = crossbeam_channel::bounded(ahead.slots);
+        scope.spawn(move || prefetch(trace, &tx));
+        let mut iter = Prefetch::new(rx, ahead, progress.clone());
+        let mut read_error: Option<ra_trace::Error> = None;
+        let mut threads_seen = 0u64;
+        let mut procs_seen = 0u64;
+        let cap = sh.opts.queue_events.max(16);
+        // Our traces start with synthetic `openat` records of inherited descriptors; then the
+        // standard descriptors are only what those records say.
+        let synthetic = crate::init::synthetic_ids(trace);
+        let std_fds = trace.info_value("synthetic_ids").is_none();
+        loop {
+            if sh.abort.load(Ordering::Relaxed) || progress.stop.load(Ordering::Relaxed) {
+                if progress.stop.load(Ordering::Relaxed) && report.aborted.is_none() {
+                    report.aborted = Some("interrupted".into());
                 }
-                None => break,
-            },
-        };
-        progress.read.fetch_add(1, Ordering::Relaxed);
-        let Some(def) = ev.def else {
-            *report.unknown.entry(ev.name.clone()).or_default() += 1;
-            continue;
-        };
-        if ev.extra.iter().any(|(k, v)| k == "synthetic" && *v == ExtraValue::Bool(true))
-            && def.name == "umask"
-        {
-            // Re-Animator's record of the traced process's umask at start.
-            if let Some(m) = ev.arg("mask").and_then(|a| a.as_int()) {
-                umask = m as u32 & 0o777;
+                sh.abort.store(true, Ordering::Relaxed);
+                break;
             }
-            continue;
-        }
-        let Some(tid) = ev.tid.or(ev.pid) else {
-            report.warn("record without a thread id skipped");
-            continue;
-        };
-        // A child whose first call was recorded before the clone that made it returned: bring
-        // the clone forward (their intervals overlap, so either order is faithful).
-        if seq > 0 && !shadow.knows(tid) && ev.pid.is_none_or(|p| p == tid) {
-            pending.fill(&mut iter, &mut read_error);
-            if let Some(i) = pending
-                .q
-                .iter()
-                .position(|e| clone_flags(e).is_some() && ok(e) && e.ret == Some(tid.into()))
-            {
-                let clone = pending.remove(i).expect("position is in range");
-                pending.push_front(ev);
-                pending.push_front(clone);
-                progress.read.fetch_sub(1, Ordering::Relaxed);
-                continue;
-            }
-        }
-        // A descriptor number this call takes while the model still has it open: the call that
-        // freed it returned later, so it was recorded later, but the kernel had freed the
-        // number before this call took it. Bring that call forward (their intervals overlap).
-        // (Not for the synthetic records of inherited descriptors: the model starts with 0-2.)
-        if ev.unique_id >= synthetic && !brought_forward.contains(&ev.unique_id) {
-            if let Some(i) =
-                freer_ahead(&shadow, &ev, tid, &mut pending, &mut iter, &mut read_error)
-            {
-                let freer = pending.remove(i).expect("position is in range");
-                brought_forward.insert(ev.unique_id);
-                pending.push_front(ev);
-                pending.push_front(freer);
-                progress.read.fetch_sub(1, Ordering::Relaxed);
-                continue;
-            }
-        }
-        let mut pl = shadow.step(&ev);
-        pl.inherited = ev.unique_id < synthetic && def.name == "openat";
-        let called = ev.time_called.unwrap_or(last_time).max(i64::MIN + 1);
-        let ret = ev.time_returned.unwrap_or(called).max(called);
-        last_time = last_time.max(called);
-        first_time.get_or_insert(called);
-        span_end = span_end.max(ret);
-        if pl.first_seen {
-            procs_seen += 1;
-            sh.procs.insert(pl.proc, Process::initial(shadow.cwd(pl.proc), umask, std_fds));
-        }
-        if pl.child.is_some() {
-            procs_seen += 1;
-        }
-        let mut deps = Vec::new();
-        if let Some(d) = child_dep.remove(&tid) {
-            deps.push(d);
-        }
-        if let Some((_, _)) = pl.child {
-            if let Some(c) = ev.ret {
-                child_dep.insert(c as i32, seq);
-            }
-        }
-        // One key per file (dup2(fd, fd) and rename("a", "a") name the same file twice): a call
-        // never depends on itself.
-        pl.keys.sort_unstable();
-        pl.keys.dedup();
-        key_deps(&mut last_key, &pl.keys, seq, called, &mut deps);
-        // Descriptor numbers: strictly in recorded order (a number is taken only after it was
-        // freed, whenever the two calls were called).
-        pl.fd_keys.sort_unstable();
-        pl.fd_keys.dedup();
-        key_deps(&mut last_key, &pl.fd_keys, seq, i64::MAX, &mut deps);
-        let ends = pl.ends_proc;
-        let proc = pl.proc;
-        proc_tids.entry(proc).or_default().insert(tid);
-        if let Some(t) = pl.thread {
-            proc_tids.entry(proc).or_default().insert(t);
-        }
-        let bytes = data_bytes(&ev);
-        let id = CallId { unique_id: ev.unique_id, name: def.name };
-        let job = Job { seq, ev, pl, called, ret, bytes, deps, id };
-        seq += 1;
-        // Flow control: bounded queues (calls and bytes).
-        if batch.len >= BATCH {
-            batch.flush(&gate, &mut execs, &mut report);
-            gate.wait_room(cap, sh.opts.queue_bytes, &sh.abort);
-        }
-        let exec = match execs.get_mut(&tid) {
-            Some(e) => e,
-            None => {
-                threads_seen += 1;
-                if workers.is_none() {
-                    let w = Arc::new(Workers {
-                        ctx: Ctx {
-                            sh: sh.clone(),
-                            gate: gate.clone(),
-                            progress: progress.clone(),
-                            log: log.clone(),
-                            clock: (first_time.unwrap_or(called), start),
-                            timer: timer.clone(),
-                        },
-                        runq: runq_rx.clone(),
-                        threads: Mutex::new(Vec::new()),
-                        busy: Arc::default(),
-                    });
-                    for _ in 0..WORKERS {
-                        w.spawn()?;
+            let ev = match pending.pop_front() {
+                Some(e) => e,
+                None => match iter.next() {
+                    Some(Ok(e)) => e,
+                    Some(Err(e)) => {
+                        read_error = Some(e);
+                        break;
                     }
-                    *watch_workers.lock().unwrap_or_else(|p| p.into_inner()) = Some(w.clone());
-                    workers = Some(w);
+                    None => break,
+                },
+            };
+            progress.read.fetch_add(1, Ordering::Relaxed);
+            let Some(def) = ev.def else {
+                *report.unknown.entry(ev.name.clone()).or_default() += 1;
+                continue;
+            };
+            if ev.extra.iter().any(|(k, v)| k == "synthetic" && *v == ExtraValue::Bool(true))
+                && def.name == "umask"
+            {
+                // Re-Animator's record of the traced process's umask at start.
+                if let Some(m) = ev.arg("mask").and_then(|a| a.as_int()) {
+                    umask = m as u32 & 0o777;
                 }
-                execs.insert(tid, Exec { task: Arc::default(), buf: Vec::new() });
-                execs.get_mut(&tid).expect("just inserted")
+                continue;
             }
-        };
-        batch.regs.push((job.seq, job.ret, job.bytes, job.id));
-        batch.len += 1;
-        if exec.buf.is_empty() {
-            batch.touched.push(tid);
-        }
-        exec.buf.push(job);
-        let gone: Vec<i32> = if ends {
-            // The process is gone: its threads' executors finish what they have and stop.
-            proc_tids.remove(&proc).unwrap_or_default().into_iter().collect()
-        } else if def.name == "exit" {
-            vec![tid]
-        } else {
-            Vec::new()
-        };
-        if !gone.is_empty() {
-            batch.flush(&gate, &mut execs, &mut report);
-            for t in gone {
-                execs.remove(&t);
+            let Some(tid) = ev.tid.or(ev.pid) else {
+                report.warn("record without a thread id skipped");
+                continue;
+            };
+            // A child whose first call was recorded before the clone that made it returned: bring
+            // the clone forward (their intervals overlap, so either order is faithful).
+            if seq > 0 && !shadow.knows(tid) && ev.pid.is_none_or(|p| p == tid) {
+                pending.fill(&mut iter, &mut read_error);
+                if let Some(i) = pending
+                    .q
+                    .iter()
+                    .position(|e| clone_flags(e).is_some() && ok(e) && e.ret == Some(tid.into()))
+                {
+                    let clone = pending.remove(i).expect("position is in range");
+                    pending.push_front(ev);
+                    pending.push_front(clone);
+                    progress.read.fetch_sub(1, Ordering::Relaxed);
+                    continue;
+                }
+            }
+            // A descriptor number this call takes while the model still has it open: the call that
+            // freed it returned later, so it was recorded later, but the kernel had freed the
+            // number before this call took it. Bring that call forward (their intervals overlap).
+            // (Not for the synthetic records of inherited descriptors: the model starts with 0-2.)
+            if ev.unique_id >= synthetic && !brought_forward.contains(&ev.unique_id) {
+                if let Some(i) =
+                    freer_ahead(&shadow, &ev, tid, &mut pending, &mut iter, &mut read_error)
+                {
+                    let freer = pending.remove(i).expect("position is in range");
+                    brought_forward.insert(ev.unique_id);
+                    pending.push_front(ev);
+                    pending.push_front(freer);
+                    progress.read.fetch_sub(1, Ordering::Relaxed);
+                    continue;
+                }
+            }
+            let mut pl = shadow.step(&ev);
+            pl.inherited = ev.unique_id < synthetic && def.name == "openat";
+            let called = ev.time_called.unwrap_or(last_time).max(i64::MIN + 1);
+            let ret = ev.time_returned.unwrap_or(called).max(called);
+            last_time = last_time.max(called);
+            first_time.get_or_insert(called);
+            span_end = span_end.max(ret);
+            if pl.first_seen {
+                procs_seen += 1;
+                sh.procs.insert(pl.proc, Process::initial(shadow.cwd(pl.proc), umask, std_fds));
+            }
+            if pl.child.is_some() {
+                procs_seen += 1;
+            }
+            let mut deps = Vec::new();
+            if let Some(d) = child_dep.remove(&tid) {
+                deps.push(d);
+            }
+            if let Some((_, _)) = pl.child {
+                if let Some(c) = ev.ret {
+                    child_dep.insert(c as i32, seq);
+                }
+            }
+            // One key per file (dup2(fd, fd) and rename("a", "a") name the same file twice): a call
+            // never depends on itself.
+            pl.keys.sort_unstable();
+            pl.keys.dedup();
+            key_deps(&mut last_key, &pl.keys, seq, called, &mut deps);
+            // Descriptor numbers: strictly in recorded order (a number is taken only after it was
+            // freed, whenever the two calls were called).
+            pl.fd_keys.sort_unstable();
+            pl.fd_keys.dedup();
+            key_deps(&mut last_key, &pl.fd_keys, seq, i64::MAX, &mut deps);
+            let ends = pl.ends_proc;
+            let proc = pl.proc;
+            proc_tids.entry(proc).or_default().insert(tid);
+            if let Some(t) = pl.thread {
+                proc_tids.entry(proc).or_default().insert(t);
+            }
+            let bytes = data_bytes(&ev);
+            let id = CallId { unique_id: ev.unique_id, name: def.name };
+            let job = Job { seq, ev, pl, called, ret, bytes, deps, id };
+            seq += 1;
+            // Flow control: bounded queues (calls and bytes).
+            if batch.len >= BATCH {
+                batch.flush(&gate, &mut execs, &mut report);
+                gate.wait_room(cap, sh.opts.queue_bytes, &sh.abort);
+            }
+            let exec = match execs.get_mut(&tid) {
+                Some(e) => e,
+                None => {
+                    threads_seen += 1;
+                    if workers.is_none() {
+                        let w = Arc::new(Workers {
+                            ctx: Ctx {
+                                sh: sh.clone(),
+                                gate: gate.clone(),
+                                progress: progress.clone(),
+                                log: log.clone(),
+                                clock: (first_time.unwrap_or(called), start),
+                                timer: timer.clone(),
+                            },
+                            runq: runq_rx.clone(),
+                            threads: Mutex::new(Vec::new()),
+                            busy: Arc::default(),
+                        });
+                        for _ in 0..WORKERS {
+                            w.spawn()?;
+                        }
+                        *watch_workers.lock().unwrap_or_else(|p| p.into_inner()) = Some(w.clone());
+                        workers = Some(w);
+                    }
+                    execs.insert(tid, Exec { task: Arc::default(), buf: Vec::new() });
+                    execs.get_mut(&tid).expect("just inserted")
+                }
+            };
+            batch.regs.push((job.seq, job.ret, job.bytes, job.id));
+            batch.len += 1;
+            if exec.buf.is_empty() {
+                batch.touched.push(tid);
+            }
+            exec.buf.push(job);
+            let gone: Vec<i32> = if ends {
+                // The process is gone: its threads' executors finish what they have and stop.
+                proc_tids.remove(&proc).unwrap_or_default().into_iter().collect()
+            } else if def.name == "exit" {
+                vec![tid]
+            } else {
+                Vec::new()
+            };
+            if !gone.is_empty() {
+                batch.flush(&gate, &mut execs, &mut report);
+                for t in gone {
+                    execs.remove(&t);
+                }
             }
         }
-    }
-    batch.flush(&gate, &mut execs, &mut report);
-    execs.clear();
-    // Every call has been handed over: wait until all are done (or the replay stops), then
-    // close the run queue so that the workers end.
-    loop {
-        if lock(&gate.m).seqs.is_empty() || sh.abort.load(Ordering::Relaxed) {
-            break;
+        batch.flush(&gate, &mut execs, &mut report);
+        execs.clear();
+        // Every call has been handed over: wait until all are done (or the replay stops), then
+        // close the run queue so that the workers end.
+        loop {
+            if lock(&gate.m).seqs.is_empty() || sh.abort.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(w) = &workers {
+                w.grow_if_needed();
+            }
+            std::thread::sleep(Duration::from_millis(2));
         }
-        if let Some(w) = &workers {
-            w.grow_if_needed();
+        timer.finish();
+        if timer_thread.join().is_err() {
+            report.warn("the replay timer thread panicked");
         }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    timer.finish();
-    if timer_thread.join().is_err() {
-        report.warn("the replay timer thread panicked");
-    }
-    *lock(&gate.runq) = None;
-    drop(runq_rx);
-    let threads = workers.map(|w| std::mem::take(&mut *lock(&w.threads))).unwrap_or_default();
-    let keep = sh.opts.keep_mismatches;
-    join_executors(&sh, &gate, threads, &mut report);
-    watch_done.store(true, Ordering::Relaxed);
-    match watch.join() {
-        Ok(r) => report.merge(r, usize::MAX),
-        Err(_) => report.warn("the replay watchdog thread panicked"),
-    }
-    report.mismatches.sort_by_key(|m| m.unique_id);
-    report.mismatches.truncate(keep);
-    sh.procs.clear();
-    report.threads = threads_seen;
-    report.processes = procs_seen;
-    report.reads = Some(sh.opts.reads);
-    report.elapsed_ns = start.elapsed().as_nanos() as u64;
-    report.trace_span_ns = first_time.map_or(0, |f| span_end.saturating_sub(f).max(0) as u64);
-    if let Some(e) = read_error {
-        return Err(Error::Trace(e));
-    }
-    Ok(report)
+        *lock(&gate.runq) = None;
+        drop(runq_rx);
+        let threads = workers.map(|w| std::mem::take(&mut *lock(&w.threads))).unwrap_or_default();
+        let keep = sh.opts.keep_mismatches;
+        join_executors(&sh, &gate, threads, &mut report);
+        watch_done.store(true, Ordering::Relaxed);
+        match watch.join() {
+            Ok(r) => report.merge(r, usize::MAX),
+            Err(_) => report.warn("the replay watchdog thread panicked"),
+        }
+        report.mismatches.sort_by_key(|m| m.unique_id);
+        report.mismatches.truncate(keep);
+        sh.procs.clear();
+        report.threads = threads_seen;
+        report.processes = procs_seen;
+        report.reads = Some(sh.opts.reads);
+        report.elapsed_ns = start.elapsed().as_nanos() as u64;
+        report.trace_span_ns = first_time.map_or(0, |f| span_end.saturating_sub(f).max(0) as u64);
+        report.prefetch = Some(iter.stats());
+        if let Some(e) = read_error {
+            return Err(Error::Trace(e));
+        }
+        Ok(report)
+    })
 }
 
 /// Process-wide settings the replay relies on: umask 0 (each replayed process's umask is

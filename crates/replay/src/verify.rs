@@ -226,6 +226,22 @@ pub struct Report {
     pub pacer: crate::timing::Pacer,
     /// `--reads`: which reads of files were replayed.
     pub reads: Option<crate::Reads>,
+    /// The trace's read-ahead thread and how often the dispatcher waited for it.
+    pub prefetch: Option<PrefetchStats>,
+}
+
+/// The read-ahead (`--prefetch`): its horizon, and the dispatcher's waits for it.
+#[derive(Clone, Debug, Default)]
+pub struct PrefetchStats {
+    pub slots: usize,
+    pub horizon_events: usize,
+    pub horizon_bytes: usize,
+    /// Times the dispatcher found nothing read ahead, and how long it waited.
+    pub stalls: u64,
+    pub stalled_ns: u64,
+    /// ... of which the workers had nothing left to run (the replay waited on the trace).
+    pub starved: u64,
+    pub starved_ns: u64,
 }
 
 impl Report {
@@ -300,6 +316,10 @@ impl Report {
                 "compared": w, "differences": n, "first": first})).collect::<Vec<_>>(),
             "timing": self.timing.map(|k| self.pacer.to_json(k)),
             "reads": self.reads.map(crate::Reads::name),
+            "prefetch": self.prefetch.as_ref().map(|p| json!({
+                "horizon_calls": p.horizon_events, "horizon_bytes": p.horizon_bytes,
+                "stalls": p.stalls, "stalled_s": p.stalled_ns as f64 / 1e9,
+                "starved": p.starved, "starved_s": p.starved_ns as f64 / 1e9})),
         })
     }
 }
