@@ -131,8 +131,8 @@ pub struct ReplayArgs {
     #[arg(long, value_enum, default_value_t = ReadsArg::All)]
     pub reads: ReadsArg,
     /// How far the trace is read ahead, on a thread of its own: at most N calls and BYTES of
-    /// data (e.g. 65536,64M, the default); the report says whether replay ever waited for it.
-    #[arg(long, value_name = "N[,BYTES]", value_parser = parse_prefetch, default_value = "65536,64M")]
+    /// data (e.g. 65536,16M, the default); the report says whether replay ever waited for it.
+    #[arg(long, value_name = "N[,BYTES]", value_parser = parse_prefetch, default_value = "65536,16M")]
     pub prefetch: (usize, usize),
     /// Seconds a call may block (pipe read, lock wait) before it is reported as stalled.
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
@@ -158,7 +158,7 @@ pub struct ReplayArgs {
 }
 
 fn parse_prefetch(s: &str) -> std::result::Result<(usize, usize), String> {
-    let (n, b) = s.split_once(',').unwrap_or((s, "64M"));
+    let (n, b) = s.split_once(',').unwrap_or((s, "16M"));
     let n: usize = n.trim().parse().map_err(|_| format!("`{n}` is not a number of calls"))?;
     let b = crate::record::parse_size(b.trim())? as usize;
     if n < 256 || b < (1 << 20) {

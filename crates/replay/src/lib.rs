@@ -162,7 +162,7 @@ impl Options {
             mmap: MmapMode::Map,
             reads: Reads::All,
             prefetch_events: 65_536,
-            prefetch_bytes: 64 << 20,
+            prefetch_bytes: 16 << 20,
             stall_timeout: Duration::from_secs(10),
             keep_mismatches: 50,
             queue_events: 4096,
