@@ -211,26 +211,16 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
             let f = std::fs::File::create(p)
                 .with_context(|| format!("--profile: cannot create {}", p.display()))?;
             let mut sink = ra_profile::sink::JsonSink::new(std::io::BufWriter::new(f));
-            let meta = ra_profile::Meta {
-                source: "fs".into(),
-                target: format!("{} at {}", a.lower.display(), a.mountpoint.display()),
-                interval_ns: aggregate.map_or(0, |d| d.as_nanos() as u64),
-                by: match a.aggregate_by {
+            let meta = ra_profile::Meta::local(
+                "fs",
+                format!("{} at {}", a.lower.display(), a.mountpoint.display()),
+                aggregate.map_or(0, |d| d.as_nanos() as u64),
+                match a.aggregate_by {
                     By::Op => "call",
                     By::Uid => "uid",
                     By::Path => "path",
-                }
-                .into(),
-                host: std::fs::read_to_string("/proc/sys/kernel/hostname")
-                    .unwrap_or_default()
-                    .trim()
-                    .into(),
-                kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
-                    .unwrap_or_default()
-                    .trim()
-                    .into(),
-                overhead: None,
-            };
+                },
+            );
             sink.meta(&meta).with_context(|| format!("--profile: writing {}", p.display()))?;
             Some((p.clone(), sink))
         }

@@ -251,6 +251,27 @@ pub struct Meta {
     pub overhead: Option<Overhead>,
 }
 
+impl Meta {
+    /// A live profile's meta (`ebpf`, `fs`): this machine's host name and kernel release.
+    pub fn local(source: &str, target: String, interval_ns: u64, by: &str) -> Meta {
+        let fact = |f: &str| {
+            std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        Meta {
+            source: source.into(),
+            target,
+            interval_ns,
+            by: by.into(),
+            host: fact("hostname"),
+            kernel: fact("osrelease"),
+            overhead: None,
+        }
+    }
+}
+
 /// Serde for `[u64; 64]` (serde derives arrays only up to 32): a JSON list.
 mod bucket_list {
     use super::BUCKETS;

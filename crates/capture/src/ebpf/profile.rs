@@ -27,7 +27,7 @@ use std::ffi::OsString;
 use std::mem::MaybeUninit;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags};
@@ -337,27 +337,17 @@ pub fn run(
     };
 
     let mut names = Names::new(opts.by);
+    let target = match &opts.target {
+        LiveTarget::Command(argv) => {
+            argv.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
+        }
+        LiveTarget::Pid(p) => format!("pid {p}"),
+        LiveTarget::Cgroup(c) => format!("cgroup {}", c.display()),
+        LiveTarget::All => "all processes".into(),
+    };
     let meta = Meta {
-        source: "ebpf".into(),
-        target: match &opts.target {
-            LiveTarget::Command(argv) => {
-                argv.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
-            }
-            LiveTarget::Pid(p) => format!("pid {p}"),
-            LiveTarget::Cgroup(c) => format!("cgroup {}", c.display()),
-            LiveTarget::All => "all processes".into(),
-        },
-        interval_ns: opts.interval.as_nanos() as u64,
-        by: opts.by.name().into(),
-        host: std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .unwrap_or_default()
-            .trim()
-            .into(),
-        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .unwrap_or_default()
-            .trim()
-            .into(),
         overhead,
+        ..Meta::local("ebpf", target, opts.interval.as_nanos() as u64, opts.by.name())
     };
     out(LiveEvent::Meta(&meta)).map_err(output_error)?;
     if let Some(pid) = child {
@@ -467,7 +457,7 @@ fn output_error(e: std::io::Error) -> Error {
 }
 
 fn now_ns() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+    crate::common::now_ns().max(0) as u64
 }
 
 fn alive(pid: i32) -> bool {
