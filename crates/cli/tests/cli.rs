@@ -34,16 +34,6 @@ fn shared(rel: &str) -> Option<String> {
         .map(|p| p.to_string_lossy().into_owned())
 }
 
-/// Exactly one line on stderr, starting with `reanimator: error:`, exit status 2.
-fn assert_clean_failure(o: &Output) -> String {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "exit status; stderr: {err}");
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(err.starts_with("reanimator: error: "), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ra-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_file(&d);
@@ -162,17 +152,19 @@ fn dump_filters_and_formats() {
 
 #[test]
 fn bad_input_gives_one_clear_line() {
-    let e = assert_clean_failure(&run(&["dump", &example(), "--where", "pathh == 1"]));
+    let e = ra_testkit::assert_clean_failure(&run(&["dump", &example(), "--where", "pathh == 1"]));
     assert!(e.contains("unknown field `pathh`; did you mean `path`?"), "{e}");
-    let e = assert_clean_failure(&run(&["dump", &example(), "--where", "ret >"]));
+    let e = ra_testkit::assert_clean_failure(&run(&["dump", &example(), "--where", "ret >"]));
     assert!(e.contains("--where"), "{e}");
-    let e = assert_clean_failure(&run(&["dump", &example(), "--type", "raed"]));
+    let e = ra_testkit::assert_clean_failure(&run(&["dump", &example(), "--type", "raed"]));
     assert!(e.contains("did you mean `read`"), "{e}");
-    let e = assert_clean_failure(&run(&["info", "/nonexistent/trace.ds"]));
+    let e = ra_testkit::assert_clean_failure(&run(&["info", "/nonexistent/trace.ds"]));
     assert!(e.contains("/nonexistent/trace.ds"), "{e}");
     // Not a DataSeries file at all.
-    let e =
-        assert_clean_failure(&run(&["info", concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli.rs")]));
+    let e = ra_testkit::assert_clean_failure(&run(&[
+        "info",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli.rs"),
+    ]));
     assert!(e.contains("not a DataSeries file: it begins with \"//! End-to-end t\"..."), "{e}");
     assert!(e.contains("(a text file), not \"DSv1\""), "{e}");
     // Unknown flag: clap's usage error, exit 2.
@@ -216,7 +208,7 @@ fn truncated_trace_keeps_what_was_written() {
     let n = stdout(&o).lines().count();
     assert!(n > 0 && n < all.lines().count(), "{n} of {} lines", all.lines().count());
     let o = run(&["dump", "--raw", half.to_str().unwrap()]);
-    let err = assert_clean_failure(&o);
+    let err = ra_testkit::assert_clean_failure(&o);
     assert!(err.contains("half.ds"), "{err}");
 }
 
@@ -291,10 +283,10 @@ fn corrupt_dataseries_files_name_the_bad_extent() {
     ] {
         let Some(f) = shared(&format!("dataseries-check-data/recovery/{name}")) else { return };
         let o = run(&["info", &f]);
-        let e = assert_clean_failure(&o);
+        let e = ra_testkit::assert_clean_failure(&o);
         assert!(e.contains(offset) && e.to_lowercase().contains(check), "{name}: {e}");
         let o = run(&["dump", &f]);
-        assert_clean_failure(&o);
+        ra_testkit::assert_clean_failure(&o);
     }
     let Some(f) = shared("dataseries-check-data/recovery/corrupt-stomp-end.ds") else { return };
     // The tail is destroyed: info reports it; the extents before it still read.

@@ -21,10 +21,7 @@ fn ok(o: &Output) -> String {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ra-export-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    ra_testkit::scratch_dir(&format!("export-{name}"))
 }
 
 fn s(p: &Path) -> &str {
@@ -38,15 +35,6 @@ fn record(trace: &Path, cmd: &[&str]) {
         .output()
         .unwrap();
     assert!(o.status.success(), "record: {}", String::from_utf8_lossy(&o.stderr));
-}
-
-/// Exactly one line on stderr, starting with `reanimator: error:`, exit status 2.
-fn assert_clean_failure(o: &Output) -> String {
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(2), "exit status; stderr: {err}");
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(err.starts_with("reanimator: error: "), "{err}");
-    err
 }
 
 /// The iolog's lines without their timestamps; checks the header and that timestamps never
@@ -213,8 +201,13 @@ fn bad_input_is_one_line_and_exit_2() {
     let d = scratch("bad");
     let text = d.join("t.txt");
     std::fs::write(&text, "not a trace at all").unwrap();
-    assert_clean_failure(&run(&["export", s(&text), "--format", "fio-iolog"]));
-    assert_clean_failure(&run(&["export", s(&d.join("missing.ds")), "--format", "fio-iolog"]));
+    ra_testkit::assert_clean_failure(&run(&["export", s(&text), "--format", "fio-iolog"]));
+    ra_testkit::assert_clean_failure(&run(&[
+        "export",
+        s(&d.join("missing.ds")),
+        "--format",
+        "fio-iolog",
+    ]));
     // An unknown format is a usage error (clap's message, exit status 2).
     let o = run(&["export", s(&text), "--format", "blktrace"]);
     assert_eq!(o.status.code(), Some(2));
@@ -222,7 +215,7 @@ fn bad_input_is_one_line_and_exit_2() {
     assert!(err.contains("invalid value 'blktrace'") && err.contains("fio-iolog"), "{err}");
     let trace = d.join("t.ds");
     record(&trace, &["true"]);
-    let e = assert_clean_failure(&run(&[
+    let e = ra_testkit::assert_clean_failure(&run(&[
         "export",
         s(&trace),
         "--format",

@@ -22,10 +22,7 @@ fn ok(o: &Output) -> String {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ra-profile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    ra_testkit::scratch_dir(&format!("profile-{name}"))
 }
 
 fn s(p: &Path) -> &str {
@@ -40,15 +37,6 @@ fn record(trace: &Path, cmd: &[&str]) {
         .output()
         .unwrap();
     assert!(o.status.success(), "record: {}", String::from_utf8_lossy(&o.stderr));
-}
-
-/// Exactly one line on stderr, starting with `reanimator: error:`, exit status 2.
-fn assert_clean_failure(o: &Output) -> String {
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(2), "exit status; stderr: {err}");
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(err.starts_with("reanimator: error: "), "{err}");
-    err
 }
 
 fn lines(json: &str) -> Vec<Value> {
@@ -183,22 +171,22 @@ fn bad_input_is_one_line_and_exit_2() {
     let d = scratch("bad");
     let junk = d.join("junk.json");
     std::fs::write(&junk, "hello\n").unwrap();
-    assert_clean_failure(&run(&["profile", "merge", s(&junk)]));
+    ra_testkit::assert_clean_failure(&run(&["profile", "merge", s(&junk)]));
     let no_meta = d.join("nometa.json");
     std::fs::write(&no_meta, "{\"type\":\"hist\"}\n").unwrap();
-    let e = assert_clean_failure(&run(&["profile", s(&no_meta)]));
+    let e = ra_testkit::assert_clean_failure(&run(&["profile", s(&no_meta)]));
     assert!(e.contains("line 1"), "{e}");
     let a = d.join("a.json");
     let b = d.join("b.json");
     std::fs::write(&a, "{\"type\":\"meta\",\"interval_ns\":1000,\"by\":\"call\"}\n").unwrap();
     std::fs::write(&b, "{\"type\":\"meta\",\"interval_ns\":2000,\"by\":\"call\"}\n").unwrap();
-    let e = assert_clean_failure(&run(&["profile", "merge", s(&a), s(&b)]));
+    let e = ra_testkit::assert_clean_failure(&run(&["profile", "merge", s(&a), s(&b)]));
     assert!(e.contains("interval lengths differ"), "{e}");
     let text = d.join("t.txt");
     std::fs::write(&text, "not a trace at all").unwrap();
-    assert_clean_failure(&run(&["profile", s(&text)]));
-    assert_clean_failure(&run(&["profile", s(&a), "--where", "call =="]));
-    assert_clean_failure(&run(&["profile"]));
+    ra_testkit::assert_clean_failure(&run(&["profile", s(&text)]));
+    ra_testkit::assert_clean_failure(&run(&["profile", s(&a), "--where", "call =="]));
+    ra_testkit::assert_clean_failure(&run(&["profile"]));
 }
 
 /// A synthetic profile with counts in known cells, drawn, rendered by rsvg-convert and

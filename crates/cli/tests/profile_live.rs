@@ -2,7 +2,6 @@
 //! every way a live profile ends (the command exits, the process of -p exits, the cgroup
 //! disappears, --duration, Ctrl-C) with its last interval marked partial, and bad input.
 
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -36,13 +35,6 @@ fn count(v: &[Value], layer: &str, op: &str) -> u64 {
 /// The `interval` lines, in order.
 fn intervals(v: &[Value]) -> Vec<&Value> {
     v.iter().filter(|l| l["type"] == "interval").collect()
-}
-
-fn one_line_error(o: &Output) -> String {
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    err
 }
 
 #[test]
@@ -120,21 +112,12 @@ fn a_pid_that_exits_ends_the_profile_with_a_partial_interval() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("exited"));
 }
 
-/// The cgroup2 mount point, if any.
-fn cgroup2_root() -> Option<PathBuf> {
-    let m = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    m.lines()
-        .find(|l| l.contains(" - cgroup2 "))
-        .and_then(|l| l.split(' ').nth(4))
-        .map(PathBuf::from)
-}
-
 #[test]
 fn a_cgroup_that_disappears_ends_the_profile() {
     if !root() {
         return;
     }
-    let Some(cgroot) = cgroup2_root() else {
+    let Some(cgroot) = ra_testkit::cgroup2_root() else {
         ra_testkit::privileged("--cgroup", Err("no cgroup2 file system is mounted".into()));
         return;
     };
@@ -223,20 +206,28 @@ fn bad_targets_get_one_clear_line() {
     if !root() {
         return;
     }
-    let e = one_line_error(&bin().args(["profile", "-p", "999999999"]).output().unwrap());
+    let e = ra_testkit::assert_clean_failure(
+        &bin().args(["profile", "-p", "999999999"]).output().unwrap(),
+    );
     assert!(e.contains("no such process"), "{e}");
-    let e = one_line_error(&bin().args(["profile", "--all", "-p", "1"]).output().unwrap());
+    let e = ra_testkit::assert_clean_failure(
+        &bin().args(["profile", "--all", "-p", "1"]).output().unwrap(),
+    );
     assert!(e.contains("one of"), "{e}");
-    let e = one_line_error(&bin().args(["profile", "--layers", "vfs", "--all"]).output().unwrap());
+    let e = ra_testkit::assert_clean_failure(
+        &bin().args(["profile", "--layers", "vfs", "--all"]).output().unwrap(),
+    );
     assert!(e.contains("unknown layer"), "{e}");
-    let e = one_line_error(
+    let e = ra_testkit::assert_clean_failure(
         &bin()
             .args(["profile", "--cgroup", "/nonexistent/cg", "--duration", "1"])
             .output()
             .unwrap(),
     );
     assert!(e.contains("cgroup"), "{e}");
-    let e = one_line_error(&bin().args(["profile", "--", "/nonexistent/prog"]).output().unwrap());
+    let e = ra_testkit::assert_clean_failure(
+        &bin().args(["profile", "--", "/nonexistent/prog"]).output().unwrap(),
+    );
     assert!(e.contains("nonexistent"), "{e}");
 }
 

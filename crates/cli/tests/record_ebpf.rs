@@ -257,21 +257,12 @@ fn a_call_larger_than_the_ring_is_read_from_the_stopped_process() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The cgroup2 mount point, if any.
-fn cgroup2_root() -> Option<PathBuf> {
-    let m = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    m.lines()
-        .find(|l| l.contains(" - cgroup2 "))
-        .and_then(|l| l.split(' ').nth(4))
-        .map(PathBuf::from)
-}
-
 #[test]
 fn records_every_process_of_a_cgroup_until_ctrl_c() {
     if !ebpf_available() {
         return;
     }
-    let Some(root) = cgroup2_root() else {
+    let Some(root) = ra_testkit::cgroup2_root() else {
         ra_testkit::privileged("--cgroup", Err("no cgroup2 file system is mounted".into()));
         return;
     };

@@ -168,6 +168,26 @@ pub fn backend() -> &'static str {
     BACKEND.with(Cell::get)
 }
 
+/// A command that was refused for bad input: exit status 2 and exactly one line on stderr,
+/// `reanimator: error: ...`, no panic. Returns that line.
+pub fn assert_clean_failure(o: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "exit status; stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("reanimator: error: "), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// The cgroup2 mount point, if any.
+pub fn cgroup2_root() -> Option<PathBuf> {
+    let m = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    m.lines()
+        .find(|l| l.contains(" - cgroup2 "))
+        .and_then(|l| l.split(' ').nth(4))
+        .map(PathBuf::from)
+}
+
 /// Make this test thread record with `backend`.
 pub fn set_backend(backend: &'static str) {
     BACKEND.with(|b| b.set(backend));
