@@ -27,6 +27,23 @@ def machine():
     return f"{platform.node()}, Linux {platform.release()}, {cpu}, {subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} cores; commit {commit}"
 
 
+def _fio_label(label, rows, w):
+    """The workload's label with fio's run time as the rows say it was (when they agree)."""
+    secs = {r.get("fio_seconds") for r in rows if r["workload"] == w} - {None}
+    return label.replace("10 s", f"{secs.pop()} s") if len(secs) == 1 else label
+
+
+def _medians(rows, w, configs, key):
+    """{config: (median of key, its rows by run)} for workload w, in configs' order."""
+    from statistics import median
+    med = {}
+    for c in configs:
+        rs = sorted((r for r in rows if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
+        if rs:
+            med[c] = (median(r[key] for r in rs), rs)
+    return med
+
+
 def codec_table(rows):
     out = ["| trace | phase | data | file | wall s | CPU s | MB/s (wall) | MB/s per CPU-second | peak RSS MB |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -63,14 +80,8 @@ def record_table(rows):
            "|---|---|---|---|---|---|---|---|---|"]
     for w in dict.fromkeys(r["workload"] for r in rows):
         label, metric, key, higher = RECORD_WORKLOADS[w]
-        secs = {r.get("fio_seconds") for r in rows if r["workload"] == w} - {None}
-        if len(secs) == 1:
-            label = label.replace("10 s", f"{secs.pop()} s")
-        med = {}
-        for c in RECORD_CONFIGS:
-            rs = sorted((r for r in rows if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
-            if rs:
-                med[c] = (median(r[key] for r in rs), rs)
+        label = _fio_label(label, rows, w)
+        med = _medians(rows, w, RECORD_CONFIGS, key)
         for c, (m, rs) in med.items():
             fmt = (lambda v: f"{v:,.0f}") if higher else (lambda v: f"{v:.2f}")
             base = med.get("vanilla", (None,))[0]
@@ -238,18 +249,12 @@ def fs_table(rows):
     order = [w for w in FS_WORKLOADS if any(r["workload"] == w for r in rows)]
     for w in order:
         label, metric, key, higher = FS_WORKLOADS[w]
-        secs = {r.get("fio_seconds") for r in rows if r["workload"] == w} - {None}
-        if len(secs) == 1:
-            label = label.replace("10 s", f"{secs.pop()} s")
+        label = _fio_label(label, rows, w)
         if w == "untar":
             n = {r.get("tree_entries") for r in rows if r["workload"] == w} - {None}
             if len(n) == 1:
                 label += f" ({n.pop():,} entries)"
-        med = {}
-        for c in FS_CONFIGS:
-            rs = sorted((r for r in rows if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
-            if rs:
-                med[c] = (median(r[key] for r in rs), rs)
+        med = _medians(rows, w, FS_CONFIGS, key)
         fmt = (lambda v: f"{v:,.0f}") if higher else (lambda v: f"{v:.2f}")
 
         def ratio(c, m):
@@ -337,14 +342,8 @@ def profile_table(rows):
            "|---|---|---|---|---|---|---|---|---|"]
     for w in [w for w in PROFILE_WORKLOADS if any(r["workload"] == w for r in runs)]:
         label, metric, key, higher = PROFILE_WORKLOADS[w]
-        secs = {r.get("fio_seconds") for r in runs if r["workload"] == w} - {None}
-        if len(secs) == 1:
-            label = label.replace("10 s", f"{secs.pop()} s")
-        med = {}
-        for c in PROFILE_CONFIGS:
-            rs = sorted((r for r in runs if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
-            if rs:
-                med[c] = (median(r[key] for r in rs), rs)
+        label = _fio_label(label, runs, w)
+        med = _medians(runs, w, PROFILE_CONFIGS, key)
         fmt = (lambda v: f"{v:,.0f}") if higher else (lambda v: f"{v:.2f}")
         base = med.get("vanilla", (None,))[0]
         for c, (m, rs) in med.items():
