@@ -1,6 +1,7 @@
 //! `reanimator`: the one binary. One module per subcommand; the heavy lifting lives in the
 //! library crates (`dataseries`, `ra-syscalls`, `ra-trace`, `ra-filter`).
 
+mod compile;
 mod diff;
 mod dump;
 mod export;
@@ -50,6 +51,9 @@ enum Command {
     /// Replay a trace into a sandboxed root directory, verifying return values, returned data
     /// and (with a recorded snapshot) the final file tree.
     Replay(replay::ReplayArgs),
+    /// Compile a trace into a replay plan (Replayfs): calls placed and gated once, data
+    /// buffers deduplicated in a memory-mapped region; `replay PLAN` takes it like a trace.
+    Compile(compile::CompileArgs),
     /// Write the logical state of a directory tree (names, kinds, sizes, modes, owners,
     /// content digests, symlink targets, xattrs, hard links) as a manifest.
     Snapshot(snapshot::SnapshotArgs),
@@ -80,6 +84,7 @@ fn main() -> ExitCode {
         Command::Dump(a) => dump::run(a),
         Command::Record(a) => record::run(a),
         Command::Replay(a) => replay::run(a),
+        Command::Compile(a) => compile::run(a),
         Command::Snapshot(a) => snapshot::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Fs(a) => fs::run(a),

@@ -92,7 +92,8 @@ pub enum InitArg {
     Exit status: 0 when every verified call matched, 1 when something differed (or the replay \
     was stopped), 2 when the replay could not run.")]
 pub struct ReplayArgs {
-    /// The trace to replay (ours or an original Re-Animator trace).
+    /// The trace to replay (ours or an original Re-Animator trace), or a plan compiled from
+    /// one (reanimator compile).
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
     /// Directory to replay into; must exist and be empty unless --force.
@@ -199,7 +200,7 @@ extern "C" fn on_stop(_sig: libc::c_int) {
 }
 
 /// Ctrl-C / SIGTERM stop the replay after the calls in flight; the report is still written.
-fn install_stop_handler(p: Arc<Progress>) {
+pub(crate) fn install_stop_handler(p: Arc<Progress>) {
     let _ = STOP.set(p);
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: the handler only touches an atomic (and calls _exit).
@@ -272,20 +273,51 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
             a.stall_timeout
         );
     }
-    let trace = TraceReader::open(&a.trace)
-        .with_context(|| format!("opening the trace {}", a.trace.display()))?;
-    if let Some(c) = trace.cut_tail() {
-        eprintln!(
-            "reanimator: note: {} {c}: the calls before it are replayed, and end-state checks \
-             may differ",
-            a.trace.display()
-        );
-    } else if !trace.is_complete() {
-        eprintln!(
-            "reanimator: note: {} is unfinished (the recorder did not close it): the calls it \
-             holds are replayed",
-            a.trace.display()
-        );
+    // A compiled plan (reanimator compile) or a trace.
+    let plan = if ra_replay::planfile::is_plan(&a.trace) {
+        Some(ra_replay::Plan::open(&a.trace).context("opening the plan")?)
+    } else {
+        None
+    };
+    // The trace: the one given, or the plan's source trace when it stores snapshots (which a
+    // plan does not copy) and it is still there, unchanged.
+    let mut snapshots_missing: Option<String> = None;
+    let trace: Option<TraceReader> = match &plan {
+        None => Some(
+            TraceReader::open(&a.trace)
+                .with_context(|| format!("opening the trace {}", a.trace.display()))?,
+        ),
+        Some(p) if p.source().snapshots > 0 => match source_trace(p) {
+            Ok(t) => Some(t),
+            Err(why) => {
+                snapshots_missing = Some(why);
+                None
+            }
+        },
+        Some(_) => None,
+    };
+    if let (None, Some(t)) = (&plan, &trace) {
+        if let Some(c) = t.cut_tail() {
+            eprintln!(
+                "reanimator: note: {} {c}: the calls before it are replayed, and end-state checks \
+                 may differ",
+                a.trace.display()
+            );
+        } else if !t.is_complete() {
+            eprintln!(
+                "reanimator: note: {} is unfinished (the recorder did not close it): the calls it \
+                 holds are replayed",
+                a.trace.display()
+            );
+        }
+    }
+    if let Some(why) = &snapshots_missing {
+        if matches!(a.init, InitArg::Auto | InitArg::Snapshot) {
+            bail!(
+                "--init: the plan's trace stores snapshots, but {why}; replay the trace, or \
+                 use --init=infer"
+            );
+        }
     }
     check_root(&a.root, a.force, &a.trace)?;
     let mut opts = Options::new(a.root.clone());
@@ -312,7 +344,8 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     let mut init_notes = Vec::new();
     let mut partial_dirs = std::collections::HashSet::new();
     let mut inferred_files = std::collections::HashSet::new();
-    let snapshots: Vec<_> = trace.snapshots().into_iter().filter(|s| s.start.is_some()).collect();
+    let snapshots: Vec<_> =
+        trace.iter().flat_map(|t| t.snapshots()).filter(|s| s.start.is_some()).collect();
     if a.init != InitArg::None {
         let root = Root::new(&a.root)
             .with_context(|| format!("opening the replay root {}", a.root.display()))?;
@@ -331,6 +364,8 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
                 let ropts =
                     ra_fsstate::RestoreOptions { special: a.allow_special, ..Default::default() };
                 let st = trace
+                    .as_ref()
+                    .expect("snapshots come from a trace")
                     .restore_snapshot_with(s.index, dir.as_fd(), &ropts)
                     .with_context(|| format!("restoring the recorded state of {shown}"))?;
                 init_notes
@@ -385,8 +420,19 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
             }
         }
         if matches!(a.init, InitArg::Auto | InitArg::Infer) {
-            let st = init::infer(&trace, &root, &skip, a.allow_special)
-                .context("inferring the initial state")?;
+            let st = match (&plan, &trace) {
+                (Some(p), _) => init::infer_from(
+                    p.calls().map(|c| c.map(|c| c.ev)),
+                    p.facts().cwd.clone(),
+                    p.facts().synthetic,
+                    &root,
+                    &skip,
+                    a.allow_special,
+                ),
+                (None, Some(t)) => init::infer(t, &root, &skip, a.allow_special),
+                (None, None) => unreachable!("a trace is open when no plan is"),
+            }
+            .context("inferring the initial state")?;
             partial_dirs.extend(st.partial_dirs.iter().copied());
             inferred_files.extend(st.files_created.iter().copied());
             init_notes.push((
@@ -420,13 +466,17 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     let progress = Arc::new(Progress::default());
     install_stop_handler(progress.clone());
     // Records of call types (a few calls span several records: the bar is approximate).
-    let total: u64 = trace
-        .dataseries()
-        .headers()
-        .filter_map(|h| h.ok())
-        .filter(|h| h.type_name.starts_with("IOTTAFSL::Trace::Syscall::"))
-        .map(|h| u64::from(h.nrecords))
-        .sum();
+    let total: u64 = match (&plan, &trace) {
+        (Some(p), _) => p.stats().calls,
+        (None, Some(t)) => t
+            .dataseries()
+            .headers()
+            .filter_map(|h| h.ok())
+            .filter(|h| h.type_name.starts_with("IOTTAFSL::Trace::Syscall::"))
+            .map(|h| u64::from(h.nrecords))
+            .sum(),
+        (None, None) => 0,
+    };
     let bar = (!a.quiet && std::io::stderr().is_terminal())
         .then(|| crate::progress::Progress::calls("replaying", total));
     let worker = {
@@ -441,7 +491,12 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
                 b.finish();
             })
         });
-        let r = ra_replay::replay(&trace, opts, progress.clone(), log);
+        let source = match (&plan, &trace) {
+            (Some(p), _) => ra_replay::Source::Plan(p),
+            (None, Some(t)) => ra_replay::Source::Trace(t),
+            (None, None) => unreachable!("a trace is open when no plan is"),
+        };
+        let r = ra_replay::replay_from(source, opts, progress.clone(), log);
         if let Some(t) = ticker {
             progress.stop.store(true, Ordering::Relaxed);
             let _ = t.join();
@@ -454,8 +509,16 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     if a.verify == VerifyArg::Full && report.aborted.is_none() {
         let root = Root::new(&a.root)
             .with_context(|| format!("opening the replay root {}", a.root.display()))?;
-        for s in trace.snapshots().into_iter().filter(|s| s.end.is_some()) {
-            report.final_state.push(final_state(&trace, &root, &s)?);
+        if let Some(t) = &trace {
+            for s in t.snapshots().into_iter().filter(|s| s.end.is_some()) {
+                report.final_state.push(final_state(t, &root, &s)?);
+            }
+        }
+        if let Some(why) = &snapshots_missing {
+            report.warn(format!(
+                "the final tree was not compared with the recorded end state: the plan's trace \
+                 stores it, but {why}"
+            ));
         }
     }
     if let Some(p) = &a.report {
@@ -471,6 +534,19 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
         print_report(&report, &a.trace)?;
     }
     Ok(if report.clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// A plan's source trace, when it is where it was when compiled and unchanged (size and
+/// modification time); else why not.
+fn source_trace(p: &ra_replay::Plan) -> std::result::Result<TraceReader, String> {
+    use std::os::unix::fs::MetadataExt;
+    let src = p.source();
+    let path = Path::new(&src.path);
+    let m = std::fs::metadata(path).map_err(|e| format!("{} is gone ({e})", src.path))?;
+    if m.len() != src.size || m.mtime() * 1_000_000_000 + m.mtime_nsec() != src.mtime_ns {
+        return Err(format!("{} changed since it was compiled", src.path));
+    }
+    TraceReader::open(path).map_err(|e| format!("{} cannot be read ({e})", src.path))
 }
 
 /// The directory a snapshot restores into: made beneath the root (parents too), empty.

@@ -383,7 +383,20 @@ pub fn infer(
     skip: &[Vec<u8>],
     special: bool,
 ) -> Result<InferStats> {
-    let cwd = initial_cwd(trace);
+    let events = trace.syscall_events(None).map(|e| e.map_err(Error::Trace));
+    infer_from(events, initial_cwd(trace), synthetic_ids(trace), root, skip, special)
+}
+
+/// [`infer`] from the calls of a trace or a compiled plan (the trace's starting cwd and its
+/// number of synthetic records of inherited descriptors given).
+pub fn infer_from(
+    events: impl Iterator<Item = Result<Event>>,
+    cwd: Vec<u8>,
+    synthetic: u64,
+    root: &Root,
+    skip: &[Vec<u8>],
+    special: bool,
+) -> Result<InferStats> {
     let mut sh = Shadow::new(cwd.clone());
     let mut st = Infer {
         root,
@@ -397,8 +410,7 @@ pub fn infer(
         stats: InferStats::default(),
     };
     st.exists(&crate::sandbox::normalize(&cwd), Some(Kind::Dir));
-    let synthetic = synthetic_ids(trace);
-    for ev in trace.syscall_events(None) {
+    for ev in events {
         let ev = ev?;
         let Some(def) = ev.def else { continue };
         let Some(tid) = ev.tid.or(ev.pid) else { continue };

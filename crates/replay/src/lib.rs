@@ -13,6 +13,8 @@
 
 pub mod calls;
 pub mod init;
+pub mod planfile;
+pub mod planner;
 pub mod sandbox;
 mod sched;
 pub mod shadow;
@@ -45,7 +47,9 @@ mod testutil {
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use sched::{replay, Progress};
+pub use planfile::{compile, CompileStats, Plan, PlanError};
+pub use planner::{PlanNotes, TraceFacts};
+pub use sched::{replay, replay_from, Progress, Source};
 pub use verify::{CallStats, Diff, Mismatch, PrefetchStats, Report};
 
 /// What to verify.
@@ -186,6 +190,8 @@ pub enum Error {
     },
     #[error("reading the trace: {0}")]
     Trace(#[from] ra_trace::Error),
+    #[error("reading the plan: {0}")]
+    Plan(#[from] planfile::PlanError),
     #[error(
         "the trace was recorded on {arch}; this replayer runs on x86_64 and replays only \
          traces of the same architecture (syscall numbers and struct layouts differ)"

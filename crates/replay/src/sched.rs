@@ -27,13 +27,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
-use ra_trace::{Event, ExtraValue, TraceReader};
+use ra_trace::{Event, TraceReader};
 
 use crate::calls::{execute, Mode, Outcome, Rule, Shared};
+use crate::planner::{data_bytes, Placed, PlanNotes, Planner, TraceFacts};
 use crate::sandbox::Root;
-use crate::shadow::{clone_flags, ok, Placement, Shadow};
+use crate::shadow::Placement;
 use crate::verify::{errno_str, CallStats, Diff, Mismatch, Report};
-use crate::world::{lock, ProcId, Process, Procs};
+use crate::world::{lock, Process, Procs};
 use crate::{Error, OnMismatch, Options, Result, Timing, Verify};
 
 /// Progress counters the caller may watch (e.g. for a progress bar).
@@ -56,22 +57,6 @@ struct Job {
     bytes: usize,
     deps: Vec<u64>,
     id: CallId,
-}
-
-/// Bytes of captured data an event holds (what a queued event costs in memory).
-fn data_bytes(ev: &Event) -> usize {
-    ev.args
-        .iter()
-        .map(|a| match a {
-            ra_trace::ArgValue::Data(d) => d.len(),
-            ra_trace::ArgValue::Iov(v) => {
-                v.iter().filter_map(|x| x.data.as_ref()).map(Vec::len).sum()
-            }
-            ra_trace::ArgValue::Strings(v) => v.iter().map(Vec::len).sum(),
-            _ => 0,
-        })
-        .sum::<usize>()
-        + 256
 }
 
 /// A call as the gate names it in reports.
@@ -494,30 +479,56 @@ impl Ctx {
     }
 }
 
-/// Events read ahead: batches of at most this many ...
+/// Calls read ahead: batches of at most this many ...
 const PREFETCH_BATCH: usize = 256;
 /// ... or this many bytes of data.
 const PREFETCH_BATCH_BYTES: usize = 1 << 20;
 
-/// The trace read ahead on a thread of its own, in batches through a bounded channel, and how
-/// often the dispatcher found nothing read yet.
-struct Prefetch {
-    rx: Receiver<Vec<ra_trace::Result<Event>>>,
-    cur: std::vec::IntoIter<ra_trace::Result<Event>>,
-    stats: crate::verify::PrefetchStats,
-    progress: Arc<Progress>,
+/// Where the calls come from.
+#[derive(Clone, Copy)]
+pub enum Source<'a> {
+    /// A trace: the read-ahead thread places its calls ([`Planner`]) as it reads them.
+    Trace(&'a TraceReader),
+    /// A compiled plan (`reanimator compile`): its calls are placed already.
+    Plan(&'a crate::planfile::Plan),
 }
 
-/// The read-ahead thread: batches of events until the trace ends or the dispatcher is gone.
-fn prefetch(trace: &TraceReader, tx: &Sender<Vec<ra_trace::Result<Event>>>) {
+impl Source<'_> {
+    fn facts(&self) -> TraceFacts {
+        match self {
+            Source::Trace(t) => TraceFacts::of(t),
+            Source::Plan(p) => p.facts().clone(),
+        }
+    }
+}
+
+type PlacedBatch = Vec<Result<Placed>>;
+
+/// The read-ahead thread: batches of placed calls until the source ends, fails, or the
+/// dispatcher is gone. Returns what the planner noted (unknown record types, warnings).
+fn prefetch(source: Source<'_>, facts: TraceFacts, tx: &Sender<PlacedBatch>) -> PlanNotes {
+    match source {
+        Source::Trace(trace) => {
+            let mut planner = Planner::new(trace.syscall_events(None), facts);
+            send_batches(planner.by_ref().map(|r| r.map_err(Error::Trace)), tx);
+            planner.notes
+        }
+        Source::Plan(plan) => {
+            send_batches(plan.calls(), tx);
+            plan.notes().clone()
+        }
+    }
+}
+
+fn send_batches(calls: impl Iterator<Item = Result<Placed>>, tx: &Sender<PlacedBatch>) {
     let mut batch = Vec::with_capacity(PREFETCH_BATCH);
     let mut bytes = 0;
-    for ev in trace.syscall_events(None) {
-        let stop = ev.is_err();
-        if let Ok(e) = &ev {
-            bytes += data_bytes(e);
+    for c in calls {
+        let stop = c.is_err();
+        if let Ok(c) = &c {
+            bytes += data_bytes(&c.ev);
         }
-        batch.push(ev);
+        batch.push(c);
         if stop || batch.len() >= PREFETCH_BATCH || bytes >= PREFETCH_BATCH_BYTES {
             if tx.send(std::mem::take(&mut batch)).is_err() || stop {
                 return;
@@ -528,6 +539,15 @@ fn prefetch(trace: &TraceReader, tx: &Sender<Vec<ra_trace::Result<Event>>>) {
     if !batch.is_empty() {
         let _ = tx.send(batch);
     }
+}
+
+/// The placed calls read ahead on a thread of its own, in batches through a bounded channel,
+/// and how often the dispatcher found nothing read yet.
+struct Prefetch {
+    rx: Receiver<PlacedBatch>,
+    cur: std::vec::IntoIter<Result<Placed>>,
+    stats: crate::verify::PrefetchStats,
+    progress: Arc<Progress>,
 }
 
 impl Prefetch {
@@ -544,7 +564,7 @@ impl Prefetch {
     }
 
     fn new(
-        rx: Receiver<Vec<ra_trace::Result<Event>>>,
+        rx: Receiver<PlacedBatch>,
         stats: crate::verify::PrefetchStats,
         progress: Arc<Progress>,
     ) -> Prefetch {
@@ -557,7 +577,7 @@ impl Prefetch {
 }
 
 impl Iterator for Prefetch {
-    type Item = ra_trace::Result<Event>;
+    type Item = Result<Placed>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
@@ -676,22 +696,26 @@ pub fn replay(
     progress: Arc<Progress>,
     log: Option<Box<dyn Write + Send>>,
 ) -> Result<Report> {
-    if let Some(a) = trace.info_value("arch") {
-        let a = String::from_utf8_lossy(a).into_owned();
+    replay_from(Source::Trace(trace), opts, progress, log)
+}
+
+/// Replay every call of `source` (a trace or a compiled plan) into `opts.root`. Initial state
+/// must already be in place.
+pub fn replay_from(
+    source: Source<'_>,
+    opts: Options,
+    progress: Arc<Progress>,
+    log: Option<Box<dyn Write + Send>>,
+) -> Result<Report> {
+    let facts = source.facts();
+    if let Some(a) = &facts.arch {
         if a != "x86_64" {
-            return Err(Error::Arch { arch: a });
+            return Err(Error::Arch { arch: a.clone() });
         }
     }
     let root =
         Root::new(&opts.root).map_err(|source| Error::Root { path: opts.root.clone(), source })?;
     prepare_process();
-    let cwd = crate::init::initial_cwd(trace);
-    let mut umask: u32 = trace
-        .info_value("umask")
-        .and_then(|v| {
-            u32::from_str_radix(std::str::from_utf8(v).ok()?.trim_start_matches("0o"), 8).ok()
-        })
-        .unwrap_or(0o022);
     // SAFETY: geteuid has no preconditions.
     let is_root = unsafe { libc::geteuid() } == 0;
     let sh = Arc::new(Shared {
@@ -700,7 +724,7 @@ pub fn replay(
         opts,
         abort: AtomicBool::new(false),
         is_root,
-        page_records: trace.info_value("backend").is_none_or(|b| b != b"ptrace"),
+        page_records: facts.page_records,
     });
     let gate = Arc::new(Gate::default());
     // The watchdog turns Ctrl-C into a stop every waiting executor sees at once, breaks ordering
@@ -731,7 +755,6 @@ pub fn replay(
     };
     let log: Option<Log> = log.map(|l| Arc::new(Mutex::new(l)));
     let mut report = Report::default();
-    let mut shadow = Shadow::new(cwd.clone());
     let mut execs: HashMap<i32, Exec> = HashMap::new();
     // Calls read but not yet registered at the gate and handed over (batched: one lock and
     // one wake-up per batch, not per call).
@@ -739,31 +762,22 @@ pub fn replay(
     let (runq_tx, runq_rx) = unbounded::<Arc<Task>>();
     *lock(&gate.runq) = Some(runq_tx);
     let mut workers: Option<Arc<Workers>> = None;
-    let mut last_key: HashMap<u64, (u64, i64)> = HashMap::new();
-    let mut child_dep: HashMap<i32, u64> = HashMap::new();
-    let mut proc_tids: HashMap<ProcId, std::collections::HashSet<i32>> = HashMap::new();
-    let mut seq: u64 = 0;
-    let mut last_time: i64 = 0;
     let mut first_time: Option<i64> = None;
     let mut span_end: i64 = 0;
     let start = Instant::now();
-    let mut pending = Ahead::default();
-    let mut brought_forward: std::collections::HashSet<u64> = Default::default();
-    // The trace is read ahead on a thread of its own (a bounded horizon): the dispatcher
-    // below never waits on decompression or the disk unless the horizon ran dry.
+    let std_fds = facts.std_fds;
+    // The calls are read (and, from a trace, placed) ahead on a thread of its own, up to a
+    // bounded horizon: the dispatcher below never waits on decompression, the disk or the
+    // model unless the horizon ran dry.
     let ahead = Prefetch::horizon(sh.opts.prefetch_events, sh.opts.prefetch_bytes);
     std::thread::scope(|scope| -> Result<Report> {
         let (tx, rx) = crossbeam_channel::bounded(ahead.slots);
-        scope.spawn(move || prefetch(trace, &tx));
+        let reader = scope.spawn(move || prefetch(source, facts, &tx));
         let mut iter = Prefetch::new(rx, ahead, progress.clone());
-        let mut read_error: Option<ra_trace::Error> = None;
+        let mut read_error: Option<Error> = None;
         let mut threads_seen = 0u64;
         let mut procs_seen = 0u64;
         let cap = sh.opts.queue_events.max(16);
-        // Our traces start with synthetic `openat` records of inherited descriptors; then the
-        // standard descriptors are only what those records say.
-        let synthetic = crate::init::synthetic_ids(trace);
-        let std_fds = trace.info_value("synthetic_ids").is_none();
         loop {
             if sh.abort.load(Ordering::Relaxed) || progress.stop.load(Ordering::Relaxed) {
                 if progress.stop.load(Ordering::Relaxed) && report.aborted.is_none() {
@@ -772,110 +786,29 @@ pub fn replay(
                 sh.abort.store(true, Ordering::Relaxed);
                 break;
             }
-            let ev = match pending.pop_front() {
-                Some(e) => e,
-                None => match iter.next() {
-                    Some(Ok(e)) => e,
-                    Some(Err(e)) => {
-                        read_error = Some(e);
-                        break;
-                    }
-                    None => break,
-                },
+            let p = match iter.next() {
+                Some(Ok(p)) => p,
+                Some(Err(e)) => {
+                    read_error = Some(e);
+                    break;
+                }
+                None => break,
             };
             progress.read.fetch_add(1, Ordering::Relaxed);
-            let Some(def) = ev.def else {
-                *report.unknown.entry(ev.name.clone()).or_default() += 1;
-                continue;
-            };
-            if ev.extra.iter().any(|(k, v)| k == "synthetic" && *v == ExtraValue::Bool(true))
-                && def.name == "umask"
-            {
-                // Re-Animator's record of the traced process's umask at start.
-                if let Some(m) = ev.arg("mask").and_then(|a| a.as_int()) {
-                    umask = m as u32 & 0o777;
-                }
-                continue;
-            }
-            let Some(tid) = ev.tid.or(ev.pid) else {
-                report.warn("record without a thread id skipped");
-                continue;
-            };
-            // A child whose first call was recorded before the clone that made it returned: bring
-            // the clone forward (their intervals overlap, so either order is faithful).
-            if seq > 0 && !shadow.knows(tid) && ev.pid.is_none_or(|p| p == tid) {
-                pending.fill(&mut iter, &mut read_error);
-                if let Some(i) = pending
-                    .q
-                    .iter()
-                    .position(|e| clone_flags(e).is_some() && ok(e) && e.ret == Some(tid.into()))
-                {
-                    let clone = pending.remove(i).expect("position is in range");
-                    pending.push_front(ev);
-                    pending.push_front(clone);
-                    progress.read.fetch_sub(1, Ordering::Relaxed);
-                    continue;
-                }
-            }
-            // A descriptor number this call takes while the model still has it open: the call that
-            // freed it returned later, so it was recorded later, but the kernel had freed the
-            // number before this call took it. Bring that call forward (their intervals overlap).
-            // (Not for the synthetic records of inherited descriptors: the model starts with 0-2.)
-            if ev.unique_id >= synthetic && !brought_forward.contains(&ev.unique_id) {
-                if let Some(i) =
-                    freer_ahead(&shadow, &ev, tid, &mut pending, &mut iter, &mut read_error)
-                {
-                    let freer = pending.remove(i).expect("position is in range");
-                    brought_forward.insert(ev.unique_id);
-                    pending.push_front(ev);
-                    pending.push_front(freer);
-                    progress.read.fetch_sub(1, Ordering::Relaxed);
-                    continue;
-                }
-            }
-            let mut pl = shadow.step(&ev);
-            pl.inherited = ev.unique_id < synthetic && def.name == "openat";
-            let called = ev.time_called.unwrap_or(last_time).max(i64::MIN + 1);
-            let ret = ev.time_returned.unwrap_or(called).max(called);
-            last_time = last_time.max(called);
+            let Placed { seq, tid, ev, pl, called, ret, deps, new_proc, gone } = p;
+            let Some(def) = ev.def else { continue };
             first_time.get_or_insert(called);
             span_end = span_end.max(ret);
-            if pl.first_seen {
+            if let Some((cwd, umask)) = new_proc {
                 procs_seen += 1;
-                sh.procs.insert(pl.proc, Process::initial(shadow.cwd(pl.proc), umask, std_fds));
+                sh.procs.insert(pl.proc, Process::initial(cwd, umask, std_fds));
             }
             if pl.child.is_some() {
                 procs_seen += 1;
             }
-            let mut deps = Vec::new();
-            if let Some(d) = child_dep.remove(&tid) {
-                deps.push(d);
-            }
-            if let Some((_, _)) = pl.child {
-                if let Some(c) = ev.ret {
-                    child_dep.insert(c as i32, seq);
-                }
-            }
-            // One key per file (dup2(fd, fd) and rename("a", "a") name the same file twice): a call
-            // never depends on itself.
-            pl.keys.sort_unstable();
-            pl.keys.dedup();
-            key_deps(&mut last_key, &pl.keys, seq, called, &mut deps);
-            // Descriptor numbers: strictly in recorded order (a number is taken only after it was
-            // freed, whenever the two calls were called).
-            pl.fd_keys.sort_unstable();
-            pl.fd_keys.dedup();
-            key_deps(&mut last_key, &pl.fd_keys, seq, i64::MAX, &mut deps);
-            let ends = pl.ends_proc;
-            let proc = pl.proc;
-            proc_tids.entry(proc).or_default().insert(tid);
-            if let Some(t) = pl.thread {
-                proc_tids.entry(proc).or_default().insert(t);
-            }
             let bytes = data_bytes(&ev);
             let id = CallId { unique_id: ev.unique_id, name: def.name };
             let job = Job { seq, ev, pl, called, ret, bytes, deps, id };
-            seq += 1;
             // Flow control: bounded queues (calls and bytes).
             if batch.len >= BATCH {
                 batch.flush(&gate, &mut execs, &mut report);
@@ -915,15 +848,8 @@ pub fn replay(
                 batch.touched.push(tid);
             }
             exec.buf.push(job);
-            let gone: Vec<i32> = if ends {
-                // The process is gone: its threads' executors finish what they have and stop.
-                proc_tids.remove(&proc).unwrap_or_default().into_iter().collect()
-            } else if def.name == "exit" {
-                vec![tid]
-            } else {
-                Vec::new()
-            };
             if !gone.is_empty() {
+                // The process is gone: its threads' executors finish what they have and stop.
                 batch.flush(&gate, &mut execs, &mut report);
                 for t in gone {
                     execs.remove(&t);
@@ -957,6 +883,20 @@ pub fn replay(
             Ok(r) => report.merge(r, usize::MAX),
             Err(_) => report.warn("the replay watchdog thread panicked"),
         }
+        // The reader ends once the dispatcher is gone (its channel closes).
+        let prefetch_stats = iter.stats();
+        drop(iter);
+        match reader.join() {
+            Ok(notes) => {
+                for (k, v) in notes.unknown {
+                    *report.unknown.entry(k).or_default() += v;
+                }
+                for (k, v) in notes.warnings {
+                    *report.warnings.entry(k).or_default() += v;
+                }
+            }
+            Err(_) => report.warn("the replay's read-ahead thread panicked"),
+        }
         report.mismatches.sort_by_key(|m| m.unique_id);
         report.mismatches.truncate(keep);
         sh.procs.clear();
@@ -965,9 +905,9 @@ pub fn replay(
         report.reads = Some(sh.opts.reads);
         report.elapsed_ns = start.elapsed().as_nanos() as u64;
         report.trace_span_ns = first_time.map_or(0, |f| span_end.saturating_sub(f).max(0) as u64);
-        report.prefetch = Some(iter.stats());
+        report.prefetch = Some(prefetch_stats);
         if let Some(e) = read_error {
-            return Err(Error::Trace(e));
+            return Err(e);
         }
         Ok(report)
     })
@@ -990,152 +930,6 @@ fn prepare_process() {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 && rl.rlim_cur < rl.rlim_max {
             rl.rlim_cur = rl.rlim_max;
             libc::setrlimit(libc::RLIMIT_NOFILE, &rl);
-        }
-    }
-}
-
-/// The per-file rule: call `seq` (called at `called`) depends on the previous call on each of
-/// its files, unless it was called before that one (it was recorded later only because it
-/// returned later, as an execve does): calls on a file keep the order they were called in.
-/// (A make -j2 build under ptrace: gcc's execve of cc1, recorded after two access()es of cc1
-/// by the other job that were called later, waited for them, they waited for the parent's
-/// read of gcc's exec-status pipe, and only that exec ends the read: a stall per compiler run.)
-fn key_deps(
-    last_key: &mut HashMap<u64, (u64, i64)>,
-    keys: &[u64],
-    seq: u64,
-    called: i64,
-    deps: &mut Vec<u64>,
-) {
-    for k in keys {
-        if let Some((prev, prev_called)) = last_key.insert(*k, (seq, called)) {
-            if prev != seq && prev_called <= called {
-                deps.push(prev);
-            }
-        }
-    }
-}
-
-/// Calls (and bytes of their data) looked ahead at, at most, to reorder calls that were
-/// recorded out of order. A tracer that serves thousands of threads can report a call's exit
-/// seconds late: tens of thousands of records after calls that followed it.
-const LOOKAHEAD: usize = 65_536;
-const LOOKAHEAD_BYTES: usize = 64 << 20;
-
-/// When `ev` takes a descriptor number its process still has open in the model (and is not
-/// `dup2`/`dup3`, which close the target themselves): the position in `pending` (filled from
-/// `iter` up to [`LOOKAHEAD`] calls) of the first later call of the same descriptor table that
-/// frees that number.
-fn freer_ahead(
-    shadow: &Shadow,
-    ev: &Event,
-    tid: i32,
-    pending: &mut Ahead,
-    iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
-    read_error: &mut Option<ra_trace::Error>,
-) -> Option<usize> {
-    let p = shadow.proc_id_of(tid)?;
-    // dup2/dup3 close their target themselves.
-    if ev.def.is_some_and(|d| d.replay.handler() == Some(ra_syscalls::Handler::Dup)) {
-        return None;
-    }
-    let (made, _) = shadow.fd_numbers(p, ev);
-    let n = *made.iter().find(|&&n| shadow.fd_open(p, n))?;
-    let table = shadow.fd_table(p)?;
-    pending.fill(iter, read_error);
-    if !pending.may_free(n) {
-        return None;
-    }
-    // Only another thread's call that overlapped this one can have freed the number before
-    // this call took it (the model's table can also be stale, e.g. after close-on-exec).
-    let end = ev.time_returned.or(ev.time_called)?;
-    pending.q.iter().position(|e| {
-        if frees_number(e).is_none() {
-            return false;
-        }
-        let Some(t) = e.tid.or(e.pid) else { return false };
-        let Some(q) = shadow.proc_id_of(t) else { return false };
-        t != tid
-            && e.time_called.is_some_and(|c| c <= end)
-            && shadow.fd_table(q) == Some(table)
-            && shadow.fd_numbers(q, e).1.contains(&n)
-    })
-}
-
-/// Calls read ahead of the one being placed (for reordering), with the bytes they hold.
-#[derive(Default)]
-struct Ahead {
-    q: VecDeque<Event>,
-    bytes: usize,
-    /// How many of the calls ahead free each descriptor number (`close`, `dup2`/`dup3`'s
-    /// target; key -1: `close_range`), so that a search for one is a lookup when there is none.
-    frees: HashMap<i32, u32>,
-}
-
-/// The descriptor number a call frees, for [`Ahead`]'s index (-1: a range).
-fn frees_number(e: &Event) -> Option<i32> {
-    let arg = |n: &str| e.arg(n).and_then(|a| a.as_int()).and_then(|v| i32::try_from(v).ok());
-    match e.def?.replay.handler()? {
-        ra_syscalls::Handler::Close => arg("fd"),
-        ra_syscalls::Handler::Dup => arg("newfd"),
-        ra_syscalls::Handler::CloseRange => Some(-1),
-        _ => None,
-    }
-}
-
-impl Ahead {
-    fn account(&mut self, e: &Event, add: bool) {
-        let b = data_bytes(e);
-        if add {
-            self.bytes += b;
-        } else {
-            self.bytes -= b;
-        }
-        if let Some(n) = frees_number(e) {
-            let c = self.frees.entry(n).or_default();
-            if add {
-                *c += 1;
-            } else {
-                *c -= 1;
-                if *c == 0 {
-                    self.frees.remove(&n);
-                }
-            }
-        }
-    }
-    fn pop_front(&mut self) -> Option<Event> {
-        let e = self.q.pop_front()?;
-        self.account(&e, false);
-        Some(e)
-    }
-    fn push_front(&mut self, e: Event) {
-        self.account(&e, true);
-        self.q.push_front(e);
-    }
-    fn remove(&mut self, i: usize) -> Option<Event> {
-        let e = self.q.remove(i)?;
-        self.account(&e, false);
-        Some(e)
-    }
-    /// True when a call ahead may free descriptor number `n`.
-    fn may_free(&self, n: i32) -> bool {
-        self.frees.contains_key(&n) || self.frees.contains_key(&-1)
-    }
-    /// Read ahead, up to [`LOOKAHEAD`] calls or [`LOOKAHEAD_BYTES`].
-    fn fill(
-        &mut self,
-        iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
-        read_error: &mut Option<ra_trace::Error>,
-    ) {
-        while self.q.len() < LOOKAHEAD && self.bytes < LOOKAHEAD_BYTES && read_error.is_none() {
-            match iter.next() {
-                Some(Ok(e)) => {
-                    self.account(&e, true);
-                    self.q.push_back(e);
-                }
-                Some(Err(e)) => *read_error = Some(e),
-                None => break,
-            }
         }
     }
 }
@@ -1419,6 +1213,7 @@ fn account(ctx: &Ctx, rep: &mut Report, ev: &Event, out: Outcome) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::planner::key_deps;
 
     fn id(n: u64) -> CallId {
         CallId { unique_id: n, name: "read" }

@@ -1,0 +1,160 @@
+//! `reanimator compile`: a trace compiled into a replay plan (Replayfs' trace compiler).
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use ra_replay::{PlanError, Progress};
+use ra_trace::TraceReader;
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    reanimator compile trace.ds -o trace.plan\n  \
+    reanimator replay trace.plan --root /tmp/r --init\n\n\
+    A plan holds the trace's calls in the order replay hands them out, each with the \
+    ordering gates replay would otherwise compute while it runs (the previous call on each \
+    file, the clone that made a thread, the call that freed a descriptor number), the \
+    processes and threads they run in, and the trace's data buffers stored once per distinct \
+    content (BLAKE3), in a region replay maps into memory. `reanimator replay PLAN` takes a \
+    plan wherever it takes a trace, with the same options and the same verification. \
+    --init=infer works from the plan alone; snapshots stored in the trace (record \
+    --snapshot) are restored from the trace, which must then still be where it was.\n\n\
+    The plan is written next to its final name and renamed into place when complete: a \
+    stopped compile (Ctrl-C) leaves no plan behind. The format is in docs/REPLAY.md.\n\n\
+    Exit status: 0 when the plan was written, 2 when it could not be.")]
+pub struct CompileArgs {
+    /// The trace to compile (ours or an original Re-Animator trace).
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Where to write the plan.
+    #[arg(short, long, value_name = "PLAN")]
+    pub output: PathBuf,
+    /// Memory for the deduplication index (e.g. 256M, the default): once it is full, new
+    /// contents are stored without being indexed (the summary says when).
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = crate::record::parse_size)]
+    pub dedup_memory: u64,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar, no summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
+    if a.output.exists() && a.trace.canonicalize().ok() == a.output.canonicalize().ok() {
+        bail!("-o {}: that is the trace itself; name another file", a.output.display());
+    }
+    let trace = TraceReader::open(&a.trace)
+        .with_context(|| format!("opening the trace {}", a.trace.display()))?;
+    if let Some(c) = trace.cut_tail() {
+        eprintln!("reanimator: note: {} {c}: the calls before it are compiled", a.trace.display());
+    }
+    let name =
+        a.output.file_name().with_context(|| format!("-o {}: name a file", a.output.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(".partial");
+    let tmp = a.output.with_file_name(tmp_name);
+    let progress = Arc::new(Progress::default());
+    crate::replay::install_stop_handler(progress.clone());
+    let total: u64 = trace
+        .dataseries()
+        .headers()
+        .filter_map(|h| h.ok())
+        .filter(|h| h.type_name.starts_with("IOTTAFSL::Trace::Syscall::"))
+        .map(|h| u64::from(h.nrecords))
+        .sum();
+    let bar = (!a.quiet && std::io::stderr().is_terminal())
+        .then(|| crate::progress::Progress::calls("compiling", total));
+    let t0 = Instant::now();
+    let r = std::thread::scope(|s| {
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if let Some(b) = &bar {
+            let (p, done) = (progress.clone(), done.clone());
+            s.spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    b.set(p.read.load(Ordering::Relaxed));
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                b.finish();
+            });
+        }
+        let r = ra_replay::compile(
+            &trace,
+            &a.trace,
+            &tmp,
+            a.dedup_memory.min(usize::MAX as u64) as usize,
+            &progress.read,
+            &progress.stop,
+        );
+        done.store(true, Ordering::Relaxed);
+        r
+    });
+    let stats = match r {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            if matches!(e, PlanError::Interrupted) {
+                bail!("compile interrupted: no plan written");
+            }
+            return Err(e).with_context(|| format!("compiling {}", a.trace.display()));
+        }
+    };
+    std::fs::rename(&tmp, &a.output).with_context(|| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("moving the plan into place at {}", a.output.display())
+    })?;
+    let secs = t0.elapsed().as_secs_f64();
+    let trace_bytes = std::fs::metadata(&a.trace).map(|m| m.len()).unwrap_or(0);
+    if a.json {
+        let mut j = stats.to_json();
+        j["trace_bytes"] = trace_bytes.into();
+        j["seconds"] = secs.into();
+        j["plan"] = a.output.display().to_string().into();
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &j)?;
+        writeln!(out)?;
+    } else if !a.quiet {
+        let mb = |b: u64| b as f64 / 1e6;
+        println!(
+            "{}: {} calls compiled in {:.2} s ({:.0} MB/s of trace)",
+            a.output.display(),
+            stats.calls,
+            secs,
+            mb(trace_bytes) / secs.max(1e-9)
+        );
+        println!(
+            "  data: {} buffers, {:.1} MB; stored once per content: {} buffers, {:.1} MB{}",
+            stats.buffers,
+            mb(stats.data_in),
+            stats.unique_buffers,
+            mb(stats.data_stored),
+            if stats.data_in > 0 {
+                format!(
+                    " ({:.1}% saved)",
+                    100.0 * (1.0 - stats.data_stored as f64 / stats.data_in as f64)
+                )
+            } else {
+                String::new()
+            }
+        );
+        println!(
+            "  plan: {:.1} MB ({:.2}x the trace's {:.1} MB)",
+            mb(stats.plan_bytes),
+            stats.plan_bytes as f64 / trace_bytes.max(1) as f64,
+            mb(trace_bytes)
+        );
+        if let Some(n) = stats.index_full_at {
+            println!(
+                "  note: the dedup index filled after {n} distinct buffers (--dedup-memory): \
+                 later new contents were stored without deduplication"
+            );
+        }
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}

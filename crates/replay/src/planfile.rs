@@ -1,0 +1,1267 @@
+//! Compiled replay plans (`reanimator compile`): a trace's calls placed once, stored compactly
+//! with their data deduplicated, read back by replay through a memory map.
+//!
+//! A plan is one file (the format is documented in docs/REPLAY.md, "Plan format"):
+//!
+//! ```text
+//! header    "RAPLAN\0\n", u32 version, u32 length, JSON (trace facts, source, registry)
+//! chunk*    64-byte chunk header + payload:
+//!             data   deduplicated buffers, back to back
+//!             calls  placed calls (events, placement, gates), varint-encoded
+//!             end    JSON totals and the planner's notes; always last
+//! ```
+//!
+//! Every chunk header carries its payload's length and CRC-32 (accidental damage; a plan is
+//! not tamper-evident). A calls chunk is checked
+//! when it is decoded; a data chunk the first time a call refers to it (each once). Data
+//! buffers of [`DEDUP_MIN`] bytes or more are stored once per distinct content (BLAKE3) and
+//! referred to by their offset in the concatenated data chunks ("data space"); a data chunk
+//! always precedes the first calls chunk that refers to it, so a plan is written in one
+//! streaming pass. The writer's memory is bounded: two chunk buffers and a dedup index of at
+//! most `dedup_memory` bytes (once full, new contents are stored without being indexed).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use ra_syscalls::SyscallDef;
+use ra_trace::{ArgValue, Event, ExtraValue, IovValue};
+
+use crate::planner::{Placed, PlanNotes, TraceFacts};
+use crate::shadow::Placement;
+
+/// The plan file's magic.
+pub const MAGIC: &[u8; 8] = b"RAPLAN\0\n";
+/// The plan format's version: a plan of another version is refused (compile it again).
+pub const VERSION: u32 = 1;
+/// Buffers at least this long go to the data chunks (deduplicated); shorter ones (paths,
+/// small structs) are stored inline.
+pub const DEDUP_MIN: usize = 256;
+/// A calls chunk is written when its payload reaches this size ...
+const CALLS_CHUNK: usize = 1 << 20;
+/// ... a data chunk when its payload reaches this size.
+const DATA_CHUNK: usize = 4 << 20;
+const CHUNK_MAGIC: &[u8; 8] = b"RACHUNK\0";
+const CHUNK_HEADER: usize = 64;
+const KIND_DATA: u32 = 1;
+const KIND_CALLS: u32 = 2;
+const KIND_END: u32 = 3;
+/// The JSON header's size limit (a longer one is corrupt).
+const HEADER_MAX: usize = 1 << 20;
+
+/// Errors reading or writing a plan.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not a reanimator plan (no plan header)")]
+    NotPlan { path: PathBuf },
+    #[error(
+        "{path} is a plan of format version {found}, this reanimator reads version {VERSION}: \
+         compile the trace again (reanimator compile TRACE -o PLAN)"
+    )]
+    Version { path: PathBuf, found: u32 },
+    #[error(
+        "{path} was compiled by a reanimator with another system call registry: compile the \
+         trace again (reanimator compile TRACE -o PLAN)"
+    )]
+    Registry { path: PathBuf },
+    #[error("{path} is corrupt: {what}")]
+    Corrupt { path: PathBuf, what: String },
+    #[error("{path} is incomplete (no end chunk: was `reanimator compile` stopped?): {what}")]
+    Incomplete { path: PathBuf, what: String },
+    #[error("reading the trace: {0}")]
+    Trace(#[from] ra_trace::Error),
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// A fingerprint of the system call registry: calls are stored by their index in it.
+pub fn registry_fingerprint() -> String {
+    let mut h = blake3::Hasher::new();
+    for d in ra_syscalls::REGISTRY {
+        h.update(d.name.as_bytes());
+        h.update(b"\0");
+        h.update(d.trace_name.as_bytes());
+        h.update(format!("{:?}\0", d.args).as_bytes());
+    }
+    h.finalize().to_hex()[..16].to_string()
+}
+
+/// What `compile` wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompileStats {
+    pub calls: u64,
+    /// Bytes of buffers that went to the data chunks, before deduplication ...
+    pub data_in: u64,
+    /// ... and stored (after deduplication).
+    pub data_stored: u64,
+    pub buffers: u64,
+    pub unique_buffers: u64,
+    /// Bytes of buffers stored inline (shorter than DEDUP_MIN).
+    pub inline_bytes: u64,
+    /// The dedup index filled up after this many contents (later new contents were stored
+    /// without being indexed); None when it never filled.
+    pub index_full_at: Option<u64>,
+    pub plan_bytes: u64,
+}
+
+impl CompileStats {
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "calls": self.calls,
+            "data_in": self.data_in,
+            "data_stored": self.data_stored,
+            "buffers": self.buffers,
+            "unique_buffers": self.unique_buffers,
+            "inline_bytes": self.inline_bytes,
+            "index_full_at": self.index_full_at,
+            "plan_bytes": self.plan_bytes,
+        })
+    }
+
+    fn from_json(v: &serde_json::Value) -> Option<CompileStats> {
+        let u = |k: &str| v.get(k).and_then(|x| x.as_u64());
+        Some(CompileStats {
+            calls: u("calls")?,
+            data_in: u("data_in")?,
+            data_stored: u("data_stored")?,
+            buffers: u("buffers")?,
+            unique_buffers: u("unique_buffers")?,
+            inline_bytes: u("inline_bytes")?,
+            index_full_at: u("index_full_at"),
+            plan_bytes: u("plan_bytes")?,
+        })
+    }
+}
+
+/// Where a compiled plan came from (its header says; `info` shows it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlanSource {
+    pub path: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+    /// Snapshots the trace stores (`record --snapshot`): `--init` restores them from the
+    /// trace itself, which a plan does not copy.
+    pub snapshots: u64,
+}
+
+fn facts_json(f: &TraceFacts) -> serde_json::Value {
+    serde_json::json!({
+        "arch": f.arch,
+        "cwd": hex(&f.cwd),
+        "umask": f.umask,
+        "synthetic": f.synthetic,
+        "std_fds": f.std_fds,
+        "page_records": f.page_records,
+    })
+}
+
+fn facts_from_json(v: &serde_json::Value) -> Option<TraceFacts> {
+    Some(TraceFacts {
+        arch: match v.get("arch")? {
+            serde_json::Value::Null => None,
+            a => Some(a.as_str()?.to_string()),
+        },
+        cwd: unhex(v.get("cwd")?.as_str()?)?,
+        umask: u32::try_from(v.get("umask")?.as_u64()?).ok()?,
+        synthetic: v.get("synthetic")?.as_u64()?,
+        std_fds: v.get("std_fds")?.as_bool()?,
+        page_records: v.get("page_records")?.as_bool()?,
+    })
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|c| format!("{c:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Encoding primitives.
+
+fn put_uv(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_iv(out: &mut Vec<u8>, v: i64) {
+    put_uv(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_uv(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// A cursor over a payload: every read is bounds-checked (a corrupt plan is an error, never
+/// a panic or an allocation larger than the payload).
+struct Cur<'a> {
+    b: &'a [u8],
+    at: usize,
+    /// The previous call's unique_id and placed call time (deltas restart with each chunk).
+    prev: (u64, i64),
+}
+
+type DecodeResult<T> = Result<T, String>;
+
+impl<'a> Cur<'a> {
+    fn uv(&mut self) -> DecodeResult<u64> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let c = *self.b.get(self.at).ok_or("truncated varint")?;
+            self.at += 1;
+            if i == 9 && c > 1 {
+                return Err("varint overflows 64 bits".into());
+            }
+            v |= u64::from(c & 0x7f) << (7 * i);
+            if c & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("varint longer than 10 bytes".into())
+    }
+    fn iv(&mut self) -> DecodeResult<i64> {
+        let u = self.uv()?;
+        Ok((u >> 1) as i64 ^ -((u & 1) as i64))
+    }
+    fn i32(&mut self) -> DecodeResult<i32> {
+        i32::try_from(self.iv()?).map_err(|_| "value out of range".to_string())
+    }
+    fn u8(&mut self) -> DecodeResult<u8> {
+        let c = *self.b.get(self.at).ok_or("truncated")?;
+        self.at += 1;
+        Ok(c)
+    }
+    fn take(&mut self, n: u64) -> DecodeResult<&'a [u8]> {
+        let n = usize::try_from(n).map_err(|_| "length out of range")?;
+        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len()).ok_or("truncated")?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn bytes(&mut self) -> DecodeResult<&'a [u8]> {
+        let n = self.uv()?;
+        self.take(n)
+    }
+    /// A count of items each at least one byte long (bounded by what is left).
+    fn count(&mut self) -> DecodeResult<usize> {
+        let n = self.uv()?;
+        if n > (self.b.len() - self.at) as u64 {
+            return Err(format!("count {n} exceeds the bytes left"));
+        }
+        Ok(n as usize)
+    }
+    fn done(&self) -> bool {
+        self.at >= self.b.len()
+    }
+}
+
+// Presence bits of a call record.
+const F_CALLED: u64 = 1;
+const F_RETURNED: u64 = 1 << 1;
+const F_RECORDED: u64 = 1 << 2;
+const F_PID: u64 = 1 << 3;
+const F_TID: u64 = 1 << 4;
+const F_PPID: u64 = 1 << 5;
+const F_UID: u64 = 1 << 6;
+const F_GID: u64 = 1 << 7;
+const F_SID: u64 = 1 << 8;
+const F_PGID: u64 = 1 << 9;
+const F_RET: u64 = 1 << 10;
+const F_ERRNO: u64 = 1 << 11;
+const F_NOT_CAPTURED: u64 = 1 << 12;
+const F_NAME: u64 = 1 << 13;
+const F_NEW_PROC: u64 = 1 << 14;
+const F_CHILD: u64 = 1 << 15;
+const F_THREAD: u64 = 1 << 16;
+const F_ENDS_PROC: u64 = 1 << 17;
+const F_FIRST_SEEN: u64 = 1 << 18;
+const F_INHERITED: u64 = 1 << 19;
+const F_ALL: u64 = (1 << 20) - 1;
+
+// Argument tags.
+const A_ABSENT: u8 = 0;
+const A_INT: u8 = 1;
+const A_INLINE: u8 = 2;
+const A_REF: u8 = 3;
+const A_NOT_CAPTURED: u8 = 4;
+const A_IOV: u8 = 5;
+const A_STRINGS: u8 = 6;
+const A_HASHED: u8 = 7;
+
+// Extra-field tags.
+const X_NULL: u8 = 0;
+const X_BOOL: u8 = 1;
+const X_INT: u8 = 2;
+const X_DOUBLE: u8 = 3;
+const X_BYTES: u8 = 4;
+
+// ---------------------------------------------------------------------------------------
+// Writing.
+
+/// Writes a plan in one pass (see the module's documentation).
+pub struct PlanWriter {
+    path: PathBuf,
+    /// Chunks go to a writer thread (the kernel's copy into the page cache overlaps the
+    /// encoding); their buffers come back for reuse.
+    tx: Option<crossbeam_channel::Sender<Vec<u8>>>,
+    back: crossbeam_channel::Receiver<Vec<u8>>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<std::fs::File>>>,
+    pos: u64,
+    calls: Vec<u8>,
+    calls_n: u64,
+    calls_first_seq: u64,
+    /// The previous call's unique_id and placed call time in this chunk (deltas).
+    prev: (u64, i64),
+    data: Vec<u8>,
+    /// The data space offset of `data`'s first byte.
+    data_at: u64,
+    index: HashMap<[u8; 32], u64>,
+    index_cap: usize,
+    def_index: HashMap<usize, u64>,
+    stats: CompileStats,
+}
+
+impl PlanWriter {
+    /// Create `path` (replacing it) and write the header.
+    pub fn create(
+        path: &Path,
+        facts: &TraceFacts,
+        source: &PlanSource,
+        dedup_memory: usize,
+    ) -> Result<PlanWriter, PlanError> {
+        let io = |source| PlanError::Io { path: path.to_path_buf(), source };
+        let mut f = std::fs::File::create(path).map_err(io)?;
+        let (tx, rx) = crossbeam_channel::bounded::<Vec<u8>>(4);
+        let (back_tx, back) = crossbeam_channel::bounded::<Vec<u8>>(8);
+        let thread = std::thread::Builder::new()
+            .name("plan-writer".into())
+            .spawn(move || -> std::io::Result<std::fs::File> {
+                for b in rx {
+                    f.write_all(&b)?;
+                    let _ = back_tx.try_send(b);
+                }
+                Ok(f)
+            })
+            .map_err(io)?;
+        let mut w = PlanWriter {
+            path: path.to_path_buf(),
+            tx: Some(tx),
+            back,
+            thread: Some(thread),
+            pos: 0,
+            calls: Vec::with_capacity(CALLS_CHUNK + (64 << 10)),
+            calls_n: 0,
+            calls_first_seq: 0,
+            prev: (0, 0),
+            data: Vec::with_capacity(DATA_CHUNK),
+            data_at: 0,
+            index: HashMap::new(),
+            // An entry: the key, the offset and the table's overhead (about 64 bytes).
+            index_cap: dedup_memory / 64,
+            def_index: ra_syscalls::REGISTRY
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (d as *const SyscallDef as usize, i as u64))
+                .collect(),
+            stats: CompileStats::default(),
+        };
+        let header = serde_json::json!({
+            "format": "reanimator-plan",
+            "version": VERSION,
+            "reanimator": env!("CARGO_PKG_VERSION"),
+            "registry": registry_fingerprint(),
+            "facts": facts_json(facts),
+            "source": {
+                "path": source.path,
+                "size": source.size,
+                "mtime_ns": source.mtime_ns,
+                "snapshots": source.snapshots,
+            },
+            "dedup_min": DEDUP_MIN,
+        });
+        let j = serde_json::to_vec(&header).expect("JSON of plain values");
+        let mut h = Vec::with_capacity(16 + j.len());
+        h.extend_from_slice(MAGIC);
+        h.extend_from_slice(&VERSION.to_le_bytes());
+        h.extend_from_slice(&(j.len() as u32).to_le_bytes());
+        h.extend_from_slice(&j);
+        w.write(&h)?;
+        Ok(w)
+    }
+
+    /// Hand bytes to the writer thread (its error, if it stopped, is reported here).
+    fn send(&mut self, b: Vec<u8>) -> Result<(), PlanError> {
+        self.pos += b.len() as u64;
+        let sent = self.tx.as_ref().is_some_and(|tx| tx.send(b).is_ok());
+        if sent {
+            return Ok(());
+        }
+        Err(self.writer_error())
+    }
+
+    /// What stopped the writer thread.
+    fn writer_error(&mut self) -> PlanError {
+        self.tx = None;
+        let source = match self.thread.take().map(|t| t.join()) {
+            Some(Ok(Err(e))) => e,
+            Some(Err(_)) => std::io::Error::other("the plan writer thread panicked"),
+            _ => std::io::Error::other("the plan writer thread ended"),
+        };
+        PlanError::Io { path: self.path.clone(), source }
+    }
+
+    fn write(&mut self, b: &[u8]) -> Result<(), PlanError> {
+        let mut v = self.back.try_recv().unwrap_or_default();
+        v.clear();
+        v.extend_from_slice(b);
+        self.send(v)
+    }
+
+    /// A chunk: its header, then the payload (the buffer goes to the writer thread; a
+    /// recycled one of the same size replaces it).
+    fn chunk(
+        &mut self,
+        kind: u32,
+        count: u64,
+        first: u64,
+        payload: &mut Vec<u8>,
+    ) -> Result<(), PlanError> {
+        let mut h = [0u8; CHUNK_HEADER];
+        h[0..8].copy_from_slice(CHUNK_MAGIC);
+        h[8..12].copy_from_slice(&kind.to_le_bytes());
+        h[16..24].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        h[24..32].copy_from_slice(&count.to_le_bytes());
+        h[32..40].copy_from_slice(&first.to_le_bytes());
+        h[40..44].copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        self.write(&h)?;
+        let cap = payload.capacity();
+        let mut next = self.back.try_recv().unwrap_or_else(|_| Vec::with_capacity(cap));
+        next.clear();
+        let full = std::mem::replace(payload, next);
+        self.send(full)
+    }
+
+    fn flush_data(&mut self) -> Result<(), PlanError> {
+        if self.data.is_empty() {
+            return Ok(());
+        }
+        let n = self.data.len() as u64;
+        let mut data = std::mem::take(&mut self.data);
+        let r = self.chunk(KIND_DATA, 0, self.data_at, &mut data);
+        self.data = data;
+        self.data_at += n;
+        r
+    }
+
+    fn flush_calls(&mut self) -> Result<(), PlanError> {
+        if self.calls_n == 0 {
+            return Ok(());
+        }
+        // The data the calls refer to goes first.
+        self.flush_data()?;
+        let mut calls = std::mem::take(&mut self.calls);
+        let r = self.chunk(KIND_CALLS, self.calls_n, self.calls_first_seq, &mut calls);
+        self.calls = calls;
+        r?;
+        self.calls_first_seq += self.calls_n;
+        self.calls_n = 0;
+        self.prev = (0, 0);
+        Ok(())
+    }
+
+    /// Store a buffer: inline when short, else by reference to its (deduplicated) content.
+    fn buffer(&mut self, out: &mut Vec<u8>, b: &[u8]) -> Result<(), PlanError> {
+        if b.len() < DEDUP_MIN {
+            out.push(A_INLINE);
+            put_bytes(out, b);
+            self.stats.inline_bytes += b.len() as u64;
+            return Ok(());
+        }
+        self.stats.buffers += 1;
+        self.stats.data_in += b.len() as u64;
+        let key = *blake3::hash(b).as_bytes();
+        let at = match self.index.get(&key) {
+            Some(&at) => at,
+            None => {
+                if self.data.len() + b.len() > DATA_CHUNK {
+                    self.flush_data()?;
+                }
+                let at = self.data_at + self.data.len() as u64;
+                self.data.extend_from_slice(b);
+                if self.data.len() >= DATA_CHUNK {
+                    self.flush_data()?;
+                }
+                self.stats.unique_buffers += 1;
+                self.stats.data_stored += b.len() as u64;
+                if self.index.len() < self.index_cap {
+                    self.index.insert(key, at);
+                } else if self.stats.index_full_at.is_none() {
+                    self.stats.index_full_at = Some(self.stats.unique_buffers);
+                }
+                at
+            }
+        };
+        out.push(A_REF);
+        put_uv(out, at);
+        put_uv(out, b.len() as u64);
+        Ok(())
+    }
+
+    /// Append one placed call.
+    pub fn push(&mut self, p: &Placed) -> Result<(), PlanError> {
+        let mut out = std::mem::take(&mut self.calls);
+        let r = self.encode(&mut out, p);
+        self.calls = out;
+        r?;
+        self.calls_n += 1;
+        self.stats.calls += 1;
+        if self.calls.len() >= CALLS_CHUNK {
+            self.flush_calls()?;
+        }
+        Ok(())
+    }
+
+    fn encode(&mut self, out: &mut Vec<u8>, p: &Placed) -> Result<(), PlanError> {
+        let ev = &p.ev;
+        let def = ev.def.ok_or_else(|| PlanError::Corrupt {
+            path: self.path.clone(),
+            what: format!("call {} has no registry entry", ev.name),
+        })?;
+        let idx = self.def_index[&(def as *const SyscallDef as usize)];
+        let pl = &p.pl;
+        let mut f = 0u64;
+        let bit = |on: bool, b: u64| if on { b } else { 0 };
+        f |= bit(ev.time_called.is_some(), F_CALLED);
+        f |= bit(ev.time_returned.is_some(), F_RETURNED);
+        f |= bit(ev.time_recorded.is_some(), F_RECORDED);
+        f |= bit(ev.pid.is_some(), F_PID);
+        f |= bit(ev.tid.is_some(), F_TID);
+        f |= bit(ev.ppid.is_some(), F_PPID);
+        f |= bit(ev.uid.is_some(), F_UID);
+        f |= bit(ev.gid.is_some(), F_GID);
+        f |= bit(ev.sid.is_some(), F_SID);
+        f |= bit(ev.pgid.is_some(), F_PGID);
+        f |= bit(ev.ret.is_some(), F_RET);
+        f |= bit(ev.errno.is_some(), F_ERRNO);
+        f |= bit(ev.buffer_not_captured, F_NOT_CAPTURED);
+        f |= bit(ev.name != def.trace_name, F_NAME);
+        f |= bit(p.new_proc.is_some(), F_NEW_PROC);
+        f |= bit(pl.child.is_some(), F_CHILD);
+        f |= bit(pl.thread.is_some(), F_THREAD);
+        f |= bit(pl.ends_proc, F_ENDS_PROC);
+        f |= bit(pl.first_seen, F_FIRST_SEEN);
+        f |= bit(pl.inherited, F_INHERITED);
+        put_uv(out, f);
+        put_uv(out, idx);
+        if f & F_NAME != 0 {
+            put_bytes(out, ev.name.as_bytes());
+        }
+        put_iv(out, ev.unique_id.wrapping_sub(self.prev.0) as i64);
+        put_iv(out, p.called.wrapping_sub(self.prev.1));
+        put_iv(out, p.ret.wrapping_sub(p.called));
+        self.prev = (ev.unique_id, p.called);
+        for (on, v) in [
+            (f & F_CALLED, ev.time_called),
+            (f & F_RETURNED, ev.time_returned),
+            (f & F_RECORDED, ev.time_recorded),
+        ] {
+            if on != 0 {
+                put_iv(out, v.unwrap_or(0).wrapping_sub(p.called));
+            }
+        }
+        for v in [ev.pid, ev.tid, ev.ppid, ev.uid, ev.gid, ev.sid, ev.pgid].into_iter().flatten() {
+            put_iv(out, v.into());
+        }
+        if let Some(r) = ev.ret {
+            put_iv(out, r);
+        }
+        if let Some(e) = ev.errno {
+            put_iv(out, e.into());
+        }
+        // The placement and the gates.
+        put_iv(out, p.tid.into());
+        put_uv(out, pl.proc);
+        if let Some((c, flags)) = pl.child {
+            put_uv(out, c);
+            put_uv(out, flags);
+        }
+        if let Some(t) = pl.thread {
+            put_iv(out, t.into());
+        }
+        put_uv(out, pl.threads as u64);
+        if let Some((cwd, umask)) = &p.new_proc {
+            put_bytes(out, cwd);
+            put_uv(out, (*umask).into());
+        }
+        put_uv(out, p.deps.len() as u64);
+        for d in &p.deps {
+            put_uv(out, p.seq - d);
+        }
+        put_uv(out, p.gone.len() as u64);
+        for t in &p.gone {
+            put_iv(out, (*t).into());
+        }
+        // The arguments.
+        put_uv(out, ev.args.len() as u64);
+        for a in &ev.args {
+            match a {
+                ArgValue::Absent => out.push(A_ABSENT),
+                ArgValue::Int(v) => {
+                    out.push(A_INT);
+                    put_iv(out, *v);
+                }
+                ArgValue::Data(d) => self.buffer(out, d)?,
+                ArgValue::NotCaptured => out.push(A_NOT_CAPTURED),
+                ArgValue::Iov(v) => {
+                    out.push(A_IOV);
+                    put_uv(out, v.len() as u64);
+                    for x in v {
+                        put_uv(out, x.requested);
+                        match &x.data {
+                            None => out.push(A_ABSENT),
+                            Some(d) => self.buffer(out, d)?,
+                        }
+                    }
+                }
+                ArgValue::Strings(v) => {
+                    out.push(A_STRINGS);
+                    put_uv(out, v.len() as u64);
+                    for s in v {
+                        put_bytes(out, s);
+                    }
+                }
+                ArgValue::Hashed { len, blake3 } => {
+                    out.push(A_HASHED);
+                    put_uv(out, *len);
+                    out.extend_from_slice(blake3);
+                }
+            }
+        }
+        put_uv(out, ev.extra.len() as u64);
+        for (k, v) in &ev.extra {
+            put_bytes(out, k.as_bytes());
+            match v {
+                ExtraValue::Null => out.push(X_NULL),
+                ExtraValue::Bool(b) => {
+                    out.push(X_BOOL);
+                    out.push(u8::from(*b));
+                }
+                ExtraValue::Int(i) => {
+                    out.push(X_INT);
+                    put_iv(out, *i);
+                }
+                ExtraValue::DoubleBits(d) => {
+                    out.push(X_DOUBLE);
+                    out.extend_from_slice(&d.to_le_bytes());
+                }
+                ExtraValue::Bytes(b) => {
+                    out.push(X_BYTES);
+                    put_bytes(out, b);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Write the last chunks and the end chunk.
+    pub fn finish(mut self, notes: &PlanNotes) -> Result<CompileStats, PlanError> {
+        self.flush_calls()?;
+        self.flush_data()?;
+        let mut stats = self.stats.clone();
+        // The plan's size counts the end chunk, whose length depends on the size's digits.
+        let mut end: Vec<u8> = Vec::new();
+        loop {
+            stats.plan_bytes = self.pos + (CHUNK_HEADER + end.len()) as u64;
+            let j = serde_json::json!({
+                "stats": stats.to_json(),
+                "unknown": notes.unknown,
+                "warnings": notes.warnings,
+            });
+            let next = serde_json::to_vec(&j).expect("JSON of plain values");
+            if next.len() == end.len() {
+                end = next;
+                break;
+            }
+            end = next;
+        }
+        self.chunk(KIND_END, stats.calls, 0, &mut end)?;
+        // Close the channel; the writer thread ends with the file. (Not synced: a plan is
+        // derived data, written under a temporary name and renamed when complete; its chunk
+        // checksums catch a torn write.)
+        self.tx = None;
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(Ok(_))) => Ok(stats),
+            _ => Err(self.writer_error()),
+        }
+    }
+}
+
+/// Compile `trace` into a plan at `out`: place its calls ([`crate::planner::Planner`]) and
+/// write them. `progress` counts calls; `stop` ends the compile early (an error).
+pub fn compile(
+    trace: &ra_trace::TraceReader,
+    trace_path: &Path,
+    out: &Path,
+    dedup_memory: usize,
+    progress: &std::sync::atomic::AtomicU64,
+    stop: &AtomicBool,
+) -> Result<CompileStats, PlanError> {
+    let facts = TraceFacts::of(trace);
+    let source = match std::fs::metadata(trace_path) {
+        Ok(m) => {
+            use std::os::unix::fs::MetadataExt;
+            PlanSource {
+                path: trace_path.display().to_string(),
+                size: m.len(),
+                mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+                snapshots: trace.snapshots().len() as u64,
+            }
+        }
+        Err(source) => return Err(PlanError::Io { path: trace_path.to_path_buf(), source }),
+    };
+    let mut w = PlanWriter::create(out, &facts, &source, dedup_memory)?;
+    let mut planner = crate::planner::Planner::new(trace.syscall_events(None), facts);
+    // The planner runs here, the encoder (hashing, deduplication) on a thread of its own, the
+    // file writes on a third: the trace's decoding has a fourth.
+    let (tx, rx) = crossbeam_channel::bounded::<Vec<Placed>>(16);
+    std::thread::scope(|s| -> Result<CompileStats, PlanError> {
+        let enc = s.spawn(move || -> Result<PlanWriter, PlanError> {
+            for batch in rx {
+                for p in &batch {
+                    w.push(p)?;
+                }
+            }
+            Ok(w)
+        });
+        let mut batch = Vec::with_capacity(256);
+        let mut failed = None;
+        for p in planner.by_ref() {
+            if stop.load(Ordering::Relaxed) {
+                failed = Some(PlanError::Interrupted);
+                break;
+            }
+            match p {
+                Ok(p) => batch.push(p),
+                Err(e) => {
+                    failed = Some(e.into());
+                    break;
+                }
+            }
+            progress.fetch_add(1, Ordering::Relaxed);
+            if batch.len() >= 256 && tx.send(std::mem::take(&mut batch)).is_err() {
+                // The encoder stopped: its error is below.
+                break;
+            }
+        }
+        if failed.is_none() && !batch.is_empty() {
+            let _ = tx.send(batch);
+        }
+        drop(tx);
+        let w = match enc.join() {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(PlanError::Io {
+                    path: out.to_path_buf(),
+                    source: std::io::Error::other("the plan encoder thread panicked"),
+                })
+            }
+        };
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        w.finish(&planner.notes)
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading.
+
+/// The file's bytes: a read-only memory map (or, for tests and the fuzzer, owned bytes).
+enum Backing {
+    Map(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Backing {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Map(m) => m,
+            Backing::Owned(v) => v,
+        }
+    }
+}
+
+struct DataChunk {
+    /// Data space offset and length.
+    at: u64,
+    len: u64,
+    /// Where its payload is in the file.
+    file_at: usize,
+    digest: u32,
+    checked: AtomicBool,
+}
+
+struct CallsChunk {
+    file_at: usize,
+    len: usize,
+    count: u64,
+    first_seq: u64,
+    digest: u32,
+}
+
+/// An open plan.
+pub struct Plan {
+    path: PathBuf,
+    map: Arc<Backing>,
+    facts: TraceFacts,
+    source: PlanSource,
+    reanimator: String,
+    data: Vec<DataChunk>,
+    calls: Vec<CallsChunk>,
+    stats: CompileStats,
+    notes: PlanNotes,
+    defs: &'static [SyscallDef],
+}
+
+/// True when the file at `path` starts with the plan magic.
+pub fn is_plan(path: &Path) -> bool {
+    use std::io::Read;
+    let mut m = [0u8; 8];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut m)).is_ok() && &m == MAGIC
+}
+
+impl Plan {
+    /// Open and check a plan: its header, version, registry, every chunk header, and the end
+    /// chunk. Calls and data are checked as they are read.
+    pub fn open(path: &Path) -> Result<Plan, PlanError> {
+        let io = |source| PlanError::Io { path: path.to_path_buf(), source };
+        let f = std::fs::File::open(path).map_err(io)?;
+        let len = f.metadata().map_err(io)?.len();
+        if len < 16 {
+            return Err(PlanError::NotPlan { path: path.to_path_buf() });
+        }
+        // SAFETY: the map is read-only and private to this process; the plan is not expected to
+        // change while it is replayed (a concurrent writer could make bytes change under us,
+        // which the chunk checksums catch for calls and for data before first use).
+        let map = unsafe { memmap2::Mmap::map(&f) }.map_err(io)?;
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Plan::from_backing(path, Backing::Map(map))
+    }
+
+    /// A plan held in memory (tests, fuzzing).
+    pub fn from_bytes(path: &Path, b: Vec<u8>) -> Result<Plan, PlanError> {
+        Plan::from_backing(path, Backing::Owned(b))
+    }
+
+    fn from_backing(path: &Path, map: Backing) -> Result<Plan, PlanError> {
+        let corrupt = |what: String| PlanError::Corrupt { path: path.to_path_buf(), what };
+        let b = map.bytes();
+        if b.len() < 16 || &b[0..8] != MAGIC {
+            return Err(PlanError::NotPlan { path: path.to_path_buf() });
+        }
+        let version = u32::from_le_bytes(b[8..12].try_into().expect("4 bytes"));
+        if version != VERSION {
+            return Err(PlanError::Version { path: path.to_path_buf(), found: version });
+        }
+        let hlen = u32::from_le_bytes(b[12..16].try_into().expect("4 bytes")) as usize;
+        if hlen > HEADER_MAX || 16 + hlen > b.len() {
+            return Err(corrupt(format!("header length {hlen} out of range")));
+        }
+        let header: serde_json::Value = serde_json::from_slice(&b[16..16 + hlen])
+            .map_err(|e| corrupt(format!("header: {e}")))?;
+        if header.get("registry").and_then(|r| r.as_str()) != Some(&registry_fingerprint()) {
+            return Err(PlanError::Registry { path: path.to_path_buf() });
+        }
+        let facts = header
+            .get("facts")
+            .and_then(facts_from_json)
+            .ok_or_else(|| corrupt("header: trace facts missing or malformed".into()))?;
+        let src = header.get("source");
+        let source = PlanSource {
+            path: src.and_then(|s| s.get("path")?.as_str()).unwrap_or("").to_string(),
+            size: src.and_then(|s| s.get("size")?.as_u64()).unwrap_or(0),
+            mtime_ns: src.and_then(|s| s.get("mtime_ns")?.as_i64()).unwrap_or(0),
+            snapshots: src.and_then(|s| s.get("snapshots")?.as_u64()).unwrap_or(0),
+        };
+        let reanimator =
+            header.get("reanimator").and_then(|r| r.as_str()).unwrap_or("?").to_string();
+        // Walk the chunk headers.
+        let mut at = 16 + hlen;
+        let mut data = Vec::new();
+        let mut calls = Vec::new();
+        let mut end: Option<(usize, usize, u32)> = None;
+        let mut data_space = 0u64;
+        let mut seq = 0u64;
+        while at < b.len() {
+            if end.is_some() {
+                return Err(corrupt(format!("bytes after the end chunk at offset {at}")));
+            }
+            let h = b.get(at..at + CHUNK_HEADER).ok_or_else(|| PlanError::Incomplete {
+                path: path.to_path_buf(),
+                what: format!("a chunk header is cut at offset {at}"),
+            })?;
+            if &h[0..8] != CHUNK_MAGIC {
+                return Err(corrupt(format!("no chunk header at offset {at}")));
+            }
+            let kind = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
+            let plen = u64::from_le_bytes(h[16..24].try_into().expect("8 bytes"));
+            let count = u64::from_le_bytes(h[24..32].try_into().expect("8 bytes"));
+            let first = u64::from_le_bytes(h[32..40].try_into().expect("8 bytes"));
+            let digest = u32::from_le_bytes(h[40..44].try_into().expect("4 bytes"));
+            let pat = at + CHUNK_HEADER;
+            let plen_us =
+                usize::try_from(plen).ok().filter(|&l| l <= b.len() - pat).ok_or_else(|| {
+                    PlanError::Incomplete {
+                        path: path.to_path_buf(),
+                        what: format!("the chunk at offset {at} is cut ({plen} bytes announced)"),
+                    }
+                })?;
+            match kind {
+                KIND_DATA => {
+                    if first != data_space {
+                        return Err(corrupt(format!(
+                            "data chunk at offset {at} starts at data offset {first}, expected {data_space}"
+                        )));
+                    }
+                    data.push(DataChunk {
+                        at: first,
+                        len: plen,
+                        file_at: pat,
+                        digest,
+                        checked: AtomicBool::new(false),
+                    });
+                    data_space += plen;
+                }
+                KIND_CALLS => {
+                    if first != seq {
+                        return Err(corrupt(format!(
+                            "calls chunk at offset {at} starts at call {first}, expected {seq}"
+                        )));
+                    }
+                    if count > plen {
+                        return Err(corrupt(format!(
+                            "calls chunk at offset {at}: {count} calls in {plen} bytes"
+                        )));
+                    }
+                    calls.push(CallsChunk {
+                        file_at: pat,
+                        len: plen_us,
+                        count,
+                        first_seq: first,
+                        digest,
+                    });
+                    seq += count;
+                }
+                KIND_END => end = Some((pat, plen_us, digest)),
+                k => return Err(corrupt(format!("unknown chunk kind {k} at offset {at}"))),
+            }
+            at = pat + plen_us;
+        }
+        let Some((eat, elen, edigest)) = end else {
+            return Err(PlanError::Incomplete {
+                path: path.to_path_buf(),
+                what: format!("{} calls in {} chunks before the cut", seq, calls.len()),
+            });
+        };
+        let epay = &b[eat..eat + elen];
+        if crc32fast::hash(epay) != edigest {
+            return Err(corrupt("the end chunk's checksum does not match".into()));
+        }
+        let ej: serde_json::Value =
+            serde_json::from_slice(epay).map_err(|e| corrupt(format!("end chunk: {e}")))?;
+        let stats = ej
+            .get("stats")
+            .and_then(CompileStats::from_json)
+            .ok_or_else(|| corrupt("end chunk: totals missing".into()))?;
+        if stats.calls != seq {
+            return Err(corrupt(format!(
+                "the end chunk counts {} calls, the chunks hold {seq}",
+                stats.calls
+            )));
+        }
+        let counts = |k: &str| -> BTreeMap<String, u64> {
+            ej.get(k)
+                .and_then(|m| m.as_object())
+                .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_u64()?))).collect())
+                .unwrap_or_default()
+        };
+        let notes = PlanNotes { unknown: counts("unknown"), warnings: counts("warnings") };
+        Ok(Plan {
+            path: path.to_path_buf(),
+            map: Arc::new(map),
+            facts,
+            source,
+            reanimator,
+            data,
+            calls,
+            stats,
+            notes,
+            defs: ra_syscalls::REGISTRY,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn facts(&self) -> &TraceFacts {
+        &self.facts
+    }
+    pub fn notes(&self) -> &PlanNotes {
+        &self.notes
+    }
+    pub fn stats(&self) -> &CompileStats {
+        &self.stats
+    }
+    pub fn source(&self) -> &PlanSource {
+        &self.source
+    }
+    /// The reanimator version that compiled it.
+    pub fn compiled_by(&self) -> &str {
+        &self.reanimator
+    }
+
+    fn corrupt(&self, what: String) -> PlanError {
+        PlanError::Corrupt { path: self.path.clone(), what }
+    }
+
+    /// The buffer at data space offset `at`, `len` bytes (its chunk checked on first use).
+    fn data(&self, at: u64, len: u64) -> Result<&[u8], PlanError> {
+        let i = self.data.partition_point(|c| c.at + c.len <= at);
+        let c = self
+            .data
+            .get(i)
+            .filter(|c| c.at <= at && at.checked_add(len).is_some_and(|e| e <= c.at + c.len))
+            .ok_or_else(|| self.corrupt(format!("data reference {at}+{len} out of range")))?;
+        let b = &self.map.bytes()[c.file_at..c.file_at + c.len as usize];
+        if !c.checked.load(Ordering::Relaxed) {
+            if crc32fast::hash(b) != c.digest {
+                return Err(
+                    self.corrupt(format!("the data chunk at data offset {} is damaged", c.at))
+                );
+            }
+            c.checked.store(true, Ordering::Relaxed);
+        }
+        let o = (at - c.at) as usize;
+        Ok(&b[o..o + len as usize])
+    }
+
+    /// The placed calls, in order.
+    pub fn calls(&self) -> impl Iterator<Item = crate::Result<Placed>> + '_ {
+        let mut chunk = 0usize;
+        let mut cur: Option<(Cur<'_>, u64, u64)> = None;
+        let mut failed = false;
+        std::iter::from_fn(move || {
+            if failed {
+                return None;
+            }
+            loop {
+                if let Some((c, left, seq)) = &mut cur {
+                    if *left > 0 {
+                        let r = self.decode(c, *seq);
+                        *left -= 1;
+                        *seq += 1;
+                        if r.is_err() {
+                            failed = true;
+                        }
+                        if *left == 0 && r.is_ok() && !c.done() {
+                            failed = true;
+                            return Some(Err(crate::Error::Plan(self.corrupt(format!(
+                                "calls chunk {chunk} has bytes after its last call"
+                            )))));
+                        }
+                        return Some(r.map_err(crate::Error::Plan));
+                    }
+                    cur = None;
+                }
+                let ch = self.calls.get(chunk)?;
+                chunk += 1;
+                let b = &self.map.bytes()[ch.file_at..ch.file_at + ch.len];
+                if crc32fast::hash(b) != ch.digest {
+                    failed = true;
+                    return Some(Err(crate::Error::Plan(self.corrupt(format!(
+                        "the calls chunk of calls {}.. is damaged (checksum)",
+                        ch.first_seq
+                    )))));
+                }
+                cur = Some((Cur { b, at: 0, prev: (0, 0) }, ch.count, ch.first_seq));
+            }
+        })
+    }
+
+    fn decode(&self, c: &mut Cur<'_>, seq: u64) -> Result<Placed, PlanError> {
+        self.decode_inner(c, seq).map_err(|what| self.corrupt(format!("call {seq}: {what}")))
+    }
+
+    fn decode_inner(&self, c: &mut Cur<'_>, seq: u64) -> Result<Placed, String> {
+        let f = c.uv()?;
+        if f & !F_ALL != 0 {
+            return Err(format!("unknown flags {f:#x}"));
+        }
+        let idx = c.uv()?;
+        let def: &'static SyscallDef = usize::try_from(idx)
+            .ok()
+            .and_then(|i| self.defs.get(i))
+            .ok_or_else(|| format!("call number {idx} not in the registry"))?;
+        let mut ev = Event::new(def);
+        if f & F_NAME != 0 {
+            ev.name = String::from_utf8(c.bytes()?.to_vec()).map_err(|_| "name not UTF-8")?;
+        }
+        // Deltas restart with each chunk; the chunk's first call is relative to zero.
+        let uid_delta = c.iv()?;
+        let called_delta = c.iv()?;
+        let ret_delta = c.iv()?;
+        let (prev_uid, prev_called) = c.prev;
+        ev.unique_id = prev_uid.wrapping_add(uid_delta as u64);
+        let called = prev_called.wrapping_add(called_delta);
+        let ret = called.wrapping_add(ret_delta);
+        c.prev = (ev.unique_id, called);
+        if f & F_CALLED != 0 {
+            ev.time_called = Some(called.wrapping_add(c.iv()?));
+        }
+        if f & F_RETURNED != 0 {
+            ev.time_returned = Some(called.wrapping_add(c.iv()?));
+        }
+        if f & F_RECORDED != 0 {
+            ev.time_recorded = Some(called.wrapping_add(c.iv()?));
+        }
+        for (bit, slot) in [
+            (F_PID, &mut ev.pid),
+            (F_TID, &mut ev.tid),
+            (F_PPID, &mut ev.ppid),
+            (F_UID, &mut ev.uid),
+            (F_GID, &mut ev.gid),
+            (F_SID, &mut ev.sid),
+            (F_PGID, &mut ev.pgid),
+        ] {
+            if f & bit != 0 {
+                *slot = Some(c.i32()?);
+            }
+        }
+        if f & F_RET != 0 {
+            ev.ret = Some(c.iv()?);
+        }
+        if f & F_ERRNO != 0 {
+            ev.errno = Some(c.i32()?);
+        }
+        ev.buffer_not_captured = f & F_NOT_CAPTURED != 0;
+        let tid = c.i32()?;
+        let proc = c.uv()?;
+        let child = if f & F_CHILD != 0 { Some((c.uv()?, c.uv()?)) } else { None };
+        let thread = if f & F_THREAD != 0 { Some(c.i32()?) } else { None };
+        let threads = usize::try_from(c.uv()?).map_err(|_| "thread count out of range")?;
+        let new_proc = if f & F_NEW_PROC != 0 {
+            let cwd = c.bytes()?.to_vec();
+            let umask = u32::try_from(c.uv()?).map_err(|_| "umask out of range")?;
+            Some((cwd, umask))
+        } else {
+            None
+        };
+        let nd = c.count()?;
+        let mut deps = Vec::with_capacity(nd);
+        for _ in 0..nd {
+            let d = c.uv()?;
+            if d == 0 || d > seq {
+                return Err(format!("gate {d} calls back is not an earlier call"));
+            }
+            deps.push(seq - d);
+        }
+        let ng = c.count()?;
+        let mut gone = Vec::with_capacity(ng);
+        for _ in 0..ng {
+            gone.push(c.i32()?);
+        }
+        let na = c.count()?;
+        if na != def.args.len() {
+            return Err(format!("{} arguments for {}, which has {}", na, def.name, def.args.len()));
+        }
+        for slot in ev.args.iter_mut() {
+            *slot = match c.u8()? {
+                A_ABSENT => ArgValue::Absent,
+                A_INT => ArgValue::Int(c.iv()?),
+                t @ (A_INLINE | A_REF) => ArgValue::Data(self.buf(c, t)?),
+                A_NOT_CAPTURED => ArgValue::NotCaptured,
+                A_IOV => {
+                    let n = c.count()?;
+                    let mut v = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        let requested = c.uv()?;
+                        let data = match c.u8()? {
+                            A_ABSENT => None,
+                            t @ (A_INLINE | A_REF) => Some(self.buf(c, t)?),
+                            t => return Err(format!("unknown iovec tag {t}")),
+                        };
+                        v.push(IovValue { requested, data });
+                    }
+                    ArgValue::Iov(v)
+                }
+                A_STRINGS => {
+                    let n = c.count()?;
+                    let mut v = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        v.push(c.bytes()?.to_vec());
+                    }
+                    ArgValue::Strings(v)
+                }
+                A_HASHED => {
+                    let len = c.uv()?;
+                    let blake3: [u8; 32] = c.take(32)?.try_into().expect("32 bytes");
+                    ArgValue::Hashed { len, blake3 }
+                }
+                t => return Err(format!("unknown argument tag {t}")),
+            };
+        }
+        let nx = c.count()?;
+        for _ in 0..nx {
+            let k = String::from_utf8(c.bytes()?.to_vec()).map_err(|_| "field name not UTF-8")?;
+            let v = match c.u8()? {
+                X_NULL => ExtraValue::Null,
+                X_BOOL => ExtraValue::Bool(c.u8()? != 0),
+                X_INT => ExtraValue::Int(c.iv()?),
+                X_DOUBLE => ExtraValue::DoubleBits(u64::from_le_bytes(
+                    c.take(8)?.try_into().expect("8 bytes"),
+                )),
+                X_BYTES => ExtraValue::Bytes(c.bytes()?.to_vec()),
+                t => return Err(format!("unknown field tag {t}")),
+            };
+            ev.extra.push((k, v));
+        }
+        let pl = Placement {
+            proc,
+            child,
+            thread,
+            ends_proc: f & F_ENDS_PROC != 0,
+            first_seen: f & F_FIRST_SEEN != 0,
+            keys: Vec::new(),
+            fd_keys: Vec::new(),
+            inherited: f & F_INHERITED != 0,
+            threads,
+        };
+        Ok(Placed { seq, tid, ev, pl, called, ret, deps, new_proc, gone })
+    }
+
+    fn buf(&self, c: &mut Cur<'_>, tag: u8) -> Result<Vec<u8>, String> {
+        if tag == A_INLINE {
+            return Ok(c.bytes()?.to_vec());
+        }
+        let at = c.uv()?;
+        let len = c.uv()?;
+        self.data(at, len).map(<[u8]>::to_vec).map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,418 @@
+//! The planner: the trace's calls placed for replay, in the order they are handed out.
+//!
+//! [`Planner`] walks a trace in `unique_id` order and, for each call, runs the [`Shadow`]
+//! model (process, descriptor table, files the call touches), brings forward the calls that
+//! were recorded late (a clone that returned after its child's first call; a `close` whose
+//! number another thread's call had already taken), and computes the call's ordering gates
+//! (the previous call on each of its files, the clone that made its thread, the call that
+//! freed a descriptor number it takes). The result, a stream of [`Placed`] calls, is what
+//! [`crate::replay`] dispatches, and what `reanimator compile` stores in a plan
+//! ([`crate::planfile`]) so that a replay of the plan does none of this work again.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+use ra_trace::{Event, ExtraValue, TraceReader};
+
+use crate::shadow::{clone_flags, ok, Placement, Shadow};
+use crate::world::ProcId;
+
+/// What replay needs to know of the trace as a whole (from its info, or a plan's header).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceFacts {
+    /// The architecture the trace was recorded on (`x86_64`), when it says.
+    pub arch: Option<String>,
+    /// The traced program's starting cwd.
+    pub cwd: Vec<u8>,
+    /// The traced program's umask at start.
+    pub umask: u32,
+    /// How many synthetic records of inherited descriptors the trace starts with.
+    pub synthetic: u64,
+    /// Processes start with descriptors 0-2 open (traces without synthetic records of
+    /// inherited descriptors).
+    pub std_fds: bool,
+    /// The trace holds page records of memory-mapped I/O (every backend but ptrace).
+    pub page_records: bool,
+}
+
+impl TraceFacts {
+    pub fn of(trace: &TraceReader) -> TraceFacts {
+        TraceFacts {
+            arch: trace.info_value("arch").map(|a| String::from_utf8_lossy(a).into_owned()),
+            cwd: crate::init::initial_cwd(trace),
+            umask: trace
+                .info_value("umask")
+                .and_then(|v| {
+                    u32::from_str_radix(std::str::from_utf8(v).ok()?.trim_start_matches("0o"), 8)
+                        .ok()
+                })
+                .unwrap_or(0o022),
+            synthetic: crate::init::synthetic_ids(trace),
+            std_fds: trace.info_value("synthetic_ids").is_none(),
+            page_records: trace.info_value("backend").is_none_or(|b| b != b"ptrace"),
+        }
+    }
+}
+
+/// One call, placed.
+#[derive(Debug)]
+pub struct Placed {
+    /// Position in the replay order (0, 1, 2, ...).
+    pub seq: u64,
+    /// The traced thread whose executor runs it.
+    pub tid: i32,
+    pub ev: Event,
+    pub pl: Placement,
+    /// Recorded call and return times (ns; filled in where the trace has none).
+    pub called: i64,
+    pub ret: i64,
+    /// The earlier calls (by seq) that must have completed before this one runs.
+    pub deps: Vec<u64>,
+    /// A process first seen at this call: its cwd and umask when it appeared.
+    pub new_proc: Option<(Vec<u8>, u32)>,
+    /// Traced threads whose executors end after this call (the process is gone).
+    pub gone: Vec<i32>,
+}
+
+/// What the planner skipped or noticed, for the replay report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlanNotes {
+    /// Record types replay doesn't know, with counts.
+    pub unknown: BTreeMap<String, u64>,
+    /// Other things worth saying, with counts.
+    pub warnings: BTreeMap<String, u64>,
+}
+
+/// Calls (and bytes of their data) looked ahead at, at most, to reorder calls that were
+/// recorded out of order. A tracer that serves thousands of threads can report a call's exit
+/// seconds late: tens of thousands of records after calls that followed it.
+const LOOKAHEAD: usize = 65_536;
+const LOOKAHEAD_BYTES: usize = 64 << 20;
+
+/// Places a trace's calls, one at a time (see the module's documentation).
+pub struct Planner<I> {
+    iter: I,
+    facts: TraceFacts,
+    umask: u32,
+    shadow: Shadow,
+    pending: Ahead,
+    brought_forward: HashSet<u64>,
+    last_key: HashMap<u64, (u64, i64)>,
+    child_dep: HashMap<i32, u64>,
+    proc_tids: HashMap<ProcId, HashSet<i32>>,
+    seq: u64,
+    last_time: i64,
+    read_error: Option<ra_trace::Error>,
+    pub notes: PlanNotes,
+}
+
+impl<I: Iterator<Item = ra_trace::Result<Event>>> Planner<I> {
+    pub fn new(iter: I, facts: TraceFacts) -> Planner<I> {
+        Planner {
+            iter,
+            umask: facts.umask,
+            shadow: Shadow::new(facts.cwd.clone()),
+            facts,
+            pending: Ahead::default(),
+            brought_forward: HashSet::new(),
+            last_key: HashMap::new(),
+            child_dep: HashMap::new(),
+            proc_tids: HashMap::new(),
+            seq: 0,
+            last_time: 0,
+            read_error: None,
+            notes: PlanNotes::default(),
+        }
+    }
+
+    fn warn(&mut self, w: &str) {
+        *self.notes.warnings.entry(w.to_string()).or_default() += 1;
+    }
+
+    /// Bytes of data held in the look-ahead queue.
+    pub fn ahead_bytes(&self) -> usize {
+        self.pending.bytes
+    }
+}
+
+impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
+    type Item = ra_trace::Result<Placed>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let ev = match self.pending.pop_front() {
+                Some(e) => e,
+                None => match self.read_error.take() {
+                    Some(e) => return Some(Err(e)),
+                    None => match self.iter.next()? {
+                        Ok(e) => e,
+                        Err(e) => return Some(Err(e)),
+                    },
+                },
+            };
+            let Some(def) = ev.def else {
+                *self.notes.unknown.entry(ev.name.clone()).or_default() += 1;
+                continue;
+            };
+            if ev.extra.iter().any(|(k, v)| k == "synthetic" && *v == ExtraValue::Bool(true))
+                && def.name == "umask"
+            {
+                // Re-Animator's record of the traced process's umask at start.
+                if let Some(m) = ev.arg("mask").and_then(|a| a.as_int()) {
+                    self.umask = m as u32 & 0o777;
+                }
+                continue;
+            }
+            let Some(tid) = ev.tid.or(ev.pid) else {
+                self.warn("record without a thread id skipped");
+                continue;
+            };
+            // A child whose first call was recorded before the clone that made it returned:
+            // bring the clone forward (their intervals overlap, so either order is faithful).
+            if self.seq > 0 && !self.shadow.knows(tid) && ev.pid.is_none_or(|p| p == tid) {
+                self.pending.fill(&mut self.iter, &mut self.read_error);
+                if let Some(i) =
+                    self.pending.q.iter().position(|e| {
+                        clone_flags(e).is_some() && ok(e) && e.ret == Some(tid.into())
+                    })
+                {
+                    let clone = self.pending.remove(i).expect("position is in range");
+                    self.pending.push_front(ev);
+                    self.pending.push_front(clone);
+                    continue;
+                }
+            }
+            // A descriptor number this call takes while the model still has it open: the call
+            // that freed it returned later, so it was recorded later, but the kernel had freed
+            // the number before this call took it. Bring that call forward (their intervals
+            // overlap). (Not for the synthetic records of inherited descriptors: the model
+            // starts with 0-2.)
+            if ev.unique_id >= self.facts.synthetic && !self.brought_forward.contains(&ev.unique_id)
+            {
+                if let Some(i) = freer_ahead(
+                    &self.shadow,
+                    &ev,
+                    tid,
+                    &mut self.pending,
+                    &mut self.iter,
+                    &mut self.read_error,
+                ) {
+                    let freer = self.pending.remove(i).expect("position is in range");
+                    self.brought_forward.insert(ev.unique_id);
+                    self.pending.push_front(ev);
+                    self.pending.push_front(freer);
+                    continue;
+                }
+            }
+            return Some(Ok(self.place(ev, tid)));
+        }
+    }
+}
+
+impl<I> Planner<I> {
+    /// Step the model over `ev` and compute its gates.
+    fn place(&mut self, ev: Event, tid: i32) -> Placed {
+        let seq = self.seq;
+        self.seq += 1;
+        let name = ev.def.map_or("", |d| d.name);
+        let mut pl = self.shadow.step(&ev);
+        pl.inherited = ev.unique_id < self.facts.synthetic && name == "openat";
+        let called = ev.time_called.unwrap_or(self.last_time).max(i64::MIN + 1);
+        let ret = ev.time_returned.unwrap_or(called).max(called);
+        self.last_time = self.last_time.max(called);
+        let new_proc = pl.first_seen.then(|| (self.shadow.cwd(pl.proc), self.umask));
+        let mut deps = Vec::new();
+        if let Some(d) = self.child_dep.remove(&tid) {
+            deps.push(d);
+        }
+        if pl.child.is_some() {
+            if let Some(c) = ev.ret {
+                self.child_dep.insert(c as i32, seq);
+            }
+        }
+        // One key per file (dup2(fd, fd) and rename("a", "a") name the same file twice): a
+        // call never depends on itself.
+        pl.keys.sort_unstable();
+        pl.keys.dedup();
+        key_deps(&mut self.last_key, &pl.keys, seq, called, &mut deps);
+        // Descriptor numbers: strictly in recorded order (a number is taken only after it was
+        // freed, whenever the two calls were called).
+        pl.fd_keys.sort_unstable();
+        pl.fd_keys.dedup();
+        key_deps(&mut self.last_key, &pl.fd_keys, seq, i64::MAX, &mut deps);
+        deps.sort_unstable();
+        deps.dedup();
+        let tids = self.proc_tids.entry(pl.proc).or_default();
+        tids.insert(tid);
+        if let Some(t) = pl.thread {
+            tids.insert(t);
+        }
+        let gone: Vec<i32> = if pl.ends_proc {
+            // The process is gone: its threads' executors finish what they have and stop.
+            let mut g: Vec<i32> =
+                self.proc_tids.remove(&pl.proc).unwrap_or_default().into_iter().collect();
+            g.sort_unstable();
+            g
+        } else if name == "exit" {
+            vec![tid]
+        } else {
+            Vec::new()
+        };
+        Placed { seq, tid, ev, pl, called, ret, deps, new_proc, gone }
+    }
+}
+
+/// The per-file rule: call `seq` (called at `called`) depends on the previous call on each of
+/// its files, unless it was called before that one (it was recorded later only because it
+/// returned later, as an execve does): calls on a file keep the order they were called in.
+/// (A make -j2 build under ptrace: gcc's execve of cc1, recorded after two access()es of cc1
+/// by the other job that were called later, waited for them, they waited for the parent's
+/// read of gcc's exec-status pipe, and only that exec ends the read: a stall per compiler run.)
+pub(crate) fn key_deps(
+    last_key: &mut HashMap<u64, (u64, i64)>,
+    keys: &[u64],
+    seq: u64,
+    called: i64,
+    deps: &mut Vec<u64>,
+) {
+    for k in keys {
+        if let Some((prev, prev_called)) = last_key.insert(*k, (seq, called)) {
+            if prev != seq && prev_called <= called {
+                deps.push(prev);
+            }
+        }
+    }
+}
+
+/// When `ev` takes a descriptor number its process still has open in the model (and is not
+/// `dup2`/`dup3`, which close the target themselves): the position in `pending` (filled from
+/// `iter` up to [`LOOKAHEAD`] calls) of the first later call of the same descriptor table that
+/// frees that number.
+fn freer_ahead(
+    shadow: &Shadow,
+    ev: &Event,
+    tid: i32,
+    pending: &mut Ahead,
+    iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
+    read_error: &mut Option<ra_trace::Error>,
+) -> Option<usize> {
+    let p = shadow.proc_id_of(tid)?;
+    // dup2/dup3 close their target themselves.
+    if ev.def.is_some_and(|d| d.replay.handler() == Some(ra_syscalls::Handler::Dup)) {
+        return None;
+    }
+    let (made, _) = shadow.fd_numbers(p, ev);
+    let n = *made.iter().find(|&&n| shadow.fd_open(p, n))?;
+    let table = shadow.fd_table(p)?;
+    pending.fill(iter, read_error);
+    if !pending.may_free(n) {
+        return None;
+    }
+    // Only another thread's call that overlapped this one can have freed the number before
+    // this call took it (the model's table can also be stale, e.g. after close-on-exec).
+    let end = ev.time_returned.or(ev.time_called)?;
+    pending.q.iter().position(|e| {
+        if frees_number(e).is_none() {
+            return false;
+        }
+        let Some(t) = e.tid.or(e.pid) else { return false };
+        let Some(q) = shadow.proc_id_of(t) else { return false };
+        t != tid
+            && e.time_called.is_some_and(|c| c <= end)
+            && shadow.fd_table(q) == Some(table)
+            && shadow.fd_numbers(q, e).1.contains(&n)
+    })
+}
+
+/// Calls read ahead of the one being placed (for reordering), with the bytes they hold.
+#[derive(Default)]
+struct Ahead {
+    q: VecDeque<Event>,
+    bytes: usize,
+    /// How many of the calls ahead free each descriptor number (`close`, `dup2`/`dup3`'s
+    /// target; key -1: `close_range`), so that a search for one is a lookup when there is none.
+    frees: HashMap<i32, u32>,
+}
+
+/// The descriptor number a call frees, for [`Ahead`]'s index (-1: a range).
+fn frees_number(e: &Event) -> Option<i32> {
+    let arg = |n: &str| e.arg(n).and_then(|a| a.as_int()).and_then(|v| i32::try_from(v).ok());
+    match e.def?.replay.handler()? {
+        ra_syscalls::Handler::Close => arg("fd"),
+        ra_syscalls::Handler::Dup => arg("newfd"),
+        ra_syscalls::Handler::CloseRange => Some(-1),
+        _ => None,
+    }
+}
+
+/// Bytes of captured data an event holds (what a queued event costs in memory).
+pub(crate) fn data_bytes(ev: &Event) -> usize {
+    ev.args
+        .iter()
+        .map(|a| match a {
+            ra_trace::ArgValue::Data(d) => d.len(),
+            ra_trace::ArgValue::Iov(v) => {
+                v.iter().filter_map(|x| x.data.as_ref()).map(|d| d.len()).sum()
+            }
+            ra_trace::ArgValue::Strings(v) => v.iter().map(Vec::len).sum(),
+            _ => 0,
+        })
+        .sum::<usize>()
+        + 256
+}
+
+impl Ahead {
+    fn account(&mut self, e: &Event, add: bool) {
+        let b = data_bytes(e);
+        if add {
+            self.bytes += b;
+        } else {
+            self.bytes -= b;
+        }
+        if let Some(n) = frees_number(e) {
+            let c = self.frees.entry(n).or_default();
+            if add {
+                *c += 1;
+            } else {
+                *c -= 1;
+                if *c == 0 {
+                    self.frees.remove(&n);
+                }
+            }
+        }
+    }
+    fn pop_front(&mut self) -> Option<Event> {
+        let e = self.q.pop_front()?;
+        self.account(&e, false);
+        Some(e)
+    }
+    fn push_front(&mut self, e: Event) {
+        self.account(&e, true);
+        self.q.push_front(e);
+    }
+    fn remove(&mut self, i: usize) -> Option<Event> {
+        let e = self.q.remove(i)?;
+        self.account(&e, false);
+        Some(e)
+    }
+    /// True when a call ahead may free descriptor number `n`.
+    fn may_free(&self, n: i32) -> bool {
+        self.frees.contains_key(&n) || self.frees.contains_key(&-1)
+    }
+    /// Read ahead, up to [`LOOKAHEAD`] calls or [`LOOKAHEAD_BYTES`].
+    fn fill(
+        &mut self,
+        iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
+        read_error: &mut Option<ra_trace::Error>,
+    ) {
+        while self.q.len() < LOOKAHEAD && self.bytes < LOOKAHEAD_BYTES && read_error.is_none() {
+            match iter.next() {
+                Some(Ok(e)) => {
+                    self.account(&e, true);
+                    self.q.push_back(e);
+                }
+                Some(Err(e)) => *read_error = Some(e),
+                None => break,
+            }
+        }
+    }
+}
