@@ -98,7 +98,7 @@ fn encode(path: &str, target_bytes: u64, compression: &str) -> Result<serde_json
     let mut data_bytes = 0u64;
     let mut events = 0u64;
     let mut t: i64 = 1_700_000_000_000_000_000;
-    let path_arg = ArgValue::Data(b"/data/bench/file.db\0".to_vec());
+    let path_arg = ArgValue::data(b"/data/bench/file.db\0".to_vec());
     while data_bytes < target_bytes {
         let r = rng.next();
         t += 1000;
@@ -120,7 +120,7 @@ fn encode(path: &str, target_bytes: u64, compression: &str) -> Result<serde_json
             2 => {
                 e = Event::new(fstat);
                 e.set_arg("fd", ArgValue::Int(3));
-                e.set_arg("statbuf", ArgValue::Data(pool[..144].to_vec()));
+                e.set_arg("statbuf", ArgValue::data(pool[..144].to_vec()));
                 e.ret = Some(0);
             }
             k => {
@@ -128,7 +128,7 @@ fn encode(path: &str, target_bytes: u64, compression: &str) -> Result<serde_json
                 let shift = 12 + (rng.next() % 9) as u32;
                 let len = ((1u64 << shift) + rng.next() % (1u64 << shift)).min(1 << 20) as usize;
                 let start = (rng.next() as usize) % (pool.len() - len);
-                let buf = ArgValue::Data(pool[start..start + len].to_vec());
+                let buf = ArgValue::data(pool[start..start + len].to_vec());
                 e = Event::new(match k % 4 {
                     0 => read,
                     1 => write,

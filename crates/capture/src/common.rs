@@ -263,7 +263,7 @@ pub(crate) fn synthetic_fds(pid: Pid, info: ProcInfo) -> Vec<Event> {
         ev.ret = Some(i64::from(fd));
         ev.errno = Some(0);
         ev.set_arg("dirfd", ArgValue::Int(-100));
-        ev.set_arg("pathname", ArgValue::Data(path));
+        ev.set_arg("pathname", ArgValue::data(path));
         ev.set_arg("flags", ArgValue::Int(flags));
         ev.set_arg("mode", ArgValue::Int(0));
         out.push(ev);

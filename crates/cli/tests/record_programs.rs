@@ -568,7 +568,7 @@ impl Model {
                         }
                     }
                 }
-                out
+                out.into()
             }
             other => {
                 // A NotCaptured buffer was reported with the event's flag already.
@@ -597,7 +597,7 @@ impl Model {
                     format!("buffer `{name}` holds {} bytes, the call read {n}", bytes.len()),
                 );
             }
-            Some(bytes)
+            Some(bytes.to_vec())
         }
     }
 

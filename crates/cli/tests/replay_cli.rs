@@ -239,7 +239,7 @@ impl Script {
 fn p(s: &str) -> ArgValue {
     let mut v = s.as_bytes().to_vec();
     v.push(0);
-    ArgValue::Data(v)
+    ArgValue::data(v)
 }
 
 /// mmap I/O records (`mmappwrite`/`mmappread`, what the eBPF backend writes) replay through a
@@ -280,7 +280,7 @@ fn mmap_page_records_replay_both_ways() {
         4096,
         &[
             ("fd", ArgValue::Int(0)),
-            ("buf", ArgValue::Data(page.clone())),
+            ("buf", ArgValue::data(page.clone())),
             ("count", ArgValue::Int(4096)),
             ("offset", ArgValue::Int(4096)),
         ],
@@ -299,7 +299,7 @@ fn mmap_page_records_replay_both_ways() {
         4096,
         &[
             ("fd", ArgValue::Int(0)),
-            ("buf", ArgValue::Data(page.clone())),
+            ("buf", ArgValue::data(page.clone())),
             ("count", ArgValue::Int(4096)),
             ("offset", ArgValue::Int(4096)),
             ("address", ArgValue::Int(addr + 4096)),
@@ -408,7 +408,7 @@ fn calls_whose_path_was_not_captured_are_not_issued() {
     s.call(
         "mkdir",
         0,
-        &[("pathname", ArgValue::Data(b"/dir-c".to_vec())), ("mode", ArgValue::Int(0o755))],
+        &[("pathname", ArgValue::data(b"/dir-c".to_vec())), ("mode", ArgValue::Int(0o755))],
     );
     s.events.last_mut().unwrap().buffer_not_captured = true;
     s.call("mkdir", 0, &[("pathname", ArgValue::NotCaptured), ("mode", ArgValue::Int(0o755))]);

@@ -15,7 +15,7 @@ use ra_trace::{ArgValue, Event, TraceWriter, WriterConfig};
 fn path(p: &[u8]) -> ArgValue {
     let mut v = p.to_vec();
     v.push(0);
-    ArgValue::Data(v)
+    ArgValue::data(v)
 }
 
 struct Script {
@@ -62,7 +62,7 @@ impl Script {
             0,
             &[
                 ("fd", ArgValue::Int(fd)),
-                ("buf", ArgValue::Data(data.to_vec())),
+                ("buf", ArgValue::data(data.to_vec())),
                 ("count", ArgValue::Int(data.len() as i64)),
             ],
         );
@@ -74,7 +74,7 @@ impl Script {
             0,
             &[
                 ("fd", ArgValue::Int(fd)),
-                ("buf", ArgValue::Data(data.to_vec())),
+                ("buf", ArgValue::data(data.to_vec())),
                 ("count", ArgValue::Int(4096)),
             ],
         );
@@ -251,7 +251,7 @@ fn hostile_traces_cannot_reach_outside_the_root() {
         &[
             ("path", path(b"/work/sec")),
             ("name", path(b"user.pwned")),
-            ("value", ArgValue::Data(b"1".to_vec())),
+            ("value", ArgValue::data(b"1".to_vec())),
             ("size", ArgValue::Int(1)),
             ("flags", ArgValue::Int(0)),
         ],

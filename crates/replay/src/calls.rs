@@ -385,7 +385,7 @@ impl Call<'_> {
     /// Bytes to write for the in-buffer `name` of `len` bytes.
     fn payload(&self, name: &str, len: usize) -> Cow<'_, [u8]> {
         match self.arg(name) {
-            ArgValue::Data(d) => Cow::Borrowed(d.as_slice()),
+            ArgValue::Data(d) => Cow::Borrowed(&d[..]),
             _ => Cow::Owned(fill(self.sh.opts.fill, self.ev.unique_id, len)),
         }
     }
@@ -1164,7 +1164,7 @@ impl Call<'_> {
                 vecs.iter().filter_map(|v| v.data.as_deref()).flatten().copied().collect();
             let have_data = vecs.iter().any(|v| v.data.is_some());
             if have_data {
-                self.diff(verify::data("iov", &ArgValue::Data(want), &got));
+                self.diff(verify::data("iov", &ArgValue::data(want), &got));
             }
         }
         Ok(Act::Issued(r))
@@ -1173,19 +1173,20 @@ impl Call<'_> {
     fn writev(&mut self) -> Result<Act, i32> {
         let f = self.file("fd")?;
         let Some(raw) = f.raw() else { return Ok(Act::Sim) };
-        let bufs: Vec<Vec<u8>> = match self.arg("iov") {
+        // (Bytes: the recorded vectors are not copied, a plan's are written from its map.)
+        let bufs: Vec<ra_trace::Bytes> = match self.arg("iov") {
             ArgValue::Iov(vecs) => vecs
                 .iter()
                 .map(|v| {
                     v.data.clone().unwrap_or_else(|| {
-                        fill(self.sh.opts.fill, self.ev.unique_id, v.requested as usize)
+                        fill(self.sh.opts.fill, self.ev.unique_id, v.requested as usize).into()
                     })
                 })
                 .collect(),
             _ => {
                 // Data recorded as a digest or not at all: write what the call wrote.
                 let n = self.rec_ret().max(0) as usize;
-                vec![fill(self.sh.opts.fill, self.ev.unique_id, n)]
+                vec![fill(self.sh.opts.fill, self.ev.unique_id, n).into()]
             }
         };
         let iov: Vec<libc::iovec> = bufs
@@ -2066,14 +2067,14 @@ mod tests {
             for (a, v) in def.args.iter().zip(ev.args.iter_mut()) {
                 *v = match a.kind {
                     ArgKind::Path | ArgKind::InBuf(_) | ArgKind::InStruct(..) => {
-                        ArgValue::Data(b"x\0".to_vec())
+                        ArgValue::data(b"x\0".to_vec())
                     }
                     ArgKind::OutBuf(_) | ArgKind::OutStruct(..) | ArgKind::IovOut { .. } => {
                         ArgValue::Absent
                     }
                     ArgKind::IovIn { .. } => ArgValue::Iov(Vec::new()),
                     ArgKind::StrArray => ArgValue::Strings(Vec::new()),
-                    ArgKind::InOutStruct(..) => ArgValue::Data(vec![0; 8]),
+                    ArgKind::InOutStruct(..) => ArgValue::data(vec![0; 8]),
                     _ => ArgValue::Int(-1),
                 };
             }

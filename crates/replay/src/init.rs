@@ -642,7 +642,7 @@ fn observe(
                 _ => int_arg(ev, "offset").unwrap_or(0),
             };
             let (data, count): (Vec<u8>, i64) = match ev.arg("buf").or_else(|| ev.arg("iov")) {
-                Some(ArgValue::Data(d)) => (d.clone(), int_arg(ev, "count").unwrap_or(0)),
+                Some(ArgValue::Data(d)) => (d.to_vec(), int_arg(ev, "count").unwrap_or(0)),
                 Some(ArgValue::Iov(v)) => (
                     v.iter().filter_map(|x| x.data.as_deref()).flatten().copied().collect(),
                     v.iter().map(|x| x.requested as i64).sum(),
@@ -1121,18 +1121,18 @@ mod tests {
     fn p(s: &str) -> ArgValue {
         let mut v = s.as_bytes().to_vec();
         v.push(0);
-        ArgValue::Data(v)
+        ArgValue::data(v)
     }
 
     fn data(s: &[u8]) -> ArgValue {
-        ArgValue::Data(s.to_vec())
+        ArgValue::data(s.to_vec())
     }
 
     fn stat_buf(mode: u32, size: i64) -> ArgValue {
         let mut b = vec![0u8; ra_trace::structs::STAT_SIZE];
         b[24..28].copy_from_slice(&mode.to_le_bytes());
         b[48..56].copy_from_slice(&size.to_le_bytes());
-        ArgValue::Data(b)
+        ArgValue::data(b)
     }
 
     fn lmeta(root: &std::path::Path, p: &str) -> std::fs::Metadata {

@@ -24,10 +24,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use ra_syscalls::SyscallDef;
-use ra_trace::{ArgValue, Event, ExtraValue, IovValue};
+use ra_trace::{ArgValue, Bytes, Event, ExtraValue, IovValue};
 
 use crate::planner::{Placed, PlanNotes, TraceFacts};
 use crate::shadow::Placement;
@@ -793,21 +792,6 @@ pub fn compile(
 // ---------------------------------------------------------------------------------------
 // Reading.
 
-/// The file's bytes: a read-only memory map (or, for tests and the fuzzer, owned bytes).
-enum Backing {
-    Map(memmap2::Mmap),
-    Owned(Vec<u8>),
-}
-
-impl Backing {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Backing::Map(m) => m,
-            Backing::Owned(v) => v,
-        }
-    }
-}
-
 struct DataChunk {
     /// Data space offset and length.
     at: u64,
@@ -829,7 +813,9 @@ struct CallsChunk {
 /// An open plan.
 pub struct Plan {
     path: PathBuf,
-    map: Arc<Backing>,
+    /// The file's bytes: a read-only memory map (or, for tests and the fuzzer, owned bytes).
+    /// Data buffers are slices of it: replay writes from the map, no copy.
+    map: Bytes,
     facts: TraceFacts,
     source: PlanSource,
     reanimator: String,
@@ -838,6 +824,8 @@ pub struct Plan {
     stats: CompileStats,
     notes: PlanNotes,
     defs: &'static [SyscallDef],
+    /// Check chunk checksums (always, but for the fuzzer).
+    checksums: bool,
 }
 
 /// True when the file at `path` starts with the plan magic.
@@ -862,17 +850,24 @@ impl Plan {
         // which the chunk checksums catch for calls and for data before first use).
         let map = unsafe { memmap2::Mmap::map(&f) }.map_err(io)?;
         let _ = map.advise(memmap2::Advice::Sequential);
-        Plan::from_backing(path, Backing::Map(map))
+        Plan::from_backing(path, Bytes::from_owner(map), true)
     }
 
     /// A plan held in memory (tests, fuzzing).
     pub fn from_bytes(path: &Path, b: Vec<u8>) -> Result<Plan, PlanError> {
-        Plan::from_backing(path, Backing::Owned(b))
+        Plan::from_backing(path, Bytes::from(b), true)
     }
 
-    fn from_backing(path: &Path, map: Backing) -> Result<Plan, PlanError> {
+    /// [`Plan::from_bytes`] with the chunk checksums not checked, so that a fuzzer's mutations
+    /// reach the decoder (never for real plans).
+    #[doc(hidden)]
+    pub fn from_bytes_unchecked(path: &Path, b: Vec<u8>) -> Result<Plan, PlanError> {
+        Plan::from_backing(path, Bytes::from(b), false)
+    }
+
+    fn from_backing(path: &Path, map: Bytes, checksums: bool) -> Result<Plan, PlanError> {
         let corrupt = |what: String| PlanError::Corrupt { path: path.to_path_buf(), what };
-        let b = map.bytes();
+        let b = &map[..];
         if b.len() < 16 || &b[0..8] != MAGIC {
             return Err(PlanError::NotPlan { path: path.to_path_buf() });
         }
@@ -981,7 +976,7 @@ impl Plan {
             });
         };
         let epay = &b[eat..eat + elen];
-        if crc32fast::hash(epay) != edigest {
+        if checksums && crc32fast::hash(epay) != edigest {
             return Err(corrupt("the end chunk's checksum does not match".into()));
         }
         let ej: serde_json::Value =
@@ -1005,7 +1000,7 @@ impl Plan {
         let notes = PlanNotes { unknown: counts("unknown"), warnings: counts("warnings") };
         Ok(Plan {
             path: path.to_path_buf(),
-            map: Arc::new(map),
+            map,
             facts,
             source,
             reanimator,
@@ -1014,6 +1009,7 @@ impl Plan {
             stats,
             notes,
             defs: ra_syscalls::REGISTRY,
+            checksums,
         })
     }
 
@@ -1042,24 +1038,24 @@ impl Plan {
     }
 
     /// The buffer at data space offset `at`, `len` bytes (its chunk checked on first use).
-    fn data(&self, at: u64, len: u64) -> Result<&[u8], PlanError> {
+    fn data(&self, at: u64, len: u64) -> Result<Bytes, PlanError> {
         let i = self.data.partition_point(|c| c.at + c.len <= at);
         let c = self
             .data
             .get(i)
             .filter(|c| c.at <= at && at.checked_add(len).is_some_and(|e| e <= c.at + c.len))
             .ok_or_else(|| self.corrupt(format!("data reference {at}+{len} out of range")))?;
-        let b = &self.map.bytes()[c.file_at..c.file_at + c.len as usize];
+        let b = &self.map[c.file_at..c.file_at + c.len as usize];
         if !c.checked.load(Ordering::Relaxed) {
-            if crc32fast::hash(b) != c.digest {
+            if self.checksums && crc32fast::hash(b) != c.digest {
                 return Err(
                     self.corrupt(format!("the data chunk at data offset {} is damaged", c.at))
                 );
             }
             c.checked.store(true, Ordering::Relaxed);
         }
-        let o = (at - c.at) as usize;
-        Ok(&b[o..o + len as usize])
+        let o = c.file_at + (at - c.at) as usize;
+        Ok(self.map.slice(o..o + len as usize))
     }
 
     /// The placed calls, in order.
@@ -1092,8 +1088,8 @@ impl Plan {
                 }
                 let ch = self.calls.get(chunk)?;
                 chunk += 1;
-                let b = &self.map.bytes()[ch.file_at..ch.file_at + ch.len];
-                if crc32fast::hash(b) != ch.digest {
+                let b = &self.map[ch.file_at..ch.file_at + ch.len];
+                if self.checksums && crc32fast::hash(b) != ch.digest {
                     failed = true;
                     return Some(Err(crate::Error::Plan(self.corrupt(format!(
                         "the calls chunk of calls {}.. is damaged (checksum)",
@@ -1195,7 +1191,7 @@ impl Plan {
             *slot = match c.u8()? {
                 A_ABSENT => ArgValue::Absent,
                 A_INT => ArgValue::Int(c.iv()?),
-                t @ (A_INLINE | A_REF) => ArgValue::Data(self.buf(c, t)?),
+                t @ (A_INLINE | A_REF) => ArgValue::data(self.buf(c, t)?),
                 A_NOT_CAPTURED => ArgValue::NotCaptured,
                 A_IOV => {
                     let n = c.count()?;
@@ -1256,12 +1252,229 @@ impl Plan {
         Ok(Placed { seq, tid, ev, pl, called, ret, deps, new_proc, gone })
     }
 
-    fn buf(&self, c: &mut Cur<'_>, tag: u8) -> Result<Vec<u8>, String> {
+    fn buf(&self, c: &mut Cur<'_>, tag: u8) -> Result<Bytes, String> {
         if tag == A_INLINE {
-            return Ok(c.bytes()?.to_vec());
+            return Ok(Bytes::copy_from_slice(c.bytes()?));
         }
         let at = c.uv()?;
         let len = c.uv()?;
-        self.data(at, len).map(<[u8]>::to_vec).map_err(|e| e.to_string())
+        self.data(at, len).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::planner::Planner;
+    use crate::testutil::event;
+
+    fn facts() -> TraceFacts {
+        TraceFacts {
+            arch: Some("x86_64".into()),
+            cwd: b"/w".to_vec(),
+            umask: 0o022,
+            synthetic: 0,
+            std_fds: true,
+            page_records: false,
+        }
+    }
+
+    /// A small program's calls: files opened, written (the same 4 KiB twice, and a short
+    /// buffer), read back through an iovec, a child process made.
+    fn events() -> Vec<Event> {
+        let big = vec![7u8; 4096];
+        let mut v = vec![
+            event(
+                "openat",
+                10,
+                3,
+                0,
+                &[
+                    ("dirfd", ArgValue::Int(-100)),
+                    ("pathname", ArgValue::data(&b"f\0"[..])),
+                    ("flags", ArgValue::Int(0o101)),
+                    ("mode", ArgValue::Int(0o644)),
+                ],
+            ),
+            event(
+                "write",
+                10,
+                4096,
+                0,
+                &[
+                    ("fd", ArgValue::Int(3)),
+                    ("buf", ArgValue::data(big.clone())),
+                    ("count", ArgValue::Int(4096)),
+                ],
+            ),
+            event(
+                "write",
+                10,
+                4096,
+                0,
+                &[
+                    ("fd", ArgValue::Int(3)),
+                    ("buf", ArgValue::data(big)),
+                    ("count", ArgValue::Int(4096)),
+                ],
+            ),
+            event(
+                "write",
+                10,
+                3,
+                0,
+                &[
+                    ("fd", ArgValue::Int(3)),
+                    ("buf", ArgValue::data(&b"abc"[..])),
+                    ("count", ArgValue::Int(3)),
+                ],
+            ),
+            event(
+                "readv",
+                10,
+                5,
+                0,
+                &[
+                    ("fd", ArgValue::Int(3)),
+                    (
+                        "iov",
+                        ArgValue::Iov(vec![
+                            IovValue { requested: 2, data: Some(Bytes::from_static(b"ab")) },
+                            IovValue { requested: 300, data: Some(vec![1u8; 300].into()) },
+                            IovValue { requested: 9, data: None },
+                        ]),
+                    ),
+                    ("iovcnt", ArgValue::Int(3)),
+                ],
+            ),
+            event(
+                "openat",
+                10,
+                -1,
+                2,
+                &[
+                    ("dirfd", ArgValue::Int(-100)),
+                    ("pathname", ArgValue::data(&b"/nope\0"[..])),
+                    ("flags", ArgValue::Int(0)),
+                    ("mode", ArgValue::Absent),
+                ],
+            ),
+            event("close", 10, 0, 0, &[("fd", ArgValue::Int(3))]),
+        ];
+        for (i, e) in v.iter_mut().enumerate() {
+            e.unique_id = 5 + 2 * i as u64;
+            e.time_called = Some(1_000_000 + 1000 * i as i64);
+            e.time_returned = Some(1_000_500 + 1000 * i as i64);
+            e.uid = Some(1000);
+            e.extra.push(("note".into(), ExtraValue::Bytes(b"x".to_vec())));
+            e.extra.push(("d".into(), ExtraValue::DoubleBits(1.5f64.to_bits())));
+        }
+        v[5].buffer_not_captured = true;
+        v
+    }
+
+    fn placed() -> (Vec<Placed>, PlanNotes) {
+        let mut p = Planner::new(events().into_iter().map(Ok), facts());
+        let v: Vec<Placed> = p.by_ref().map(|r| r.expect("placed")).collect();
+        (v, p.notes)
+    }
+
+    fn write_plan(dir: &Path) -> PathBuf {
+        let path = dir.join("t.plan");
+        let src = PlanSource { path: "t.ds".into(), size: 1, mtime_ns: 2, snapshots: 0 };
+        let mut w = PlanWriter::create(&path, &facts(), &src, 1 << 20).expect("create");
+        let (v, notes) = placed();
+        for p in &v {
+            w.push(p).expect("push");
+        }
+        let st = w.finish(&notes).expect("finish");
+        assert_eq!(st.calls, v.len() as u64);
+        assert_eq!(st.buffers, 3, "two 4 KiB writes and the 300-byte vector");
+        assert_eq!(st.unique_buffers, 2, "the second 4 KiB write is the first one's content");
+        assert_eq!(st.data_stored, 4096 + 300);
+        assert_eq!(st.plan_bytes, std::fs::metadata(&path).unwrap().len());
+        path
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ra-plan-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_plan_gives_back_every_placed_call_exactly() {
+        let d = scratch("roundtrip");
+        let path = write_plan(&d);
+        let plan = Plan::open(&path).expect("open");
+        assert_eq!(plan.facts(), &facts());
+        let back: Vec<Placed> = plan.calls().map(|r| r.expect("decoded")).collect();
+        let (want, _) = placed();
+        assert_eq!(back.len(), want.len());
+        for (b, w) in back.iter().zip(&want) {
+            assert_eq!(b.ev, w.ev);
+            assert_eq!(
+                (b.seq, b.tid, b.called, b.ret, &b.deps, &b.new_proc, &b.gone),
+                (w.seq, w.tid, w.called, w.ret, &w.deps, &w.new_proc, &w.gone)
+            );
+            assert_eq!(
+                (b.pl.proc, b.pl.child, b.pl.thread, b.pl.ends_proc, b.pl.first_seen),
+                (w.pl.proc, w.pl.child, w.pl.thread, w.pl.ends_proc, w.pl.first_seen)
+            );
+            assert_eq!((b.pl.inherited, b.pl.threads), (w.pl.inherited, w.pl.threads));
+        }
+        // The calls on the file are gated on each other.
+        assert!(want[2].deps.contains(&1), "{:?}", want[2].deps);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn damaged_cut_or_stale_plans_are_refused_with_the_reason() {
+        let d = scratch("damage");
+        let path = write_plan(&d);
+        let good = std::fs::read(&path).unwrap();
+        let p = Path::new("x.plan");
+        let err = |b: Vec<u8>| -> String {
+            match Plan::from_bytes(p, b) {
+                Err(e) => e.to_string(),
+                Ok(plan) => match plan.calls().find_map(|r| r.err()) {
+                    Some(e) => e.to_string(),
+                    None => "accepted".into(),
+                },
+            }
+        };
+        assert!(err(good[..good.len() - 10].to_vec()).contains("incomplete"));
+        assert!(err(b"hello world, no plan".to_vec()).contains("not a reanimator plan"));
+        let mut v = good.clone();
+        v[8] = 9;
+        assert!(err(v).contains("version 9"));
+        // A byte of each chunk's payload flipped: the checksum catches it.
+        let calls_at = good.windows(8).position(|w| w == CHUNK_MAGIC).unwrap();
+        let mut v = good.clone();
+        let kind = u32::from_le_bytes(v[calls_at + 8..calls_at + 12].try_into().unwrap());
+        assert_eq!(kind, KIND_DATA, "data comes before the calls that use it");
+        v[calls_at + CHUNK_HEADER + 5] ^= 1;
+        assert!(err(v).contains("data chunk"), "data damage");
+        let second = calls_at
+            + CHUNK_HEADER
+            + u64::from_le_bytes(good[calls_at + 16..calls_at + 24].try_into().unwrap()) as usize;
+        let mut v = good.clone();
+        v[second + CHUNK_HEADER + 3] ^= 0x40;
+        assert!(err(v).contains("checksum"));
+        // Every truncation and every single-byte change: an error or the same calls, no panic.
+        for cut in (0..good.len()).step_by(7) {
+            let _ = err(good[..cut].to_vec());
+        }
+        for i in 0..good.len() {
+            let mut v = good.clone();
+            v[i] ^= 0xff;
+            if let Ok(plan) = Plan::from_bytes_unchecked(p, v) {
+                for r in plan.calls() {
+                    let _ = r;
+                }
+            }
+        }
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -532,7 +532,7 @@ mod tests {
             fd,
             &[
                 ("dirfd", ArgValue::Int(-100)),
-                ("pathname", ArgValue::Data(p)),
+                ("pathname", ArgValue::data(p)),
                 ("flags", ArgValue::Int(0)),
             ],
         )

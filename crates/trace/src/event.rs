@@ -1,3 +1,4 @@
+pub use bytes::Bytes;
 use ra_syscalls::SyscallDef;
 
 /// The value of one argument of an [`Event`], aligned with the registry's `args`.
@@ -8,8 +9,9 @@ pub enum ArgValue {
     /// An integer argument (fd, flags, count, offset, address).
     Int(i64),
     /// Captured bytes: a path (with its trailing NUL, as Re-Animator stores it), a data buffer,
-    /// or a struct's raw bytes.
-    Data(Vec<u8>),
+    /// or a struct's raw bytes. ([`Bytes`]: owned, or a slice of a memory-mapped replay plan
+    /// that replay writes from without copying.)
+    Data(Bytes),
     /// A buffer that existed but was not captured (`--data none|hash`, or a failed copy).
     NotCaptured,
     /// An iovec array: one entry per vector.
@@ -22,6 +24,10 @@ pub enum ArgValue {
 }
 
 impl ArgValue {
+    /// Captured bytes ([`ArgValue::Data`]) from a vector, a slice or [`Bytes`].
+    pub fn data(b: impl Into<Bytes>) -> ArgValue {
+        ArgValue::Data(b.into())
+    }
     /// The integer, if this is one.
     pub fn as_int(&self) -> Option<i64> {
         match self {
@@ -42,7 +48,7 @@ impl ArgValue {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IovValue {
     pub requested: u64,
-    pub data: Option<Vec<u8>>,
+    pub data: Option<Bytes>,
 }
 
 /// One system call as recorded: the common fields of Re-Animator's schema plus the arguments.

@@ -567,7 +567,7 @@ mod tests {
     fn path(p: &str) -> ArgValue {
         let mut v = p.as_bytes().to_vec();
         v.push(0);
-        ArgValue::Data(v)
+        ArgValue::data(v)
     }
 
     fn run(events: &[Event]) -> (Vec<(String, FileOpKind)>, Skipped) {

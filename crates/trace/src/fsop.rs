@@ -311,7 +311,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
     let new_path = || extra_bytes(ev, "new_pathname").map(with_nul);
     let int = |k: &str| extra_int(ev, k);
     let data = || match extra_bytes(ev, "data") {
-        Some(d) => ArgValue::Data(d.to_vec()),
+        Some(d) => ArgValue::data(d.to_vec()),
         None => ArgValue::NotCaptured,
     };
     let mk = |name: &str, args: &[(&str, ArgValue)]| -> Option<Event> {
@@ -350,7 +350,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
                 "fstatat",
                 &[
                     ("dirfd", at()),
-                    ("pathname", ArgValue::Data(p)),
+                    ("pathname", ArgValue::data(p)),
                     ("flags", i(libc::AT_SYMLINK_NOFOLLOW as i64)),
                 ],
             ))
@@ -361,7 +361,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
             if let Some(m) = int("mode") {
                 v.extend(mk(
                     "fchmodat",
-                    &[("dirfd", at()), ("pathname", ArgValue::Data(p.clone())), ("mode", i(m))],
+                    &[("dirfd", at()), ("pathname", ArgValue::data(p.clone())), ("mode", i(m))],
                 ));
             }
             let (ou, og) = (int("owner_uid"), int("owner_gid"));
@@ -370,7 +370,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
                     "fchownat",
                     &[
                         ("dirfd", at()),
-                        ("pathname", ArgValue::Data(p.clone())),
+                        ("pathname", ArgValue::data(p.clone())),
                         ("owner", i(ou.unwrap_or(-1))),
                         ("group", i(og.unwrap_or(-1))),
                         ("flags", i(libc::AT_SYMLINK_NOFOLLOW as i64)),
@@ -381,7 +381,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
                 v.extend(match fh {
                     Some(fd) => mk("ftruncate", &[("fd", i(fd)), ("length", i(len))]),
                     None => {
-                        mk("truncate", &[("path", ArgValue::Data(p.clone())), ("length", i(len))])
+                        mk("truncate", &[("path", ArgValue::data(p.clone())), ("length", i(len))])
                     }
                 });
             }
@@ -406,8 +406,8 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
                     "utimensat",
                     &[
                         ("dirfd", at()),
-                        ("pathname", ArgValue::Data(p)),
-                        ("times", ArgValue::Data(times)),
+                        ("pathname", ArgValue::data(p)),
+                        ("times", ArgValue::data(times)),
                         ("flags", i(libc::AT_SYMLINK_NOFOLLOW as i64)),
                     ],
                 ));
@@ -420,7 +420,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
                 "readlinkat",
                 &[
                     ("dirfd", at()),
-                    ("pathname", ArgValue::Data(p)),
+                    ("pathname", ArgValue::data(p)),
                     ("buf", data()),
                     ("bufsiz", i(int("length").unwrap_or(4096))),
                 ],
@@ -428,7 +428,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
         }
         "mknod" | "mkdir" | "unlink" | "rmdir" => {
             let Some(p) = path() else { return Vec::new() };
-            let p = ArgValue::Data(p);
+            let p = ArgValue::data(p);
             let mode = i(int("mode").unwrap_or(0));
             match ev.name.as_str() {
                 "mknod" => opt(mk(
@@ -457,9 +457,9 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
             opt(mk(
                 "symlinkat",
                 &[
-                    ("target", ArgValue::Data(with_nul(target))),
+                    ("target", ArgValue::data(with_nul(target))),
                     ("newdirfd", at()),
-                    ("linkpath", ArgValue::Data(link)),
+                    ("linkpath", ArgValue::data(link)),
                 ],
             ))
         }
@@ -470,9 +470,9 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
                     "renameat2",
                     &[
                         ("olddirfd", at()),
-                        ("oldpath", ArgValue::Data(old)),
+                        ("oldpath", ArgValue::data(old)),
                         ("newdirfd", at()),
-                        ("newpath", ArgValue::Data(new)),
+                        ("newpath", ArgValue::data(new)),
                         ("flags", i(int("flags").unwrap_or(0))),
                     ],
                 ))
@@ -481,9 +481,9 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
                     "linkat",
                     &[
                         ("olddirfd", at()),
-                        ("oldpath", ArgValue::Data(old)),
+                        ("oldpath", ArgValue::data(old)),
                         ("newdirfd", at()),
-                        ("newpath", ArgValue::Data(new)),
+                        ("newpath", ArgValue::data(new)),
                         ("flags", i(0)),
                     ],
                 ))
@@ -502,7 +502,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
                 "openat",
                 &[
                     ("dirfd", at()),
-                    ("pathname", ArgValue::Data(p)),
+                    ("pathname", ArgValue::data(p)),
                     ("flags", i(flags)),
                     ("mode", i(int("mode").unwrap_or(0))),
                 ],
@@ -545,7 +545,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
         }
         "statfs" => {
             let Some(p) = path() else { return Vec::new() };
-            opt(mk("statfs", &[("path", ArgValue::Data(p))]))
+            opt(mk("statfs", &[("path", ArgValue::data(p))]))
         }
         "access" => {
             let Some(p) = path() else { return Vec::new() };
@@ -553,16 +553,16 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
                 "faccessat",
                 &[
                     ("dirfd", at()),
-                    ("pathname", ArgValue::Data(p)),
+                    ("pathname", ArgValue::data(p)),
                     ("mode", i(int("mode").unwrap_or(0))),
                 ],
             ))
         }
         "setxattr" | "getxattr" | "listxattr" | "removexattr" => {
             let Some(p) = path() else { return Vec::new() };
-            let p = ArgValue::Data(p);
+            let p = ArgValue::data(p);
             let name =
-                || ArgValue::Data(with_nul(extra_bytes(ev, "xattr_name").unwrap_or_default()));
+                || ArgValue::data(with_nul(extra_bytes(ev, "xattr_name").unwrap_or_default()));
             let size = i(int("length").unwrap_or(0));
             match ev.name.as_str() {
                 "setxattr" => opt(mk(
@@ -617,9 +617,9 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
                 "copy_file_range",
                 &[
                     ("fd_in", i(fd)),
-                    ("off_in", ArgValue::Data(off_in)),
+                    ("off_in", ArgValue::data(off_in)),
                     ("fd_out", i(out)),
-                    ("off_out", ArgValue::Data(off_out)),
+                    ("off_out", ArgValue::data(off_out)),
                     ("len", i(int("length").unwrap_or(0))),
                     ("flags", i(0)),
                 ],

@@ -30,7 +30,7 @@ mod writer;
 
 pub use direct::TraceFile;
 pub use error::{Error, Result};
-pub use event::{ArgValue, Event, ExtraValue, IovValue};
+pub use event::{ArgValue, Bytes, Event, ExtraValue, IovValue};
 pub use fsop::{FsData, FsRecord, FS_OP_TYPE};
 pub use reader::{EventIter, LostRecord, TraceKind, TraceReader};
 pub use schema::Schema;

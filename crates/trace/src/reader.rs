@@ -13,7 +13,7 @@ use std::sync::Arc;
 use dataseries::{CutTail, DsReader, Extent, ExtentType, FieldType, TrailerStatus, Value};
 use ra_syscalls::{by_trace_name, ArgKind};
 
-use crate::event::{ArgValue, Event, ExtraValue, IovValue};
+use crate::event::{ArgValue, Bytes, Event, ExtraValue, IovValue};
 use crate::fsop::FS_OP_TYPE;
 use crate::quirks::normalize_time;
 use crate::schema::{CallLayout, BLOB_TYPE, INFO_TYPE, LOST_TYPE, PREFIX, SNAPSHOT_TYPE};
@@ -475,14 +475,14 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
                     let cols = cols.expect("checked");
                     let vals: Option<Vec<i64>> = cols.iter().map(|&c| int_of(e, row, c)).collect();
                     match vals.and_then(|v| crate::structs::columns_to_struct(s, &v)) {
-                        Some(bytes) => ArgValue::Data(bytes),
+                        Some(bytes) => ArgValue::data(bytes),
                         None if ev.buffer_not_captured => ArgValue::NotCaptured,
                         None => ArgValue::Absent,
                     }
                 }
                 (k, _) if k.is_vector() || k == ArgKind::StrArray => ArgValue::Absent,
                 (k, Some(f)) if k.is_pointer_data() => match e.value(row, f) {
-                    Value::Bytes(b) => ArgValue::Data(b.to_vec()),
+                    Value::Bytes(b) => ArgValue::data(b.to_vec()),
                     _ if ev.buffer_not_captured => ArgValue::NotCaptured,
                     _ => ArgValue::Absent,
                 },
@@ -535,7 +535,7 @@ fn decode_event(r: &TraceReader, c: &mut Cursor) -> Result<Event> {
                     }
                     let requested =
                         l.bytes_requested.and_then(|f| int_of(e, c.row, f)).unwrap_or(0);
-                    let data = data_f.and_then(|f| e.bytes(c.row, f)).map(<[u8]>::to_vec);
+                    let data = data_f.and_then(|f| e.bytes(c.row, f)).map(Bytes::copy_from_slice);
                     vecs.push(IovValue { requested: requested.max(0) as u64, data });
                     c.row += 1;
                 }

@@ -559,7 +559,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             let len = match v {
                 ArgValue::Data(d) => d.len(),
                 ArgValue::Iov(v) => {
-                    v.iter().map(|i| i.data.as_ref().map_or(0, Vec::len)).max().unwrap_or(0)
+                    v.iter().map(|i| i.data.as_ref().map_or(0, |d| d.len())).max().unwrap_or(0)
                 }
                 ArgValue::Strings(s) => s.iter().map(Vec::len).max().unwrap_or(0),
                 _ => 0,

@@ -29,7 +29,7 @@ fn ev(name: &str, t: i64, ret: i64, args: &[(&str, ArgValue)]) -> Event {
 fn path(p: &str) -> ArgValue {
     let mut v = p.as_bytes().to_vec();
     v.push(0);
-    ArgValue::Data(v)
+    ArgValue::data(v)
 }
 
 /// A `struct stat` for a 15-byte regular file, mode 0644.
@@ -43,7 +43,7 @@ fn stat_regular(size: i64) -> ArgValue {
     b[56..64].copy_from_slice(&4096i64.to_le_bytes());
     b[64..72].copy_from_slice(&8i64.to_le_bytes());
     b[88..96].copy_from_slice(&1_763_800_000i64.to_le_bytes());
-    ArgValue::Data(b)
+    ArgValue::data(b)
 }
 
 pub fn example_events() -> Vec<Event> {
@@ -91,7 +91,7 @@ pub fn example_events() -> Vec<Event> {
             15,
             &[
                 ("fd", ArgValue::Int(3)),
-                ("buf", ArgValue::Data(content.clone())),
+                ("buf", ArgValue::data(content.clone())),
                 ("count", ArgValue::Int(131_072)),
             ],
         ),
@@ -104,8 +104,8 @@ pub fn example_events() -> Vec<Event> {
                 (
                     "iov",
                     ArgValue::Iov(vec![
-                        IovValue { requested: 14, data: Some(content[..14].to_vec()) },
-                        IovValue { requested: 1, data: Some(content[14..].to_vec()) },
+                        IovValue { requested: 14, data: Some(content[..14].to_vec().into()) },
+                        IovValue { requested: 1, data: Some(content[14..].to_vec().into()) },
                     ]),
                 ),
                 ("iovcnt", ArgValue::Int(2)),
@@ -117,7 +117,7 @@ pub fn example_events() -> Vec<Event> {
             0,
             &[
                 ("fd", ArgValue::Int(3)),
-                ("buf", ArgValue::Data(Vec::new())),
+                ("buf", ArgValue::data(Vec::new())),
                 ("count", ArgValue::Int(131_072)),
             ],
         ),

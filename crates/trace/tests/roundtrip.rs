@@ -14,8 +14,8 @@ fn sample_arg(kind: ArgKind, seed: u64) -> ArgValue {
     if kind.is_vector() {
         // iovecs, a message's iovecs, a list of messages: all stored as vectors.
         return ArgValue::Iov(vec![
-            IovValue { requested: 5, data: Some(b"hello".to_vec()) },
-            IovValue { requested: 4096, data: Some(bytes(100)) },
+            IovValue { requested: 5, data: Some(b"hello".to_vec().into()) },
+            IovValue { requested: 4096, data: Some(bytes(100).into()) },
             IovValue { requested: 7, data: None },
         ]);
     }
@@ -28,17 +28,18 @@ fn sample_arg(kind: ArgKind, seed: u64) -> ArgValue {
         ArgKind::Path => {
             let mut p = format!("/tmp/dir{seed}/file").into_bytes();
             p.push(0);
-            ArgValue::Data(p)
+            ArgValue::data(p)
         }
-        ArgKind::InBuf(_) | ArgKind::OutBuf(_) => ArgValue::Data(bytes(1 + (seed % 300) as usize)),
+        ArgKind::InBuf(_) | ArgKind::OutBuf(_) => ArgValue::data(bytes(1 + (seed % 300) as usize)),
         ArgKind::InStruct(s, _) | ArgKind::OutStruct(s, _) | ArgKind::InOutStruct(s, _) => {
             // Structs Re-Animator keeps as integer columns must be valid ones to round-trip.
             let words = |v: &[i64]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
             let sec = 1_700_000_000 + seed as i64;
-            ArgValue::Data(match s {
-                Struct::FdPair => {
-                    [3i32, 4 + seed as i32].iter().flat_map(|w| w.to_le_bytes()).collect()
-                }
+            ArgValue::data(match s {
+                Struct::FdPair => [3i32, 4 + seed as i32]
+                    .iter()
+                    .flat_map(|w| w.to_le_bytes())
+                    .collect::<Vec<u8>>(),
                 Struct::Rlimit => words(&[seed as i64, -1]),
                 Struct::Utimbuf => words(&[sec, sec - 5]),
                 Struct::Timeval2 => words(&[sec, 123, sec - 5, 999_999]),
@@ -47,8 +48,8 @@ fn sample_arg(kind: ArgKind, seed: u64) -> ArgValue {
             })
         }
         ArgKind::IovIn { .. } | ArgKind::IovOut { .. } => ArgValue::Iov(vec![
-            IovValue { requested: 5, data: Some(b"hello".to_vec()) },
-            IovValue { requested: 4096, data: Some(bytes(100)) },
+            IovValue { requested: 5, data: Some(b"hello".to_vec().into()) },
+            IovValue { requested: 4096, data: Some(bytes(100).into()) },
             IovValue { requested: 7, data: None },
         ]),
         ArgKind::StrArray => ArgValue::Strings(vec![b"prog".to_vec(), bytes(9), Vec::new()]),
@@ -242,7 +243,7 @@ fn every_form_of_a_vector_argument_round_trips() {
         for (k, form) in [
             ArgValue::Iov(Vec::new()),
             ArgValue::NotCaptured,
-            ArgValue::Iov(vec![IovValue { requested: 3, data: Some(b"abc".to_vec()) }]),
+            ArgValue::Iov(vec![IovValue { requested: 3, data: Some(b"abc".to_vec().into()) }]),
             ArgValue::Iov(Vec::new()),
         ]
         .into_iter()

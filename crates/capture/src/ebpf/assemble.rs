@@ -316,7 +316,7 @@ impl Assembler {
         ev.set_arg("device", ArgValue::Int(user_dev(p.dev)));
         ev.set_arg("inode", ArgValue::Int(p.ino as i64));
         if let Some(path) = region.and_then(|r| r.path.as_deref()) {
-            ev.set_arg("pathname", ArgValue::Data(path.to_vec()));
+            ev.set_arg("pathname", ArgValue::data(path.to_vec()));
         }
         let buf = if p.flags & PG_NOT_CAPTURED != 0 {
             ev.buffer_not_captured = true;
@@ -325,7 +325,7 @@ impl Assembler {
             if p.flags & PG_FAULT != 0 {
                 ev.buffer_not_captured = true;
             }
-            ArgValue::Data(p.payload.to_vec())
+            ArgValue::data(p.payload.to_vec())
         };
         ev.set_arg("buf", buf);
         if self.data == DataMode::Hash {
@@ -472,12 +472,12 @@ fn value(kind: ArgKind, mut parts: Vec<Part>, n: usize) -> ArgValue {
                     } else {
                         p.segs.first().map_or(0, |s| s.1)
                     },
-                    data: Some(p.data),
+                    data: Some(p.data.into()),
                 })
                 .collect(),
         );
     }
-    ArgValue::Data(if parts.is_empty() { Vec::new() } else { parts.swap_remove(0).data })
+    ArgValue::data(if parts.is_empty() { Vec::new() } else { parts.swap_remove(0).data })
 }
 
 #[cfg(test)]
@@ -537,7 +537,7 @@ mod tests {
         c.nvec[1] = 1;
         let ev = a.call(&c).unwrap();
         assert_eq!(ev.name, "write");
-        assert_eq!(ev.arg("buf"), Some(&ArgValue::Data(b"helloworld".to_vec())));
+        assert_eq!(ev.arg("buf"), Some(&ArgValue::data(b"helloworld".to_vec())));
         assert_eq!((ev.ret, ev.errno, ev.time_called), (Some(10), Some(0), Some(1000)));
         assert!(!ev.buffer_not_captured);
 
@@ -600,7 +600,7 @@ mod tests {
             ..CallRec::default()
         };
         let ev = a.call(&c).unwrap();
-        assert_eq!(ev.arg("buf"), Some(&ArgValue::Data(b"ok".to_vec())));
+        assert_eq!(ev.arg("buf"), Some(&ArgValue::data(b"ok".to_vec())));
         assert_eq!(a.stats.orphan_records, 1);
         // A copy that faulted where the kernel's did not (the call wrote 8 bytes): what was
         // read, and the flag. Where the kernel faulted too (EFAULT): no loss, no flag.
@@ -621,7 +621,7 @@ mod tests {
             };
             let ev = a.call(&c).unwrap();
             assert_eq!(ev.buffer_not_captured, lost, "ret {ret}");
-            assert_eq!(ev.arg("buf"), Some(&ArgValue::Data(Vec::new())));
+            assert_eq!(ev.arg("buf"), Some(&ArgValue::data(Vec::new())));
         }
     }
 
@@ -733,7 +733,7 @@ mod tests {
             ..CallRec::default()
         };
         let ev = a.call(&c).unwrap();
-        assert_eq!(ev.arg("pathname"), Some(&ArgValue::Data(b"/bin/true\0".to_vec())));
+        assert_eq!(ev.arg("pathname"), Some(&ArgValue::data(b"/bin/true\0".to_vec())));
         assert_eq!(
             ev.arg("argv"),
             Some(&ArgValue::Strings(vec![b"true".to_vec(), b"-x".to_vec()]))

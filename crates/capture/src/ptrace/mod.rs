@@ -195,7 +195,7 @@ fn mmsg_value(pid: Pid, msgs: Vec<Message>, take: impl Fn(usize, u64, u64) -> u6
                     ArgValue::Iov(v) => v.into_iter().filter_map(|x| x.data).flatten().collect(),
                     _ => Vec::new(),
                 };
-                IovValue { requested, data: Some(data) }
+                IovValue { requested, data: Some(data.into()) }
             })
             .collect(),
     )
@@ -209,7 +209,7 @@ fn read_iov_data(pid: Pid, vecs: Vec<(u64, u64)>, limit: Option<u64>) -> ArgValu
             .map(|(base, len)| {
                 let n = len.min(left).min(1 << 31);
                 left -= n;
-                IovValue { requested: len, data: Some(mem::read(pid, base, n as usize)) }
+                IovValue { requested: len, data: Some(mem::read(pid, base, n as usize).into()) }
             })
             .collect(),
     )
@@ -416,14 +416,14 @@ impl<'a> Tracer<'a> {
                 ArgKind::Path => match mem::read_cstr(tid, raw, 4097) {
                     Some((b, complete)) => {
                         ev.buffer_not_captured |= !complete;
-                        ArgValue::Data(b)
+                        ArgValue::data(b)
                     }
                     None => ArgValue::Absent,
                 },
                 ArgKind::InBuf(Len::CStr) => match mem::read_cstr(tid, raw, 1 << 20) {
                     Some((b, complete)) => {
                         ev.buffer_not_captured |= !complete;
-                        ArgValue::Data(b)
+                        ArgValue::data(b)
                     }
                     None => ArgValue::Absent,
                 },
@@ -431,7 +431,7 @@ impl<'a> Tracer<'a> {
                     Some(n) => {
                         let b = mem::read(tid, raw, n);
                         ev.buffer_not_captured |= b.len() < n;
-                        ArgValue::Data(b)
+                        ArgValue::data(b)
                     }
                     None => ArgValue::NotCaptured,
                 },
@@ -455,7 +455,7 @@ impl<'a> Tracer<'a> {
                     Some(n) => {
                         let b = mem::read(tid, raw, n);
                         ev.buffer_not_captured |= b.len() < n;
-                        ArgValue::Data(b)
+                        ArgValue::data(b)
                     }
                     None => ArgValue::NotCaptured,
                 },
@@ -596,13 +596,13 @@ impl<'a> Tracer<'a> {
                 }
                 ArgKind::OutBuf(Len::CStr) => {
                     ev.args[idx] = mem::read_cstr(tid, raw, 1 << 20)
-                        .map_or(ArgValue::Absent, |(b, _)| ArgValue::Data(b));
+                        .map_or(ArgValue::Absent, |(b, _)| ArgValue::data(b));
                 }
                 ArgKind::OutBuf(len) => {
                     if let Some(n) = eval_len(tid, len, None, &args, ret) {
                         let b = mem::read(tid, raw, n);
                         ev.buffer_not_captured |= b.len() < n;
-                        ev.args[idx] = ArgValue::Data(b);
+                        ev.args[idx] = ArgValue::data(b);
                     }
                 }
                 ArgKind::OutStruct(s, len) | ArgKind::InOutStruct(s, len) => {
@@ -613,7 +613,7 @@ impl<'a> Tracer<'a> {
                     if let Some(n) = n {
                         let b = mem::read(tid, raw, n);
                         ev.buffer_not_captured |= b.len() < n;
-                        ev.args[idx] = ArgValue::Data(b);
+                        ev.args[idx] = ArgValue::data(b);
                     }
                 }
                 ArgKind::IovOut { count } => {
