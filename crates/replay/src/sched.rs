@@ -1373,6 +1373,9 @@ fn account(ctx: &Ctx, rep: &mut Report, ev: &Event, out: Outcome) {
     if let Some(w) = &out.warn {
         rep.warn(w.clone());
     }
+    if let Some(sink) = &ctx.sh.opts.outcomes {
+        sink.record(ev, &out, (verified && verify != Verify::None).then_some(diffs.is_empty()));
+    }
     if let Some(log) = &ctx.log {
         let level = ctx.sh.opts.log_level;
         if level >= 2 || (level >= 1 && !diffs.is_empty()) {
