@@ -1,6 +1,7 @@
 //! `reanimator`: the one binary. One module per subcommand; the heavy lifting lives in the
 //! library crates (`dataseries`, `ra-syscalls`, `ra-trace`, `ra-filter`).
 
+mod compare;
 mod compile;
 mod diff;
 mod dump;

@@ -11,7 +11,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use ra_replay::{
-    init, sandbox::Root, Fill, MmapMode, OnMismatch, Options, Progress, Report, Timing, Verify,
+    compare::OutcomeSink, init, sandbox::Root, Fill, MmapMode, OnMismatch, Options, Progress,
+    Report, Timing, Verify,
 };
 use ra_trace::TraceReader;
 
@@ -79,6 +80,7 @@ pub enum InitArg {
 #[command(after_help = "Examples:\n  \
     mkdir /tmp/r && reanimator replay trace.ds --root /tmp/r --init\n  \
     reanimator replay trace.ds --root /tmp/r --init=infer --report out.json -v --log replay.log\n  \
+    reanimator replay trace.ds --root /mnt/ext4/r --compare /mnt/xfs/r --compare /mnt/btrfs/r --init\n  \
     reanimator replay trace.ds --root /tmp/r --force --verify ret --timing original\n\n\
     Every path in the trace is resolved beneath --root (absolute paths, `..` and symlinks \
     included); calls on /proc, /sys and /dev paths, sockets and descriptors inherited from \
@@ -89,8 +91,20 @@ pub enum InitArg {
     Device nodes, setuid/setgid bits and security.* xattrs are not recreated from the trace \
     unless --allow-special.\n\n\
     The root may not be / nor hold the replayer's own executable or the trace.\n\n\
+    Differential replay (--compare DIR, repeatable): the trace is replayed into --root, then \
+    into each --compare root in turn (each prepared by the same --init), e.g. roots on ext4, \
+    xfs, btrfs and tmpfs. The report gives each root's path, file system type and elapsed \
+    time and its calls that differ from the recording; then the calls on which the roots \
+    differ from each other (result, errno, returned data as verification compares it, or how \
+    the call was replayed), counted per call, the first --max-mismatches listed; then each \
+    --compare root's final tree against --root's (names, kinds, sizes, modes, owners, \
+    contents, symlink targets, xattrs; not times, inode numbers or directory sizes). The \
+    roots must be distinct directories, none inside another. Each root's outcomes are \
+    spilled to an unlinked file in $TMPDIR (48 bytes per call).\n\n\
     Exit status: 0 when every verified call matched, 1 when something differed (or the replay \
-    was stopped), 2 when the replay could not run.")]
+    was stopped), 2 when the replay could not run. With --compare: 0 when every root matched \
+    the recording and the roots agree on every call and on their trees, 1 otherwise, 2 when \
+    a replay could not run.")]
 pub struct ReplayArgs {
     /// The trace to replay (ours or an original Re-Animator trace), or a plan compiled from
     /// one (reanimator compile).
@@ -99,6 +113,12 @@ pub struct ReplayArgs {
     /// Directory to replay into; must exist and be empty unless --force.
     #[arg(long, value_name = "DIR")]
     pub root: PathBuf,
+    /// Differential replay: replay the trace again into DIR (repeatable; roots on different
+    /// file systems) and report, call by call, where the roots' outcomes differ from each
+    /// other and from the recording, their final trees' differences and each root's elapsed
+    /// time (see below).
+    #[arg(long, value_name = "DIR")]
+    pub compare: Vec<PathBuf>,
     /// Replay into a root that is not empty.
     #[arg(long)]
     pub force: bool,
@@ -218,7 +238,7 @@ fn holds(root: &Path, p: &Path) -> bool {
     p.canonicalize().is_ok_and(|p| p.starts_with(root))
 }
 
-fn check_root(root: &Path, force: bool, trace: &Path) -> Result<()> {
+pub(crate) fn check_root(root: &Path, force: bool, trace: &Path) -> Result<()> {
     let md = std::fs::metadata(root).with_context(|| {
         format!(
             "replay root {}: cannot use it (create it first: mkdir -p {})",
@@ -263,6 +283,14 @@ fn check_root(root: &Path, force: bool, trace: &Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// What is replayed: a compiled plan or a trace; with a plan, its source trace when the plan
+/// needs it for snapshots (or why it is not there).
+pub(crate) struct Input {
+    pub plan: Option<ra_replay::Plan>,
+    pub trace: Option<TraceReader>,
+    pub snapshots_missing: Option<String>,
 }
 
 pub fn run(a: ReplayArgs) -> Result<ExitCode> {
@@ -319,8 +347,55 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
             );
         }
     }
+    let input = Input { plan, trace, snapshots_missing };
+    if !a.compare.is_empty() {
+        return crate::compare::run(&a, &input);
+    }
     check_root(&a.root, a.force, &a.trace)?;
-    let mut opts = Options::new(a.root.clone());
+    let log = open_log(&a)?;
+    let progress = Arc::new(Progress::default());
+    install_stop_handler(progress.clone());
+    let report = replay_into(&a, &input, &a.root, None, &progress, log)?;
+    if let Some(p) = &a.report {
+        let j = serde_json::to_string_pretty(&report.to_json())?;
+        std::fs::write(p, j + "\n")
+            .with_context(|| format!("writing the report {}", p.display()))?;
+    }
+    if a.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &report.to_json())?;
+        writeln!(out)?;
+    } else if !a.quiet {
+        print_report(&report, &a.trace)?;
+    }
+    Ok(if report.clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Where -v/-vv lines go: --log FILE (created), stderr, or nowhere without -v.
+pub(crate) fn open_log(a: &ReplayArgs) -> Result<Option<Box<dyn Write + Send>>> {
+    Ok(match (&a.log, a.verbose) {
+        (_, 0) => None,
+        (Some(p), _) => Some(Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p)
+                .with_context(|| format!("creating the log {}", p.display()))?,
+        ))),
+        (None, _) => Some(Box::new(std::io::stderr())),
+    })
+}
+
+/// One replay of `input` into `root_dir` with the command line's options: the initial state
+/// (`--init`), the replay (its outcomes to `outcomes` when given), and the final-state check.
+/// `progress` must have its counters at zero; its `stop` ends the replay early.
+pub(crate) fn replay_into(
+    a: &ReplayArgs,
+    input: &Input,
+    root_dir: &Path,
+    outcomes: Option<OutcomeSink>,
+    progress: &Arc<Progress>,
+    log: Option<Box<dyn Write + Send>>,
+) -> Result<Report> {
+    let (plan, trace) = (&input.plan, &input.trace);
+    let mut opts = Options::new(root_dir.to_path_buf());
     opts.verify = match a.verify {
         VerifyArg::None => Verify::None,
         VerifyArg::Ret => Verify::Ret,
@@ -347,8 +422,8 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     let snapshots: Vec<_> =
         trace.iter().flat_map(|t| t.snapshots()).filter(|s| s.start.is_some()).collect();
     if a.init != InitArg::None {
-        let root = Root::new(&a.root)
-            .with_context(|| format!("opening the replay root {}", a.root.display()))?;
+        let root = Root::new(root_dir)
+            .with_context(|| format!("opening the replay root {}", root_dir.display()))?;
         let mut skip: Vec<Vec<u8>> = Vec::new();
         if matches!(a.init, InitArg::Auto | InitArg::Snapshot) {
             if a.init == InitArg::Snapshot && snapshots.is_empty() {
@@ -455,16 +530,7 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     }
     opts.partial_dirs = partial_dirs;
     opts.inferred_files = inferred_files;
-    let log: Option<Box<dyn Write + Send>> = match (&a.log, a.verbose) {
-        (_, 0) => None,
-        (Some(p), _) => Some(Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p)
-                .with_context(|| format!("creating the log {}", p.display()))?,
-        ))),
-        (None, _) => Some(Box::new(std::io::stderr())),
-    };
-    let progress = Arc::new(Progress::default());
-    install_stop_handler(progress.clone());
+    opts.outcomes = outcomes;
     // Records of call types (a few calls span several records: the bar is approximate).
     let total: u64 = match (&plan, &trace) {
         (Some(p), _) => p.stats().calls,
@@ -480,11 +546,16 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     let bar = (!a.quiet && std::io::stderr().is_terminal())
         .then(|| crate::progress::Progress::calls("replaying", total));
     let worker = {
-        let progress = progress.clone();
         let bar_progress = progress.clone();
+        // Ends the bar's ticker (not the replay's `stop`: another replay may follow).
+        let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ticker_finished = finished.clone();
         let ticker = bar.map(|b| {
             std::thread::spawn(move || {
-                while !bar_progress.stop.load(Ordering::Relaxed) && !b.is_done() {
+                while !ticker_finished.load(Ordering::Relaxed)
+                    && !bar_progress.stop.load(Ordering::Relaxed)
+                    && !b.is_done()
+                {
                     b.set(bar_progress.done.load(Ordering::Relaxed));
                     std::thread::sleep(Duration::from_millis(100));
                 }
@@ -498,7 +569,7 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
         };
         let r = ra_replay::replay_from(source, opts, progress.clone(), log);
         if let Some(t) = ticker {
-            progress.stop.store(true, Ordering::Relaxed);
+            finished.store(true, Ordering::Relaxed);
             let _ = t.join();
         }
         r
@@ -507,33 +578,21 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     report.init = init_notes;
     // The final state: each recorded end state against its directory in the root.
     if a.verify == VerifyArg::Full && report.aborted.is_none() {
-        let root = Root::new(&a.root)
-            .with_context(|| format!("opening the replay root {}", a.root.display()))?;
-        if let Some(t) = &trace {
+        let root = Root::new(root_dir)
+            .with_context(|| format!("opening the replay root {}", root_dir.display()))?;
+        if let Some(t) = trace {
             for s in t.snapshots().into_iter().filter(|s| s.end.is_some()) {
                 report.final_state.push(final_state(t, &root, &s)?);
             }
         }
-        if let Some(why) = &snapshots_missing {
+        if let Some(why) = &input.snapshots_missing {
             report.warn(format!(
                 "the final tree was not compared with the recorded end state: the plan's trace \
                  stores it, but {why}"
             ));
         }
     }
-    if let Some(p) = &a.report {
-        let j = serde_json::to_string_pretty(&report.to_json())?;
-        std::fs::write(p, j + "\n")
-            .with_context(|| format!("writing the report {}", p.display()))?;
-    }
-    if a.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &report.to_json())?;
-        writeln!(out)?;
-    } else if !a.quiet {
-        print_report(&report, &a.trace)?;
-    }
-    Ok(if report.clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(report)
 }
 
 /// A plan's source trace, when it is where it was when compiled and unchanged (size and

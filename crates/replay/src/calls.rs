@@ -62,6 +62,11 @@ pub struct Outcome {
     pub rule: Rule,
     pub diffs: Vec<Diff>,
     pub warn: Option<String>,
+    /// With an outcome sink ([`Options::outcomes`]): a BLAKE3 digest of the data the call
+    /// returned, in the form verification compares it (read buffers and xattr values as
+    /// bytes; the stat, statfs fields it compares; a directory stream's entries and an xattr
+    /// name list as sets). None when the call returned no data or no sink asked for it.
+    pub digest: Option<[u8; 32]>,
 }
 
 enum Act {
@@ -207,21 +212,27 @@ struct Collect {
     limit: usize,
     hash: Option<blake3::Hasher>,
     total: u64,
+    /// Every byte, for the outcome digest (see [`Outcome::digest`]).
+    all: Option<blake3::Hasher>,
 }
 
 impl Collect {
-    fn new(expected: &ArgValue, full: bool) -> Collect {
+    fn new(expected: &ArgValue, full: bool, digest: bool) -> Collect {
         let (limit, hash) = match expected {
             ArgValue::Data(d) if full => (d.len() + 1, None),
             ArgValue::Hashed { .. } if full => (0, Some(blake3::Hasher::new())),
             _ => (0, None),
         };
-        Collect { keep: Vec::new(), limit, hash, total: 0 }
+        let all = digest.then(blake3::Hasher::new);
+        Collect { keep: Vec::new(), limit, hash, total: 0, all }
     }
     fn push(&mut self, b: &[u8]) {
         let room = self.limit.saturating_sub(self.keep.len());
         self.keep.extend_from_slice(&b[..b.len().min(room)]);
         if let Some(h) = &mut self.hash {
+            h.update(b);
+        }
+        if let Some(h) = &mut self.all {
             h.update(b);
         }
         self.total += b.len() as u64;
@@ -277,6 +288,10 @@ pub struct Call<'a> {
     full: bool,
     /// The argument whose absence stopped the call (see [`Call::i`]).
     missing: std::cell::Cell<Option<&'static str>>,
+    /// The returned data's digest, when an outcome sink wants it ([`Outcome::digest`]).
+    seen: Option<blake3::Hasher>,
+    /// Whether anything was fed to `seen`.
+    saw_data: bool,
 }
 
 /// Replay `ev` for process `p`.
@@ -290,6 +305,8 @@ pub fn execute(sh: &Shared, p: &Arc<Process>, ev: &Event, pl: &Placement) -> Out
         warn: None,
         full: sh.opts.verify == Verify::Full,
         missing: Default::default(),
+        seen: sh.opts.outcomes.is_some().then(blake3::Hasher::new),
+        saw_data: false,
     };
     let policy = ev.def.map_or(ReplayPolicy::Skip, |d| d.replay);
     let act = c.run();
@@ -320,7 +337,11 @@ pub fn execute(sh: &Shared, p: &Arc<Process>, ev: &Event, pl: &Placement) -> Out
             (mode, Err(e), Rule::Exact)
         }
     };
-    Outcome { mode, res, rule, diffs: c.diffs, warn: c.warn }
+    let digest = match c.seen {
+        Some(h) if c.saw_data => Some(*h.finalize().as_bytes()),
+        _ => None,
+    };
+    Outcome { mode, res, rule, diffs: c.diffs, warn: c.warn, digest }
 }
 
 impl Call<'_> {
@@ -376,7 +397,17 @@ impl Call<'_> {
             self.diffs.push(d);
         }
     }
+    /// Feed returned data to the outcome digest (a no-op without an outcome sink). Each part
+    /// is length-prefixed, so the parts' boundaries count.
+    fn saw(&mut self, part: &[u8]) {
+        if let Some(h) = &mut self.seen {
+            h.update(&(part.len() as u64).to_le_bytes());
+            h.update(part);
+            self.saw_data = true;
+        }
+    }
     fn check_data(&mut self, name: &str, got: &[u8]) {
+        self.saw(got);
         if self.full {
             let d = verify::data(name, self.arg(name), got);
             self.diff(d);
@@ -714,6 +745,12 @@ impl Call<'_> {
                     let l = self.locate(None, &p, true, false)?;
                     sys::fstatfs_bytes(l.fd())?
                 };
+                if let Some(s) = ra_trace::structs::Statfs::decode(&got) {
+                    // What verification compares: the type and the name length.
+                    let mut b = s.fs_type.to_le_bytes().to_vec();
+                    b.extend_from_slice(&s.namelen.to_le_bytes());
+                    self.saw(&b);
+                }
                 if self.full {
                     self.diffs.extend(verify::statfs(self.arg("buf"), &got));
                 }
@@ -994,7 +1031,7 @@ impl Call<'_> {
     /// pieces return what one call would, with memory bounded whatever `count` says. Checks
     /// the bytes against the recorded `buf`.
     fn read_file(&mut self, raw: RawFd, count: usize, mut off: Option<i64>) -> Result<i64, i32> {
-        let mut got = Collect::new(self.arg("buf"), self.full);
+        let mut got = Collect::new(self.arg("buf"), self.full, self.seen.is_some());
         let mut total = 0usize;
         let regular = count > READ_CHUNK
             && sys::fstat_at(raw).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG);
@@ -1022,6 +1059,9 @@ impl Call<'_> {
             if !regular || n < want || total >= count {
                 break;
             }
+        }
+        if let Some(h) = got.all.take() {
+            self.saw(h.finalize().as_bytes());
         }
         let d = got.diff("buf", self.arg("buf"));
         self.diff(d);
@@ -1152,7 +1192,7 @@ impl Call<'_> {
             .collect();
         let flags = self.flags_or_0("flags")? as i32;
         let r = sys::preadv2(raw, &iov, self.vec_offset()?, flags)?;
-        if self.full {
+        if self.full || self.seen.is_some() {
             let mut left = r as usize;
             let mut got = Vec::with_capacity(left);
             for b in &bufs {
@@ -1160,10 +1200,11 @@ impl Call<'_> {
                 got.extend_from_slice(&b[..n]);
                 left -= n;
             }
-            let want: Vec<u8> =
-                vecs.iter().filter_map(|v| v.data.as_deref()).flatten().copied().collect();
+            self.saw(&got);
             let have_data = vecs.iter().any(|v| v.data.is_some());
-            if have_data {
+            if self.full && have_data {
+                let want: Vec<u8> =
+                    vecs.iter().filter_map(|v| v.data.as_deref()).flatten().copied().collect();
                 self.diff(verify::data("iov", &ArgValue::data(want), &got));
             }
         }
@@ -1511,6 +1552,9 @@ impl Call<'_> {
                 (sys::stat_bytes(l.fd())?, "statbuf")
             }
         };
+        if self.seen.is_some() {
+            self.saw_stat(name == "statx", &bytes);
+        }
         if self.full {
             let (mut d, dev_ino) = if name == "statx" {
                 let x = ra_trace::structs::Statx::decode(&bytes);
@@ -1540,6 +1584,46 @@ impl Call<'_> {
         Ok(Act::Issued(0))
     }
 
+    /// The outcome digest of a stat result: the members verification compares (not times,
+    /// inode or device numbers, block counts), less the ones it leaves out for files
+    /// `--init=infer` made.
+    fn saw_stat(&mut self, statx: bool, bytes: &[u8]) {
+        let (dev_ino, mut f) = if statx {
+            let Some(x) = ra_trace::structs::Statx::decode(bytes) else { return };
+            let di = (libc::makedev(x.dev.0, x.dev.1), x.ino);
+            let m = x.mask;
+            let has = |bit: u32, v: u64| if m & bit != 0 { Some(v) } else { None };
+            let mode = has(libc::STATX_TYPE | libc::STATX_MODE, x.mode.into());
+            let nlink = has(libc::STATX_NLINK, x.nlink.into());
+            let uid = has(libc::STATX_UID, x.uid.into());
+            let gid = has(libc::STATX_GID, x.gid.into());
+            let size = has(libc::STATX_SIZE, x.size);
+            (di, [mode, nlink, uid, gid, size, None])
+        } else {
+            let Some(x) = ra_trace::structs::Stat::decode(bytes) else { return };
+            let f = [
+                Some(x.mode.into()),
+                Some(x.nlink),
+                Some(x.uid.into()),
+                Some(x.gid.into()),
+                Some(x.size as u64),
+                Some(x.rdev),
+            ];
+            ((x.dev, x.ino), f)
+        };
+        if self.sh.opts.partial_dirs.contains(&dev_ino) {
+            (f[1], f[4]) = (None, None);
+        } else if self.sh.opts.inferred_files.contains(&dev_ino) {
+            f[1] = None;
+        }
+        let mut b = Vec::with_capacity(f.len() * 9);
+        for v in f {
+            b.push(u8::from(v.is_some()));
+            b.extend_from_slice(&v.unwrap_or(0).to_le_bytes());
+        }
+        self.saw(&b);
+    }
+
     /// getdents: the entries of one directory stream are compared as a set of (name, type)
     /// when the recorded stream ends; each call's byte count only as "some" or "none" (entry
     /// order differs between directories with the same content).
@@ -1562,9 +1646,19 @@ impl Call<'_> {
         }
         ds.recorded_bytes += self.rec_ret().max(0) as u64;
         let stream_end = self.rec_ok() && self.rec_ret() == 0;
-        if stream_end && self.full && rec.is_some() {
+        if stream_end && self.seen.is_some() {
+            // The stream's entries as a set: their order is the file system's.
+            let mut b = Vec::new();
+            for (n, t) in &ds.replayed {
+                b.extend_from_slice(&(n.len() as u64).to_le_bytes());
+                b.extend_from_slice(n);
+                b.push(*t);
+            }
+            self.saw(&b);
+        }
+        if stream_end && (self.full && rec.is_some() || self.seen.is_some()) {
             let ds = std::mem::take(&mut *ds);
-            if ds.recorded != ds.replayed {
+            if self.full && rec.is_some() && ds.recorded != ds.replayed {
                 let show =
                     |s: &std::collections::BTreeSet<(Vec<u8>, u8)>,
                      o: &std::collections::BTreeSet<(Vec<u8>, u8)>| {
@@ -1695,6 +1789,13 @@ impl Call<'_> {
                     };
                     (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
                 });
+                if r.is_ok() && size > 0 {
+                    // The names as a set: their order is the file system's.
+                    let mut names: Vec<&[u8]> =
+                        got.split(|&c| c == 0).filter(|n| !n.is_empty()).collect();
+                    names.sort_unstable();
+                    self.saw(&names.join(&0u8));
+                }
                 if r.is_ok() && size > 0 && self.full {
                     let d = verify::name_set("xattr names", self.arg("list"), &got);
                     self.diff(d);

@@ -12,6 +12,7 @@
 //! shows to have existed before it started.
 
 pub mod calls;
+pub mod compare;
 pub mod init;
 pub mod planfile;
 pub mod planner;
@@ -153,6 +154,8 @@ pub struct Options {
     pub partial_dirs: std::collections::HashSet<(u64, u64)>,
     /// (st_dev, st_ino) of files `--init=infer` created: their link counts are not compared.
     pub inferred_files: std::collections::HashSet<(u64, u64)>,
+    /// Differential replay: where each call's outcome goes ([`compare`]). None: nowhere.
+    pub outcomes: Option<compare::OutcomeSink>,
 }
 
 impl Options {
@@ -174,6 +177,7 @@ impl Options {
             log_level: 0,
             partial_dirs: Default::default(),
             inferred_files: Default::default(),
+            outcomes: None,
         }
     }
 }

@@ -879,6 +879,8 @@ pub fn replay_from(
         let keep = sh.opts.keep_mismatches;
         join_executors(&sh, &gate, threads, &mut report);
         watch_done.store(true, Ordering::Relaxed);
+        // Now, not at the end of its current 50 ms nap: the replay's elapsed time ends here.
+        watch.thread().unpark();
         match watch.join() {
             Ok(r) => report.merge(r, usize::MAX),
             Err(_) => report.warn("the replay watchdog thread panicked"),
@@ -988,7 +990,8 @@ fn watchdog(
     let mut rep = Report::default();
     let mut since = (u64::MAX, Instant::now());
     while !done.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(50));
+        // Unparked when the replay ends (an early wake-up is harmless: it checks and naps).
+        std::thread::park_timeout(Duration::from_millis(50));
         if let Some(w) = lock(workers).clone() {
             w.grow_if_needed();
         }
@@ -1166,6 +1169,9 @@ fn account(ctx: &Ctx, rep: &mut Report, ev: &Event, out: Outcome) {
     }
     if let Some(w) = &out.warn {
         rep.warn(w.clone());
+    }
+    if let Some(sink) = &ctx.sh.opts.outcomes {
+        sink.record(ev, &out, (verified && verify != Verify::None).then_some(diffs.is_empty()));
     }
     if let Some(log) = &ctx.log {
         let level = ctx.sh.opts.log_level;
