@@ -680,6 +680,9 @@ fn print_report(r: &Report, trace: &Path) -> Result<()> {
         r.elapsed_ns as f64 / 1e9,
         r.trace_span_ns as f64 / 1e9
     )?;
+    if let Some((_, from)) = &r.plan {
+        writeln!(o, "(a plan compiled from {from})")?;
+    }
     for (what, detail) in &r.init {
         writeln!(o, "initial state ({what}): {detail}")?;
     }

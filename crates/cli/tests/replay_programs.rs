@@ -63,9 +63,19 @@ impl Case {
         trace
     }
 
-    /// Replay into a fresh root and check everything.
+    /// Replay into a fresh root and check everything; then compile the trace into a plan
+    /// and check the plan's replay the same way: every call verified and matched again, with
+    /// the same calls replayed, issued and matched per call as from the trace.
     fn replay_and_check(&self, trace: &Path) {
-        self.replay_with(trace, &[]);
+        let from_trace = self.replay_with(trace, &[]);
+        let plan = self.base.join("t.plan");
+        let o = bin().arg("compile").arg(trace).arg("-o").arg(&plan).arg("-q").output().unwrap();
+        assert!(o.status.success(), "compile: {}", String::from_utf8_lossy(&o.stderr));
+        let from_plan = self.replay_with(&plan, &[]);
+        for k in ["per_call", "threads", "processes", "unknown_calls", "totals"] {
+            assert_eq!(from_plan[k], from_trace[k], "{k}: the plan's replay and the trace's");
+        }
+        assert_eq!(from_plan["final_state"], from_trace["final_state"]);
     }
 
     /// Replay into a fresh root with extra options and check everything; returns the report.

@@ -147,8 +147,36 @@ impl Repro {
         c
     }
 
-    /// Replay into a fresh root with `--init`, killed (and the test failed) after a minute.
+    /// Replay into a fresh root with `--init`, killed (and the test failed) after a minute;
+    /// then compile the trace into a plan, replay the plan the same way, and require the same
+    /// outcome: exit status, calls replayed/issued/matched per call, mismatches, final state.
     fn replay(&self, extra: &[&str]) -> Replayed {
+        let from_trace = self.replay_from(&self.trace, extra);
+        let plan = self.base.join("t.plan");
+        let o =
+            bin().arg("compile").arg(&self.trace).arg("-o").arg(&plan).arg("-q").output().unwrap();
+        assert!(o.status.success(), "compile: {}", String::from_utf8_lossy(&o.stderr));
+        let from_plan = self.replay_from(&plan, extra);
+        assert_eq!(
+            from_plan.code,
+            from_trace.code,
+            "exit status from the plan: {}",
+            from_plan.show()
+        );
+        for k in ["per_call", "mismatch_total", "mismatches", "final_state", "unknown_calls"] {
+            assert_eq!(
+                from_plan.report[k],
+                from_trace.report[k],
+                "{k} from the plan and from the trace: {}",
+                from_plan.show()
+            );
+        }
+        // The plan's replay left its root: the trace's replay runs again for the caller's
+        // checks of the tree.
+        self.replay_from(&self.trace, extra)
+    }
+
+    fn replay_from(&self, trace: &Path, extra: &[&str]) -> Replayed {
         let root = self.base.join("root");
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir(&root).unwrap();
@@ -156,7 +184,7 @@ impl Repro {
         let _ = std::fs::remove_file(&report);
         let mut child = bin()
             .arg("replay")
-            .arg(&self.trace)
+            .arg(trace)
             .arg("--root")
             .arg(&root)
             .args(["--init", "-q", "--report"])

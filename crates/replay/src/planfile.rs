@@ -47,6 +47,8 @@ const CHUNK_HEADER: usize = 64;
 const KIND_DATA: u32 = 1;
 const KIND_CALLS: u32 = 2;
 const KIND_END: u32 = 3;
+/// The header's fixed part: magic, version, JSON length, JSON CRC-32.
+const HEADER_FIXED: usize = 20;
 /// The JSON header's size limit (a longer one is corrupt).
 const HEADER_MAX: usize = 1 << 20;
 
@@ -396,10 +398,11 @@ impl PlanWriter {
             "dedup_min": DEDUP_MIN,
         });
         let j = serde_json::to_vec(&header).expect("JSON of plain values");
-        let mut h = Vec::with_capacity(16 + j.len());
+        let mut h = Vec::with_capacity(HEADER_FIXED + j.len());
         h.extend_from_slice(MAGIC);
         h.extend_from_slice(&VERSION.to_le_bytes());
         h.extend_from_slice(&(j.len() as u32).to_le_bytes());
+        h.extend_from_slice(&crc32fast::hash(&j).to_le_bytes());
         h.extend_from_slice(&j);
         w.write(&h)?;
         Ok(w)
@@ -875,12 +878,26 @@ impl Plan {
         if version != VERSION {
             return Err(PlanError::Version { path: path.to_path_buf(), found: version });
         }
+        if b.len() < HEADER_FIXED {
+            return Err(PlanError::Incomplete {
+                path: path.to_path_buf(),
+                what: "the header is cut".into(),
+            });
+        }
         let hlen = u32::from_le_bytes(b[12..16].try_into().expect("4 bytes")) as usize;
-        if hlen > HEADER_MAX || 16 + hlen > b.len() {
+        if hlen > HEADER_MAX || HEADER_FIXED + hlen > b.len() {
             return Err(corrupt(format!("header length {hlen} out of range")));
         }
-        let header: serde_json::Value = serde_json::from_slice(&b[16..16 + hlen])
-            .map_err(|e| corrupt(format!("header: {e}")))?;
+        let hjson = &b[HEADER_FIXED..HEADER_FIXED + hlen];
+        let hcrc = u32::from_le_bytes(b[16..20].try_into().expect("4 bytes"));
+        if checksums && crc32fast::hash(hjson) != hcrc {
+            return Err(corrupt("the header's checksum does not match".into()));
+        }
+        let header: serde_json::Value =
+            serde_json::from_slice(hjson).map_err(|e| corrupt(format!("header: {e}")))?;
+        if header.get("format").and_then(|f| f.as_str()) != Some("reanimator-plan") {
+            return Err(corrupt("the header does not name the plan format".into()));
+        }
         if header.get("registry").and_then(|r| r.as_str()) != Some(&registry_fingerprint()) {
             return Err(PlanError::Registry { path: path.to_path_buf() });
         }
@@ -898,7 +915,7 @@ impl Plan {
         let reanimator =
             header.get("reanimator").and_then(|r| r.as_str()).unwrap_or("?").to_string();
         // Walk the chunk headers.
-        let mut at = 16 + hlen;
+        let mut at = HEADER_FIXED + hlen;
         let mut data = Vec::new();
         let mut calls = Vec::new();
         let mut end: Option<(usize, usize, u32)> = None;
@@ -1038,19 +1055,20 @@ impl Plan {
     }
 
     /// The buffer at data space offset `at`, `len` bytes (its chunk checked on first use).
-    fn data(&self, at: u64, len: u64) -> Result<Bytes, PlanError> {
+    fn data(&self, at: u64, len: u64) -> Result<Bytes, String> {
         let i = self.data.partition_point(|c| c.at + c.len <= at);
         let c = self
             .data
             .get(i)
             .filter(|c| c.at <= at && at.checked_add(len).is_some_and(|e| e <= c.at + c.len))
-            .ok_or_else(|| self.corrupt(format!("data reference {at}+{len} out of range")))?;
+            .ok_or_else(|| format!("data reference {at}+{len} out of range"))?;
         let b = &self.map[c.file_at..c.file_at + c.len as usize];
         if !c.checked.load(Ordering::Relaxed) {
             if self.checksums && crc32fast::hash(b) != c.digest {
-                return Err(
-                    self.corrupt(format!("the data chunk at data offset {} is damaged", c.at))
-                );
+                return Err(format!(
+                    "the data chunk at data offset {} is damaged (checksum)",
+                    c.at
+                ));
             }
             c.checked.store(true, Ordering::Relaxed);
         }
@@ -1258,7 +1276,7 @@ impl Plan {
         }
         let at = c.uv()?;
         let len = c.uv()?;
-        self.data(at, len).map_err(|e| e.to_string())
+        self.data(at, len)
     }
 }
 

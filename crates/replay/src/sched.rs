@@ -908,6 +908,9 @@ pub fn replay_from(
         report.elapsed_ns = start.elapsed().as_nanos() as u64;
         report.trace_span_ns = first_time.map_or(0, |f| span_end.saturating_sub(f).max(0) as u64);
         report.prefetch = Some(prefetch_stats);
+        if let Source::Plan(p) = source {
+            report.plan = Some((p.path().display().to_string(), p.source().path.clone()));
+        }
         if let Some(e) = read_error {
             return Err(e);
         }

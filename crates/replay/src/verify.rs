@@ -228,6 +228,8 @@ pub struct Report {
     pub reads: Option<crate::Reads>,
     /// The trace's read-ahead thread and how often the dispatcher waited for it.
     pub prefetch: Option<PrefetchStats>,
+    /// Replayed from a compiled plan: its path and the trace it was compiled from.
+    pub plan: Option<(String, String)>,
 }
 
 /// The read-ahead (`--prefetch`): its horizon, and the dispatcher's waits for it.
@@ -316,6 +318,7 @@ impl Report {
                 "compared": w, "differences": n, "first": first})).collect::<Vec<_>>(),
             "timing": self.timing.map(|k| self.pacer.to_json(k)),
             "reads": self.reads.map(crate::Reads::name),
+            "plan": self.plan.as_ref().map(|(p, t)| json!({"path": p, "compiled_from": t})),
             "prefetch": self.prefetch.as_ref().map(|p| json!({
                 "horizon_calls": p.horizon_events, "horizon_bytes": p.horizon_bytes,
                 "stalls": p.stalls, "stalled_s": p.stalled_ns as f64 / 1e9,
