@@ -140,12 +140,14 @@ REPLAY_WORKLOADS = {
     "sqlite": "sqlite3 200k inserts, 2,000 txns",
     "threads": "5,000 threads: open/write/close/unlink (ptrace trace)",
     "threads-ebpf": "5,000 threads: open/write/close/unlink (eBPF trace)",
+    "build": "make -j1 of libbpf (CPU-heavy build, ptrace trace)",
 }
-REPLAY_CONFIGS = ["vanilla", "traced", "replay-full", "replay-none"]
+REPLAY_CONFIGS = ["vanilla", "traced", "compile", "replay-full", "replay-none", "plan-full", "plan-none"]
 
 
 def replay_table(rows):
-    """Median per (workload, config): the original runs against AFAP replays of the trace."""
+    """Median per (workload, config): the original runs against AFAP replays of the trace and
+    of its compiled plan; the compile's own rows (MB/s of trace, plan size)."""
     from statistics import median
     out = ["| workload | config | seconds: runs | median s | replay / traced run | replay / vanilla "
            "| initial state s | peak RSS MB | calls | mismatched |",
@@ -155,18 +157,26 @@ def replay_table(rows):
         for c in REPLAY_CONFIGS:
             rs = sorted((r for r in rows if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
             if rs:
-                key = "replay_s" if c.startswith("replay") else "wall_s"
+                key = ("replay_s" if c.startswith(("replay", "plan")) else
+                       "compile_s" if c == "compile" else "wall_s")
                 med[c] = (median(r[key] for r in rs), rs, key)
         traced = med.get("traced", (None,))[0]
         vanilla = med.get("vanilla", (None,))[0]
         for c, (m, rs, key) in med.items():
-            rel_t = f"{m / traced:.2f}" if c.startswith("replay") and traced else ""
-            rel_v = f"{m / vanilla:.2f}" if c.startswith("replay") and vanilla else ""
-            init = f"{median(r['init_s'] for r in rs):.2f}" if c.startswith("replay") else ""
+            replayed = c.startswith(("replay", "plan"))
+            rel_t = f"{m / traced:.2f}" if replayed and traced else ""
+            rel_v = f"{m / vanilla:.2f}" if replayed and vanilla else ""
+            init = f"{median(r['init_s'] for r in rs):.2f}" if replayed else ""
             rss = f"{median(r['rss_mb'] for r in rs):.0f}" if "rss_mb" in rs[0] else ""
             calls = f"{median(r['calls'] for r in rs):,.0f}" if "calls" in rs[0] else ""
             if c == "traced" and "trace_bytes" in rs[0]:
                 calls = f"trace {_size(rs[0]['trace_bytes'])}"
+            if c == "compile":
+                r0 = rs[0]
+                saved = 1 - r0["data_stored"] / r0["data_in"] if r0["data_in"] else 0
+                calls = (f"{median(r['mb_per_s'] for r in rs):.0f} MB/s of trace; plan {_size(r0['plan_bytes'])} "
+                         f"({r0['plan_bytes'] / r0['trace_bytes']:.2f}x the trace; dedup saved {saved:.0%} of "
+                         f"{_size(r0['data_in'])} of buffers)")
             mism = f"{max(r['mismatched'] for r in rs)}" if "mismatched" in rs[0] else ""
             out.append(f"| {REPLAY_WORKLOADS[w]} | {c} | {', '.join(f'{r[key]:.2f}' for r in rs)} | {m:.2f} "
                        f"| {rel_t} | {rel_v} | {init} | {rss} | {calls} | {mism} |")

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Replay benchmark, side by side in one run: a workload's original run (vanilla, and under
 # `reanimator record --backend ptrace`, whose trace is replayed) against AFAP replays of that
-# trace with full verification and with none.
+# trace with full verification and with none, and of the plan `reanimator compile` makes of it
+# (compiled RUNS times with the trace in the page cache: compile MB/s, plan size and RSS).
 #   fio: 4 KiB random writes, psync, one job, 256 MiB file, 10 s time-based;
 #   sqlite3: 200,000 inserts in 2,000 transactions (the bench/record workload);
-#   threads: 5,000 threads at once (../shared/testdata/repro/threads.c), ptrace and eBPF traces.
+#   threads: 5,000 threads at once (../shared/testdata/repro/threads.c), ptrace and eBPF traces;
+#   build: make -j1 of libbpf's C sources (the copy cargo fetched for libbpf-sys): a CPU-heavy
+#   build, recorded with `record` (ptrace).
 # Each replay starts from an empty root: `--init` recreates the initial state first (the
 # trace's snapshot of the workload directory where it has one, else inferred); the replay time
 # is the report's `elapsed_s` (replay only), the initial-state time is reported beside it.
@@ -48,17 +51,45 @@ PY
   tail -n 1 "$OUT" >&2
 }
 
-# replay_runs WORKLOAD TRACE: RUNS x (full, none) replays into fresh roots.
-replay_runs() {
-  local w=$1 trace=$2 i cfg verify
+# compile_runs WORKLOAD TRACE: RUNS compiles of the trace into $DIR/plan (the trace read once
+# first, so that the page cache holds it: the compiler is measured, not the disk).
+compile_runs() {
+  local w=$1 trace=$2 i
+  cat "$trace" >/dev/null
   for i in $(seq "$RUNS"); do
-    for cfg in replay-full replay-none; do
-      verify=full; [ "$cfg" = replay-none ] && verify=none
+    rm -f "$DIR/plan"
+    local t0 t1
+    t0=$EPOCHREALTIME
+    /usr/bin/time -f "%M" -o "$DIR/rss" "$RA" compile "$trace" -o "$DIR/plan" --json >"$DIR/compile.json"
+    t1=$EPOCHREALTIME
+    python3 - "$DIR/compile.json" "$t0" "$t1" "$(tail -n 1 "$DIR/rss")" "$(stat -c %s "$trace")" >"$DIR/kv" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+wall = float(sys.argv[3]) - float(sys.argv[2])
+tb = int(sys.argv[5])
+print(f"compile_s={wall:.3f} trace_bytes={tb} plan_bytes={c['plan_bytes']} mb_per_s={tb / 1e6 / wall:.1f} "
+      f"rss_mb={int(sys.argv[4]) / 1024:.1f} calls={c['calls']} buffers={c['buffers']} unique_buffers={c['unique_buffers']} "
+      f"data_in={c['data_in']} data_stored={c['data_stored']}")
+PY
+    # shellcheck disable=SC2046
+    row "$w" compile "$i" $(cat "$DIR/kv")
+  done
+}
+
+# replay_runs WORKLOAD TRACE: RUNS x (full, none) replays of the trace and of its plan into
+# fresh roots.
+replay_runs() {
+  local w=$1 trace=$2 i cfg verify input
+  compile_runs "$w" "$trace"
+  for i in $(seq "$RUNS"); do
+    for cfg in replay-full replay-none plan-full plan-none; do
+      verify=full; case $cfg in *-none) verify=none ;; esac
+      input=$trace; case $cfg in plan-*) input=$DIR/plan ;; esac
       rm -rf "$DIR/root"; mkdir "$DIR/root"
       drop_caches
       local t0 t1 st=0
       t0=$EPOCHREALTIME
-      /usr/bin/time -f "%M" -o "$DIR/rss" "$RA" replay "$trace" --root "$DIR/root" --init --verify "$verify" \
+      /usr/bin/time -f "%M" -o "$DIR/rss" "$RA" replay "$input" --root "$DIR/root" --init --verify "$verify" \
         --report "$DIR/report.json" -q || st=$?
       t1=$EPOCHREALTIME
       if [ "$st" -ge 2 ]; then echo "bench/replay: replay of $w failed (status $st)" >&2; exit 1; fi
@@ -103,7 +134,7 @@ t1=$EPOCHREALTIME
 row fio traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
   trace_bytes="$(stat -c %s "$DIR/fio.ds")"
 replay_runs fio "$DIR/fio.ds"
-rm -f "$DIR/fio.ds" "$FIO_FILE"
+rm -f "$DIR/fio.ds" "$FIO_FILE" "$DIR/plan"
 
 # ---- sqlite3 ----------------------------------------------------------------------------------
 sqlite_inserts "$DIR/ins.sql"
@@ -123,6 +154,37 @@ t1=$EPOCHREALTIME
 row sqlite traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
   trace_bytes="$(stat -c %s "$DIR/sqlite.ds")"
 replay_runs sqlite "$DIR/sqlite.ds"
+rm -f "$DIR/sqlite.ds" "$DIR/plan"
+
+# ---- build: make -j1 of libbpf ----------------------------------------------------------------
+# A CPU-heavy build (issue 18's goal: AFAP replay of its plan at most 0.1x the untraced build):
+# libbpf's C sources as cargo fetched them for libbpf-sys (a third-party project with its own
+# Makefile), a static library at -j1.
+LB=$(find "${CARGO_HOME:-$HOME/.cargo}/registry/src" -maxdepth 3 -type d -path '*libbpf-sys-*/libbpf' 2>/dev/null | sort | tail -n 1)
+if [ -n "$LB" ] && [ -f "$LB/src/Makefile" ]; then
+  rm -rf "$DIR/w"; mkdir -p "$DIR/w"
+  cp -r "$LB" "$DIR/w/libbpf"
+  BUILD=(make -C "$DIR/w/libbpf/src" -j1 BUILD_STATIC_ONLY=1 OBJDIR=obj)
+  for i in $(seq "$RUNS"); do
+    "${BUILD[@]}" clean >/dev/null 2>&1
+    drop_caches
+    t0=$EPOCHREALTIME
+    "${BUILD[@]}" >/dev/null 2>&1
+    t1=$EPOCHREALTIME
+    row build vanilla "$i" wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')"
+  done
+  "${BUILD[@]}" clean >/dev/null 2>&1
+  drop_caches
+  t0=$EPOCHREALTIME
+  "$RA" record -q --backend ptrace -o "$DIR/build.ds" --snapshot "$DIR/w" -- "${BUILD[@]}" >/dev/null 2>&1
+  t1=$EPOCHREALTIME
+  row build traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
+    trace_bytes="$(stat -c %s "$DIR/build.ds")"
+  replay_runs build "$DIR/build.ds"
+  rm -f "$DIR/build.ds" "$DIR/plan"
+else
+  echo "bench/replay: libbpf-sys sources not found under ~/.cargo/registry (cargo build fetches them): no build rows" >&2
+fi
 
 # ---- 5,000 threads ----------------------------------------------------------------------------
 # ../shared/testdata/repro/threads.c: N threads each open, write, close and unlink their own
@@ -150,7 +212,7 @@ if [ -f "$TSRC" ]; then
     row "$w" traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
       trace_bytes="$(stat -c %s "$DIR/threads.ds")"
     replay_runs "$w" "$DIR/threads.ds"
-    rm -f "$DIR/threads.ds"
+    rm -f "$DIR/threads.ds" "$DIR/plan"
   done
 else
   echo "bench/replay: $TSRC not found: no thread-scaling rows" >&2
