@@ -16,6 +16,7 @@ both_backends!(
     inferdir_access_then_enoent_beneath_makes_a_directory,
     make_and_gcc_build_replays_from_inferred_state,
     pyenv_style_shim_replays_from_inferred_state,
+    content_read_through_a_listed_symlink_is_restored,
     snapshot_restore_withholds_special_files_unless_allowed,
 );
 
@@ -196,6 +197,40 @@ fn pyenv_style_shim_replays_from_inferred_state() {
     c.replay_inferred_clean(&trace);
     let out = c.base.join("root").join(c.work.strip_prefix("/").unwrap()).join("out.json");
     assert_eq!(std::fs::read(out).unwrap(), b"[1, 2]");
+}
+
+/// A file read through a symlink that only a directory listing showed (binutils' `ar` lists
+/// /usr/lib/bfd-plugins, stats each plugin and reads its ELF header through the link; a make
+/// of libbpf replayed 23 reads of zeros): the bytes read are the link target's, and the target
+/// the replay makes for the link holds them.
+fn content_read_through_a_listed_symlink_is_restored() {
+    if !have_program("python3") {
+        return;
+    }
+    let c = Case::new("linkread");
+    std::fs::create_dir_all(c.work.join("real")).unwrap();
+    std::fs::create_dir_all(c.work.join("plugins")).unwrap();
+    let elf: Vec<u8> = (0..84_472u32).map(|i| (i % 253) as u8).collect();
+    std::fs::write(c.work.join("real/plug.so"), &elf).unwrap();
+    std::os::unix::fs::symlink("../real/plug.so", c.work.join("plugins/plug.so")).unwrap();
+    let trace = c.record(
+        &[
+            os("python3"),
+            os("-c"),
+            os("import os\n\
+                d = 'bin/../plugins'\n\
+                os.makedirs('bin')\n\
+                for n in os.listdir(d):\n\
+                \x20   p = d + '/' + n\n\
+                \x20   os.stat(p)\n\
+                \x20   f = os.open(p, os.O_RDONLY)\n\
+                \x20   assert len(os.read(f, 832)) == 832\n\
+                \x20   os.close(f)\n"),
+        ],
+        &[],
+        false,
+    );
+    c.replay_inferred_clean(&trace);
 }
 
 /// The original Re-Animator `ls -R` trace (strace --dataseries) replays from what it shows.
