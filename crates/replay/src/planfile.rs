@@ -47,6 +47,10 @@ const CHUNK_HEADER: usize = 64;
 const KIND_DATA: u32 = 1;
 const KIND_CALLS: u32 = 2;
 const KIND_END: u32 = 3;
+/// Replay keeps the plan's pages mapped at most this far behind its reader ...
+const TRIM_WINDOW: usize = 32 << 20;
+/// ... trimming every this many bytes of progress (a power of two).
+const TRIM_EVERY: usize = 32 << 20;
 /// The header's fixed part: magic, version, JSON length, JSON CRC-32.
 const HEADER_FIXED: usize = 20;
 /// The JSON header's size limit (a longer one is corrupt).
@@ -829,6 +833,9 @@ pub struct Plan {
     defs: &'static [SyscallDef],
     /// Check chunk checksums (always, but for the fuzzer).
     checksums: bool,
+    /// `map` is a memory map of the file (not owned bytes): its pages are trimmed behind the
+    /// reader.
+    mapped: bool,
 }
 
 /// True when the file at `path` starts with the plan magic.
@@ -853,7 +860,9 @@ impl Plan {
         // which the chunk checksums catch for calls and for data before first use).
         let map = unsafe { memmap2::Mmap::map(&f) }.map_err(io)?;
         let _ = map.advise(memmap2::Advice::Sequential);
-        Plan::from_backing(path, Bytes::from_owner(map), true)
+        let mut p = Plan::from_backing(path, Bytes::from_owner(map), true)?;
+        p.mapped = true;
+        Ok(p)
     }
 
     /// A plan held in memory (tests, fuzzing).
@@ -1027,6 +1036,7 @@ impl Plan {
             notes,
             defs: ra_syscalls::REGISTRY,
             checksums,
+            mapped: false,
         })
     }
 
@@ -1081,6 +1091,7 @@ impl Plan {
         let mut chunk = 0usize;
         let mut cur: Option<(Cur<'_>, u64, u64)> = None;
         let mut failed = false;
+        let mut trimmed = 0usize;
         std::iter::from_fn(move || {
             if failed {
                 return None;
@@ -1106,6 +1117,9 @@ impl Plan {
                 }
                 let ch = self.calls.get(chunk)?;
                 chunk += 1;
+                if self.mapped {
+                    trimmed = self.trim(ch.file_at, trimmed);
+                }
                 let b = &self.map[ch.file_at..ch.file_at + ch.len];
                 if self.checksums && crc32fast::hash(b) != ch.digest {
                     failed = true;
@@ -1117,6 +1131,27 @@ impl Plan {
                 cur = Some((Cur { b, at: 0, prev: (0, 0) }, ch.count, ch.first_seq));
             }
         })
+    }
+
+    /// Drop the memory map's pages well behind `at` (the reader's position) from this
+    /// process, every [`TRIM_EVERY`] bytes of progress: replay's resident memory then stays
+    /// bounded whatever the plan's size (mapped file pages count in it). Nothing is lost: the
+    /// map is read-only and shared, a later access (a deduplicated buffer used again, a call
+    /// still queued) faults the same bytes back in from the page cache. Returns the new
+    /// trimmed length.
+    fn trim(&self, at: usize, trimmed: usize) -> usize {
+        let cut = at.saturating_sub(TRIM_WINDOW) & !(TRIM_EVERY - 1);
+        if cut < trimmed + TRIM_EVERY {
+            return trimmed;
+        }
+        // SAFETY: the range lies within the live read-only shared file mapping (map is its
+        // whole length and page-aligned at its start); MADV_DONTNEED on such a mapping only
+        // unmaps pages from this process, and later reads of them fault in the file's
+        // unchanged content, so every slice handed out stays valid.
+        unsafe {
+            libc::madvise(self.map.as_ptr() as *mut libc::c_void, cut, libc::MADV_DONTNEED);
+        }
+        cut
     }
 
     fn decode(&self, c: &mut Cur<'_>, seq: u64) -> Result<Placed, PlanError> {
