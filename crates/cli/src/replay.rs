@@ -528,6 +528,21 @@ pub(crate) fn replay_into(
             }
         }
     }
+    if a.init != InitArg::None {
+        // The recorded program found its files on disk, not dirty in the page cache: write
+        // the restored state back before the replay starts (its time is the initial state's,
+        // not the replay's; without it, a replayed fsync or fadvise(DONTNEED) pays for
+        // writing back what --init just wrote).
+        let d = std::fs::File::open(root_dir)
+            .with_context(|| format!("opening the replay root {}", root_dir.display()))?;
+        // SAFETY: syncfs on a descriptor this function owns.
+        if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(e).with_context(|| {
+                format!("writing back the initial state under {}", root_dir.display())
+            });
+        }
+    }
     opts.partial_dirs = partial_dirs;
     opts.inferred_files = inferred_files;
     opts.outcomes = outcomes;

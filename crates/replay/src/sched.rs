@@ -772,7 +772,10 @@ pub fn replay_from(
     let ahead = Prefetch::horizon(sh.opts.prefetch_events, sh.opts.prefetch_bytes);
     std::thread::scope(|scope| -> Result<Report> {
         let (tx, rx) = crossbeam_channel::bounded(ahead.slots);
-        let reader = scope.spawn(move || prefetch(source, facts, &tx));
+        let reader = std::thread::Builder::new()
+            .name("replay-read".into())
+            .spawn_scoped(scope, move || prefetch(source, facts, &tx))
+            .map_err(Error::Thread)?;
         let mut iter = Prefetch::new(rx, ahead, progress.clone());
         let mut read_error: Option<Error> = None;
         let mut threads_seen = 0u64;
