@@ -40,6 +40,8 @@ pub const VERSION: u32 = 1;
 pub const DEDUP_MIN: usize = 256;
 /// A calls chunk is written when its payload reaches this size ...
 const CALLS_CHUNK: usize = 1 << 20;
+/// ... or when this much new data was stored since the last one ...
+const CALLS_DATA: usize = 16 << 20;
 /// ... a data chunk when its payload reaches this size.
 const DATA_CHUNK: usize = 4 << 20;
 const CHUNK_MAGIC: &[u8; 8] = b"RACHUNK\0";
@@ -47,9 +49,9 @@ const CHUNK_HEADER: usize = 64;
 const KIND_DATA: u32 = 1;
 const KIND_CALLS: u32 = 2;
 const KIND_END: u32 = 3;
-/// Replay keeps the plan's pages mapped at most this far behind its reader ...
+/// A reader alone (no replay behind it) keeps the plan's pages mapped this far behind it ...
 const TRIM_WINDOW: usize = 32 << 20;
-/// ... trimming every this many bytes of progress (a power of two).
+/// ... and pages are dropped in steps of at least this many bytes (a power of two).
 const TRIM_EVERY: usize = 32 << 20;
 /// The header's fixed part: magic, version, JSON length, JSON CRC-32.
 const HEADER_FIXED: usize = 20;
@@ -339,6 +341,8 @@ pub struct PlanWriter {
     data_at: u64,
     index: HashMap<[u8; 32], u64>,
     index_cap: usize,
+    /// `stats.data_stored` when the last calls chunk was written.
+    data_at_calls: u64,
     def_index: HashMap<usize, u64>,
     stats: CompileStats,
 }
@@ -378,6 +382,7 @@ impl PlanWriter {
             data: Vec::with_capacity(DATA_CHUNK),
             data_at: 0,
             index: HashMap::new(),
+            data_at_calls: 0,
             // An entry: the key, the offset and the table's overhead (about 64 bytes).
             index_cap: dedup_memory / 64,
             def_index: ra_syscalls::REGISTRY
@@ -488,6 +493,7 @@ impl PlanWriter {
         r?;
         self.calls_first_seq += self.calls_n;
         self.calls_n = 0;
+        self.data_at_calls = self.stats.data_stored;
         self.prev = (0, 0);
         Ok(())
     }
@@ -538,7 +544,11 @@ impl PlanWriter {
         r?;
         self.calls_n += 1;
         self.stats.calls += 1;
-        if self.calls.len() >= CALLS_CHUNK {
+        // A calls chunk also ends after CALLS_DATA of new data: replay drops the map's pages
+        // behind it a calls chunk at a time, so this bounds what it keeps mapped.
+        if self.calls.len() >= CALLS_CHUNK
+            || self.stats.data_stored - self.data_at_calls >= CALLS_DATA as u64
+        {
             self.flush_calls()?;
         }
         Ok(())
@@ -834,8 +844,10 @@ pub struct Plan {
     /// Check chunk checksums (always, but for the fuzzer).
     checksums: bool,
     /// `map` is a memory map of the file (not owned bytes): its pages are trimmed behind the
-    /// reader.
+    /// replay.
     mapped: bool,
+    /// How much of the map has been dropped from the address space ([`Plan::trim_to`]).
+    trimmed: std::sync::atomic::AtomicUsize,
 }
 
 /// True when the file at `path` starts with the plan magic.
@@ -1037,6 +1049,7 @@ impl Plan {
             defs: ra_syscalls::REGISTRY,
             checksums,
             mapped: false,
+            trimmed: Default::default(),
         })
     }
 
@@ -1086,12 +1099,25 @@ impl Plan {
         Ok(self.map.slice(o..o + len as usize))
     }
 
-    /// The placed calls, in order.
+    /// The placed calls, in order (the map's pages dropped behind the reader as it goes:
+    /// for a reader that does not keep the calls, like `--init=infer`'s pass).
     pub fn calls(&self) -> impl Iterator<Item = crate::Result<Placed>> + '_ {
+        self.calls_from(true)
+    }
+
+    /// The placed calls, in order, for a replay: the map's pages are dropped behind the
+    /// oldest call not yet replayed ([`Plan::release_before`]), not behind the reader, which
+    /// runs ahead of the replay by its queues.
+    pub fn calls_for_replay(&self) -> impl Iterator<Item = crate::Result<Placed>> + '_ {
+        self.calls_from(false)
+    }
+
+    fn calls_from(&self, trim: bool) -> impl Iterator<Item = crate::Result<Placed>> + '_ {
+        // A new pass over the plan (--init=infer's, then the replay's) touches the pages again.
+        self.trimmed.store(0, Ordering::Relaxed);
         let mut chunk = 0usize;
         let mut cur: Option<(Cur<'_>, u64, u64)> = None;
         let mut failed = false;
-        let mut trimmed = 0usize;
         std::iter::from_fn(move || {
             if failed {
                 return None;
@@ -1117,8 +1143,8 @@ impl Plan {
                 }
                 let ch = self.calls.get(chunk)?;
                 chunk += 1;
-                if self.mapped {
-                    trimmed = self.trim(ch.file_at, trimmed);
+                if trim {
+                    self.trim_to(ch.file_at.saturating_sub(TRIM_WINDOW));
                 }
                 let b = &self.map[ch.file_at..ch.file_at + ch.len];
                 if self.checksums && crc32fast::hash(b) != ch.digest {
@@ -1133,16 +1159,34 @@ impl Plan {
         })
     }
 
-    /// Drop the memory map's pages well behind `at` (the reader's position) from this
-    /// process, every [`TRIM_EVERY`] bytes of progress: replay's resident memory then stays
-    /// bounded whatever the plan's size (mapped file pages count in it). Nothing is lost: the
-    /// map is read-only and shared, a later access (a deduplicated buffer used again, a call
-    /// still queued) faults the same bytes back in from the page cache. Returns the new
-    /// trimmed length.
-    fn trim(&self, at: usize, trimmed: usize) -> usize {
-        let cut = at.saturating_sub(TRIM_WINDOW) & !(TRIM_EVERY - 1);
-        if cut < trimmed + TRIM_EVERY {
-            return trimmed;
+    /// Replay has finished every call before `seq`: drop the map's pages before the calls
+    /// chunk that precedes `seq`'s (the data of `seq`'s chunk and later ones was written after
+    /// it, or is a deduplicated older buffer, which faults back in if used again).
+    pub fn release_before(&self, seq: u64) {
+        let k = self.calls.partition_point(|c| c.first_seq + c.count <= seq);
+        if let Some(prev) = k.checked_sub(1).and_then(|i| self.calls.get(i)) {
+            self.trim_to(prev.file_at);
+        }
+    }
+
+    /// Drop the memory map's pages before `cut` from this process, in steps of at least
+    /// [`TRIM_EVERY`]: resident memory then stays bounded whatever the plan's size (mapped
+    /// file pages count in it). Nothing is lost: the map is read-only and shared, a later
+    /// access (a deduplicated buffer used again) faults the same bytes back in from the page
+    /// cache.
+    fn trim_to(&self, cut: usize) {
+        if !self.mapped {
+            return;
+        }
+        let cut = cut.min(self.map.len()) & !(TRIM_EVERY - 1);
+        let done = self.trimmed.load(Ordering::Relaxed);
+        if cut < done + TRIM_EVERY
+            || self
+                .trimmed
+                .compare_exchange(done, cut, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
         }
         // SAFETY: the range lies within the live read-only shared file mapping (map is its
         // whole length and page-aligned at its start); MADV_DONTNEED on such a mapping only
@@ -1151,7 +1195,6 @@ impl Plan {
         unsafe {
             libc::madvise(self.map.as_ptr() as *mut libc::c_void, cut, libc::MADV_DONTNEED);
         }
-        cut
     }
 
     fn decode(&self, c: &mut Cur<'_>, seq: u64) -> Result<Placed, PlanError> {

@@ -514,7 +514,7 @@ fn prefetch(source: Source<'_>, facts: TraceFacts, tx: &Sender<PlacedBatch>) -> 
             planner.notes
         }
         Source::Plan(plan) => {
-            send_batches(plan.calls(), tx);
+            send_batches(plan.calls_for_replay(), tx);
             plan.notes().clone()
         }
     }
@@ -799,6 +799,13 @@ pub fn replay_from(
             };
             progress.read.fetch_add(1, Ordering::Relaxed);
             let Placed { seq, tid, ev, pl, called, ret, deps, new_proc, gone } = p;
+            if let (Source::Plan(plan), 0) = (source, seq % 4096) {
+                // The plan's pages before the oldest unfinished call are not needed again.
+                // (Calls not yet handed to the gate count too.)
+                let queued = batch.regs.first().map_or(seq, |r| r.0);
+                let oldest = lock(&gate.m).seqs.keys().next().copied().unwrap_or(seq);
+                plan.release_before(oldest.min(queued));
+            }
             let Some(def) = ev.def else { continue };
             first_time.get_or_insert(called);
             span_end = span_end.max(ret);
