@@ -142,7 +142,8 @@ REPLAY_WORKLOADS = {
     "threads-ebpf": "5,000 threads: open/write/close/unlink (eBPF trace)",
     "build": "make -j1 of libbpf (CPU-heavy build, ptrace trace)",
 }
-REPLAY_CONFIGS = ["vanilla", "traced", "compile", "replay-full", "replay-none", "plan-full", "plan-none"]
+REPLAY_CONFIGS = ["vanilla", "traced", "compile", "replay-full", "replay-none", "plan-full", "plan-none",
+                  "plan-warm"]
 
 
 def replay_table(rows):

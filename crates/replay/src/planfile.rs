@@ -1146,6 +1146,11 @@ impl Plan {
                 if trim {
                     self.trim_to(ch.file_at.saturating_sub(TRIM_WINDOW));
                 }
+                // Read the next chunks' bytes (the calls and the data they refer to) ahead
+                // of the faults: a plan not in the page cache is otherwise read a fault's
+                // readahead at a time.
+                let ahead = self.calls.get(chunk + 1).map_or(self.map.len(), |c| c.file_at);
+                self.will_need(ch.file_at, ahead);
                 let b = &self.map[ch.file_at..ch.file_at + ch.len];
                 if self.checksums && crc32fast::hash(b) != ch.digest {
                     failed = true;
@@ -1157,6 +1162,25 @@ impl Plan {
                 cur = Some((Cur { b, at: 0, prev: (0, 0) }, ch.count, ch.first_seq));
             }
         })
+    }
+
+    /// Ask the kernel to read `[from, to)` of the plan into the page cache now
+    /// (asynchronously).
+    fn will_need(&self, from: usize, to: usize) {
+        if !self.mapped || to <= from {
+            return;
+        }
+        let start = from & !4095;
+        let len = to.min(self.map.len()) - start;
+        // SAFETY: the range lies within the live read-only file mapping and starts on a page
+        // boundary; MADV_WILLNEED only starts reading the file's pages into the page cache.
+        unsafe {
+            libc::madvise(
+                self.map.as_ptr().add(start) as *mut libc::c_void,
+                len,
+                libc::MADV_WILLNEED,
+            );
+        }
     }
 
     /// Replay has finished every call before `seq`: drop the map's pages before the calls
