@@ -872,24 +872,31 @@ impl Plan {
         // which the chunk checksums catch for calls and for data before first use).
         let map = unsafe { memmap2::Mmap::map(&f) }.map_err(io)?;
         let _ = map.advise(memmap2::Advice::Sequential);
-        let mut p = Plan::from_backing(path, Bytes::from_owner(map), true)?;
+        // The chunk headers are read with pread, not through the map: a fault per chunk would
+        // map a page (with large folios, a whole folio) per chunk of the plan.
+        let mut p = Plan::from_backing(path, Bytes::from_owner(map), true, Some(&f))?;
         p.mapped = true;
         Ok(p)
     }
 
     /// A plan held in memory (tests, fuzzing).
     pub fn from_bytes(path: &Path, b: Vec<u8>) -> Result<Plan, PlanError> {
-        Plan::from_backing(path, Bytes::from(b), true)
+        Plan::from_backing(path, Bytes::from(b), true, None)
     }
 
     /// [`Plan::from_bytes`] with the chunk checksums not checked, so that a fuzzer's mutations
     /// reach the decoder (never for real plans).
     #[doc(hidden)]
     pub fn from_bytes_unchecked(path: &Path, b: Vec<u8>) -> Result<Plan, PlanError> {
-        Plan::from_backing(path, Bytes::from(b), false)
+        Plan::from_backing(path, Bytes::from(b), false, None)
     }
 
-    fn from_backing(path: &Path, map: Bytes, checksums: bool) -> Result<Plan, PlanError> {
+    fn from_backing(
+        path: &Path,
+        map: Bytes,
+        checksums: bool,
+        file: Option<&std::fs::File>,
+    ) -> Result<Plan, PlanError> {
         let corrupt = |what: String| PlanError::Corrupt { path: path.to_path_buf(), what };
         let b = &map[..];
         if b.len() < 16 || &b[0..8] != MAGIC {
@@ -946,10 +953,20 @@ impl Plan {
             if end.is_some() {
                 return Err(corrupt(format!("bytes after the end chunk at offset {at}")));
             }
-            let h = b.get(at..at + CHUNK_HEADER).ok_or_else(|| PlanError::Incomplete {
+            let cut = || PlanError::Incomplete {
                 path: path.to_path_buf(),
                 what: format!("a chunk header is cut at offset {at}"),
-            })?;
+            };
+            let mut hb = [0u8; CHUNK_HEADER];
+            match file {
+                Some(f) if at + CHUNK_HEADER <= b.len() => {
+                    use std::os::unix::fs::FileExt;
+                    f.read_exact_at(&mut hb, at as u64)
+                        .map_err(|source| PlanError::Io { path: path.to_path_buf(), source })?;
+                }
+                _ => hb.copy_from_slice(b.get(at..at + CHUNK_HEADER).ok_or_else(cut)?),
+            }
+            let h = &hb[..];
             if &h[0..8] != CHUNK_MAGIC {
                 return Err(corrupt(format!("no chunk header at offset {at}")));
             }
@@ -1202,7 +1219,7 @@ impl Plan {
         if !self.mapped {
             return;
         }
-        let cut = cut.min(self.map.len()) & !(TRIM_EVERY - 1);
+        let cut = cut & !(TRIM_EVERY - 1);
         let done = self.trimmed.load(Ordering::Relaxed);
         if cut < done + TRIM_EVERY
             || self
@@ -1217,7 +1234,11 @@ impl Plan {
         // unmaps pages from this process, and later reads of them fault in the file's
         // unchanged content, so every slice handed out stays valid.
         unsafe {
-            libc::madvise(self.map.as_ptr() as *mut libc::c_void, cut, libc::MADV_DONTNEED);
+            libc::madvise(
+                self.map.as_ptr() as *mut libc::c_void,
+                cut.min(self.map.len()),
+                libc::MADV_DONTNEED,
+            );
         }
     }
 
