@@ -132,6 +132,11 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Planner<I> {
     pub fn ahead_bytes(&self) -> usize {
         self.pending.bytes
     }
+
+    /// The events' source.
+    pub fn source(&self) -> &I {
+        &self.iter
+    }
 }
 
 impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {

@@ -502,32 +502,38 @@ impl Source<'_> {
     }
 }
 
-type PlacedBatch = Vec<Result<Placed>>;
-
-/// The read-ahead thread: batches of placed calls until the source ends, fails, or the
-/// dispatcher is gone. Returns what the planner noted (unknown record types, warnings).
-fn prefetch(source: Source<'_>, facts: TraceFacts, tx: &Sender<PlacedBatch>) -> PlanNotes {
+/// The read-ahead thread for a replay whose calls are placed there (AFAP traces, plans):
+/// batches of placed calls until the source ends, fails, or the dispatcher is gone. Returns
+/// what the planner noted (unknown record types, warnings).
+fn prefetch(source: Source<'_>, facts: TraceFacts, tx: &Sender<Vec<Result<Placed>>>) -> PlanNotes {
+    let placed_bytes = |c: &Result<Placed>| c.as_ref().map_or(0, |c| data_bytes(&c.ev));
     match source {
         Source::Trace(trace) => {
             let mut planner = Planner::new(trace.syscall_events(None), facts);
-            send_batches(planner.by_ref().map(|r| r.map_err(Error::Trace)), tx);
+            let calls = planner.by_ref().map(|r| r.map_err(Error::Trace));
+            send_batches(calls, tx, placed_bytes, Result::is_err);
             planner.notes
         }
         Source::Plan(plan) => {
-            send_batches(plan.calls_for_replay(), tx);
+            send_batches(plan.calls_for_replay(), tx, placed_bytes, Result::is_err);
             plan.notes().clone()
         }
     }
 }
 
-fn send_batches(calls: impl Iterator<Item = Result<Placed>>, tx: &Sender<PlacedBatch>) {
+/// Items in batches of at most PREFETCH_BATCH items or PREFETCH_BATCH_BYTES of data through
+/// `tx`, until they end, one is an error (sent last), or the receiver is gone.
+fn send_batches<T>(
+    items: impl Iterator<Item = T>,
+    tx: &Sender<Vec<T>>,
+    bytes_of: impl Fn(&T) -> usize,
+    is_err: impl Fn(&T) -> bool,
+) {
     let mut batch = Vec::with_capacity(PREFETCH_BATCH);
     let mut bytes = 0;
-    for c in calls {
-        let stop = c.is_err();
-        if let Ok(c) = &c {
-            bytes += data_bytes(&c.ev);
-        }
+    for c in items {
+        let stop = is_err(&c);
+        bytes += bytes_of(&c);
         batch.push(c);
         if stop || batch.len() >= PREFETCH_BATCH || bytes >= PREFETCH_BATCH_BYTES {
             if tx.send(std::mem::take(&mut batch)).is_err() || stop {
@@ -541,43 +547,39 @@ fn send_batches(calls: impl Iterator<Item = Result<Placed>>, tx: &Sender<PlacedB
     }
 }
 
-/// The placed calls read ahead on a thread of its own, in batches through a bounded channel,
-/// and how often the dispatcher found nothing read yet.
-struct Prefetch {
-    rx: Receiver<PlacedBatch>,
-    cur: std::vec::IntoIter<Result<Placed>>,
+/// The channel's slots for a horizon of `events` calls and `bytes` of data (each slot holds a
+/// batch of up to PREFETCH_BATCH calls or PREFETCH_BATCH_BYTES).
+fn horizon(events: usize, bytes: usize) -> crate::verify::PrefetchStats {
+    let slots = (events / PREFETCH_BATCH).min(bytes / PREFETCH_BATCH_BYTES).max(2);
+    crate::verify::PrefetchStats {
+        slots,
+        horizon_events: slots * PREFETCH_BATCH,
+        horizon_bytes: slots * PREFETCH_BATCH_BYTES,
+        ..Default::default()
+    }
+}
+
+/// Items read ahead on a thread of its own, in batches through a bounded channel, and how
+/// often the dispatcher found nothing read yet.
+struct Prefetch<T> {
+    rx: Receiver<Vec<T>>,
+    cur: std::vec::IntoIter<T>,
     stats: crate::verify::PrefetchStats,
     progress: Arc<Progress>,
 }
 
-impl Prefetch {
-    /// The channel's slots for a horizon of `events` calls and `bytes` of data (each slot
-    /// holds a batch of up to PREFETCH_BATCH calls or PREFETCH_BATCH_BYTES).
-    fn horizon(events: usize, bytes: usize) -> crate::verify::PrefetchStats {
-        let slots = (events / PREFETCH_BATCH).min(bytes / PREFETCH_BATCH_BYTES).max(2);
-        crate::verify::PrefetchStats {
-            slots,
-            horizon_events: slots * PREFETCH_BATCH,
-            horizon_bytes: slots * PREFETCH_BATCH_BYTES,
-            ..Default::default()
-        }
-    }
-
+impl<T> Prefetch<T> {
     fn new(
-        rx: Receiver<PlacedBatch>,
+        rx: Receiver<Vec<T>>,
         stats: crate::verify::PrefetchStats,
         progress: Arc<Progress>,
-    ) -> Prefetch {
+    ) -> Prefetch<T> {
         Prefetch { rx, cur: Vec::new().into_iter(), stats, progress }
-    }
-
-    fn stats(&self) -> crate::verify::PrefetchStats {
-        self.stats.clone()
     }
 }
 
-impl Iterator for Prefetch {
-    type Item = Result<Placed>;
+impl<T> Iterator for Prefetch<T> {
+    type Item = T;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
@@ -608,6 +610,42 @@ impl Iterator for Prefetch {
                 }
             };
             self.cur = batch.into_iter();
+        }
+    }
+}
+
+/// Where the dispatcher takes placed calls from.
+enum Feed {
+    /// Placed on the read-ahead thread (AFAP replays of traces; plans).
+    Placed(Prefetch<Result<Placed>>),
+    /// Events read ahead, placed here (`--timing` replays of traces: the read-ahead thread
+    /// only decodes, as it did before the planner moved).
+    Events(Box<Planner<Prefetch<ra_trace::Result<Event>>>>),
+}
+
+impl Iterator for Feed {
+    type Item = Result<Placed>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Feed::Placed(p) => p.next(),
+            Feed::Events(p) => p.next().map(|r| r.map_err(Error::Trace)),
+        }
+    }
+}
+
+impl Feed {
+    fn stats(&self) -> crate::verify::PrefetchStats {
+        match self {
+            Feed::Placed(p) => p.stats.clone(),
+            Feed::Events(p) => p.source().stats.clone(),
+        }
+    }
+
+    fn notes(&mut self) -> PlanNotes {
+        match self {
+            Feed::Placed(_) => PlanNotes::default(),
+            Feed::Events(p) => std::mem::take(&mut p.notes),
         }
     }
 }
@@ -769,14 +807,31 @@ pub fn replay_from(
     // The calls are read (and, from a trace, placed) ahead on a thread of its own, up to a
     // bounded horizon: the dispatcher below never waits on decompression, the disk or the
     // model unless the horizon ran dry.
-    let ahead = Prefetch::horizon(sh.opts.prefetch_events, sh.opts.prefetch_bytes);
+    let ahead = horizon(sh.opts.prefetch_events, sh.opts.prefetch_bytes);
+    let timed = matches!(sh.opts.timing, Timing::Scaled(_));
     std::thread::scope(|scope| -> Result<Report> {
-        let (tx, rx) = crossbeam_channel::bounded(ahead.slots);
-        let reader = std::thread::Builder::new()
-            .name("replay-read".into())
-            .spawn_scoped(scope, move || prefetch(source, facts, &tx))
-            .map_err(Error::Thread)?;
-        let mut iter = Prefetch::new(rx, ahead, progress.clone());
+        let read = std::thread::Builder::new().name("replay-read".into());
+        let (mut iter, reader) = match source {
+            Source::Trace(trace) if timed => {
+                let (tx, rx) = crossbeam_channel::bounded(ahead.slots);
+                let h = read
+                    .spawn_scoped(scope, move || {
+                        let bytes = |e: &ra_trace::Result<Event>| e.as_ref().map_or(0, data_bytes);
+                        send_batches(trace.syscall_events(None), &tx, bytes, Result::is_err);
+                        PlanNotes::default()
+                    })
+                    .map_err(Error::Thread)?;
+                let events = Prefetch::new(rx, ahead, progress.clone());
+                (Feed::Events(Box::new(Planner::new(events, facts))), h)
+            }
+            _ => {
+                let (tx, rx) = crossbeam_channel::bounded(ahead.slots);
+                let h = read
+                    .spawn_scoped(scope, move || prefetch(source, facts, &tx))
+                    .map_err(Error::Thread)?;
+                (Feed::Placed(Prefetch::new(rx, ahead, progress.clone())), h)
+            }
+        };
         let mut read_error: Option<Error> = None;
         let mut threads_seen = 0u64;
         let mut procs_seen = 0u64;
@@ -897,9 +952,16 @@ pub fn replay_from(
         }
         // The reader ends once the dispatcher is gone (its channel closes).
         let prefetch_stats = iter.stats();
+        let here = iter.notes();
         drop(iter);
         match reader.join() {
-            Ok(notes) => {
+            Ok(mut notes) => {
+                for (k, v) in here.unknown {
+                    *notes.unknown.entry(k).or_default() += v;
+                }
+                for (k, v) in here.warnings {
+                    *notes.warnings.entry(k).or_default() += v;
+                }
                 for (k, v) in notes.unknown {
                     *report.unknown.entry(k).or_default() += v;
                 }
