@@ -890,7 +890,9 @@ pub fn replay_from(
                                 gate: gate.clone(),
                                 progress: progress.clone(),
                                 log: log.clone(),
-                                clock: (first_time.unwrap_or(called), start),
+                                // The replay's time starts at its first call (not before
+                                // the trace was opened and its first extents decoded).
+                                clock: (first_time.unwrap_or(called), Instant::now()),
                                 timer: timer.clone(),
                             },
                             runq: runq_rx.clone(),
