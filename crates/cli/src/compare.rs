@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use ra_fsstate::{DiffOptions, ScanOptions, Scanner};
+use ra_fsstate::{hex, DiffOptions, ScanOptions, Scanner};
 use ra_replay::compare::{self, CallOutcome, Comparison, OutcomeSink, Outcomes};
 use ra_replay::{Progress, Report};
 use serde_json::{json, Value};
@@ -185,10 +185,6 @@ fn label(i: usize) -> String {
         }
         i = i / 26 - 1;
     }
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// One root's outcome of a call, as the report shows it.

@@ -62,13 +62,7 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
     let tmp = a.output.with_file_name(tmp_name);
     let progress = Arc::new(Progress::default());
     crate::replay::install_stop_handler(progress.clone());
-    let total: u64 = trace
-        .dataseries()
-        .headers()
-        .filter_map(|h| h.ok())
-        .filter(|h| h.type_name.starts_with("IOTTAFSL::Trace::Syscall::"))
-        .map(|h| u64::from(h.nrecords))
-        .sum();
+    let total = trace.syscall_records();
     let bar = (!a.quiet && std::io::stderr().is_terminal())
         .then(|| crate::progress::Progress::calls("compiling", total));
     let t0 = Instant::now();

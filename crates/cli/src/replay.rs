@@ -549,13 +549,7 @@ pub(crate) fn replay_into(
     // Records of call types (a few calls span several records: the bar is approximate).
     let total: u64 = match (&plan, &trace) {
         (Some(p), _) => p.stats().calls,
-        (None, Some(t)) => t
-            .dataseries()
-            .headers()
-            .filter_map(|h| h.ok())
-            .filter(|h| h.type_name.starts_with("IOTTAFSL::Trace::Syscall::"))
-            .map(|h| u64::from(h.nrecords))
-            .sum(),
+        (None, Some(t)) => t.syscall_records(),
         (None, None) => 0,
     };
     let bar = (!a.quiet && std::io::stderr().is_terminal())
@@ -613,14 +607,9 @@ pub(crate) fn replay_into(
 /// A plan's source trace, when it is where it was when compiled and unchanged (size and
 /// modification time); else why not.
 fn source_trace(p: &ra_replay::Plan) -> std::result::Result<TraceReader, String> {
-    use std::os::unix::fs::MetadataExt;
     let src = p.source();
-    let path = Path::new(&src.path);
-    let m = std::fs::metadata(path).map_err(|e| format!("{} is gone ({e})", src.path))?;
-    if m.len() != src.size || m.mtime() * 1_000_000_000 + m.mtime_nsec() != src.mtime_ns {
-        return Err(format!("{} changed since it was compiled", src.path));
-    }
-    TraceReader::open(path).map_err(|e| format!("{} cannot be read ({e})", src.path))
+    src.check()?;
+    TraceReader::open(&src.path).map_err(|e| format!("{} cannot be read ({e})", src.path))
 }
 
 /// The directory a snapshot restores into: made beneath the root (parents too), empty.

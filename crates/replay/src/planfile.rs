@@ -25,6 +25,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use ra_fsstate::{hex, unhex};
 use ra_syscalls::SyscallDef;
 use ra_trace::{ArgValue, Bytes, Event, ExtraValue, IovValue};
 
@@ -160,6 +161,31 @@ pub struct PlanSource {
     pub snapshots: u64,
 }
 
+impl PlanSource {
+    /// The trace at `path` (holding `snapshots` snapshots), as a plan records it.
+    pub fn of(path: &Path, snapshots: u64) -> std::io::Result<PlanSource> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path)?;
+        Ok(PlanSource {
+            path: path.display().to_string(),
+            size: m.len(),
+            mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+            snapshots,
+        })
+    }
+
+    /// Whether the trace is still where it was when compiled, unchanged (size and
+    /// modification time); else why not.
+    pub fn check(&self) -> Result<(), String> {
+        let now = PlanSource::of(Path::new(&self.path), self.snapshots)
+            .map_err(|e| format!("{} is gone ({e})", self.path))?;
+        if (now.size, now.mtime_ns) != (self.size, self.mtime_ns) {
+            return Err(format!("{} changed since it was compiled", self.path));
+        }
+        Ok(())
+    }
+}
+
 fn facts_json(f: &TraceFacts) -> serde_json::Value {
     serde_json::json!({
         "arch": f.arch,
@@ -183,17 +209,6 @@ fn facts_from_json(v: &serde_json::Value) -> Option<TraceFacts> {
         std_fds: v.get("std_fds")?.as_bool()?,
         page_records: v.get("page_records")?.as_bool()?,
     })
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|c| format!("{c:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -740,18 +755,8 @@ pub fn compile(
     stop: &AtomicBool,
 ) -> Result<CompileStats, PlanError> {
     let facts = TraceFacts::of(trace);
-    let source = match std::fs::metadata(trace_path) {
-        Ok(m) => {
-            use std::os::unix::fs::MetadataExt;
-            PlanSource {
-                path: trace_path.display().to_string(),
-                size: m.len(),
-                mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
-                snapshots: trace.snapshots().len() as u64,
-            }
-        }
-        Err(source) => return Err(PlanError::Io { path: trace_path.to_path_buf(), source }),
-    };
+    let source = PlanSource::of(trace_path, trace.snapshots().len() as u64)
+        .map_err(|source| PlanError::Io { path: trace_path.to_path_buf(), source })?;
     let mut w = PlanWriter::create(out, &facts, &source, dedup_memory)?;
     let mut planner = crate::planner::Planner::new(trace.syscall_events(None), facts);
     // The planner runs here, the encoder (hashing, deduplication) on a thread of its own, the

@@ -128,11 +128,6 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Planner<I> {
         *self.notes.warnings.entry(w.to_string()).or_default() += 1;
     }
 
-    /// Bytes of data held in the look-ahead queue.
-    pub fn ahead_bytes(&self) -> usize {
-        self.pending.bytes
-    }
-
     /// The events' source.
     pub fn source(&self) -> &I {
         &self.iter

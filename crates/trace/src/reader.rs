@@ -173,6 +173,17 @@ impl TraceReader {
         &self.ds
     }
 
+    /// How many records the system call extents hold, from the extent headers (a few calls
+    /// span several records: an estimate of the calls, for progress bars).
+    pub fn syscall_records(&self) -> u64 {
+        self.ds
+            .headers()
+            .filter_map(|h| h.ok())
+            .filter(|h| h.type_name.starts_with(PREFIX))
+            .map(|h| u64::from(h.nrecords))
+            .sum()
+    }
+
     /// False when the file has no valid trailer (the writer was killed): everything flushed is
     /// still readable.
     pub fn is_complete(&self) -> bool {
