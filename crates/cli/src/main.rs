@@ -8,6 +8,7 @@ mod dump;
 mod export;
 mod fs;
 mod info;
+mod keygen;
 mod profile;
 mod profile_live;
 mod progress;
@@ -69,6 +70,9 @@ enum Command {
     Profile(profile::ProfileArgs),
     /// Write a trace's file I/O in another tool's format: fio's iolog (`fio --read_iolog`).
     Export(export::ExportArgs),
+    /// Create a key file (256 random bits, mode 0600) for sealed and encrypted traces and
+    /// for anonymization.
+    Keygen(keygen::KeygenArgs),
 }
 
 /// mimalloc instead of glibc's malloc: the recorder's threads hand buffers to each other
@@ -91,6 +95,7 @@ fn main() -> ExitCode {
         Command::Fs(a) => fs::run(a),
         Command::Profile(a) => profile::run(a),
         Command::Export(a) => export::run(a),
+        Command::Keygen(a) => keygen::run(a),
     };
     match result {
         Ok(code) => code,

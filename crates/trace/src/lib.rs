@@ -21,6 +21,7 @@ mod event;
 pub mod fileio;
 pub mod format;
 pub mod fsop;
+pub mod key;
 pub mod quirks;
 mod reader;
 pub mod schema;

@@ -1,0 +1,224 @@
+//! Key files: one 256-bit secret from which every protection of a trace derives its own key
+//! (sealing, encryption, anonymization), so that a user keeps one file.
+//!
+//! The file is text: the line `reanimator-key-v1` and 64 hexadecimal digits. [`Key::generate`]
+//! creates it with mode 0600 and refuses to overwrite; [`Key::load`] refuses a file that other
+//! users can read or write, like ssh does. A key never appears in a trace, a log line or an
+//! error message: [`Key`]'s `Debug` prints nothing of it, and errors name the file only.
+
+use std::fmt;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+const MAGIC: &str = "reanimator-key-v1";
+
+/// What a derived key is for. Each purpose gets an independent key (BLAKE3 `derive_key`), so
+/// that no two mechanisms ever share key material.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// The keyed MAC chain of a sealed trace.
+    Seal,
+    /// The AEAD of an encrypted trace.
+    Encrypt,
+    /// Keyed pseudonyms (irreversible fields).
+    Pseudonym,
+    /// The AEAD of the table that reverses pseudonyms.
+    Reverse,
+}
+
+impl Purpose {
+    fn context(self) -> &'static str {
+        match self {
+            Purpose::Seal => "reanimator 2026-11 trace seal v1",
+            Purpose::Encrypt => "reanimator 2026-11 trace encryption v1",
+            Purpose::Pseudonym => "reanimator 2026-11 anonymize pseudonym v1",
+            Purpose::Reverse => "reanimator 2026-11 anonymize reverse table v1",
+        }
+    }
+}
+
+/// Why a key file could not be used. Never carries key material.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("cannot read the key file {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("cannot create the key file {path}: {source}")]
+    Create { path: String, source: std::io::Error },
+    #[error(
+        "the key file {path} is not a reanimator key (expected the line `{MAGIC}` and 64 hex \
+         digits; create one with `reanimator keygen FILE`)"
+    )]
+    Malformed { path: String },
+    #[error(
+        "the key file {path} can be read or written by other users (mode {mode:o}); \
+         run `chmod 600 {path}`"
+    )]
+    TooOpen { path: String, mode: u32 },
+}
+
+/// A 256-bit master key.
+#[derive(Clone)]
+pub struct Key {
+    master: [u8; 32],
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Key(..)")
+    }
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        // Best effort: overwrite the secret before the memory is reused.
+        for b in self.master.iter_mut() {
+            // SAFETY: `b` is a valid, aligned, exclusive reference to a byte of `self.master`.
+            unsafe { std::ptr::write_volatile(b, 0) };
+        }
+    }
+}
+
+impl Key {
+    /// A key from raw bytes (tests, fuzzing).
+    pub fn from_bytes(master: [u8; 32]) -> Self {
+        Key { master }
+    }
+
+    /// A fresh random key from the kernel's CSPRNG.
+    pub fn random() -> std::io::Result<Self> {
+        let mut master = [0u8; 32];
+        let mut got = 0;
+        while got < master.len() {
+            // SAFETY: the pointer and length describe the unfilled tail of `master`.
+            let n = unsafe {
+                libc::getrandom(master[got..].as_mut_ptr().cast(), master.len() - got, 0)
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            got += n as usize;
+        }
+        Ok(Key { master })
+    }
+
+    /// Creates `path` (mode 0600, never overwriting) holding a fresh random key.
+    pub fn generate(path: &Path) -> Result<Self, KeyError> {
+        let create = |source| KeyError::Create { path: path.display().to_string(), source };
+        let key = Key::random().map_err(create)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(create)?;
+        let mut text = String::with_capacity(MAGIC.len() + 66);
+        text.push_str(MAGIC);
+        text.push('\n');
+        for b in key.master {
+            text.push_str(&format!("{b:02x}"));
+        }
+        text.push('\n');
+        let r = f.write_all(text.as_bytes()).and_then(|()| f.sync_all());
+        // The text held the key: wipe it.
+        let mut bytes = text.into_bytes();
+        bytes.iter_mut().for_each(|b| *b = 0);
+        r.map_err(create)?;
+        Ok(key)
+    }
+
+    /// Reads a key file written by [`Key::generate`].
+    pub fn load(path: &Path) -> Result<Self, KeyError> {
+        let name = || path.display().to_string();
+        let read = |source| KeyError::Read { path: name(), source };
+        let meta = std::fs::metadata(path).map_err(read)?;
+        let mode = meta.mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(KeyError::TooOpen { path: name(), mode });
+        }
+        if meta.len() > 4096 {
+            return Err(KeyError::Malformed { path: name() });
+        }
+        let mut text = std::fs::read(path).map_err(read)?;
+        let parsed = Self::parse(&text);
+        text.iter_mut().for_each(|b| *b = 0);
+        parsed.ok_or_else(|| KeyError::Malformed { path: name() })
+    }
+
+    fn parse(text: &[u8]) -> Option<Self> {
+        let text = std::str::from_utf8(text).ok()?;
+        let mut lines = text.lines();
+        if lines.next()?.trim() != MAGIC {
+            return None;
+        }
+        let hex = lines.next()?.trim();
+        if hex.len() != 64 || lines.any(|l| !l.trim().is_empty()) {
+            return None;
+        }
+        let mut master = [0u8; 32];
+        for (i, b) in master.iter_mut().enumerate() {
+            *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(Key { master })
+    }
+
+    /// The key for one purpose.
+    pub fn derive(&self, purpose: Purpose) -> [u8; 32] {
+        blake3::derive_key(purpose.context(), &self.master)
+    }
+
+    /// A short public fingerprint of the key (safe to print: a hash that reveals nothing
+    /// of it), so that a user can tell which key file a trace needs.
+    pub fn fingerprint(&self) -> String {
+        let h = blake3::derive_key("reanimator 2026-11 key fingerprint v1", &self.master);
+        h[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn generate_then_load_gives_the_same_key() {
+        let dir = std::env::temp_dir().join(format!("ra-key-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("k");
+        let k = Key::generate(&p).unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let l = Key::load(&p).unwrap();
+        assert_eq!(k.derive(Purpose::Seal), l.derive(Purpose::Seal));
+        assert_ne!(k.derive(Purpose::Seal), k.derive(Purpose::Encrypt));
+        assert_eq!(k.fingerprint(), l.fingerprint());
+        // Never overwrites.
+        assert!(matches!(Key::generate(&p), Err(KeyError::Create { .. })));
+        // Too open.
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = Key::load(&p).unwrap_err();
+        assert!(matches!(e, KeyError::TooOpen { .. }), "{e}");
+        // Neither the error nor Debug shows the key.
+        let text = std::fs::read_to_string(&p).unwrap();
+        let hex = text.lines().nth(1).unwrap();
+        assert!(!e.to_string().contains(hex));
+        assert!(!format!("{k:?}").contains(&hex[..8]));
+        // Malformed.
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::write(&p, "reanimator-key-v1\nzz\n").unwrap();
+        assert!(matches!(Key::load(&p), Err(KeyError::Malformed { .. })));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn random_keys_differ() {
+        let a = Key::random().unwrap();
+        let b = Key::random().unwrap();
+        assert_ne!(a.master, b.master);
+    }
+}
