@@ -12,7 +12,8 @@ use ra_capture::STOP_REQUESTS;
 use ra_fs::{DataMode, GroupBy, MountConfig, Unmounted};
 use ra_profile::ProfileSink;
 
-use crate::record::{Compress, Data};
+use crate::output::ChainArgs;
+use crate::record::Data;
 
 #[derive(Args, Debug)]
 pub struct FsArgs {
@@ -113,9 +114,8 @@ pub struct MountArgs {
     /// With --aggregate: record no per-operation records, only the aggregates.
     #[arg(long, requires = "aggregate")]
     aggregate_only: bool,
-    /// Compression of the trace's extents.
-    #[arg(long, value_enum, default_value_t = Compress::None)]
-    compression: Compress,
+    #[command(flatten)]
+    chain: ChainArgs,
     /// Detach once the mount is up (the daemon keeps running; stop it with `fs umount`).
     #[arg(long)]
     daemon: bool,
@@ -201,10 +201,7 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
         aggregate,
         group_by,
         info: vec![("command".into(), command.join(" ").into_bytes())],
-        compression: match a.compression {
-            Compress::None => dataseries::WriterOptions::uncompressed(),
-            Compress::Zlib => dataseries::WriterOptions::zlib(),
-        },
+        compression: a.chain.writer_options(),
     };
     let mut profile = match &a.profile {
         Some(p) => {

@@ -9,6 +9,7 @@ mod export;
 mod fs;
 mod info;
 mod keygen;
+mod output;
 mod profile;
 mod profile_live;
 mod progress;

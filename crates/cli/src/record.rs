@@ -16,6 +16,7 @@ use ra_capture::{DataMode, Options, Selection, Target, STOP_REQUESTS, STOP_SIGNA
 use ra_fsstate::ScanOptions;
 use ra_trace::{Phase, PhaseInfo, TraceWriter, WriterConfig};
 
+use crate::output::ChainArgs;
 use crate::progress::ScanProgress;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -50,14 +51,6 @@ pub enum Data {
     Hash,
     /// Metadata only: arguments, results, paths and struct results; data buffers are not read.
     None,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Compress {
-    /// Store extents uncompressed (fastest; compress later with a copy if needed).
-    None,
-    /// zlib, on two background threads (about half the size, much more CPU).
-    Zlib,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -120,9 +113,8 @@ pub struct RecordArgs {
     /// /sys/fs/cgroup/system.slice/foo.service) and below, until Ctrl-C (ebpf backend).
     #[arg(long, value_name = "PATH", conflicts_with_all = ["command", "pid"])]
     pub cgroup: Option<PathBuf>,
-    /// Compression of the trace's extents.
-    #[arg(long, value_enum, default_value_t = Compress::None)]
-    pub compression: Compress,
+    #[command(flatten)]
+    pub chain: ChainArgs,
     /// Store DIR's state (and its file contents) in the trace before the command starts, and
     /// its state again after it ends (repeatable).
     #[arg(long, value_name = "DIR")]
@@ -322,10 +314,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         ("arch", machine.as_bytes()),
         ("start_time", start.as_bytes()),
     ];
-    let ds = match a.compression {
-        Compress::None => dataseries::WriterOptions::uncompressed(),
-        Compress::Zlib => dataseries::WriterOptions::zlib(),
-    };
+    let ds = a.chain.writer_options();
     let cfg = WriterConfig { ds, ..WriterConfig::default() };
     install_stop_handlers();
     let mut starts: Vec<PhaseInfo> = Vec::new();
