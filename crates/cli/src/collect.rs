@@ -198,6 +198,7 @@ impl Status {
     }
 }
 
+#[derive(Debug)]
 /// The hello: `reanimator-stream 1 {"host":..,"pid":..,"start_ns":..,"label":..}`.
 struct Hello {
     host: String,
@@ -226,7 +227,7 @@ fn parse_hello(line: &str) -> std::result::Result<Hello, String> {
 }
 
 /// A file-name component from untrusted text: `[A-Za-z0-9._-]` only (others become `_`), no
-/// leading dot, at most `max` characters, never empty.
+/// leading dot, no `..`, at most `max` characters, never empty.
 fn safe(s: &str, max: usize) -> String {
     let mut o: String = s
         .chars()
@@ -235,6 +236,9 @@ fn safe(s: &str, max: usize) -> String {
         .collect();
     while o.starts_with('.') {
         o.replace_range(..1, "_");
+    }
+    while o.contains("..") {
+        o = o.replace("..", "._");
     }
     if o.is_empty() {
         o.push('_');
@@ -371,6 +375,9 @@ struct Stream {
     /// Acknowledged so far.
     acked: u64,
     last_ack: Instant,
+    /// Acknowledging failed (the sender is gone or not reading): the rest is read, not acked.
+    ack_broken: bool,
+    ack_error: String,
 }
 
 /// Acknowledge at least this often while extents arrive...
@@ -386,6 +393,8 @@ impl Stream {
             dropped: 0,
             acked: 0,
             last_ack: Instant::now(),
+            ack_broken: false,
+            ack_error: String::new(),
         }
     }
 
@@ -402,6 +411,8 @@ impl Stream {
                 Ok(0) => {
                     return if self.framer.complete() {
                         (Status::Ok, String::new())
+                    } else if self.ack_broken {
+                        (Status::Cut, format!("the sender went away ({})", self.ack_error))
                     } else {
                         (Status::Cut, "the sender closed the connection before the trailer".into())
                     };
@@ -437,8 +448,12 @@ impl Stream {
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return (Status::Cut, format!("connection lost: {e}")),
             }
-            if let Err(e) = self.ack(conn, false) {
-                return (Status::Cut, e);
+            if !self.ack_broken {
+                if let Err(e) = self.ack(conn, false) {
+                    // A sender that died leaves bytes in flight: read them to the end anyway.
+                    self.ack_broken = true;
+                    self.ack_error = e;
+                }
             }
         }
     }
@@ -663,5 +678,31 @@ fn keep(part: &dataseries::stream::Part) -> bool {
         PartKind::FileHeader => true,
         PartKind::Extent => part.type_name != INDEX,
         PartKind::Trailer => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_from_the_peer_are_made_safe() {
+        assert_eq!(safe("../../etc/passwd", 64), "_._.__etc_passwd");
+        assert_eq!(safe("", 64), "_");
+        assert_eq!(safe(".hidden", 64), "_hidden");
+        assert_eq!(safe("a...b", 64), "a._.b");
+        assert_eq!(safe("host.example.com", 64), "host.example.com");
+        assert_eq!(safe(&"x".repeat(500), 64).len(), 64);
+        assert_eq!(safe("caf\u{e9} \0/", 64), "caf____");
+    }
+
+    #[test]
+    fn hellos_are_checked() {
+        let h = parse_hello(r#"reanimator-stream 1 {"host":"h","pid":3,"start_ns":5,"label":"l"}"#)
+            .unwrap();
+        assert_eq!((h.host.as_str(), h.pid, h.start_ns, h.label.as_str()), ("h", 3, 5, "l"));
+        assert!(parse_hello("GET / HTTP/1.1").unwrap_err().contains("wrong hello"));
+        assert!(parse_hello("reanimator-stream 2 {}").unwrap_err().contains("version"));
+        assert!(parse_hello("reanimator-stream 1 {").unwrap_err().contains("bad hello"));
     }
 }
