@@ -2,8 +2,10 @@
 //! and `fs`): compression, and (issue 19) sealing and encryption. One set of flags, turned
 //! into [`dataseries::WriterOptions`] in one place.
 
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use dataseries::{Compression, WriterOptions};
+use ra_trace::key::Key;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Compress {
@@ -36,15 +38,24 @@ pub struct ChainArgs {
     /// modes only; each section is stored raw when compressing does not shrink it.
     #[arg(long, value_enum, default_value_t = Compress::None, alias = "compression")]
     pub compress: Compress,
+    /// Seal the trace with the key in KEYFILE (`reanimator keygen`): a keyed MAC chain over
+    /// every extent, so that `reanimator verify` finds any modified, dropped, duplicated,
+    /// reordered or cut extent. The trace stays an ordinary DataSeries file.
+    #[arg(long, value_name = "KEYFILE")]
+    pub seal: Option<std::path::PathBuf>,
 }
 
 impl ChainArgs {
-    /// The DataSeries writer settings these flags ask for.
-    pub fn writer_options(&self) -> WriterOptions {
+    /// The DataSeries writer settings these flags ask for (reads the key file).
+    pub fn writer_options(&self) -> Result<WriterOptions> {
         let mut o = WriterOptions::uncompressed();
         if self.compress != Compress::None {
             o.compression = vec![self.compress.mode()];
         }
-        o
+        if let Some(path) = &self.seal {
+            let key = Key::load(path).context("--seal")?;
+            o.seal = Some(key.seal_options().context("--seal: no random serial number")?);
+        }
+        Ok(o)
     }
 }
