@@ -13,8 +13,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
+use dataseries::seal::StreamVerifier;
 use dataseries::stream::{FeedError, Framer, PartKind, Piece};
 use ra_capture::STOP_REQUESTS;
+use ra_trace::key::Purpose;
 use ra_trace::net::{HELLO_MAGIC, LINE_MAX, PROTOCOL_VERSION, SPILL_OFFSET_KEY};
 use serde_json::json;
 
@@ -52,6 +54,13 @@ pub struct CollectArgs {
     /// refused.
     #[arg(long, value_name = "SIZE", value_parser = crate::record::parse_size, default_value = "1G")]
     max_extent: u64,
+    /// Verify every stream's seal (`record --seal`, `fs mount --seal`) with this key file
+    /// as its extents arrive: a stream whose seal does not verify (another key, not sealed,
+    /// an extent changed, dropped or reordered) is refused, its connection dropped and its
+    /// file renamed to NAME.ds.refused. Each extent is held in memory while it is checked
+    /// (at most --max-extent bytes per stream).
+    #[arg(long, value_name = "KEYFILE")]
+    key: Option<PathBuf>,
     /// Join a cut collected file and the sender's spill file into one trace (-o OUT).
     #[arg(long, num_args = 2, value_names = ["COLLECTED", "SPILL"], conflicts_with_all = ["listen", "dir"], requires = "output")]
     join: Option<Vec<PathBuf>>,
@@ -67,6 +76,11 @@ pub fn run(a: CollectArgs) -> Result<ExitCode> {
     }
     let (Some(listen), Some(dir)) = (&a.listen, &a.dir) else {
         anyhow::bail!("--listen and --dir are required");
+    };
+    // The MAC key only: the key file's secret never leaves this process, nor goes in a line.
+    let seal_key = match &a.key {
+        Some(p) => Some(ra_trace::key::Key::load(p).context("--key")?.derive(Purpose::Seal)),
+        None => None,
     };
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let listener =
@@ -91,6 +105,7 @@ pub fn run(a: CollectArgs) -> Result<ExitCode> {
         active: AtomicUsize::new(0),
         idle: Duration::from_secs(a.idle_timeout.max(1)),
         max_extent: a.max_extent,
+        seal_key,
         names: Mutex::new(()),
     });
     let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
@@ -173,6 +188,8 @@ struct Ctx {
     active: AtomicUsize,
     idle: Duration,
     max_extent: u64,
+    /// `--key`: the seal's MAC key.
+    seal_key: Option<[u8; 32]>,
     /// Serializes choosing file names (O_EXCL does the rest).
     names: Mutex<()>,
 }
@@ -338,7 +355,7 @@ fn serve(ctx: &Ctx, mut conn: TcpStream, peer: SocketAddr) {
         ));
     }
     let path = ctx.dir.join(&name);
-    let mut s = Stream::new(file, ctx.max_extent);
+    let mut s = Stream::new(file, ctx.max_extent, ctx.seal_key);
     let (status, reason) = match conn.write_all(format!("ok {name}\n").as_bytes()) {
         Ok(()) => s.receive(ctx, &mut conn),
         Err(e) => (Status::Cut, format!("cannot answer the hello: {e}")),
@@ -378,6 +395,53 @@ struct Stream {
     /// Acknowledging failed (the sender is gone or not reading): the rest is read, not acked.
     ack_broken: bool,
     ack_error: String,
+    /// `--key`: the seal verifier and the extent being gathered for it.
+    seal: Option<Seal>,
+}
+
+struct Seal {
+    verifier: Option<StreamVerifier>,
+    extent: Vec<u8>,
+}
+
+impl Seal {
+    /// Every piece of the stream, in order: each whole extent goes to the verifier.
+    fn piece(&mut self, p: &Piece<'_>) -> std::result::Result<(), String> {
+        let Some(v) = self.verifier.as_mut() else { return Ok(()) };
+        match p {
+            Piece::Data { part, bytes } if part.kind == PartKind::Extent => {
+                self.extent.extend_from_slice(bytes);
+            }
+            Piece::End { part } if part.kind == PartKind::Extent => {
+                let r = v.extent(part.offset, &self.extent);
+                self.extent.clear();
+                if self.extent.capacity() > 16 << 20 {
+                    self.extent = Vec::new();
+                }
+                r.map_err(|e| format!("the seal does not verify: {e}"))?;
+            }
+            Piece::End { part } if part.kind == PartKind::Trailer => {
+                let v = self.verifier.take().expect("a verifier");
+                v.finish().map_err(|e| format!("the seal does not verify: {e}"))?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// What the seal says of a stream that ended early.
+    fn cut_note(&mut self) -> String {
+        match self.verifier.take().map(StreamVerifier::finish) {
+            Some(Err(e)) => format!(" (seal: {})", e.why),
+            _ => String::new(),
+        }
+    }
+}
+
+/// Why writing a piece failed.
+enum Sink {
+    Io(std::io::Error),
+    Seal(String),
 }
 
 /// Acknowledge at least this often while extents arrive...
@@ -386,9 +450,11 @@ const ACK_EVERY: Duration = Duration::from_millis(100);
 const ACK_BYTES: u64 = 4 << 20;
 
 impl Stream {
-    fn new(file: File, max_extent: u64) -> Stream {
+    fn new(file: File, max_extent: u64, seal_key: Option<[u8; 32]>) -> Stream {
         Stream {
             file,
+            seal: seal_key
+                .map(|k| Seal { verifier: Some(StreamVerifier::new(k)), extent: Vec::new() }),
             framer: Framer::new().max_extent(max_extent),
             dropped: 0,
             acked: 0,
@@ -419,11 +485,13 @@ impl Stream {
                 }
                 Ok(n) => {
                     last_byte = Instant::now();
-                    let file = &mut self.file;
-                    let r = self.framer.feed(&buf[..n], |p| -> std::io::Result<()> {
+                    let (file, seal) = (&mut self.file, &mut self.seal);
+                    let r = self.framer.feed(&buf[..n], |p| -> std::result::Result<(), Sink> {
+                        if let Some(s) = seal.as_mut() {
+                            s.piece(&p).map_err(Sink::Seal)?;
+                        }
                         match p {
-                            Piece::Data { bytes, .. } => file.write_all(bytes),
-                            Piece::End { part } if part.kind == PartKind::Extent => Ok(()),
+                            Piece::Data { bytes, .. } => file.write_all(bytes).map_err(Sink::Io),
                             Piece::End { .. } => Ok(()),
                         }
                     });
@@ -432,7 +500,8 @@ impl Stream {
                         Err(FeedError::Frame(e)) => {
                             return (Status::Refused, format!("not a valid trace stream: {e}"))
                         }
-                        Err(FeedError::Sink(e)) => {
+                        Err(FeedError::Sink(Sink::Seal(why))) => return (Status::Refused, why),
+                        Err(FeedError::Sink(Sink::Io(e))) => {
                             return (Status::Cut, format!("cannot write the file: {e}"))
                         }
                     }
@@ -476,7 +545,12 @@ impl Stream {
 
     /// Ends the file: a stream not complete is cut at its last whole extent (removed when
     /// not even its type library arrived whole).
-    fn close(&mut self, status: Status, reason: String, path: &Path) -> (Status, String) {
+    fn close(&mut self, status: Status, mut reason: String, path: &Path) -> (Status, String) {
+        if status == Status::Cut {
+            if let Some(s) = self.seal.as_mut() {
+                reason.push_str(&s.cut_note());
+            }
+        }
         let b = self.framer.boundary();
         self.dropped = self.framer.offset() - b;
         if status != Status::Ok {
@@ -489,6 +563,14 @@ impl Stream {
             // Not even the type library: nothing readable to keep.
             let _ = std::fs::remove_file(path);
             return (status, format!("{reason} (nothing readable: file removed)"));
+        }
+        if status == Status::Refused {
+            // Kept for inspection, under a name no reader of DIR/*.ds takes for a trace.
+            let mut to = path.as_os_str().to_owned();
+            to.push(".refused");
+            if std::fs::rename(path, &to).is_ok() {
+                return (status, format!("{reason} (file renamed to *.ds.refused)"));
+            }
         }
         (status, reason)
     }

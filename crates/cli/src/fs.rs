@@ -202,7 +202,7 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
         aggregate,
         group_by,
         info: vec![("command".into(), command.join(" ").into_bytes())],
-        compression: a.chain.writer_options(),
+        compression: a.chain.writer_options()?,
     };
     let mut profile = match &a.profile {
         Some(p) => {

@@ -18,6 +18,7 @@ mod record;
 mod records;
 mod replay;
 mod snapshot;
+mod verify;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -78,6 +79,10 @@ enum Command {
     /// Create a key file (256 random bits, mode 0600) for sealed and encrypted traces and
     /// for anonymization.
     Keygen(keygen::KeygenArgs),
+    /// Check a sealed trace (`record --seal`): say which extent was modified, dropped,
+    /// duplicated, reordered or inserted, or where the trace was cut. Exit 0 intact, 1
+    /// tampered, 2 trouble.
+    Verify(verify::VerifyArgs),
 }
 
 /// mimalloc instead of glibc's malloc: the recorder's threads hand buffers to each other
@@ -102,6 +107,7 @@ fn main() -> ExitCode {
         Command::Export(a) => export::run(a),
         Command::Keygen(a) => keygen::run(a),
         Command::Collect(a) => collect::run(a),
+        Command::Verify(a) => verify::run(a),
     };
     match result {
         Ok(code) => code,

@@ -4,8 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use dataseries::{Compression, WriterOptions};
+use ra_trace::key::Key;
 use ra_trace::Destination;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -39,6 +41,11 @@ pub struct ChainArgs {
     /// modes only; each section is stored raw when compressing does not shrink it.
     #[arg(long, value_enum, default_value_t = Compress::None, alias = "compression")]
     pub compress: Compress,
+    /// Seal the trace with the key in KEYFILE (`reanimator keygen`): a keyed MAC chain over
+    /// every extent, so that `reanimator verify` finds any modified, dropped, duplicated,
+    /// reordered or cut extent. The trace stays an ordinary DataSeries file.
+    #[arg(long, value_name = "KEYFILE")]
+    pub seal: Option<std::path::PathBuf>,
     /// With `-o tcp://HOST:PORT`: when the collector fails (connection lost, collector
     /// killed, no acknowledgement for 30 s), go on writing here: a trace holding everything
     /// the collector did not acknowledge (`reanimator collect --join` puts the two parts
@@ -52,13 +59,17 @@ pub struct ChainArgs {
 }
 
 impl ChainArgs {
-    /// The DataSeries writer settings these flags ask for.
-    pub fn writer_options(&self) -> WriterOptions {
+    /// The DataSeries writer settings these flags ask for (reads the key file).
+    pub fn writer_options(&self) -> Result<WriterOptions> {
         let mut o = WriterOptions::uncompressed();
         if self.compress != Compress::None {
             o.compression = vec![self.compress.mode()];
         }
-        o
+        if let Some(path) = &self.seal {
+            let key = Key::load(path).context("--seal")?;
+            o.seal = Some(key.seal_options().context("--seal: no random serial number")?);
+        }
+        Ok(o)
     }
 
     /// Where `-o OUTPUT` sends the trace: a file, or `tcp://HOST:PORT[/LABEL]` (a collector,

@@ -316,7 +316,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         ("arch", machine.as_bytes()),
         ("start_time", start.as_bytes()),
     ];
-    let ds = a.chain.writer_options();
+    let ds = a.chain.writer_options()?;
     let cfg = WriterConfig { ds, ..WriterConfig::default() };
     install_stop_handlers();
     let mut starts: Vec<PhaseInfo> = Vec::new();

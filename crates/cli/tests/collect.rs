@@ -397,10 +397,14 @@ fn a_killed_collector_stops_the_recording_in_one_line() {
 #[test]
 fn with_spill_a_killed_collector_loses_nothing() {
     let d = scratch_dir("collect-spill");
-    let mut c = Collector::start(&d.join("coll"), &[]);
+    // Sealed, and checked by the collector as it arrives: the joined trace verifies whole.
+    let key = d.join("key");
+    assert!(bin().arg("keygen").arg(&key).output().unwrap().status.success());
+    let mut c = Collector::start(&d.join("coll"), &["--key", key.to_str().unwrap()]);
     let spill = d.join("spill.ds");
     let rec = bin()
-        .args(["record", "--backend", "ptrace", "-o", &c.url("job"), "--spill"])
+        .args(["record", "--backend", "ptrace", "--seal", key.to_str().unwrap()])
+        .args(["-o", &c.url("job"), "--spill"])
         .arg(&spill)
         .arg("--")
         .args(steady_workload(&d, 4))
@@ -455,6 +459,8 @@ fn with_spill_a_killed_collector_loses_nothing() {
     assert_eq!(all.len(), calls + synthetic, "every call recorded");
     let union: BTreeSet<u64> = got.iter().chain(sp.iter()).copied().collect();
     assert_eq!(union, unique, "the collected part and the spill cover the trace");
+    let v = bin().arg("verify").arg(&joined).arg("--key").arg(&key).output().unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -694,5 +700,72 @@ fn fs_mount_streams_its_trace_to_a_collector() {
     assert!(o.status.success(), "{}", stderr(&o));
     let writes = String::from_utf8_lossy(&o.stdout).lines().count();
     assert!(writes >= 1, "no write operation in the collected fs trace");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `collect --key`: a stream sealed with that key is kept; one sealed with another key, or not
+/// sealed, is refused (the sender fails in one line); no key material in any line.
+#[test]
+fn with_a_key_the_collector_refuses_streams_whose_seal_does_not_verify() {
+    let d = scratch_dir("collect-seal");
+    let (k1, k2) = (d.join("k1"), d.join("k2"));
+    for k in [&k1, &k2] {
+        let o = bin().arg("keygen").arg(k).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let secret = |k: &Path| {
+        std::fs::read_to_string(k).unwrap().split_whitespace().last().unwrap().to_string()
+    };
+    let secrets = [secret(&k1), secret(&k2)];
+    let mut c = Collector::start(&d.join("coll"), &["--key", k1.to_str().unwrap()]);
+    let f = d.join("in");
+    std::fs::write(&f, vec![3u8; 1_000_000]).unwrap();
+    let rec = |label: &str, seal: Option<&Path>| {
+        let mut cmd = bin();
+        cmd.args(["record", "-q", "--backend", "ptrace", "-o", &c.url(label)]);
+        if let Some(k) = seal {
+            cmd.arg("--seal").arg(k);
+        }
+        cmd.arg("--").arg("cat").arg(&f).stdout(Stdio::null()).output().unwrap()
+    };
+    let good = rec("good", Some(&k1));
+    assert!(good.status.success(), "{}", stderr(&good));
+    for (label, key) in [("otherkey", Some(k2.as_path())), ("unsealed", None)] {
+        let o = rec(label, key);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("refused the stream: the seal does not verify"), "{err}");
+        for s in &secrets {
+            assert!(!err.contains(s.as_str()), "a key in: {err}");
+        }
+    }
+    let mut by_label = std::collections::BTreeMap::new();
+    for _ in 0..3 {
+        let e = c.wait_for(|v| v["event"] == "end", Duration::from_secs(10));
+        let name = e["file"].as_str().unwrap().to_string();
+        let label = name.split('-').nth(1).unwrap().to_string();
+        by_label.insert(label, e);
+    }
+    assert_eq!(by_label["good"]["status"], "ok");
+    assert_eq!(by_label["otherkey"]["status"], "refused");
+    assert!(by_label["otherkey"]["reason"].as_str().unwrap().contains("the key is not the one"));
+    assert_eq!(by_label["unsealed"]["status"], "refused");
+    for e in by_label.values() {
+        for s in &secrets {
+            assert!(!e.to_string().contains(s.as_str()), "a key in: {e}");
+        }
+    }
+    // The good stream verifies as a file; the refused one is set aside, not left as a trace.
+    let files = c.files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let v = bin().arg("verify").arg(&files[0]).arg("--key").arg(&k1).output().unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    let refused: Vec<_> = std::fs::read_dir(&c.dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ds.refused"))
+        .collect();
+    assert!(refused.iter().all(|n| n.contains("-otherkey-")), "{refused:?}");
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -963,3 +963,37 @@ fn attribute_flag_ioctls_pass_through() {
     assert!(!jsonl(&trace, "op == ioctl && errno == 0").is_empty());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_sealed_lz4_trace_of_the_mount_verifies_and_a_changed_byte_does_not() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-seal");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let key = d.join("k");
+    let out = bin().arg("keygen").arg(&key).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let k = key.to_str().unwrap();
+    let m = Mount::start(&lower, &mnt, &trace, &["--compress", "lz4", "--seal", k]);
+    let out =
+        sh(&mnt, "set -e; for i in $(seq 50); do seq 2000 > f$i.txt; done; cat f*.txt | wc -l");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let info = String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+    assert!(info.contains("lz4/lz4") && info.contains("Reanimator::Seal"), "{info}");
+    let v = bin().args(["verify", "--key", k]).arg(&trace).output().unwrap();
+    assert_eq!(v.status.code(), Some(0), "{}", String::from_utf8_lossy(&v.stdout));
+    assert!(jsonl(&trace, "call == write").len() >= 50);
+    // One byte changed in the middle of the file.
+    let mut bytes = std::fs::read(&trace).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x20;
+    std::fs::write(&trace, &bytes).unwrap();
+    let v = bin().args(["verify", "--key", k]).arg(&trace).output().unwrap();
+    let text = String::from_utf8_lossy(&v.stdout);
+    assert_eq!(v.status.code(), Some(1), "{text}");
+    assert!(text.contains("TAMPERED: extent"), "{text}");
+    let _ = std::fs::remove_dir_all(&d);
+}

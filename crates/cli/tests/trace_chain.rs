@@ -72,3 +72,137 @@ fn every_compression_mode_records_the_same_events() {
         assert!(*s * 4 < sizes[0], "mode {i}: {s} bytes against {} raw", sizes[0]);
     }
 }
+
+both_backends!(a_sealed_trace_verifies_and_every_change_is_named);
+
+fn keygen(d: &Path) -> PathBuf {
+    let k = d.join("key");
+    let o = bin().arg("keygen").arg(&k).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    k
+}
+
+fn verify(trace: &Path, key: &Path) -> (Option<i32>, String) {
+    let o = bin().arg("verify").arg(trace).arg("--key").arg(key).output().unwrap();
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    (o.status.code(), text)
+}
+
+/// The on-disk extents of a DataSeries file: (offset, type name, length).
+fn extents(path: &Path) -> Vec<(u64, String, usize)> {
+    let r = dataseries::DsReader::open(path).unwrap();
+    r.raw_extents().map(|x| x.unwrap()).map(|(o, n, b)| (o, n, b.len())).collect()
+}
+
+fn a_sealed_trace_verifies_and_every_change_is_named() {
+    let d = scratch("seal");
+    let key = keygen(&d);
+    let t = d.join("t.ds");
+    let input = d.join("in");
+    std::fs::write(&input, (0..3_000_000u32).map(|i| (i % 251) as u8).collect::<Vec<u8>>())
+        .unwrap();
+    let o = bin()
+        .args(["record", "-q", "--backend", backend(), "--compress", "lz4", "--seal"])
+        .arg(&key)
+        .arg("-o")
+        .arg(&t)
+        .args(["--", "sh", "-c"])
+        .arg(format!("cat {} > /dev/null; ls -R /usr/share/doc > /dev/null", input.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, text) = verify(&t, &key);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("intact"), "{text}");
+    // The trace reads like any other.
+    assert!(events(&t).iter().any(|e| e.name == "read"));
+    // The key is nowhere in the trace.
+    let hex = std::fs::read_to_string(&key).unwrap().lines().nth(1).unwrap().to_string();
+    let bytes = std::fs::read(&t).unwrap();
+    assert!(!bytes.windows(16).any(|w| w == &hex.as_bytes()[..16]));
+    let raw: Vec<u8> =
+        (0..32).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+    assert!(!bytes.windows(32).any(|w| w == &raw[..]));
+
+    let ext = extents(&t);
+    let syscall: Vec<usize> =
+        (0..ext.len()).filter(|&i| ext[i].1.starts_with("IOTTAFSL::Trace::Syscall::")).collect();
+    assert!(syscall.len() >= 3, "{ext:?}");
+
+    // A changed byte inside one extent: that extent is named.
+    let k = syscall[1];
+    let mut b = bytes.clone();
+    b[ext[k].0 as usize + ext[k].2 / 2] ^= 1;
+    let x = d.join("x.ds");
+    std::fs::write(&x, &b).unwrap();
+    let (code, text) = verify(&x, &key);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains(&format!("TAMPERED: extent {k} at offset {}", ext[k].0)), "{text}");
+
+    // An extent cut out: found where it is missing.
+    let (o, len) = (ext[k].0 as usize, ext[k].2);
+    let b: Vec<u8> = bytes[..o].iter().chain(&bytes[o + len..]).copied().collect();
+    std::fs::write(&x, &b).unwrap();
+    let (code, text) = verify(&x, &key);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains(&format!("extent {k}")) && text.contains("dropped"), "{text}");
+
+    // The end cut off (the final seal with it).
+    let last_seal = ext.iter().rposition(|e| e.1 == "Reanimator::Seal").unwrap();
+    std::fs::write(&x, &bytes[..ext[last_seal].0 as usize]).unwrap();
+    let (code, text) = verify(&x, &key);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("CUT"), "{text}");
+
+    // Another key: trouble, said as such.
+    let other = d.join("other");
+    let _ = bin().arg("keygen").arg(&other).output().unwrap();
+    let (code, text) = verify(&t, &other);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("was sealed with key"), "{text}");
+    assert!(!text.contains(&hex[..16]), "{text}");
+
+    // No seal at all.
+    let u = d.join("u.ds");
+    let o = bin()
+        .args(["record", "-q", "--backend", backend(), "-o"])
+        .arg(&u)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let (code, text) = verify(&u, &key);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("not sealed"), "{text}");
+}
+
+#[test]
+fn a_killed_sealed_recording_verifies_up_to_its_last_seal() {
+    let d = scratch("seal-kill");
+    let key = keygen(&d);
+    let t = d.join("t.ds");
+    let mut child = bin()
+        .args(["record", "-q", "--backend", "ptrace", "--seal"])
+        .arg(&key)
+        .arg("-o")
+        .arg(&t)
+        .args(["--", "sh", "-c", "while :; do cat /etc/services > /dev/null; done"])
+        .spawn()
+        .unwrap();
+    // The sink flushes (and seals) once a second.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // (The traced shell loop, orphaned, dies with its tracer.)
+    let (code, text) = verify(&t, &key);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("CUT") && text.contains("without its final seal"), "{text}");
+    let n: u64 = text
+        .split("verified before it: ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert!(n >= 2, "{text}");
+}

@@ -280,6 +280,12 @@ pub enum Error {
         /// Field name.
         field: String,
     },
+    /// A seal was to be verified on a file that has none.
+    #[error("{detail}")]
+    NotSealed {
+        /// What is missing.
+        detail: String,
+    },
     /// The writer was asked to write an extent whose type was not declared at creation.
     #[error("extent type '{type_name}' was not declared to the writer")]
     TypeNotDeclared {

@@ -25,6 +25,7 @@ mod types;
 mod writer;
 
 pub mod raw;
+pub mod seal;
 pub mod text;
 
 pub use compress::Compression;

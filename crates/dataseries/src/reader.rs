@@ -337,6 +337,19 @@ impl DsReader {
         HeaderIter { walker: self.walker(), _r: std::marker::PhantomData }
     }
 
+    /// Every extent's raw on-disk bytes, in file order from the XmlType extent to the index
+    /// extent: `(offset, type name, bytes)`. For verifying seals; nothing is decoded.
+    pub fn raw_extents(&self) -> impl Iterator<Item = Result<(u64, String, Vec<u8>)>> + '_ {
+        let mut w = self.walker();
+        w.pos = FILE_HEADER_LEN;
+        std::iter::from_fn(move || {
+            Some(w.next_header()?.and_then(|(off, h)| {
+                let bytes = read_vec(&self.file, off, h.total_len as usize)?;
+                Ok((off, h.name_lossy(), bytes))
+            }))
+        })
+    }
+
     fn walker(&self) -> Walker {
         Walker {
             file: Arc::clone(&self.file),

@@ -34,6 +34,9 @@ pub struct WriterOptions {
     /// at most, beyond one extent larger than this alone: `write_extent` waits beyond, as it
     /// does beyond `threads + queue_depth` extents (default 16 MiB).
     pub queue_bytes: usize,
+    /// Seal the file: a keyed MAC chain over every extent, in `Reanimator::Seal` extents
+    /// ([`crate::seal`]).
+    pub seal: Option<crate::seal::SealOptions>,
 }
 
 impl Default for WriterOptions {
@@ -52,6 +55,7 @@ impl WriterOptions {
             threads: 2,
             queue_depth: 4,
             queue_bytes: 16 << 20,
+            seal: None,
         }
     }
 
@@ -153,6 +157,8 @@ pub struct DsWriter<W: Write + Send + 'static> {
     poisoned: bool,
     /// Section buffers of written extents, for [`DsWriter::new_builder`].
     spare: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The MAC chain of a sealed file.
+    sealer: Option<crate::seal::Sealer>,
 }
 
 /// Written extents' buffers kept for reuse (each up to an extent's size), when their variable
@@ -198,7 +204,8 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             });
         }
         let mut by_name: HashMap<String, Arc<ExtentType>> = HashMap::new();
-        for t in types {
+        let seal_ty = opts.seal.as_ref().map(|_| Arc::new(crate::seal::seal_type()));
+        for t in types.iter().chain(seal_ty.as_ref()) {
             if let Some(old) = by_name.get(t.name()) {
                 if old.xml() != t.xml() {
                     return Err(Error::TypeConflict { name: t.name().to_string() });
@@ -225,6 +232,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             pending: BTreeMap::new(),
             poisoned: false,
             spare: Vec::new(),
+            sealer: opts.seal.zip(seal_ty).map(|(o, t)| crate::seal::Sealer::new(o, t)),
         };
         w.write_bytes(&file_header())?;
 
@@ -305,12 +313,32 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             }
         }
         self.chained = mix3(enc.check, self.chained, 1972);
+        if let Some(s) = self.sealer.as_mut() {
+            s.add(enc.len() as u64, &crate::seal::digest_parts(&enc.parts()));
+        }
+        let due = self.sealer.as_ref().is_some_and(|s| s.unsealed() >= crate::seal::SEAL_EVERY);
         self.index.push((at, name));
         let (fixed, var) = enc.into_buffers();
         if self.spare.len() < SPARE_BUFFERS && var.capacity() >= SPARE_MIN {
             self.spare.push((fixed, var));
         }
+        if due {
+            self.write_seal(false)?;
+        }
         Ok(())
+    }
+
+    /// Writes a seal extent listing the extents written since the last one (with `last`,
+    /// also the end record). Nothing when not sealing, or when there is nothing to list.
+    fn write_seal(&mut self, last: bool) -> Result<()> {
+        let Some(s) = self.sealer.as_mut() else { return Ok(()) };
+        if s.unsealed() == 0 && !last {
+            return Ok(());
+        }
+        let b = s.build(last)?;
+        let enc = encode_owned(b, &self.encode_options());
+        let enc = enc.inspect_err(|_| self.poisoned = true)?;
+        self.append_extent(crate::seal::SEAL_TYPE_NAME.to_string(), enc)
     }
 
     /// Writes every finished result that is next in submission order.
@@ -441,6 +469,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
     /// has been flushed.
     pub fn flush(&mut self) -> Result<()> {
         self.wait_all()?;
+        self.write_seal(false)?;
         let out = self.out.as_mut().ok_or(Error::WriterPoisoned)?;
         out.flush().map_err(|e| Error::io("flushing the output", e))
     }
@@ -454,6 +483,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
     pub fn finish(mut self) -> Result<W> {
         self.wait_all()?;
         self.pool = None;
+        self.write_seal(true)?;
         let index_offset = self.offset;
         self.index.push((index_offset, INDEX_NAME.to_string()));
         let it = Arc::new(ExtentType::index_type());

@@ -171,11 +171,31 @@ impl Key {
         blake3::derive_key(purpose.context(), &self.master)
     }
 
+    /// The key's public id: 8 bytes of a one-way hash of it (stored in sealed traces so that
+    /// a verifier given another key can say so). [`Key::fingerprint`] is its hex form.
+    pub fn id(&self) -> [u8; 8] {
+        let h = blake3::derive_key("reanimator 2026-11 key fingerprint v1", &self.master);
+        let mut id = [0u8; 8];
+        id.copy_from_slice(&h[..8]);
+        id
+    }
+
     /// A short public fingerprint of the key (safe to print: a hash that reveals nothing
     /// of it), so that a user can tell which key file a trace needs.
     pub fn fingerprint(&self) -> String {
-        let h = blake3::derive_key("reanimator 2026-11 key fingerprint v1", &self.master);
-        h[..8].iter().map(|b| format!("{b:02x}")).collect()
+        self.id().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Sealing options for a new trace: the seal key, this key's id and a fresh random
+    /// serial number.
+    pub fn seal_options(&self) -> std::io::Result<dataseries::seal::SealOptions> {
+        let mut serial = [0u8; 16];
+        serial.copy_from_slice(&Key::random()?.master[..16]);
+        Ok(dataseries::seal::SealOptions {
+            key: dataseries::seal::SecretKey(self.derive(Purpose::Seal)),
+            key_id: self.id().to_vec(),
+            serial,
+        })
     }
 }
 
