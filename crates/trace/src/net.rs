@@ -400,6 +400,7 @@ impl Write for NetOutput {
         let limit = self.target.buffer_bytes.max(1);
         let n = {
             let mut s = self.shared.lock();
+            let waiting_since = Instant::now();
             loop {
                 if s.report.failure.is_some() {
                     break 0;
@@ -412,7 +413,8 @@ impl Write for NetOutput {
                     self.shared.cv.notify_all();
                     break n;
                 }
-                if s.progress.elapsed() > STALL {
+                // (An acknowledgement long ago, before an idle spell, is no stall.)
+                if s.progress.elapsed() > STALL && waiting_since.elapsed() > STALL {
                     s.report.failure = Some(format!(
                         "acknowledged nothing for {} s (--net-buffer full)",
                         STALL.as_secs()
