@@ -158,6 +158,22 @@ fn io_calls(trace: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Waits until the collected `file` (being written) holds at least `n` calls in whole
+/// extents.
+fn wait_for_calls(file: &Path, n: usize) {
+    let t0 = Instant::now();
+    loop {
+        let got = TraceReader::open(file)
+            .map(|r| r.events(None).take_while(Result::is_ok).count())
+            .unwrap_or(0);
+        if got >= n {
+            return;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "{got} calls arrived in 30 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -279,11 +295,7 @@ fn a_sender_killed_mid_stream_leaves_a_cut_readable_file() {
     let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(10));
     let file = c.dir.join(start["file"].as_str().unwrap());
     // Some extents arrive, then the recorder dies.
-    let t0 = Instant::now();
-    while std::fs::metadata(&file).map_or(0, |m| m.len()) < 2 << 20 {
-        assert!(t0.elapsed() < Duration::from_secs(30), "no data arrived");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_calls(&file, 200);
     rec.kill().unwrap();
     rec.wait().unwrap();
     let end = c.end_of(start["file"].as_str().unwrap());
@@ -373,11 +385,7 @@ fn a_killed_collector_stops_the_recording_in_one_line() {
         .unwrap();
     let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(10));
     let file = c.dir.join(start["file"].as_str().unwrap());
-    let t0 = Instant::now();
-    while std::fs::metadata(&file).map_or(0, |m| m.len()) < 1 << 20 {
-        assert!(t0.elapsed() < Duration::from_secs(30), "no data arrived");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_calls(&file, 100);
     c.kill(libc::SIGKILL);
     let o = rec.wait_with_output().unwrap();
     let err = stderr(&o);
@@ -414,11 +422,7 @@ fn with_spill_a_killed_collector_loses_nothing() {
         .unwrap();
     let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(10));
     let file = c.dir.join(start["file"].as_str().unwrap());
-    let t0 = Instant::now();
-    while std::fs::metadata(&file).map_or(0, |m| m.len()) < 1 << 20 {
-        assert!(t0.elapsed() < Duration::from_secs(30), "no data arrived");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_calls(&file, 100);
     c.kill(libc::SIGKILL);
     let o = rec.wait_with_output().unwrap();
     let err = stderr(&o);
@@ -433,7 +437,12 @@ fn with_spill_a_killed_collector_loses_nothing() {
     // The spill alone is a readable, complete DataSeries file.
     assert!(info(&spill).contains("complete (trailer valid"));
     let (got, sp) = (ids(&file), ids(&spill));
-    assert!(!got.is_empty() && !sp.is_empty());
+    assert!(
+        !got.is_empty() && !sp.is_empty(),
+        "collected {} calls, spill {}: {err}",
+        got.len(),
+        sp.len()
+    );
     // Together they hold every call; the joined trace holds each exactly once.
     let joined = d.join("joined.ds");
     let j = bin()
@@ -570,11 +579,7 @@ fn ctrl_c_stops_the_collector_within_a_second_and_open_streams_stay_readable() {
         .unwrap();
     let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(10));
     let file = c.dir.join(start["file"].as_str().unwrap());
-    let t0 = Instant::now();
-    while std::fs::metadata(&file).map_or(0, |m| m.len()) < 1 << 20 {
-        assert!(t0.elapsed() < Duration::from_secs(30), "no data arrived");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_calls(&file, 100);
     // SAFETY: kill takes no pointers; our own child.
     unsafe { libc::kill(c.pid(), libc::SIGINT) };
     let t = Instant::now();

@@ -108,8 +108,8 @@ enum State {
 /// 512 MiB each, plus the header).
 pub const MAX_EXTENT: u64 = 2 * 512 * 1024 * 1024 + 512;
 
-/// Cuts a DSv1 byte stream into its parts. Memory: one extent header (at most 284 bytes) plus
-/// one index entry per extent seen when [`Framer::keep_index`] is on.
+/// Cuts a DSv1 byte stream into its parts. Memory: one extent header (at most 284 bytes),
+/// whatever the stream claims.
 #[derive(Debug)]
 pub struct Framer {
     state: State,

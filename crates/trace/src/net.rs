@@ -455,7 +455,9 @@ impl Write for NetOutput {
         s.progress = Instant::now();
         self.shared.cv.notify_all();
         loop {
-            if s.report.complete {
+            // (Every byte acknowledged, trailer included, is complete too, should `done` be
+            // lost: the collector acknowledges only what it has written and synced.)
+            if s.report.complete || s.base == self.written {
                 return Ok(());
             }
             if s.report.failure.is_some() {
@@ -795,5 +797,103 @@ mod tests {
         assert_eq!(read_line(&mut r).unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
         let mut r = io::Cursor::new(vec![b'x'; LINE_MAX * 2]);
         assert_eq!(read_line(&mut r).unwrap_err().kind(), io::ErrorKind::InvalidData);
+    }
+
+    /// A DSv1 stream of about `mb` MiB (incompressible extents of 256 KiB).
+    fn stream(mb: usize) -> Vec<u8> {
+        use dataseries::{DsWriter, ExtentType, FieldDesc, FieldType, WriterOptions};
+        let t = Arc::new(
+            ExtentType::builder("Test::Blob")
+                .field(FieldDesc::new("data", FieldType::Variable32))
+                .build()
+                .unwrap(),
+        );
+        let mut w =
+            DsWriter::new(Vec::new(), &[Arc::clone(&t)], WriterOptions::uncompressed()).unwrap();
+        let mut x = 1u64;
+        for _ in 0..mb * 4 {
+            let mut b = ExtentBuilder::new(Arc::clone(&t));
+            b.start_record();
+            let data: Vec<u8> = (0..256 << 10)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            b.set(0, Value::Bytes(&data)).unwrap();
+            w.write_extent(b).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    /// Unacknowledged bytes never exceed --net-buffer: the writer waits; acknowledgements let
+    /// it go on; the end is confirmed with `done`.
+    #[test]
+    fn unacknowledged_bytes_are_bounded_and_the_writer_waits() {
+        let bytes = stream(6);
+        let total = bytes.len() as u64;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let collector = std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            let hello = read_line(&mut r).unwrap();
+            assert!(hello.starts_with("reanimator-stream 1 {"), "{hello}");
+            c.write_all(b"ok test.ds\n").unwrap();
+            // Read without acknowledging until told to.
+            let mut got = Vec::new();
+            let mut buf = vec![0u8; 1 << 16];
+            c.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+            loop {
+                match r.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(_) => {}
+                }
+                if go_rx.try_recv().is_ok() || got.len() as u64 == total {
+                    // From now on acknowledge everything received.
+                    c.write_all(format!("ack {}\n", got.len()).as_bytes()).unwrap();
+                    c.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+                    loop {
+                        match r.read(&mut buf) {
+                            Ok(0) => break,
+                            Ok(n) => {
+                                got.extend_from_slice(&buf[..n]);
+                                c.write_all(format!("ack {}\n", got.len()).as_bytes()).unwrap();
+                            }
+                            Err(_) => {}
+                        }
+                    }
+                    break;
+                }
+            }
+            c.write_all(format!("done {}\n", got.len()).as_bytes()).unwrap();
+            got
+        });
+        let target =
+            TcpTarget { addr, label: Some("t".into()), spill: None, buffer_bytes: 1 << 20 };
+        let mut out = NetOutput::connect(&target, "x").unwrap();
+        let status = out.status();
+        let writer = std::thread::spawn(move || {
+            out.write_all(&bytes).unwrap();
+            out.flush().unwrap();
+            bytes
+        });
+        std::thread::sleep(Duration::from_millis(700));
+        let r = status.report();
+        assert_eq!(r.written, 1 << 20, "the writer waits at the bound: {r:?}");
+        assert_eq!(r.acked, 0);
+        go_tx.send(()).unwrap();
+        let sent = writer.join().unwrap();
+        let got = collector.join().unwrap();
+        assert_eq!(got, sent);
+        let r = status.report();
+        // (The writer may return on the last `ack` before `done` arrives.)
+        assert!(r.failure.is_none(), "{r:?}");
+        assert_eq!((r.written, r.acked), (total, total));
+        assert_eq!(r.remote_name, "test.ds");
     }
 }
