@@ -38,6 +38,10 @@ use clap::{Parser, Subcommand};
     reanimator diff t.ds:end data/\n  \
     reanimator export t.ds --format fio-iolog -o t.iolog --prefix /mnt/scratch")]
 struct Cli {
+    /// The key file (`reanimator keygen`) of encrypted traces to read, and of the seal to
+    /// check with `verify`.
+    #[arg(long, global = true, value_name = "KEYFILE")]
+    key: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -90,6 +94,16 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let key = match cli.key.as_deref().map(ra_trace::key::Key::load).transpose() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("reanimator: error: --key: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(k) = &key {
+        k.allow_reading();
+    }
     let result = match cli.command {
         Command::Info(a) => info::run(a),
         Command::Dump(a) => dump::run(a),
@@ -102,7 +116,7 @@ fn main() -> ExitCode {
         Command::Profile(a) => profile::run(a),
         Command::Export(a) => export::run(a),
         Command::Keygen(a) => keygen::run(a),
-        Command::Verify(a) => verify::run(a),
+        Command::Verify(a) => verify::run(a, key.as_ref()),
     };
     match result {
         Ok(code) => code,

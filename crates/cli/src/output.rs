@@ -43,6 +43,12 @@ pub struct ChainArgs {
     /// reordered or cut extent. The trace stays an ordinary DataSeries file.
     #[arg(long, value_name = "KEYFILE")]
     pub seal: Option<std::path::PathBuf>,
+    /// Encrypt the trace with the key in KEYFILE (XChaCha20-Poly1305 over 1 MiB chunks):
+    /// without the key it shows its size and nothing else. `info`, `dump`, `replay`,
+    /// `verify` and the other readers take `--key KEYFILE`. Compression and sealing apply
+    /// before encryption.
+    #[arg(long, value_name = "KEYFILE")]
+    pub encrypt: Option<std::path::PathBuf>,
 }
 
 impl ChainArgs {
@@ -52,9 +58,14 @@ impl ChainArgs {
         if self.compress != Compress::None {
             o.compression = vec![self.compress.mode()];
         }
+        let serial = Key::serial().context("no random serial number for the trace")?;
         if let Some(path) = &self.seal {
             let key = Key::load(path).context("--seal")?;
-            o.seal = Some(key.seal_options().context("--seal: no random serial number")?);
+            o.seal = Some(key.seal_options(serial));
+        }
+        if let Some(path) = &self.encrypt {
+            let key = Key::load(path).context("--encrypt")?;
+            o.encrypt = Some(key.encrypt_options(serial));
         }
         Ok(o)
     }

@@ -37,6 +37,9 @@ pub struct WriterOptions {
     /// Seal the file: a keyed MAC chain over every extent, in `Reanimator::Seal` extents
     /// ([`crate::seal`]).
     pub seal: Option<crate::seal::SealOptions>,
+    /// Encrypt the whole file ([`crate::crypt`]); applied to the bytes as they are written,
+    /// after compression and sealing.
+    pub encrypt: Option<crate::crypt::EncryptOptions>,
 }
 
 impl Default for WriterOptions {
@@ -56,6 +59,7 @@ impl WriterOptions {
             queue_depth: 4,
             queue_bytes: 16 << 20,
             seal: None,
+            encrypt: None,
         }
     }
 
@@ -159,6 +163,8 @@ pub struct DsWriter<W: Write + Send + 'static> {
     spare: Vec<(Vec<u8>, Vec<u8>)>,
     /// The MAC chain of a sealed file.
     sealer: Option<crate::seal::Sealer>,
+    /// The chunk encryptor of an encrypted file.
+    crypt: Option<crate::crypt::Encryptor>,
 }
 
 /// Written extents' buffers kept for reuse (each up to an extent's size), when their variable
@@ -233,6 +239,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             poisoned: false,
             spare: Vec::new(),
             sealer: opts.seal.zip(seal_ty).map(|(o, t)| crate::seal::Sealer::new(o, t)),
+            crypt: opts.encrypt.as_ref().map(crate::crypt::Encryptor::new),
         };
         w.write_bytes(&file_header())?;
 
@@ -297,7 +304,11 @@ impl<W: Write + Send + 'static> DsWriter<W> {
     fn write_bytes(&mut self, b: &[u8]) -> Result<()> {
         let at = self.offset;
         let out = self.out.as_mut().ok_or(Error::WriterPoisoned)?;
-        if let Err(e) = out.write_all(b) {
+        let r = match self.crypt.as_mut() {
+            Some(c) => c.write(out, b),
+            None => out.write_all(b),
+        };
+        if let Err(e) = r {
             self.poisoned = true;
             return Err(Error::io(format!("writing {} bytes at offset {at}", b.len()), e));
         }
@@ -326,6 +337,17 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             self.write_seal(false)?;
         }
         Ok(())
+    }
+
+    /// Writes out the encryptor's partial chunk (with `last`, the last chunk).
+    fn flush_crypt(&mut self, last: bool) -> Result<()> {
+        let (Some(c), Some(out)) = (self.crypt.as_mut(), self.out.as_mut()) else {
+            return Ok(());
+        };
+        c.flush(out, last).map_err(|e| {
+            self.poisoned = true;
+            Error::io("writing an encrypted chunk", e)
+        })
     }
 
     /// Writes a seal extent listing the extents written since the last one (with `last`,
@@ -470,6 +492,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
     pub fn flush(&mut self) -> Result<()> {
         self.wait_all()?;
         self.write_seal(false)?;
+        self.flush_crypt(false)?;
         let out = self.out.as_mut().ok_or(Error::WriterPoisoned)?;
         out.flush().map_err(|e| Error::io("flushing the output", e))
     }
@@ -510,6 +533,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
         let h = bjhash(1776, &t[..24]);
         t[24..28].copy_from_slice(&h.to_le_bytes());
         self.write_bytes(&t)?;
+        self.flush_crypt(true)?;
         let mut out = self.out.take().ok_or(Error::WriterPoisoned)?;
         out.flush().map_err(|e| Error::io("flushing the output", e))?;
         Ok(out)
