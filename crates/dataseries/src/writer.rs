@@ -92,6 +92,7 @@ fn encoder(
     batch_max: usize,
     results: Sender<Done>,
     o: &EncodeOptions<'_>,
+    digest: bool,
 ) {
     loop {
         let mut batch = Vec::new();
@@ -113,7 +114,14 @@ fn encoder(
         let (seqs, builders): (Vec<u64>, Vec<ExtentBuilder>) = batch.into_iter().unzip();
         let names: Vec<String> =
             builders.iter().map(|b| b.extent_type().name().to_string()).collect();
-        let encoded = encode_many(builders, o);
+        let mut encoded = encode_many(builders, o);
+        if digest {
+            // A sealed file's MAC chain needs each extent's digest: computed here, beside
+            // the compression, rather than on the writer's thread.
+            for e in encoded.iter_mut().flatten() {
+                e.digest = Some(crate::seal::digest_parts(&e.parts()));
+            }
+        }
         for ((seq, name), r) in seqs.into_iter().zip(names).zip(encoded) {
             if results.send((seq, name, r)).is_err() {
                 return;
@@ -239,7 +247,13 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             poisoned: false,
             spare: Vec::new(),
             sealer: opts.seal.zip(seal_ty).map(|(o, t)| crate::seal::Sealer::new(o, t)),
-            crypt: opts.encrypt.as_ref().map(crate::crypt::Encryptor::new),
+            crypt: match &opts.encrypt {
+                Some(o) => Some(
+                    crate::crypt::Encryptor::new(o, opts.threads)
+                        .map_err(|e| Error::io("spawning an encryptor thread", e))?,
+                ),
+                None => None,
+            },
         };
         w.write_bytes(&file_header())?;
 
@@ -273,6 +287,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
                     if w.modes.iter().all(|m| *m == Compression::None) { BATCH } else { 1 };
                 let modes = w.modes.clone();
                 let level = w.level;
+                let digest = w.sealer.is_some();
                 let h = std::thread::Builder::new()
                     .name("ds-compress".into())
                     .spawn(move || {
@@ -282,7 +297,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
                             level,
                             big_endian: false,
                         };
-                        encoder(job_rx, &gather, batch_max, res_tx, &o);
+                        encoder(job_rx, &gather, batch_max, res_tx, &o, digest);
                     })
                     .map_err(|e| Error::io("spawning a compressor thread", e))?;
                 handles.push(h);
@@ -325,7 +340,8 @@ impl<W: Write + Send + 'static> DsWriter<W> {
         }
         self.chained = mix3(enc.check, self.chained, 1972);
         if let Some(s) = self.sealer.as_mut() {
-            s.add(enc.len() as u64, &crate::seal::digest_parts(&enc.parts()));
+            let d = enc.digest.unwrap_or_else(|| crate::seal::digest_parts(&enc.parts()));
+            s.add(enc.len() as u64, &d);
         }
         let due = self.sealer.as_ref().is_some_and(|s| s.unsealed() >= crate::seal::SEAL_EVERY);
         self.index.push((at, name));
