@@ -250,6 +250,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             "encryption": enc.as_ref().map(|e| json!({"cipher": "XChaCha20-Poly1305",
                 "key_id": e.key_id, "chunks": e.chunks, "complete": e.complete,
                 "size_on_disk": disk_len})),
+            "sealed": ds.type_by_name(dataseries::seal::SEAL_TYPE_NAME).is_some(),
             "byte_order": if ds.is_big_endian() { "big-endian" } else { "little-endian" },
             "complete": matches!(trailer, TrailerStatus::Valid { .. }),
             "trailer": trailer_text,
@@ -282,6 +283,9 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
                 thousands(disk_len),
                 if e.complete { "" } else { "; CUT: the last chunk is missing" }
             )?;
+        }
+        if ds.type_by_name(dataseries::seal::SEAL_TYPE_NAME).is_some() {
+            writeln!(out, "Sealed      yes: check it with `reanimator verify --key KEYFILE`")?;
         }
         writeln!(
             out,
