@@ -65,17 +65,23 @@ RECORD_WORKLOADS = {
     "fio": ("fio randwrite 4 KiB, psync, 10 s", "IOPS", "iops", True),
     "sqlite": ("sqlite3 200k inserts, 2,000 txns", "elapsed s", "wall_s", False),
     "dd": ("dd 2 GiB, 1 MiB writes", "elapsed s", "wall_s", False),
+    "dd4k": ("dd 800 MB of zeros, 4 KiB writes", "elapsed s", "wall_s", False),
     "xz": ("xz -T2 of 48 MB (two threads computing)", "elapsed s", "wall_s", False),
 }
 RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-samecpu",
                   "reanimator-anycpu",
-                  "ebpf-noop", "ebpf-discard", "ebpf-full", "ebpf-hash", "ebpf-none"]
+                  "ebpf-noop", "ebpf-discard", "ebpf-full", "ebpf-hash", "ebpf-none",
+                  "ebpf-lz4", "ebpf-zlib", "ebpf-seal", "ebpf-seal-lz4", "ebpf-encrypt",
+                  "ebpf-seal-lz4-encrypt"]
+# The output chain's rows (issue 19) are compared with ebpf-full (same recorder, plain trace).
+CHAIN_CONFIGS = {"ebpf-lz4", "ebpf-zlib", "ebpf-seal", "ebpf-seal-lz4", "ebpf-encrypt",
+                 "ebpf-seal-lz4-encrypt"}
 
 
 def record_table(rows):
     """Median per (workload, config); slowdown against vanilla; reanimator against strace."""
     from statistics import median
-    out = ["| workload | config | metric: runs | median | slowdown vs vanilla (medians; by run) | reanimator vs strace "
+    out = ["| workload | config | metric: runs | median | slowdown vs vanilla (medians; by run) | against strace (output-chain rows: against ebpf-full) "
            "| CPU s (median) | peak RSS MB (max) | trace/log file (median) |",
            "|---|---|---|---|---|---|---|---|---|"]
     for w in dict.fromkeys(r["workload"] for r in rows):
@@ -105,10 +111,20 @@ def record_table(rows):
             ref = {"reanimator": "strace-1cpu", "reanimator-samecpu": "strace-1cpu",
                    "reanimator-anycpu": "strace", "ebpf-full": "strace",
                    "ebpf-hash": "strace", "ebpf-none": "strace"}.get(c)
+            if c in CHAIN_CONFIGS:
+                ref = "ebpf-full"
             if ref in med:
                 s = med[ref][0]
                 x = m / s if higher else s / m
                 vs = f"{x:.2f}× {'faster' if x >= 1 else 'slower'}"
+                if c in CHAIN_CONFIGS:
+                    # The cost in percent of ebpf-full's time, run by run.
+                    fr = {r["run"]: r[key] for r in med[ref][1]}
+                    pct = sorted(100 * ((fr[r["run"]] / r[key]) if higher else (r[key] / fr[r["run"]])) - 100
+                                 for r in rs if r["run"] in fr and r[key])
+                    vs = f"{m / s - 1 if not higher else s / m - 1:+.1%} time vs ebpf-full"
+                    if len(pct) > 1:
+                        vs += f" (by run {median(pct):+.1f}%, {pct[0]:+.1f}…{pct[-1]:+.1f}%)"
             size = ""
             if c != "vanilla":
                 size = _size(median(r["out_bytes"] for r in rs))

@@ -20,7 +20,16 @@
 # xz also runs as `reanimator-samecpu` (--cpu same: the command bound to one CPU all along),
 # against the default --cpu auto, which unbinds a command once two of its threads run.
 #   WORKLOADS="fio sqlite dd xz"          (the default; a subset runs only those, and its table
-#                                         goes to a section of its own, record-<workloads>)
+#                                         goes to a section of its own, record-<workloads>;
+#                                         also dd4k: 800 MB of zeros in 4 KiB writes)
+#   CONFIGS="vanilla ebpf-full ..."       (instead of every configuration; the table goes to a
+#                                         section record-chain-<workloads>). The output chain
+#                                         (issue 19): ebpf-lz4, ebpf-zlib (--compress), ebpf-seal
+#                                         (--seal), ebpf-seal-lz4, ebpf-encrypt (--encrypt),
+#                                         ebpf-seal-lz4-encrypt; each compared with ebpf-full.
+# The output-chain comparison:
+#   CONFIGS="vanilla ebpf-full ebpf-lz4 ebpf-seal-lz4 ebpf-encrypt ebpf-seal-lz4-encrypt" \
+#   WORKLOADS="fio sqlite dd4k" bash bench/record/run.sh 3
 # Needs only what scripts/install-deps.sh installs (fio, sqlite3, strace, python3, cargo).
 set -euo pipefail
 export LC_ALL=C
@@ -62,6 +71,17 @@ bench() {
     # The eBPF backend (default loss policy: throttle), every buffer / digests only / metadata.
     ebpf-full | ebpf-hash | ebpf-none)
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data "${cfg#ebpf-}" -o "$out" --) ;;
+    # The output chain on top of ebpf-full.
+    ebpf-lz4 | ebpf-zlib)
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress "${cfg#ebpf-}" -o "$out" --) ;;
+    ebpf-seal)
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --seal "$KEY" -o "$out" --) ;;
+    ebpf-seal-lz4)
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress lz4 --seal "$KEY" -o "$out" --) ;;
+    ebpf-encrypt)
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --encrypt "$KEY" -o "$out" --) ;;
+    ebpf-seal-lz4-encrypt)
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress lz4 --seal "$KEY" --encrypt "$KEY" -o "$out" --) ;;
     # ebpf-full without the trace writer: events assembled, then dropped.
     ebpf-discard)
       out="$DIR/out.ds"; wrap=(env REANIMATOR_DISCARD_EVENTS=1 "$RA" record --backend ebpf --data full -o "$out" --) ;;
@@ -94,18 +114,24 @@ bench() {
   cpu=$(awk -v a="$(cpu_of "$DIR/times.0")" -v b="$(cpu_of "$DIR/times.1")" 'BEGIN { printf "%.3f", b - a }')
   [ -n "$out" ] && [ -e "$out" ] && size=$(stat -c %s "$out")
   local info="$DIR/none.json"
-  if [[ "$cfg" = ebpf* ]]; then info="$DIR/info.json"; "$RA" info --json "$out" >"$info"; fi
+  if [[ "$cfg" = ebpf* ]]; then info="$DIR/info.json"; "$RA" info --key "$KEY" --json "$out" >"$info"; fi
   python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" "$info" "$DIR/inner.t" "$DIR/rss.t" >>"$OUT"
   printf '%-7s %-10s run %s: %s\n' "$workload" "$cfg" "$run" "$(tail -n 1 "$OUT")" >&2
   rm -f "$DIR"/out.* "$DIR/dd.dat"
 }
 
+# The key of the sealed and encrypted rows.
+KEY="$DIR/bench.key"
+"$RA" keygen "$KEY" 2>/dev/null
 # Every configuration, interleaved; the eBPF ones only where the backend can run.
+CHAIN=${CONFIGS:+yes}
+if [ -z "${CONFIGS:-}" ]; then
 CONFIGS="vanilla strace strace-1cpu reanimator reanimator-anycpu"
 if "$RA" record --backend ebpf -q -o "$DIR/probe.ds" -- true 2>"$DIR/probe.err"; then
   CONFIGS="$CONFIGS ebpf-noop ebpf-discard ebpf-full ebpf-hash ebpf-none"
 else
   echo "bench/record: the eBPF backend cannot run here, its rows are left out: $(cat "$DIR/probe.err")" >&2
+fi
 fi
 rm -f "$DIR/probe.ds" "$DIR/probe.err"
 
@@ -144,11 +170,21 @@ for i in $(seq "$RUNS"); do
 done
 fi
 
+# dd4k: 800 MB of zeros in 4 KiB writes: a burst of small, very compressible buffers, where
+# the trace's disk traffic bounds a full-buffer recorder.
+if wants dd4k; then
+for i in $(seq "$RUNS"); do
+  for cfg in $CONFIGS; do
+    STDIN=/dev/null bench dd4k "$cfg" "$i" dd if=/dev/zero of="$DIR/dd.dat" bs=4k count=204800
+  done
+done
+fi
+
 # xz: two compressing threads (-T2), little I/O: what a binding to one CPU takes away.
 if wants xz; then
 head -c 36000000 /dev/urandom | base64 >"$DIR/xz.in"
 for i in $(seq "$RUNS"); do
-  for cfg in $CONFIGS reanimator-samecpu; do
+  for cfg in $CONFIGS $([ -n "$CHAIN" ] || echo reanimator-samecpu); do
     STDIN=/dev/null bench xz "$cfg" "$i" xz -T2 -3 -c -k "$DIR/xz.in"
   done
 done
@@ -158,9 +194,13 @@ fi
 cmd="bash bench/record/run.sh $RUNS"
 [ "$FIO_SECONDS" = 10 ] || cmd="FIO_SECONDS=$FIO_SECONDS $cmd"
 section=record
-if [ "$WORKLOADS" != "fio sqlite dd xz" ]; then
+if [ "$WORKLOADS" != "fio sqlite dd xz" ] || [ -n "$CHAIN" ]; then
   cmd="WORKLOADS=\"$WORKLOADS\" $cmd"
   section="record-$(echo $WORKLOADS | tr ' ' '-')"
+fi
+if [ -n "$CHAIN" ]; then
+  cmd="CONFIGS=\"$CONFIGS\" $cmd"
+  section="record-chain-$(echo $WORKLOADS | tr ' ' '-')"
 fi
 python3 bench/update_perf.py "$section" "$OUT" "$cmd"
 cat "$OUT"

@@ -32,7 +32,12 @@ const INDEX: &str = "DataSeries: ExtentIndex";
     before its trailer (sender killed, connection lost, collector stopped) is cut at its last \
     whole extent: readable, and `reanimator info` says it was cut. One line per stream start \
     and end on stdout (JSON Lines with --json). Ctrl-C or SIGTERM stops within a second; \
-    streams still open are cut.")]
+    streams still open are cut.\n\n\
+    --key KEYFILE (global option): verify every stream's seal (`record --seal`) as its \
+    extents arrive; a stream whose seal does not verify (another key, not sealed, an extent \
+    changed, dropped or reordered) is refused, its connection dropped and its file renamed \
+    to NAME.ds.refused. Each extent is held in memory while it is checked (at most \
+    --max-extent bytes per stream).")]
 pub struct CollectArgs {
     /// Address to listen on (port 0: any free port; the first output line names it).
     #[arg(long, value_name = "ADDR:PORT", required_unless_present = "join")]
@@ -54,13 +59,6 @@ pub struct CollectArgs {
     /// refused.
     #[arg(long, value_name = "SIZE", value_parser = crate::record::parse_size, default_value = "1G")]
     max_extent: u64,
-    /// Verify every stream's seal (`record --seal`, `fs mount --seal`) with this key file
-    /// as its extents arrive: a stream whose seal does not verify (another key, not sealed,
-    /// an extent changed, dropped or reordered) is refused, its connection dropped and its
-    /// file renamed to NAME.ds.refused. Each extent is held in memory while it is checked
-    /// (at most --max-extent bytes per stream).
-    #[arg(long, value_name = "KEYFILE")]
-    key: Option<PathBuf>,
     /// Join a cut collected file and the sender's spill file into one trace (-o OUT).
     #[arg(long, num_args = 2, value_names = ["COLLECTED", "SPILL"], conflicts_with_all = ["listen", "dir"], requires = "output")]
     join: Option<Vec<PathBuf>>,
@@ -69,7 +67,12 @@ pub struct CollectArgs {
     output: Option<PathBuf>,
 }
 
-pub fn run(a: CollectArgs) -> Result<ExitCode> {
+/// `key`: the global `--key KEYFILE`: with it every stream's seal (`record --seal`, `fs mount
+/// --seal`) is verified as its extents arrive, and a stream whose seal does not verify
+/// (another key, not sealed, an extent changed, dropped or reordered) is refused, its
+/// connection dropped and its file renamed to NAME.ds.refused. Each extent is held in memory
+/// while it is checked (at most --max-extent bytes per stream).
+pub fn run(a: CollectArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     if let Some(j) = &a.join {
         let out = a.output.as_ref().expect("clap: --join requires -o");
         return join(&j[0], &j[1], out);
@@ -78,10 +81,7 @@ pub fn run(a: CollectArgs) -> Result<ExitCode> {
         anyhow::bail!("--listen and --dir are required");
     };
     // The MAC key only: the key file's secret never leaves this process, nor goes in a line.
-    let seal_key = match &a.key {
-        Some(p) => Some(ra_trace::key::Key::load(p).context("--key")?.derive(Purpose::Seal)),
-        None => None,
-    };
+    let seal_key = key.map(|k| k.derive(Purpose::Seal));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let listener =
         TcpListener::bind(listen).with_context(|| format!("cannot listen on {listen}"))?;

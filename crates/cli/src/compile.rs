@@ -54,6 +54,15 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
     if let Some(c) = trace.cut_tail() {
         eprintln!("reanimator: note: {} {c}: the calls before it are compiled", a.trace.display());
     }
+    if trace.dataseries().encryption().is_some() {
+        eprintln!(
+            "reanimator: warning: {} is encrypted, and its plan is not: {} holds the trace's \
+             data in the clear; keep it where the trace's readers may look, or delete it after \
+             the replay",
+            a.trace.display(),
+            a.output.display()
+        );
+    }
     let name =
         a.output.file_name().with_context(|| format!("-o {}: name a file", a.output.display()))?;
     let mut tmp_name = std::ffi::OsString::from(".");

@@ -21,6 +21,8 @@ pub struct FsArgs {
     cmd: FsCmd,
 }
 
+// (Parsed once per run: the size of the mount variant does not matter.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum FsCmd {
     /// Mount a tracing passthrough of LOWER at MOUNTPOINT and record every file-system

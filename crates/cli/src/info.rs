@@ -80,6 +80,8 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
     let path = &a.file;
     let ds = DsReader::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let file_len = ds.file_len();
+    let enc = ds.encryption();
+    let disk_len = std::fs::metadata(path).map_or(0, |m| m.len());
     let trailer = ds.trailer_status();
     let mut types: BTreeMap<String, TypeStats> = BTreeMap::new();
     let mut total_records = 0u64;
@@ -247,6 +249,10 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         let v = json!({
             "file": path.display().to_string(),
             "size": file_len,
+            "encryption": enc.as_ref().map(|e| json!({"cipher": "XChaCha20-Poly1305",
+                "key_id": e.key_id, "chunks": e.chunks, "complete": e.complete,
+                "size_on_disk": disk_len})),
+            "sealed": ds.type_by_name(dataseries::seal::SEAL_TYPE_NAME).is_some(),
             "byte_order": if ds.is_big_endian() { "big-endian" } else { "little-endian" },
             "complete": matches!(trailer, TrailerStatus::Valid { .. }),
             "cut": matches!(trailer, TrailerStatus::Missing),
@@ -271,6 +277,19 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
         writeln!(out, "File        {}  ({} bytes)", path.display(), thousands(file_len))?;
+        if let Some(e) = &enc {
+            writeln!(
+                out,
+                "Encrypted   XChaCha20-Poly1305, key {}, {} chunks, {} bytes on disk{}",
+                e.key_id,
+                e.chunks,
+                thousands(disk_len),
+                if e.complete { "" } else { "; CUT: the last chunk is missing" }
+            )?;
+        }
+        if ds.type_by_name(dataseries::seal::SEAL_TYPE_NAME).is_some() {
+            writeln!(out, "Sealed      yes: check it with `reanimator verify --key KEYFILE`")?;
+        }
         writeln!(
             out,
             "Format      DataSeries v1, {}, {}",

@@ -39,6 +39,10 @@ use clap::{Parser, Subcommand};
     reanimator diff t.ds:end data/\n  \
     reanimator export t.ds --format fio-iolog -o t.iolog --prefix /mnt/scratch")]
 struct Cli {
+    /// The key file (`reanimator keygen`) of encrypted traces to read, and of the seal to
+    /// check with `verify`.
+    #[arg(long, global = true, value_name = "KEYFILE")]
+    key: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -94,6 +98,16 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let key = match cli.key.as_deref().map(ra_trace::key::Key::load).transpose() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("reanimator: error: --key: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(k) = &key {
+        k.allow_reading();
+    }
     let result = match cli.command {
         Command::Info(a) => info::run(a),
         Command::Dump(a) => dump::run(a),
@@ -106,8 +120,8 @@ fn main() -> ExitCode {
         Command::Profile(a) => profile::run(a),
         Command::Export(a) => export::run(a),
         Command::Keygen(a) => keygen::run(a),
-        Command::Collect(a) => collect::run(a),
-        Command::Verify(a) => verify::run(a),
+        Command::Collect(a) => collect::run(a, key.as_ref()),
+        Command::Verify(a) => verify::run(a, key.as_ref()),
     };
     match result {
         Ok(code) => code,

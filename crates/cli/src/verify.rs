@@ -21,9 +21,6 @@ pub struct VerifyArgs {
     /// The sealed trace.
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
-    /// The key file the trace was sealed with.
-    #[arg(long, value_name = "KEYFILE")]
-    pub key: PathBuf,
     /// One JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -42,8 +39,8 @@ fn failure_json(f: &SealFailure) -> serde_json::Value {
     })
 }
 
-pub fn run(a: VerifyArgs) -> Result<ExitCode> {
-    let key = Key::load(&a.key).context("--key")?;
+pub fn run(a: VerifyArgs, key: Option<&Key>) -> Result<ExitCode> {
+    let key = key.context("give the key file the trace was sealed with: --key KEYFILE")?;
     let verdict = verify_file(&a.trace, key.derive(Purpose::Seal))
         .with_context(|| format!("cannot verify {}", a.trace.display()))?;
     let name = a.trace.display();
@@ -64,9 +61,8 @@ pub fn run(a: VerifyArgs) -> Result<ExitCode> {
             if f.seq == Some(0) && !s.key_id.is_empty() && s.key_id != key.fingerprint() =>
         {
             anyhow::bail!(
-                "{name} was sealed with key {}, and {} holds key {}: give the key file it was sealed with",
+                "{name} was sealed with key {}, and --key holds key {}: give the key file it was sealed with",
                 s.key_id,
-                a.key.display(),
                 key.fingerprint()
             )
         }

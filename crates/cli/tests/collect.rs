@@ -626,6 +626,17 @@ fn spill_and_net_buffer_need_a_network_output() {
         let line = ra_testkit::assert_clean_failure(&o);
         assert!(line.contains("expected tcp://HOST:PORT"), "{line}");
     }
+    // An encrypted trace is not framed as extents: refused in one line, not half-streamed.
+    let key = d.join("key");
+    assert!(bin().arg("keygen").arg(&key).output().unwrap().status.success());
+    let o = bin()
+        .args(["record", "--backend", "ptrace", "--encrypt"])
+        .arg(&key)
+        .args(["-o", "tcp://127.0.0.1:9", "--", "true"])
+        .output()
+        .unwrap();
+    let line = ra_testkit::assert_clean_failure(&o);
+    assert!(line.contains("--encrypt with -o tcp:// is not supported"), "{line}");
     // Nobody listening: refused before the command starts.
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();

@@ -206,3 +206,96 @@ fn a_killed_sealed_recording_verifies_up_to_its_last_seal() {
         .unwrap();
     assert!(n >= 2, "{text}");
 }
+
+both_backends!(an_encrypted_trace_shows_nothing_without_its_key_and_everything_with_it);
+
+fn run(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, String) {
+    let o = bin().args(args).output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn an_encrypted_trace_shows_nothing_without_its_key_and_everything_with_it() {
+    let d = scratch("encrypt");
+    let key = keygen(&d);
+    let t = d.join("t.ds");
+    let input = d.join("secret.txt");
+    let marker = "the quick brown fox keeps this line secret; ".repeat(2000);
+    std::fs::write(&input, &marker).unwrap();
+    let o = bin()
+        .args(["record", "-q", "--backend", backend(), "--compress", "lz4", "--seal"])
+        .arg(&key)
+        .arg("--encrypt")
+        .arg(&key)
+        .arg("-o")
+        .arg(&t)
+        .args(["--", "cat"])
+        .arg(&input)
+        .stdout(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&t).unwrap();
+    assert_eq!(&bytes[..8], b"RAENCv1\0");
+    for needle in ["quick brown fox", "secret.txt", "IOTTAFSL", "Reanimator::", "DSv1"] {
+        assert!(!bytes.windows(needle.len()).any(|w| w == needle.as_bytes()), "{needle} visible");
+    }
+    let k = key.as_os_str();
+    let tt = t.as_os_str();
+    // Without the key: one clear line, exit 2.
+    let (code, _, err) = run(&["info".as_ref(), tt]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is encrypted") && err.contains("--key"), "{err}");
+    // With it: every reader works.
+    let (code, out, err) = run(&["info".as_ref(), "--key".as_ref(), k, tt]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("Encrypted   XChaCha20-Poly1305"), "{out}");
+    let (code, out, err) =
+        run(&["dump".as_ref(), "--key".as_ref(), k, tt, "--format".as_ref(), "jsonl".as_ref()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("secret.txt"), "the path is in the decrypted dump");
+    let (code, out, err) = run(&["verify".as_ref(), "--key".as_ref(), k, tt]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let (code, out, err) = run(&[
+        "replay".as_ref(),
+        "--key".as_ref(),
+        k,
+        tt,
+        "--root".as_ref(),
+        root.as_os_str(),
+        "--init=infer".as_ref(),
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    // The key appears in no output.
+    let hex = std::fs::read_to_string(&key).unwrap().lines().nth(1).unwrap().to_string();
+    assert!(!out.contains(&hex[..16]) && !err.contains(&hex[..16]));
+
+    // Another key: said as such.
+    let other = d.join("other");
+    let _ = bin().arg("keygen").arg(&other).output().unwrap();
+    let (code, _, err) = run(&["info".as_ref(), "--key".as_ref(), other.as_os_str(), tt]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not with the key given"), "{err}");
+
+    // A changed ciphertext byte: the chunk is named when read.
+    let x = d.join("x.ds");
+    let mut b = bytes.clone();
+    let n = b.len();
+    b[n / 2] ^= 4;
+    std::fs::write(&x, &b).unwrap();
+    let (code, _, err) = run(&["dump".as_ref(), "--key".as_ref(), k, x.as_os_str()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("fails authentication"), "{err}");
+
+    // Cut: the last chunk missing; info says so, and the seal says the trace was cut.
+    std::fs::write(&x, &bytes[..n - 10]).unwrap();
+    let (_, out, err) = run(&["info".as_ref(), "--key".as_ref(), k, x.as_os_str()]);
+    assert!(out.contains("CUT"), "{out}{err}");
+    let (code, out, _) = run(&["verify".as_ref(), "--key".as_ref(), k, x.as_os_str()]);
+    assert_eq!(code, Some(1), "{out}");
+}

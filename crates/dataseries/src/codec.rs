@@ -762,6 +762,8 @@ pub(crate) struct Encoded {
     var_start: usize,
     /// `bjhash ^ adler32`: the value chained into the trailer checksum.
     pub check: u32,
+    /// BLAKE3 of the on-disk bytes, when computed on an encoder thread for a sealed file.
+    pub digest: Option<[u8; 32]>,
 }
 
 const ZEROS: [u8; 4] = [0; 4];
@@ -978,7 +980,7 @@ fn finish(p: Prepared, hash: u32, o: &EncodeOptions<'_>) -> Result<Encoded> {
     head.extend_from_slice(&[fmode.mode(), vmode.mode(), name.len() as u8, 0]);
     head.extend_from_slice(name);
     head.resize(header_len, 0);
-    let mut e = Encoded { head, fixed: fdata, var, var_start, check: 0 };
+    let mut e = Encoded { head, fixed: fdata, var, var_start, check: 0, digest: None };
     let mut a = simd_adler32::Adler32::new();
     for (i, p) in e.parts().iter().enumerate() {
         if i == 0 {

@@ -280,6 +280,12 @@ pub enum Error {
         /// Field name.
         field: String,
     },
+    /// An encrypted file that cannot be read: no key or another key, damaged, or appended to.
+    #[error("{detail}")]
+    Encrypted {
+        /// What is wrong (never the key).
+        detail: String,
+    },
     /// A seal was to be verified on a file that has none.
     #[error("{detail}")]
     NotSealed {

@@ -14,6 +14,7 @@
 
 mod codec;
 mod compress;
+pub mod crypt;
 mod error;
 mod extent;
 mod hash;

@@ -97,8 +97,25 @@ impl TypeLibrary {
     }
 }
 
+/// What a reader reads from: a DataSeries file, or an encrypted one ([`crate::crypt`]) read
+/// through its decryptor.
+#[derive(Debug)]
+pub(crate) enum Input {
+    Plain(File),
+    Encrypted(crate::crypt::Decryptor),
+}
+
+impl Input {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        match self {
+            Input::Plain(f) => read_at(f, buf, offset),
+            Input::Encrypted(d) => d.read_at(buf, offset),
+        }
+    }
+}
+
 /// Positioned read of exactly `buf.len()` bytes.
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt;
@@ -119,9 +136,9 @@ fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     }
 }
 
-fn read_vec(file: &File, offset: u64, len: usize) -> Result<Vec<u8>> {
+fn read_vec(file: &Input, offset: u64, len: usize) -> Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
-    read_at(file, &mut buf, offset)
+    file.read_at(&mut buf, offset)
         .map_err(|e| Error::io(format!("reading {len} bytes at offset {offset}"), e))?;
     Ok(buf)
 }
@@ -216,7 +233,7 @@ fn check_trailer(t: &[u8], be: bool, file_len: u64) -> std::result::Result<u64, 
 /// shared between threads and iterated several times at once; clones share the open file.
 #[derive(Clone, Debug)]
 pub struct DsReader {
-    file: Arc<File>,
+    file: Arc<Input>,
     len: u64,
     be: bool,
     lib: Arc<TypeLibrary>,
@@ -254,6 +271,17 @@ impl DsReader {
             File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
         let len =
             file.metadata().map_err(|e| Error::io(format!("stat {}", path.display()), e))?.len();
+        let mut magic = [0u8; 8];
+        let file =
+            if len >= 8 && read_at(&file, &mut magic, 0).is_ok() && &magic == crate::crypt::MAGIC {
+                Input::Encrypted(crate::crypt::Decryptor::open(file, &path.display().to_string())?)
+            } else {
+                Input::Plain(file)
+            };
+        let len = match &file {
+            Input::Plain(_) => len,
+            Input::Encrypted(d) => d.len(),
+        };
         let header = read_vec(&file, 0, len.min(FILE_HEADER_LEN) as usize)?;
         let be = check_file_header(&header)?;
 
@@ -326,7 +354,15 @@ impl DsReader {
         self.be
     }
 
-    /// File length in bytes.
+    /// For an encrypted file (read with its key), the encryption's public facts.
+    pub fn encryption(&self) -> Option<crate::crypt::EncryptionInfo> {
+        match &*self.file {
+            Input::Plain(_) => None,
+            Input::Encrypted(d) => Some(d.info()),
+        }
+    }
+
+    /// File length in bytes (of the decrypted file, for an encrypted one).
     pub fn file_len(&self) -> u64 {
         self.len
     }
@@ -560,7 +596,7 @@ impl DsReader {
 }
 
 /// Reads and validates the header of the extent at `offset` and checks it fits in the file.
-fn read_header_at(file: &File, len: u64, be: bool, offset: u64) -> Result<RawHeader> {
+fn read_header_at(file: &Input, len: u64, be: bool, offset: u64) -> Result<RawHeader> {
     let avail = len.saturating_sub(offset);
     if avail < PREFIX_LEN as u64 {
         return Err(Error::TruncatedExtent {
@@ -619,7 +655,7 @@ fn producer(
 
 /// Walks extent headers sequentially.
 struct Walker {
-    file: Arc<File>,
+    file: Arc<Input>,
     len: u64,
     be: bool,
     pos: u64,

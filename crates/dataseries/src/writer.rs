@@ -37,6 +37,9 @@ pub struct WriterOptions {
     /// Seal the file: a keyed MAC chain over every extent, in `Reanimator::Seal` extents
     /// ([`crate::seal`]).
     pub seal: Option<crate::seal::SealOptions>,
+    /// Encrypt the whole file ([`crate::crypt`]); applied to the bytes as they are written,
+    /// after compression and sealing.
+    pub encrypt: Option<crate::crypt::EncryptOptions>,
 }
 
 impl Default for WriterOptions {
@@ -56,6 +59,7 @@ impl WriterOptions {
             queue_depth: 4,
             queue_bytes: 16 << 20,
             seal: None,
+            encrypt: None,
         }
     }
 
@@ -88,6 +92,7 @@ fn encoder(
     batch_max: usize,
     results: Sender<Done>,
     o: &EncodeOptions<'_>,
+    digest: bool,
 ) {
     loop {
         let mut batch = Vec::new();
@@ -109,7 +114,14 @@ fn encoder(
         let (seqs, builders): (Vec<u64>, Vec<ExtentBuilder>) = batch.into_iter().unzip();
         let names: Vec<String> =
             builders.iter().map(|b| b.extent_type().name().to_string()).collect();
-        let encoded = encode_many(builders, o);
+        let mut encoded = encode_many(builders, o);
+        if digest {
+            // A sealed file's MAC chain needs each extent's digest: computed here, beside
+            // the compression, rather than on the writer's thread.
+            for e in encoded.iter_mut().flatten() {
+                e.digest = Some(crate::seal::digest_parts(&e.parts()));
+            }
+        }
         for ((seq, name), r) in seqs.into_iter().zip(names).zip(encoded) {
             if results.send((seq, name, r)).is_err() {
                 return;
@@ -159,6 +171,8 @@ pub struct DsWriter<W: Write + Send + 'static> {
     spare: Vec<(Vec<u8>, Vec<u8>)>,
     /// The MAC chain of a sealed file.
     sealer: Option<crate::seal::Sealer>,
+    /// The chunk encryptor of an encrypted file.
+    crypt: Option<crate::crypt::Encryptor>,
 }
 
 /// Written extents' buffers kept for reuse (each up to an extent's size), when their variable
@@ -233,6 +247,13 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             poisoned: false,
             spare: Vec::new(),
             sealer: opts.seal.zip(seal_ty).map(|(o, t)| crate::seal::Sealer::new(o, t)),
+            crypt: match &opts.encrypt {
+                Some(o) => Some(
+                    crate::crypt::Encryptor::new(o, opts.threads)
+                        .map_err(|e| Error::io("spawning an encryptor thread", e))?,
+                ),
+                None => None,
+            },
         };
         w.write_bytes(&file_header())?;
 
@@ -266,6 +287,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
                     if w.modes.iter().all(|m| *m == Compression::None) { BATCH } else { 1 };
                 let modes = w.modes.clone();
                 let level = w.level;
+                let digest = w.sealer.is_some();
                 let h = std::thread::Builder::new()
                     .name("ds-compress".into())
                     .spawn(move || {
@@ -275,7 +297,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
                             level,
                             big_endian: false,
                         };
-                        encoder(job_rx, &gather, batch_max, res_tx, &o);
+                        encoder(job_rx, &gather, batch_max, res_tx, &o, digest);
                     })
                     .map_err(|e| Error::io("spawning a compressor thread", e))?;
                 handles.push(h);
@@ -297,7 +319,11 @@ impl<W: Write + Send + 'static> DsWriter<W> {
     fn write_bytes(&mut self, b: &[u8]) -> Result<()> {
         let at = self.offset;
         let out = self.out.as_mut().ok_or(Error::WriterPoisoned)?;
-        if let Err(e) = out.write_all(b) {
+        let r = match self.crypt.as_mut() {
+            Some(c) => c.write(out, b),
+            None => out.write_all(b),
+        };
+        if let Err(e) = r {
             self.poisoned = true;
             return Err(Error::io(format!("writing {} bytes at offset {at}", b.len()), e));
         }
@@ -314,7 +340,8 @@ impl<W: Write + Send + 'static> DsWriter<W> {
         }
         self.chained = mix3(enc.check, self.chained, 1972);
         if let Some(s) = self.sealer.as_mut() {
-            s.add(enc.len() as u64, &crate::seal::digest_parts(&enc.parts()));
+            let d = enc.digest.unwrap_or_else(|| crate::seal::digest_parts(&enc.parts()));
+            s.add(enc.len() as u64, &d);
         }
         let due = self.sealer.as_ref().is_some_and(|s| s.unsealed() >= crate::seal::SEAL_EVERY);
         self.index.push((at, name));
@@ -326,6 +353,17 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             self.write_seal(false)?;
         }
         Ok(())
+    }
+
+    /// Writes out the encryptor's partial chunk (with `last`, the last chunk).
+    fn flush_crypt(&mut self, last: bool) -> Result<()> {
+        let (Some(c), Some(out)) = (self.crypt.as_mut(), self.out.as_mut()) else {
+            return Ok(());
+        };
+        c.flush(out, last).map_err(|e| {
+            self.poisoned = true;
+            Error::io("writing an encrypted chunk", e)
+        })
     }
 
     /// Writes a seal extent listing the extents written since the last one (with `last`,
@@ -470,6 +508,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
     pub fn flush(&mut self) -> Result<()> {
         self.wait_all()?;
         self.write_seal(false)?;
+        self.flush_crypt(false)?;
         let out = self.out.as_mut().ok_or(Error::WriterPoisoned)?;
         out.flush().map_err(|e| Error::io("flushing the output", e))
     }
@@ -510,6 +549,7 @@ impl<W: Write + Send + 'static> DsWriter<W> {
         let h = bjhash(1776, &t[..24]);
         t[24..28].copy_from_slice(&h.to_le_bytes());
         self.write_bytes(&t)?;
+        self.flush_crypt(true)?;
         let mut out = self.out.take().ok_or(Error::WriterPoisoned)?;
         out.flush().map_err(|e| Error::io("flushing the output", e))?;
         Ok(out)

@@ -186,16 +186,37 @@ impl Key {
         self.id().iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    /// Sealing options for a new trace: the seal key, this key's id and a fresh random
-    /// serial number.
-    pub fn seal_options(&self) -> std::io::Result<dataseries::seal::SealOptions> {
+    /// A fresh random serial number for a new trace.
+    pub fn serial() -> std::io::Result<[u8; 16]> {
         let mut serial = [0u8; 16];
         serial.copy_from_slice(&Key::random()?.master[..16]);
-        Ok(dataseries::seal::SealOptions {
+        Ok(serial)
+    }
+
+    /// Sealing options for a new trace: the seal key, this key's id and its serial number.
+    pub fn seal_options(&self, serial: [u8; 16]) -> dataseries::seal::SealOptions {
+        dataseries::seal::SealOptions {
             key: dataseries::seal::SecretKey(self.derive(Purpose::Seal)),
             key_id: self.id().to_vec(),
             serial,
-        })
+        }
+    }
+
+    /// Encryption options for a new trace.
+    pub fn encrypt_options(&self, serial: [u8; 16]) -> dataseries::crypt::EncryptOptions {
+        dataseries::crypt::EncryptOptions {
+            key: dataseries::seal::SecretKey(self.derive(Purpose::Encrypt)),
+            key_id: self.id(),
+            serial,
+        }
+    }
+
+    /// Lets this process's DataSeries readers decrypt traces encrypted with this key.
+    pub fn allow_reading(&self) {
+        dataseries::crypt::set_read_keys(vec![(
+            self.id(),
+            dataseries::seal::SecretKey(self.derive(Purpose::Encrypt)),
+        )]);
     }
 }
 
