@@ -364,6 +364,9 @@ impl NetOutput {
             Some((xml_end, xml_check)) if acked >= xml_end => {
                 let remote = self.shared.lock().report.remote_name.clone();
                 let info = spill_info(&[
+                    // (The stream's own info extent, with the schema version, is at the
+                    // collector: the spill read alone still says what it is.)
+                    ("schema_version", crate::schema::SCHEMA_VERSION.as_bytes()),
                     (SPILL_OFFSET_KEY, acked.to_string().as_bytes()),
                     ("spill_reason", why.as_bytes()),
                     ("spill_collector", addr.as_bytes()),
