@@ -785,3 +785,81 @@ fn with_a_key_the_collector_refuses_streams_whose_seal_does_not_verify() {
     assert!(refused.iter().all(|n| n.contains("-otherkey-")), "{refused:?}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `fs mount -o tcp:// --spill`: the collector dies while the file system is mounted; the
+/// mount keeps recording into the spill, and the two join into the whole trace.
+#[test]
+fn fs_mount_goes_on_in_its_spill_when_the_collector_dies() {
+    let ok = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
+        Ok(())
+    } else {
+        Err("needs root and /dev/fuse".to_string())
+    };
+    if !privileged("reanimator fs", ok) {
+        return;
+    }
+    let d = scratch_dir("collect-fs-spill");
+    let (lower, mnt, spill) = (d.join("lower"), d.join("mnt"), d.join("spill.ds"));
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mut c = Collector::start(&d.join("coll"), &[]);
+    let mut child = bin()
+        .args(["fs", "mount"])
+        .arg(&lower)
+        .arg(&mnt)
+        .args(["-o", &c.url("fs"), "--spill"])
+        .arg(&spill)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mnt = mnt.canonicalize().unwrap();
+    let t0 = Instant::now();
+    loop {
+        let m = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        if m.lines().any(|l| l.split(' ').nth(4) == Some(mnt.to_str().unwrap())) {
+            break;
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("fs mount exited ({st})");
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "mount did not come up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(5));
+    let file = c.dir.join(start["file"].as_str().unwrap());
+    std::fs::write(mnt.join("before"), vec![1u8; 1_000_000]).unwrap();
+    // The trace is flushed every second: let it reach the collector.
+    std::thread::sleep(Duration::from_millis(2500));
+    c.kill(libc::SIGKILL);
+    std::fs::write(mnt.join("after"), vec![2u8; 1_000_000]).unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let u = bin().args(["fs", "umount"]).arg(&mnt).output().unwrap();
+    assert!(u.status.success(), "{}", stderr(&u));
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("going on in the spill file"), "{err}");
+    let joined = d.join("joined.ds");
+    let j = bin()
+        .args(["collect", "--join"])
+        .arg(&file)
+        .arg(&spill)
+        .arg("-o")
+        .arg(&joined)
+        .output()
+        .unwrap();
+    assert!(j.status.success(), "{}", stderr(&j));
+    assert!(info(&joined).contains("complete (trailer valid"));
+    for (name, byte) in [("before", 1u8), ("after", 2u8)] {
+        let o = bin()
+            .arg("dump")
+            .arg(&joined)
+            .args(["--format", "jsonl", "--where", &format!("op == write && path ~ \"**/{name}\"")])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let n = String::from_utf8_lossy(&o.stdout).lines().count();
+        assert!(n >= 1, "no write of {name} ({byte}) in the joined trace");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
