@@ -36,6 +36,9 @@ pub struct WriterConfig {
     pub max_buffer_bytes: usize,
     /// Declare [`crate::fsop::FS_OP_TYPE`] (traces of `reanimator fs`).
     pub fs_ops: bool,
+    /// Further extent types to declare, written whole with [`TraceWriter::write_extent`]
+    /// (`reanimator anonymize`'s pseudonym table).
+    pub extra_types: Vec<std::sync::Arc<ExtentType>>,
 }
 
 impl Default for WriterConfig {
@@ -46,6 +49,7 @@ impl Default for WriterConfig {
             buffer_budget_bytes: 16 << 20,
             max_buffer_bytes: 256 << 20,
             fs_ops: false,
+            extra_types: Vec::new(),
         }
     }
 }
@@ -193,6 +197,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             types.push(crate::fsop::fs_op_type());
             types.push(crate::fsop::fs_aggregate_type());
         }
+        types.extend(cfg.extra_types.iter().cloned());
         let ds = DsWriter::new(out, &types, cfg.ds.clone())?;
         let calls = schema
             .calls()
@@ -525,6 +530,14 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             h.extend_from_slice(&c.to_le_bytes());
         }
         b.set(10, Value::Bytes(&h))?;
+        Ok(())
+    }
+
+    /// Write a whole extent of one of [`WriterConfig::extra_types`] (after every record
+    /// buffered so far).
+    pub fn write_extent(&mut self, b: ExtentBuilder) -> Result<()> {
+        self.write_all_buffers()?;
+        self.ds.write_extent(b)?;
         Ok(())
     }
 
