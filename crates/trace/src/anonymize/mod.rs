@@ -196,6 +196,8 @@ pub trait Mapper {
     fn id(&mut self, f: Field, v: i64) -> i64;
     /// True when anonymizing (lengths grow by the rules of [`grow`]).
     fn forward(&self) -> bool;
+    /// Whether replacements count in the summary (not during the look-ahead pass).
+    fn set_counting(&mut self, on: bool);
 }
 
 /// Anonymizing mapper.
@@ -216,6 +218,9 @@ impl Mapper for Forward {
     }
     fn forward(&self) -> bool {
         true
+    }
+    fn set_counting(&mut self, on: bool) {
+        self.p.counting = on;
     }
 }
 
@@ -240,6 +245,9 @@ impl Mapper for Backward {
     }
     fn forward(&self) -> bool {
         false
+    }
+    fn set_counting(&mut self, on: bool) {
+        self.r.counting = on;
     }
 }
 
@@ -398,8 +406,63 @@ pub fn replace_data(def: &SyscallDef, ev: &mut Event, mode: DataMode) -> u64 {
     n
 }
 
-/// Replace every chosen field of one system-call event.
-pub fn map_event(m: &mut dyn Mapper, ev: &mut Event) {
+/// Symlink sizes: (link name, target length before) → target length after, from the
+/// targets the trace shows (`readlink` results, `symlink` calls, snapshot entries).
+pub type LinkSizes = HashMap<(Vec<u8>, u64), u64>;
+
+/// The last component of a path as calls store it (NUL and trailing slashes off).
+fn last_component(p: &[u8]) -> &[u8] {
+    let p = p.strip_suffix(b"\0").unwrap_or(p);
+    let mut p = p;
+    while let Some(q) = p.strip_suffix(b"/") {
+        p = q;
+    }
+    p.rsplit(|&b| b == b'/').next().unwrap_or(p)
+}
+
+/// What one event shows of symlink targets, into `sizes`.
+pub fn note_links(m: &mut dyn Mapper, ev: &Event, sizes: &mut LinkSizes) {
+    use ra_syscalls::Handler;
+    let Some(def) = ev.def else { return };
+    let paths: Vec<&[u8]> = def
+        .args
+        .iter()
+        .zip(&ev.args)
+        .filter(|(a, _)| a.kind == ArgKind::Path)
+        .filter_map(|(_, v)| v.as_data())
+        .collect();
+    let (link, target): (&[u8], &[u8]) = match def.replay.handler() {
+        // readlink(path, buf): the link is the path, its target the result.
+        Some(Handler::Readlink) => {
+            let Some(t) = def
+                .args
+                .iter()
+                .zip(&ev.args)
+                .find(|(a, _)| matches!(a.meaning, Meaning::PathResult { .. }))
+                .and_then(|(_, v)| v.as_data())
+            else {
+                return;
+            };
+            let Some(p) = paths.first() else { return };
+            (p, t)
+        }
+        // symlink(target, linkpath): prototype order.
+        Some(Handler::Symlink) if paths.len() == 2 => (paths[1], paths[0]),
+        _ => return,
+    };
+    let target = target.strip_suffix(b"\0").unwrap_or(target);
+    let name = last_component(link);
+    if name.is_empty() {
+        return;
+    }
+    let new = map_path(m, target).len() as u64;
+    let new_name = map_path(m, name);
+    sizes.insert((new_name, target.len() as u64), new);
+}
+
+/// Replace every chosen field of one system-call event. `links` (from [`note_links`]) gives
+/// symlinks' new sizes in `stat` results.
+pub fn map_event(m: &mut dyn Mapper, ev: &mut Event, links: &LinkSizes) {
     if m.on(Field::Pid) {
         for x in [&mut ev.pid, &mut ev.tid, &mut ev.ppid, &mut ev.sid, &mut ev.pgid]
             .into_iter()
@@ -517,6 +580,51 @@ pub fn map_event(m: &mut dyn Mapper, ev: &mut Event) {
     for (n, delta) in len_changes {
         if let Some(ArgValue::Int(x)) = ev.args.get_mut(n) {
             *x += delta;
+        }
+    }
+    if m.on(Field::Path) && !links.is_empty() {
+        fix_link_sizes(def, ev, links);
+    }
+}
+
+/// A `stat` of a symlink reports its target's length: the new target's, where the trace
+/// shows the target (looked up by the link's name, already replaced, and the old length).
+fn fix_link_sizes(def: &SyscallDef, ev: &mut Event, links: &LinkSizes) {
+    const S_IFMT: u32 = 0o170000;
+    const S_IFLNK: u32 = 0o120000;
+    let Some(name) = def
+        .args
+        .iter()
+        .zip(&ev.args)
+        .find(|(a, _)| a.kind == ArgKind::Path)
+        .and_then(|(_, v)| v.as_data())
+        .map(|p| last_component(p).to_vec())
+    else {
+        return;
+    };
+    if name.is_empty() {
+        return;
+    }
+    for (a, v) in def.args.iter().zip(ev.args.iter_mut()) {
+        let (mode_at, mode_len, size_at) = match a.kind {
+            ArgKind::OutStruct(Struct::Stat, _) => (24, 4, 48),
+            ArgKind::OutStruct(Struct::Statx, _) => (28, 2, 40),
+            _ => continue,
+        };
+        let ArgValue::Data(d) = v else { continue };
+        if d.len() < size_at + 8 {
+            continue;
+        }
+        let mut mode = [0u8; 4];
+        mode[..mode_len].copy_from_slice(&d[mode_at..mode_at + mode_len]);
+        if u32::from_le_bytes(mode) & S_IFMT != S_IFLNK {
+            continue;
+        }
+        let size = u64::from_le_bytes(d[size_at..size_at + 8].try_into().expect("8 bytes"));
+        if let Some(&new) = links.get(&(name.clone(), size)) {
+            let mut b = d.to_vec();
+            b[size_at..size_at + 8].copy_from_slice(&new.to_le_bytes());
+            *d = b.into();
         }
     }
 }
@@ -678,6 +786,29 @@ fn rewrite(
     let refs: Vec<(&str, &[u8])> = facts.iter().map(|(k, v)| (k.as_str(), v.as_slice())).collect();
     let mut w = TraceWriter::create(out, &refs, cfg)?;
     let snapshots = tr.snapshots();
+    // Look-ahead: the symlink targets the trace shows, for the sizes `stat` reports.
+    let mut links = LinkSizes::new();
+    if m.on(Field::Path) {
+        m.set_counting(false);
+        for ev in tr.events(None) {
+            note_links(m, &ev?, &mut links);
+        }
+        for s in &snapshots {
+            for phase in [Phase::Start, Phase::End] {
+                if s.phase(phase).is_none() {
+                    continue;
+                }
+                for e in tr.snapshot_entries(s.index, phase)? {
+                    let e = e?;
+                    if let (Some(t), false) = (&e.target, e.path.is_empty()) {
+                        let name = map_path(m, last_component(&e.path));
+                        links.insert((name, t.len() as u64), map_path(m, t).len() as u64);
+                    }
+                }
+            }
+        }
+        m.set_counting(true);
+    }
     let mut zeros = HashMap::new();
     let mut copy_state = |w: &mut TraceWriter<crate::TraceFile>,
                           m: &mut dyn Mapper,
@@ -718,7 +849,7 @@ fn rewrite(
                 ev.name
             )));
         };
-        map_event(m, &mut ev);
+        map_event(m, &mut ev, &links);
         if data != DataMode::Keep {
             summary.data_buffers += replace_data(def, &mut ev, data);
         }

@@ -74,6 +74,8 @@ pub struct Pseudonymizer {
     keep_names: HashSet<Vec<u8>>,
     strings: HashMap<Field, StringTable>,
     ids: HashMap<Field, IdTable>,
+    /// Replacements count in the tables' `replaced` (off during look-ahead passes).
+    pub counting: bool,
 }
 
 impl Pseudonymizer {
@@ -96,6 +98,7 @@ impl Pseudonymizer {
             keep_names: keep_names.into_iter().collect(),
             strings: HashMap::new(),
             ids: HashMap::new(),
+            counting: true,
         }
     }
 
@@ -128,7 +131,7 @@ impl Pseudonymizer {
             return value.to_vec();
         }
         let table = self.strings.entry(f).or_default();
-        table.replaced += 1;
+        table.replaced += u64::from(self.counting);
         if let Some(p) = table.forward.get(value) {
             return p.clone();
         }
@@ -194,7 +197,7 @@ impl Pseudonymizer {
             }
         };
         let table = self.ids.entry(f).or_default();
-        table.replaced += 1;
+        table.replaced += u64::from(self.counting);
         if let Some(&p) = table.forward.get(&v) {
             return p;
         }
@@ -237,18 +240,29 @@ pub fn extension(name: &[u8]) -> &[u8] {
 }
 
 /// Reverses pseudonyms with the tables a reversible anonymization stored.
-#[derive(Default)]
 pub struct Reverser {
     pub strings: HashMap<Field, HashMap<Vec<u8>, Vec<u8>>>,
     pub ids: HashMap<Field, HashMap<i64, i64>>,
     pub replaced: HashMap<Field, u64>,
+    pub counting: bool,
+}
+
+impl Default for Reverser {
+    fn default() -> Self {
+        Reverser {
+            strings: HashMap::new(),
+            ids: HashMap::new(),
+            replaced: HashMap::new(),
+            counting: true,
+        }
+    }
 }
 
 impl Reverser {
     pub fn string(&mut self, f: Field, p: &[u8]) -> Vec<u8> {
         match self.strings.get(&f).and_then(|t| t.get(p)) {
             Some(o) => {
-                *self.replaced.entry(f).or_default() += 1;
+                *self.replaced.entry(f).or_default() += u64::from(self.counting);
                 o.clone()
             }
             None => p.to_vec(),
@@ -260,7 +274,7 @@ impl Reverser {
         }
         match self.ids.get(&f).and_then(|t| t.get(&p)) {
             Some(&o) => {
-                *self.replaced.entry(f).or_default() += 1;
+                *self.replaced.entry(f).or_default() += u64::from(self.counting);
                 o
             }
             None => p,
