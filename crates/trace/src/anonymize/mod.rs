@@ -969,3 +969,6 @@ pub fn reverse_trace(input: &Path, out: &Path, key: &Key) -> Result<Summary> {
     }
     Ok(summary)
 }
+
+#[cfg(test)]
+mod tests;

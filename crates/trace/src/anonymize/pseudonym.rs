@@ -76,6 +76,9 @@ pub struct Pseudonymizer {
     ids: HashMap<Field, IdTable>,
     /// Replacements count in the tables' `replaced` (off during look-ahead passes).
     pub counting: bool,
+    /// Characters of a fresh pseudonym ([`PSEUDONYM_CHARS`]; tests force collisions with
+    /// fewer).
+    chars: usize,
 }
 
 impl Pseudonymizer {
@@ -99,7 +102,14 @@ impl Pseudonymizer {
             strings: HashMap::new(),
             ids: HashMap::new(),
             counting: true,
+            chars: PSEUDONYM_CHARS,
         }
+    }
+
+    /// Fresh pseudonyms of `chars` characters (at least 1) instead of [`PSEUDONYM_CHARS`].
+    pub fn with_chars(mut self, chars: usize) -> Self {
+        self.chars = chars.max(1);
+        self
     }
 
     /// The table of a string field (empty when nothing was replaced).
@@ -141,7 +151,7 @@ impl Pseudonymizer {
         let mut raw = [0u8; 64];
         self.xof(f, value, 0, &mut raw);
         let table = self.strings.get_mut(&f).expect("inserted above");
-        let mut len = PSEUDONYM_CHARS.max(min_len);
+        let mut len = self.chars.max(min_len);
         let mut salt = 0u64;
         let p = loop {
             let mut p: Vec<u8> = if len <= raw.len() {
@@ -163,7 +173,7 @@ impl Pseudonymizer {
             len += 1;
             if len > raw.len() && len > min_len + 64 {
                 salt += 1;
-                len = PSEUDONYM_CHARS.max(min_len);
+                len = self.chars.max(min_len);
                 let mut h = blake3::Hasher::new_keyed(&self.keys[&f]);
                 h.update(&salt.to_le_bytes());
                 h.update(value);
