@@ -402,8 +402,24 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
     /// Append a file-system operation record (the writer must have been created with
     /// `fs_ops`), assigning it the next unique id, which it returns.
     pub fn append_fs(&mut self, r: &crate::fsop::FsRecord<'_>) -> Result<u64> {
-        use crate::fsop::{col, FsData};
         let id = self.next_id;
+        self.write_fs(r, id)?;
+        Ok(id)
+    }
+
+    /// Append a file-system operation record keeping the `unique_id` it had in another
+    /// trace, which must be larger than every id written (copies: `reanimator anonymize`).
+    pub fn append_fs_preserving(&mut self, r: &crate::fsop::FsRecord<'_>, id: u64) -> Result<()> {
+        if let Some(prev) = self.last_id {
+            if id <= prev {
+                return Err(Error::NonMonotonicId { previous: prev, got: id });
+            }
+        }
+        self.write_fs(r, id)
+    }
+
+    fn write_fs(&mut self, r: &crate::fsop::FsRecord<'_>, id: u64) -> Result<()> {
+        use crate::fsop::{col, FsData};
         let max = self.cfg.max_buffer_bytes;
         let Some(b) = self.fs.as_mut() else {
             return Err(Error::UnknownCall(format!("{} (writer without fs_ops)", r.op)));
@@ -503,7 +519,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         if self.buffered >= self.cfg.buffer_budget_bytes {
             self.write_all_buffers()?;
         }
-        Ok(id)
+        Ok(())
     }
 
     /// Append one row of the file-system aggregate driver (written with the next flush).

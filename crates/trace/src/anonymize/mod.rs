@@ -653,6 +653,8 @@ pub fn map_info(m: &mut dyn Mapper, key: &str, v: &[u8]) -> Option<Vec<u8>> {
         "cwd" | "fs_lower" | "fs_mountpoint" if m.on(Field::Path) => Some(map_path(m, v)),
         _ if is_dir && m.on(Field::Path) => Some(map_path(m, v)),
         "hostname" if m.on(Field::Hostname) => Some(m.string(Field::Hostname, v)),
+        // `reanimator fs --where EXPR`: the expression may name paths, users, processes.
+        "fs_filter" if m.forward() && !v.is_empty() => Some(b"(removed by anonymize)".to_vec()),
         "command" if m.on(Field::Cmdline) => {
             let words: Vec<Vec<u8>> = v
                 .split(|&b| b == b' ')
@@ -745,12 +747,165 @@ pub const INFO_KEPT_NAMES: &str = "anonymized_kept_names";
 const WRITER_FACTS: [&str; 3] = ["schema_version", "time_unit", "writer"];
 
 fn refuse_unsupported(tr: &TraceReader) -> Result<()> {
-    if tr.call_types().any(|(l, n)| n > 0 && l.ty.name() == crate::fsop::FS_OP_TYPE) {
+    let aggregate = tr
+        .dataseries()
+        .headers()
+        .filter_map(|h| h.ok())
+        .any(|h| h.type_name == crate::fsop::FS_AGGREGATE_TYPE);
+    if aggregate {
         return Err(Error::Anonymize(
-            "traces of `reanimator fs` (file-system operations) cannot be anonymized yet".into(),
+            "the trace holds aggregate rows of `reanimator fs --aggregate` (their groups name \
+             uids and paths): anonymizing them is not supported yet"
+                .into(),
         ));
     }
     Ok(())
+}
+
+/// FUSE operations whose `data` is a symlink's target, not file data (TRACE_FORMAT.md 3.10).
+const FS_TARGET_OPS: [&str; 2] = ["readlink", "symlink"];
+
+/// Replace the chosen fields of one file-system operation (`reanimator fs` traces); returns
+/// the data buffers replaced.
+pub fn map_fs_event(m: &mut dyn Mapper, ev: &mut Event, data: DataMode) -> u64 {
+    if m.on(Field::Pid) {
+        for x in [&mut ev.pid, &mut ev.tid].into_iter().flatten() {
+            *x = m.id(Field::Pid, i64::from(*x)) as i32;
+        }
+    }
+    if m.on(Field::Uid) {
+        if let Some(x) = &mut ev.uid {
+            *x = m.id(Field::Uid, i64::from(*x)) as i32;
+        }
+    }
+    if m.on(Field::Gid) {
+        if let Some(x) = &mut ev.gid {
+            *x = m.id(Field::Gid, i64::from(*x)) as i32;
+        }
+    }
+    let target_op = FS_TARGET_OPS.contains(&ev.name.as_str());
+    let mut new_len = None;
+    let mut replaced = 0;
+    let mut digest = None;
+    let mut drop_data = false;
+    for (k, v) in ev.extra.iter_mut() {
+        match (k.as_str(), v) {
+            ("pathname" | "new_pathname", ExtraValue::Bytes(b)) if m.on(Field::Path) => {
+                *b = map_path(m, b);
+            }
+            // A link's target is never data.
+            ("data", _) if target_op && !m.on(Field::Path) => {}
+            ("data", ExtraValue::Bytes(b)) if target_op => {
+                *b = map_path(m, b);
+                new_len = Some(b.len() as i64);
+            }
+            ("data", ExtraValue::Bytes(b)) if data != DataMode::Keep => {
+                if data == DataMode::Digest {
+                    digest = Some(*blake3::hash(b).as_bytes());
+                }
+                drop_data = true;
+                replaced += 1;
+            }
+            ("executing_comm", ExtraValue::Bytes(b)) if m.on(Field::Comm) => {
+                *b = m.string(Field::Comm, b);
+            }
+            ("owner_uid", ExtraValue::Int(x)) if m.on(Field::Uid) => *x = m.id(Field::Uid, *x),
+            ("owner_gid", ExtraValue::Int(x)) if m.on(Field::Gid) => *x = m.id(Field::Gid, *x),
+            _ => {}
+        }
+    }
+    if let Some(n) = new_len {
+        for (k, v) in ev.extra.iter_mut() {
+            if k == "data_length" {
+                *v = ExtraValue::Int(n);
+            }
+        }
+        if ev.name == "readlink" && ev.ret.is_some_and(|r| r > 0) {
+            ev.ret = Some(n);
+        }
+    }
+    if drop_data {
+        ev.extra.retain(|(k, _)| k != "data");
+        if let Some(d) = digest {
+            ev.extra.push(("data_blake3".into(), ExtraValue::Bytes(d.to_vec())));
+        }
+        ev.buffer_not_captured = true;
+    }
+    replaced
+}
+
+/// The operation names as `&'static str` (FsRecord's type); unknown ones are interned once.
+fn static_op(name: &str) -> &'static str {
+    use std::sync::{Mutex, OnceLock};
+    static OPS: OnceLock<Mutex<HashMap<String, &'static str>>> = OnceLock::new();
+    let mut ops = OPS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = ops.get(name) {
+        return s;
+    }
+    let s: &'static str = Box::leak(name.to_string().into_boxed_str());
+    ops.insert(name.to_string(), s);
+    s
+}
+
+/// The record a file-system operation event was read from (the inverse of the reader's
+/// decoding, TRACE_FORMAT.md 3.10).
+fn fs_record(ev: &Event) -> crate::fsop::FsRecord<'_> {
+    use crate::fsop::{FsData, FsRecord};
+    let bytes = |k: &str| {
+        ev.extra.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
+            ExtraValue::Bytes(b) => Some(b.as_slice()),
+            _ => None,
+        })
+    };
+    let int = |k: &str| {
+        ev.extra.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
+            ExtraValue::Int(i) => Some(*i),
+            _ => None,
+        })
+    };
+    let flag = |k: &str| ev.extra.iter().any(|(n, v)| n == k && *v == ExtraValue::Bool(true));
+    let data = match (bytes("data"), bytes("data_blake3"), int("data_length")) {
+        (Some(d), _, _) => FsData::Full(std::borrow::Cow::Borrowed(d)),
+        (None, Some(h), len) if h.len() == 32 => {
+            FsData::Hashed { len: len.unwrap_or(0) as u64, blake3: h.try_into().expect("32 bytes") }
+        }
+        (None, _, Some(len)) => FsData::Length(len as u64),
+        _ => FsData::None,
+    };
+    FsRecord {
+        op: static_op(&ev.name),
+        time_called: ev.time_called.unwrap_or(0),
+        time_returned: ev.time_returned.unwrap_or(0),
+        pid: ev.pid,
+        tid: ev.tid.unwrap_or(0),
+        uid: ev.uid.unwrap_or(0),
+        gid: ev.gid.unwrap_or(0),
+        ret: ev.ret.unwrap_or(0),
+        errno: ev.errno.unwrap_or(0),
+        comm: bytes("executing_comm").map(<[u8]>::to_vec),
+        fuse_unique: int("fuse_unique").unwrap_or(0) as u64,
+        nodeid: int("nodeid").unwrap_or(0) as u64,
+        inode: int("inode"),
+        fh: int("fh"),
+        path: bytes("pathname").map(<[u8]>::to_vec),
+        new_path: bytes("new_pathname").map(<[u8]>::to_vec),
+        name: bytes("xattr_name").map(<[u8]>::to_vec),
+        offset: int("offset"),
+        length: int("length"),
+        flags: int("flags"),
+        mode: int("mode").map(|v| v as i32),
+        owner_uid: int("owner_uid").map(|v| v as i32),
+        owner_gid: int("owner_gid").map(|v| v as i32),
+        atime: int("atime"),
+        mtime: int("mtime"),
+        atime_now: flag("atime_now"),
+        mtime_now: flag("mtime_now"),
+        fh_out: int("fh_out"),
+        offset_out: int("offset_out"),
+        data,
+        result_inode: int("result_inode"),
+        result_size: int("result_size"),
+    }
 }
 
 /// Copy a trace through `m`: facts, snapshots, events, losses. `extra_facts` are added after
@@ -767,6 +922,8 @@ fn rewrite(
     summary: &mut Summary,
 ) -> Result<TraceWriter<crate::TraceFile>> {
     refuse_unsupported(tr)?;
+    let mut cfg = cfg;
+    cfg.fs_ops = tr.call_types().any(|(l, _)| l.ty.name() == crate::fsop::FS_OP_TYPE);
     let mut facts: Vec<(String, Vec<u8>)> = Vec::new();
     for (k, v) in tr.info() {
         if WRITER_FACTS.contains(&k.as_str()) || !keep_fact(k) {
@@ -843,6 +1000,12 @@ fn rewrite(
     }
     for ev in tr.events(None) {
         let mut ev = ev?;
+        if crate::fsop::is_fs_event(&ev) {
+            summary.data_buffers += map_fs_event(m, &mut ev, data);
+            w.append_fs_preserving(&fs_record(&ev), ev.unique_id)?;
+            summary.events += 1;
+            continue;
+        }
         let Some(def) = ev.def else {
             return Err(Error::Anonymize(format!(
                 "record type `{}` has no registry entry: it cannot be rewritten",

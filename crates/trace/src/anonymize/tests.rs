@@ -382,3 +382,74 @@ fn field_lists_name_the_valid_fields() {
     let e = parse_fields("path,name").unwrap_err();
     assert!(e.contains("`name`") && e.contains("path, uid, gid, pid, comm, hostname"), "{e}");
 }
+
+#[test]
+fn fs_traces_are_anonymized_and_reversed() {
+    use crate::fsop::{FsData, FsRecord};
+    let dir = scratch("fs");
+    let t = dir.join("fs.ds");
+    let cfg = WriterConfig { fs_ops: true, ..WriterConfig::default() };
+    let mut w = TraceWriter::create(&t, &[("fs_mountpoint", b"/mnt/alice")], cfg).unwrap();
+    let base = FsRecord {
+        time_called: 1,
+        time_returned: 2,
+        pid: Some(4242),
+        tid: 4243,
+        uid: 1000,
+        gid: 1000,
+        comm: Some(b"alice-editor".to_vec()),
+        fuse_unique: 7,
+        nodeid: 1,
+        ..FsRecord::default()
+    };
+    let recs = [
+        FsRecord { op: "lookup", path: Some(b"/mnt/alice/notes.txt".to_vec()), ..base.clone() },
+        FsRecord {
+            op: "symlink",
+            path: Some(b"/mnt/alice/link".to_vec()),
+            data: FsData::Full(b"notes.txt".as_slice().into()),
+            ..base.clone()
+        },
+        FsRecord {
+            op: "write",
+            fh: Some(3),
+            offset: Some(0),
+            length: Some(15),
+            ret: 15,
+            data: FsData::Full(b"secret contents".as_slice().into()),
+            ..base.clone()
+        },
+        FsRecord { op: "setattr", owner_uid: Some(1000), owner_gid: Some(1000), ..base.clone() },
+    ];
+    for (i, r) in recs.iter().enumerate() {
+        w.append_fs_preserving(r, 10 + 2 * i as u64).unwrap();
+    }
+    w.finish().unwrap();
+    let mut opts = all_opts(DataMode::Keep);
+    opts.fields.push(Field::Comm);
+    opts.reversible.push(Field::Comm);
+    let a = dir.join("a.ds");
+    let s = anonymize_trace(&t, &a, &key(5), &opts).unwrap();
+    assert_eq!(s.events, 4);
+    assert_eq!(s.fields[&Field::Comm], (4, 1));
+    let bytes = std::fs::read(&a).unwrap();
+    for secret in [&b"alice"[..], b"notes", b"editor"] {
+        assert!(!bytes.windows(secret.len()).any(|w| w == secret), "{secret:?} left");
+    }
+    let anon = events(&a);
+    assert_eq!(anon.iter().map(|e| e.unique_id).collect::<Vec<_>>(), [10, 12, 14, 16]);
+    let b = dir.join("b.ds");
+    reverse_trace(&a, &b, &key(5)).unwrap();
+    assert_eq!(events(&b), events(&t));
+    // Data digested: the write's bytes become a digest; the symlink's target is a path.
+    let d = dir.join("d.ds");
+    let s = anonymize_trace(&t, &d, &key(5), &all_opts(DataMode::Digest)).unwrap();
+    assert_eq!(s.data_buffers, 1);
+    let ev = &events(&d)[2];
+    assert!(ev.extra.contains(&(
+        "data_blake3".to_string(),
+        ExtraValue::Bytes(blake3::hash(b"secret contents").as_bytes().to_vec())
+    )));
+    assert!(!ev.extra.iter().any(|(k, _)| k == "data"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
