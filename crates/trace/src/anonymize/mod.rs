@@ -254,12 +254,20 @@ impl Mapper for Backward {
 /// Absolute paths under these first components are the kernel's, kept as they are.
 const KERNEL_DIRS: [&[u8]; 3] = [b"proc", b"sys", b"dev"];
 
+/// Names of descriptors that are no file (`pipe:[123]`), kept.
+const KERNEL_OBJECTS: [&[u8]; 3] = [b"pipe:[", b"socket:[", b"anon_inode:"];
+
 /// A path with each component replaced (a trailing NUL, as calls store paths, stays).
 pub fn map_path(m: &mut dyn Mapper, p: &[u8]) -> Vec<u8> {
     let (body, nul) = match p.strip_suffix(b"\0") {
         Some(b) => (b, true),
         None => (p, false),
     };
+    // What /proc/<pid>/fd shows for a descriptor that is no file (the recorders' synthetic
+    // opens of inherited descriptors): the kernel's name of a pipe, socket or anonymous inode.
+    if KERNEL_OBJECTS.iter().any(|k| body.starts_with(k)) && !body.contains(&b'/') {
+        return p.to_vec();
+    }
     let mut out = Vec::with_capacity(body.len() + 16);
     let comps: Vec<&[u8]> = body.split(|&b| b == b'/').collect();
     let absolute = body.first() == Some(&b'/');

@@ -83,6 +83,8 @@ fn paths_are_replaced_component_by_component() {
     // The kernel's directories stay; /proc/<pid> follows the pid.
     assert_eq!(map_path(&mut m, b"/proc/self/fd/3\0"), b"/proc/self/fd/3\0");
     assert_eq!(map_path(&mut m, b"/dev/null"), b"/dev/null");
+    assert_eq!(map_path(&mut m, b"pipe:[4334370]\0"), b"pipe:[4334370]\0");
+    assert_eq!(map_path(&mut m, b"anon_inode:[eventfd]"), b"anon_inode:[eventfd]");
     let pid = m.id(Field::Pid, 1234);
     assert_eq!(map_path(&mut m, b"/proc/1234/stat"), format!("/proc/{pid}/stat").into_bytes());
     // ... but only at the root.
