@@ -10,6 +10,8 @@ use clap::{Args, ValueEnum};
 use ra_trace::anonymize::{self, DataMode, Field, Options, Summary};
 use ra_trace::key::Key;
 
+use crate::output::ChainArgs;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Data {
     /// Keep data buffers.
@@ -61,6 +63,9 @@ pub struct AnonymizeArgs {
     /// Restore the reversible fields of an anonymized trace (needs its key).
     #[arg(long)]
     pub reverse: bool,
+    /// The output's compression, seal and encryption, as `record` writes them.
+    #[command(flatten)]
+    pub chain: ChainArgs,
     /// Print a JSON summary (values replaced per field) on stdout.
     #[arg(long)]
     pub json: bool,
@@ -83,11 +88,13 @@ pub fn run(a: AnonymizeArgs, key: Option<&Key>) -> Result<ExitCode> {
     if a.output.exists() {
         bail!("{} exists: anonymize writes a new file", a.output.display());
     }
+    // The output chain: compression, and a seal or encryption if asked (`record`'s flags).
+    let ds = a.chain.writer_options()?;
     let summary = if a.reverse {
         if a.fields.is_some() {
             bail!("--reverse restores what the trace's table holds: no --fields");
         }
-        anonymize::reverse_trace(&a.input, &a.output, key).map_err(|e| cleanup(&a, e))?
+        anonymize::reverse_trace(&a.input, &a.output, key, ds).map_err(|e| cleanup(&a, e))?
     } else {
         let mut list = fields(a.fields.as_deref().unwrap_or("all"))?;
         let data = match (a.data, list.contains(&Field::Data)) {
@@ -121,6 +128,7 @@ pub fn run(a: AnonymizeArgs, key: Option<&Key>) -> Result<ExitCode> {
             data,
             keep_extensions: a.keep_extensions,
             keep_names,
+            ds,
         };
         anonymize::anonymize_trace(&a.input, &a.output, key, &opts).map_err(|e| cleanup(&a, e))?
     };

@@ -258,11 +258,13 @@ fn make_tree(dir: &Path) {
 const ALL_BUT_DATA: [Field; 6] =
     [Field::Path, Field::Uid, Field::Gid, Field::Pid, Field::Comm, Field::Hostname];
 
-/// Record, anonymize (path, uid, gid, pid, comm, hostname; `data` as given), replay both,
-/// compare the trees; returns the case and the traces.
+/// Record, anonymize (path, uid, gid, pid, comm, hostname, cmdline; `data` as given), replay
+/// both, compare the trees; nothing of the names left in the anonymized trace.
 fn round(mut c: Case, cmd: &[&OsStr], stdin: Option<&Path>, data: DataMode, keep_ext: bool) {
     let t = c.record(cmd, stdin);
-    let mut opts = vec!["--fields", "path,uid,gid,pid,comm,hostname", "--data", data.name()];
+    // cmdline too: argv and the `command` fact name the files as well.
+    let mut opts =
+        vec!["--fields", "path,uid,gid,pid,comm,hostname,cmdline", "--data", data.name()];
     if keep_ext {
         opts.push("--keep-extensions");
     }

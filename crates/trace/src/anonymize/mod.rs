@@ -169,6 +169,8 @@ pub struct Options {
     pub keep_extensions: bool,
     /// Path components kept as they are wherever they occur (`usr`, `lib`, ...).
     pub keep_names: Vec<Vec<u8>>,
+    /// How the output's extents are stored (compression).
+    pub ds: dataseries::WriterOptions,
 }
 
 /// What a run replaced.
@@ -955,7 +957,18 @@ fn rewrite(
     let mut links = LinkSizes::new();
     if m.on(Field::Path) {
         m.set_counting(false);
-        for ev in tr.events(None) {
+        // Only the calls that show targets (readlink, symlink: by their replay handler).
+        let names: Vec<&str> = ra_syscalls::REGISTRY
+            .iter()
+            .filter(|d| {
+                matches!(
+                    d.replay.handler(),
+                    Some(ra_syscalls::Handler::Readlink | ra_syscalls::Handler::Symlink)
+                )
+            })
+            .map(|d| d.trace_name)
+            .collect();
+        for ev in tr.events(Some(&names)) {
             note_links(m, &ev?, &mut links);
         }
         for s in &snapshots {
@@ -1080,7 +1093,7 @@ pub fn anonymize_trace(input: &Path, out: &Path, key: &Key, opts: &Options) -> R
     ];
     let mut summary = Summary { key_fingerprint: key.fingerprint(), ..Summary::default() };
     let cfg = WriterConfig {
-        ds: dataseries::WriterOptions::zlib(),
+        ds: opts.ds.clone(),
         extra_types: if reversible.is_empty() { Vec::new() } else { vec![table::table_type()] },
         ..WriterConfig::default()
     };
@@ -1106,7 +1119,12 @@ pub fn anonymize_trace(input: &Path, out: &Path, key: &Key, opts: &Options) -> R
 }
 
 /// Put back the originals of the reversible fields of an anonymized trace.
-pub fn reverse_trace(input: &Path, out: &Path, key: &Key) -> Result<Summary> {
+pub fn reverse_trace(
+    input: &Path,
+    out: &Path,
+    key: &Key,
+    ds: dataseries::WriterOptions,
+) -> Result<Summary> {
     let tr = TraceReader::open(input)?;
     let (fields, r) = table::open(&tr, key)?;
     let mut m = Backward { r, fields: fields.clone() };
@@ -1126,7 +1144,7 @@ pub fn reverse_trace(input: &Path, out: &Path, key: &Key) -> Result<Summary> {
         }
     }
     let keep = |k: &str| !k.starts_with("anonymized_");
-    let cfg = WriterConfig { ds: dataseries::WriterOptions::zlib(), ..WriterConfig::default() };
+    let cfg = WriterConfig { ds, ..WriterConfig::default() };
     let w = rewrite(&tr, out, &mut m, DataMode::Keep, &facts, &keep, cfg, &mut summary)?;
     w.finish()?;
     for f in fields {

@@ -233,6 +233,7 @@ fn all_opts(data: DataMode) -> Options {
         data,
         keep_extensions: true,
         keep_names: vec![b"usr".to_vec()],
+        ds: dataseries::WriterOptions::uncompressed(),
     }
 }
 
@@ -288,7 +289,7 @@ fn anonymize_then_reverse_gives_the_trace_back() {
     assert!(first < &linked[0].path && entries.iter().any(|e| &e.path == first));
     // Back.
     let b = dir.join("b.ds");
-    reverse_trace(&a, &b, &k).unwrap();
+    reverse_trace(&a, &b, &k, Default::default()).unwrap();
     let back = events(&b);
     assert_eq!(back.len(), orig.len());
     for (o, r) in orig.iter().zip(&back) {
@@ -314,7 +315,7 @@ fn wrong_key_is_refused_without_showing_keys() {
     let t = sample_trace(&dir);
     let a = dir.join("a.ds");
     anonymize_trace(&t, &a, &key(3), &all_opts(DataMode::Keep)).unwrap();
-    let e = reverse_trace(&a, &dir.join("b.ds"), &key(4)).unwrap_err();
+    let e = reverse_trace(&a, &dir.join("b.ds"), &key(4), Default::default()).unwrap_err();
     assert!(matches!(e, Error::WrongKey { .. }), "{e}");
     let msg = e.to_string();
     assert!(msg.contains(&key(3).fingerprint()) && msg.contains(&key(4).fingerprint()), "{msg}");
@@ -333,7 +334,7 @@ fn wrong_key_is_refused_without_showing_keys() {
     let c = dir.join("c.ds");
     let opts = Options { reversible: Vec::new(), ..all_opts(DataMode::Keep) };
     anonymize_trace(&t, &c, &key(3), &opts).unwrap();
-    let e = reverse_trace(&c, &dir.join("d.ds"), &key(3)).unwrap_err();
+    let e = reverse_trace(&c, &dir.join("d.ds"), &key(3), Default::default()).unwrap_err();
     assert!(e.to_string().contains("no pseudonym table"), "{e}");
     // Data is never reversible; a reversible field must be replaced.
     let bad = Options { reversible: vec![Field::Comm], ..all_opts(DataMode::Keep) };
@@ -441,7 +442,7 @@ fn fs_traces_are_anonymized_and_reversed() {
     let anon = events(&a);
     assert_eq!(anon.iter().map(|e| e.unique_id).collect::<Vec<_>>(), [10, 12, 14, 16]);
     let b = dir.join("b.ds");
-    reverse_trace(&a, &b, &key(5)).unwrap();
+    reverse_trace(&a, &b, &key(5), Default::default()).unwrap();
     assert_eq!(events(&b), events(&t));
     // Data digested: the write's bytes become a digest; the symlink's target is a path.
     let d = dir.join("d.ds");
