@@ -105,7 +105,7 @@ pub(crate) fn struct_size(s: Struct) -> usize {
 /// metadata that pointers also carry (paths, names, struct results, argv). `--data hash|none`
 /// apply to bulk data only.
 pub(crate) fn is_bulk(kind: ArgKind) -> bool {
-    matches!(kind, ArgKind::InBuf(l) | ArgKind::OutBuf(l) if l != Len::CStr) || kind.is_vector()
+    kind.is_bulk()
 }
 
 /// Replace bulk data by its length and digest (`--data hash`).

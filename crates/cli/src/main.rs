@@ -1,6 +1,7 @@
 //! `reanimator`: the one binary. One module per subcommand; the heavy lifting lives in the
 //! library crates (`dataseries`, `ra-syscalls`, `ra-trace`, `ra-filter`).
 
+mod anonymize;
 mod collect;
 mod compare;
 mod compile;
@@ -37,7 +38,8 @@ use clap::{Parser, Subcommand};
     reanimator record -o t.ds --snapshot data/ -- ./job data/\n  \
     reanimator snapshot data/ -o data.jsonl\n  \
     reanimator diff t.ds:end data/\n  \
-    reanimator export t.ds --format fio-iolog -o t.iolog --prefix /mnt/scratch")]
+    reanimator export t.ds --format fio-iolog -o t.iolog --prefix /mnt/scratch\n  \
+    reanimator anonymize t.ds t-anon.ds --key anon.key --fields path,uid,gid,pid")]
 struct Cli {
     /// The key file (`reanimator keygen`) of encrypted traces to read, and of the seal to
     /// check with `verify`.
@@ -87,6 +89,10 @@ enum Command {
     /// duplicated, reordered or inserted, or where the trace was cut. Exit 0 intact, 1
     /// tampered, 2 trouble.
     Verify(verify::VerifyArgs),
+    /// Rewrite a trace with paths, ids, names and data replaced by keyed pseudonyms,
+    /// consistently, so that it still replays to a tree of the same shape; `--reverse`
+    /// restores the fields stored reversibly.
+    Anonymize(anonymize::AnonymizeArgs),
 }
 
 /// mimalloc instead of glibc's malloc: the recorder's threads hand buffers to each other
@@ -122,6 +128,7 @@ fn main() -> ExitCode {
         Command::Keygen(a) => keygen::run(a),
         Command::Collect(a) => collect::run(a, key.as_ref()),
         Command::Verify(a) => verify::run(a, key.as_ref()),
+        Command::Anonymize(a) => anonymize::run(a, key.as_ref()),
     };
     match result {
         Ok(code) => code,

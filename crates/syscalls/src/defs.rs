@@ -15,12 +15,28 @@ use crate::Class::*;
 use crate::Handler as H;
 use crate::ReplayPolicy::*;
 use crate::Ret::*;
-use crate::{Arg, ArgKind, Class, Len, ReplayPolicy, Ret, Struct, SyscallDef};
+use crate::{Arg, ArgKind, Class, Len, Meaning, ReplayPolicy, Ret, Struct, SyscallDef};
 
 // ---- argument helpers ------------------------------------------------------------------------
 
 const fn arg(name: &'static str, kind: ArgKind, field: &'static str) -> Arg {
-    Arg { name, kind, field }
+    Arg { name, kind, field, meaning: Meaning::Plain }
+}
+/// An argument whose value is an identity (see [`Meaning`]).
+const fn means(a: Arg, meaning: Meaning) -> Arg {
+    Arg { meaning, ..a }
+}
+/// `uid_t owner` stored as `new_owner`.
+const fn owner() -> Arg {
+    means(int("owner", "new_owner"), Meaning::Uid)
+}
+/// `gid_t group` stored as `new_group`.
+const fn group() -> Arg {
+    means(int("group", "new_group"), Meaning::Gid)
+}
+/// A `pid_t` argument (negative values name process groups).
+const fn pid(name: &'static str, field: &'static str) -> Arg {
+    means(int(name, field), Meaning::Pid)
 }
 /// `int fd` stored as `descriptor`.
 const fn fd() -> Arg {
@@ -299,11 +315,13 @@ pub static REGISTRY: &[SyscallDef] = &[
     // records (older glibc read directories with getdents on x86_64).
     ra("getdents", "getdents", File, Reissue(H::Getdents), Count,
         "long getdents(unsigned int fd, struct linux_dirent *dirp, unsigned int count);",
-        &[fd(), outstruct("dirp", Struct::Dirents, Len::Ret, "dirent_buffer"),
+        &[fd(), means(outstruct("dirp", Struct::Dirents, Len::Ret, "dirent_buffer"),
+                Meaning::Listing { capacity: 2 }),
           int("count", "count")]),
     new("getdents64", File, Reissue(H::Getdents), Count,
         "ssize_t getdents64(int fd, void *dirp, size_t count);",
-        &[fd(), outstruct("dirp", Struct::Dirents64, Len::Ret, "dirent_buffer"),
+        &[fd(), means(outstruct("dirp", Struct::Dirents64, Len::Ret, "dirent_buffer"),
+                Meaning::Listing { capacity: 2 }),
           int("count", "count")]),
     ra("mkdir", "mkdir", File, Reissue(H::Mkdir), Status,
         "int mkdir(const char *pathname, mode_t mode);",
@@ -344,10 +362,13 @@ pub static REGISTRY: &[SyscallDef] = &[
           path("linkpath")]),
     ra("readlink", "readlink", File, Reissue(H::Readlink), Count,
         "ssize_t readlink(const char *pathname, char *buf, size_t bufsiz);",
-        &[path("pathname"), outbuf("buf", Len::Ret, "link_value"), int("bufsiz", "buffer_size")]),
+        &[path("pathname"),
+          means(outbuf("buf", Len::Ret, "link_value"), Meaning::PathResult { capacity: 2 }),
+          int("bufsiz", "buffer_size")]),
     new("readlinkat", File, Reissue(H::Readlink), Count,
         "ssize_t readlinkat(int dirfd, const char *pathname, char *buf, size_t bufsiz);",
-        &[dirfd(), path("pathname"), outbuf("buf", Len::Ret, "link_value"),
+        &[dirfd(), path("pathname"),
+          means(outbuf("buf", Len::Ret, "link_value"), Meaning::PathResult { capacity: 3 }),
           int("bufsiz", "buffer_size")]),
     ra("rename", "rename", File, Reissue(H::Rename), Status,
         "int rename(const char *oldpath, const char *newpath);",
@@ -374,16 +395,16 @@ pub static REGISTRY: &[SyscallDef] = &[
         &[dirfd(), path("pathname"), mode()]),
     ra("chown", "chown", File, Reissue(H::Chown), Status,
         "int chown(const char *pathname, uid_t owner, gid_t group);",
-        &[path("pathname"), int("owner", "new_owner"), int("group", "new_group")]),
+        &[path("pathname"), owner(), group()]),
     new("lchown", File, Reissue(H::Chown), Status,
         "int lchown(const char *pathname, uid_t owner, gid_t group);",
-        &[path("pathname"), int("owner", "new_owner"), int("group", "new_group")]),
+        &[path("pathname"), owner(), group()]),
     new("fchown", File, Reissue(H::Fchown), Status,
         "int fchown(int fd, uid_t owner, gid_t group);",
-        &[fd(), int("owner", "new_owner"), int("group", "new_group")]),
+        &[fd(), owner(), group()]),
     new("fchownat", File, Reissue(H::Chown), Status,
         "int fchownat(int dirfd, const char *pathname, uid_t owner, gid_t group, int flags);",
-        &[dirfd(), path("pathname"), int("owner", "new_owner"), int("group", "new_group"),
+        &[dirfd(), path("pathname"), owner(), group(),
           flags("flags", &flags::AT, "flags_value")]),
     // Re-Animator stores the times decoded (access_time, mod_time): see Struct::ra_decoded_columns.
     ra("utime", "utime", File, Reissue(H::Utimes), Status,
@@ -568,11 +589,11 @@ pub static REGISTRY: &[SyscallDef] = &[
     // The raw getcwd returns the length of the path (including the NUL).
     new("getcwd", Process, Skip, Count,
         "long getcwd(char *buf, unsigned long size); /* kernel: returns the length */",
-        &[outbuf("buf", Len::Ret, "cwd"), int("size", "buffer_size")]),
+        &[means(outbuf("buf", Len::Ret, "cwd"), Meaning::PathResult { capacity: 1 }), int("size", "buffer_size")]),
     ra("setsid", "setsid", Process, Skip, Pid, "pid_t setsid(void);", &[]),
     ra("setpgid", "setpgid", Process, Skip, Status,
         "int setpgid(pid_t pid, pid_t pgid);",
-        &[int("pid", "pid"), int("pgid", "pgid")]),
+        &[pid("pid", "pid"), pid("pgid", "pgid")]),
     // Re-Animator stores the limits decoded (resource_soft_limit, resource_hard_limit).
     ra("getrlimit", "getrlimit", Process, Skip, Status,
         "int getrlimit(int resource, struct rlimit *rlim);",
@@ -585,7 +606,7 @@ pub static REGISTRY: &[SyscallDef] = &[
     new("prlimit64", Process, Skip, Status,
         "int prlimit64(pid_t pid, int resource, const struct rlimit *new_limit, \
          struct rlimit *old_limit);",
-        &[int("pid", "pid"), flags("resource", &flags::RLIMIT, "resource_value"),
+        &[pid("pid", "pid"), flags("resource", &flags::RLIMIT, "resource_value"),
           instruct("new_limit", Struct::Rlimit, Len::Struct, "new_limit"),
           outstruct("old_limit", Struct::Rlimit, Len::Struct, "old_limit")]),
     // ---- sockets and event fds ---------------------------------------------------------------
@@ -714,7 +735,7 @@ pub static REGISTRY: &[SyscallDef] = &[
         &[int("flags", "flags_value")]),
     new("pidfd_open", Socket, Simulate, Fd,
         "int pidfd_open(pid_t pid, unsigned int flags);",
-        &[int("pid", "target_pid"), int("flags", "flags_value")]),
+        &[pid("pid", "target_pid"), int("flags", "flags_value")]),
     // ---- other (only with --syscalls all) ----------------------------------------------------
     new("poll", Other, Simulate, Count,
         "int poll(struct pollfd *fds, nfds_t nfds, int timeout);",
@@ -745,13 +766,13 @@ pub static REGISTRY: &[SyscallDef] = &[
         &[path("target"), flags("flags", &flags::UMOUNT, "flags_value")]),
     new("kill", Other, Skip, Status,
         "int kill(pid_t pid, int sig);",
-        &[int("pid", "pid"), flags("sig", &flags::SIGNAL, "signal_value")]),
+        &[pid("pid", "pid"), flags("sig", &flags::SIGNAL, "signal_value")]),
     new("tgkill", Other, Skip, Status,
         "int tgkill(pid_t tgid, pid_t tid, int sig);",
-        &[int("tgid", "tgid"), int("tid", "tid"), flags("sig", &flags::SIGNAL, "signal_value")]),
+        &[pid("tgid", "tgid"), pid("tid", "tid"), flags("sig", &flags::SIGNAL, "signal_value")]),
     new("wait4", Other, Skip, Pid,
         "pid_t wait4(pid_t pid, int *wstatus, int options, struct rusage *rusage);",
-        &[int("pid", "pid"), addr("wstatus", "wstatus"), int("options", "options"),
+        &[pid("pid", "pid"), addr("wstatus", "wstatus"), int("options", "options"),
           addr("rusage", "rusage")]),
     new("brk", Other, Skip, Addr,
         "void *brk(void *addr); /* kernel: returns the new break */",

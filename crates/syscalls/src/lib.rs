@@ -339,6 +339,13 @@ impl ArgKind {
         )
     }
 
+    /// Bulk data (file contents moving through read/write and friends), as opposed to the
+    /// metadata that pointers also carry (paths, names, struct results, argv): what
+    /// `record --data hash|none` digest or leave out, and `anonymize --data` replaces.
+    pub fn is_bulk(self) -> bool {
+        matches!(self, ArgKind::InBuf(l) | ArgKind::OutBuf(l) if l != Len::CStr) || self.is_vector()
+    }
+
     /// True when the data is produced by the kernel (captured at syscall exit).
     pub fn is_output(self) -> bool {
         matches!(
@@ -351,6 +358,29 @@ impl ArgKind {
     }
 }
 
+/// What an argument's value identifies, where its [`ArgKind`] does not say: the identities
+/// `reanimator anonymize` replaces. Paths given to a call are [`ArgKind::Path`]; owners inside `stat` results
+/// are [`Struct::Stat`] / [`Struct::Statx`]; a Unix socket's path is in [`Struct::Sockaddr`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Meaning {
+    /// Nothing beyond its kind.
+    Plain,
+    /// A path the kernel returns in a buffer (`readlink`'s target, `getcwd`'s directory),
+    /// without the length rule of a C string: the return value counts its bytes; argument
+    /// number `capacity` is the buffer's size.
+    PathResult { capacity: usize },
+    /// Names the kernel returns in a buffer of records (`getdents`' `linux_dirent`s): the
+    /// return value counts its bytes; argument number `capacity` is the buffer's size.
+    Listing { capacity: usize },
+    /// A user id (`chown`'s `owner`; -1 means "unchanged").
+    Uid,
+    /// A group id (`chown`'s `group`; -1 means "unchanged").
+    Gid,
+    /// A process or thread id (`kill`'s `pid`: negative values name a process group, 0 and
+    /// -1 are special).
+    Pid,
+}
+
 /// One argument, in the order of the C prototype.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Arg {
@@ -361,6 +391,8 @@ pub struct Arg {
     /// this is that schema's field name (`descriptor`, `given_pathname`, `data_read`,
     /// `bytes_requested`); new calls follow the same conventions.
     pub field: &'static str,
+    /// What the value identifies (paths returned in buffers, user, group and process ids).
+    pub meaning: Meaning,
 }
 
 /// What the return value means (for display and for fd tracking).

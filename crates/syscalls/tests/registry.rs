@@ -530,3 +530,51 @@ fn specific_entries() {
     assert_eq!(openat.nr_x86_64(), Some(257));
     assert_eq!(lookup("newfstatat").unwrap().trace_name, "fstatat");
 }
+
+/// `Arg::meaning` (what anonymization replaces): capacities name integer arguments, ids are
+/// integers, returned paths and listings are output buffers sized by the return value.
+#[test]
+fn meanings_fit_their_arguments() {
+    use ra_syscalls::{Meaning, Struct};
+    let (mut results, mut ids) = (0, 0);
+    for d in ra_syscalls::REGISTRY {
+        for a in d.args {
+            match a.meaning {
+                Meaning::Plain => {}
+                Meaning::PathResult { capacity } | Meaning::Listing { capacity } => {
+                    results += 1;
+                    assert_eq!(d.args[capacity].kind, ArgKind::Int, "{}.{}", d.name, a.name);
+                    let listing = matches!(a.meaning, Meaning::Listing { .. });
+                    assert!(
+                        matches!(
+                            (a.kind, listing),
+                            (ArgKind::OutBuf(Len::Ret), false)
+                                | (
+                                    ArgKind::OutStruct(
+                                        Struct::Dirents | Struct::Dirents64,
+                                        Len::Ret
+                                    ),
+                                    true
+                                )
+                        ),
+                        "{}.{}",
+                        d.name,
+                        a.name
+                    );
+                }
+                Meaning::Uid | Meaning::Gid | Meaning::Pid => {
+                    ids += 1;
+                    assert_eq!(a.kind, ArgKind::Int, "{}.{}", d.name, a.name);
+                }
+            }
+        }
+        // Every directory listing is marked.
+        for a in d.args {
+            if matches!(a.kind, ArgKind::OutStruct(Struct::Dirents | Struct::Dirents64, _)) {
+                assert!(matches!(a.meaning, Meaning::Listing { .. }), "{}", d.name);
+            }
+        }
+    }
+    assert!(results >= 5, "readlink, readlinkat, getcwd, getdents, getdents64");
+    assert!(ids >= 8, "chown's owner and group, kill's pid, ...");
+}

@@ -44,6 +44,12 @@ pub enum Error {
     },
     #[error("the {phase} state of snapshot {index} holds {found} entries, the trace info says {expected}")]
     SnapshotCount { index: u32, phase: &'static str, expected: u64, found: u64 },
+    #[error("{0}")]
+    Anonymize(String),
+    /// `anonymize --reverse` with a key that does not open the pseudonym table. Names key
+    /// fingerprints only, never a key.
+    #[error("the key (fingerprint {given}) does not open this trace's pseudonym table{}", .expected.as_ref().map(|e| format!(" (it was anonymized with the key of fingerprint {e})")).unwrap_or_default())]
+    WrongKey { given: String, expected: Option<String> },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -15,6 +15,7 @@
 //! A trace can also hold the state of directory trees before and after the recording
 //! ([`snapshot`]: entries and content-addressed file contents, built on [`ra_fsstate`]).
 
+pub mod anonymize;
 mod direct;
 mod error;
 mod event;

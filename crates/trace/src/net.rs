@@ -885,7 +885,14 @@ mod tests {
             out.flush().unwrap();
             bytes
         });
-        std::thread::sleep(Duration::from_millis(700));
+        // The writer fills the buffer up to the bound (however loaded the machine)...
+        let t0 = Instant::now();
+        while status.report().written < 1 << 20 {
+            assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", status.report());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // ... and no further while nothing is acknowledged.
+        std::thread::sleep(Duration::from_millis(500));
         let r = status.report();
         assert_eq!(r.written, 1 << 20, "the writer waits at the bound: {r:?}");
         assert_eq!(r.acked, 0);

@@ -37,6 +37,9 @@ pub struct WriterConfig {
     pub max_buffer_bytes: usize,
     /// Declare [`crate::fsop::FS_OP_TYPE`] (traces of `reanimator fs`).
     pub fs_ops: bool,
+    /// Further extent types to declare, written whole with [`TraceWriter::write_extent`]
+    /// (`reanimator anonymize`'s pseudonym table).
+    pub extra_types: Vec<std::sync::Arc<ExtentType>>,
 }
 
 impl Default for WriterConfig {
@@ -47,6 +50,7 @@ impl Default for WriterConfig {
             buffer_budget_bytes: 16 << 20,
             max_buffer_bytes: 256 << 20,
             fs_ops: false,
+            extra_types: Vec::new(),
         }
     }
 }
@@ -209,6 +213,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             types.push(crate::fsop::fs_op_type());
             types.push(crate::fsop::fs_aggregate_type());
         }
+        types.extend(cfg.extra_types.iter().cloned());
         let ds = DsWriter::new(out, &types, cfg.ds.clone())?;
         let calls = schema
             .calls()
@@ -413,8 +418,24 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
     /// Append a file-system operation record (the writer must have been created with
     /// `fs_ops`), assigning it the next unique id, which it returns.
     pub fn append_fs(&mut self, r: &crate::fsop::FsRecord<'_>) -> Result<u64> {
-        use crate::fsop::{col, FsData};
         let id = self.next_id;
+        self.write_fs(r, id)?;
+        Ok(id)
+    }
+
+    /// Append a file-system operation record keeping the `unique_id` it had in another
+    /// trace, which must be larger than every id written (copies: `reanimator anonymize`).
+    pub fn append_fs_preserving(&mut self, r: &crate::fsop::FsRecord<'_>, id: u64) -> Result<()> {
+        if let Some(prev) = self.last_id {
+            if id <= prev {
+                return Err(Error::NonMonotonicId { previous: prev, got: id });
+            }
+        }
+        self.write_fs(r, id)
+    }
+
+    fn write_fs(&mut self, r: &crate::fsop::FsRecord<'_>, id: u64) -> Result<()> {
+        use crate::fsop::{col, FsData};
         let max = self.cfg.max_buffer_bytes;
         let Some(b) = self.fs.as_mut() else {
             return Err(Error::UnknownCall(format!("{} (writer without fs_ops)", r.op)));
@@ -514,7 +535,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         if self.buffered >= self.cfg.buffer_budget_bytes {
             self.write_all_buffers()?;
         }
-        Ok(id)
+        Ok(())
     }
 
     /// Append one row of the file-system aggregate driver (written with the next flush).
@@ -541,6 +562,14 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             h.extend_from_slice(&c.to_le_bytes());
         }
         b.set(10, Value::Bytes(&h))?;
+        Ok(())
+    }
+
+    /// Write a whole extent of one of [`WriterConfig::extra_types`] (after every record
+    /// buffered so far).
+    pub fn write_extent(&mut self, b: ExtentBuilder) -> Result<()> {
+        self.write_all_buffers()?;
+        self.ds.write_extent(b)?;
         Ok(())
     }
 

@@ -1,0 +1,293 @@
+//! Pseudonyms: keyed, deterministic, collision-checked replacements for names, strings and
+//! ids, and the tables that reverse them.
+
+use std::collections::{HashMap, HashSet};
+
+use super::Field;
+
+/// Base32 alphabet (RFC 4648, lower case): printable, no `/`, `.` or NUL.
+const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+
+/// Characters of a pseudonym (60 bits); more only to resolve a collision.
+pub const PSEUDONYM_CHARS: usize = 12;
+
+/// A component longer than this (`NAME_MAX`) keeps its length, so that a call that failed
+/// with `ENAMETOOLONG` still fails in a replay.
+const NAME_MAX: usize = 255;
+
+/// The longest extension kept by `--keep-extensions` (after the dot).
+const MAX_EXTENSION: usize = 8;
+
+/// Lowest value an id is mapped to (user and group ids).
+const ID_BASE: i64 = 1 << 20;
+/// Ids are mapped into `ID_BASE .. ID_BASE + ID_SPAN` (positive `i32`s).
+const ID_SPAN: u64 = 1 << 30;
+/// Process ids are mapped into `PID_BASE .. PID_MAX` (Linux's `RESERVED_PIDS` up to the
+/// default 64-bit `pid_max`), so they look like pids.
+const PID_BASE: i64 = 300;
+const PID_MAX: i64 = 1 << 22;
+
+/// One field's table of strings: original → pseudonym and the pseudonyms taken.
+#[derive(Default)]
+pub struct StringTable {
+    forward: HashMap<Vec<u8>, Vec<u8>>,
+    taken: HashSet<Vec<u8>>,
+    /// How many times a value was replaced (every occurrence).
+    pub replaced: u64,
+    /// Pseudonyms that had to be longer than [`PSEUDONYM_CHARS`] to stay distinct.
+    pub collisions: u64,
+}
+
+impl StringTable {
+    /// (pseudonym, original) pairs, for the reverse table.
+    pub fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.forward.iter().map(|(o, p)| (p.as_slice(), o.as_slice()))
+    }
+    pub fn distinct(&self) -> usize {
+        self.forward.len()
+    }
+}
+
+/// One field's table of ids.
+#[derive(Default)]
+pub struct IdTable {
+    forward: HashMap<i64, i64>,
+    taken: HashSet<i64>,
+    pub replaced: u64,
+    pub collisions: u64,
+}
+
+impl IdTable {
+    pub fn pairs(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
+        self.forward.iter().map(|(&o, &p)| (p, o))
+    }
+    pub fn distinct(&self) -> usize {
+        self.forward.len()
+    }
+}
+
+/// Makes pseudonyms under one key, one independent key per field (so that equal values of
+/// two fields, uid 1000 and gid 1000, do not give equal pseudonyms: Tracefs' rule).
+pub struct Pseudonymizer {
+    keys: HashMap<Field, [u8; 32]>,
+    keep_extensions: bool,
+    keep_names: HashSet<Vec<u8>>,
+    strings: HashMap<Field, StringTable>,
+    ids: HashMap<Field, IdTable>,
+    /// Replacements count in the tables' `replaced` (off during look-ahead passes).
+    pub counting: bool,
+    /// Characters of a fresh pseudonym ([`PSEUDONYM_CHARS`]; tests force collisions with
+    /// fewer).
+    chars: usize,
+}
+
+impl Pseudonymizer {
+    /// `pseudonym_key` is the key file's [`crate::key::Purpose::Pseudonym`] key.
+    pub fn new(
+        pseudonym_key: &[u8; 32],
+        keep_extensions: bool,
+        keep_names: impl IntoIterator<Item = Vec<u8>>,
+    ) -> Self {
+        let keys = Field::ALL
+            .iter()
+            .map(|&f| {
+                let ctx = format!("reanimator 2026-11 anonymize field {}", f.name());
+                (f, blake3::derive_key(&ctx, pseudonym_key))
+            })
+            .collect();
+        Pseudonymizer {
+            keys,
+            keep_extensions,
+            keep_names: keep_names.into_iter().collect(),
+            strings: HashMap::new(),
+            ids: HashMap::new(),
+            counting: true,
+            chars: PSEUDONYM_CHARS,
+        }
+    }
+
+    /// Fresh pseudonyms of `chars` characters (at least 1) instead of [`PSEUDONYM_CHARS`].
+    pub fn with_chars(mut self, chars: usize) -> Self {
+        self.chars = chars.max(1);
+        self
+    }
+
+    /// The table of a string field (empty when nothing was replaced).
+    pub fn strings(&self, f: Field) -> Option<&StringTable> {
+        self.strings.get(&f)
+    }
+
+    /// The table of an id field.
+    pub fn ids(&self, f: Field) -> Option<&IdTable> {
+        self.ids.get(&f)
+    }
+
+    fn xof(&self, f: Field, value: &[u8], salt: u64, out: &mut [u8]) {
+        let mut h = blake3::Hasher::new_keyed(&self.keys[&f]);
+        h.update(&salt.to_le_bytes());
+        h.update(value);
+        h.finalize_xof().fill(out);
+    }
+
+    /// Whether a path component is kept as it is.
+    pub fn keeps_name(&self, c: &[u8]) -> bool {
+        self.keep_names.contains(c)
+    }
+
+    /// The pseudonym of one path component (never `.`, `..`, empty, a kept name, or
+    /// containing `/` or NUL), or of a string of field `f`.
+    pub fn string(&mut self, f: Field, value: &[u8]) -> Vec<u8> {
+        if f == Field::Path && (self.keeps_name(value) || matches!(value, b"" | b"." | b"..")) {
+            return value.to_vec();
+        }
+        let table = self.strings.entry(f).or_default();
+        table.replaced += u64::from(self.counting);
+        if let Some(p) = table.forward.get(value) {
+            return p.clone();
+        }
+        let ext: &[u8] =
+            if f == Field::Path && self.keep_extensions { extension(value) } else { b"" };
+        let min_len = if value.len() > NAME_MAX { value.len() - ext.len() } else { 0 };
+        let mut raw = [0u8; 64];
+        self.xof(f, value, 0, &mut raw);
+        let table = self.strings.get_mut(&f).expect("inserted above");
+        let mut len = self.chars.max(min_len);
+        let mut salt = 0u64;
+        let p = loop {
+            let mut p: Vec<u8> = if len <= raw.len() {
+                raw[..len].iter().map(|b| ALPHABET[usize::from(b & 31)]).collect()
+            } else {
+                let mut long = vec![0u8; len];
+                let mut h = blake3::Hasher::new_keyed(&self.keys[&f]);
+                h.update(&salt.to_le_bytes());
+                h.update(value);
+                h.finalize_xof().fill(&mut long);
+                long.iter().map(|b| ALPHABET[usize::from(b & 31)]).collect()
+            };
+            p.extend_from_slice(ext);
+            if !table.taken.contains(&p) && !self.keep_names.contains(&p) {
+                break p;
+            }
+            // Two values, one pseudonym: never merge them; a longer one for the newcomer.
+            table.collisions += 1;
+            len += 1;
+            if len > raw.len() && len > min_len + 64 {
+                salt += 1;
+                len = self.chars.max(min_len);
+                let mut h = blake3::Hasher::new_keyed(&self.keys[&f]);
+                h.update(&salt.to_le_bytes());
+                h.update(value);
+                h.finalize_xof().fill(&mut raw);
+            }
+        };
+        table.taken.insert(p.clone());
+        table.forward.insert(value.to_vec(), p.clone());
+        p
+    }
+
+    /// The pseudonym of an id. User and group ids keep 0 (root) and -1 (no change, as
+    /// `chown` takes it, in either width); process ids keep 0, 1 and -1 and map a negative
+    /// value (a process group) to the negated pseudonym of its absolute value.
+    pub fn id(&mut self, f: Field, v: i64) -> i64 {
+        let (base, span) = match f {
+            Field::Pid => {
+                if matches!(v, -1..=1) || v == i64::MIN {
+                    return v;
+                }
+                if v < 0 {
+                    return -self.id(f, -v);
+                }
+                (PID_BASE, (PID_MAX - PID_BASE) as u64)
+            }
+            _ => {
+                if v == 0 || v == -1 || v == i64::from(u32::MAX) {
+                    return v;
+                }
+                (ID_BASE, ID_SPAN)
+            }
+        };
+        let table = self.ids.entry(f).or_default();
+        table.replaced += u64::from(self.counting);
+        if let Some(&p) = table.forward.get(&v) {
+            return p;
+        }
+        let mut salt = 0u64;
+        let p = loop {
+            let mut raw = [0u8; 8];
+            let mut h = blake3::Hasher::new_keyed(&self.keys[&f]);
+            h.update(&salt.to_le_bytes());
+            h.update(&v.to_le_bytes());
+            h.finalize_xof().fill(&mut raw);
+            let p = base + (u64::from_le_bytes(raw) % span) as i64;
+            let table = self.ids.get_mut(&f).expect("inserted above");
+            if !table.taken.contains(&p) {
+                break p;
+            }
+            table.collisions += 1;
+            salt += 1;
+        };
+        let table = self.ids.get_mut(&f).expect("inserted above");
+        table.taken.insert(p);
+        table.forward.insert(v, p);
+        p
+    }
+}
+
+/// The extension `--keep-extensions` keeps: the last `.` and up to 8 ASCII letters or digits
+/// after it, when something comes before the dot (`.bashrc` has none, `a.tar.gz` has `.gz`).
+pub fn extension(name: &[u8]) -> &[u8] {
+    match name.iter().rposition(|&b| b == b'.') {
+        Some(i)
+            if i > 0
+                && name.len() - i - 1 <= MAX_EXTENSION
+                && name.len() - i > 1
+                && name[i + 1..].iter().all(u8::is_ascii_alphanumeric) =>
+        {
+            &name[i..]
+        }
+        _ => b"",
+    }
+}
+
+/// Reverses pseudonyms with the tables a reversible anonymization stored.
+pub struct Reverser {
+    pub strings: HashMap<Field, HashMap<Vec<u8>, Vec<u8>>>,
+    pub ids: HashMap<Field, HashMap<i64, i64>>,
+    pub replaced: HashMap<Field, u64>,
+    pub counting: bool,
+}
+
+impl Default for Reverser {
+    fn default() -> Self {
+        Reverser {
+            strings: HashMap::new(),
+            ids: HashMap::new(),
+            replaced: HashMap::new(),
+            counting: true,
+        }
+    }
+}
+
+impl Reverser {
+    pub fn string(&mut self, f: Field, p: &[u8]) -> Vec<u8> {
+        match self.strings.get(&f).and_then(|t| t.get(p)) {
+            Some(o) => {
+                *self.replaced.entry(f).or_default() += u64::from(self.counting);
+                o.clone()
+            }
+            None => p.to_vec(),
+        }
+    }
+    pub fn id(&mut self, f: Field, p: i64) -> i64 {
+        if f == Field::Pid && p < -1 && p != i64::MIN {
+            return -self.id(f, -p);
+        }
+        match self.ids.get(&f).and_then(|t| t.get(&p)) {
+            Some(&o) => {
+                *self.replaced.entry(f).or_default() += u64::from(self.counting);
+                o
+            }
+            None => p,
+        }
+    }
+}
