@@ -14,7 +14,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
-use ra_trace::{Event, TraceFile, TraceWriter, WriterConfig};
+use ra_trace::{Event, TraceOutput, TraceWriter, WriterConfig};
 
 use crate::common::IdMap;
 use crate::{Error, Result};
@@ -47,7 +47,7 @@ pub struct LostBatch {
 }
 
 /// What the writer thread gives back: the writer, not finished, and its totals.
-type Stopped = Result<(TraceWriter<TraceFile>, SinkStats)>;
+type Stopped = Result<(TraceWriter<TraceOutput>, SinkStats)>;
 
 /// Handle to the writer thread.
 pub struct TraceSink {
@@ -145,7 +145,7 @@ impl TraceSink {
 
     /// Run an open writer of the trace `path` (e.g. one that already holds directory
     /// snapshots) on the writer thread.
-    pub fn from_writer(mut w: TraceWriter<TraceFile>, path: &Path) -> Result<TraceSink> {
+    pub fn from_writer(mut w: TraceWriter<TraceOutput>, path: &Path) -> Result<TraceSink> {
         // A bounded queue, in messages and in bytes (the gate): a tracer that outruns the
         // disk waits instead of growing memory.
         let (tx, rx) = bounded::<Msg>(64);
@@ -308,7 +308,7 @@ impl TraceSink {
 
     /// Hand every queued event to the writer, stop the writer thread and give the writer
     /// back, not finished (e.g. to store directory snapshots after the recording).
-    pub fn into_writer(self) -> Result<TraceWriter<TraceFile>> {
+    pub fn into_writer(self) -> Result<TraceWriter<TraceOutput>> {
         self.stop().map(|(w, _)| w)
     }
 

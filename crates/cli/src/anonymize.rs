@@ -89,6 +89,11 @@ pub fn run(a: AnonymizeArgs, key: Option<&Key>) -> Result<ExitCode> {
         bail!("{} exists: anonymize writes a new file", a.output.display());
     }
     // The output chain: compression, and a seal or encryption if asked (`record`'s flags).
+    // Its network flags are record's and fs's: anonymize writes a file (--spill is refused
+    // with a file output).
+    if a.chain.destination(&a.output)?.is_net() {
+        bail!("-o {}: anonymize writes a file (tcp:// is for record and fs)", a.output.display());
+    }
     let ds = a.chain.writer_options()?;
     let summary = if a.reverse {
         if a.fields.is_some() {

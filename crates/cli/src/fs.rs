@@ -21,6 +21,8 @@ pub struct FsArgs {
     cmd: FsCmd,
 }
 
+// (Parsed once per run: the size of the mount variant does not matter.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum FsCmd {
     /// Mount a tracing passthrough of LOWER at MOUNTPOINT and record every file-system
@@ -68,7 +70,8 @@ pub struct MountArgs {
     lower: PathBuf,
     /// An empty directory to mount the traced view on.
     mountpoint: PathBuf,
-    /// The trace file to write (not inside MOUNTPOINT).
+    /// The trace file to write (not inside MOUNTPOINT), or tcp://HOST:PORT[/LABEL] to stream
+    /// it to `reanimator collect`.
     #[arg(short = 'o', long = "output", value_name = "TRACE")]
     output: PathBuf,
     /// How much of each read's and write's data to keep (paths, names and link targets are
@@ -187,7 +190,7 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
     let cfg = MountConfig {
         lower: a.lower.clone(),
         mountpoint: a.mountpoint.clone(),
-        output: a.output.clone(),
+        output: a.chain.destination(&a.output)?,
         data: match a.data {
             Data::Full => DataMode::Full,
             Data::Hash => DataMode::Hash,
@@ -261,14 +264,16 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
         },
     )
     .map_err(anyhow::Error::from)?;
+    let trace = match &summary.net {
+        Some(r) => crate::output::net_summary(r),
+        None => format!("{} ({:.1} MB)", a.output.display(), summary.trace_bytes as f64 / 1e6),
+    };
     eprintln!(
-        "reanimator fs: {} operations in {:.1} s, {} recorded, {} filtered out; trace {} ({:.1} MB)",
+        "reanimator fs: {} operations in {:.1} s, {} recorded, {} filtered out; trace {trace}",
         summary.operations,
         summary.elapsed.as_secs_f64(),
         summary.recorded,
         summary.filtered_out,
-        a.output.display(),
-        summary.trace_bytes as f64 / 1e6
     );
     if let Some((p, _)) = &profile {
         eprintln!("reanimator fs: profile {}", p.display());
@@ -284,7 +289,12 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
 /// until the mount is up (or the child failed).
 fn daemonize(a: &MountArgs) -> Result<ExitCode> {
     let args: Vec<OsString> = std::env::args_os().skip(1).filter(|s| s != "--daemon").collect();
-    let log = a.output.with_extension("log");
+    let log = match a.chain.destination(&a.output)? {
+        ra_trace::Destination::File(p) => p.with_extension("log"),
+        ra_trace::Destination::Tcp(_) => {
+            std::env::temp_dir().join(format!("reanimator-fs-{}.log", std::process::id()))
+        }
+    };
     let logf = std::fs::File::create(&log)
         .with_context(|| format!("cannot create the daemon's log {}", log.display()))?;
     let mut cmd = std::process::Command::new(std::env::current_exe()?);

@@ -181,11 +181,13 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             Some(e) => format!("complete trailer, damaged index: {e}"),
         },
         TrailerStatus::Missing => match cut_tail {
-            None => "unfinished: no trailer (the writer did not finish); every extent written is \
-                     readable"
-                .to_string(),
+            None => format!(
+                "unfinished, cut after extent {total_extents}: no trailer (the writer or its \
+                 stream stopped before the end); all {total_extents} extents are readable"
+            ),
             Some(c) => format!(
-                "unfinished: no trailer, and the file {c}; every extent before it is readable"
+                "unfinished, cut after extent {total_extents}: no trailer, and the file {c}; \
+                 the {total_extents} extents before it are readable"
             ),
         },
         TrailerStatus::Corrupt(why) => format!("damaged trailer: {why}"),
@@ -253,6 +255,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             "sealed": ds.type_by_name(dataseries::seal::SEAL_TYPE_NAME).is_some(),
             "byte_order": if ds.is_big_endian() { "big-endian" } else { "little-endian" },
             "complete": matches!(trailer, TrailerStatus::Valid { .. }),
+            "cut": matches!(trailer, TrailerStatus::Missing),
             "trailer": trailer_text,
             "cut_tail": cut_tail.map(|c| json!({"extent_offset": c.extent_offset,
                                                 "extent_bytes": c.extent_bytes,

@@ -2,6 +2,7 @@
 //! library crates (`dataseries`, `ra-syscalls`, `ra-trace`, `ra-filter`).
 
 mod anonymize;
+mod collect;
 mod compare;
 mod compile;
 mod diff;
@@ -78,6 +79,9 @@ enum Command {
     Profile(profile::ProfileArgs),
     /// Write a trace's file I/O in another tool's format: fio's iolog (`fio --read_iolog`).
     Export(export::ExportArgs),
+    /// Receive traces streamed by `record -o tcp://` and `fs mount -o tcp://`, each into its
+    /// own file as it arrives; `--join` puts a cut stream and its sender's spill file together.
+    Collect(collect::CollectArgs),
     /// Create a key file (256 random bits, mode 0600) for sealed and encrypted traces and
     /// for anonymization.
     Keygen(keygen::KeygenArgs),
@@ -122,6 +126,7 @@ fn main() -> ExitCode {
         Command::Profile(a) => profile::run(a),
         Command::Export(a) => export::run(a),
         Command::Keygen(a) => keygen::run(a),
+        Command::Collect(a) => collect::run(a, key.as_ref()),
         Command::Verify(a) => verify::run(a, key.as_ref()),
         Command::Anonymize(a) => anonymize::run(a, key.as_ref()),
     };

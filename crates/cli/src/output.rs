@@ -2,10 +2,13 @@
 //! and `fs`): compression, and (issue 19) sealing and encryption. One set of flags, turned
 //! into [`dataseries::WriterOptions`] in one place.
 
+use std::path::{Path, PathBuf};
+
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use dataseries::{Compression, WriterOptions};
 use ra_trace::key::Key;
+use ra_trace::Destination;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Compress {
@@ -49,6 +52,16 @@ pub struct ChainArgs {
     /// before encryption.
     #[arg(long, value_name = "KEYFILE")]
     pub encrypt: Option<std::path::PathBuf>,
+    /// With `-o tcp://HOST:PORT`: when the collector fails (connection lost, collector
+    /// killed, no acknowledgement for 30 s), go on writing here: a trace holding everything
+    /// the collector did not acknowledge (`reanimator collect --join` puts the two parts
+    /// together). Without it such a failure stops the recording.
+    #[arg(long, value_name = "FILE")]
+    pub spill: Option<PathBuf>,
+    /// With `-o tcp://`: bytes sent and not yet acknowledged by the collector, at most (K, M,
+    /// G suffixes); the trace writer waits beyond (backpressure).
+    #[arg(long, value_name = "SIZE", value_parser = crate::record::parse_size, default_value = "64M")]
+    pub net_buffer: u64,
 }
 
 impl ChainArgs {
@@ -69,4 +82,50 @@ impl ChainArgs {
         }
         Ok(o)
     }
+
+    /// Where `-o OUTPUT` sends the trace: a file, or `tcp://HOST:PORT[/LABEL]` (a collector,
+    /// `reanimator collect`), with this chain's network settings.
+    pub fn destination(&self, output: &Path) -> anyhow::Result<Destination> {
+        let d = Destination::parse(output.as_os_str()).map_err(|e| anyhow::anyhow!("-o {e}"))?;
+        match d {
+            Destination::File(_) if self.spill.is_some() => {
+                anyhow::bail!(
+                    "--spill needs -o tcp://HOST:PORT (a file output has nothing to spill)"
+                )
+            }
+            Destination::File(p) => Ok(Destination::File(p)),
+            Destination::Tcp(_) if self.encrypt.is_some() => anyhow::bail!(
+                "--encrypt with -o tcp:// is not supported yet (the collector frames DataSeries \
+                 extents, an encrypted trace is a stream of chunks): write the encrypted trace to \
+                 a file, or stream it sealed (--seal) without --encrypt"
+            ),
+            Destination::Tcp(mut t) => {
+                if self.net_buffer < 1 << 20 {
+                    anyhow::bail!("--net-buffer {}: at least 1M", self.net_buffer);
+                }
+                t.spill = self.spill.clone();
+                t.buffer_bytes = usize::try_from(self.net_buffer).unwrap_or(usize::MAX);
+                Ok(Destination::Tcp(t))
+            }
+        }
+    }
+}
+
+/// The summary of a network output: `tcp://H:P (N MB acknowledged by the collector, file F)`,
+/// and what went to the spill file.
+pub fn net_summary(r: &ra_trace::NetReport) -> String {
+    let mut s = format!(
+        "tcp://{} ({:.1} MB acknowledged by the collector, its file {})",
+        r.addr,
+        r.acked as f64 / 1e6,
+        r.remote_name
+    );
+    if let Some((p, from)) = &r.spill {
+        s.push_str(&format!(
+            ", {} in the spill file {}",
+            if *from == 0 { "the whole trace" } else { "the rest" },
+            p.display()
+        ));
+    }
+    s
 }

@@ -82,7 +82,8 @@ pub enum Cpu {
     `reanimator diff OUT.ds:start OUT.ds:end` compares them, replay recreates the start state. \
     Symlinks are never followed and other file systems are not entered.")]
 pub struct RecordArgs {
-    /// The trace file to write (replaced if it exists).
+    /// The trace file to write (replaced if it exists), or tcp://HOST:PORT[/LABEL] to stream
+    /// it to `reanimator collect` (see --spill).
     #[arg(short = 'o', long, value_name = "OUT.ds")]
     pub output: PathBuf,
     /// Capture backend.
@@ -244,6 +245,7 @@ fn scan_options(progress: &ScanProgress, dir: &std::path::Path, phase: Phase) ->
 
 pub fn run(a: RecordArgs) -> Result<ExitCode> {
     let selection = Selection::parse(&a.syscalls).context("--syscalls")?;
+    let dest = a.chain.destination(&a.output)?;
     let snapshot_dirs = snapshot_dirs(&a.snapshot, &a.output)?;
     let data = match a.data {
         Data::Full => DataMode::Full,
@@ -318,12 +320,12 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
     let cfg = WriterConfig { ds, ..WriterConfig::default() };
     install_stop_handlers();
     let mut starts: Vec<PhaseInfo> = Vec::new();
+    let (w, net) = TraceWriter::open(&dest, &stream_label(&target), &info, cfg)
+        .with_context(|| format!("cannot create the trace {}", a.output.display()))?;
     let mut sink = if snapshot_dirs.is_empty() {
-        TraceSink::create(&a.output, &info, cfg)
-            .with_context(|| format!("cannot create the trace {}", a.output.display()))?
+        TraceSink::from_writer(w, &a.output).context("starting the trace writer")?
     } else {
-        let mut w = TraceWriter::create(&a.output, &info, cfg)
-            .with_context(|| format!("cannot create the trace {}", a.output.display()))?;
+        let mut w = w;
         for (i, d) in snapshot_dirs.iter().enumerate() {
             let progress = ScanProgress::new();
             let r = w.record_snapshot(
@@ -410,9 +412,13 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         w.finish().with_context(|| format!("finishing {}", a.output.display()))?;
     }
     let file_bytes = std::fs::metadata(&a.output).map_or(0, |m| m.len());
+    let written_to = match &net {
+        Some(n) => crate::output::net_summary(&n.report()),
+        None => format!("{} ({:.1} MB)", a.output.display(), file_bytes as f64 / 1e6),
+    };
     if !a.quiet {
         eprintln!(
-            "reanimator: recorded {} calls ({:.1} MB of data){} from {} process{}, {} thread{} in {:.2} s with {} -> {} ({:.1} MB); `{}` exited with status {}",
+            "reanimator: recorded {} calls ({:.1} MB of data){} from {} process{}, {} thread{} in {:.2} s with {} -> {}; `{}` exited with status {}",
             outcome.events,
             outcome.data_bytes as f64 / 1e6,
             if outcome.lost_events > 0 {
@@ -426,8 +432,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
             if outcome.threads == 1 { "" } else { "s" },
             elapsed.as_secs_f64(),
             backend.name(),
-            a.output.display(),
-            file_bytes as f64 / 1e6,
+            written_to,
             command,
             outcome.exit_code
         );
@@ -449,6 +454,20 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
+}
+
+/// The stream's name at a collector: the command's file name, or what is attached to.
+fn stream_label(target: &Target) -> String {
+    match target {
+        Target::Command(argv) => argv
+            .first()
+            .and_then(|p| std::path::Path::new(p).file_name())
+            .map_or_else(|| "record".to_string(), |n| n.to_string_lossy().into_owned()),
+        Target::Pid(pid) => format!("pid{pid}"),
+        Target::Cgroup(cg) => cg
+            .file_name()
+            .map_or_else(|| "cgroup".to_string(), |n| n.to_string_lossy().into_owned()),
+    }
 }
 
 /// The backend to record with: `--backend auto` tries ebpf and falls back to ptrace, saying

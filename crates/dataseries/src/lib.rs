@@ -21,6 +21,7 @@ mod hash;
 mod lzf;
 mod lzo;
 mod reader;
+pub mod stream;
 mod types;
 mod writer;
 

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fuser::{Config, MountOption, SessionACL};
-use ra_trace::{TraceWriter, WriterConfig};
+use ra_trace::{Destination, NetReport, TraceWriter, WriterConfig};
 
 pub use tracer::{DataMode, GroupBy};
 
@@ -45,7 +45,8 @@ pub enum Error {
 pub struct MountConfig {
     pub lower: PathBuf,
     pub mountpoint: PathBuf,
-    pub output: PathBuf,
+    /// The trace's destination: a file or a collector.
+    pub output: Destination,
     pub data: DataMode,
     pub fast: bool,
     /// Open files with FOPEN_DIRECT_IO: every read and write call reaches the tracer as the
@@ -72,6 +73,8 @@ pub struct Summary {
     pub recorded: u64,
     pub filtered_out: u64,
     pub trace_bytes: u64,
+    /// What became of a network trace.
+    pub net: Option<NetReport>,
     /// The first trace write failure (recording stopped there).
     pub failure: Option<String>,
     pub elapsed: Duration,
@@ -219,18 +222,27 @@ pub fn mount(
             lower.display()
         ));
     }
-    let out_abs = match cfg.output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(p) => {
-            std::fs::canonicalize(p).map(|d| d.join(cfg.output.file_name().unwrap_or_default()))
+    // The trace (or the spill file of a network trace) must not be written through the mount.
+    let local = match &cfg.output {
+        Destination::File(p) => Some(p),
+        Destination::Tcp(t) => t.spill.as_ref(),
+    };
+    if let Some(out) = local {
+        let flag = if cfg.output.is_net() { "--spill" } else { "-o" };
+        let out_abs = match out.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(p) => {
+                std::fs::canonicalize(p).map(|d| d.join(out.file_name().unwrap_or_default()))
+            }
+            None => std::env::current_dir().map(|d| d.join(out)),
         }
-        None => std::env::current_dir().map(|d| d.join(&cfg.output)),
-    }
-    .map_err(|e| Error::Usage(format!("-o {}: {e}", cfg.output.display())))?;
-    if out_abs.starts_with(&mountpoint) {
-        return usage(format!(
-            "-o {}: the trace would be written through the mount it traces; write it elsewhere",
-            cfg.output.display()
-        ));
+        .map_err(|e| Error::Usage(format!("{flag} {}: {e}", out.display())))?;
+        if out_abs.starts_with(&mountpoint) {
+            return usage(format!(
+                "{flag} {}: the trace would be written through the mount it traces; write it \
+                 elsewhere",
+                out.display()
+            ));
+        }
     }
     let (root_fd, mount_fd, root_st) = passthrough::open_root(&lower)
         .map_err(|e| Error::Io { what: format!("cannot open {}", lower.display()), source: e })?;
@@ -305,8 +317,8 @@ pub fn mount(
     }
     let wcfg =
         WriterConfig { ds: cfg.compression.clone(), fs_ops: true, ..WriterConfig::default() };
-    let writer = TraceWriter::create(&cfg.output, &info, wcfg)
-        .map_err(|source| Error::Trace { path: cfg.output.clone(), source })?;
+    let (writer, net) = TraceWriter::open(&cfg.output, "fs", &info, wcfg)
+        .map_err(|source| Error::Trace { path: cfg.output.to_string().into(), source })?;
     let mp_bytes = {
         use std::os::unix::ffi::OsStrExt;
         mountpoint.as_os_str().as_bytes().to_vec()
@@ -439,12 +451,16 @@ pub fn mount(
         tracer.add_info("fs_proc_lookups_timed_out", timeouts.to_string().as_bytes());
     }
     let failure = tracer.finish();
-    let trace_bytes = std::fs::metadata(&cfg.output).map_or(0, |m| m.len());
+    let trace_bytes = match &cfg.output {
+        Destination::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+        Destination::Tcp(_) => 0,
+    };
     Ok(Summary {
         operations: tracer.seen.load(Ordering::Relaxed),
         recorded: tracer.recorded.load(Ordering::Relaxed),
         filtered_out: tracer.filtered_out.load(Ordering::Relaxed),
         trace_bytes,
+        net: net.map(|n| n.report()),
         failure,
         elapsed: t0.elapsed(),
     })

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use ra_filter::{FieldValue, Filter, Record};
-use ra_trace::{FsData, FsRecord, TraceFile, TraceWriter};
+use ra_trace::{FsData, FsRecord, TraceOutput, TraceWriter};
 
 /// How much of a data buffer a record keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,7 +250,7 @@ pub struct TracerOptions {
 /// The stream and aggregate drivers behind one lock each.
 pub struct Tracer {
     pub opts: TracerOptions,
-    writer: Mutex<Option<TraceWriter<TraceFile>>>,
+    writer: Mutex<Option<TraceWriter<TraceOutput>>>,
     procs: Mutex<ProcCache>,
     /// The current interval's start and statistics per (operation, group).
     agg: Mutex<(i64, AggMap)>,
@@ -288,7 +288,7 @@ pub fn now_ns() -> i64 {
 }
 
 impl Tracer {
-    pub fn new(opts: TracerOptions, writer: TraceWriter<TraceFile>) -> Tracer {
+    pub fn new(opts: TracerOptions, writer: TraceWriter<TraceOutput>) -> Tracer {
         Tracer {
             opts,
             writer: Mutex::new(Some(writer)),
@@ -386,7 +386,7 @@ impl Tracer {
         }
     }
 
-    fn fail(&self, w: &mut Option<TraceWriter<TraceFile>>, msg: String) {
+    fn fail(&self, w: &mut Option<TraceWriter<TraceOutput>>, msg: String) {
         self.failed.store(true, Ordering::Relaxed);
         let mut f = self.failure.lock().unwrap_or_else(|e| e.into_inner());
         if f.is_none() {

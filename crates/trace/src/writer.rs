@@ -7,6 +7,7 @@
 //! Compression happens on the DataSeries writer's background threads.
 
 use crate::direct::TraceFile;
+use crate::net::{Destination, NetStatus, TraceOutput};
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
@@ -172,7 +173,7 @@ pub struct TraceWriter<W: Write + Send + 'static> {
     events: u64,
 }
 
-impl TraceWriter<TraceFile> {
+impl TraceWriter<TraceOutput> {
     /// Create `path` and write the header, the schema and the trace info. The file is written
     /// with `O_DIRECT` where the file system allows it (see [`TraceFile`]).
     pub fn create(
@@ -183,7 +184,22 @@ impl TraceWriter<TraceFile> {
         let path = path.as_ref();
         let f = TraceFile::create(path)
             .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-        TraceWriter::new(f, info, cfg)
+        TraceWriter::new(TraceOutput::File(f), info, cfg)
+    }
+
+    /// [`TraceWriter::create`] for any destination: a file, or a collector over TCP
+    /// (`label` names the stream when the destination does not). Also returns a handle on
+    /// the network side's state (for a collector).
+    pub fn open(
+        dest: &Destination,
+        label: &str,
+        info: &[(&str, &[u8])],
+        cfg: WriterConfig,
+    ) -> Result<(Self, Option<NetStatus>)> {
+        let out = TraceOutput::open(dest, label)
+            .map_err(|source| Error::Io { path: dest.to_string().into(), source })?;
+        let status = out.net_status();
+        Ok((TraceWriter::new(out, info, cfg)?, status))
     }
 }
 

@@ -930,7 +930,7 @@ fn rewrite(
     keep_fact: &dyn Fn(&str) -> bool,
     cfg: WriterConfig,
     summary: &mut Summary,
-) -> Result<TraceWriter<crate::TraceFile>> {
+) -> Result<TraceWriter<crate::TraceOutput>> {
     refuse_unsupported(tr)?;
     let mut cfg = cfg;
     cfg.fs_ops = tr.call_types().any(|(l, _)| l.ty.name() == crate::fsop::FS_OP_TYPE);
@@ -988,7 +988,7 @@ fn rewrite(
         m.set_counting(true);
     }
     let mut zeros = HashMap::new();
-    let mut copy_state = |w: &mut TraceWriter<crate::TraceFile>,
+    let mut copy_state = |w: &mut TraceWriter<crate::TraceOutput>,
                           m: &mut dyn Mapper,
                           index: u32,
                           phase: Phase|

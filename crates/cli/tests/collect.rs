@@ -1,0 +1,865 @@
+//! Network output and the collector (issue 19 item 4), on the loopback interface only:
+//! `record -o tcp://` (both backends) and `fs mount -o tcp://` stream into `reanimator collect`,
+//! which writes each stream to its own file; concurrent senders; a sender killed mid-stream
+//! (the file is cut at its last whole extent and `info` says so); a killed collector (the
+//! sender fails in one line, or with `--spill` loses nothing: `collect --join` rebuilds the
+//! whole trace); hostile input (garbage, huge lengths, silence) is dropped while the
+//! collector keeps serving, in bounded memory.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use ra_testkit::{backend, both_backends, privileged, scratch_dir};
+use ra_trace::TraceReader;
+use serde_json::Value;
+
+both_backends!(a_recording_streamed_to_a_collector_equals_one_written_to_a_file);
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_reanimator"))
+}
+
+/// A running `reanimator collect --json` on 127.0.0.1 (any free port); killed when dropped.
+struct Collector {
+    child: Option<Child>,
+    addr: String,
+    dir: PathBuf,
+    lines: Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Collector {
+    fn start(dir: &Path, extra: &[&str]) -> Collector {
+        let mut child = bin()
+            .args(["collect", "--json", "--listen", "127.0.0.1:0", "--dir"])
+            .arg(dir)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the collector");
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines() {
+                let Ok(l) = l else { break };
+                let v: Value = serde_json::from_str(&l)
+                    .unwrap_or_else(|e| panic!("collector line is not JSON ({e}): {l}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut c = Collector {
+            child: Some(child),
+            addr: String::new(),
+            dir: dir.to_path_buf(),
+            lines,
+            seen: Vec::new(),
+        };
+        let l = c.wait_for(|v| v["event"] == "listening", Duration::from_secs(10));
+        c.addr = l["addr"].as_str().unwrap().to_string();
+        c
+    }
+
+    fn url(&self, label: &str) -> String {
+        format!("tcp://{}/{label}", self.addr)
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.as_ref().unwrap().id() as i32
+    }
+
+    /// The next line (seen before or arriving within `limit`) for which `f` holds.
+    fn wait_for(&mut self, f: impl Fn(&Value) -> bool, limit: Duration) -> Value {
+        if let Some(i) = self.seen.iter().position(&f) {
+            return self.seen.remove(i);
+        }
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(v) if f(&v) => return v,
+                Ok(v) => self.seen.push(v),
+                Err(_) => panic!("no such collector line within {limit:?}; seen: {:?}", self.seen),
+            }
+        }
+    }
+
+    fn end_of(&mut self, file: &str) -> Value {
+        let file = file.to_string();
+        self.wait_for(
+            move |v| v["event"] == "end" && v["file"] == file.as_str(),
+            Duration::from_secs(60),
+        )
+    }
+
+    fn files(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "ds"))
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn kill(&mut self, sig: i32) -> std::process::ExitStatus {
+        let mut c = self.child.take().unwrap();
+        // SAFETY: kill takes no pointers; the pid is our own child's.
+        unsafe { libc::kill(c.id() as i32, sig) };
+        c.wait().unwrap()
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn info(trace: &Path) -> String {
+    let o = bin().arg("info").arg(trace).output().unwrap();
+    assert!(o.status.success(), "info: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Every event's unique id.
+fn ids(trace: &Path) -> Vec<u64> {
+    TraceReader::open(trace)
+        .unwrap_or_else(|e| panic!("{}: {e}", trace.display()))
+        .events(None)
+        .map(|e| e.expect("event").unique_id)
+        .collect()
+}
+
+/// The trace's read and write calls as dump prints them, without the columns that differ
+/// between two runs (id, time, pid, duration).
+fn io_calls(trace: &Path) -> Vec<String> {
+    let o =
+        bin().arg("dump").arg(trace).args(["--where", "call in {read, write}"]).output().unwrap();
+    assert!(o.status.success(), "dump: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let rest = l.splitn(4, ' ').filter(|s| !s.is_empty()).last().unwrap_or("").to_string();
+            let rest = l.trim_start().splitn(4, ' ').nth(3).unwrap_or(&rest).to_string();
+            rest.rsplit_once(" <").map_or(rest.clone(), |(a, _)| a.to_string())
+        })
+        .collect()
+}
+
+/// Waits until the collected `file` (being written) holds at least `n` calls in whole
+/// extents.
+fn wait_for_calls(file: &Path, n: usize) {
+    let t0 = Instant::now();
+    loop {
+        let got = TraceReader::open(file)
+            .map(|r| r.events(None).take_while(Result::is_ok).count())
+            .unwrap_or(0);
+        if got >= n {
+            return;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "{got} calls arrived in 30 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A workload that runs about `secs` seconds and makes a steady stream of calls with data.
+fn steady_workload(dir: &Path, secs: u32) -> Vec<String> {
+    let f = dir.join("w.bin");
+    vec![
+        "sh".into(),
+        "-c".into(),
+        format!(
+            "for i in $(seq 1 {}); do head -c 200000 /dev/urandom > {f}; cat {f} > /dev/null; sleep 0.1; done",
+            secs * 10,
+            f = f.display()
+        ),
+    ]
+}
+
+fn a_recording_streamed_to_a_collector_equals_one_written_to_a_file() {
+    let d = scratch_dir(&format!("collect-eq-{}", backend()));
+    let input = d.join("input.bin");
+    let content: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&input, &content).unwrap();
+    let mut c = Collector::start(&d.join("coll"), &[]);
+    let local = d.join("local.ds");
+    for out in [c.url("cat"), local.display().to_string()] {
+        let o = bin()
+            .args(["record", "-q", "--backend", backend(), "-o", &out, "--", "cat"])
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(o.stdout, content);
+    }
+    let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(5));
+    assert_eq!(start["label"], "cat");
+    let end = c.end_of(start["file"].as_str().unwrap());
+    assert_eq!(end["status"], "ok", "{end}");
+    let files = c.files();
+    assert_eq!(files.len(), 1);
+    let got = &files[0];
+    assert!(got.file_name().unwrap().to_str().unwrap().contains("-cat-"));
+    assert_eq!(end["bytes"].as_u64(), Some(std::fs::metadata(got).unwrap().len()));
+    assert!(info(got).contains("complete (trailer valid"), "{}", info(got));
+    let (a, b) = (io_calls(got), io_calls(&local));
+    assert!(a.len() > 10, "{a:?}");
+    assert_eq!(a, b, "the same reads and writes with the same data");
+    // Every byte cat read is in the collected trace.
+    let r = TraceReader::open(got).unwrap();
+    let read: usize = r
+        .events(None)
+        .map(|e| e.unwrap())
+        .filter(|e| e.name == "read")
+        .filter_map(|e| e.arg("buf").and_then(|a| a.as_data()).map(<[u8]>::len))
+        .sum();
+    assert!(read >= content.len(), "{read}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn four_concurrent_senders_make_four_complete_files() {
+    let d = scratch_dir("collect-four");
+    let mut c = Collector::start(&d.join("coll"), &[]);
+    let kids: Vec<(Child, usize)> = (0..4)
+        .map(|i| {
+            let f = d.join(format!("in{i}"));
+            std::fs::write(&f, vec![i as u8; 500_000 * (i + 1)]).unwrap();
+            let child = bin()
+                .args(["record", "-q", "--backend", "ptrace", "-o", &c.url(&format!("s{i}")), "--"])
+                .arg("cat")
+                .arg(&f)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (child, i)
+        })
+        .collect();
+    for (k, i) in kids {
+        let o = k.wait_with_output().unwrap();
+        assert!(o.status.success(), "sender {i}: {}", stderr(&o));
+    }
+    let mut names = BTreeSet::new();
+    for _ in 0..4 {
+        let e = c.wait_for(|v| v["event"] == "end", Duration::from_secs(30));
+        assert_eq!(e["status"], "ok", "{e}");
+        names.insert(e["file"].as_str().unwrap().to_string());
+    }
+    assert_eq!(names.len(), 4);
+    let files = c.files();
+    assert_eq!(files.len(), 4, "{files:?}");
+    for (i, f) in files.iter().enumerate() {
+        assert!(info(f).contains("complete (trailer valid"));
+        let name = f.file_name().unwrap().to_str().unwrap();
+        assert!(name.contains(&format!("-s{i}-")), "{name}");
+        // Each holds its own sender's data.
+        let r = TraceReader::open(f).unwrap();
+        let n: usize = r
+            .events(None)
+            .map(|e| e.unwrap())
+            .filter(|e| e.name == "write")
+            .filter_map(|e| e.arg("buf").and_then(|a| a.as_data()).map(<[u8]>::len))
+            .sum();
+        assert_eq!(n, 500_000 * (i + 1), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_sender_killed_mid_stream_leaves_a_cut_readable_file() {
+    let d = scratch_dir("collect-killed-sender");
+    let mut c = Collector::start(&d.join("coll"), &[]);
+    let mut rec = bin()
+        .args(["record", "-q", "--backend", "ptrace", "-o", &c.url("victim"), "--"])
+        .args(steady_workload(&d, 20))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(10));
+    let file = c.dir.join(start["file"].as_str().unwrap());
+    // Some extents arrive, then the recorder dies.
+    wait_for_calls(&file, 200);
+    rec.kill().unwrap();
+    rec.wait().unwrap();
+    let end = c.end_of(start["file"].as_str().unwrap());
+    assert_eq!(end["status"], "cut", "{end}");
+    assert_eq!(end["bytes"].as_u64(), Some(std::fs::metadata(&file).unwrap().len()));
+    let text = info(&file);
+    assert!(text.contains("cut after extent"), "{text}");
+    assert!(ids(&file).len() > 100);
+    // The collector keeps serving.
+    let o = bin()
+        .args(["record", "-q", "--backend", "ptrace", "-o", &c.url("after"), "--", "true"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = c.wait_for(|v| v["event"] == "end" && v["status"] == "ok", Duration::from_secs(10));
+    assert!(e["file"].as_str().unwrap().contains("-after-"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A stream cut inside an extent, byte-exact: the file ends at the last whole extent.
+#[test]
+fn a_stream_cut_inside_an_extent_keeps_every_whole_extent_before_it() {
+    let d = scratch_dir("collect-mid-extent");
+    let local = d.join("local.ds");
+    let f = d.join("in");
+    std::fs::write(&f, vec![7u8; 3_000_000]).unwrap();
+    let o = bin()
+        .args(["record", "-q", "--backend", "ptrace", "-o"])
+        .arg(&local)
+        .args(["--", "cat"])
+        .arg(&f)
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&local).unwrap();
+    // The extent offsets, from the file's own index.
+    let r = dataseries::DsReader::open(&local).unwrap();
+    let offsets: Vec<u64> = r.headers().map(|h| h.unwrap().offset).collect();
+    assert!(offsets.len() > 4);
+    let (whole_end, next) = (offsets[2], offsets[3]);
+    let cut = (whole_end + next) / 2;
+    let mut c = Collector::start(&d.join("coll"), &[]);
+    let mut s = TcpStream::connect(&c.addr).unwrap();
+    s.write_all(b"reanimator-stream 1 {\"host\":\"h/../x\",\"pid\":1,\"start_ns\":0,\"label\":\"../../evil\"}\n").unwrap();
+    let mut answer = [0u8; 3];
+    s.read_exact(&mut answer).unwrap();
+    assert_eq!(&answer, b"ok ");
+    s.write_all(&bytes[..cut as usize]).unwrap();
+    // The sender stops there (and reads the collector's answers to the end: a socket closed
+    // with unread acks is reset, and a reset may discard bytes still queued at the collector).
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut rest = String::new();
+    s.read_to_string(&mut rest).unwrap();
+    let mut answers = rest.lines();
+    assert!(answers.next().unwrap().ends_with(".ds"), "{rest}");
+    // Only whole extents are acknowledged; no `done` for a cut stream.
+    for a in answers {
+        let n: u64 = a.strip_prefix("ack ").unwrap_or_else(|| panic!("{rest}")).parse().unwrap();
+        assert!(n <= whole_end, "{rest}");
+    }
+    let e = c.wait_for(|v| v["event"] == "end", Duration::from_secs(10));
+    assert_eq!(e["status"], "cut", "{e}");
+    assert_eq!(e["bytes"].as_u64(), Some(whole_end));
+    assert_eq!(e["dropped_bytes"].as_u64(), Some(cut - whole_end));
+    // A safe name: no path from the peer.
+    let name = e["file"].as_str().unwrap();
+    assert!(!name.contains('/') && !name.contains(".."), "{name}");
+    let files = c.files();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].parent().unwrap(), c.dir);
+    assert_eq!(std::fs::read(&files[0]).unwrap(), bytes[..whole_end as usize]);
+    assert!(info(&files[0]).contains("cut after extent"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_killed_collector_stops_the_recording_in_one_line() {
+    let d = scratch_dir("collect-killed-collector");
+    let mut c = Collector::start(&d.join("coll"), &[]);
+    let rec = bin()
+        .args(["record", "-q", "--backend", "ptrace", "-o", &c.url("job"), "--"])
+        .args(steady_workload(&d, 4))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(10));
+    let file = c.dir.join(start["file"].as_str().unwrap());
+    wait_for_calls(&file, 100);
+    c.kill(libc::SIGKILL);
+    let o = rec.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("reanimator:")).collect();
+    assert_eq!(ours.len(), 1, "{err}");
+    for part in
+        ["reanimator: error: ", "the collector at 127.0.0.1:", "no --spill", "ran on unrecorded"]
+    {
+        assert!(ours[0].contains(part), "{part:?} not in {}", ours[0]);
+    }
+    // What the collector wrote stays readable.
+    assert!(info(&file).contains("cut after extent"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn with_spill_a_killed_collector_loses_nothing() {
+    let d = scratch_dir("collect-spill");
+    // Sealed, and checked by the collector as it arrives: the joined trace verifies whole.
+    let key = d.join("key");
+    assert!(bin().arg("keygen").arg(&key).output().unwrap().status.success());
+    let mut c = Collector::start(&d.join("coll"), &["--key", key.to_str().unwrap()]);
+    let spill = d.join("spill.ds");
+    let rec = bin()
+        .args(["record", "--backend", "ptrace", "--seal", key.to_str().unwrap()])
+        .args(["-o", &c.url("job"), "--spill"])
+        .arg(&spill)
+        .arg("--")
+        .args(steady_workload(&d, 4))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(10));
+    let file = c.dir.join(start["file"].as_str().unwrap());
+    wait_for_calls(&file, 100);
+    c.kill(libc::SIGKILL);
+    let o = rec.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("going on in the spill file"), "{err}");
+    let calls: usize = err
+        .split("recorded ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no summary: {err}"));
+    // The spill alone is a readable, complete DataSeries file.
+    assert!(info(&spill).contains("complete (trailer valid"));
+    let (got, sp) = (ids(&file), ids(&spill));
+    assert!(
+        !got.is_empty() && !sp.is_empty(),
+        "collected {} calls, spill {}: {err}",
+        got.len(),
+        sp.len()
+    );
+    // Together they hold every call; the joined trace holds each exactly once.
+    let joined = d.join("joined.ds");
+    let j = bin()
+        .args(["collect", "--join"])
+        .arg(&file)
+        .arg(&spill)
+        .arg("-o")
+        .arg(&joined)
+        .output()
+        .unwrap();
+    assert!(j.status.success(), "{}", stderr(&j));
+    assert!(info(&joined).contains("complete (trailer valid"));
+    let all = ids(&joined);
+    let unique: BTreeSet<u64> = all.iter().copied().collect();
+    assert_eq!(unique.len(), all.len(), "no call twice");
+    // The summary counts the calls made; the trace also starts with one synthetic openat per
+    // descriptor the command inherited.
+    let synthetic: usize = TraceReader::open(&joined)
+        .unwrap()
+        .info_value("synthetic_ids")
+        .map(|v| String::from_utf8_lossy(v).parse().unwrap())
+        .expect("synthetic_ids in the trace info");
+    assert_eq!(all.len(), calls + synthetic, "every call recorded");
+    let union: BTreeSet<u64> = got.iter().chain(sp.iter()).copied().collect();
+    assert_eq!(union, unique, "the collected part and the spill cover the trace");
+    let v = bin().arg("verify").arg(&joined).arg("--key").arg(&key).output().unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn hostile_input_is_dropped_and_the_collector_keeps_serving() {
+    let d = scratch_dir("collect-hostile");
+    let mut c = Collector::start(&d.join("coll"), &["--max-extent", "16M"]);
+    let answer = |s: &mut TcpStream| {
+        let _ = s.set_read_timeout(Some(Duration::from_secs(15)));
+        let mut v = Vec::new();
+        let _ = s.read_to_end(&mut v);
+        String::from_utf8_lossy(&v).into_owned()
+    };
+    // Silence: dropped after 10 s (runs while the others are tried).
+    let mut silent = TcpStream::connect(&c.addr).unwrap();
+    let t_silent = Instant::now();
+    // Garbage instead of a hello.
+    let mut s = TcpStream::connect(&c.addr).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    assert!(answer(&mut s).starts_with("no not a reanimator stream"));
+    c.wait_for(
+        |v| v["event"] == "drop" && v["reason"].as_str().unwrap().contains("wrong hello"),
+        Duration::from_secs(5),
+    );
+    // A hello line that never ends.
+    let mut s = TcpStream::connect(&c.addr).unwrap();
+    let _ = s.write_all(b"reanimator-stream 1 {\"host\":\"");
+    let _ = s.write_all(&vec![b'a'; 64 << 10]);
+    assert!(answer(&mut s).starts_with("no "));
+    c.wait_for(
+        |v| v["event"] == "drop" && v["reason"].as_str().unwrap().contains("no hello in the first"),
+        Duration::from_secs(5),
+    );
+    // A wrong version.
+    let mut s = TcpStream::connect(&c.addr).unwrap();
+    s.write_all(b"reanimator-stream 99 {}\n").unwrap();
+    assert!(answer(&mut s).contains("protocol version"));
+    let hello =
+        b"reanimator-stream 1 {\"host\":\"h\",\"pid\":2,\"start_ns\":0,\"label\":\"bad\"}\n";
+    // A good hello, then garbage: refused, nothing kept.
+    let mut s = TcpStream::connect(&c.addr).unwrap();
+    s.write_all(hello).unwrap();
+    let _ = s.write_all(&[0x55; 100_000]);
+    let a = answer(&mut s);
+    assert!(a.contains("refused not a valid trace stream"), "{a}");
+    let e = c.wait_for(|v| v["event"] == "end", Duration::from_secs(5));
+    assert_eq!(e["status"], "refused");
+    // A good hello and file header, then an extent claiming 1 GB: refused at its header.
+    let mut s = TcpStream::connect(&c.addr).unwrap();
+    s.write_all(hello).unwrap();
+    let mut h = dataseries::raw::file_header().to_vec();
+    let mut ext = vec![0u8; 28];
+    ext[0..4].copy_from_slice(&(500i32 << 20).to_le_bytes());
+    ext[4..8].copy_from_slice(&(500i32 << 20).to_le_bytes());
+    ext[12..16].copy_from_slice(&4i32.to_le_bytes());
+    ext[26] = 19;
+    ext.extend_from_slice(b"DataSeries: XmlType\0");
+    h.extend_from_slice(&ext);
+    let _ = s.write_all(&h);
+    // ... and keeps sending: the collector has dropped it already.
+    for _ in 0..64 {
+        if s.write_all(&[0u8; 1 << 20]).is_err() {
+            break;
+        }
+    }
+    let a = answer(&mut s);
+    assert!(a.contains("over the limit"), "{a}");
+    let e = c.wait_for(|v| v["event"] == "end" && v["status"] == "refused", Duration::from_secs(5));
+    assert!(e["reason"].as_str().unwrap().contains("over the limit"), "{e}");
+    // No file kept for any of them.
+    assert!(c.files().is_empty(), "{:?}", c.files());
+    // The silent one is dropped after about 10 s.
+    let a = answer(&mut silent);
+    assert!(a.contains("no hello within 10 s"), "{a}");
+    assert!(t_silent.elapsed() < Duration::from_secs(15));
+    // Memory stayed small, and a real sender is served.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", c.pid())).unwrap();
+    let hwm: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap();
+    assert!(hwm < 64 * 1024, "collector peak RSS {hwm} kB");
+    let o = bin()
+        .args(["record", "-q", "--backend", "ptrace", "-o", &c.url("good"), "--", "true"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = c.wait_for(|v| v["event"] == "end" && v["status"] == "ok", Duration::from_secs(10));
+    assert!(e["file"].as_str().unwrap().contains("-good-"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn ctrl_c_stops_the_collector_within_a_second_and_open_streams_stay_readable() {
+    let d = scratch_dir("collect-sigint");
+    let mut c = Collector::start(&d.join("coll"), &[]);
+    let spill = d.join("spill.ds");
+    let rec = bin()
+        .args(["record", "-q", "--backend", "ptrace", "-o", &c.url("job"), "--spill"])
+        .arg(&spill)
+        .arg("--")
+        .args(steady_workload(&d, 4))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(10));
+    let file = c.dir.join(start["file"].as_str().unwrap());
+    wait_for_calls(&file, 100);
+    // SAFETY: kill takes no pointers; our own child.
+    unsafe { libc::kill(c.pid(), libc::SIGINT) };
+    let t = Instant::now();
+    let e = c.end_of(start["file"].as_str().unwrap());
+    let st = c.kill(0);
+    assert!(t.elapsed() < Duration::from_millis(1500), "{:?}", t.elapsed());
+    assert!(st.success(), "{st}");
+    assert_eq!(e["status"], "cut");
+    assert!(e["reason"].as_str().unwrap().contains("stopping"));
+    assert!(info(&file).contains("cut after extent"));
+    // The sender went on in its spill.
+    let o = rec.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let joined = d.join("joined.ds");
+    let j = bin()
+        .args(["collect", "--join"])
+        .arg(&file)
+        .arg(&spill)
+        .arg("-o")
+        .arg(&joined)
+        .output()
+        .unwrap();
+    assert!(j.status.success(), "{}", stderr(&j));
+    assert!(info(&joined).contains("complete (trailer valid"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn spill_and_net_buffer_need_a_network_output() {
+    let d = scratch_dir("collect-usage");
+    let o = bin()
+        .args(["record", "--backend", "ptrace", "--spill", "x.ds", "-o"])
+        .arg(d.join("t.ds"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let line = ra_testkit::assert_clean_failure(&o);
+    assert!(line.contains("--spill needs -o tcp://"), "{line}");
+    for bad in ["tcp://127.0.0.1", "tcp://:80", "tcp://h:99999"] {
+        let o = bin()
+            .args(["record", "--backend", "ptrace", "-o", bad, "--", "true"])
+            .output()
+            .unwrap();
+        let line = ra_testkit::assert_clean_failure(&o);
+        assert!(line.contains("expected tcp://HOST:PORT"), "{line}");
+    }
+    // An encrypted trace is not framed as extents: refused in one line, not half-streamed.
+    let key = d.join("key");
+    assert!(bin().arg("keygen").arg(&key).output().unwrap().status.success());
+    let o = bin()
+        .args(["record", "--backend", "ptrace", "--encrypt"])
+        .arg(&key)
+        .args(["-o", "tcp://127.0.0.1:9", "--", "true"])
+        .output()
+        .unwrap();
+    let line = ra_testkit::assert_clean_failure(&o);
+    assert!(line.contains("--encrypt with -o tcp:// is not supported"), "{line}");
+    // Nobody listening: refused before the command starts.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    drop(l);
+    let o = bin()
+        .args(["record", "--backend", "ptrace", "-o", &format!("tcp://{addr}"), "--", "touch"])
+        .arg(d.join("ran"))
+        .output()
+        .unwrap();
+    let line = ra_testkit::assert_clean_failure(&o);
+    assert!(line.contains("cannot connect to the collector"), "{line}");
+    assert!(!d.join("ran").exists(), "the command did not run");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `fs mount -o tcp://`: the file-system trace arrives at the collector whole.
+#[test]
+fn fs_mount_streams_its_trace_to_a_collector() {
+    let ok = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
+        Ok(())
+    } else {
+        Err("needs root and /dev/fuse".to_string())
+    };
+    if !privileged("reanimator fs", ok) {
+        return;
+    }
+    let d = scratch_dir("collect-fs");
+    let (lower, mnt) = (d.join("lower"), d.join("mnt"));
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mut c = Collector::start(&d.join("coll"), &[]);
+    let mut child = bin()
+        .args(["fs", "mount"])
+        .arg(&lower)
+        .arg(&mnt)
+        .args(["-o", &c.url("fs")])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mnt = mnt.canonicalize().unwrap();
+    let t0 = Instant::now();
+    loop {
+        let m = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        if m.lines().any(|l| l.split(' ').nth(4) == Some(mnt.to_str().unwrap())) {
+            break;
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            let mut e = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut e).unwrap();
+            panic!("fs mount exited ({st}): {e}");
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "mount did not come up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let data: Vec<u8> = (0..1_000_000u32).map(|i| (i % 253) as u8).collect();
+    std::fs::write(mnt.join("f"), &data).unwrap();
+    assert_eq!(std::fs::read(mnt.join("f")).unwrap(), data);
+    let u = bin().args(["fs", "umount"]).arg(&mnt).output().unwrap();
+    assert!(u.status.success(), "{}", stderr(&u));
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("acknowledged by the collector"), "{}", stderr(&o));
+    let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(5));
+    assert_eq!(start["label"], "fs");
+    let e = c.end_of(start["file"].as_str().unwrap());
+    assert_eq!(e["status"], "ok", "{e}");
+    let f = &c.files()[0];
+    let text = info(f);
+    assert!(text.contains("complete (trailer valid") && text.contains("file-system"), "{text}");
+    // The written bytes are in the trace's write records.
+    let o = bin()
+        .arg("dump")
+        .arg(f)
+        .args(["--format", "jsonl", "--where", "op == write"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let writes = String::from_utf8_lossy(&o.stdout).lines().count();
+    assert!(writes >= 1, "no write operation in the collected fs trace");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `collect --key`: a stream sealed with that key is kept; one sealed with another key, or not
+/// sealed, is refused (the sender fails in one line); no key material in any line.
+#[test]
+fn with_a_key_the_collector_refuses_streams_whose_seal_does_not_verify() {
+    let d = scratch_dir("collect-seal");
+    let (k1, k2) = (d.join("k1"), d.join("k2"));
+    for k in [&k1, &k2] {
+        let o = bin().arg("keygen").arg(k).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let secret = |k: &Path| {
+        std::fs::read_to_string(k).unwrap().split_whitespace().last().unwrap().to_string()
+    };
+    let secrets = [secret(&k1), secret(&k2)];
+    let mut c = Collector::start(&d.join("coll"), &["--key", k1.to_str().unwrap()]);
+    let f = d.join("in");
+    std::fs::write(&f, vec![3u8; 1_000_000]).unwrap();
+    let rec = |label: &str, seal: Option<&Path>| {
+        let mut cmd = bin();
+        cmd.args(["record", "-q", "--backend", "ptrace", "-o", &c.url(label)]);
+        if let Some(k) = seal {
+            cmd.arg("--seal").arg(k);
+        }
+        cmd.arg("--").arg("cat").arg(&f).stdout(Stdio::null()).output().unwrap()
+    };
+    let good = rec("good", Some(&k1));
+    assert!(good.status.success(), "{}", stderr(&good));
+    for (label, key) in [("otherkey", Some(k2.as_path())), ("unsealed", None)] {
+        let o = rec(label, key);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("refused the stream: the seal does not verify"), "{err}");
+        for s in &secrets {
+            assert!(!err.contains(s.as_str()), "a key in: {err}");
+        }
+    }
+    let mut by_label = std::collections::BTreeMap::new();
+    for _ in 0..3 {
+        let e = c.wait_for(|v| v["event"] == "end", Duration::from_secs(10));
+        let name = e["file"].as_str().unwrap().to_string();
+        let label = name.split('-').nth(1).unwrap().to_string();
+        by_label.insert(label, e);
+    }
+    assert_eq!(by_label["good"]["status"], "ok");
+    assert_eq!(by_label["otherkey"]["status"], "refused");
+    assert!(by_label["otherkey"]["reason"].as_str().unwrap().contains("the key is not the one"));
+    assert_eq!(by_label["unsealed"]["status"], "refused");
+    for e in by_label.values() {
+        for s in &secrets {
+            assert!(!e.to_string().contains(s.as_str()), "a key in: {e}");
+        }
+    }
+    // The good stream verifies as a file; the refused one is set aside, not left as a trace.
+    let files = c.files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let v = bin().arg("verify").arg(&files[0]).arg("--key").arg(&k1).output().unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    let refused: Vec<_> = std::fs::read_dir(&c.dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ds.refused"))
+        .collect();
+    assert!(refused.iter().all(|n| n.contains("-otherkey-")), "{refused:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `fs mount -o tcp:// --spill`: the collector dies while the file system is mounted; the
+/// mount keeps recording into the spill, and the two join into the whole trace.
+#[test]
+fn fs_mount_goes_on_in_its_spill_when_the_collector_dies() {
+    let ok = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
+        Ok(())
+    } else {
+        Err("needs root and /dev/fuse".to_string())
+    };
+    if !privileged("reanimator fs", ok) {
+        return;
+    }
+    let d = scratch_dir("collect-fs-spill");
+    let (lower, mnt, spill) = (d.join("lower"), d.join("mnt"), d.join("spill.ds"));
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mut c = Collector::start(&d.join("coll"), &[]);
+    let mut child = bin()
+        .args(["fs", "mount"])
+        .arg(&lower)
+        .arg(&mnt)
+        .args(["-o", &c.url("fs"), "--spill"])
+        .arg(&spill)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mnt = mnt.canonicalize().unwrap();
+    let t0 = Instant::now();
+    loop {
+        let m = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        if m.lines().any(|l| l.split(' ').nth(4) == Some(mnt.to_str().unwrap())) {
+            break;
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("fs mount exited ({st})");
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "mount did not come up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let start = c.wait_for(|v| v["event"] == "start", Duration::from_secs(5));
+    let file = c.dir.join(start["file"].as_str().unwrap());
+    std::fs::write(mnt.join("before"), vec![1u8; 1_000_000]).unwrap();
+    // The trace is flushed every second: let it reach the collector.
+    std::thread::sleep(Duration::from_millis(2500));
+    c.kill(libc::SIGKILL);
+    std::fs::write(mnt.join("after"), vec![2u8; 1_000_000]).unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let u = bin().args(["fs", "umount"]).arg(&mnt).output().unwrap();
+    assert!(u.status.success(), "{}", stderr(&u));
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("going on in the spill file"), "{err}");
+    let joined = d.join("joined.ds");
+    let j = bin()
+        .args(["collect", "--join"])
+        .arg(&file)
+        .arg(&spill)
+        .arg("-o")
+        .arg(&joined)
+        .output()
+        .unwrap();
+    assert!(j.status.success(), "{}", stderr(&j));
+    assert!(info(&joined).contains("complete (trailer valid"));
+    for (name, byte) in [("before", 1u8), ("after", 2u8)] {
+        let o = bin()
+            .arg("dump")
+            .arg(&joined)
+            .args(["--format", "jsonl", "--where", &format!("op == write && path ~ \"**/{name}\"")])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let n = String::from_utf8_lossy(&o.stdout).lines().count();
+        assert!(n >= 1, "no write of {name} ({byte}) in the joined trace");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
