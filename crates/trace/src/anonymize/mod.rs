@@ -196,7 +196,7 @@ pub trait Mapper {
     /// One path component, or one string of field `f`.
     fn string(&mut self, f: Field, v: &[u8]) -> Vec<u8>;
     fn id(&mut self, f: Field, v: i64) -> i64;
-    /// True when anonymizing (lengths grow by the rules of [`grow`]).
+    /// True when anonymizing (lengths grow by the rules of `grow`).
     fn forward(&self) -> bool;
     /// Whether replacements count in the summary (not during the look-ahead pass).
     fn set_counting(&mut self, on: bool);
