@@ -6,7 +6,7 @@
 //! trailer's offsets and the records themselves reach the code behind the checksum checks
 //! instead of stopping there. Then: open, every header, the index and its verification, every
 //! extent and value, the trace reader (info, loss records, every event formatted as dump
-//! does, the snapshots and their entries) and replay's file-system model stepped over every
+//! does, anonymize's pseudonym table, the snapshots and their entries) and replay's file-system model stepped over every
 //! event. Errors are fine; panics, hangs and unbounded allocations are the findings.
 #![no_main]
 
@@ -98,6 +98,8 @@ fn read_all(path: &std::path::Path) {
     }
     let Ok(trace) = TraceReader::from_ds(ds) else { return };
     let _ = (trace.info(), trace.lost(), trace.cut_tail(), trace.is_complete());
+    // anonymize --reverse's table (decrypted with a fixed key: fails, but after parsing).
+    let _ = ra_trace::anonymize::table::open(&trace, &ra_trace::key::Key::from_bytes([7; 32]));
     let opts = FormatOptions::default();
     let mut shadow = ra_replay::shadow::Shadow::new(ra_replay::init::initial_cwd(&trace));
     for ev in trace.events(None) {

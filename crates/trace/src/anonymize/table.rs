@@ -182,7 +182,8 @@ pub fn open(tr: &TraceReader, master: &Key) -> Result<(Vec<Field>, Reverser)> {
         }
     }
     records.sort_by_key(|r| r.0);
-    let total = records[0].1;
+    // (Extents of the table type without records: a damaged or hostile trace.)
+    let total = records.first().ok_or_else(|| bad("its extents hold no chunk"))?.1;
     if records.len() as u64 != total
         || records.iter().enumerate().any(|(i, r)| r.0 != i as u64 || r.1 != total)
     {
