@@ -260,6 +260,7 @@ FS_WORKLOADS = {
     "sqlite": ("sqlite3 2,000 single-row transactions", "elapsed s", "wall_s", False),
 }
 FS_CONFIGS = ["native", "bindfs", "bindfs-nocache", "loggedfs", "reanimator-none", "reanimator-full", "reanimator-discard",
+              "reanimator-lz4", "reanimator-seal-lz4", "reanimator-encrypt", "reanimator-seal-lz4-encrypt",
               "reanimator-fast", "reanimator-filtered"]
 
 

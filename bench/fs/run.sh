@@ -16,7 +16,11 @@
 #                        and dropped (the per-stage A/B: full minus discard = the trace writer);
 #   reanimator-fast      ... `--fast`;
 #   reanimator-filtered  ... `--filter 'path ~ "/nomatch/**"'`: nothing matches, every call
-#                        passes through untraced (the cost of the daemon without its trace).
+#                        passes through untraced (the cost of the daemon without its trace);
+#   reanimator-lz4, reanimator-seal-lz4, reanimator-encrypt, reanimator-seal-lz4-encrypt
+#                        ... `--data full` with the output chain (issue 19): --compress lz4,
+#                        --seal KEY, --encrypt KEY (not in the default rows; name them in
+#                        CONFIGS, and compare with reanimator-full).
 # Each daemon runs in the foreground under GNU time (its peak RSS and its CPU seconds from mount
 # to exit, so a trace flushed at unmount counts); a mount that is not up within 10 s fails the
 # run. The reanimator rows unmount with `reanimator fs umount MNT`, the others with
@@ -58,6 +62,7 @@ REPS="${1:-${REPS:-3}}"
 FIO_SECONDS="${FIO_SECONDS:-10}"
 ALL_WORKLOADS="randread randwrite untar fsmark sqlite"
 ALL_CONFIGS="native bindfs bindfs-nocache loggedfs reanimator-none reanimator-full reanimator-discard reanimator-fast reanimator-filtered"
+CHAIN_CONFIGS="reanimator-lz4 reanimator-seal-lz4 reanimator-encrypt reanimator-seal-lz4-encrypt"
 WORKLOADS="${WORKLOADS:-$ALL_WORKLOADS}"
 CONFIGS="${CONFIGS:-$ALL_CONFIGS}"
 # A workload that takes longer than this under any configuration is a hang: fail the run.
@@ -67,7 +72,7 @@ die() { echo "bench/fs: $*" >&2; exit 1; }
 for p in fio sqlite3 python3 cargo tar fs_mark bindfs loggedfs fusermount3 findmnt timeout /usr/bin/time; do
   command -v "$p" >/dev/null 2>&1 || die "$p not found; run: bash scripts/install-deps.sh"
 done
-for c in $CONFIGS; do [[ " $ALL_CONFIGS " == *" $c "* ]] || die "unknown configuration $c (known: $ALL_CONFIGS)"; done
+for c in $CONFIGS; do [[ " $ALL_CONFIGS $CHAIN_CONFIGS " == *" $c "* ]] || die "unknown configuration $c (known: $ALL_CONFIGS $CHAIN_CONFIGS)"; done
 for w in $WORKLOADS; do [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "unknown workload $w (known: $ALL_WORKLOADS)"; done
 [ -e /dev/fuse ] || die "/dev/fuse is missing: FUSE is unavailable here"
 cargo build --release -q -p reanimator
@@ -79,6 +84,10 @@ LOWER="$DIR/lower" MNT="$DIR/mnt"
 mkdir -p "$LOWER" "$MNT"
 OUT="$DIR/results.jsonl"
 : >"$OUT"
+# The key of the sealed and encrypted rows.
+KEY="$DIR/bench.key"
+rm -f "$KEY"
+"$RA" keygen "$KEY" 2>/dev/null
 
 # The daemon of the current row: its pid (GNU time's, the daemon is its child), the mount
 # point it serves ("" when none) and its trace or log file; the running workload's pid.
@@ -150,6 +159,14 @@ start_fs() {
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --fast) ;;
     reanimator-filtered)
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --filter 'path ~ "/nomatch/**"') ;;
+    reanimator-lz4)
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --compress lz4) ;;
+    reanimator-seal-lz4)
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --compress lz4 --seal "$KEY") ;;
+    reanimator-encrypt)
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --encrypt "$KEY") ;;
+    reanimator-seal-lz4-encrypt)
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --compress lz4 --seal "$KEY" --encrypt "$KEY") ;;
   esac
   W=$MNTED
   is_fuse "$MNTED" && die "$MNTED is already a FUSE mount before $cfg starts"
@@ -289,7 +306,7 @@ bench() {
   [ -n "$OUTF" ] && [ -e "$OUTF" ] && size=$(stat -c %s "$OUTF")
   if [[ $CFG = reanimator-* ]]; then
     [ -e "$OUTF" ] || die "$CFG wrote no trace at $OUTF"
-    "$RA" info --json "$OUTF" >"$DIR/info.json" 2>"$DIR/info.err" || {
+    "$RA" info --key "$KEY" --json "$OUTF" >"$DIR/info.json" 2>"$DIR/info.err" || {
       echo "bench/fs: \`reanimator info --json\` of $CFG's trace failed:" >&2; cat "$DIR/info.err" >&2; exit 1
     }
     kv+=(info_json="$DIR/info.json" daemon_err="$DIR/daemon.err")
