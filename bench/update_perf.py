@@ -66,6 +66,7 @@ RECORD_WORKLOADS = {
     "sqlite": ("sqlite3 200k inserts, 2,000 txns", "elapsed s", "wall_s", False),
     "dd": ("dd 2 GiB, 1 MiB writes", "elapsed s", "wall_s", False),
     "dd4k": ("dd 800 MB of zeros, 4 KiB writes", "elapsed s", "wall_s", False),
+    "fiorand": ("fio randwrite 4 KiB, psync, 10 s, --refill_buffers (incompressible data)", "IOPS", "iops", True),
     "xz": ("xz -T2 of 48 MB (two threads computing)", "elapsed s", "wall_s", False),
 }
 RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-samecpu",

@@ -15,7 +15,7 @@ inner_t = sys.argv[10] if len(sys.argv) > 10 else None
 rss_t = sys.argv[11] if len(sys.argv) > 11 else None
 row = {"workload": workload, "config": config, "run": int(run), "wall_s": float(wall),
        "cpu_s": float(cpu), "out_bytes": int(size)}
-if workload == "fio":
+if workload.startswith("fio"):
     text = open(fio_json, errors="replace").read()
     # fio may print notices before the JSON object.
     job = json.loads(text[text.index("{"):])["jobs"][0]

@@ -21,7 +21,8 @@
 # against the default --cpu auto, which unbinds a command once two of its threads run.
 #   WORKLOADS="fio sqlite dd xz"          (the default; a subset runs only those, and its table
 #                                         goes to a section of its own, record-<workloads>;
-#                                         also dd4k: 800 MB of zeros in 4 KiB writes)
+#                                         also dd4k: 800 MB of zeros in 4 KiB writes, and
+#                                         fiorand: fio with --refill_buffers, incompressible)
 #   CONFIGS="vanilla ebpf-full ..."       (instead of every configuration; the table goes to a
 #                                         section record-chain-<workloads>). The output chain
 #                                         (issue 19): ebpf-lz4, ebpf-zlib (--compress), ebpf-seal
@@ -29,7 +30,7 @@
 #                                         ebpf-seal-lz4-encrypt; each compared with ebpf-full.
 # The output-chain comparison:
 #   CONFIGS="vanilla ebpf-full ebpf-lz4 ebpf-seal-lz4 ebpf-encrypt ebpf-seal-lz4-encrypt" \
-#   WORKLOADS="fio sqlite dd4k" bash bench/record/run.sh 3
+#   WORKLOADS="fio fiorand sqlite dd4k" bash bench/record/run.sh 3
 # Needs only what scripts/install-deps.sh installs (fio, sqlite3, strace, python3, cargo).
 set -euo pipefail
 export LC_ALL=C
@@ -143,6 +144,21 @@ fio --name=lay --filename="$DIR/fio.dat" --size=256M --rw=write --bs=1M --ioengi
 for i in $(seq "$RUNS"); do
   for cfg in $CONFIGS; do
     STDIN=/dev/null bench fio "$cfg" "$i" fio "${FIO_ARGS[@]}"
+  done
+done
+rm -f "$DIR/fio.dat"
+fi
+
+# fiorand: the same with --refill_buffers: every write's buffer is fresh random data, which no
+# compressor shrinks (fio otherwise writes the same buffer over and over).
+if wants fiorand; then
+FIO_ARGS=(--name=rw --filename="$DIR/fio.dat" --size=256M --rw=randwrite --bs=4k --ioengine=psync
+  --numjobs=1 --runtime="$FIO_SECONDS" --time_based --refill_buffers --output-format=json
+  --output="$DIR/fio.json")
+fio --name=lay --filename="$DIR/fio.dat" --size=256M --rw=write --bs=1M --ioengine=psync >/dev/null
+for i in $(seq "$RUNS"); do
+  for cfg in $CONFIGS; do
+    STDIN=/dev/null bench fiorand "$cfg" "$i" fio "${FIO_ARGS[@]}"
   done
 done
 rm -f "$DIR/fio.dat"
