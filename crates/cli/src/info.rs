@@ -249,7 +249,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         let v = json!({
             "file": path.display().to_string(),
             "size": file_len,
-            "encryption": enc.as_ref().map(|e| json!({"cipher": "XChaCha20-Poly1305",
+            "encryption": enc.as_ref().map(|e| json!({"cipher": "AES-256-GCM",
                 "key_id": e.key_id, "chunks": e.chunks, "complete": e.complete,
                 "size_on_disk": disk_len})),
             "sealed": ds.type_by_name(dataseries::seal::SEAL_TYPE_NAME).is_some(),
@@ -280,7 +280,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         if let Some(e) = &enc {
             writeln!(
                 out,
-                "Encrypted   XChaCha20-Poly1305, key {}, {} chunks, {} bytes on disk{}",
+                "Encrypted   AES-256-GCM, key {}, {} chunks, {} bytes on disk{}",
                 e.key_id,
                 e.chunks,
                 thousands(disk_len),

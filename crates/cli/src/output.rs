@@ -46,7 +46,7 @@ pub struct ChainArgs {
     /// reordered or cut extent. The trace stays an ordinary DataSeries file.
     #[arg(long, value_name = "KEYFILE")]
     pub seal: Option<std::path::PathBuf>,
-    /// Encrypt the trace with the key in KEYFILE (XChaCha20-Poly1305 over 1 MiB chunks):
+    /// Encrypt the trace with the key in KEYFILE (AES-256-GCM over 1 MiB chunks):
     /// without the key it shows its size and nothing else. `info`, `dump`, `replay`,
     /// `verify` and the other readers take `--key KEYFILE`. Compression and sealing apply
     /// before encryption.

@@ -252,7 +252,7 @@ fn an_encrypted_trace_shows_nothing_without_its_key_and_everything_with_it() {
     // With it: every reader works.
     let (code, out, err) = run(&["info".as_ref(), "--key".as_ref(), k, tt]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains("Encrypted   XChaCha20-Poly1305"), "{out}");
+    assert!(out.contains("Encrypted   AES-256-GCM"), "{out}");
     let (code, out, err) =
         run(&["dump".as_ref(), "--key".as_ref(), k, tt, "--format".as_ref(), "jsonl".as_ref()]);
     assert_eq!(code, Some(0), "{err}");
