@@ -93,7 +93,8 @@ fn aad(header: &[u8; HEADER_LEN], i: u64, plain_len: u32, flags: u32) -> [u8; HE
     a
 }
 
-/// Seals one chunk: returns head ‖ ciphertext ‖ tag.
+/// Seals one chunk in place: `buf` holds 8 bytes of room for the head, then the plaintext;
+/// it comes back as head ‖ ciphertext ‖ tag, written with one call and no copy.
 fn seal_chunk(
     cipher: &LessSafeKey,
     header: &[u8; HEADER_LEN],
@@ -101,18 +102,23 @@ fn seal_chunk(
     mut buf: Vec<u8>,
     flags: u32,
 ) -> std::io::Result<Vec<u8>> {
-    let len = buf.len() as u32;
+    let len = (buf.len() - CHUNK_HEAD) as u32;
     let a = aad(header, i, len, flags);
-    // Room for the head in front: the chunk leaves in one buffer, written with one call.
-    let mut out = Vec::with_capacity(CHUNK_HEAD + buf.len() + TAG_LEN);
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&flags.to_le_bytes());
+    buf[..4].copy_from_slice(&len.to_le_bytes());
+    buf[4..CHUNK_HEAD].copy_from_slice(&flags.to_le_bytes());
     let tag = cipher
-        .seal_in_place_separate_tag(nonce(i), Aad::from(&a[..]), &mut buf)
+        .seal_in_place_separate_tag(nonce(i), Aad::from(&a[..]), &mut buf[CHUNK_HEAD..])
         .map_err(|_| std::io::Error::other("encryption failed"))?;
-    out.extend_from_slice(&buf);
-    out.extend_from_slice(tag.as_ref());
-    Ok(out)
+    buf.extend_from_slice(tag.as_ref());
+    Ok(buf)
+}
+
+/// A chunk buffer: room for the head, then plaintext (capacity for the tag too).
+fn chunk_buffer(free: &mut Vec<Vec<u8>>) -> Vec<u8> {
+    let mut b = free.pop().unwrap_or_else(|| Vec::with_capacity(CHUNK_HEAD + CHUNK + TAG_LEN));
+    b.clear();
+    b.extend_from_slice(&[0; CHUNK_HEAD]);
+    b
 }
 
 /// Threads that encrypt full chunks beside the writer (AES-256-GCM runs at about 4.8 GB/s
@@ -149,6 +155,8 @@ pub(crate) struct Encryptor {
     written: u64,
     ready: std::collections::BTreeMap<u64, Vec<u8>>,
     max_in_flight: u64,
+    /// Written chunks' buffers, for the next ones (fresh 1 MiB buffers fault page by page).
+    free: Vec<Vec<u8>>,
 }
 
 impl Encryptor {
@@ -178,13 +186,14 @@ impl Encryptor {
             cipher,
             header,
             next: 0,
-            buf: Vec::with_capacity(CHUNK),
+            buf: chunk_buffer(&mut Vec::new()),
             started: false,
             pool,
             submitted: 0,
             written: 0,
             ready: std::collections::BTreeMap::new(),
             max_in_flight: (threads * IN_FLIGHT_PER_THREAD).max(1) as u64,
+            free: Vec::new(),
         })
     }
 
@@ -200,10 +209,10 @@ impl Encryptor {
     pub(crate) fn write(&mut self, out: &mut impl Write, mut b: &[u8]) -> std::io::Result<()> {
         self.start(out)?;
         while !b.is_empty() {
-            let take = (CHUNK - self.buf.len()).min(b.len());
+            let take = (CHUNK_HEAD + CHUNK - self.buf.len()).min(b.len());
             self.buf.extend_from_slice(&b[..take]);
             b = &b[take..];
-            if self.buf.len() == CHUNK {
+            if self.buf.len() == CHUNK_HEAD + CHUNK {
                 self.emit(out, 0)?;
             }
         }
@@ -214,7 +223,7 @@ impl Encryptor {
     /// empty). Returns once every chunk so far is written to `out`.
     pub(crate) fn flush(&mut self, out: &mut impl Write, last: bool) -> std::io::Result<()> {
         self.start(out)?;
-        if last || !self.buf.is_empty() {
+        if last || self.buf.len() > CHUNK_HEAD {
             self.emit(out, if last { FLAG_LAST } else { 0 })?;
         }
         while self.written < self.submitted {
@@ -226,10 +235,13 @@ impl Encryptor {
     fn emit(&mut self, out: &mut impl Write, flags: u32) -> std::io::Result<()> {
         let i = self.next;
         self.next += 1;
-        let buf = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+        let next = chunk_buffer(&mut self.free);
+        let buf = std::mem::replace(&mut self.buf, next);
         let Some(jobs) = self.pool.as_ref().and_then(|p| p.jobs.clone()) else {
             let c = seal_chunk(&self.cipher, &self.header, i, buf, flags)?;
-            return out.write_all(&c);
+            out.write_all(&c)?;
+            self.free.push(c);
+            return Ok(());
         };
         while self.submitted - self.written >= self.max_in_flight {
             self.collect(out, true)?;
@@ -256,6 +268,9 @@ impl Encryptor {
         while let Some(c) = self.ready.remove(&self.written) {
             out.write_all(&c)?;
             self.written += 1;
+            if self.free.len() <= self.max_in_flight as usize {
+                self.free.push(c);
+            }
         }
         Ok(())
     }
