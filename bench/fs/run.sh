@@ -312,7 +312,7 @@ bench() {
     kv+=(info_json="$DIR/info.json" daemon_err="$DIR/daemon.err")
     # fio: how many of its reads or writes reached the trace.
     if [[ $WORKLOAD = rand* ]]; then
-      kv+=(rw_records="$("$RA" dump "$OUTF" --where 'call in {read, write}' | wc -l)")
+      kv+=(rw_records="$("$RA" dump --key "$KEY" "$OUTF" --where 'call in {read, write}' | wc -l)")
     fi
   fi
   [ "$CFG" = loggedfs ] && [ -e "$OUTF" ] && calls=$(wc -l <"$OUTF") && kv+=(log_lines="$calls")
