@@ -328,7 +328,30 @@ impl DsReader {
         }
         r.lib = Arc::new(lib);
         r.data_start = FILE_HEADER_LEN + h.total_len;
+        if matches!(r.trailer, TrailerStatus::Corrupt(_)) && !r.extents_end_at_trailer() {
+            // The last 28 bytes begin with the trailer's marker, but the extents do not end
+            // where a trailer would start: those bytes are the data of a file without a
+            // trailer (0xffffffff is common in records: any field holding -1), so the file is
+            // unfinished, not one with a damaged trailer.
+            r.trailer = TrailerStatus::Missing;
+            r.trailer_err = Some((len - TRAILER_LEN, "marker"));
+        }
         Ok(r)
+    }
+
+    /// Whether the extents, followed header by header from the first data extent, end exactly
+    /// where the trailer starts (one positioned read per extent; done at open only when the
+    /// trailer's marker is there and one of its checks failed).
+    fn extents_end_at_trailer(&self) -> bool {
+        let end = self.len.saturating_sub(TRAILER_LEN);
+        let mut pos = self.data_start;
+        while pos < end {
+            match read_header_at(&self.file, self.len, self.be, pos) {
+                Ok(h) => pos += h.total_len,
+                Err(_) => return false,
+            }
+        }
+        pos == end
     }
 
     /// Reads the raw bytes of the extent at `offset` after checking its header fits the file.

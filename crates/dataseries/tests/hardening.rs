@@ -100,6 +100,43 @@ fn truncation_at_every_offset_is_a_clear_error() {
     }
 }
 
+/// A file cut between extents whose last 28 bytes happen to begin like a trailer (0xffffffff:
+/// any field holding -1 can put it there) is unfinished, not one with a damaged trailer; a real
+/// trailer with a failed check, where the extents end, is still reported as damaged.
+#[test]
+fn a_trailer_marker_inside_extent_data_is_not_a_damaged_trailer() {
+    let dir = common::scratch("marker-in-data");
+    let full = dir.join("full.ds");
+    for modes in [vec![], vec![Compression::Zlib]] {
+        let data = small_file(&full, modes);
+        let r = DsReader::open(&full).unwrap();
+        let offsets: Vec<u64> = r.headers().map(|h| h.unwrap().offset).collect();
+        let cut_path = dir.join("cut.ds");
+        for &end in &offsets[2..] {
+            let mut cut = data[..end as usize].to_vec();
+            let at = cut.len() - 28;
+            cut[at..at + 4].copy_from_slice(&[0xff; 4]);
+            std::fs::write(&cut_path, &cut).unwrap();
+            let r = DsReader::open(&cut_path).unwrap();
+            assert_eq!(r.trailer_status(), TrailerStatus::Missing, "cut at {end}");
+            // Every extent before the one holding the false marker still reads.
+            let n = r.headers().take_while(|h| h.is_ok()).count();
+            assert!(n + 1 >= offsets.iter().filter(|&&o| o < end).count(), "cut at {end}");
+        }
+        // The trailer itself damaged (its hash): still a damaged trailer.
+        let mut bad = data.clone();
+        let n = bad.len();
+        bad[n - 2] ^= 0x01;
+        std::fs::write(&cut_path, &bad).unwrap();
+        let r = DsReader::open(&cut_path).unwrap();
+        assert!(
+            matches!(r.trailer_status(), TrailerStatus::Corrupt(_)),
+            "{:?}",
+            r.trailer_status()
+        );
+    }
+}
+
 #[test]
 fn every_flipped_byte_is_detected() {
     let dir = common::scratch("flip");
