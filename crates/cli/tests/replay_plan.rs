@@ -48,7 +48,16 @@ fn record(dir: &Path, trace: &Path, snapshot: bool, cmd: &[&str]) {
     if snapshot {
         c.arg("--snapshot").arg(dir);
     }
-    let o = c.arg("--").args(cmd).current_dir(dir).output().unwrap();
+    // Without cargo's LD_LIBRARY_PATH: the dynamic loader would probe every build directory
+    // in it, calls whose outcome depends on the test machine's target directory (which the
+    // replay root does not hold), and their mismatches would crowd out the ones tested here.
+    let o = c
+        .arg("--")
+        .args(cmd)
+        .current_dir(dir)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
     assert!(o.status.success(), "record {cmd:?}: {}", String::from_utf8_lossy(&o.stderr));
 }
 
