@@ -17,6 +17,8 @@
 #   reanimator-fast      ... `--fast`;
 #   reanimator-filtered  ... `--filter 'path ~ "/nomatch/**"'`: nothing matches, every call
 #                        passes through untraced (the cost of the daemon without its trace);
+#                        (these five with --compress none: lz4, the default since issue 19,
+#                        has a row of its own)
 #   reanimator-lz4, reanimator-seal-lz4, reanimator-encrypt, reanimator-seal-lz4-encrypt
 #                        ... `--data full` with the output chain (issue 19): --compress lz4,
 #                        --seal KEY, --encrypt KEY (not in the default rows; name them in
@@ -152,19 +154,19 @@ start_fs() {
       MNTED=$MNT; cmd=(bindfs -f -o attr_timeout=0,entry_timeout=0,negative_timeout=0 "$LOWER" "$MNT") ;;
     loggedfs) MNTED=$LOWER; OUTF=$DIR/out.log; cmd=(loggedfs -f -l "$OUTF" "$LOWER") ;;
     reanimator-none | reanimator-full)
-      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data "${cfg#reanimator-}") ;;
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data "${cfg#reanimator-}" --compress none) ;;
     reanimator-discard)
-      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=(env REANIMATOR_DISCARD_EVENTS=1 "$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full) ;;
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=(env REANIMATOR_DISCARD_EVENTS=1 "$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --compress none) ;;
     reanimator-fast)
-      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --fast) ;;
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --fast --compress none) ;;
     reanimator-filtered)
-      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --filter 'path ~ "/nomatch/**"') ;;
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --filter 'path ~ "/nomatch/**"' --compress none) ;;
     reanimator-lz4)
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --compress lz4) ;;
     reanimator-seal-lz4)
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --compress lz4 --seal "$KEY") ;;
     reanimator-encrypt)
-      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --encrypt "$KEY") ;;
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --compress none --encrypt "$KEY") ;;
     reanimator-seal-lz4-encrypt)
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --compress lz4 --seal "$KEY" --encrypt "$KEY") ;;
   esac

@@ -4,7 +4,8 @@
 # rollback journal), dd (2 GiB in 1 MiB writes from /dev/zero: big buffers) and xz (-T2 -3 of
 # 48 MB of base64 text: a parallel CPU-bound program), each run vanilla, under `strace -f -s 65536 -xx -o FILE`, under
 # `reanimator record --backend ptrace --data full -o FILE`, and under `reanimator record
-# --backend ebpf --data full|hash|none` (where eBPF works), RUNS times interleaved (vanilla,
+# --backend ebpf --data full|hash|none` (where eBPF works), all with `--compress none` (the
+# rows compare capture costs; lz4, the default, has rows of its own: reanimator-lz4, ebpf-lz4), RUNS times interleaved (vanilla,
 # strace, reanimator, ..., vanilla, ...). Reports median IOPS (fio) and elapsed seconds (sqlite3,
 # dd), the ratios against vanilla, reanimator's speedup over strace, CPU time, the peak RSS of
 # the tool's process (GNU time's %M: the recorder, strace, or the command in vanilla rows) and
@@ -66,29 +67,31 @@ bench() {
     strace) out="$DIR/out.strace"; wrap=(strace -f -s 65536 -xx -o "$out") ;;
     # strace with tracer and command bound to one CPU, as reanimator does by default.
     strace-1cpu) out="$DIR/out.strace"; wrap=(taskset -c 0 strace -f -s 65536 -xx -o "$out") ;;
-    reanimator) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full -o "$out" --) ;;
-    reanimator-anycpu) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --cpu any -o "$out" --) ;;
-    reanimator-samecpu) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --cpu same -o "$out" --) ;;
+    reanimator) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --compress none -o "$out" --) ;;
+    # ptrace with lz4 (the default since issue 19's measurements; the other rows say none).
+    reanimator-lz4) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --compress lz4 -o "$out" --) ;;
+    reanimator-anycpu) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --compress none --cpu any -o "$out" --) ;;
+    reanimator-samecpu) out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --compress none --cpu same -o "$out" --) ;;
     # The eBPF backend (default loss policy: throttle), every buffer / digests only / metadata.
     ebpf-full | ebpf-hash | ebpf-none)
-      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data "${cfg#ebpf-}" -o "$out" --) ;;
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data "${cfg#ebpf-}" --compress none -o "$out" --) ;;
     # The output chain on top of ebpf-full.
     ebpf-lz4 | ebpf-zlib)
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress "${cfg#ebpf-}" -o "$out" --) ;;
     ebpf-seal)
-      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --seal "$KEY" -o "$out" --) ;;
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress none --seal "$KEY" -o "$out" --) ;;
     ebpf-seal-lz4)
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress lz4 --seal "$KEY" -o "$out" --) ;;
     ebpf-encrypt)
-      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --encrypt "$KEY" -o "$out" --) ;;
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress none --encrypt "$KEY" -o "$out" --) ;;
     ebpf-seal-lz4-encrypt)
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress lz4 --seal "$KEY" --encrypt "$KEY" -o "$out" --) ;;
     # ebpf-full without the trace writer: events assembled, then dropped.
     ebpf-discard)
-      out="$DIR/out.ds"; wrap=(env REANIMATOR_DISCARD_EVENTS=1 "$RA" record --backend ebpf --data full -o "$out" --) ;;
+      out="$DIR/out.ds"; wrap=(env REANIMATOR_DISCARD_EVENTS=1 "$RA" record --backend ebpf --data full --compress none -o "$out" --) ;;
     # The floor: the same programs attached, returning at once.
     ebpf-noop)
-      out="$DIR/out.ds"; wrap=(env REANIMATOR_BPF_NOOP=1 "$RA" record --backend ebpf --data none -o "$out" --) ;;
+      out="$DIR/out.ds"; wrap=(env REANIMATOR_BPF_NOOP=1 "$RA" record --backend ebpf --data none --compress none -o "$out" --) ;;
     *) echo "bench/record: unknown configuration $cfg" >&2; exit 1 ;;
   esac
   rm -f "$DIR"/out.* "$DIR/fio.json" "$DIR/inner.t" "$DIR/rss.t" "$DIR/dd.dat"

@@ -38,8 +38,12 @@ impl Compress {
 #[derive(Args, Debug, Clone)]
 pub struct ChainArgs {
     /// Compression of the trace's extents, on two background threads. Standard DataSeries
-    /// modes only; each section is stored raw when compressing does not shrink it.
-    #[arg(long, value_enum, default_value_t = Compress::None, alias = "compression")]
+    /// modes only; each section is stored raw when compressing does not shrink it. lz4 by
+    /// default: it costs nothing measurable on data that does not compress and shrinks
+    /// traces of text, zeros and repeated buffers 17-100x, which is disk traffic a
+    /// full-buffer recorder saves (docs/PERFORMANCE.md, record-chain). `none` for readers
+    /// without lz4 (DataSeries builds before lz4 support).
+    #[arg(long, value_enum, default_value_t = Compress::Lz4, alias = "compression")]
     pub compress: Compress,
     /// Seal the trace with the key in KEYFILE (`reanimator keygen`): a keyed MAC chain over
     /// every extent, so that `reanimator verify` finds any modified, dropped, duplicated,

@@ -74,9 +74,10 @@ fn a_full_trace_disk_stops_the_recording_and_the_command_runs_to_its_end() {
     let fs = Tmpfs::mount(&mnt, "8m").unwrap();
     let trace = mnt.join("t.ds");
     let out = base.join("work/out");
-    // 250 MiB written (and as much read) through a trace disk of 8 MiB.
+    // 250 MiB written (and as much read) through a trace disk of 8 MiB (uncompressed: lz4,
+    // the default, would store these zeros in a few MB).
     let o = bin()
-        .args(["record", "--backend", backend(), "-o"])
+        .args(["record", "--backend", backend(), "--compress", "none", "-o"])
         .arg(&trace)
         .args(["--", "dd", "if=/dev/zero", "bs=64k", "count=4000"])
         .arg(format!("of={}", out.display()))
