@@ -114,23 +114,7 @@ pub(crate) fn hash_bulk(def: &SyscallDef, ev: &mut Event) {
         if !is_bulk(a.kind) {
             continue;
         }
-        let mut h = blake3::Hasher::new();
-        let len = match v {
-            ArgValue::Data(d) => {
-                h.update(d);
-                d.len() as u64
-            }
-            ArgValue::Iov(vs) => vs
-                .iter()
-                .filter_map(|i| i.data.as_ref())
-                .map(|d| {
-                    h.update(d);
-                    d.len() as u64
-                })
-                .sum(),
-            _ => continue,
-        };
-        *v = ArgValue::Hashed { len, blake3: *h.finalize().as_bytes() };
+        v.hash_data();
     }
 }
 

@@ -42,6 +42,30 @@ impl ArgValue {
             _ => None,
         }
     }
+    /// Replaces a data buffer by its length and BLAKE3 digest ([`ArgValue::Hashed`], what
+    /// `record --data hash` stores): [`ArgValue::Data`] by its bytes, [`ArgValue::Iov`] by the
+    /// captured vectors' bytes concatenated (vectors without data count for nothing). Returns
+    /// whether it replaced anything; other values are left alone.
+    pub fn hash_data(&mut self) -> bool {
+        let mut h = blake3::Hasher::new();
+        let len = match self {
+            ArgValue::Data(d) => {
+                h.update(d);
+                d.len() as u64
+            }
+            ArgValue::Iov(vs) => vs
+                .iter()
+                .filter_map(|i| i.data.as_ref())
+                .map(|d| {
+                    h.update(d);
+                    d.len() as u64
+                })
+                .sum(),
+            _ => return false,
+        };
+        *self = ArgValue::Hashed { len, blake3: *h.finalize().as_bytes() };
+        true
+    }
 }
 
 /// One iovec: the length the program asked for and, when captured, the bytes moved.
@@ -204,5 +228,32 @@ impl Event {
     /// `time_returned - time_called`, when both are known.
     pub fn duration_ns(&self) -> Option<i64> {
         self.time_returned?.checked_sub(self.time_called?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_data_digests_buffers_and_leaves_the_rest() {
+        let digest = |b: &[u8]| ArgValue::Hashed {
+            len: b.len() as u64,
+            blake3: *blake3::hash(b).as_bytes(),
+        };
+        let mut d = ArgValue::data(&b"secret contents"[..]);
+        assert!(d.hash_data());
+        assert_eq!(d, digest(b"secret contents"));
+        // Vectors: their captured bytes concatenated; one without data counts for nothing.
+        let iov =
+            |b: Option<&'static [u8]>| IovValue { requested: 8, data: b.map(Bytes::from_static) };
+        let mut v = ArgValue::Iov(vec![iov(Some(b"secret ")), iov(None), iov(Some(b"contents"))]);
+        assert!(v.hash_data());
+        assert_eq!(v, digest(b"secret contents"));
+        for other in [ArgValue::Absent, ArgValue::Int(3), ArgValue::NotCaptured, digest(b"x")] {
+            let mut o = other.clone();
+            assert!(!o.hash_data());
+            assert_eq!(o, other);
+        }
     }
 }

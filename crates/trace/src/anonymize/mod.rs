@@ -392,23 +392,7 @@ pub fn replace_data(def: &SyscallDef, ev: &mut Event, mode: DataMode) -> u64 {
                 ev.buffer_not_captured = true;
             }
             DataMode::Digest => {
-                let mut h = blake3::Hasher::new();
-                let len = match v {
-                    ArgValue::Data(d) => {
-                        h.update(d);
-                        d.len() as u64
-                    }
-                    ArgValue::Iov(vs) => vs
-                        .iter()
-                        .filter_map(|i| i.data.as_ref())
-                        .map(|d| {
-                            h.update(d);
-                            d.len() as u64
-                        })
-                        .sum(),
-                    _ => unreachable!("checked above"),
-                };
-                *v = ArgValue::Hashed { len, blake3: *h.finalize().as_bytes() };
+                v.hash_data();
             }
         }
         n += 1;
