@@ -57,6 +57,25 @@ pub enum KeyError {
     TooOpen { path: String, mode: u32 },
 }
 
+/// Fills `buf` from the kernel's CSPRNG (`getrandom(2)`), retrying on `EINTR` and after
+/// short reads.
+pub fn random_bytes(buf: &mut [u8]) -> std::io::Result<()> {
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: the pointer and length describe the unfilled tail of `buf`.
+        let n = unsafe { libc::getrandom(buf[got..].as_mut_ptr().cast(), buf.len() - got, 0) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        got += n as usize;
+    }
+    Ok(())
+}
+
 /// A 256-bit master key.
 #[derive(Clone)]
 pub struct Key {
@@ -88,21 +107,7 @@ impl Key {
     /// A fresh random key from the kernel's CSPRNG.
     pub fn random() -> std::io::Result<Self> {
         let mut master = [0u8; 32];
-        let mut got = 0;
-        while got < master.len() {
-            // SAFETY: the pointer and length describe the unfilled tail of `master`.
-            let n = unsafe {
-                libc::getrandom(master[got..].as_mut_ptr().cast(), master.len() - got, 0)
-            };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
-            got += n as usize;
-        }
+        random_bytes(&mut master)?;
         Ok(Key { master })
     }
 
@@ -189,7 +194,7 @@ impl Key {
     /// A fresh random serial number for a new trace.
     pub fn serial() -> std::io::Result<[u8; 16]> {
         let mut serial = [0u8; 16];
-        serial.copy_from_slice(&Key::random()?.master[..16]);
+        random_bytes(&mut serial)?;
         Ok(serial)
     }
 
@@ -254,6 +259,19 @@ mod tests {
         std::fs::write(&p, "reanimator-key-v1\nzz\n").unwrap();
         assert!(matches!(Key::load(&p), Err(KeyError::Malformed { .. })));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn random_bytes_fills_buffers_of_any_size() {
+        random_bytes(&mut []).unwrap();
+        // 1000 bytes all zero after a fill would be a broken fill, not bad luck.
+        let mut big = [0u8; 1000];
+        random_bytes(&mut big).unwrap();
+        assert!(big.iter().any(|&b| b != 0));
+        let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
+        random_bytes(&mut a).unwrap();
+        random_bytes(&mut b).unwrap();
+        assert_ne!(a, b);
     }
 
     #[test]

@@ -91,19 +91,8 @@ fn aad(seq: u64, total: u64) -> Vec<u8> {
 
 fn random_nonce() -> Result<[u8; 24]> {
     let mut n = [0u8; 24];
-    let mut got = 0;
-    while got < n.len() {
-        // SAFETY: the pointer and length describe the unfilled tail of `n`.
-        let r = unsafe { libc::getrandom(n[got..].as_mut_ptr().cast(), n.len() - got, 0) };
-        if r < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(Error::Anonymize(format!("cannot get random bytes: {e}")));
-        }
-        got += r as usize;
-    }
+    crate::key::random_bytes(&mut n)
+        .map_err(|e| Error::Anonymize(format!("cannot get random bytes: {e}")))?;
     Ok(n)
 }
 
