@@ -29,7 +29,7 @@ use std::sync::{Mutex, OnceLock};
 use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM};
 
 use crate::seal::SecretKey;
-use crate::{Error, Result};
+use crate::{hex, Error, Result};
 
 /// The first bytes of an encrypted file.
 pub const MAGIC: &[u8; 8] = b"RAENCv1\0";
@@ -283,10 +283,6 @@ static READ_KEYS: OnceLock<Vec<([u8; 8], SecretKey)>> = OnceLock::new();
 /// ignored.
 pub fn set_read_keys(keys: Vec<([u8; 8], SecretKey)>) {
     let _ = READ_KEYS.set(keys);
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// Public facts of an encrypted file being read.

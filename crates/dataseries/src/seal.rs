@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use crate::codec;
 use crate::types::{INDEX_NAME, XMLTYPE_NAME};
-use crate::{Error, Extent, ExtentBuilder, ExtentType, FieldDesc, FieldType, Result, Value};
+use crate::{hex, Error, Extent, ExtentBuilder, ExtentType, FieldDesc, FieldType, Result, Value};
 
 /// The extent type holding the MACs.
 pub const SEAL_TYPE_NAME: &str = "Reanimator::Seal";
@@ -249,10 +249,6 @@ pub struct StreamVerifier {
     summary: SealSummary,
     finished: bool,
     index_seen: bool,
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 impl StreamVerifier {
