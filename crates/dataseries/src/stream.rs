@@ -255,19 +255,7 @@ impl Framer {
                             Ok(be) => self.be = be,
                             Err(e) => return Err(FeedError::Frame(self.fail(0, e.to_string()))),
                         }
-                        let part = Part {
-                            kind: PartKind::FileHeader,
-                            offset: 0,
-                            len: FILE_HEADER_LEN,
-                            type_name: String::new(),
-                            check: 0,
-                        };
-                        f(Piece::Data { part: &part, bytes: &self.held })
-                            .map_err(FeedError::Sink)?;
-                        f(Piece::End { part: &part }).map_err(FeedError::Sink)?;
-                        self.held.clear();
-                        self.boundary = self.pos;
-                        self.state = State::Head;
+                        self.emit_held(PartKind::FileHeader, 0, State::Head, &mut f)?;
                     }
                 }
                 State::Head => {
@@ -299,19 +287,7 @@ impl Framer {
                         if let Err(d) = self.check_trailer(start) {
                             return Err(FeedError::Frame(self.fail(start, d)));
                         }
-                        let part = Part {
-                            kind: PartKind::Trailer,
-                            offset: start,
-                            len: TRAILER_LEN,
-                            type_name: String::new(),
-                            check: 0,
-                        };
-                        f(Piece::Data { part: &part, bytes: &self.held })
-                            .map_err(FeedError::Sink)?;
-                        f(Piece::End { part: &part }).map_err(FeedError::Sink)?;
-                        self.held.clear();
-                        self.boundary = self.pos;
-                        self.state = State::Done;
+                        self.emit_held(PartKind::Trailer, start, State::Done, &mut f)?;
                         continue;
                     }
                     if self.held.len() < PREFIX_LEN {
@@ -380,6 +356,26 @@ impl Framer {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Hands the part gathered whole in `held` (the file header or the trailer, which have no
+    /// type name and no checksum of their own) to `f`, its bytes then its end, and goes on
+    /// to `next`.
+    fn emit_held<E>(
+        &mut self,
+        kind: PartKind,
+        offset: u64,
+        next: State,
+        f: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
+    ) -> Result<(), FeedError<E>> {
+        let part =
+            Part { kind, offset, len: self.held.len() as u64, type_name: String::new(), check: 0 };
+        f(Piece::Data { part: &part, bytes: &self.held }).map_err(FeedError::Sink)?;
+        f(Piece::End { part: &part }).map_err(FeedError::Sink)?;
+        self.held.clear();
+        self.boundary = self.pos;
+        self.state = next;
         Ok(())
     }
 
