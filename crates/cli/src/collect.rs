@@ -606,42 +606,24 @@ fn join(collected: &Path, spill: &Path, out: &Path) -> Result<ExitCode> {
     // 1. The collected file's whole extents (its index and trailer, if any, left out).
     let mut head_of_collected = Vec::new();
     {
-        let mut f = File::open(collected)
-            .with_context(|| format!("cannot open {}", collected.display()))?;
         let mut fr = Framer::new();
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = f.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            let r = fr.feed(&buf[..n], |p| -> std::io::Result<()> {
-                match p {
-                    Piece::Data { part, bytes } if keep(part) => {
-                        if part.kind == PartKind::FileHeader || part.type_name == XMLTYPE {
-                            head_of_collected.extend_from_slice(bytes);
-                        }
-                        o.write_all(bytes)?;
-                        pos += bytes.len() as u64;
+        frame_file(collected, &mut fr, out, |p| {
+            match p {
+                Piece::Data { part, bytes } if keep(part) => {
+                    if part.kind == PartKind::FileHeader || part.type_name == XMLTYPE {
+                        head_of_collected.extend_from_slice(bytes);
                     }
-                    Piece::End { part } if keep(part) && part.kind == PartKind::Extent => {
-                        index.push((part.offset, part.type_name.clone()));
-                        chained = dataseries::raw::mix3(part.check, chained, 1972);
-                    }
-                    _ => {}
+                    o.write_all(bytes)?;
+                    pos += bytes.len() as u64;
                 }
-                Ok(())
-            });
-            match r {
-                Ok(()) => {}
-                Err(FeedError::Sink(e)) => {
-                    return Err(e).context(format!("writing {}", out.display()))
+                Piece::End { part } if keep(part) && part.kind == PartKind::Extent => {
+                    index.push((part.offset, part.type_name.clone()));
+                    chained = dataseries::raw::mix3(part.check, chained, 1972);
                 }
-                Err(FeedError::Frame(e)) => {
-                    anyhow::bail!("{} is damaged: {e}", collected.display())
-                }
+                _ => {}
             }
-        }
+            Ok(())
+        })?;
         if fr.complete() {
             let _ = std::fs::remove_file(out);
             anyhow::bail!("{} is complete: there is nothing to join", collected.display());
@@ -665,70 +647,56 @@ fn join(collected: &Path, spill: &Path, out: &Path) -> Result<ExitCode> {
     }
     // 2. The spill from stream offset `pos` on: its extents after its type library and its
     // spill info extent, shifted.
-    let mut f = File::open(spill).with_context(|| format!("cannot open {}", spill.display()))?;
-    let mut fr = Framer::new();
-    let mut buf = vec![0u8; 1 << 20];
     // Spill offset of the first stream extent (after XmlType and the info extent).
     let mut seen = 0u32;
     let mut base: Option<u64> = None;
     let mut done = false;
     let mut spill_head = Vec::new();
     let start = pos;
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        let r = fr.feed(&buf[..n], |p| -> std::io::Result<()> {
-            match p {
-                Piece::Data { part, bytes } => {
-                    if part.kind == PartKind::FileHeader || part.type_name == XMLTYPE {
-                        spill_head.extend_from_slice(bytes);
-                        return Ok(());
-                    }
-                    if part.kind != PartKind::Extent || part.type_name == INDEX {
-                        return Ok(());
-                    }
-                    if seen < 1 {
-                        return Ok(()); // the spill info extent
-                    }
-                    let b = *base.get_or_insert(part.offset);
-                    let stream_off = from + (part.offset - b);
-                    if stream_off >= start {
-                        o.write_all(bytes)?;
-                        pos += bytes.len() as u64;
-                    }
+    frame_file(spill, &mut Framer::new(), out, |p| {
+        match p {
+            Piece::Data { part, bytes } => {
+                if part.kind == PartKind::FileHeader || part.type_name == XMLTYPE {
+                    spill_head.extend_from_slice(bytes);
+                    return Ok(());
                 }
-                Piece::End { part } => {
-                    if part.kind == PartKind::Trailer {
-                        done = true;
-                    }
-                    if part.kind != PartKind::Extent
-                        || part.type_name == XMLTYPE
-                        || part.type_name == INDEX
-                    {
-                        return Ok(());
-                    }
-                    if seen < 1 {
-                        seen += 1;
-                        return Ok(());
-                    }
-                    let b = *base.get_or_insert(part.offset);
-                    let stream_off = from + (part.offset - b);
-                    if stream_off >= start {
-                        index.push((stream_off, part.type_name.clone()));
-                        chained = dataseries::raw::mix3(part.check, chained, 1972);
-                    }
+                if part.kind != PartKind::Extent || part.type_name == INDEX {
+                    return Ok(());
+                }
+                if seen < 1 {
+                    return Ok(()); // the spill info extent
+                }
+                let b = *base.get_or_insert(part.offset);
+                let stream_off = from + (part.offset - b);
+                if stream_off >= start {
+                    o.write_all(bytes)?;
+                    pos += bytes.len() as u64;
                 }
             }
-            Ok(())
-        });
-        match r {
-            Ok(()) => {}
-            Err(FeedError::Sink(e)) => return Err(e).context(format!("writing {}", out.display())),
-            Err(FeedError::Frame(e)) => anyhow::bail!("{} is damaged: {e}", spill.display()),
+            Piece::End { part } => {
+                if part.kind == PartKind::Trailer {
+                    done = true;
+                }
+                if part.kind != PartKind::Extent
+                    || part.type_name == XMLTYPE
+                    || part.type_name == INDEX
+                {
+                    return Ok(());
+                }
+                if seen < 1 {
+                    seen += 1;
+                    return Ok(());
+                }
+                let b = *base.get_or_insert(part.offset);
+                let stream_off = from + (part.offset - b);
+                if stream_off >= start {
+                    index.push((stream_off, part.type_name.clone()));
+                    chained = dataseries::raw::mix3(part.check, chained, 1972);
+                }
+            }
         }
-    }
+        Ok(())
+    })?;
     if spill_head != head_of_collected {
         let _ = std::fs::remove_file(out);
         anyhow::bail!(
@@ -751,6 +719,29 @@ fn join(collected: &Path, spill: &Path, out: &Path) -> Result<ExitCode> {
         if done { ", complete" } else { "; the spill was cut too: no trailer" }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Feeds the whole file `path` through `fr`, each piece to `sink` (which writes `out`): a
+/// sink error is one writing `out`, a framing error says that `path` is damaged.
+fn frame_file(
+    path: &Path,
+    fr: &mut Framer,
+    out: &Path,
+    mut sink: impl FnMut(Piece<'_>) -> std::io::Result<()>,
+) -> Result<()> {
+    let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        match fr.feed(&buf[..n], &mut sink) {
+            Ok(()) => {}
+            Err(FeedError::Sink(e)) => return Err(e).context(format!("writing {}", out.display())),
+            Err(FeedError::Frame(e)) => anyhow::bail!("{} is damaged: {e}", path.display()),
+        }
+    }
 }
 
 /// Parts of a collected file that go into a join: header and extents, not its index and
