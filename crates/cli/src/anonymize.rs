@@ -11,6 +11,7 @@ use ra_trace::anonymize::{self, DataMode, Field, Options, Summary};
 use ra_trace::key::Key;
 
 use crate::output::ChainArgs;
+use crate::partial::Partial;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Data {
@@ -36,7 +37,8 @@ unless --data says otherwise); `all` = every field but data. The same value give
 pseudonym everywhere in the trace. Pseudonyms are keyed hashes: without --reversible nothing \
 can undo them; --reversible stores the originals of those fields in the output, encrypted \
 with the key. The key never appears in the output, in messages or in --json (only its \
-fingerprint). See docs/ANONYMIZE.md.")]
+fingerprint). OUT is written as .OUT.partial beside it and renamed when complete: a failed \
+or stopped (Ctrl-C) run leaves neither. See docs/ANONYMIZE.md.")]
 pub struct AnonymizeArgs {
     /// The trace to read.
     #[arg(value_name = "IN")]
@@ -95,11 +97,15 @@ pub fn run(a: AnonymizeArgs, key: Option<&Key>) -> Result<ExitCode> {
         bail!("-o {}: anonymize writes a file (tcp:// is for record and fs)", a.output.display());
     }
     let ds = a.chain.writer_options()?;
-    let summary = if a.reverse {
+    // Once the arguments are checked: OUT is written beside it and renamed when complete, so
+    // that an error or Ctrl-C leaves no OUT.
+    let claim = || Partial::create_removed_on_signal(&a.output, "OUT");
+    let (summary, tmp) = if a.reverse {
         if a.fields.is_some() {
             bail!("--reverse restores what the trace's table holds: no --fields");
         }
-        anonymize::reverse_trace(&a.input, &a.output, key, ds).map_err(|e| cleanup(&a, e))?
+        let tmp = claim()?;
+        (anonymize::reverse_trace(&a.input, tmp.path(), key, ds).map_err(|e| failed(&a, e))?, tmp)
     } else {
         let mut list = fields(a.fields.as_deref().unwrap_or("all"))?;
         let data = match (a.data, list.contains(&Field::Data)) {
@@ -135,15 +141,18 @@ pub fn run(a: AnonymizeArgs, key: Option<&Key>) -> Result<ExitCode> {
             keep_names,
             ds,
         };
-        anonymize::anonymize_trace(&a.input, &a.output, key, &opts).map_err(|e| cleanup(&a, e))?
+        let tmp = claim()?;
+        let summary = anonymize::anonymize_trace(&a.input, tmp.path(), key, &opts)
+            .map_err(|e| failed(&a, e))?;
+        (summary, tmp)
     };
+    tmp.persist()?;
     report(&a, &summary)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// A failed run leaves no half-written output behind.
-fn cleanup(a: &AnonymizeArgs, e: ra_trace::Error) -> anyhow::Error {
-    let _ = std::fs::remove_file(&a.output);
+/// What a failed run says (it leaves nothing behind: its [`Partial`] is dropped).
+fn failed(a: &AnonymizeArgs, e: ra_trace::Error) -> anyhow::Error {
     anyhow::Error::new(e).context(format!("cannot {} {}", verb(a), a.input.display()))
 }
 

@@ -11,6 +11,8 @@ use clap::Args;
 use ra_replay::{PlanError, Progress};
 use ra_trace::TraceReader;
 
+use crate::partial::Partial;
+
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
     reanimator compile trace.ds -o trace.plan\n  \
@@ -24,7 +26,9 @@ use ra_trace::TraceReader;
     --init=infer works from the plan alone; snapshots stored in the trace (record \
     --snapshot) are restored from the trace, which must then still be where it was.\n\n\
     The plan is written next to its final name and renamed into place when complete: a \
-    stopped compile (Ctrl-C) leaves no plan behind. The format is in docs/REPLAY.md.\n\n\
+    stopped compile (Ctrl-C) leaves no plan behind; an existing .PLAN.partial (another \
+    compile writing PLAN, or one killed outright) is refused. The format is in \
+    docs/REPLAY.md.\n\n\
     Exit status: 0 when the plan was written, 2 when it could not be.")]
 pub struct CompileArgs {
     /// The trace to compile (ours or an original Re-Animator trace).
@@ -63,12 +67,7 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
             a.output.display()
         );
     }
-    let name =
-        a.output.file_name().with_context(|| format!("-o {}: name a file", a.output.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(".partial");
-    let tmp = a.output.with_file_name(tmp_name);
+    let tmp = Partial::create(&a.output, "-o")?;
     let progress = Arc::new(Progress::default());
     crate::replay::install_stop_handler(progress.clone());
     let total = trace.syscall_records();
@@ -90,7 +89,7 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
         let r = ra_replay::compile(
             &trace,
             &a.trace,
-            &tmp,
+            tmp.path(),
             a.dedup_memory.min(usize::MAX as u64) as usize,
             &progress.read,
             &progress.stop,
@@ -101,17 +100,13 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
     let stats = match r {
         Ok(s) => s,
         Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
             if matches!(e, PlanError::Interrupted) {
                 bail!("compile interrupted: no plan written");
             }
             return Err(e).with_context(|| format!("compiling {}", a.trace.display()));
         }
     };
-    std::fs::rename(&tmp, &a.output).with_context(|| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("moving the plan into place at {}", a.output.display())
-    })?;
+    tmp.persist()?;
     let secs = t0.elapsed().as_secs_f64();
     let trace_bytes = std::fs::metadata(&a.trace).map(|m| m.len()).unwrap_or(0);
     if a.json {

@@ -12,6 +12,7 @@ mod fs;
 mod info;
 mod keygen;
 mod output;
+mod partial;
 mod profile;
 mod profile_live;
 mod progress;

@@ -428,3 +428,76 @@ fn reverse_gives_back_the_original_dump_and_needs_the_key() {
     );
     c.check_key_never_shown(&[&a, &b, &i]);
 }
+
+/// `.OUT.partial` beside OUT: where a run writes until it is complete.
+fn partial(out: &Path) -> PathBuf {
+    let mut n = std::ffi::OsString::from(".");
+    n.push(out.file_name().unwrap());
+    n.push(".partial");
+    out.with_file_name(n)
+}
+
+#[test]
+fn a_failed_or_stopped_run_leaves_neither_out_nor_its_partial_file() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::{Duration, Instant};
+    if !have_program("sh") {
+        return;
+    }
+    let mut c = Case::new("partial");
+    // Many calls: a trace of several extents, which takes a while to anonymize.
+    let t = c.record(&[os("sh"), os("-c"), os("for i in $(seq 3000); do echo $i > f; done")], None);
+    let key = c.key.clone();
+    let anonymize = |c: &mut Case, input: &Path, out: &Path| {
+        c.run(&[os("anonymize"), input.as_os_str(), out.as_os_str(), os("--key"), key.as_os_str()])
+    };
+    // Bytes changed in the middle: the input opens, and the run fails once it reads them,
+    // after it began writing.
+    let mut bytes = std::fs::read(&t).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid..mid + 64].iter_mut().for_each(|b| *b ^= 0x55);
+    let bad = c.base.join("bad.ds");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = c.base.join("out.ds");
+    let line = assert_clean_failure(&anonymize(&mut c, &bad, &out));
+    assert!(line.contains("cannot anonymize"), "{line}");
+    assert!(!out.exists(), "no OUT: {line}");
+    assert!(!partial(&out).exists(), "no partial file: {line}");
+    // Another run's partial file (or a killed one's) is refused and left as it is.
+    std::fs::write(partial(&out), "another run").unwrap();
+    let line = assert_clean_failure(&anonymize(&mut c, &t, &out));
+    assert!(line.contains(".out.ds.partial exists"), "{line}");
+    assert_eq!(std::fs::read_to_string(partial(&out)).unwrap(), "another run");
+    assert!(!out.exists());
+    std::fs::remove_file(partial(&out)).unwrap();
+    // Ctrl-C while it writes: the file goes, and the run ends as the signal ends it.
+    let mut child = bin()
+        .args(["anonymize", "--compress", "bz2"])
+        .arg(&t)
+        .arg(&out)
+        .arg("--key")
+        .arg(&key)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !partial(&out).exists() && child.try_wait().unwrap().is_none() {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no partial file appeared");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let st = child.wait().unwrap();
+    if st.success() {
+        eprintln!("note: the run ended before Ctrl-C reached it");
+        assert!(out.exists());
+        std::fs::remove_file(&out).unwrap();
+    } else {
+        assert_eq!(st.signal(), Some(libc::SIGINT), "{st:?}");
+        assert!(!out.exists(), "no OUT after Ctrl-C");
+    }
+    assert!(!partial(&out).exists(), "no partial file after Ctrl-C");
+    // A run that succeeds leaves OUT alone.
+    let (a, _) = c.anonymize(&t, "ok.ds", &[]);
+    assert!(a.exists() && !partial(&a).exists());
+}
