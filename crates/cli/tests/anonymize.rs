@@ -6,6 +6,8 @@
 //! exactly where they were anonymized. `--reverse` gives back the original dump; the key
 //! never shows up in the output, on stderr or in `--json`.
 
+mod common;
+
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs::File;
@@ -17,9 +19,7 @@ use ra_testkit::{assert_clean_failure, have_program};
 use ra_trace::anonymize::{map_entries, DataMode, Field, Forward, Mapper, Pseudonymizer};
 use ra_trace::key::{Key, Purpose};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
+use common::{bin, keygen};
 
 fn os(s: &str) -> &OsStr {
     OsStr::new(s)
@@ -47,7 +47,7 @@ impl Case {
     fn new(name: &str) -> Case {
         let base = ra_testkit::case_dir("anon", name);
         let key = base.join("k");
-        ok(bin().arg("keygen").arg(&key).output().unwrap(), "keygen");
+        keygen(&key);
         Case { work: base.join("work"), base, key, said: Vec::new() }
     }
 
@@ -383,7 +383,7 @@ fn reverse_gives_back_the_original_dump_and_needs_the_key() {
     }
     // Another key: refused, one line, exit 2, no key in it.
     let k2 = c.base.join("k2");
-    ok(bin().arg("keygen").arg(&k2).output().unwrap(), "keygen");
+    keygen(&k2);
     let x = c.base.join("x.ds");
     let o = c.run(&[
         os("anonymize"),

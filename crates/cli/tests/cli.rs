@@ -1,12 +1,12 @@
 //! End-to-end tests of the `reanimator` binary: `info` and `dump` on our example trace, on real
 //! Re-Animator traces, on third-party DataSeries files, and on bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::bin;
 
 fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run reanimator")

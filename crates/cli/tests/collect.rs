@@ -6,11 +6,13 @@
 //! whole trace); hostile input (garbage, huge lengths, silence) is dropped while the
 //! collector keeps serving, in bounded memory.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
@@ -18,11 +20,9 @@ use ra_testkit::{backend, both_backends, privileged, scratch_dir};
 use ra_trace::TraceReader;
 use serde_json::Value;
 
-both_backends!(a_recording_streamed_to_a_collector_equals_one_written_to_a_file);
+use common::{bin, keygen, verify};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
+both_backends!(a_recording_streamed_to_a_collector_equals_one_written_to_a_file);
 
 /// A running `reanimator collect --json` on 127.0.0.1 (any free port); killed when dropped.
 struct Collector {
@@ -406,8 +406,7 @@ fn a_killed_collector_stops_the_recording_in_one_line() {
 fn with_spill_a_killed_collector_loses_nothing() {
     let d = scratch_dir("collect-spill");
     // Sealed, and checked by the collector as it arrives: the joined trace verifies whole.
-    let key = d.join("key");
-    assert!(bin().arg("keygen").arg(&key).output().unwrap().status.success());
+    let key = keygen(&d.join("key"));
     let mut c = Collector::start(&d.join("coll"), &["--key", key.to_str().unwrap()]);
     let spill = d.join("spill.ds");
     let rec = bin()
@@ -468,8 +467,8 @@ fn with_spill_a_killed_collector_loses_nothing() {
     assert_eq!(all.len(), calls + synthetic, "every call recorded");
     let union: BTreeSet<u64> = got.iter().chain(sp.iter()).copied().collect();
     assert_eq!(union, unique, "the collected part and the spill cover the trace");
-    let v = bin().arg("verify").arg(&joined).arg("--key").arg(&key).output().unwrap();
-    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    let (code, text) = verify(&joined, &key);
+    assert_eq!(code, Some(0), "{text}");
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -627,8 +626,7 @@ fn spill_and_net_buffer_need_a_network_output() {
         assert!(line.contains("expected tcp://HOST:PORT"), "{line}");
     }
     // An encrypted trace is not framed as extents: refused in one line, not half-streamed.
-    let key = d.join("key");
-    assert!(bin().arg("keygen").arg(&key).output().unwrap().status.success());
+    let key = keygen(&d.join("key"));
     let o = bin()
         .args(["record", "--backend", "ptrace", "--encrypt"])
         .arg(&key)
@@ -726,8 +724,7 @@ fn with_a_key_the_collector_refuses_streams_whose_seal_does_not_verify() {
     let d = scratch_dir("collect-seal");
     let (k1, k2) = (d.join("k1"), d.join("k2"));
     for k in [&k1, &k2] {
-        let o = bin().arg("keygen").arg(k).output().unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
+        keygen(k);
     }
     let secret = |k: &Path| {
         std::fs::read_to_string(k).unwrap().split_whitespace().last().unwrap().to_string()
@@ -775,8 +772,8 @@ fn with_a_key_the_collector_refuses_streams_whose_seal_does_not_verify() {
     // The good stream verifies as a file; the refused one is set aside, not left as a trace.
     let files = c.files();
     assert_eq!(files.len(), 1, "{files:?}");
-    let v = bin().arg("verify").arg(&files[0]).arg("--key").arg(&k1).output().unwrap();
-    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    let (code, text) = verify(&files[0], &k1);
+    assert_eq!(code, Some(0), "{text}");
     let refused: Vec<_> = std::fs::read_dir(&c.dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

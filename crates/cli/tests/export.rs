@@ -2,14 +2,14 @@
 //! exported, the iolog's lines checked, and the log replayed by fio into a scratch directory
 //! (its JSON counts and the files it wrote checked against the trace); bad input.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
+use common::bin;
 
 fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run reanimator")

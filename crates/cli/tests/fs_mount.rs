@@ -1,15 +1,15 @@
 //! `reanimator fs`: the tracing file system mounted for real (FUSE, root), exercised by real
 //! programs, its trace read back, replayed, and its failure modes.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use ra_testkit::{have_program, privileged, scratch_dir};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
+use common::{bin, keygen, verify};
 
 fn can_mount() -> bool {
     let ok = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
@@ -971,9 +971,7 @@ fn a_sealed_lz4_trace_of_the_mount_verifies_and_a_changed_byte_does_not() {
     }
     let d = scratch_dir("fs-seal");
     let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
-    let key = d.join("k");
-    let out = bin().arg("keygen").arg(&key).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let key = keygen(&d.join("k"));
     let k = key.to_str().unwrap();
     let m = Mount::start(&lower, &mnt, &trace, &["--compress", "lz4", "--seal", k]);
     let out =
@@ -983,17 +981,16 @@ fn a_sealed_lz4_trace_of_the_mount_verifies_and_a_changed_byte_does_not() {
     assert!(status.success(), "{log}");
     let info = String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
     assert!(info.contains("lz4/lz4") && info.contains("Reanimator::Seal"), "{info}");
-    let v = bin().args(["verify", "--key", k]).arg(&trace).output().unwrap();
-    assert_eq!(v.status.code(), Some(0), "{}", String::from_utf8_lossy(&v.stdout));
+    let (code, text) = verify(&trace, &key);
+    assert_eq!(code, Some(0), "{text}");
     assert!(jsonl(&trace, "call == write").len() >= 50);
     // One byte changed in the middle of the file.
     let mut bytes = std::fs::read(&trace).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x20;
     std::fs::write(&trace, &bytes).unwrap();
-    let v = bin().args(["verify", "--key", k]).arg(&trace).output().unwrap();
-    let text = String::from_utf8_lossy(&v.stdout);
-    assert_eq!(v.status.code(), Some(1), "{text}");
+    let (code, text) = verify(&trace, &key);
+    assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("TAMPERED: extent"), "{text}");
     let _ = std::fs::remove_dir_all(&d);
 }

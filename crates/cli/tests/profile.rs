@@ -2,15 +2,15 @@
 //! unprivileged) and of Re-Animator's own traces, JSON that merges exactly, SVG heat maps
 //! checked by rendering them, and bad input.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
+use common::bin;
 
 fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run reanimator")

@@ -2,14 +2,14 @@
 //! every way a live profile ends (the command exits, the process of -p exits, the cgroup
 //! disappears, --duration, Ctrl-C) with its last interval marked partial, and bad input.
 
+mod common;
+
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
+use common::bin;
 
 fn root() -> bool {
     // SAFETY: geteuid has no arguments and cannot fail.

@@ -4,6 +4,8 @@
 //! (`<test>::ptrace`, `<test>::ebpf`; the eBPF ones skip with a printed reason where eBPF cannot
 //! run, and fail under REANIMATOR_REQUIRE_PRIVILEGED=1); the others are ptrace-specific.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -11,6 +13,8 @@ use std::time::{Duration, Instant};
 use ra_trace::{ArgValue, Event, TraceReader};
 
 use ra_testkit::{backend, both_backends};
+
+use common::bin;
 
 both_backends!(
     captures_what_cat_reads_and_writes,
@@ -22,10 +26,6 @@ both_backends!(
     dump_jsonl_writes_paths_as_strings_and_other_bytes_as_hex,
 );
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
-
 /// `reanimator record --backend <this thread's backend>`.
 fn rec() -> Command {
     let mut c = bin();
@@ -34,11 +34,7 @@ fn rec() -> Command {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let d =
-        std::env::temp_dir().join(format!("ra-rec-{}-{name}-{}", std::process::id(), backend()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    ra_testkit::backend_scratch_dir("rec", name)
 }
 
 fn events(path: &std::path::Path) -> Vec<Event> {
@@ -478,9 +474,7 @@ fn set_uid_programs_keep_their_privileges_when_root_records_them() {
     ) {
         return;
     }
-    let d = std::env::temp_dir().join(format!("ra-suid-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+    let d = ra_testkit::scratch_dir("suid");
     let id = d.join("id");
     std::fs::copy("/usr/bin/id", &id).unwrap();
     // Set-user-ID to nobody (65534).

@@ -16,13 +16,16 @@
 //! the documented [`EXCLUDED`] ones: adding a syscall to the registry without adding it to the
 //! workload fails here.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::Command;
 
 use ra_syscalls::{ArgKind, SyscallDef, REGISTRY};
 use ra_trace::{ArgValue, Event, TraceReader};
 use serde_json::Value;
+
+use common::bin;
 
 /// Calls of the storage capture set the workload does not make, with the reason. Keep in sync
 /// with the comment at the top of `crates/testkit/c/workload.c`.
@@ -50,7 +53,7 @@ fn conformance(backend: &str) {
     let trace = base.join("workload.ds");
     let workload = ra_testkit::program("workload");
 
-    let out = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+    let out = bin()
         .args(["record", "--backend", backend, "-o"])
         .arg(&trace)
         .arg("--")

@@ -11,6 +11,8 @@
 //! Every test needs root and a BPF-capable kernel: it skips with a printed reason otherwise,
 //! and fails instead under REANIMATOR_REQUIRE_PRIVILEGED=1 (CI).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -21,9 +23,7 @@ use ra_testkit::ebpf_available;
 use ra_trace::{ArgValue, TraceReader};
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
+use common::bin;
 
 fn stress_seconds() -> String {
     std::env::var("REANIMATOR_STRESS_SECONDS").unwrap_or_else(|_| "10".to_string())

@@ -4,12 +4,16 @@
 //! Every test runs with both backends (`<test>::ptrace`, `<test>::ebpf`; the eBPF ones skip
 //! with a printed reason where eBPF cannot run, and fail under REANIMATOR_REQUIRE_PRIVILEGED=1).
 
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ra_trace::{ArgValue, Event, TraceReader};
 
 use ra_testkit::{backend, both_backends};
+
+use common::bin;
 
 both_backends!(
     interrupted_and_restarted_calls_are_recorded_as_the_kernel_reports_them,
@@ -21,13 +25,10 @@ both_backends!(
 );
 
 fn record(name: &str) -> (std::process::Output, Vec<Event>) {
-    let dir =
-        std::env::temp_dir().join(format!("ra-edge-{}-{name}-{}", std::process::id(), backend()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ra_testkit::backend_scratch_dir("edge", name);
     let trace = dir.join("t.ds");
     let t0 = Instant::now();
-    let o = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+    let o = bin()
         .args(["record", "-q", "--backend", backend(), "-o"])
         .arg(&trace)
         .arg("--")
@@ -118,12 +119,9 @@ fn fcntl_locks_keep_their_struct_flock() {
         eprintln!("skip: sqlite3 not installed");
         return;
     }
-    let dir =
-        std::env::temp_dir().join(format!("ra-edge-{}-flock-{}", std::process::id(), backend()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ra_testkit::backend_scratch_dir("edge", "flock");
     let trace = dir.join("t.ds");
-    let o = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+    let o = bin()
         .args(["record", "-q", "--backend", backend(), "-o"])
         .arg(&trace)
         .args(["--", "sqlite3"])
@@ -197,14 +195,8 @@ fn thirty_two_bit_arguments_are_recorded_as_the_kernel_reads_them() {
 /// "168 processes, 169 threads".)
 fn short_lived_children_are_counted_once() {
     for _ in 0..4 {
-        let dir = std::env::temp_dir().join(format!(
-            "ra-edge-{}-count-{}",
-            std::process::id(),
-            backend()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+        let dir = ra_testkit::backend_scratch_dir("edge", "count");
+        let o = bin()
             .args(["record", "--backend", backend(), "-o"])
             .arg(dir.join("t.ds"))
             .args(["--", "sh", "-c", "for i in $(seq 100); do /bin/true & done; wait"])

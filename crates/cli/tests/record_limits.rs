@@ -6,23 +6,23 @@
 //! - recording a large write keeps the recorder's memory bounded (its queues count bytes, not
 //!   events).
 
+mod common;
+
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use ra_testkit::{backend, both_backends};
 use ra_trace::TraceReader;
 
+use common::bin;
+
 both_backends!(
     a_full_trace_disk_stops_the_recording_and_the_command_runs_to_its_end,
     recording_a_large_write_keeps_the_recorder_under_256_mb,
 );
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
 
 /// A tmpfs of `size` mounted on `dir`, unmounted when dropped (also when the test fails).
 struct Tmpfs(PathBuf);

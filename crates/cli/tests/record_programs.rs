@@ -21,6 +21,8 @@
 //! produce traces that pass the same checks. The eBPF runs skip with a printed reason where
 //! eBPF cannot run (not root, no BTF), and fail instead under REANIMATOR_REQUIRE_PRIVILEGED=1.
 
+mod common;
+
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
@@ -36,6 +38,8 @@ use std::time::{Duration, Instant};
 
 use ra_testkit::{backend, both_backends, have_program};
 use ra_trace::{ArgValue, Event, TraceReader};
+
+use common::bin;
 
 // ---- Linux x86_64 constants the model needs ----------------------------------------------------
 
@@ -83,13 +87,7 @@ struct Scratch {
 
 impl Scratch {
     fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "ra-record-{}-{name}-{}",
-            std::process::id(),
-            backend()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        let dir = ra_testkit::backend_scratch_dir("record", name);
         Scratch { dir: dir.canonicalize().expect("canonical scratch dir") }
     }
     fn path(&self, rel: &str) -> PathBuf {
@@ -169,7 +167,7 @@ fn record(
     env: &[(&str, &OsStr)],
 ) -> Recording {
     let trace = s.path(&format!("{name}.ds"));
-    let mut c = Command::new(env!("CARGO_BIN_EXE_reanimator"));
+    let mut c = bin();
     c.args(["record", "--backend", backend(), "-o"])
         .arg(&trace)
         .arg("--")
@@ -213,18 +211,14 @@ fn check_status_and_info(rec: &Recording, expected: i32) {
         rec.trace.display(),
         rec.stderr
     );
-    let info = Command::new(env!("CARGO_BIN_EXE_reanimator"))
-        .arg("info")
-        .arg(&rec.trace)
-        .output()
-        .expect("run reanimator info");
+    let info = bin().arg("info").arg(&rec.trace).output().expect("run reanimator info");
     assert!(
         info.status.success(),
         "reanimator info {} failed: {}",
         rec.trace.display(),
         String::from_utf8_lossy(&info.stderr)
     );
-    let json = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+    let json = bin()
         .args(["info", "--json"])
         .arg(&rec.trace)
         .output()

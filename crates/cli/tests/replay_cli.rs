@@ -2,10 +2,14 @@
 //! state) and on bad input: corrupt traces, a missing or non-empty root, another
 //! architecture's trace, wrong flags — one clear line and a non-zero exit each.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use ra_trace::{ArgValue, Event, TraceWriter, WriterConfig};
+
+use common::bin;
 
 fn fixture(rel: &str) -> Option<PathBuf> {
     ra_testkit::shared_testdata(&format!("dataseries/{rel}"))
@@ -19,14 +23,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn replay(trace: &Path, root: &Path, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-        .arg("replay")
-        .arg(trace)
-        .arg("--root")
-        .arg(root)
-        .args(extra)
-        .output()
-        .unwrap()
+    bin().arg("replay").arg(trace).arg("--root").arg(root).args(extra).output().unwrap()
 }
 
 fn json(o: &Output) -> serde_json::Value {

@@ -9,14 +9,14 @@
 //! - sqlite3 inserting rows: the roots agree, exit 0.
 //! - Bad --compare roots: one clear error line, exit 2 (no privileges needed).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
+use common::bin;
 
 fn run(c: &mut Command) -> Output {
     c.output().unwrap_or_else(|e| panic!("{c:?}: {e}"))

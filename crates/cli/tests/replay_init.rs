@@ -5,12 +5,16 @@
 //! xattrs); roots that would hold the system or the replayer's own files are refused. Live
 //! recordings run once per capture backend (`<test>::ptrace`, `<test>::ebpf`).
 
+mod common;
+
 use std::ffi::OsStr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use ra_testkit::{backend, both_backends, have_program, shared_testdata};
+
+use common::bin;
 
 both_backends!(
     inferdir_access_then_enoent_beneath_makes_a_directory,
@@ -19,10 +23,6 @@ both_backends!(
     content_read_through_a_listed_symlink_is_restored,
     snapshot_restore_withholds_special_files_unless_allowed,
 );
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
 
 /// Whether the tests run as root (uid 0: the owner of our own /proc entry).
 fn is_root() -> bool {

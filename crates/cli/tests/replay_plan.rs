@@ -5,14 +5,14 @@
 //! (Every real-program and reproducer test of replay_programs.rs and replay_repro.rs also
 //! replays a plan of its trace and requires the same outcome.)
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use ra_testkit::{assert_clean_failure, scratch_dir};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
+use common::bin;
 
 fn run(args: &[&std::ffi::OsStr]) -> Output {
     bin().args(args).output().unwrap()
@@ -51,13 +51,7 @@ fn record(dir: &Path, trace: &Path, snapshot: bool, cmd: &[&str]) {
     // Without cargo's LD_LIBRARY_PATH: the dynamic loader would probe every build directory
     // in it, calls whose outcome depends on the test machine's target directory (which the
     // replay root does not hold), and their mismatches would crowd out the ones tested here.
-    let o = c
-        .arg("--")
-        .args(cmd)
-        .current_dir(dir)
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .unwrap();
+    let o = c.arg("--").args(cmd).current_dir(dir).env_remove("LD_LIBRARY_PATH").output().unwrap();
     assert!(o.status.success(), "record {cmd:?}: {}", String::from_utf8_lossy(&o.stderr));
 }
 

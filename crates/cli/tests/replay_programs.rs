@@ -6,12 +6,16 @@
 //! 100 % matched calls and a tree identical to the recorded run's (checked both by replay's own
 //! final-state check against the recorded end state and by `reanimator diff` of the two trees).
 
+mod common;
+
 use std::ffi::OsStr;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use ra_testkit::{backend, both_backends, ebpf_available, have_program};
+
+use common::bin;
 
 both_backends!(
     sqlite3_inserts_replay_to_the_same_database,
@@ -22,10 +26,6 @@ both_backends!(
     fork_and_pipe_replay_through_a_real_pipe,
     a_vfork_child_s_calls_follow_the_vfork_and_replay,
 );
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
 
 struct Case {
     base: PathBuf,

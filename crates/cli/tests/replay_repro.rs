@@ -10,12 +10,16 @@
 //! it is absent the tests skip with a printed reason, and fail under
 //! REANIMATOR_REQUIRE_TESTDATA=1 (CI).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ra_testkit::{backend, both_backends};
 use serde_json::Value;
+
+use common::bin;
 
 both_backends!(
     dup2_of_a_descriptor_onto_itself_replays_without_hanging,
@@ -41,10 +45,6 @@ both_backends!(
     a_parallel_make_build_replays_without_stalls,
     more_threads_blocked_in_pipe_reads_than_workers_replay,
 );
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
 
 fn repro_dir() -> Option<PathBuf> {
     ra_testkit::shared_testdata("repro")

@@ -5,12 +5,15 @@
 //! watches on the outside files and directories prove it (opens and reads included), and
 //! their state is compared before and after.
 
+mod common;
+
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use ra_trace::{ArgValue, Event, TraceWriter, WriterConfig};
+
+use common::bin;
 
 fn path(p: &[u8]) -> ArgValue {
     let mut v = p.to_vec();
@@ -301,7 +304,7 @@ fn hostile_traces_cannot_reach_outside_the_root() {
         let watch = Watch::new(&[&outside, &outside.join("dir"), &secret, &base]);
         let passwd = Watch::new(&[Path::new("/etc/passwd")]);
         let _ = passwd.events();
-        let mut c = Command::new(env!("CARGO_BIN_EXE_reanimator"));
+        let mut c = bin();
         c.arg("replay").arg(&trace).arg("--root").arg(&root).arg("--json");
         if init {
             c.arg("--init=infer");

@@ -3,21 +3,21 @@
 //! states equal snapshots taken before and after the command, the start state restores
 //! exactly, contents are stored once, a killed recorder leaves the start state readable.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use ra_fsstate::{Entry, Manifest, ScanOptions, Scanner};
 use ra_trace::{Phase, TraceReader};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
+use common::bin;
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.

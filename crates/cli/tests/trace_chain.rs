@@ -1,24 +1,19 @@
 //! The output chain shared by every trace writer (issue 19): compression modes, and the
 //! flags' effect on what is recorded (nothing: the same events come back from every mode).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use ra_testkit::{backend, both_backends};
 use ra_trace::{Event, TraceReader};
 
+use common::{bin, keygen, verify};
+
 both_backends!(every_compression_mode_records_the_same_events);
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_reanimator"))
-}
-
 fn scratch(name: &str) -> PathBuf {
-    let d =
-        std::env::temp_dir().join(format!("ra-chain-{}-{name}-{}", std::process::id(), backend()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    ra_testkit::backend_scratch_dir("chain", name)
 }
 
 fn events(path: &Path) -> Vec<Event> {
@@ -75,20 +70,6 @@ fn every_compression_mode_records_the_same_events() {
 
 both_backends!(a_sealed_trace_verifies_and_every_change_is_named);
 
-fn keygen(d: &Path) -> PathBuf {
-    let k = d.join("key");
-    let o = bin().arg("keygen").arg(&k).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    k
-}
-
-fn verify(trace: &Path, key: &Path) -> (Option<i32>, String) {
-    let o = bin().arg("verify").arg(trace).arg("--key").arg(key).output().unwrap();
-    let text =
-        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    (o.status.code(), text)
-}
-
 /// The on-disk extents of a DataSeries file: (offset, type name, length).
 fn extents(path: &Path) -> Vec<(u64, String, usize)> {
     let r = dataseries::DsReader::open(path).unwrap();
@@ -97,7 +78,7 @@ fn extents(path: &Path) -> Vec<(u64, String, usize)> {
 
 fn a_sealed_trace_verifies_and_every_change_is_named() {
     let d = scratch("seal");
-    let key = keygen(&d);
+    let key = keygen(&d.join("key"));
     let t = d.join("t.ds");
     let input = d.join("in");
     std::fs::write(&input, (0..3_000_000u32).map(|i| (i % 251) as u8).collect::<Vec<u8>>())
@@ -157,7 +138,7 @@ fn a_sealed_trace_verifies_and_every_change_is_named() {
 
     // Another key: trouble, said as such.
     let other = d.join("other");
-    let _ = bin().arg("keygen").arg(&other).output().unwrap();
+    keygen(&other);
     let (code, text) = verify(&t, &other);
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("was sealed with key"), "{text}");
@@ -180,7 +161,7 @@ fn a_sealed_trace_verifies_and_every_change_is_named() {
 #[test]
 fn a_killed_sealed_recording_verifies_up_to_its_last_seal() {
     let d = scratch("seal-kill");
-    let key = keygen(&d);
+    let key = keygen(&d.join("key"));
     let t = d.join("t.ds");
     let mut child = bin()
         .args(["record", "-q", "--backend", "ptrace", "--seal"])
@@ -220,7 +201,7 @@ fn run(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, String) {
 
 fn an_encrypted_trace_shows_nothing_without_its_key_and_everything_with_it() {
     let d = scratch("encrypt");
-    let key = keygen(&d);
+    let key = keygen(&d.join("key"));
     let t = d.join("t.ds");
     let input = d.join("secret.txt");
     let marker = "the quick brown fox keeps this line secret; ".repeat(2000);
@@ -277,7 +258,7 @@ fn an_encrypted_trace_shows_nothing_without_its_key_and_everything_with_it() {
 
     // Another key: said as such.
     let other = d.join("other");
-    let _ = bin().arg("keygen").arg(&other).output().unwrap();
+    keygen(&other);
     let (code, _, err) = run(&["info".as_ref(), "--key".as_ref(), other.as_os_str(), tt]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("not with the key given"), "{err}");

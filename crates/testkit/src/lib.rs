@@ -119,13 +119,22 @@ pub fn have_program(program: &str) -> bool {
     found
 }
 
-/// A fresh directory with an empty `work/` in it for one test case of the current backend:
-/// `$TMPDIR/ra-<tag>-<pid>-<name>-<backend>`, canonical (traces record canonical paths).
-pub fn case_dir(tag: &str, name: &str) -> PathBuf {
-    let base =
+/// A fresh, empty directory for one test case of the current backend:
+/// `$TMPDIR/ra-<tag>-<pid>-<name>-<backend>`, removed first if a previous run left it behind.
+/// The caller removes it when done (or keeps it to inspect a failure).
+pub fn backend_scratch_dir(tag: &str, name: &str) -> PathBuf {
+    let d =
         std::env::temp_dir().join(format!("ra-{tag}-{}-{name}-{}", std::process::id(), backend()));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(base.join("work"))
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("create {}: {e}", d.display()));
+    d
+}
+
+/// [`backend_scratch_dir`] with an empty `work/` in it, canonical (traces record canonical
+/// paths).
+pub fn case_dir(tag: &str, name: &str) -> PathBuf {
+    let base = backend_scratch_dir(tag, name);
+    std::fs::create_dir(base.join("work"))
         .unwrap_or_else(|e| panic!("create {}: {e}", base.display()));
     base.canonicalize().unwrap_or_else(|e| panic!("{}: {e}", base.display()))
 }

@@ -1,0 +1,35 @@
+//! Helpers shared by the integration tests of this crate (`mod common;` in each file): the
+//! ones that run the `reanimator` binary, which only this crate's tests can name. Helpers
+//! that need no binary (scratch directories, test programs, skips) are in `ra_testkit`.
+
+// Each test file is its own crate and uses only some of these.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `reanimator` binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_reanimator"))
+}
+
+/// `reanimator keygen PATH`, which must succeed; returns PATH.
+pub fn keygen(path: &Path) -> PathBuf {
+    let o = bin().arg("keygen").arg(path).output().unwrap();
+    assert!(
+        o.status.success(),
+        "keygen {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    path.to_path_buf()
+}
+
+/// `reanimator verify TRACE --key KEY`: its exit status and what it printed (stdout, then
+/// stderr).
+pub fn verify(trace: &Path, key: &Path) -> (Option<i32>, String) {
+    let o = bin().arg("verify").arg(trace).arg("--key").arg(key).output().unwrap();
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    (o.status.code(), text)
+}
