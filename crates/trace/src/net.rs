@@ -536,6 +536,10 @@ fn sender(sh: &Shared, mut sock: TcpStream) {
             } else {
                 chunk.extend_from_slice(&b[from - a.len()..from - a.len() + n]);
             }
+            // Counted as sent before the write: a quick collector can acknowledge these
+            // bytes before write_all returns, and an acknowledgement beyond `sent` is refused
+            // as out of range (a recording failed on loopback that way).
+            s.sent += n as u64;
         }
         if let Err(e) = sock.write_all(&chunk) {
             let mut s = sh.lock();
@@ -545,8 +549,6 @@ fn sender(sh: &Shared, mut sock: TcpStream) {
             sh.cv.notify_all();
             return;
         }
-        let mut s = sh.lock();
-        s.sent += chunk.len() as u64;
         sh.cv.notify_all();
     }
 }
