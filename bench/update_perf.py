@@ -69,20 +69,23 @@ RECORD_WORKLOADS = {
     "fiorand": ("fio randwrite 4 KiB, psync, 10 s, --refill_buffers (incompressible data)", "IOPS", "iops", True),
     "xz": ("xz -T2 of 48 MB (two threads computing)", "elapsed s", "wall_s", False),
 }
-RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-samecpu",
-                  "reanimator-anycpu",
+RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-lz4",
+                  "reanimator-samecpu", "reanimator-anycpu",
                   "ebpf-noop", "ebpf-discard", "ebpf-full", "ebpf-hash", "ebpf-none",
                   "ebpf-lz4", "ebpf-zlib", "ebpf-seal", "ebpf-seal-lz4", "ebpf-encrypt",
                   "ebpf-seal-lz4-encrypt"]
-# The output chain's rows (issue 19) are compared with ebpf-full (same recorder, plain trace).
-CHAIN_CONFIGS = {"ebpf-lz4", "ebpf-zlib", "ebpf-seal", "ebpf-seal-lz4", "ebpf-encrypt",
-                 "ebpf-seal-lz4-encrypt"}
+# The output chain's rows (issue 19) are compared with the same recorder writing a plain
+# trace: ebpf-full, or (ptrace) reanimator.
+CHAIN_REF = {c: "ebpf-full" for c in ("ebpf-lz4", "ebpf-zlib", "ebpf-seal", "ebpf-seal-lz4",
+                                      "ebpf-encrypt", "ebpf-seal-lz4-encrypt")}
+CHAIN_REF["reanimator-lz4"] = "reanimator"
+CHAIN_CONFIGS = set(CHAIN_REF)
 
 
 def record_table(rows):
     """Median per (workload, config); slowdown against vanilla; reanimator against strace."""
     from statistics import median
-    out = ["| workload | config | metric: runs | median | slowdown vs vanilla (medians; by run) | against strace (output-chain rows: against ebpf-full) "
+    out = ["| workload | config | metric: runs | median | slowdown vs vanilla (medians; by run) | against strace (output-chain rows: against the same recorder's plain trace) "
            "| CPU s (median) | peak RSS MB (max) | trace/log file (median) |",
            "|---|---|---|---|---|---|---|---|---|"]
     for w in dict.fromkeys(r["workload"] for r in rows):
@@ -113,7 +116,7 @@ def record_table(rows):
                    "reanimator-anycpu": "strace", "ebpf-full": "strace",
                    "ebpf-hash": "strace", "ebpf-none": "strace"}.get(c)
             if c in CHAIN_CONFIGS:
-                ref = "ebpf-full"
+                ref = CHAIN_REF[c]
             if ref in med:
                 s = med[ref][0]
                 x = m / s if higher else s / m
@@ -123,7 +126,7 @@ def record_table(rows):
                     fr = {r["run"]: r[key] for r in med[ref][1]}
                     pct = sorted(100 * ((fr[r["run"]] / r[key]) if higher else (r[key] / fr[r["run"]])) - 100
                                  for r in rs if r["run"] in fr and r[key])
-                    vs = f"{m / s - 1 if not higher else s / m - 1:+.1%} time vs ebpf-full"
+                    vs = f"{m / s - 1 if not higher else s / m - 1:+.1%} time vs {ref}"
                     if len(pct) > 1:
                         vs += f" (by run {median(pct):+.1f}%, {pct[0]:+.1f}…{pct[-1]:+.1f}%)"
             size = ""
