@@ -79,7 +79,6 @@ RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-
 CHAIN_REF = {c: "ebpf-full" for c in ("ebpf-lz4", "ebpf-zlib", "ebpf-seal", "ebpf-seal-lz4",
                                       "ebpf-encrypt", "ebpf-seal-lz4-encrypt")}
 CHAIN_REF["reanimator-lz4"] = "reanimator"
-CHAIN_CONFIGS = set(CHAIN_REF)
 
 
 def record_table(rows):
@@ -115,14 +114,13 @@ def record_table(rows):
             ref = {"reanimator": "strace-1cpu", "reanimator-samecpu": "strace-1cpu",
                    "reanimator-anycpu": "strace", "ebpf-full": "strace",
                    "ebpf-hash": "strace", "ebpf-none": "strace"}.get(c)
-            if c in CHAIN_CONFIGS:
-                ref = CHAIN_REF[c]
+            ref = CHAIN_REF.get(c, ref)
             if ref in med:
                 s = med[ref][0]
                 x = m / s if higher else s / m
                 vs = f"{x:.2f}× {'faster' if x >= 1 else 'slower'}"
-                if c in CHAIN_CONFIGS:
-                    # The cost in percent of ebpf-full's time, run by run.
+                if c in CHAIN_REF:
+                    # The cost in percent of the reference row's time, run by run.
                     fr = {r["run"]: r[key] for r in med[ref][1]}
                     pct = sorted(100 * ((fr[r["run"]] / r[key]) if higher else (r[key] / fr[r["run"]])) - 100
                                  for r in rs if r["run"] in fr and r[key])
