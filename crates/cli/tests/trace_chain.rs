@@ -34,20 +34,23 @@ fn every_compression_mode_records_the_same_events() {
     );
     let mut sizes = Vec::new();
     let mut shapes = Vec::new();
-    for mode in ["none", "lz4", "zlib", "bz2"] {
+    // "default": no --compress at all, which is lz4.
+    for mode in ["none", "lz4", "zlib", "bz2", "default"] {
         let t = d.join(format!("{mode}.ds"));
         let _ = std::fs::remove_file(&zeros);
-        let o = bin()
-            .args(["record", "-q", "--backend", backend(), "--compress", mode, "-o"])
-            .arg(&t)
-            .args(["--", "sh", "-c", &script])
-            .output()
-            .unwrap();
+        let mut record = bin();
+        record.args(["record", "-q", "--backend", backend()]);
+        if mode != "default" {
+            record.args(["--compress", mode]);
+        }
+        let o = record.arg("-o").arg(&t).args(["--", "sh", "-c", &script]).output().unwrap();
         assert!(o.status.success(), "{mode}: {}", String::from_utf8_lossy(&o.stderr));
         let info = bin().arg("info").arg(&t).output().unwrap();
         let text = String::from_utf8_lossy(&info.stdout);
-        if mode != "none" {
-            assert!(text.contains(&format!("{mode}/{mode}")), "{mode}: {text}");
+        match mode {
+            "none" => assert!(!text.contains("lz4"), "{mode}: {text}"),
+            "default" => assert!(text.contains("lz4/lz4"), "{mode}: {text}"),
+            _ => assert!(text.contains(&format!("{mode}/{mode}")), "{mode}: {text}"),
         }
         sizes.push(std::fs::metadata(&t).unwrap().len());
         let evs = events(&t);
