@@ -746,6 +746,9 @@ fn print_report(r: &Report, trace: &Path) -> Result<()> {
         if !worst.is_empty() {
             writeln!(o, "worst seconds of the trace: {}", worst.join("; "))?;
         }
+        if let Some((w, others)) = &r.pacer.cpus {
+            writeln!(o, "CPUs: workers and timer on {w}, dispatcher and read-ahead on {others}")?;
+        }
     }
     if !r.unknown.is_empty() {
         let v: Vec<String> = r.unknown.iter().map(|(k, n)| format!("{k} ({n})")).collect();

@@ -367,6 +367,15 @@ fn timing_and_abort() {
             .sum::<u64>(),
         4
     );
+    // With two CPUs or more the workers and the other threads ran on CPUs of their own.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus >= 2 {
+        let (w, o) =
+            (t["cpus"]["workers"].as_str().unwrap(), t["cpus"]["others"].as_str().unwrap());
+        assert!(!w.is_empty() && !o.is_empty() && w != o, "{t}");
+    } else {
+        assert!(t["cpus"].is_null(), "{t}");
+    }
     let (o, _, _) = run("afap", &["--json"]);
     assert!(json(&o)["timing"].is_null(), "AFAP has no timing section");
     // The trace is read ahead on its own thread; the report gives the horizon and the waits.
