@@ -5,7 +5,9 @@
 #   in the page cache: --invalidate=0), paced with --rate_iops at each of RATES for SECS s
 #   (time-based), recorded with `reanimator record --backend ebpf --data none`.
 #   For each trace, REPS interleaved rounds of:
-#   (a) `reanimator replay T --root R --init --timing original --verify ret --report r.json`
+#   (a) `reanimator replay T --root R --init --init-unknown fill --timing original --verify ret
+#       --report r.json` (the data file's unknown bytes written out, not holes: fio's replay
+#       below reads a real copy too)
 #       into a fresh root: the report's own `timing` figures (internal measurement, all calls);
 #   (b) the same replay, recorded with eBPF: each data pread's issue time measured outside;
 #   (c) `fio --read_iolog` of `reanimator export T --format fio-iolog` (made once per trace;
@@ -148,7 +150,7 @@ PY
     # (a) internal: the report's own figures.
     rm -rf "$DIR/root"; mkdir "$DIR/root"
     st=0
-    "$RA" replay "$T" --root "$DIR/root" --init --timing original --verify ret --report "$DIR/r.json" -q || st=$?
+    "$RA" replay "$T" --root "$DIR/root" --init --init-unknown fill --timing original --verify ret --report "$DIR/r.json" -q || st=$?
     if [ "$st" -ge 2 ]; then echo "bench/replay/timing.sh: replay at $rate/s failed (status $st)" >&2; exit 1; fi
     python3 - "$rate" "$rep" "$DIR/r.json" >>"$OUT" <<'PY'
 import json, sys
@@ -170,7 +172,7 @@ PY
     # (b) the same replay, recorded.
     rm -rf "$DIR/root"; mkdir "$DIR/root"
     st=0
-    "${REC[@]}" -o "$DIR/x.ds" -- "$RA" replay "$T" --root "$DIR/root" --init --timing original --verify ret \
+    "${REC[@]}" -o "$DIR/x.ds" -- "$RA" replay "$T" --root "$DIR/root" --init --init-unknown fill --timing original --verify ret \
       --report "$DIR/r.json" -q || st=$?
     if [ "$st" -ge 2 ]; then echo "bench/replay/timing.sh: recorded replay at $rate/s failed (status $st)" >&2; exit 1; fi
     preads "$DIR/x.ds" "$DIR/x.txt"

@@ -76,6 +76,17 @@ pub enum InitArg {
     None,
 }
 
+/// What --init puts in file bytes the trace never showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InitUnknown {
+    /// Holes: no disk space, no time; reads of them return zeros without reaching the disk
+    /// (the kernel allocates zeroed pages), unlike the recorded program's reads.
+    Sparse,
+    /// The --fill data: files take their recorded size on disk, and reads find data in the
+    /// page cache or on the disk, as the recorded program's did (for timing and --reads).
+    Fill,
+}
+
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
     mkdir /tmp/r && reanimator replay trace.ds --root /tmp/r --init\n  \
@@ -131,6 +142,11 @@ pub struct ReplayArgs {
     /// the report's initial-state notes.
     #[arg(long)]
     pub allow_special: bool,
+    /// What --init puts in the bytes of files that the trace never showed (a file a stat
+    /// showed 1 GB long, of which 4 KiB were read: 1 GB less 4 KiB): holes (`sparse`) or the
+    /// --fill data written out (`fill`: costs the disk space and the time).
+    #[arg(long, value_enum, default_value_t = InitUnknown::Sparse)]
+    pub init_unknown: InitUnknown,
     /// What to verify.
     #[arg(long, value_enum, default_value_t = VerifyArg::Full)]
     pub verify: VerifyArg,
@@ -495,6 +511,10 @@ pub(crate) fn replay_into(
             }
         }
         if matches!(a.init, InitArg::Auto | InitArg::Infer) {
+            let unknown = match a.init_unknown {
+                InitUnknown::Sparse => init::Unknown::Sparse,
+                InitUnknown::Fill => init::Unknown::Fill(opts.fill),
+            };
             let st = match (&plan, &trace) {
                 (Some(p), _) => init::infer_from(
                     p.calls().map(|c| c.map(|c| c.ev)),
@@ -503,8 +523,9 @@ pub(crate) fn replay_into(
                     &root,
                     &skip,
                     a.allow_special,
+                    unknown,
                 ),
-                (None, Some(t)) => init::infer(t, &root, &skip, a.allow_special),
+                (None, Some(t)) => init::infer(t, &root, &skip, a.allow_special, unknown),
                 (None, None) => unreachable!("a trace is open when no plan is"),
             }
             .context("inferring the initial state")?;
@@ -513,8 +534,17 @@ pub(crate) fn replay_into(
             init_notes.push((
                 "inferred".to_string(),
                 format!(
-                    "{} files, {} directories, {} symlinks; {} bytes of content from recorded reads, {} bytes zero-filled",
-                    st.files, st.dirs, st.symlinks, st.bytes_known, st.bytes_unknown
+                    "{} files, {} directories, {} symlinks; {} bytes of content from recorded reads, {} bytes not shown by the trace: {}",
+                    st.files,
+                    st.dirs,
+                    st.symlinks,
+                    st.bytes_known,
+                    st.bytes_unknown,
+                    if unknown == init::Unknown::Sparse {
+                        "holes (--init-unknown fill writes them)".to_string()
+                    } else {
+                        format!("{} bytes of holes written with --fill data", st.bytes_filled)
+                    }
                 ),
             ));
             for (p, what) in &st.withheld {

@@ -239,6 +239,62 @@ fn p(s: &str) -> ArgValue {
     ArgValue::data(v)
 }
 
+/// `--init-unknown fill` writes the `--fill` data where the trace showed a file's size but not
+/// its bytes; by default those bytes are holes. Either way the replay's read verifies.
+#[test]
+fn init_unknown_bytes_are_holes_or_fill_data() {
+    use std::os::unix::fs::MetadataExt;
+    let d = scratch("init-unknown");
+    let size: i64 = 2 << 20;
+    let mut st = vec![0u8; ra_trace::structs::STAT_SIZE];
+    st[24..28].copy_from_slice(&0o100644u32.to_le_bytes());
+    st[48..56].copy_from_slice(&size.to_le_bytes());
+    let mut s = Script::new();
+    s.call("stat", 0, &[("pathname", p("/big")), ("statbuf", ArgValue::data(st))]);
+    let open =
+        [("dirfd", ArgValue::Int(-100)), ("pathname", p("/big")), ("flags", ArgValue::Int(0))];
+    // (The script's process has no inherited descriptors: its first one is 0.)
+    s.call("openat", 0, &open);
+    let read = [
+        ("fd", ArgValue::Int(0)),
+        ("buf", ArgValue::data(b"DATA".to_vec())),
+        ("count", ArgValue::Int(4)),
+        ("offset", ArgValue::Int(4096)),
+    ];
+    s.call("pread64", 4, &read);
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    for (mode, filled) in [(None, false), (Some("fill"), true)] {
+        let root = d.join(format!("root-{filled}"));
+        std::fs::create_dir(&root).unwrap();
+        let mut args = vec!["--init", "--json", "--fill", "random"];
+        if let Some(m) = mode {
+            args.extend(["--init-unknown", m]);
+        }
+        let o = replay(&trace, &root, &args);
+        let r = json(&o);
+        assert_eq!(r["mismatch_total"], 0, "{r}");
+        let note = r["init"].as_array().unwrap().iter().find(|n| n["what"] == "inferred").unwrap();
+        let m = std::fs::metadata(root.join("big")).unwrap();
+        assert_eq!(m.len(), size as u64);
+        let b = std::fs::read(root.join("big")).unwrap();
+        assert_eq!(&b[4096..4100], b"DATA");
+        if filled {
+            assert!(m.blocks() * 512 >= size as u64, "{} blocks", m.blocks());
+            assert!(b[8192..].iter().any(|&c| c != 0), "random fill data after the read block");
+            let want = format!("{} bytes of holes written", size - 4096);
+            assert!(note["detail"].as_str().unwrap().contains(&want), "{note}");
+        } else {
+            assert!(m.blocks() * 512 < 1 << 20, "{} blocks", m.blocks());
+            assert!(
+                note["detail"].as_str().unwrap().contains("holes (--init-unknown fill"),
+                "{note}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// mmap I/O records (`mmappwrite`/`mmappread`, what the eBPF backend writes) replay through a
 /// real shared mapping (`--mmap map`) or as pwrite/pread (`--mmap pread`): either way the file
 /// ends with the data and the read verifies.

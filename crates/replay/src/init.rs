@@ -39,8 +39,10 @@ pub struct InferStats {
     pub symlinks: u64,
     /// Bytes of file content taken from recorded reads.
     pub bytes_known: u64,
-    /// Bytes of file size with no recorded content (zero-filled).
+    /// Bytes of file size with no recorded content (holes, or `--fill` data: [`Unknown`]).
     pub bytes_unknown: u64,
+    /// Of those, bytes written with `--fill` data ([`Unknown::Fill`]).
+    pub bytes_filled: u64,
     /// (st_dev, st_ino) of the directories created: they hold only the entries the trace
     /// showed, so their link counts and sizes differ from the originals'.
     pub partial_dirs: Vec<(u64, u64)>,
@@ -50,6 +52,19 @@ pub struct InferStats {
     /// What was created in a safer form than the trace showed (setuid/setgid bits dropped,
     /// unless `special`): (path, what).
     pub withheld: Vec<(Vec<u8>, String)>,
+}
+
+/// What `infer` puts in the bytes of a file that the trace never showed (`--init-unknown`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Unknown {
+    /// Holes: no disk space and no time. Reading one returns zeros without reaching the disk
+    /// (the kernel allocates and zeroes page-cache pages instead), unlike the recorded
+    /// program's reads of real data.
+    #[default]
+    Sparse,
+    /// Written with this data (`--fill`): the files take their space on disk, and reads of
+    /// them find data in the page cache or on the disk, as the recorded program's did.
+    Fill(crate::Fill),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,6 +131,7 @@ struct Infer<'a> {
     not_files: std::collections::HashSet<Vec<u8>>,
     /// Restore setuid/setgid bits as recorded.
     special: bool,
+    unknown: Unknown,
     stats: InferStats,
 }
 
@@ -332,6 +348,57 @@ fn init_err(p: &[u8], what: &str, e: i32) -> Error {
 }
 
 /// `mkdir -p` beneath the root.
+/// Write `kind` data into every hole of the first `size` bytes of `fd` (found with
+/// SEEK_HOLE/SEEK_DATA, so content already there, recorded or not, stays); the bytes written.
+fn fill_holes(
+    fd: std::os::fd::RawFd,
+    size: u64,
+    kind: crate::Fill,
+) -> std::result::Result<u64, i32> {
+    const BLOCK: usize = 1 << 20;
+    let block = crate::calls::fill(kind, size, BLOCK);
+    let seek = |off: u64, whence: i32| -> std::result::Result<u64, i32> {
+        // SAFETY: lseek on a descriptor the caller owns.
+        let r = unsafe { libc::lseek(fd, off as libc::off_t, whence) };
+        if r < 0 {
+            Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+        } else {
+            Ok(r as u64)
+        }
+    };
+    let mut written = 0;
+    let mut at = 0;
+    while at < size {
+        let hole = match seek(at, libc::SEEK_HOLE) {
+            Ok(h) => h.min(size),
+            // No holes to look for on this file system: nothing to fill.
+            Err(libc::EINVAL) | Err(libc::ENXIO) => break,
+            Err(e) => return Err(e),
+        };
+        if hole >= size {
+            break;
+        }
+        let end = match seek(hole, libc::SEEK_DATA) {
+            Ok(d) => d.min(size),
+            // No data after the hole: it runs to the end of the file.
+            Err(libc::ENXIO) => size,
+            Err(e) => return Err(e),
+        };
+        let mut o = hole;
+        while o < end {
+            let n = ((end - o) as usize).min(BLOCK);
+            let w = sys::pwrite(fd, &block[..n], o as i64)?;
+            if w == 0 {
+                return Err(libc::EIO);
+            }
+            o += w as u64;
+            written += w as u64;
+        }
+        at = end;
+    }
+    Ok(written)
+}
+
 pub fn mkdirs(root: &Root, p: &[u8]) -> Result<()> {
     let mut cur = Vec::new();
     for c in p.split(|&b| b == b'/').filter(|c| !c.is_empty()) {
@@ -385,9 +452,10 @@ pub fn infer(
     root: &Root,
     skip: &[Vec<u8>],
     special: bool,
+    unknown: Unknown,
 ) -> Result<InferStats> {
     let events = trace.syscall_events(None).map(|e| e.map_err(Error::Trace));
-    infer_from(events, initial_cwd(trace), synthetic_ids(trace), root, skip, special)
+    infer_from(events, initial_cwd(trace), synthetic_ids(trace), root, skip, special, unknown)
 }
 
 /// [`infer`] from the calls of a trace or a compiled plan (the trace's starting cwd and its
@@ -399,6 +467,7 @@ pub fn infer_from(
     root: &Root,
     skip: &[Vec<u8>],
     special: bool,
+    unknown: Unknown,
 ) -> Result<InferStats> {
     let mut sh = Shadow::new(cwd.clone());
     let mut st = Infer {
@@ -410,6 +479,7 @@ pub fn infer_from(
         trace_links: HashMap::new(),
         not_files: Default::default(),
         special,
+        unknown,
         stats: InferStats::default(),
     };
     st.exists(&crate::sandbox::normalize(&cwd), Some(Kind::Dir));
@@ -1011,6 +1081,10 @@ fn create(st: &mut Infer<'_>) -> Result<()> {
                 }
                 let known: u64 = n.known.values().sum();
                 st.stats.bytes_unknown += size.saturating_sub(known);
+                if let Unknown::Fill(kind) = st.unknown {
+                    st.stats.bytes_filled += fill_holes(fd.as_raw_fd(), size, kind)
+                        .map_err(|e| init_err(p, "fill", e))?;
+                }
                 st.stats.files += 1;
             }
         }
@@ -1088,11 +1162,12 @@ mod tests {
     struct Script {
         t: i64,
         events: Vec<Event>,
+        unknown: Unknown,
     }
 
     impl Script {
         fn new() -> Script {
-            Script { t: 1_763_800_000_000_000_000, events: Vec::new() }
+            Script { t: 1_763_800_000_000_000_000, events: Vec::new(), unknown: Unknown::Sparse }
         }
         fn call(&mut self, name: &str, ret: i64, errno: i32, args: &[(&str, ArgValue)]) {
             let mut e = crate::testutil::event(name, 900, ret, errno, args);
@@ -1116,7 +1191,7 @@ mod tests {
             w.finish().unwrap();
             let r = TraceReader::open(&trace).unwrap();
             let root = Root::new(&d.join("root")).unwrap();
-            let st = infer(&r, &root, &[], special).unwrap();
+            let st = infer(&r, &root, &[], special, self.unknown).unwrap();
             (d.join("root"), st)
         }
     }
@@ -1298,6 +1373,47 @@ mod tests {
         let (root, _) = s.infer("prefixlink", false);
         assert_eq!(std::fs::read_link(root.join("lib")).unwrap(), PathBuf::from("usr/lib"));
         assert_eq!(std::fs::read(root.join("usr/lib/x/libc.so")).unwrap(), b"\x7fELF");
+    }
+
+    /// The bytes of a file the trace never showed are holes, or `--fill` data around the
+    /// recorded content with `Unknown::Fill`.
+    #[test]
+    fn unknown_bytes_are_holes_or_fill_data() {
+        use std::os::unix::fs::MetadataExt;
+        let mut s = Script::new();
+        let size = 3 << 20;
+        s.call("stat", 0, 0, &[("pathname", p("/d/big")), ("statbuf", stat_buf(0o100644, size))]);
+        let args = [
+            ("dirfd", ArgValue::Int(-100)),
+            ("pathname", p("/d/big")),
+            ("flags", ArgValue::Int(0)),
+        ];
+        s.call("openat", 3, 0, &args);
+        let args = [
+            ("fd", ArgValue::Int(3)),
+            ("buf", data(b"RECORDED")),
+            ("count", ArgValue::Int(8)),
+            ("offset", ArgValue::Int(1 << 20)),
+        ];
+        s.call("pread64", 8, 0, &args);
+        let (root, st) = s.infer("sparse", false);
+        let m = std::fs::metadata(root.join("d/big")).unwrap();
+        assert_eq!(m.len(), size as u64);
+        assert!(m.blocks() * 512 < 1 << 20, "sparse: {} blocks", m.blocks());
+        assert_eq!((st.bytes_known, st.bytes_unknown, st.bytes_filled), (8, size as u64 - 8, 0));
+        s.unknown = Unknown::Fill(crate::Fill::Pattern);
+        let (root, st) = s.infer("fill", false);
+        let m = std::fs::metadata(root.join("d/big")).unwrap();
+        assert_eq!(m.len(), size as u64);
+        assert!(m.blocks() * 512 >= size as u64, "filled: {} blocks", m.blocks());
+        let b = std::fs::read(root.join("d/big")).unwrap();
+        assert_eq!(&b[1 << 20..(1 << 20) + 8], b"RECORDED", "recorded content kept");
+        assert_eq!(&b[..9], b"reanimato");
+        // The block holding the recorded bytes was not a hole: it keeps the zeros around them;
+        // every other byte is fill data.
+        let block = (1 << 20)..(1 << 20) + 4096;
+        assert!(b.iter().enumerate().all(|(i, &c)| c != 0 || block.contains(&i)), "a hole left");
+        assert_eq!(st.bytes_filled, size as u64 - 4096);
     }
 
     /// Setuid/setgid bits a stat showed are withheld unless `special`, and reported.
