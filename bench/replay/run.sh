@@ -133,7 +133,7 @@ for i in $(seq "$RUNS"); do
 done
 drop_caches
 t0=$EPOCHREALTIME
-"$RA" record -q --backend ptrace -o "$DIR/fio.ds" "${SNAP[@]}" -- fio "${FIO_ARGS[@]}" --output="$DIR/fio.json" >/dev/null
+"$RA" record -q --backend ptrace --compress none -o "$DIR/fio.ds" "${SNAP[@]}" -- fio "${FIO_ARGS[@]}" --output="$DIR/fio.json" >/dev/null
 t1=$EPOCHREALTIME
 row fio traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
   trace_bytes="$(stat -c %s "$DIR/fio.ds")"
@@ -153,7 +153,7 @@ done
 rm -f "$DIR/w/s.db" "$DIR/w/s.db-journal"
 drop_caches
 t0=$EPOCHREALTIME
-"$RA" record -q --backend ptrace -o "$DIR/sqlite.ds" "${SNAP[@]}" -- sqlite3 "$DIR/w/s.db" <"$DIR/ins.sql"
+"$RA" record -q --backend ptrace --compress none -o "$DIR/sqlite.ds" "${SNAP[@]}" -- sqlite3 "$DIR/w/s.db" <"$DIR/ins.sql"
 t1=$EPOCHREALTIME
 row sqlite traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
   trace_bytes="$(stat -c %s "$DIR/sqlite.ds")"
@@ -180,7 +180,7 @@ if [ -n "$LB" ] && [ -f "$LB/src/Makefile" ]; then
   "${BUILD[@]}" clean >/dev/null 2>&1
   drop_caches
   t0=$EPOCHREALTIME
-  "$RA" record -q --backend ptrace -o "$DIR/build.ds" --snapshot "$DIR/w" -- "${BUILD[@]}" >/dev/null 2>&1
+  "$RA" record -q --backend ptrace --compress none -o "$DIR/build.ds" --snapshot "$DIR/w" -- "${BUILD[@]}" >/dev/null 2>&1
   t1=$EPOCHREALTIME
   row build traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
     trace_bytes="$(stat -c %s "$DIR/build.ds")"
@@ -211,7 +211,7 @@ if [ -f "$TSRC" ]; then
     w=threads; [ "$b" = ebpf ] && w=threads-ebpf
     drop_caches
     t0=$EPOCHREALTIME
-    (cd "$DIR/tw" && "$RA" record -q --backend "$b" -o "$DIR/threads.ds" --snapshot "$DIR/tw" -- "$DIR/threads" 5000 >/dev/null)
+    (cd "$DIR/tw" && "$RA" record -q --backend "$b" --compress none -o "$DIR/threads.ds" --snapshot "$DIR/tw" -- "$DIR/threads" 5000 >/dev/null)
     t1=$EPOCHREALTIME
     row "$w" traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
       trace_bytes="$(stat -c %s "$DIR/threads.ds")"
