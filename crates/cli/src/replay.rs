@@ -76,6 +76,15 @@ pub enum InitArg {
     None,
 }
 
+/// Where a timed replay's threads run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TimingCpus {
+    /// Workers and timer apart from the dispatcher and read-ahead.
+    Split,
+    /// Wherever the kernel puts them.
+    Shared,
+}
+
 /// What --init puts in file bytes the trace never showed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum InitUnknown {
@@ -157,6 +166,12 @@ pub struct ReplayArgs {
     /// offsets times K: 0.5 = twice as fast).
     #[arg(long, default_value = "afap", value_name = "afap|original|scale=K", value_parser = parse_timing)]
     pub timing: Timing,
+    /// Where a --timing replay's threads run: `split` (with two CPUs or more, the workers and
+    /// the timer on all but the last eighth of the CPUs this process may use, the dispatcher
+    /// and the read-ahead on the rest: the load balancer otherwise moves them onto a spinning
+    /// worker's CPU, and due calls wait) or `shared` (wherever the kernel puts them).
+    #[arg(long, value_enum, default_value_t = TimingCpus::Split)]
+    pub timing_cpus: TimingCpus,
     /// Data for writes the trace holds no bytes for (traces recorded with --data hash|none).
     #[arg(long, value_enum, default_value_t = FillArg::Pattern)]
     pub fill: FillArg,
@@ -420,6 +435,7 @@ pub(crate) fn replay_into(
     opts.on_mismatch =
         if a.on_mismatch == MismatchArg::Abort { OnMismatch::Abort } else { OnMismatch::Warn };
     opts.timing = a.timing;
+    opts.split_cpus = a.timing_cpus == TimingCpus::Split;
     opts.fill = if a.fill == FillArg::Random { Fill::Random } else { Fill::Pattern };
     opts.mmap = if a.mmap == MmapArg::Pread { MmapMode::Pread } else { MmapMode::Map };
     (opts.prefetch_events, opts.prefetch_bytes) = a.prefetch;

@@ -432,6 +432,10 @@ fn timing_and_abort() {
     } else {
         assert!(t["cpus"].is_null(), "{t}");
     }
+    // --timing-cpus shared leaves placement to the kernel.
+    let (o, _, _) = run("shared", &["--timing", "scale=0.01", "--timing-cpus", "shared", "--json"]);
+    let r = json(&o);
+    assert!(r["timing"]["cpus"].is_null() && r["timing"]["calls"] == 4, "{r}");
     let (o, _, _) = run("afap", &["--json"]);
     assert!(json(&o)["timing"].is_null(), "AFAP has no timing section");
     // The trace is read ahead on its own thread; the report gives the horizon and the waits.

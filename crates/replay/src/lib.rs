@@ -130,6 +130,9 @@ pub struct Options {
     pub verify: Verify,
     pub on_mismatch: OnMismatch,
     pub timing: Timing,
+    /// `--timing`: run the workers and the timer on CPUs apart from the other threads'
+    /// (`--timing-cpus split`, [`crate::timing`]); false leaves placement to the kernel.
+    pub split_cpus: bool,
     pub fill: Fill,
     pub mmap: MmapMode,
     pub reads: Reads,
@@ -165,6 +168,7 @@ impl Options {
             verify: Verify::Full,
             on_mismatch: OnMismatch::Warn,
             timing: Timing::Afap,
+            split_cpus: true,
             fill: Fill::Pattern,
             mmap: MmapMode::Map,
             reads: Reads::All,

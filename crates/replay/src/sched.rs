@@ -771,7 +771,7 @@ pub fn replay_from(
     let timed = matches!(sh.opts.timing, Timing::Scaled(_));
     // --timing: the workers and the other threads on CPUs of their own (crate::timing); the
     // threads started below inherit this thread's.
-    let cpus = if timed { CpuSplit::of_this_thread() } else { None };
+    let cpus = if timed && sh.opts.split_cpus { CpuSplit::of_this_thread() } else { None };
     let _restore = cpus.as_ref().map(CpuSplit::pin_others);
     // The watchdog turns Ctrl-C into a stop every waiting executor sees at once, breaks ordering
     // cycles, and stops a replay that makes no progress.
