@@ -15,7 +15,7 @@
 //! A worker that spins for its due time keeps a CPU busy, and the kernel's load balancer then
 //! moves the replay's other threads (the dispatcher, the read-ahead) onto that CPU, where they
 //! run for a time slice while the worker waits: measured here, p99 errors of 470-880 us at
-//! 50k calls/s. So a timed replay splits the CPUs it may use ([`CpuSplit`]): the workers and
+//! 50k calls/s. So a timed replay splits the CPUs it may use (`CpuSplit`): the workers and
 //! the timer that hands them due tasks run on all but the last eighth (at least one), the
 //! dispatcher, read-ahead and watchdog on the rest (p99 27-42 us in the same runs).
 
