@@ -432,6 +432,28 @@ fn timing_and_abort() {
     } else {
         assert!(t["cpus"].is_null(), "{t}");
     }
+    // More calls than the queues hold before a timed replay starts its workers (4,096): they
+    // start once the queues are full, and every call is issued and timed.
+    let mut burst = Script::new();
+    for i in 0..5000 {
+        burst.call(
+            "mkdir",
+            0,
+            &[("pathname", p(&format!("/d{i}"))), ("mode", ArgValue::Int(0o755))],
+        );
+    }
+    let many = d.join("many.ds");
+    burst.write(&many);
+    let root = d.join("many");
+    std::fs::create_dir(&root).unwrap();
+    let o = replay(&many, &root, &["--timing", "original", "--verify", "ret", "--json"]);
+    let r = json(&o);
+    assert_eq!(
+        (r["mismatch_total"].as_u64(), r["timing"]["calls"].as_u64()),
+        (Some(0), Some(5000)),
+        "{r}"
+    );
+    assert!(root.join("d4999").is_dir());
     // --timing-cpus shared leaves placement to the kernel.
     let (o, _, _) = run("shared", &["--timing", "scale=0.01", "--timing-cpus", "shared", "--json"]);
     let r = json(&o);

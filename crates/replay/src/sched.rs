@@ -276,6 +276,12 @@ impl Gate {
             g.reader_waits_for = None;
         }
     }
+    /// True when the queues hold more than `calls` calls or `bytes` bytes ([`Gate::wait_room`]
+    /// would wait).
+    fn full(&self, calls: usize, bytes: usize) -> bool {
+        let g = lock(&self.m);
+        g.seqs.len() > calls || g.bytes > bytes
+    }
     fn done(&self, j: &Job) {
         let mut g = lock(&self.m);
         g.by_ret.remove(&(j.ret, j.seq));
@@ -396,6 +402,10 @@ struct Workers {
 
 /// Workers started at first (more are added while all are busy).
 const WORKERS: usize = 4;
+
+/// `--timing`: how far ahead of the workers' start the replay's clock starts (the first call's
+/// due time), so that starting them does not make the first calls late.
+const START_LEAD: Duration = Duration::from_millis(1);
 
 impl Workers {
     fn spawn(self: &Arc<Self>) -> Result<()> {
@@ -847,6 +857,35 @@ pub fn replay_from(
                 (Feed::Placed(Prefetch::new(rx, ahead, progress.clone())), h)
             }
         };
+        // The workers, and with them the replay's clock. AFAP: at the first call. --timing:
+        // once the queues are full (or the calls end), so that the first calls, often a
+        // burst (a program's start: exec, libraries, mmap, thousands of calls within a few
+        // ms), are placed and queued before their due times instead of behind them; the clock
+        // then starts a little ahead (START_LEAD), while the workers start.
+        let start_workers = |first: i64| -> Result<Arc<Workers>> {
+            let lead = if timed { START_LEAD } else { Duration::ZERO };
+            let w = Arc::new(Workers {
+                ctx: Ctx {
+                    sh: sh.clone(),
+                    gate: gate.clone(),
+                    progress: progress.clone(),
+                    log: log.clone(),
+                    // The replay's time starts at its first call (not before the trace was
+                    // opened and its first extents decoded).
+                    clock: (first, Instant::now() + lead),
+                    timer: timer.clone(),
+                },
+                runq: runq_rx.clone(),
+                threads: Mutex::new(Vec::new()),
+                busy: Arc::default(),
+                cpus,
+            });
+            for _ in 0..WORKERS {
+                w.spawn()?;
+            }
+            *watch_workers.lock().unwrap_or_else(|p| p.into_inner()) = Some(w.clone());
+            Ok(w)
+        };
         let mut read_error: Option<Error> = None;
         let mut threads_seen = 0u64;
         let mut procs_seen = 0u64;
@@ -892,34 +931,17 @@ pub fn replay_from(
             // Flow control: bounded queues (calls and bytes).
             if batch.len >= BATCH {
                 batch.flush(&gate, &mut execs, &mut report);
+                if workers.is_none() && gate.full(cap, sh.opts.queue_bytes) {
+                    workers = Some(start_workers(first_time.unwrap_or(called))?);
+                }
                 gate.wait_room(cap, sh.opts.queue_bytes, &sh.abort);
             }
             let exec = match execs.get_mut(&tid) {
                 Some(e) => e,
                 None => {
                     threads_seen += 1;
-                    if workers.is_none() {
-                        let w = Arc::new(Workers {
-                            ctx: Ctx {
-                                sh: sh.clone(),
-                                gate: gate.clone(),
-                                progress: progress.clone(),
-                                log: log.clone(),
-                                // The replay's time starts at its first call (not before
-                                // the trace was opened and its first extents decoded).
-                                clock: (first_time.unwrap_or(called), Instant::now()),
-                                timer: timer.clone(),
-                            },
-                            runq: runq_rx.clone(),
-                            threads: Mutex::new(Vec::new()),
-                            busy: Arc::default(),
-                            cpus,
-                        });
-                        for _ in 0..WORKERS {
-                            w.spawn()?;
-                        }
-                        *watch_workers.lock().unwrap_or_else(|p| p.into_inner()) = Some(w.clone());
-                        workers = Some(w);
+                    if workers.is_none() && !timed {
+                        workers = Some(start_workers(first_time.unwrap_or(called))?);
                     }
                     execs.insert(tid, Exec { task: Arc::default(), buf: Vec::new() });
                     execs.get_mut(&tid).expect("just inserted")
@@ -940,6 +962,9 @@ pub fn replay_from(
             }
         }
         batch.flush(&gate, &mut execs, &mut report);
+        if let (None, Some(first)) = (&workers, first_time) {
+            workers = Some(start_workers(first)?);
+        }
         execs.clear();
         // Every call has been handed over: wait until all are done (or the replay stops), then
         // close the run queue so that the workers end.
