@@ -1397,6 +1397,7 @@ mod tests {
         ];
         s.call("pread64", 8, 0, &args);
         let (root, st) = s.infer("sparse", false);
+        let sparse_root = root.clone();
         let m = std::fs::metadata(root.join("d/big")).unwrap();
         assert_eq!(m.len(), size as u64);
         assert!(m.blocks() * 512 < 1 << 20, "sparse: {} blocks", m.blocks());
@@ -1414,6 +1415,9 @@ mod tests {
         let block = (1 << 20)..(1 << 20) + 4096;
         assert!(b.iter().enumerate().all(|(i, &c)| c != 0 || block.contains(&i)), "a hole left");
         assert_eq!(st.bytes_filled, size as u64 - 4096);
+        for r in [sparse_root, root] {
+            let _ = std::fs::remove_dir_all(r.parent().unwrap());
+        }
     }
 
     /// Setuid/setgid bits a stat showed are withheld unless `special`, and reported.
