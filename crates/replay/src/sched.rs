@@ -1111,9 +1111,13 @@ fn watchdog(
     while !done.load(Ordering::Relaxed) {
         // Unparked when the replay ends (an early wake-up is harmless: it checks and naps).
         std::thread::park_timeout(Duration::from_millis(50));
-        if let Some(w) = lock(workers).clone() {
-            w.grow_if_needed();
-        }
+        let started = match lock(workers).clone() {
+            Some(w) => {
+                w.grow_if_needed();
+                true
+            }
+            None => false,
+        };
         if progress.stop.load(Ordering::Relaxed) && !sh.abort.swap(true, Ordering::Relaxed) {
             rep.aborted.get_or_insert_with(|| "interrupted".into());
         }
@@ -1121,8 +1125,9 @@ fn watchdog(
             gate.wake_all();
             continue;
         }
-        if timer.pending() {
-            // Calls waiting for their due time (--timing) are not stalled.
+        if timer.pending() || !started {
+            // Calls waiting for their due time (--timing) are not stalled, nor are calls
+            // queued before the workers start (a timed replay fills its queues first).
             since.1 = Instant::now();
         }
         match gate.look(&mut since, sh.opts.stall_timeout) {
