@@ -21,8 +21,15 @@ step "tests"
 # starting with "skip:" and return) are counted and named by scripts/test-summary.py. The
 # full output is in the log; the terminal shows progress and failures.
 log=/tmp/reanimator-test.log
+# The tests' scratch (std::env::temp_dir() follows TMPDIR) goes beneath a directory of this
+# run's, removed at the end (without crossing into a mount a failed test left): about 160
+# scratch directories a run were left in /tmp, and a local disk filled up.
+scratch=$(mktemp -d /tmp/reanimator-tests.XXXXXX)
+# As /tmp is: tests run programs as other users (setuid, dropped privileges) beneath it.
+chmod 1777 "$scratch"
+trap 'rm -rf --one-file-system "$scratch"' EXIT
 set +e
-cargo test --workspace --locked -- --show-output 2>&1 | tee "$log" |
+TMPDIR="$scratch" cargo test --workspace --locked -- --show-output 2>&1 | tee "$log" |
     grep --line-buffered -E '^(\s+(Running|Doc-tests) |test result:|test .* FAILED$|error)'
 status=${PIPESTATUS[0]}
 set -e
