@@ -18,7 +18,7 @@
 //! while observing and never created beforehand.
 
 use std::collections::{BTreeMap, HashMap};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 
 use ra_syscalls::ArgKind;
 use ra_syscalls::Handler as H;
@@ -347,47 +347,39 @@ fn init_err(p: &[u8], what: &str, e: i32) -> Error {
     }
 }
 
-/// `mkdir -p` beneath the root.
 /// Write `kind` data into every hole of the first `size` bytes of `fd` (found with
 /// SEEK_HOLE/SEEK_DATA, so content already there, recorded or not, stays); the bytes written.
 fn fill_holes(
-    fd: std::os::fd::RawFd,
+    fd: std::os::fd::BorrowedFd<'_>,
     size: u64,
     kind: crate::Fill,
 ) -> std::result::Result<u64, i32> {
+    use rustix::fs::{seek, SeekFrom};
     const BLOCK: usize = 1 << 20;
     let block = crate::calls::fill(kind, size, BLOCK);
-    let seek = |off: u64, whence: i32| -> std::result::Result<u64, i32> {
-        // SAFETY: lseek on a descriptor the caller owns.
-        let r = unsafe { libc::lseek(fd, off as libc::off_t, whence) };
-        if r < 0 {
-            Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
-        } else {
-            Ok(r as u64)
-        }
-    };
+    let (enxio, einval) = (rustix::io::Errno::NXIO, rustix::io::Errno::INVAL);
     let mut written = 0;
     let mut at = 0;
     while at < size {
-        let hole = match seek(at, libc::SEEK_HOLE) {
+        let hole = match seek(fd, SeekFrom::Hole(at)) {
             Ok(h) => h.min(size),
             // No holes to look for on this file system: nothing to fill.
-            Err(libc::EINVAL) | Err(libc::ENXIO) => break,
-            Err(e) => return Err(e),
+            Err(e) if e == einval || e == enxio => break,
+            Err(e) => return Err(e.raw_os_error()),
         };
         if hole >= size {
             break;
         }
-        let end = match seek(hole, libc::SEEK_DATA) {
+        let end = match seek(fd, SeekFrom::Data(hole)) {
             Ok(d) => d.min(size),
             // No data after the hole: it runs to the end of the file.
-            Err(libc::ENXIO) => size,
-            Err(e) => return Err(e),
+            Err(e) if e == enxio => size,
+            Err(e) => return Err(e.raw_os_error()),
         };
         let mut o = hole;
         while o < end {
             let n = ((end - o) as usize).min(BLOCK);
-            let w = sys::pwrite(fd, &block[..n], o as i64)?;
+            let w = sys::pwrite(fd.as_raw_fd(), &block[..n], o as i64)?;
             if w == 0 {
                 return Err(libc::EIO);
             }
@@ -399,6 +391,7 @@ fn fill_holes(
     Ok(written)
 }
 
+/// `mkdir -p` beneath the root.
 pub fn mkdirs(root: &Root, p: &[u8]) -> Result<()> {
     let mut cur = Vec::new();
     for c in p.split(|&b| b == b'/').filter(|c| !c.is_empty()) {
@@ -1082,8 +1075,8 @@ fn create(st: &mut Infer<'_>) -> Result<()> {
                 let known: u64 = n.known.values().sum();
                 st.stats.bytes_unknown += size.saturating_sub(known);
                 if let Unknown::Fill(kind) = st.unknown {
-                    st.stats.bytes_filled += fill_holes(fd.as_raw_fd(), size, kind)
-                        .map_err(|e| init_err(p, "fill", e))?;
+                    st.stats.bytes_filled +=
+                        fill_holes(fd.as_fd(), size, kind).map_err(|e| init_err(p, "fill", e))?;
                 }
                 st.stats.files += 1;
             }
