@@ -133,7 +133,7 @@ impl CpuSplit {
 
     fn of(original: rustix::thread::CpuSet) -> Option<CpuSplit> {
         use rustix::thread::CpuSet;
-        let cpus: Vec<usize> = (0..CpuSet::MAX_CPU).filter(|&c| original.is_set(c)).collect();
+        let cpus = cpus_in(&original);
         if cpus.len() < 2 {
             return None;
         }
@@ -177,9 +177,14 @@ impl Drop for CpuGuard {
     }
 }
 
+/// The CPUs in a set, ascending.
+fn cpus_in(s: &rustix::thread::CpuSet) -> Vec<usize> {
+    (0..rustix::thread::CpuSet::MAX_CPU).filter(|&c| s.is_set(c)).collect()
+}
+
 /// A CPU set as a list: "0-3,6".
 fn cpu_list(s: &rustix::thread::CpuSet) -> String {
-    let cpus: Vec<usize> = (0..rustix::thread::CpuSet::MAX_CPU).filter(|&c| s.is_set(c)).collect();
+    let cpus = cpus_in(s);
     let mut parts = Vec::new();
     let mut i = 0;
     while i < cpus.len() {
