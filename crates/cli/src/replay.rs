@@ -531,17 +531,21 @@ pub(crate) fn replay_into(
                 InitUnknown::Sparse => init::Unknown::Sparse,
                 InitUnknown::Fill => init::Unknown::Fill(opts.fill),
             };
+            let o = init::InferOptions {
+                skip: &skip,
+                special: a.allow_special,
+                unknown,
+                stop: &progress.stop,
+            };
             let st = match (&plan, &trace) {
                 (Some(p), _) => init::infer_from(
                     p.calls().map(|c| c.map(|c| c.ev)),
                     p.facts().cwd.clone(),
                     p.facts().synthetic,
                     &root,
-                    &skip,
-                    a.allow_special,
-                    unknown,
+                    &o,
                 ),
-                (None, Some(t)) => init::infer(t, &root, &skip, a.allow_special, unknown),
+                (None, Some(t)) => init::infer(t, &root, &o),
                 (None, None) => unreachable!("a trace is open when no plan is"),
             }
             .context("inferring the initial state")?;

@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{AsFd, AsRawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ra_syscalls::ArgKind;
 use ra_syscalls::Handler as H;
@@ -132,6 +133,8 @@ struct Infer<'a> {
     /// Restore setuid/setgid bits as recorded.
     special: bool,
     unknown: Unknown,
+    /// Set by Ctrl-C: the pass over the calls and the filling of holes end early (EINTR).
+    stop: &'a AtomicBool,
     stats: InferStats,
 }
 
@@ -349,10 +352,12 @@ fn init_err(p: &[u8], what: &str, e: i32) -> Error {
 
 /// Write `kind` data into every hole of the first `size` bytes of `fd` (found with
 /// SEEK_HOLE/SEEK_DATA, so content already there, recorded or not, stays); the bytes written.
+/// EINTR once `stop` is set (Ctrl-C: a file may be gigabytes long).
 fn fill_holes(
     fd: std::os::fd::BorrowedFd<'_>,
     size: u64,
     kind: crate::Fill,
+    stop: &AtomicBool,
 ) -> std::result::Result<u64, i32> {
     use rustix::fs::{seek, SeekFrom};
     const BLOCK: usize = 1 << 20;
@@ -378,6 +383,9 @@ fn fill_holes(
         };
         let mut o = hole;
         while o < end {
+            if stop.load(Ordering::Relaxed) {
+                return Err(libc::EINTR);
+            }
             let n = ((end - o) as usize).min(BLOCK);
             let w = sys::pwrite(fd.as_raw_fd(), &block[..n], o as i64)?;
             if w == 0 {
@@ -435,20 +443,25 @@ pub fn synthetic_ids(trace: &TraceReader) -> u64 {
     }
 }
 
+/// How [`infer`] creates the initial state.
+pub struct InferOptions<'a> {
+    /// Paths left alone (restored from snapshots already).
+    pub skip: &'a [Vec<u8>],
+    /// Restore setuid/setgid bits as a `stat` showed them; without it they are left out of
+    /// the files' modes and listed in [`InferStats::withheld`].
+    pub special: bool,
+    /// What goes in the bytes of files that the trace never showed.
+    pub unknown: Unknown,
+    /// Set by Ctrl-C: the pass over the calls and the filling of holes end early (EINTR).
+    pub stop: &'a AtomicBool,
+}
+
 /// Infer the initial state from `trace` and create it beneath `root`.
 ///
-/// Without `special`, setuid/setgid bits a `stat` showed are left out of the files' modes and
-/// listed in [`InferStats::withheld`]. Device nodes are never created (a device the trace
-/// showed becomes a regular file).
-pub fn infer(
-    trace: &TraceReader,
-    root: &Root,
-    skip: &[Vec<u8>],
-    special: bool,
-    unknown: Unknown,
-) -> Result<InferStats> {
+/// Device nodes are never created (a device the trace showed becomes a regular file).
+pub fn infer(trace: &TraceReader, root: &Root, o: &InferOptions<'_>) -> Result<InferStats> {
     let events = trace.syscall_events(None).map(|e| e.map_err(Error::Trace));
-    infer_from(events, initial_cwd(trace), synthetic_ids(trace), root, skip, special, unknown)
+    infer_from(events, initial_cwd(trace), synthetic_ids(trace), root, o)
 }
 
 /// [`infer`] from the calls of a trace or a compiled plan (the trace's starting cwd and its
@@ -458,25 +471,28 @@ pub fn infer_from(
     cwd: Vec<u8>,
     synthetic: u64,
     root: &Root,
-    skip: &[Vec<u8>],
-    special: bool,
-    unknown: Unknown,
+    o: &InferOptions<'_>,
 ) -> Result<InferStats> {
+    let stop = o.stop;
     let mut sh = Shadow::new(cwd.clone());
     let mut st = Infer {
         root,
-        skip,
+        skip: o.skip,
         paths: HashMap::new(),
         written: Default::default(),
         dir_if_exists: Default::default(),
         trace_links: HashMap::new(),
         not_files: Default::default(),
-        special,
-        unknown,
+        special: o.special,
+        unknown: o.unknown,
+        stop,
         stats: InferStats::default(),
     };
     st.exists(&crate::sandbox::normalize(&cwd), Some(Kind::Dir));
     for ev in events {
+        if stop.load(Ordering::Relaxed) {
+            return Err(init_err(b"(the trace's calls)", "read", libc::EINTR));
+        }
         let ev = ev?;
         let Some(def) = ev.def else { continue };
         let Some(tid) = ev.tid.or(ev.pid) else { continue };
@@ -1075,8 +1091,8 @@ fn create(st: &mut Infer<'_>) -> Result<()> {
                 let known: u64 = n.known.values().sum();
                 st.stats.bytes_unknown += size.saturating_sub(known);
                 if let Unknown::Fill(kind) = st.unknown {
-                    st.stats.bytes_filled +=
-                        fill_holes(fd.as_fd(), size, kind).map_err(|e| init_err(p, "fill", e))?;
+                    st.stats.bytes_filled += fill_holes(fd.as_fd(), size, kind, st.stop)
+                        .map_err(|e| init_err(p, "fill", e))?;
                 }
                 st.stats.files += 1;
             }
@@ -1184,7 +1200,9 @@ mod tests {
             w.finish().unwrap();
             let r = TraceReader::open(&trace).unwrap();
             let root = Root::new(&d.join("root")).unwrap();
-            let st = infer(&r, &root, &[], special, self.unknown).unwrap();
+            let stop = AtomicBool::new(false);
+            let o = InferOptions { skip: &[], special, unknown: self.unknown, stop: &stop };
+            let st = infer(&r, &root, &o).unwrap();
             (d.join("root"), st)
         }
     }
@@ -1411,6 +1429,20 @@ mod tests {
         for r in [sparse_root, root] {
             let _ = std::fs::remove_dir_all(r.parent().unwrap());
         }
+    }
+
+    /// A stop (Ctrl-C) ends the filling of holes at once: EINTR, nothing more written.
+    #[test]
+    fn filling_holes_stops_on_ctrl_c() {
+        let d = std::env::temp_dir().join(format!("ra-init-unit-{}-stop", std::process::id()));
+        let f = std::fs::File::create(&d).unwrap();
+        f.set_len(8 << 20).unwrap();
+        let stop = AtomicBool::new(true);
+        assert_eq!(fill_holes(f.as_fd(), 8 << 20, crate::Fill::Pattern, &stop), Err(libc::EINTR));
+        assert_eq!(std::os::unix::fs::MetadataExt::blocks(&f.metadata().unwrap()), 0);
+        stop.store(false, Ordering::Relaxed);
+        assert_eq!(fill_holes(f.as_fd(), 8 << 20, crate::Fill::Pattern, &stop), Ok(8 << 20));
+        let _ = std::fs::remove_file(&d);
     }
 
     /// Setuid/setgid bits a stat showed are withheld unless `special`, and reported.
