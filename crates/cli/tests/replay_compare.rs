@@ -65,7 +65,8 @@ struct Mounts {
     base: PathBuf,
     /// (file system, mount point), in the order ext4, xfs, btrfs, tmpfs.
     mounts: Vec<(&'static str, PathBuf)>,
-    loops: Vec<String>,
+    /// The loop devices' file systems (unmounted and detached when dropped).
+    loops: Vec<ra_testkit::LoopFs>,
 }
 
 impl Mounts {
@@ -79,14 +80,9 @@ impl Mounts {
             ("btrfs", "128M", &["mkfs.btrfs", "-q", "-f"][..]),
         ] {
             let img = base.join(format!("{fs}.img"));
-            ok(Command::new("truncate").args(["-s", size]).arg(&img));
-            ok(Command::new(mkfs[0]).args(&mkfs[1..]).arg(&img));
-            let dev = ok(Command::new("losetup").args(["--find", "--show"]).arg(&img));
-            m.loops.push(dev.clone());
-            let dir = base.join(fs);
-            std::fs::create_dir(&dir).unwrap();
-            ok(Command::new("mount").args(["-t", fs, &dev]).arg(&dir));
-            m.mounts.push((fs, dir));
+            let l = ra_testkit::LoopFs::new(fs, size, mkfs, &img, base.join(fs));
+            m.mounts.push((fs, l.dir.clone()));
+            m.loops.push(l);
         }
         let dir = base.join("tmpfs");
         std::fs::create_dir(&dir).unwrap();
@@ -115,16 +111,15 @@ impl Mounts {
 
 impl Drop for Mounts {
     fn drop(&mut self) {
-        for (_, d) in self.mounts.iter().rev() {
+        // tmpfs here; the loop devices' file systems as `loops` drops (before the scratch
+        // directory goes, below).
+        if let Some((_, d)) = self.mounts.iter().find(|m| m.0 == "tmpfs") {
             let o = Command::new("umount").arg(d).output();
             if !o.as_ref().is_ok_and(|o| o.status.success()) {
-                // Busy (a failed test left something open): detach it lazily.
                 let _ = Command::new("umount").arg("-l").arg(d).output();
             }
         }
-        for l in &self.loops {
-            let _ = Command::new("losetup").arg("-d").arg(l).output();
-        }
+        self.loops.clear();
         let _ = std::fs::remove_dir_all(&self.base);
     }
 }

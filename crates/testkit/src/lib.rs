@@ -229,3 +229,73 @@ macro_rules! both_backends {
         }
     )*};
 }
+
+/// A file system on a loop device over a sparse image (`mkfs` is the command and its
+/// arguments, the image path appended), mounted at a directory; unmounted (lazily when busy,
+/// as after a failed test) and detached on drop. Needs root and `losetup`.
+pub struct LoopFs {
+    /// The mount point.
+    pub dir: PathBuf,
+    /// The loop device (`/dev/loopN`).
+    pub dev: String,
+}
+
+impl LoopFs {
+    /// Make `fs` (a `mount -t` type) on a `size` (`truncate -s`) image at `img` and mount it at
+    /// `dir` (created).
+    pub fn new(fs: &str, size: &str, mkfs: &[&str], img: &std::path::Path, dir: PathBuf) -> LoopFs {
+        let ok = |c: &mut std::process::Command| {
+            let o = c.output().unwrap_or_else(|e| panic!("{c:?}: {e}"));
+            assert!(o.status.success(), "{c:?}: {}", String::from_utf8_lossy(&o.stderr));
+            String::from_utf8_lossy(&o.stdout).trim().to_string()
+        };
+        ok(std::process::Command::new("truncate").args(["-s", size]).arg(img));
+        ok(std::process::Command::new(mkfs[0]).args(&mkfs[1..]).arg(img));
+        let dev = ok(std::process::Command::new("losetup").args(["--find", "--show"]).arg(img));
+        let mut l = LoopFs { dir, dev };
+        std::fs::create_dir_all(&l.dir).unwrap();
+        if let Err(e) = ok_mount(fs, &l.dev, &l.dir) {
+            let _ = std::process::Command::new("losetup").arg("-d").arg(&l.dev).output();
+            l.dev.clear();
+            panic!("{e}");
+        }
+        l
+    }
+
+    /// Reads the device completed since it was attached (`/sys/block/loopN/stat`, field 1).
+    pub fn reads(&self) -> u64 {
+        let name = self.dev.trim_start_matches("/dev/");
+        let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat"))
+            .unwrap_or_else(|e| panic!("/sys/block/{name}/stat: {e}"));
+        stat.split_whitespace().next().and_then(|v| v.parse().ok()).expect("stat field 1")
+    }
+}
+
+fn ok_mount(fs: &str, dev: &str, dir: &std::path::Path) -> Result<(), String> {
+    let o = std::process::Command::new("mount")
+        .args(["-t", fs, dev])
+        .arg(dir)
+        .output()
+        .map_err(|e| format!("mount: {e}"))?;
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "mount -t {fs} {dev} {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&o.stderr)
+        ))
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        let o = std::process::Command::new("umount").arg(&self.dir).output();
+        if !o.as_ref().is_ok_and(|o| o.status.success()) {
+            let _ = std::process::Command::new("umount").arg("-l").arg(&self.dir).output();
+        }
+        if !self.dev.is_empty() {
+            let _ = std::process::Command::new("losetup").arg("-d").arg(&self.dev).output();
+        }
+    }
+}
