@@ -4,7 +4,9 @@
 # trace with full verification and with none, and of the plan `reanimator compile` makes of it
 # (compiled RUNS times with the trace in the page cache: compile MB/s, plan size and RSS),
 # with the plan read from disk (plan-full, plan-none) and from the page cache (plan-warm).
-#   fio: 4 KiB random writes, psync, one job, 256 MiB file, 10 s time-based;
+#   fio: 4 KiB random writes, psync, one job, 256 MiB file, 10 s time-based; and its "floor":
+#   the trace's pwrite and fadvise calls on the file issued back to back by a C loop
+#   (bench/replay/floor.c), the least any faithful replay of the trace can take;
 #   sqlite3: 200,000 inserts in 2,000 transactions (the bench/record workload);
 #   threads: 5,000 threads at once (../shared/testdata/repro/threads.c), ptrace and eBPF traces;
 #   build: make -j1 of libbpf's C sources (the copy cargo fetched for libbpf-sys): a CPU-heavy
@@ -138,6 +140,35 @@ t1=$EPOCHREALTIME
 row fio traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
   trace_bytes="$(stat -c %s "$DIR/fio.ds")"
 replay_runs fio "$DIR/fio.ds"
+# The floor under any faithful replay of this trace: its pwrite and fadvise calls on fio's file
+# (fio's `invalidate` fadvise(DONTNEED) at every pass over the file, each writing back the
+# pass's dirty pages), issued back to back by a C loop with nothing else.
+cc -O2 -o "$DIR/floor" bench/replay/floor.c
+"$RA" dump -s 1 -t pwrite,fadvise64 "$DIR/fio.ds" | python3 -c '
+import re, sys
+adv = {"POSIX_FADV_NORMAL": 0, "POSIX_FADV_RANDOM": 1, "POSIX_FADV_SEQUENTIAL": 2,
+       "POSIX_FADV_WILLNEED": 3, "POSIX_FADV_DONTNEED": 4, "POSIX_FADV_NOREUSE": 5}
+fd = None
+n = other = 0
+for line in sys.stdin:
+    m = re.search(r"\] pwrite\((\d+), .*, (\d+), (\d+)\) = (-?\d+)", line)
+    a = re.search(r"\] fadvise64\((\d+), (\d+), (\d+), (\w+)\) = 0", line)
+    if m:
+        fd = fd or m.group(1)
+        if m.group(1) == fd and m.group(4) == m.group(2):
+            print("w", m.group(3), m.group(2)); n += 1; continue
+    elif a and a.group(1) == (fd or a.group(1)) and a.group(4) in adv:
+        fd = fd or a.group(1)
+        print("a", a.group(2), a.group(3), adv[a.group(4)]); n += 1; continue
+    other += 1
+print(f"bench/replay: floor: {n} calls on fd {fd}; {other} others left out", file=sys.stderr)
+' >"$DIR/floor.ops"
+for i in $(seq "$RUNS"); do
+  drop_caches
+  out=$("$DIR/floor" "$FIO_FILE" "$DIR/floor.ops")
+  # shellcheck disable=SC2046
+  row fio floor "$i" $(echo "$out" | sed 's/seconds=/replay_s=/')
+done
 rm -f "$DIR/fio.ds" "$FIO_FILE" "$DIR/plan"
 
 # ---- sqlite3 ----------------------------------------------------------------------------------
