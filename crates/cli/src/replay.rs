@@ -744,13 +744,15 @@ fn print_report(r: &Report, trace: &Path) -> Result<()> {
         writeln!(
             o,
             "trace read ahead (up to {} calls / {} MiB): the dispatcher waited for it {} times \
-             ({:.1} ms), {} of them with the workers idle ({:.1} ms)",
+             ({:.1} ms), {} of them with the workers idle ({:.1} ms); the workers waited for \
+             the disk in {} page faults",
             p.horizon_events,
             p.horizon_bytes >> 20,
             p.stalls,
             p.stalled_ns as f64 / 1e6,
             p.starved,
-            p.starved_ns as f64 / 1e6
+            p.starved_ns as f64 / 1e6,
+            r.worker_major_faults
         )?;
     }
     if let Some(m) = r.reads.filter(|m| *m != ra_replay::Reads::All) {

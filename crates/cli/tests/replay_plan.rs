@@ -335,6 +335,7 @@ fn a_plan_replay_reads_nothing_the_program_did_not() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(r["mismatch_total"], 0, "{err}");
     assert!(r["totals"]["replayed"].as_u64().unwrap() > 32_768, "{r}");
+    assert!(r["prefetch"]["worker_major_faults"].is_u64(), "{r}");
     assert!(reads <= 32, "the replay read {reads} times from the replay root's device");
     drop(fs);
     let _ = std::fs::remove_dir_all(&d);

@@ -1149,9 +1149,11 @@ fn worker(w: &Workers) -> Report {
     if let Some(c) = &w.cpus {
         c.pin_worker();
     }
+    let faults = crate::sys::thread_major_faults();
     while let Ok(task) = w.runq.recv() {
         run_task(w, &task, &mut rep);
     }
+    rep.worker_major_faults = crate::sys::thread_major_faults().saturating_sub(faults);
     rep
 }
 

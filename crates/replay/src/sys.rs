@@ -67,6 +67,18 @@ pub fn pwrite(fd: RawFd, buf: &[u8], o: i64) -> R {
     rx_len(rustix::io::pwrite(bfd(fd), buf, off(o)?))
 }
 
+/// Major page faults of the calling thread so far (faults that waited for the disk).
+pub fn thread_major_faults() -> u64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; RUSAGE_THREAD needs nothing else.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) } != 0 {
+        return 0;
+    }
+    // SAFETY: initialised: zeroed, then filled by a successful getrusage.
+    let ru = unsafe { ru.assume_init() };
+    u64::try_from(ru.ru_majflt).unwrap_or(0)
+}
+
 /// Touch every page of a buffer about to be written, so that its pages are mapped when the
 /// kernel copies from it.
 ///
@@ -353,4 +365,48 @@ pub fn splice(
     with_off(off_in, |a| {
         with_off(off_out, |b| rx_len(rustix::pipe::splice(bfd(fin), a, bfd(fout), b, len, flags)))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reading a mapped file's pages that are not in the page cache counts major faults (the
+    /// replay's report of waits on a plan's pages depends on it). The file is made next to the
+    /// test binary: a disk, not a tmpfs, whose pages cannot be dropped.
+    #[test]
+    fn major_faults_of_the_thread_are_counted() {
+        use std::io::Write;
+        let dir = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
+        let path = dir.join(format!("ra-majflt-{}", std::process::id()));
+        let mut f = std::fs::File::create(&path).unwrap();
+        f.write_all(&vec![7u8; 1 << 20]).unwrap();
+        f.sync_all().unwrap();
+        // SAFETY: plain fadvise on an open descriptor.
+        let r = unsafe {
+            libc::posix_fadvise(
+                std::os::fd::AsRawFd::as_raw_fd(&f),
+                0,
+                0,
+                libc::POSIX_FADV_DONTNEED,
+            )
+        };
+        assert_eq!(r, 0);
+        let f = std::fs::File::open(&path).unwrap();
+        // SAFETY: a read-only private map of a file only this test writes.
+        let map = unsafe { memmap2::Mmap::map(&f) }.unwrap();
+        let before = thread_major_faults();
+        prefault(&map);
+        let after = thread_major_faults();
+        drop(map);
+        let _ = std::fs::remove_file(&path);
+        assert!(after > before, "{before} -> {after}");
+    }
+
+    #[test]
+    fn prefault_touches_any_buffer() {
+        prefault(&[]);
+        prefault(&[1]);
+        prefault(&vec![0u8; 3 * 4096 + 5][1..]);
+    }
 }

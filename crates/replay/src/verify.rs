@@ -230,6 +230,10 @@ pub struct Report {
     pub prefetch: Option<PrefetchStats>,
     /// Replayed from a compiled plan: its path and the trace it was compiled from.
     pub plan: Option<(String, String)>,
+    /// Page faults the worker threads waited on the disk for (major faults): pages of a
+    /// plan's memory map that the read-ahead had not brought in (a trace's buffers are the
+    /// process's own memory).
+    pub worker_major_faults: u64,
 }
 
 /// The read-ahead (`--prefetch`): its horizon, and the dispatcher's waits for it.
@@ -281,6 +285,7 @@ impl Report {
         }
         self.pacer.merge(&o.pacer);
         self.timing = self.timing.or(o.timing);
+        self.worker_major_faults += o.worker_major_faults;
     }
 
     /// True when every verified call matched and the final state (if checked) is identical.
@@ -322,7 +327,8 @@ impl Report {
             "prefetch": self.prefetch.as_ref().map(|p| json!({
                 "horizon_calls": p.horizon_events, "horizon_bytes": p.horizon_bytes,
                 "stalls": p.stalls, "stalled_s": p.stalled_ns as f64 / 1e9,
-                "starved": p.starved, "starved_s": p.starved_ns as f64 / 1e9})),
+                "starved": p.starved, "starved_s": p.starved_ns as f64 / 1e9,
+                "worker_major_faults": self.worker_major_faults})),
         })
     }
 }
