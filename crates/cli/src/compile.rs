@@ -41,12 +41,25 @@ pub struct CompileArgs {
     /// contents are stored without being indexed (the summary says when).
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = crate::record::parse_size)]
     pub dedup_memory: u64,
+    /// How to store the data chunks: `none` (the default) keeps them as they are, and replay
+    /// writes from the mapped plan without copying; `lz4` compresses each chunk (when that
+    /// makes it smaller): a smaller plan for compressible data, and replay decompresses the
+    /// chunks as it goes. Plans with lz4 chunks are format version 2.
+    #[arg(long, value_enum, default_value = "none", value_name = "CODEC")]
+    pub compress: PlanCompress,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
     /// No progress bar, no summary.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `compile --compress`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanCompress {
+    None,
+    Lz4,
 }
 
 pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
@@ -91,6 +104,7 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
             &a.trace,
             tmp.path(),
             a.dedup_memory.min(usize::MAX as u64) as usize,
+            a.compress == PlanCompress::Lz4,
             &progress.read,
             &progress.stop,
         );

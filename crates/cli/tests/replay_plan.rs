@@ -19,7 +19,19 @@ fn run(args: &[&std::ffi::OsStr]) -> Output {
 }
 
 fn compile(trace: &Path, plan: &Path) -> serde_json::Value {
-    let o = bin().arg("compile").arg(trace).arg("-o").arg(plan).arg("--json").output().unwrap();
+    compile_with(trace, plan, &[])
+}
+
+fn compile_with(trace: &Path, plan: &Path, extra: &[&str]) -> serde_json::Value {
+    let o = bin()
+        .arg("compile")
+        .arg(trace)
+        .arg("-o")
+        .arg(plan)
+        .arg("--json")
+        .args(extra)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "compile: {}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
 }
@@ -56,7 +68,8 @@ fn record(dir: &Path, trace: &Path, snapshot: bool, cmd: &[&str]) {
 }
 
 /// A program reads a file and copies it; replayed into a root where that file holds other
-/// bytes (no --init), both the trace and its plan report the same mismatches, call by call.
+/// bytes (no --init), the trace, its plan and its plan with lz4-compressed data chunks
+/// (`--compress lz4`, a smaller, version 2 plan) report the same mismatches, call by call.
 #[test]
 fn a_plan_finds_the_same_mismatches_as_its_trace() {
     let d = scratch_dir("plan-mismatch").canonicalize().unwrap();
@@ -77,9 +90,15 @@ fn a_plan_finds_the_same_mismatches_as_its_trace() {
     // (the reads and writes move the same buffers).
     assert!(st["unique_buffers"].as_u64().unwrap() < st["buffers"].as_u64().unwrap(), "{st}");
     assert!(st["data_stored"].as_u64().unwrap() < st["data_in"].as_u64().unwrap(), "{st}");
+    let zplan = d.join("z.plan");
+    let zst = compile_with(&trace, &zplan, &["--compress", "lz4"]);
+    assert_eq!(zst["data_stored"], st["data_stored"]);
+    assert!(zst["plan_bytes"].as_u64().unwrap() < st["plan_bytes"].as_u64().unwrap(), "{zst}");
+    let version = |p: &Path| std::fs::read(p).unwrap()[8..12].to_vec();
+    assert_eq!((version(&plan), version(&zplan)), (vec![1, 0, 0, 0], vec![2, 0, 0, 0]));
     // The root holds in.dat with other bytes (same size).
     let mut results = Vec::new();
-    for input in [&trace, &plan] {
+    for input in [&trace, &plan, &zplan] {
         let root = d.join("root");
         let _ = std::fs::remove_dir_all(&root);
         let inroot = root.join(work.strip_prefix("/").unwrap());
@@ -98,11 +117,14 @@ fn a_plan_finds_the_same_mismatches_as_its_trace() {
         assert_eq!(o.status.code(), Some(1), "mismatches found: {r}");
         results.push(r);
     }
-    let (t, p) = (&results[0], &results[1]);
+    let t = &results[0];
     assert!(t["mismatch_total"].as_u64().unwrap() >= 3, "{t}");
-    assert_eq!(t["mismatch_total"], p["mismatch_total"]);
-    assert_eq!(t["mismatches"], p["mismatches"]);
-    assert_eq!(t["per_call"], p["per_call"]);
+    for p in &results[1..] {
+        assert_eq!(t["mismatch_total"], p["mismatch_total"]);
+        assert_eq!(t["mismatches"], p["mismatches"]);
+        assert_eq!(t["per_call"], p["per_call"]);
+    }
+    let p = &results[2];
     let calls: Vec<&str> =
         p["mismatches"].as_array().unwrap().iter().map(|m| m["call"].as_str().unwrap()).collect();
     assert!(calls.contains(&"read"), "{calls:?}");

@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use ra_fsstate::{hex, unhex};
 use ra_syscalls::SyscallDef;
@@ -34,8 +35,13 @@ use crate::shadow::Placement;
 
 /// The plan file's magic.
 pub const MAGIC: &[u8; 8] = b"RAPLAN\0\n";
-/// The plan format's version: a plan of another version is refused (compile it again).
-pub const VERSION: u32 = 1;
+/// The plan format's newest version: version 2 plans may hold lz4-compressed data chunks
+/// (`compile --compress lz4`), version 1 plans do not (and are still written without it, so
+/// that older reanimators read them). A plan of another version is refused (compile it
+/// again).
+pub const VERSION: u32 = 2;
+/// The oldest plan version read.
+pub const VERSION_OLDEST: u32 = 1;
 /// Buffers at least this long go to the data chunks (deduplicated); shorter ones (paths,
 /// small structs) are stored inline.
 pub const DEDUP_MIN: usize = 256;
@@ -50,6 +56,10 @@ const CHUNK_HEADER: usize = 64;
 const KIND_DATA: u32 = 1;
 const KIND_CALLS: u32 = 2;
 const KIND_END: u32 = 3;
+/// A data chunk stored lz4-compressed (a block; `count` is its data's length).
+const KIND_DATA_LZ4: u32 = 4;
+/// Decompressed data chunks kept for the next calls (each up to a data chunk's size).
+const UNPACKED_KEPT: usize = 2;
 /// A reader alone (no replay behind it) keeps the plan's pages mapped this far behind it ...
 const TRIM_WINDOW: usize = 32 << 20;
 /// ... and pages are dropped in steps of at least this many bytes (a power of two).
@@ -72,8 +82,8 @@ pub enum PlanError {
     #[error("{path} is not a reanimator plan (no plan header)")]
     NotPlan { path: PathBuf },
     #[error(
-        "{path} is a plan of format version {found}, this reanimator reads version {VERSION}: \
-         compile the trace again (reanimator compile TRACE -o PLAN)"
+        "{path} is a plan of format version {found}, this reanimator reads versions \
+         {VERSION_OLDEST} to {VERSION}: compile the trace again (reanimator compile TRACE -o PLAN)"
     )]
     Version { path: PathBuf, found: u32 },
     #[error(
@@ -360,16 +370,21 @@ pub struct PlanWriter {
     data_at_calls: u64,
     def_index: HashMap<usize, u64>,
     stats: CompileStats,
+    /// Data chunks are stored lz4-compressed (when that makes them smaller).
+    compress: bool,
 }
 
 impl PlanWriter {
-    /// Create `path` (replacing it) and write the header.
+    /// Create `path` (replacing it) and write the header. `compress`: store data chunks
+    /// lz4-compressed (a version 2 plan; else version 1).
     pub fn create(
         path: &Path,
         facts: &TraceFacts,
         source: &PlanSource,
         dedup_memory: usize,
+        compress: bool,
     ) -> Result<PlanWriter, PlanError> {
+        let version: u32 = if compress { VERSION } else { VERSION_OLDEST };
         let io = |source| PlanError::Io { path: path.to_path_buf(), source };
         let mut f = std::fs::File::create(path).map_err(io)?;
         let (tx, rx) = crossbeam_channel::bounded::<Vec<u8>>(4);
@@ -406,10 +421,11 @@ impl PlanWriter {
                 .map(|(i, d)| (d as *const SyscallDef as usize, i as u64))
                 .collect(),
             stats: CompileStats::default(),
+            compress,
         };
         let header = serde_json::json!({
             "format": "reanimator-plan",
-            "version": VERSION,
+            "version": version,
             "reanimator": env!("CARGO_PKG_VERSION"),
             "registry": registry_fingerprint(),
             "facts": facts_json(facts),
@@ -424,7 +440,7 @@ impl PlanWriter {
         let j = serde_json::to_vec(&header).expect("JSON of plain values");
         let mut h = Vec::with_capacity(HEADER_FIXED + j.len());
         h.extend_from_slice(MAGIC);
-        h.extend_from_slice(&VERSION.to_le_bytes());
+        h.extend_from_slice(&version.to_le_bytes());
         h.extend_from_slice(&(j.len() as u32).to_le_bytes());
         h.extend_from_slice(&crc32fast::hash(&j).to_le_bytes());
         h.extend_from_slice(&j);
@@ -489,6 +505,14 @@ impl PlanWriter {
             return Ok(());
         }
         let n = self.data.len() as u64;
+        if self.compress {
+            let mut z = lz4_flex::block::compress(&self.data);
+            if z.len() < self.data.len() {
+                self.data.clear();
+                self.data_at += n;
+                return self.chunk(KIND_DATA_LZ4, n, self.data_at - n, &mut z);
+            }
+        }
         let mut data = std::mem::take(&mut self.data);
         let r = self.chunk(KIND_DATA, 0, self.data_at, &mut data);
         self.data = data;
@@ -745,19 +769,21 @@ impl PlanWriter {
 }
 
 /// Compile `trace` into a plan at `out`: place its calls ([`crate::planner::Planner`]) and
-/// write them. `progress` counts calls; `stop` ends the compile early (an error).
+/// write them, with the data chunks lz4-compressed when `compress`. `progress` counts calls;
+/// `stop` ends the compile early (an error).
 pub fn compile(
     trace: &ra_trace::TraceReader,
     trace_path: &Path,
     out: &Path,
     dedup_memory: usize,
+    compress: bool,
     progress: &std::sync::atomic::AtomicU64,
     stop: &AtomicBool,
 ) -> Result<CompileStats, PlanError> {
     let facts = TraceFacts::of(trace);
     let source = PlanSource::of(trace_path, trace.snapshots().len() as u64)
         .map_err(|source| PlanError::Io { path: trace_path.to_path_buf(), source })?;
-    let mut w = PlanWriter::create(out, &facts, &source, dedup_memory)?;
+    let mut w = PlanWriter::create(out, &facts, &source, dedup_memory, compress)?;
     let mut planner = crate::planner::Planner::new(trace.syscall_events(None), facts);
     // The planner runs here, the encoder (hashing, deduplication) on a thread of its own, the
     // file writes on a third: the trace's decoding has a fourth.
@@ -818,8 +844,11 @@ struct DataChunk {
     /// Data space offset and length.
     at: u64,
     len: u64,
-    /// Where its payload is in the file.
+    /// Where its payload is in the file, and its length there.
     file_at: usize,
+    stored: usize,
+    /// The payload is an lz4 block of the data.
+    lz4: bool,
     digest: u32,
     checked: AtomicBool,
 }
@@ -853,6 +882,8 @@ pub struct Plan {
     mapped: bool,
     /// How much of the map has been dropped from the address space ([`Plan::trim_to`]).
     trimmed: std::sync::atomic::AtomicUsize,
+    /// Recently decompressed data chunks (index, data): see [`Plan::unpacked`].
+    unpacked: Mutex<Vec<(usize, Bytes)>>,
 }
 
 /// True when the file at `path` starts with the plan magic.
@@ -908,7 +939,7 @@ impl Plan {
             return Err(PlanError::NotPlan { path: path.to_path_buf() });
         }
         let version = u32::from_le_bytes(b[8..12].try_into().expect("4 bytes"));
-        if version != VERSION {
+        if !(VERSION_OLDEST..=VERSION).contains(&version) {
             return Err(PlanError::Version { path: path.to_path_buf(), found: version });
         }
         if b.len() < HEADER_FIXED {
@@ -989,20 +1020,38 @@ impl Plan {
                     }
                 })?;
             match kind {
-                KIND_DATA => {
+                KIND_DATA | KIND_DATA_LZ4 => {
                     if first != data_space {
                         return Err(corrupt(format!(
                             "data chunk at offset {at} starts at data offset {first}, expected {data_space}"
                         )));
                     }
+                    let lz4 = kind == KIND_DATA_LZ4;
+                    if lz4 && version < 2 {
+                        return Err(corrupt(format!(
+                            "compressed data chunk at offset {at} in a version {version} plan"
+                        )));
+                    }
+                    // An lz4 block expands at most 255-fold: a larger length is corrupt (and
+                    // would be an allocation the file does not justify).
+                    let len = if lz4 { count } else { plen };
+                    if lz4 && (len == 0 || len > plen.saturating_mul(255).saturating_add(64)) {
+                        return Err(corrupt(format!(
+                            "compressed data chunk at offset {at}: {len} bytes from {plen}"
+                        )));
+                    }
                     data.push(DataChunk {
                         at: first,
-                        len: plen,
+                        len,
                         file_at: pat,
+                        stored: plen_us,
+                        lz4,
                         digest,
                         checked: AtomicBool::new(false),
                     });
-                    data_space += plen;
+                    data_space = data_space.checked_add(len).ok_or_else(|| {
+                        corrupt(format!("data chunk at offset {at}: data space overflows"))
+                    })?;
                 }
                 KIND_CALLS => {
                     if first != seq {
@@ -1072,6 +1121,7 @@ impl Plan {
             checksums,
             mapped: false,
             trimmed: Default::default(),
+            unpacked: Mutex::new(Vec::new()),
         })
     }
 
@@ -1107,7 +1157,7 @@ impl Plan {
             .get(i)
             .filter(|c| c.at <= at && at.checked_add(len).is_some_and(|e| e <= c.at + c.len))
             .ok_or_else(|| format!("data reference {at}+{len} out of range"))?;
-        let b = &self.map[c.file_at..c.file_at + c.len as usize];
+        let b = &self.map[c.file_at..c.file_at + c.stored];
         if !c.checked.load(Ordering::Relaxed) {
             if self.checksums && crc32fast::hash(b) != c.digest {
                 return Err(format!(
@@ -1117,8 +1167,40 @@ impl Plan {
             }
             c.checked.store(true, Ordering::Relaxed);
         }
+        if c.lz4 {
+            let data = self.unpacked(i, c, b)?;
+            let o = (at - c.at) as usize;
+            return Ok(data.slice(o..o + len as usize));
+        }
         let o = c.file_at + (at - c.at) as usize;
         Ok(self.map.slice(o..o + len as usize))
+    }
+
+    /// Data chunk `i` (lz4, stored as `b`) decompressed: kept for the next calls, which mostly
+    /// use the same chunk (the last [`UNPACKED_KEPT`] chunks are kept; a deduplicated buffer
+    /// of an older chunk decompresses it again).
+    fn unpacked(&self, i: usize, c: &DataChunk, b: &[u8]) -> Result<Bytes, String> {
+        let mut kept = self.unpacked.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, d)) = kept.iter().find(|(k, _)| *k == i) {
+            return Ok(d.clone());
+        }
+        let d = lz4_flex::block::decompress(b, c.len as usize).map_err(|e| {
+            format!("the data chunk at data offset {} does not decompress: {e}", c.at)
+        })?;
+        if d.len() as u64 != c.len {
+            return Err(format!(
+                "the data chunk at data offset {} decompresses to {} bytes, not {}",
+                c.at,
+                d.len(),
+                c.len
+            ));
+        }
+        let d = Bytes::from(d);
+        if kept.len() >= UNPACKED_KEPT {
+            kept.remove(0);
+        }
+        kept.push((i, d.clone()));
+        Ok(d)
     }
 
     /// The placed calls, in order (the map's pages dropped behind the reader as it goes:
@@ -1525,10 +1607,12 @@ mod tests {
         (v, p.notes)
     }
 
-    fn write_plan(dir: &Path) -> PathBuf {
-        let path = dir.join("t.plan");
+    /// A plan of `placed()`, its data chunks lz4-compressed when `compress` (the test data
+    /// compresses).
+    fn write_plan(dir: &Path, compress: bool) -> PathBuf {
+        let path = dir.join(if compress { "z.plan" } else { "t.plan" });
         let src = PlanSource { path: "t.ds".into(), size: 1, mtime_ns: 2, snapshots: 0 };
-        let mut w = PlanWriter::create(&path, &facts(), &src, 1 << 20).expect("create");
+        let mut w = PlanWriter::create(&path, &facts(), &src, 1 << 20, compress).expect("create");
         let (v, notes) = placed();
         for p in &v {
             w.push(p).expect("push");
@@ -1552,8 +1636,14 @@ mod tests {
     #[test]
     fn a_plan_gives_back_every_placed_call_exactly() {
         let d = scratch("roundtrip");
-        let path = write_plan(&d);
-        let plan = Plan::open(&path).expect("open");
+        for compress in [false, true] {
+            roundtrip(&write_plan(&d, compress));
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    fn roundtrip(path: &Path) {
+        let plan = Plan::open(path).expect("open");
         assert_eq!(plan.facts(), &facts());
         let back: Vec<Placed> = plan.calls().map(|r| r.expect("decoded")).collect();
         let (want, _) = placed();
@@ -1572,14 +1662,19 @@ mod tests {
         }
         // The calls on the file are gated on each other.
         assert!(want[2].deps.contains(&1), "{:?}", want[2].deps);
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
     fn damaged_cut_or_stale_plans_are_refused_with_the_reason() {
         let d = scratch("damage");
-        let path = write_plan(&d);
-        let good = std::fs::read(&path).unwrap();
+        for compress in [false, true] {
+            damaged(&write_plan(&d, compress), compress);
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    fn damaged(path: &Path, compress: bool) {
+        let good = std::fs::read(path).unwrap();
         let p = Path::new("x.plan");
         let err = |b: Vec<u8>| -> String {
             match Plan::from_bytes(p, b) {
@@ -1599,7 +1694,18 @@ mod tests {
         let calls_at = good.windows(8).position(|w| w == CHUNK_MAGIC).unwrap();
         let mut v = good.clone();
         let kind = u32::from_le_bytes(v[calls_at + 8..calls_at + 12].try_into().unwrap());
-        assert_eq!(kind, KIND_DATA, "data comes before the calls that use it");
+        let want = if compress { KIND_DATA_LZ4 } else { KIND_DATA };
+        assert_eq!(kind, want, "data comes before the calls that use it");
+        assert_eq!(
+            u32::from_le_bytes(good[8..12].try_into().unwrap()),
+            if compress { 2 } else { 1 }
+        );
+        if compress {
+            // Compressed chunks in a version 1 plan: corrupt (version 1 has none).
+            let mut v1 = good.clone();
+            v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+            assert!(err(v1).contains("in a version 1 plan"));
+        }
         v[calls_at + CHUNK_HEADER + 5] ^= 1;
         assert!(err(v).contains("data chunk"), "data damage");
         let second = calls_at
@@ -1621,6 +1727,5 @@ mod tests {
                 }
             }
         }
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }
