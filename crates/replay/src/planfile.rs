@@ -58,7 +58,7 @@ const KIND_CALLS: u32 = 2;
 const KIND_END: u32 = 3;
 /// A data chunk stored lz4-compressed (a block; `count` is its data's length).
 const KIND_DATA_LZ4: u32 = 4;
-/// Decompressed data chunks kept for the next calls (each up to a data chunk's size).
+/// Decompressed data chunks kept for the next calls (each at most DATA_CHUNK bytes).
 const UNPACKED_KEPT: usize = 2;
 /// A reader alone (no replay behind it) keeps the plan's pages mapped this far behind it ...
 const TRIM_WINDOW: usize = 32 << 20;
@@ -505,7 +505,9 @@ impl PlanWriter {
             return Ok(());
         }
         let n = self.data.len() as u64;
-        if self.compress {
+        // (A chunk beyond DATA_CHUNK holds one large buffer: stored as it is, so that replay
+        // writes it from the map rather than decompressing it whole.)
+        if self.compress && self.data.len() <= DATA_CHUNK {
             let mut z = lz4_flex::block::compress(&self.data);
             if z.len() < self.data.len() {
                 self.data.clear();
@@ -1032,10 +1034,15 @@ impl Plan {
                             "compressed data chunk at offset {at} in a version {version} plan"
                         )));
                     }
-                    // An lz4 block expands at most 255-fold: a larger length is corrupt (and
-                    // would be an allocation the file does not justify).
+                    // Compressed chunks hold at most DATA_CHUNK bytes (larger ones are stored
+                    // as they are), and an lz4 block expands at most 255-fold: a larger length
+                    // is corrupt (and would be an allocation the file does not justify).
                     let len = if lz4 { count } else { plen };
-                    if lz4 && (len == 0 || len > plen.saturating_mul(255).saturating_add(64)) {
+                    if lz4
+                        && (len == 0
+                            || len > DATA_CHUNK as u64
+                            || len > plen.saturating_mul(255).saturating_add(64))
+                    {
                         return Err(corrupt(format!(
                             "compressed data chunk at offset {at}: {len} bytes from {plen}"
                         )));
@@ -1662,6 +1669,48 @@ mod tests {
         }
         // The calls on the file are gated on each other.
         assert!(want[2].deps.contains(&1), "{:?}", want[2].deps);
+    }
+
+    /// With compression, a buffer larger than a data chunk gets a chunk of its own stored as
+    /// it is (written from the map, never decompressed whole); the small ones are compressed.
+    #[test]
+    fn a_large_buffer_is_stored_uncompressed_in_a_compressed_plan() {
+        let d = scratch("large");
+        let path = d.join("l.plan");
+        let src = PlanSource { path: "t.ds".into(), size: 1, mtime_ns: 2, snapshots: 0 };
+        let mut w = PlanWriter::create(&path, &facts(), &src, 1 << 20, true).expect("create");
+        let mut evs = events();
+        let large = vec![3u8; DATA_CHUNK + 1];
+        evs.insert(
+            1,
+            event(
+                "write",
+                10,
+                large.len() as i64,
+                0,
+                &[
+                    ("fd", ArgValue::Int(3)),
+                    ("buf", ArgValue::data(large.clone())),
+                    ("count", ArgValue::Int(large.len() as i64)),
+                ],
+            ),
+        );
+        let mut p = Planner::new(evs.into_iter().map(Ok), facts());
+        let v: Vec<Placed> = p.by_ref().map(|r| r.expect("placed")).collect();
+        for c in &v {
+            w.push(c).expect("push");
+        }
+        w.finish(&p.notes).expect("finish");
+        let plan = Plan::open(&path).expect("open");
+        let kinds: Vec<(bool, u64)> = plan.data.iter().map(|c| (c.lz4, c.len)).collect();
+        assert!(kinds.contains(&(false, large.len() as u64)), "{kinds:?}");
+        assert!(kinds.iter().any(|k| k.0), "{kinds:?}");
+        let back: Vec<Placed> = plan.calls().map(|r| r.expect("decoded")).collect();
+        assert_eq!(back.len(), v.len());
+        for (b, w) in back.iter().zip(&v) {
+            assert_eq!(b.ev, w.ev);
+        }
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
