@@ -16,13 +16,13 @@ use crate::progress::Progress;
 
 #[derive(Args, Debug)]
 pub struct InfoArgs {
-    /// The trace or DataSeries file.
+    /// The trace, DataSeries file or compiled plan (`reanimator compile`).
     pub file: PathBuf,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
     /// Read extent headers only: skips checksum verification and the time span (fast on huge
-    /// files).
+    /// files). For a plan: its chunk headers only, the calls and data not read back.
     #[arg(long)]
     pub quick: bool,
 }
@@ -78,6 +78,9 @@ fn thousands(n: u64) -> String {
 
 pub fn run(a: InfoArgs) -> Result<ExitCode> {
     let path = &a.file;
+    if ra_replay::planfile::is_plan(path) {
+        return plan_info(&a);
+    }
     let ds = DsReader::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let file_len = ds.file_len();
     let enc = ds.encryption();
@@ -435,6 +438,128 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
     }
     if let Some(e) = header_error.or(verify_error).or(index_error) {
         return Err(anyhow::Error::new(e).context(format!("{} is damaged", path.display())));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `info` says about a compiled plan (`reanimator compile`).
+struct PlanInfo {
+    bytes: u64,
+    compiled_by: String,
+    source: ra_replay::planfile::PlanSource,
+    layout: ra_replay::planfile::PlanLayout,
+    stats: ra_replay::planfile::CompileStats,
+    notes: ra_replay::planner::PlanNotes,
+    /// Calls read back and checked (None with --quick).
+    checked: Option<u64>,
+}
+
+/// Open the plan and, unless `quick`, read it through as a replay would (every checksum).
+fn plan_facts(a: &InfoArgs) -> Result<PlanInfo> {
+    let path = &a.file;
+    let plan = ra_replay::Plan::open(path).context("opening the plan")?;
+    let checked = if a.quick {
+        None
+    } else {
+        let never = std::sync::atomic::AtomicBool::new(false);
+        Some(plan.check(&never).with_context(|| format!("checking {}", path.display()))?)
+    };
+    Ok(PlanInfo {
+        bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
+        compiled_by: plan.compiled_by().to_string(),
+        source: plan.source().clone(),
+        layout: plan.layout(),
+        stats: plan.stats().clone(),
+        notes: plan.notes().clone(),
+        checked,
+    })
+}
+
+fn plan_json(p: &PlanInfo) -> serde_json::Value {
+    json!({
+        "kind": "reanimator-plan",
+        "bytes": p.bytes,
+        "version": p.layout.version,
+        "compiled_by": p.compiled_by,
+        "source": {"path": p.source.path, "size": p.source.size,
+                   "mtime_ns": p.source.mtime_ns, "snapshots": p.source.snapshots},
+        "chunks": {"calls": p.layout.calls_chunks, "data": p.layout.data_chunks,
+                   "data_lz4": p.layout.lz4_chunks,
+                   "data_stored_bytes": p.layout.data_stored_bytes},
+        "stats": p.stats.to_json(),
+        "unknown": p.notes.unknown,
+        "warnings": p.notes.warnings,
+        "checked_calls": p.checked,
+    })
+}
+
+fn plan_text(o: &mut impl Write, path: &std::path::Path, p: &PlanInfo) -> std::io::Result<()> {
+    let mb = |b: u64| b as f64 / 1e6;
+    let l = &p.layout;
+    let st = &p.stats;
+    writeln!(o, "File        {}  ({} bytes)", path.display(), thousands(p.bytes))?;
+    writeln!(
+        o,
+        "Format      reanimator replay plan, version {}{} (compiled by reanimator {})",
+        l.version,
+        if l.lz4_chunks > 0 { ", lz4 data chunks" } else { "" },
+        p.compiled_by
+    )?;
+    writeln!(
+        o,
+        "Source      {} ({} bytes, modified {}){}",
+        p.source.path,
+        thousands(p.source.size),
+        rfc3339(p.source.mtime_ns),
+        match p.source.snapshots {
+            0 => String::new(),
+            n => format!("; {n} snapshot(s), restored from the trace by --init"),
+        }
+    )?;
+    writeln!(
+        o,
+        "Calls       {} in {} chunks{}",
+        thousands(st.calls),
+        l.calls_chunks,
+        match p.checked {
+            Some(n) => format!("; all {} read back, every checksum verified", thousands(n)),
+            None => "; not read back (--quick)".into(),
+        }
+    )?;
+    writeln!(
+        o,
+        "Data        {:.1} MB in {} chunks{}: {} buffers of {:.1} MB stored once per content as {} \
+         ({:.1}% saved); {} bytes inline",
+        mb(st.data_stored),
+        l.data_chunks,
+        if l.lz4_chunks > 0 {
+            format!(" ({} lz4-compressed; {:.1} MB in the file)", l.lz4_chunks, mb(l.data_stored_bytes))
+        } else {
+            String::new()
+        },
+        thousands(st.buffers),
+        mb(st.data_in),
+        thousands(st.unique_buffers),
+        if st.data_in > 0 { 100.0 * (1.0 - st.data_stored as f64 / st.data_in as f64) } else { 0.0 },
+        thousands(st.inline_bytes),
+    )?;
+    for (what, m) in [("Unknown", &p.notes.unknown), ("Warnings", &p.notes.warnings)] {
+        for (k, n) in m {
+            writeln!(o, "{what:<11} {k}: {n}")?;
+        }
+    }
+    Ok(())
+}
+
+/// `info PLAN`.
+fn plan_info(a: &InfoArgs) -> Result<ExitCode> {
+    let p = plan_facts(a)?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        serde_json::to_writer_pretty(&mut out, &plan_json(&p))?;
+        writeln!(out)?;
+    } else {
+        plan_text(&mut out, &a.file, &p)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -52,8 +52,9 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Summarize a trace or any DataSeries file: extent types, record counts, sizes,
-    /// compression, time span, recording facts, losses.
+    /// Summarize a trace or any DataSeries file (extent types, record counts, sizes,
+    /// compression, time span, recording facts, losses) or a compiled plan (version, source
+    /// trace, calls, data and deduplication, every checksum verified).
     Info(info::InfoArgs),
     /// Run a command and record its system calls with full data buffers into a trace.
     Record(record::RecordArgs),

@@ -96,6 +96,35 @@ fn a_plan_finds_the_same_mismatches_as_its_trace() {
     assert!(zst["plan_bytes"].as_u64().unwrap() < st["plan_bytes"].as_u64().unwrap(), "{zst}");
     let version = |p: &Path| std::fs::read(p).unwrap()[8..12].to_vec();
     assert_eq!((version(&plan), version(&zplan)), (vec![1, 0, 0, 0], vec![2, 0, 0, 0]));
+    // `info` describes a plan (and reads it through, every checksum).
+    let info = |p: &Path, extra: &[&str]| bin().arg("info").arg(p).args(extra).output().unwrap();
+    let o = info(&zplan, &[]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("replay plan, version 2, lz4 data chunks"), "{text}");
+    assert!(text.contains("every checksum verified"), "{text}");
+    let j: serde_json::Value = serde_json::from_slice(&info(&plan, &["--json"]).stdout).unwrap();
+    assert_eq!(j["version"], 1);
+    for k in ["calls", "buffers", "unique_buffers", "data_in", "data_stored", "plan_bytes"] {
+        assert_eq!(j["stats"][k], st[k], "{k}");
+    }
+    assert_eq!(j["checked_calls"], st["calls"]);
+    // A damaged byte in the last data chunk's payload: `info` says so (--quick does not look).
+    let mut bytes = std::fs::read(&zplan).unwrap();
+    let last_data = bytes
+        .windows(12)
+        .enumerate()
+        .filter(|(_, w)| &w[..8] == b"RACHUNK\0" && w[8..12] == 4u32.to_le_bytes())
+        .map(|(i, _)| i)
+        .next_back()
+        .expect("an lz4 data chunk");
+    bytes[last_data + 64 + 2] ^= 0x10;
+    let bad = d.join("bad.plan");
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = info(&bad, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("checksum"), "{o:?}");
+    assert!(info(&bad, &["--quick"]).status.success());
     // The root holds in.dat with other bytes (same size).
     let mut results = Vec::new();
     for input in [&trace, &plan, &zplan] {

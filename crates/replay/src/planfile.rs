@@ -886,6 +886,21 @@ pub struct Plan {
     trimmed: std::sync::atomic::AtomicUsize,
     /// Recently decompressed data chunks (index, data): see [`Plan::unpacked`].
     unpacked: Mutex<Vec<(usize, Bytes)>>,
+    /// The format version it was written in.
+    version: u32,
+}
+
+/// How a plan is laid out ([`Plan::layout`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanLayout {
+    /// The format version (1, or 2 with lz4 data chunks).
+    pub version: u32,
+    pub calls_chunks: usize,
+    pub data_chunks: usize,
+    /// ... of which lz4-compressed.
+    pub lz4_chunks: usize,
+    /// The data chunks' bytes as stored in the file (compressed ones compressed).
+    pub data_stored_bytes: u64,
 }
 
 /// True when the file at `path` starts with the plan magic.
@@ -1129,6 +1144,7 @@ impl Plan {
             mapped: false,
             trimmed: Default::default(),
             unpacked: Mutex::new(Vec::new()),
+            version,
         })
     }
 
@@ -1150,6 +1166,32 @@ impl Plan {
     /// The reanimator version that compiled it.
     pub fn compiled_by(&self) -> &str {
         &self.reanimator
+    }
+
+    /// Its format version and chunks.
+    pub fn layout(&self) -> PlanLayout {
+        PlanLayout {
+            version: self.version,
+            calls_chunks: self.calls.len(),
+            data_chunks: self.data.len(),
+            lz4_chunks: self.data.iter().filter(|c| c.lz4).count(),
+            data_stored_bytes: self.data.iter().map(|c| c.stored as u64).sum(),
+        }
+    }
+
+    /// Read the whole plan as a replay would, without replaying: every calls chunk's checksum,
+    /// every call decoded, every data chunk a call refers to checked (and decompressed).
+    /// Returns the number of calls; `stop` ends it early (an error).
+    pub fn check(&self, stop: &AtomicBool) -> crate::Result<u64> {
+        let mut n = 0u64;
+        for c in self.calls() {
+            if stop.load(Ordering::Relaxed) {
+                return Err(crate::Error::Plan(PlanError::Interrupted));
+            }
+            c?;
+            n += 1;
+        }
+        Ok(n)
     }
 
     fn corrupt(&self, what: String) -> PlanError {
