@@ -160,8 +160,8 @@ REPLAY_WORKLOADS = {
     "threads-ebpf": "5,000 threads: open/write/close/unlink (eBPF trace)",
     "build": "make -j1 of libbpf (CPU-heavy build, ptrace trace)",
 }
-REPLAY_CONFIGS = ["vanilla", "traced", "compile", "replay-full", "replay-none", "plan-full", "plan-none",
-                  "plan-warm", "floor"]
+REPLAY_CONFIGS = ["vanilla", "traced", "compile", "compile-lz4", "replay-full", "replay-none", "plan-full",
+                  "plan-none", "plan-warm", "plan-lz4-warm", "floor"]
 
 
 def replay_table(rows):
@@ -177,7 +177,7 @@ def replay_table(rows):
             rs = sorted((r for r in rows if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
             if rs:
                 key = ("replay_s" if c.startswith(("replay", "plan")) or c == "floor" else
-                       "compile_s" if c == "compile" else "wall_s")
+                       "compile_s" if c.startswith("compile") else "wall_s")
                 med[c] = (median(r[key] for r in rs), rs, key)
         traced = med.get("traced", (None,))[0]
         vanilla = med.get("vanilla", (None,))[0]
@@ -190,7 +190,7 @@ def replay_table(rows):
             calls = f"{median(r['calls'] for r in rs):,.0f}" if "calls" in rs[0] else ""
             if c == "traced" and "trace_bytes" in rs[0]:
                 calls = f"trace {_size(rs[0]['trace_bytes'])}"
-            if c == "compile":
+            if c.startswith("compile"):
                 r0 = rs[0]
                 saved = 1 - r0["data_stored"] / r0["data_in"] if r0["data_in"] else 0
                 calls = (f"{median(r['mb_per_s'] for r in rs):.0f} MB/s of trace; plan {_size(r0['plan_bytes'])} "

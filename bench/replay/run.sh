@@ -3,7 +3,9 @@
 # `reanimator record --backend ptrace`, whose trace is replayed) against AFAP replays of that
 # trace with full verification and with none, and of the plan `reanimator compile` makes of it
 # (compiled RUNS times with the trace in the page cache: compile MB/s, plan size and RSS),
-# with the plan read from disk (plan-full, plan-none) and from the page cache (plan-warm).
+# with the plan read from disk (plan-full, plan-none) and from the page cache (plan-warm); and
+# the plan compiled with `--compress lz4` (compile-lz4: its size and speed; plan-lz4-warm: its
+# replay from the page cache, full verification).
 #   fio: 4 KiB random writes, psync, one job, 256 MiB file, 10 s time-based; and its "floor":
 #   the trace's pwrite and fadvise calls on the file issued back to back by a C loop
 #   (bench/replay/floor.c), the least any faithful replay of the trace can take;
@@ -54,16 +56,18 @@ PY
   tail -n 1 "$OUT" >&2
 }
 
-# compile_runs WORKLOAD TRACE: RUNS compiles of the trace into $DIR/plan (the trace read once
-# first, so that the page cache holds it: the compiler is measured, not the disk).
+# compile_runs WORKLOAD TRACE CONFIG PLAN [ARGS...]: RUNS compiles of the trace into PLAN (the
+# trace read once first, so that the page cache holds it: the compiler is measured, not the
+# disk).
 compile_runs() {
-  local w=$1 trace=$2 i
+  local w=$1 trace=$2 cfg=$3 out=$4 i
+  shift 4
   cat "$trace" >/dev/null
   for i in $(seq "$RUNS"); do
-    rm -f "$DIR/plan"
+    rm -f "$out"
     local t0 t1
     t0=$EPOCHREALTIME
-    /usr/bin/time -f "%M" -o "$DIR/rss" "$RA" compile "$trace" -o "$DIR/plan" --json >"$DIR/compile.json"
+    /usr/bin/time -f "%M" -o "$DIR/rss" "$RA" compile "$trace" -o "$out" --json "$@" >"$DIR/compile.json"
     t1=$EPOCHREALTIME
     python3 - "$DIR/compile.json" "$t0" "$t1" "$(tail -n 1 "$DIR/rss")" "$(stat -c %s "$trace")" >"$DIR/kv" <<'PY'
 import json, sys
@@ -75,7 +79,7 @@ print(f"compile_s={wall:.3f} trace_bytes={tb} plan_bytes={c['plan_bytes']} mb_pe
       f"data_in={c['data_in']} data_stored={c['data_stored']}")
 PY
     # shellcheck disable=SC2046
-    row "$w" compile "$i" $(cat "$DIR/kv")
+    row "$w" "$cfg" "$i" $(cat "$DIR/kv")
   done
 }
 
@@ -83,16 +87,17 @@ PY
 # fresh roots.
 replay_runs() {
   local w=$1 trace=$2 i cfg verify input
-  compile_runs "$w" "$trace"
+  compile_runs "$w" "$trace" compile "$DIR/plan"
+  compile_runs "$w" "$trace" compile-lz4 "$DIR/zplan" --compress lz4
   for i in $(seq "$RUNS"); do
-    for cfg in replay-full replay-none plan-full plan-none plan-warm; do
+    for cfg in replay-full replay-none plan-full plan-none plan-warm plan-lz4-warm; do
       verify=full; case $cfg in *-none) verify=none ;; esac
-      input=$trace; case $cfg in plan-*) input=$DIR/plan ;; esac
+      input=$trace; case $cfg in plan-lz4-*) input=$DIR/zplan ;; plan-*) input=$DIR/plan ;; esac
       rm -rf "$DIR/root"; mkdir "$DIR/root"
       drop_caches
       # plan-warm: the plan read into the page cache first (the replay engine's own speed,
       # not the disk's reading of a multi-GB plan).
-      [ "$cfg" = plan-warm ] && cat "$input" >/dev/null
+      case $cfg in *-warm) cat "$input" >/dev/null ;; esac
       local t0 t1 st=0
       t0=$EPOCHREALTIME
       /usr/bin/time -f "%M" -o "$DIR/rss" "$RA" replay "$input" --root "$DIR/root" --init --verify "$verify" \
@@ -169,7 +174,7 @@ for i in $(seq "$RUNS"); do
   # shellcheck disable=SC2046
   row fio floor "$i" $(echo "$out" | sed 's/seconds=/replay_s=/')
 done
-rm -f "$DIR/fio.ds" "$FIO_FILE" "$DIR/plan"
+rm -f "$DIR/fio.ds" "$FIO_FILE" "$DIR/plan" "$DIR/zplan"
 
 # ---- sqlite3 ----------------------------------------------------------------------------------
 sqlite_inserts "$DIR/ins.sql"
@@ -189,7 +194,7 @@ t1=$EPOCHREALTIME
 row sqlite traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
   trace_bytes="$(stat -c %s "$DIR/sqlite.ds")"
 replay_runs sqlite "$DIR/sqlite.ds"
-rm -f "$DIR/sqlite.ds" "$DIR/plan"
+rm -f "$DIR/sqlite.ds" "$DIR/plan" "$DIR/zplan"
 
 # ---- build: make -j1 of libbpf ----------------------------------------------------------------
 # A CPU-heavy build (issue 18's goal: AFAP replay of its plan at most 0.1x the untraced build):
@@ -216,7 +221,7 @@ if [ -n "$LB" ] && [ -f "$LB/src/Makefile" ]; then
   row build traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
     trace_bytes="$(stat -c %s "$DIR/build.ds")"
   replay_runs build "$DIR/build.ds"
-  rm -f "$DIR/build.ds" "$DIR/plan"
+  rm -f "$DIR/build.ds" "$DIR/plan" "$DIR/zplan"
 else
   echo "bench/replay: libbpf-sys sources not found under ~/.cargo/registry (cargo build fetches them): no build rows" >&2
 fi
@@ -247,7 +252,7 @@ if [ -f "$TSRC" ]; then
     row "$w" traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
       trace_bytes="$(stat -c %s "$DIR/threads.ds")"
     replay_runs "$w" "$DIR/threads.ds"
-    rm -f "$DIR/threads.ds" "$DIR/plan"
+    rm -f "$DIR/threads.ds" "$DIR/plan" "$DIR/zplan"
   done
 else
   echo "bench/replay: $TSRC not found: no thread-scaling rows" >&2
