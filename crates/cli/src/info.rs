@@ -461,8 +461,7 @@ fn plan_facts(a: &InfoArgs) -> Result<PlanInfo> {
     let checked = if a.quick {
         None
     } else {
-        let never = std::sync::atomic::AtomicBool::new(false);
-        Some(plan.check(&never).with_context(|| format!("checking {}", path.display()))?)
+        Some(plan.check().with_context(|| format!("checking {}", path.display()))?)
     };
     Ok(PlanInfo {
         bytes: std::fs::metadata(path).map_or(0, |m| m.len()),

@@ -322,8 +322,7 @@ fn bad_plans_and_arguments_get_one_clear_line() {
 #[test]
 fn a_plan_replay_reads_nothing_the_program_did_not() {
     let probe = (|| {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if !rustix::process::geteuid().is_root() {
             return Err("needs root (a loop device)".to_string());
         }
         for p in ["fio", "mkfs.ext4", "losetup"] {

@@ -513,9 +513,10 @@ impl PlanWriter {
         if self.compress && self.data.len() <= DATA_CHUNK {
             let mut z = lz4_flex::block::compress(&self.data);
             if z.len() < self.data.len() {
+                let at = self.data_at;
                 self.data.clear();
                 self.data_at += n;
-                return self.chunk(KIND_DATA_LZ4, n, self.data_at - n, &mut z);
+                return self.chunk(KIND_DATA_LZ4, n, at, &mut z);
             }
         }
         let mut data = std::mem::take(&mut self.data);
@@ -1184,17 +1185,9 @@ impl Plan {
 
     /// Read the whole plan as a replay would, without replaying: every calls chunk's checksum,
     /// every call decoded, every data chunk a call refers to checked (and decompressed).
-    /// Returns the number of calls; `stop` ends it early (an error).
-    pub fn check(&self, stop: &AtomicBool) -> crate::Result<u64> {
-        let mut n = 0u64;
-        for c in self.calls() {
-            if stop.load(Ordering::Relaxed) {
-                return Err(crate::Error::Plan(PlanError::Interrupted));
-            }
-            c?;
-            n += 1;
-        }
-        Ok(n)
+    /// Returns the number of calls.
+    pub fn check(&self) -> crate::Result<u64> {
+        self.calls().try_fold(0u64, |n, c| c.map(|_| n + 1))
     }
 
     fn corrupt(&self, what: String) -> PlanError {
@@ -1657,29 +1650,58 @@ mod tests {
         v
     }
 
-    fn placed() -> (Vec<Placed>, PlanNotes) {
-        let mut p = Planner::new(events().into_iter().map(Ok), facts());
+    /// `evs` placed by the planner, and its notes.
+    fn place(evs: Vec<Event>) -> (Vec<Placed>, PlanNotes) {
+        let mut p = Planner::new(evs.into_iter().map(Ok), facts());
         let v: Vec<Placed> = p.by_ref().map(|r| r.expect("placed")).collect();
         (v, p.notes)
     }
 
-    /// A plan of `placed()`, its data chunks lz4-compressed when `compress` (the test data
+    /// A plan of `events()`, its data chunks lz4-compressed when `compress` (the test data
     /// compresses).
     fn write_plan(dir: &Path, compress: bool) -> PathBuf {
         let path = dir.join(if compress { "z.plan" } else { "t.plan" });
-        let src = PlanSource { path: "t.ds".into(), size: 1, mtime_ns: 2, snapshots: 0 };
-        let mut w = PlanWriter::create(&path, &facts(), &src, 1 << 20, compress).expect("create");
-        let (v, notes) = placed();
-        for p in &v {
-            w.push(p).expect("push");
-        }
-        let st = w.finish(&notes).expect("finish");
+        let (v, st) = plan_of(&path, events(), compress);
         assert_eq!(st.calls, v.len() as u64);
         assert_eq!(st.buffers, 3, "two 4 KiB writes and the 300-byte vector");
         assert_eq!(st.unique_buffers, 2, "the second 4 KiB write is the first one's content");
         assert_eq!(st.data_stored, 4096 + 300);
         assert_eq!(st.plan_bytes, std::fs::metadata(&path).unwrap().len());
         path
+    }
+
+    /// `evs` placed and written as a plan at `path` (data chunks lz4-compressed when
+    /// `compress`): the placed calls and what the writer says it wrote.
+    fn plan_of(path: &Path, evs: Vec<Event>, compress: bool) -> (Vec<Placed>, CompileStats) {
+        let src = PlanSource { path: "t.ds".into(), size: 1, mtime_ns: 2, snapshots: 0 };
+        let mut w = PlanWriter::create(path, &facts(), &src, 1 << 20, compress).expect("create");
+        let (v, notes) = place(evs);
+        for c in &v {
+            w.push(c).expect("push");
+        }
+        let st = w.finish(&notes).expect("finish");
+        (v, st)
+    }
+
+    /// A `write` of `b` to descriptor 3.
+    fn write_of(b: Vec<u8>) -> Event {
+        let n = b.len() as i64;
+        event(
+            "write",
+            10,
+            n,
+            0,
+            &[("fd", ArgValue::Int(3)), ("buf", ArgValue::data(b)), ("count", ArgValue::Int(n))],
+        )
+    }
+
+    /// The plan gives back `v`'s events, call by call.
+    fn assert_same_events(plan: &Plan, v: &[Placed]) {
+        let back: Vec<Placed> = plan.calls().map(|r| r.expect("decoded")).collect();
+        assert_eq!(back.len(), v.len());
+        for (b, w) in back.iter().zip(v) {
+            assert_eq!(b.ev, w.ev);
+        }
     }
 
     fn scratch(name: &str) -> PathBuf {
@@ -1702,7 +1724,7 @@ mod tests {
         let plan = Plan::open(path).expect("open");
         assert_eq!(plan.facts(), &facts());
         let back: Vec<Placed> = plan.calls().map(|r| r.expect("decoded")).collect();
-        let (want, _) = placed();
+        let (want, _) = place(events());
         assert_eq!(back.len(), want.len());
         for (b, w) in back.iter().zip(&want) {
             assert_eq!(b.ev, w.ev);
@@ -1726,39 +1748,15 @@ mod tests {
     fn a_large_buffer_is_stored_uncompressed_in_a_compressed_plan() {
         let d = scratch("large");
         let path = d.join("l.plan");
-        let src = PlanSource { path: "t.ds".into(), size: 1, mtime_ns: 2, snapshots: 0 };
-        let mut w = PlanWriter::create(&path, &facts(), &src, 1 << 20, true).expect("create");
         let mut evs = events();
-        let large = vec![3u8; DATA_CHUNK + 1];
-        evs.insert(
-            1,
-            event(
-                "write",
-                10,
-                large.len() as i64,
-                0,
-                &[
-                    ("fd", ArgValue::Int(3)),
-                    ("buf", ArgValue::data(large.clone())),
-                    ("count", ArgValue::Int(large.len() as i64)),
-                ],
-            ),
-        );
-        let mut p = Planner::new(evs.into_iter().map(Ok), facts());
-        let v: Vec<Placed> = p.by_ref().map(|r| r.expect("placed")).collect();
-        for c in &v {
-            w.push(c).expect("push");
-        }
-        w.finish(&p.notes).expect("finish");
+        let large = DATA_CHUNK + 1;
+        evs.insert(1, write_of(vec![3u8; large]));
+        let (v, _) = plan_of(&path, evs, true);
         let plan = Plan::open(&path).expect("open");
         let kinds: Vec<(bool, u64)> = plan.data.iter().map(|c| (c.lz4, c.len)).collect();
-        assert!(kinds.contains(&(false, large.len() as u64)), "{kinds:?}");
+        assert!(kinds.contains(&(false, large as u64)), "{kinds:?}");
         assert!(kinds.iter().any(|k| k.0), "{kinds:?}");
-        let back: Vec<Placed> = plan.calls().map(|r| r.expect("decoded")).collect();
-        assert_eq!(back.len(), v.len());
-        for (b, w) in back.iter().zip(&v) {
-            assert_eq!(b.ev, w.ev);
-        }
+        assert_same_events(&plan, &v);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -1769,45 +1767,20 @@ mod tests {
     fn deduplicated_buffers_in_evicted_compressed_chunks_come_back_right() {
         let d = scratch("evict");
         let path = d.join("e.plan");
-        let src = PlanSource { path: "t.ds".into(), size: 1, mtime_ns: 2, snapshots: 0 };
-        let mut w = PlanWriter::create(&path, &facts(), &src, 1 << 20, true).expect("create");
         let buf = |k: usize| -> Vec<u8> {
             (0..1 << 20).map(|i| ((i / 4096 + k) % 7) as u8 + k as u8).collect()
         };
         let mut evs = events();
         let order: Vec<usize> = (0..48).chain([0, 1, 47, 0]).collect();
         for (n, &k) in order.iter().enumerate() {
-            let b = buf(k);
-            evs.insert(
-                1 + n,
-                event(
-                    "write",
-                    10,
-                    b.len() as i64,
-                    0,
-                    &[
-                        ("fd", ArgValue::Int(3)),
-                        ("buf", ArgValue::data(b.clone())),
-                        ("count", ArgValue::Int(b.len() as i64)),
-                    ],
-                ),
-            );
+            evs.insert(1 + n, write_of(buf(k)));
         }
-        let mut p = Planner::new(evs.into_iter().map(Ok), facts());
-        let v: Vec<Placed> = p.by_ref().map(|r| r.expect("placed")).collect();
-        for c in &v {
-            w.push(c).expect("push");
-        }
-        let st = w.finish(&p.notes).expect("finish");
+        let (v, st) = plan_of(&path, evs, true);
         assert_eq!(st.unique_buffers, 48 + 2, "{st:?}");
         let plan = Plan::open(&path).expect("open");
         let lz4 = plan.data.iter().filter(|c| c.lz4).count();
         assert!(lz4 > UNPACKED_KEPT, "{lz4} compressed chunks");
-        let back: Vec<Placed> = plan.calls().map(|r| r.expect("decoded")).collect();
-        assert_eq!(back.len(), v.len());
-        for (b, w) in back.iter().zip(&v) {
-            assert_eq!(b.ev, w.ev);
-        }
+        assert_same_events(&plan, &v);
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -252,13 +252,10 @@ impl LoopFs {
         ok(std::process::Command::new("truncate").args(["-s", size]).arg(img));
         ok(std::process::Command::new(mkfs[0]).args(&mkfs[1..]).arg(img));
         let dev = ok(std::process::Command::new("losetup").args(["--find", "--show"]).arg(img));
-        let mut l = LoopFs { dir, dev };
+        // Made before the mount: a failed mount panics here, and the drop detaches the device.
+        let l = LoopFs { dir, dev };
         std::fs::create_dir_all(&l.dir).unwrap();
-        if let Err(e) = ok_mount(fs, &l.dev, &l.dir) {
-            let _ = std::process::Command::new("losetup").arg("-d").arg(&l.dev).output();
-            l.dev.clear();
-            panic!("{e}");
-        }
+        ok(std::process::Command::new("mount").args(["-t", fs, &l.dev]).arg(&l.dir));
         l
     }
 
@@ -271,31 +268,12 @@ impl LoopFs {
     }
 }
 
-fn ok_mount(fs: &str, dev: &str, dir: &std::path::Path) -> Result<(), String> {
-    let o = std::process::Command::new("mount")
-        .args(["-t", fs, dev])
-        .arg(dir)
-        .output()
-        .map_err(|e| format!("mount: {e}"))?;
-    if o.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "mount -t {fs} {dev} {}: {}",
-            dir.display(),
-            String::from_utf8_lossy(&o.stderr)
-        ))
-    }
-}
-
 impl Drop for LoopFs {
     fn drop(&mut self) {
         let o = std::process::Command::new("umount").arg(&self.dir).output();
         if !o.as_ref().is_ok_and(|o| o.status.success()) {
             let _ = std::process::Command::new("umount").arg("-l").arg(&self.dir).output();
         }
-        if !self.dev.is_empty() {
-            let _ = std::process::Command::new("losetup").arg("-d").arg(&self.dev).output();
-        }
+        let _ = std::process::Command::new("losetup").arg("-d").arg(&self.dev).output();
     }
 }
