@@ -774,6 +774,9 @@ impl PlanWriter {
     }
 }
 
+/// Placed calls handed from the planner to the encoder at a time.
+const BATCH: usize = 256;
+
 /// Compile `trace` into a plan at `out`: place its calls ([`crate::planner::Planner`]) and
 /// write them, with the data chunks lz4-compressed when `compress`. `progress` counts calls;
 /// `stop` ends the compile early (an error).
@@ -795,15 +798,18 @@ pub fn compile(
     // file writes on a third: the trace's decoding has a fourth.
     let (tx, rx) = crossbeam_channel::bounded::<Vec<Placed>>(16);
     std::thread::scope(|s| -> Result<CompileStats, PlanError> {
-        let enc = s.spawn(move || -> Result<PlanWriter, PlanError> {
-            for batch in rx {
-                for p in &batch {
-                    w.push(p)?;
+        let enc = std::thread::Builder::new()
+            .name("plan-encode".into())
+            .spawn_scoped(s, move || -> Result<PlanWriter, PlanError> {
+                for batch in rx {
+                    for p in &batch {
+                        w.push(p)?;
+                    }
                 }
-            }
-            Ok(w)
-        });
-        let mut batch = Vec::with_capacity(256);
+                Ok(w)
+            })
+            .map_err(|source| PlanError::Io { path: out.to_path_buf(), source })?;
+        let mut batch = Vec::with_capacity(BATCH);
         let mut failed = None;
         for p in planner.by_ref() {
             if stop.load(Ordering::Relaxed) {
@@ -818,7 +824,7 @@ pub fn compile(
                 }
             }
             progress.fetch_add(1, Ordering::Relaxed);
-            if batch.len() >= 256 && tx.send(std::mem::take(&mut batch)).is_err() {
+            if batch.len() >= BATCH && tx.send(std::mem::take(&mut batch)).is_err() {
                 // The encoder stopped: its error is below.
                 break;
             }
