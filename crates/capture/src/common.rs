@@ -118,6 +118,60 @@ pub(crate) fn hash_bulk(def: &SyscallDef, ev: &mut Event) {
     }
 }
 
+/// Memory that a call's pointer argument refers to only for some values of another argument,
+/// captured into columns of their own (both recorders use this).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Xarg {
+    /// fcntl's `struct flock *` for the lock commands: the `lock_*` columns.
+    Flock,
+    /// ioctl's `int *` for FIONBIO / FIOASYNC: the `ioctl_buffer` and `buffer_size` columns.
+    IoctlInt,
+}
+
+impl Xarg {
+    /// Which extra `def` has (whatever its arguments): the call, the pointer argument's index,
+    /// the argument deciding, and the bytes to read.
+    pub(crate) fn of_call(def: &SyscallDef) -> Option<(Xarg, usize, usize, usize)> {
+        let (kind, ptr, cond) = match def.name {
+            "fcntl" => (Xarg::Flock, "arg", "cmd"),
+            "ioctl" => (Xarg::IoctlInt, "argp", "request"),
+            _ => return None,
+        };
+        let (p, _) = def.arg(ptr)?;
+        let (c, _) = def.arg(cond)?;
+        Some((kind, p, c, kind.size()))
+    }
+
+    /// The extra of this call with these arguments, if it has one: (kind, pointer argument).
+    pub(crate) fn of(def: &SyscallDef, args: &[u64; 6]) -> Option<(Xarg, usize)> {
+        let (kind, p, c, _) = Xarg::of_call(def)?;
+        let on = match kind {
+            Xarg::Flock => ra_syscalls::flags::fcntl_arg_is_flock(args[c]),
+            Xarg::IoctlInt => ra_syscalls::flags::ioctl_arg_is_int(args[c]),
+        };
+        on.then_some((kind, p))
+    }
+
+    pub(crate) fn size(self) -> usize {
+        match self {
+            Xarg::Flock => struct_size(Struct::Flock),
+            Xarg::IoctlInt => 4,
+        }
+    }
+
+    /// The bytes read from the process as columns; nothing when too few could be read.
+    pub(crate) fn columns(self, b: &[u8]) -> Vec<(String, ra_trace::ExtraValue)> {
+        match self {
+            Xarg::Flock => flock_columns_from(b),
+            Xarg::IoctlInt if b.len() >= 4 => vec![
+                ("ioctl_buffer".to_string(), ra_trace::ExtraValue::Bytes(b[..4].to_vec())),
+                ("buffer_size".to_string(), ra_trace::ExtraValue::Int(4)),
+            ],
+            Xarg::IoctlInt => Vec::new(),
+        }
+    }
+}
+
 /// `struct flock` (x86_64, 32 bytes, as read from the process) as Re-Animator's `fcntl`
 /// columns; nothing when fewer than 32 bytes could be read.
 pub(crate) fn flock_columns_from(b: &[u8]) -> Vec<(String, ra_trace::ExtraValue)> {

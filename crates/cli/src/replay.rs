@@ -146,9 +146,10 @@ pub struct ReplayArgs {
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "auto", default_value_t = InitArg::None, require_equals = true)]
     pub init: InitArg,
     /// Let --init create device nodes, setuid/setgid files and security.* xattrs (file
-    /// capabilities) as the trace recorded them; by default each becomes a harmless
-    /// placeholder (an empty regular file, the mode without setuid/setgid, no xattr) listed in
-    /// the report's initial-state notes.
+    /// capabilities) as the trace recorded them, and replayed mknod calls create device
+    /// nodes; by default each becomes a harmless placeholder (an empty regular file, the mode
+    /// without setuid/setgid, no xattr) listed in the report's initial-state notes or
+    /// warnings.
     #[arg(long)]
     pub allow_special: bool,
     /// What --init puts in the bytes of files that the trace never showed (a file a stat
@@ -437,6 +438,7 @@ pub(crate) fn replay_into(
     opts.timing = a.timing;
     opts.split_cpus = a.timing_cpus == TimingCpus::Split;
     opts.fill = if a.fill == FillArg::Random { Fill::Random } else { Fill::Pattern };
+    opts.special = a.allow_special;
     opts.mmap = if a.mmap == MmapArg::Pread { MmapMode::Pread } else { MmapMode::Map };
     (opts.prefetch_events, opts.prefetch_bytes) = a.prefetch;
     opts.reads = match a.reads {

@@ -25,6 +25,8 @@ both_backends!(
     multithreaded_writer_replays_to_the_same_files,
     fork_and_pipe_replay_through_a_real_pipe,
     a_vfork_child_s_calls_follow_the_vfork_and_replay,
+    python_s_set_blocking_replays_its_nonblocking_flag,
+    a_forked_child_s_fexecve_replays,
 );
 
 struct Case {
@@ -317,4 +319,133 @@ fn a_vfork_child_s_calls_follow_the_vfork_and_replay() {
     let writes = ev.iter().filter(|e| e.tid == Some(child) && e.name == "write").count();
     assert_eq!(writes, 64, "the child's writes");
     c.replay_and_check(&trace);
+}
+
+/// CPython's `os.set_blocking` sets O_NONBLOCK with `ioctl(FIONBIO, &int)`, and
+/// `os.get_blocking` reads it back with `fcntl(F_GETFL)`. Python's test_os found the replay
+/// leaving the flag alone (ioctls were simulated and the int was not recorded): its F_GETFL
+/// then returned another value than recorded.
+fn python_s_set_blocking_replays_its_nonblocking_flag() {
+    if !have_program("python3") {
+        return;
+    }
+    let c = Case::new("setblocking");
+    let script = "import os\n\
+        fd = os.open('f', os.O_RDWR | os.O_CREAT, 0o644)\n\
+        for b in (False, True, False, True):\n    \
+            os.set_blocking(fd, b)\n    \
+            assert os.get_blocking(fd) == b\n\
+        os.close(fd)\n";
+    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let r = ra_trace::TraceReader::open(&trace).unwrap();
+    let values: Vec<Vec<u8>> = r
+        .events(None)
+        .map(|e| e.unwrap())
+        .filter(|e| e.name == "ioctl" && e.args[1].as_int() == Some(0x5421))
+        .map(|e| {
+            let v = e.extra.iter().find(|(n, _)| n == "ioctl_buffer");
+            match v {
+                Some((_, ra_trace::ExtraValue::Bytes(b))) => b.clone(),
+                other => panic!("FIONBIO recorded without its int: {other:?}"),
+            }
+        })
+        .collect();
+    let ints: Vec<i32> =
+        values.iter().map(|b| i32::from_le_bytes(b[..4].try_into().unwrap())).collect();
+    assert_eq!(ints, [1, 0, 1, 0], "the FIONBIO values (1: non-blocking)");
+    let report = c.replay_with(&trace, &[]);
+    assert_eq!(report["per_call"]["ioctl"]["issued"], 4, "{}", report["per_call"]);
+    c.replay_and_check(&trace);
+}
+
+/// A forked child runs a program through `os.execve(fd, ...)` (fexecve: `execveat(fd, "",
+/// AT_EMPTY_PATH)` of a descriptor opened O_CLOEXEC, which the exec closes; the new program's
+/// first open then gets that number again). Python's test_posix found the eBPF recorder
+/// writing the path as the kernel's "/dev/fd/3" where its copy of "" faulted in the child
+/// (the replay then did not treat the call as an exec and kept descriptor 3 open).
+fn a_forked_child_s_fexecve_replays() {
+    if !have_program("python3") {
+        return;
+    }
+    let c = Case::new("fexecve");
+    let script = "import os, sys\n\
+        fd = os.open(sys.executable, os.O_RDONLY | os.O_CLOEXEC)\n\
+        pid = os.fork()\n\
+        if pid == 0:\n    \
+            os.execve(fd, [sys.executable, '-c', 'open(\"out\", \"w\").write(\"x\")'], dict(os.environ))\n\
+        _, status = os.waitpid(pid, 0)\n\
+        sys.exit(os.waitstatus_to_exitcode(status))\n";
+    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let r = ra_trace::TraceReader::open(&trace).unwrap();
+    let exec = r
+        .events(None)
+        .map(|e| e.unwrap())
+        .find(|e| e.name == "execveat")
+        .expect("the fexecve is an execveat");
+    let path = exec.args[1].as_data().map(|d| d.strip_suffix(&[0]).unwrap_or(d).to_vec());
+    assert_eq!(path.as_deref(), Some(&b""[..]), "the path as passed: {exec:?}");
+    c.replay_and_check(&trace);
+}
+
+/// A device node made by the recorded program (Python's test_tarfile extracts some as root):
+/// by default the replay makes an empty regular file in its place, so that the calls on it
+/// (chmod, chown, rename, unlink) replay and only what shows the node's type differs; with
+/// `--allow-special` it is made as recorded and everything matches. (The replay made
+/// neither before: mknod failed with EPERM and every later call on the node with ENOENT.)
+#[test]
+fn a_device_node_replays_as_a_placeholder_or_with_allow_special() {
+    if !have_program("python3") {
+        return;
+    }
+    let root_ok = if rustix::process::geteuid().is_root() {
+        Ok(())
+    } else {
+        Err("mknod of a character device needs root".to_string())
+    };
+    if !ra_testkit::privileged("device nodes", root_ok) {
+        return;
+    }
+    let c = Case::new("devnode");
+    let script = "import os, stat\n\
+        os.mknod('node', 0o600 | stat.S_IFCHR, os.makedev(1, 3))\n\
+        os.chmod('node', 0o640)\n\
+        os.chown('node', 0, 0)\n\
+        os.rename('node', 'node2')\n\
+        assert stat.S_ISCHR(os.stat('node2').st_mode)\n\
+        os.unlink('node2')\n";
+    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let replay = |extra: &[&str]| -> serde_json::Value {
+        let root = c.base.join("root");
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir(&root).unwrap();
+        let o = bin()
+            .arg("replay")
+            .arg(&trace)
+            .arg("--root")
+            .arg(&root)
+            .args(["--init", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("report ({e}): {}", String::from_utf8_lossy(&o.stderr)))
+    };
+    let r = replay(&[]);
+    let calls = &r["per_call"];
+    assert_eq!(calls["mknodat"]["emulated"], 1, "{calls}");
+    for k in ["fchmodat", "fchownat", "rename", "unlink"] {
+        if !calls[k].is_null() {
+            assert_eq!(calls[k]["mismatched"], 0, "{k}: {calls}");
+        }
+    }
+    let m = r["mismatches"].as_array().unwrap();
+    // Only the stat that shows the node's type and device number differs.
+    let whats: Vec<_> = m.iter().map(|x| x["what"].as_str().unwrap()).collect();
+    assert_eq!(whats, ["stat.st_mode", "stat.st_rdev"], "{m:?}");
+    assert!(m.iter().all(|x| x["unique_id"] == m[0]["unique_id"]), "one call: {m:?}");
+    let warned = r["warnings"].as_object().unwrap().keys().any(|k| k.contains("device node"));
+    assert!(warned, "the placeholder is reported: {}", r["warnings"]);
+    let r = replay(&["--allow-special"]);
+    assert_eq!(r["mismatch_total"], 0, "{}", r["mismatches"]);
+    assert_eq!(r["per_call"]["mknodat"]["issued"], 1, "{}", r["per_call"]);
 }

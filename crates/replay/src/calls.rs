@@ -785,14 +785,25 @@ impl Call<'_> {
             H::Mknod => {
                 let mode = self.i("mode")? as u32;
                 let kind = mode & libc::S_IFMT;
-                if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
-                    self.warn("device nodes are not created in the replay root (sandbox)");
-                    return Err(libc::EPERM);
-                }
                 let p = self.path("pathname")?.to_vec();
                 let (dir, n) = self.parent(self.dirfd("dirfd"), &p)?;
-                let mode = mode & !lock(&self.p.fs).umask;
-                Ok(Act::Issued(sys::mknodat(dir.as_raw_fd(), &n, mode, 0)?))
+                let masked = mode & !lock(&self.p.fs).umask;
+                if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
+                    if self.sh.opts.special {
+                        let dev = self.i("dev")? as u64;
+                        return Ok(Act::Issued(sys::mknodat(dir.as_raw_fd(), &n, masked, dev)?));
+                    }
+                    // A device node in the root would open a real device to the calls that
+                    // follow: an empty regular file with its permissions stands in for it (as
+                    // --init's placeholders do), so that its chmod, chown and unlink replay.
+                    self.warn(
+                        "device node made an empty regular file in the replay root \
+                         (--allow-special creates it)",
+                    );
+                    let placeholder = libc::S_IFREG | (masked & 0o777);
+                    return Ok(Act::Emulated(sys::mknodat(dir.as_raw_fd(), &n, placeholder, 0)?));
+                }
+                Ok(Act::Issued(sys::mknodat(dir.as_raw_fd(), &n, masked, 0)?))
             }
             H::Link => {
                 let flags = self.flags_or_0("flags")? as i32;
@@ -1368,6 +1379,9 @@ impl Call<'_> {
             }
             return Ok(Act::Emulated(0));
         }
+        if ra_syscalls::flags::ioctl_arg_is_int(request as u64) {
+            return self.ioctl_int(request);
+        }
         if request != FICLONE {
             return Ok(Act::Sim);
         }
@@ -1380,6 +1394,23 @@ impl Call<'_> {
             }
             _ => Ok(Act::Sim),
         }
+    }
+
+    /// FIONBIO / FIOASYNC: set or clear the open file's O_NONBLOCK / O_ASYNC with the recorded
+    /// `int` (the `ioctl_buffer` column), so that later `fcntl(F_GETFL)`s and non-blocking
+    /// reads behave as recorded. Traces without the value (recorded before it was captured,
+    /// or other tools') leave the flag alone: simulated.
+    fn ioctl_int(&mut self, request: i64) -> Result<Act, i32> {
+        let f = self.file("fd")?;
+        let value =
+            self.ev.extra.iter().find(|(n, _)| n == "ioctl_buffer").and_then(|(_, v)| match v {
+                ra_trace::ExtraValue::Bytes(b) => {
+                    Some(i32::from_le_bytes(b.get(..4)?.try_into().ok()?))
+                }
+                _ => None,
+            });
+        let (Some(raw), Some(value)) = (f.raw(), value) else { return Ok(Act::Sim) };
+        Ok(Act::Issued(sys::ioctl_int(raw, request, value)?))
     }
 
     /// sendfile / copy_file_range / splice between real descriptors. The trace keeps the

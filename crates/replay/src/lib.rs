@@ -159,6 +159,9 @@ pub struct Options {
     pub inferred_files: std::collections::HashSet<(u64, u64)>,
     /// Differential replay: where each call's outcome goes ([`compare`]). None: nowhere.
     pub outcomes: Option<compare::OutcomeSink>,
+    /// Replayed `mknod`s of device nodes create them (`--allow-special`); otherwise each
+    /// becomes an empty regular file with the node's permissions.
+    pub special: bool,
 }
 
 impl Options {
@@ -182,6 +185,7 @@ impl Options {
             partial_dirs: Default::default(),
             inferred_files: Default::default(),
             outcomes: None,
+            special: false,
         }
     }
 }

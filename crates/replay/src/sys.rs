@@ -123,6 +123,13 @@ pub fn raw(nr: libc::c_long, a: &[i64]) -> R {
     r(unsafe { libc::syscall(nr, g(0), g(1), g(2), g(3), g(4), g(5)) })
 }
 
+/// ioctl with an `int *` argument (FIONBIO, FIOASYNC).
+pub fn ioctl_int(fd: RawFd, request: i64, value: i32) -> R {
+    let mut v: libc::c_int = value;
+    // SAFETY: `v` is a valid int for the kernel to read (and, for any request, write).
+    r(unsafe { libc::syscall(libc::SYS_ioctl, fd, request, std::ptr::addr_of_mut!(v)) })
+}
+
 pub fn fstat_at(fd: RawFd) -> Result<libc::stat, i32> {
     // SAFETY: zeroed stat is a valid out-parameter.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };

@@ -407,6 +407,22 @@ pub fn fcntl_arg_is_flock(cmd: u64) -> bool {
     matches!(cmd, F_GETLK | F_SETLK | F_SETLKW | F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW)
 }
 
+/// ioctl(2) requests whose argument points to an `int` the call reads: FIONBIO (set or clear
+/// O_NONBLOCK: CPython's `os.set_blocking` uses it) and FIOASYNC (O_ASYNC). Both change the
+/// open file's status flags, which a later `fcntl(F_GETFL)` shows, so replay must repeat them
+/// with the recorded value (Re-Animator's `ioctl_buffer` column holds it).
+pub fn ioctl_arg_is_int(request: u64) -> bool {
+    IOCTL_INT_REQUESTS.contains(&(request & 0xffff_ffff))
+}
+
+/// The requests of [`ioctl_arg_is_int`] (the eBPF recorder's rule holds exactly two).
+pub const IOCTL_INT_REQUESTS: [u64; 2] = [FIONBIO, FIOASYNC];
+
+/// ioctl FIONBIO (asm-generic/ioctls.h).
+pub const FIONBIO: u64 = 0x5421;
+/// ioctl FIOASYNC.
+pub const FIOASYNC: u64 = 0x5452;
+
 /// flock(2) operations (`operation_value`; Re-Animator also stores it as the `operation` byte).
 pub static FLOCK_OP: FlagSet =
     bits("flock_op", &[b("LOCK_SH", 1), b("LOCK_EX", 2), b("LOCK_NB", 4), b("LOCK_UN", 8)]);
@@ -1146,6 +1162,7 @@ mod tests {
         assert_eq!(b, ["command_set_status_flags"]);
         assert_eq!(fcntl_arg_set(F_SETFL).map(|s| s.name), Some("fcntl_status"));
         assert!(fcntl_arg_is_flock(F_SETLKW));
+        assert!(ioctl_arg_is_int(0x5421) && ioctl_arg_is_int(0x5452) && !ioctl_arg_is_int(0x5401));
         assert_eq!(AT.format(0x200), "AT_REMOVEDIR");
         assert_eq!(AT_FACCESSAT.format(0x200), "AT_EACCESS");
         assert_eq!(AT_STATX.format(0x2100), "AT_SYMLINK_NOFOLLOW|AT_STATX_FORCE_SYNC");

@@ -6,7 +6,7 @@ use ra_syscalls::{ArgKind, Struct, SyscallDef};
 use ra_trace::{ArgValue, Event, ExtraValue, IovValue};
 
 use super::layout::*;
-use crate::common::{flock_columns_from, hash_bulk, scalar, IdMap};
+use crate::common::{hash_bulk, scalar, IdMap, Xarg};
 use crate::{DataMode, Selection};
 
 /// CLOCK_MONOTONIC (what BPF stamps) to wall-clock nanoseconds, by an offset measured once
@@ -42,6 +42,36 @@ impl Clock {
     }
 }
 
+/// An exec's path argument recovered from the kernel's `bprm->filename` (its entry copy
+/// faulted: a child's first touch of a page it shares with its parent) back to what the
+/// program passed. The kernel names an `execveat` relative to a descriptor N
+/// "/dev/fd/N" (empty path, `AT_EMPTY_PATH`: fexecve) or "/dev/fd/N/PATH"; other names are
+/// the argument as passed.
+fn unbprm(def: &ra_syscalls::SyscallDef, args: &[u64; NARGS], v: &mut ArgValue) {
+    let Some((d, _)) = def.arg("dirfd") else { return };
+    let dirfd = args[d] as i32;
+    let Some(name) = v.as_data() else { return };
+    if dirfd < 0 {
+        return;
+    }
+    // The copy keeps the string's NUL when it has one: so does the result.
+    let (body, nul) = match name.strip_suffix(&[0]) {
+        Some(b) => (b, true),
+        None => (name, false),
+    };
+    let prefix = format!("/dev/fd/{dirfd}");
+    let Some(rest) = body.strip_prefix(prefix.as_bytes()) else { return };
+    let mut given = match rest {
+        [] => Vec::new(),
+        [b'/', tail @ ..] => tail.to_vec(),
+        _ => return,
+    };
+    if nul {
+        given.push(0);
+    }
+    *v = ArgValue::data(given);
+}
+
 /// The data of one vector (an iovec, a message, a string) as its chunks arrive.
 #[derive(Clone, Debug, Default)]
 struct Part {
@@ -52,6 +82,8 @@ struct Part {
     /// `data` is a string array back to back, each string with its NUL (DF_FLAT: the
     /// kernel's copy of an exec's argv or envp in the new image).
     flat: bool,
+    /// DF_BPRM: the kernel's name of the executed file, not the argument as passed.
+    bprm: bool,
 }
 
 /// The records of the call a thread is in, until its RK_CALL.
@@ -182,6 +214,7 @@ impl Assembler {
         part.data.extend_from_slice(payload);
         part.fault |= fault || d.flags & DF_FAULT != 0;
         part.flat |= d.flags & DF_FLAT != 0;
+        part.bprm |= d.flags & DF_BPRM != 0;
     }
 
     /// A thread ended: forget what it left unfinished.
@@ -367,6 +400,7 @@ impl Assembler {
             let raw = c.args[i];
             let status = c.status[i];
             let parts = std::mem::take(&mut partial.slots[i]);
+            let bprm = parts.iter().any(|p| p.bprm);
             ev.args[i] = match a.kind {
                 ArgKind::Int | ArgKind::Fd | ArgKind::DirFd | ArgKind::Flags(_) | ArgKind::Mode => {
                     ArgValue::Int(scalar(def, i, raw))
@@ -396,10 +430,13 @@ impl Assembler {
                     _ => ArgValue::Absent,
                 },
             };
+            if bprm {
+                unbprm(def, &c.args, &mut ev.args[i]);
+            }
         }
         if c.status[XARG] == ST_OK {
-            if let Some(p) = partial.slots[XARG].first() {
-                ev.extra = flock_columns_from(&p.data);
+            if let (Some(p), Some((x, ..))) = (partial.slots[XARG].first(), Xarg::of_call(def)) {
+                ev.extra = x.columns(&p.data);
             }
         }
         if ra_syscalls::io_class(def.name) == ra_syscalls::IoClass::Read {
@@ -483,6 +520,28 @@ fn value(kind: ArgKind, mut parts: Vec<Part>, n: usize) -> ArgValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exec_names_recovered_from_the_kernel_are_the_arguments_again() {
+        let def = ra_syscalls::lookup("execveat").unwrap();
+        let (d, _) = def.arg("dirfd").unwrap();
+        let run = |dirfd: i64, name: &[u8]| {
+            let mut args = [0u64; NARGS];
+            args[d] = dirfd as u64;
+            let mut v = ArgValue::data(name.to_vec());
+            unbprm(def, &args, &mut v);
+            v.as_data().unwrap().to_vec()
+        };
+        assert_eq!(run(3, b"/dev/fd/3\0"), b"\0", "fexecve: the empty path");
+        assert_eq!(run(3, b"/dev/fd/3"), b"");
+        assert_eq!(run(7, b"/dev/fd/7/bin/sh\0"), b"bin/sh\0", "relative to the descriptor");
+        assert_eq!(run(7, b"/dev/fd/70\0"), b"/dev/fd/70\0", "another descriptor's name");
+        assert_eq!(run(-100, b"/usr/bin/env\0"), b"/usr/bin/env\0", "AT_FDCWD: as passed");
+        let execve = ra_syscalls::lookup("execve").unwrap();
+        let mut v = ArgValue::data(b"/dev/fd/3\0".to_vec());
+        unbprm(execve, &[3, 0, 0, 0, 0, 0], &mut v);
+        assert_eq!(v.as_data().unwrap(), b"/dev/fd/3\0", "execve has no dirfd");
+    }
 
     #[allow(clippy::too_many_arguments)]
     fn data<'a>(

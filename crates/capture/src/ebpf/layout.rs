@@ -43,6 +43,9 @@ pub const RF_NO_RETURN: u8 = 2;
 pub const RF_XARG: u8 = 4;
 pub const RF_FLUSH_RANGE: u8 = 8;
 pub const RF_FLUSH_ALL: u8 = 16;
+/// With RF_XARG: the condition is "the low 32 bits of the argument equal either half of
+/// `xarg_mask`" (ioctl requests) instead of a bit number below 64.
+pub const RF_XARG_EQ: u8 = 32;
 
 pub const RK_CALL: u32 = 1;
 pub const RK_DATA: u32 = 2;
@@ -63,6 +66,8 @@ pub const DF_END: u8 = 1;
 pub const DF_FAULT: u8 = 2;
 pub const DF_RESET: u8 = 4;
 pub const DF_FLAT: u8 = 8;
+/// The exec's file name as the kernel holds it (`bprm->filename`): the entry copy faulted.
+pub const DF_BPRM: u8 = 16;
 
 pub const CF_NO_RETURN: u32 = 1;
 

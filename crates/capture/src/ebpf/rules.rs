@@ -6,7 +6,7 @@
 use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
 
 use super::layout::*;
-use crate::common::{deref_len_args, never_returns, struct_size};
+use crate::common::{deref_len_args, never_returns, struct_size, Xarg};
 use crate::Selection;
 
 /// Longest path read (PATH_MAX + 1, as the ptrace backend).
@@ -62,27 +62,25 @@ pub fn rule(def: &SyscallDef) -> SyscallRule {
             r.args[i].flags |= AF_NARROW;
         }
     }
-    if let Some((cond, mask)) = fcntl_lock_commands(def) {
+    if let Some((kind, ptr, cond, size)) = Xarg::of_call(def) {
         r.flags |= RF_XARG;
-        r.xarg = 2;
-        r.xarg_cond = cond;
-        r.xarg_mask = mask;
-        r.xarg_size = struct_size(Struct::Flock) as u16;
+        r.xarg = ptr as u8;
+        r.xarg_cond = cond as u8;
+        r.xarg_size = size as u16;
+        r.xarg_mask = match kind {
+            // Bit c: command c (all below 64) carries a struct flock.
+            Xarg::Flock => (0..64u64)
+                .filter(|&c| ra_syscalls::flags::fcntl_arg_is_flock(c))
+                .fold(0u64, |m, c| m | 1 << c),
+            // The two requests, one in each half.
+            Xarg::IoctlInt => {
+                r.flags |= RF_XARG_EQ;
+                let [a, b] = ra_syscalls::flags::IOCTL_INT_REQUESTS;
+                a | b << 32
+            }
+        };
     }
     r.with_masks()
-}
-
-/// `fcntl`'s lock commands carry a `struct flock *` in `arg`: (index of `cmd`, bit mask of the
-/// commands below 64 that do), from the registry's flag helper.
-fn fcntl_lock_commands(def: &SyscallDef) -> Option<(u8, u64)> {
-    if def.name != "fcntl" || def.arg("arg").map(|(i, _)| i) != Some(2) {
-        return None;
-    }
-    let (cond, _) = def.arg("cmd")?;
-    let mask = (0..64u64)
-        .filter(|&c| ra_syscalls::flags::fcntl_arg_is_flock(c))
-        .fold(0u64, |m, c| m | 1 << c);
-    (mask != 0).then_some((cond as u8, mask))
 }
 
 fn len_rule(len: Len, s: Option<Struct>) -> (u8, u8, u32) {
@@ -221,6 +219,11 @@ mod tests {
             assert!(f.xarg_mask & (1 << cmd) != 0, "F_*LK {cmd}");
         }
         assert_eq!(f.xarg_mask & (1 << 1), 0, "F_GETFD");
+        assert_eq!((f.xarg, f.xarg_cond, f.xarg_size, f.flags & RF_XARG_EQ), (2, 1, 32, 0));
+        let io = rule_of("ioctl");
+        assert_eq!(io.flags & (RF_XARG | RF_XARG_EQ), RF_XARG | RF_XARG_EQ);
+        assert_eq!((io.xarg, io.xarg_cond, io.xarg_size), (2, 1, 4));
+        assert_eq!(io.xarg_mask, 0x5421 | 0x5452 << 32, "FIONBIO, FIOASYNC");
         let mm = rule_of("recvmmsg");
         assert_eq!((mm.args[1].kind, mm.args[1].len_arg), (AK_MMSG, 2));
         let t = table(&Selection::parse("openat").unwrap(), true);

@@ -26,8 +26,8 @@ use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
 use ra_trace::{ArgValue, Event, IovValue};
 
 use crate::common::{
-    deref_len_args, flock_columns_from, hash_bulk, inherited_fds, is_bulk, kernel_args,
-    never_returns, now_ns, proc_info, resolve, stamp, struct_size, synthetic_fds, ProcInfo,
+    deref_len_args, hash_bulk, inherited_fds, is_bulk, kernel_args, never_returns, now_ns,
+    proc_info, resolve, stamp, struct_size, synthetic_fds, ProcInfo, Xarg,
 };
 use crate::sink::TraceSink;
 use crate::{Backend, Capabilities, DataMode, Error, Result, Selection, Target, Unavailable};
@@ -156,13 +156,14 @@ fn msghdr_iovecs(pid: Pid, addr: u64) -> Option<Vec<(u64, u64)>> {
     mem::read_iovecs(pid, iov, usize::try_from(n).ok()?)
 }
 
-/// `struct flock` at `addr` of `pid` as Re-Animator's `fcntl` columns.
-fn flock_columns(pid: Pid, addr: u64) -> Vec<(String, ra_trace::ExtraValue)> {
-    flock_columns_from(&mem::read(pid, addr, 32))
-}
-
-fn is_fcntl_lock(def: &SyscallDef, args: &[u64; 6]) -> bool {
-    def.name == "fcntl" && ra_syscalls::flags::fcntl_arg_is_flock(args[1])
+/// The columns of the call's extra pointed-to argument ([`Xarg`]), read from `pid` now.
+fn xarg_columns(
+    pid: Pid,
+    def: &SyscallDef,
+    args: &[u64; 6],
+) -> Option<Vec<(String, ra_trace::ExtraValue)>> {
+    let (x, p) = Xarg::of(def, args)?;
+    Some(x.columns(&mem::read(pid, args[p], x.size())))
 }
 
 /// One message of a `struct mmsghdr` array: its iovecs (base, length) and `msg_len`.
@@ -480,8 +481,8 @@ impl<'a> Tracer<'a> {
                 | ArgKind::IovOut { .. } => ArgValue::Absent,
             };
         }
-        if is_fcntl_lock(def, &args) {
-            ev.extra = flock_columns(tid, args[2]);
+        if let Some(cols) = xarg_columns(tid, def, &args) {
+            ev.extra = cols;
         }
         if never_returns(def) {
             // These never come back: record them now.
@@ -522,9 +523,12 @@ impl<'a> Tracer<'a> {
         }
         let ok = ev.errno == Some(0);
         let ret = ev.ret;
-        if ok && is_fcntl_lock(def, &args) && matches!(args[1], 5 | 36) {
+        let flock = Xarg::of(def, &args).is_some_and(|(x, _)| x == Xarg::Flock);
+        if ok && flock && matches!(args[1], 5 | 36) {
             // F_GETLK / F_OFD_GETLK: the kernel wrote the conflicting lock (or F_UNLCK) back.
-            ev.extra = flock_columns(tid, args[2]);
+            if let Some(cols) = xarg_columns(tid, def, &args) {
+                ev.extra = cols;
+            }
         }
         for n in deref_len_args(def) {
             if args[n] != 0 {

@@ -899,7 +899,13 @@ static __always_inline void capture_args(struct tstate *s, struct syscall_rule *
 	if (!entry && (r->flags & RF_XARG) && r->xarg < NARGS && r->xarg_cond < NARGS) {
 		__u64 cond = s->args[r->xarg_cond & 7];
 
-		if (cond < 64 && (r->xarg_mask & (1ULL << cond))) {
+		int on;
+
+		if (r->flags & RF_XARG_EQ)
+			on = (__u32)cond == (__u32)r->xarg_mask || (__u32)cond == (__u32)(r->xarg_mask >> 32);
+		else
+			on = cond < 64 && (r->xarg_mask & (1ULL << cond));
+		if (on) {
 			struct arg_rule a = {.kind = AK_BUF, .len_kind = LK_FIXED, .size = r->xarg_size};
 
 			capture_slot(s, &a, s->args[r->xarg & 7], XARG);
@@ -1009,7 +1015,7 @@ static __noinline int recover_exec_inputs(struct tstate *s, struct linux_binprm 
 				continue;
 			}
 			fill_hdr(&s->sh, s, RK_DATA);
-			s->sh.flags = DF_END;
+			s->sh.flags = DF_END | DF_BPRM;
 			s->sh.len = n;
 			if (emit_sbuf(s, n))
 				continue;

@@ -55,6 +55,8 @@
 #define RF_FLUSH_RANGE 8 /* mmap pages: before the call, write out the dirty pages of
                             [args[0], args[0] + args[1]) (munmap, msync, mremap) */
 #define RF_FLUSH_ALL 16  /* mmap pages: before the call, all of the process's (exit_group, execve) */
+#define RF_XARG_EQ 32    /* with RF_XARG: captured when the low 32 bits of args[xarg_cond] equal
+                          * either half of xarg_mask (ioctl requests), not by bit number */
 
 struct arg_rule {
 	__u8 kind;
@@ -92,6 +94,8 @@ struct syscall_rule {
 #define DF_FAULT 2 /* the copy failed here: no payload; the slot is incomplete */
 #define DF_RESET 4 /* a new copy of the slot starts here: forget what came for it before */
 #define DF_FLAT 8  /* AK_STRV: strings back to back, each with its NUL (the kernel's copy) */
+#define DF_BPRM 16 /* AK_STR: the exec's file name as the kernel holds it (bprm->filename), the
+                    * entry copy having faulted: execveat's "/dev/fd/N[/path]" for dirfd N */
 
 /*
  * RK_DATA: `len` payload bytes follow. They are bytes [off, off + len) of segment `seg` of
