@@ -56,6 +56,19 @@ else
     echo "skip: fs conformance needs root"
 fi
 
+step "record and replay of third-party suites (scripts/replay-conformance.sh --quick)"
+# Python's own test modules, stress-ng's filesystem stressors and real programs, recorded by
+# each recorder, replayed from the trace and from its plan: any unexplained difference fails.
+# Needs root (the eBPF recorder; test_tarfile's device nodes); CI is root.
+if [ "$(id -u)" -eq 0 ]; then
+    cargo build --release --locked -q -p reanimator
+    bash scripts/replay-conformance.sh --quick
+elif [ "${REANIMATOR_REQUIRE_PRIVILEGED:-}" = 1 ]; then
+    echo "replay conformance needs root (REANIMATOR_REQUIRE_PRIVILEGED=1)"; exit 1
+else
+    echo "skip: replay conformance needs root"
+fi
+
 step "docs build"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked -q
 

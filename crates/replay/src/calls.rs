@@ -107,6 +107,7 @@ fn unreproducible(errno: i32) -> Option<&'static str> {
         libc::ENOMEM => "the recording machine's memory",
         libc::ENOSPC | libc::EDQUOT => "the recording file system was full",
         libc::EIO => "an I/O error of the recording machine",
+        libc::EXDEV => "the two paths were on different file systems when recorded",
         _ => return None,
     })
 }
@@ -759,6 +760,12 @@ impl Call<'_> {
             H::Access => {
                 let p = self.path("pathname")?.to_vec();
                 let flags = self.flags_or_0("flags")? as i32;
+                // The kernel's checks before any lookup (do_faccessat): the mode's bits, then
+                // the flags' (stress-ng's access stressor passes invalid ones on purpose).
+                let valid = libc::AT_EACCESS | libc::AT_SYMLINK_NOFOLLOW | libc::AT_EMPTY_PATH;
+                if self.i("mode")? & !0o7 != 0 || flags & !valid != 0 {
+                    return Err(libc::EINVAL);
+                }
                 let follow = flags & libc::AT_SYMLINK_NOFOLLOW == 0;
                 let l =
                     self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
@@ -779,6 +786,15 @@ impl Call<'_> {
                     "unlink" => 0,
                     _ => self.i("flags")? as i32,
                 };
+                // "/" itself: the root of the recording machine is a mount point (EBUSY to
+                // rmdir, a directory to unlink); the replay root must not be removed either.
+                if p.starts_with(b"/") && normalize(&p) == b"/" {
+                    return Err(if flags & libc::AT_REMOVEDIR != 0 {
+                        libc::EBUSY
+                    } else {
+                        libc::EISDIR
+                    });
+                }
                 let (dir, n) = self.parent(self.dirfd("dirfd"), &p)?;
                 Ok(Act::Issued(sys::unlinkat(dir.as_raw_fd(), &n, flags)?))
             }
@@ -1498,11 +1514,26 @@ impl Call<'_> {
         let (flags, mode) = match name {
             "creat" => (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, self.i("mode")? as u32),
             "openat2" => {
+                // The kernel's checks of the struct before anything else (sys_openat2,
+                // build_open_how): its size, then the flags' upper half and the resolve bits
+                // (stress-ng's open stressor passes a size of 0 on purpose).
+                const OPEN_HOW_SIZE_VER0: i64 = 24;
+                const VALID_RESOLVE: u64 = 0x3f;
+                let size = self.i("size")?;
+                if size < OPEN_HOW_SIZE_VER0 {
+                    return Err(libc::EINVAL);
+                }
+                if size > 4096 {
+                    return Err(libc::E2BIG);
+                }
                 let how = self.arg("how").as_data().ok_or(libc::EFAULT)?;
                 let g = |o: usize| {
                     how.get(o..o + 8)
                         .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
                 };
+                if g(0) >> 32 != 0 || g(16) & !VALID_RESOLVE != 0 {
+                    return Err(libc::EINVAL);
+                }
                 (g(0) as i32, g(8) as u32)
             }
             _ => {
@@ -1742,6 +1773,18 @@ impl Call<'_> {
             (Some(b), _) => Some([ts(g(b, 0), g(b, 8)), ts(g(b, 16), g(b, 24))]),
         };
         let flags = self.flags_or_0("flags")? as i32;
+        // The kernel's checks before any lookup: each tv_nsec a time or UTIME_NOW/UTIME_OMIT,
+        // then the flags (stress-ng's utime stressor passes invalid ones on purpose).
+        let nsec_ok = |t: &libc::timespec| {
+            (0..1_000_000_000).contains(&t.tv_nsec)
+                || t.tv_nsec == libc::UTIME_NOW
+                || t.tv_nsec == libc::UTIME_OMIT
+        };
+        if times.as_ref().is_some_and(|t| !t.iter().all(nsec_ok))
+            || flags & !(libc::AT_SYMLINK_NOFOLLOW | libc::AT_EMPTY_PATH) != 0
+        {
+            return Err(libc::EINVAL);
+        }
         let path = match name {
             "utime" | "utimes" => Some(self.path("filename")?.to_vec()),
             _ => path_arg(self.ev, "pathname").map(<[u8]>::to_vec),
@@ -1876,6 +1919,12 @@ impl Call<'_> {
         let e = self.entry(fd.into())?;
         match cmd {
             fl::F_DUPFD | fl::F_DUPFD_CLOEXEC => {
+                // EINVAL: `arg` at or beyond the process's descriptor limit (RLIMIT_NOFILE),
+                // which the model does not keep (rlimits are not replayed): the recorded
+                // failure stands (stress-ng's fcntl stressor asks for 20001).
+                if self.ev.errno == Some(libc::EINVAL) {
+                    return Err(libc::EINVAL);
+                }
                 let min = i32::try_from(arg).map_err(|_| libc::EINVAL)?;
                 Ok(Act::Emulated(self.place(e.file, cmd == fl::F_DUPFD_CLOEXEC, min)))
             }
@@ -1893,9 +1942,13 @@ impl Call<'_> {
                 }
                 match cmd {
                     fl::F_GETFL | fl::F_SETFL | fl::F_GETLEASE | fl::F_SETLEASE => {}
-                    c if (fl::F_LINUX_SPECIFIC_BASE + 7..=fl::F_LINUX_SPECIFIC_BASE + 12)
+                    // F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS: integer arguments.
+                    c if (fl::F_LINUX_SPECIFIC_BASE + 7..=fl::F_LINUX_SPECIFIC_BASE + 10)
                         .contains(&c) => {}
-                    // Owners, signals, notifications: about processes, not storage.
+                    // Owners, signals, notifications: about processes, not storage. And the
+                    // commands whose `arg` is a pointer the trace holds only as an address
+                    // (F_GET/SET_RW_HINT, F_GET/SET_FILE_RW_HINT: a u64; F_GET/SETOWN_EX): the
+                    // kernel would read or write the replayer's memory at that address.
                     _ => return Ok(Act::Sim),
                 }
                 Ok(Act::Issued(sys::raw(libc::SYS_fcntl, &[raw.into(), cmd as i64, arg])?))

@@ -23,6 +23,25 @@ pub fn key_of(path: &[u8]) -> u64 {
     h.finish() | 1
 }
 
+/// The directory holding a normalized absolute path ("/" for a top-level name; None for "/").
+fn parent_of(p: &[u8]) -> Option<&[u8]> {
+    let i = p.iter().rposition(|&b| b == b'/')?;
+    (p.len() > 1).then_some(if i == 0 { &p[..1] } else { &p[..i] })
+}
+
+/// Whether `ev` adds or removes names in the directories of its paths.
+fn changes_names(def: &ra_syscalls::SyscallDef, ev: &Event) -> bool {
+    use ra_syscalls::Handler as H;
+    match def.replay.handler() {
+        Some(H::Mkdir | H::Unlink | H::Mknod | H::Link | H::Symlink | H::Rename) => true,
+        Some(H::Open) => {
+            let flags = int_arg(ev, "flags").unwrap_or(0);
+            def.name == "creat" || flags & i64::from(libc::O_CREAT) != 0
+        }
+        _ => false,
+    }
+}
+
 /// The ordering key of descriptor number `fd` in descriptor table `fdt`.
 fn fd_key(fdt: u64, fd: i32) -> u64 {
     let mut h = DefaultHasher::new();
@@ -267,6 +286,13 @@ impl Shadow {
         }
         let paths = self.paths(proc, ev);
         pl.keys.extend(paths.iter().map(|p| key_of(p)));
+        // A call that adds or removes a name in a directory also keys that directory: a
+        // listing of it (getdents on a descriptor of it) by another process keeps its order
+        // with the change (stress-ng's dir stressor: one process makes and removes
+        // directories while another lists them).
+        if changes_names(def, ev) {
+            pl.keys.extend(paths.iter().filter_map(|p| parent_of(p)).map(key_of));
+        }
         // Descriptor numbers: a call that frees number N and a later one that takes it keep
         // their order (threads of one process share the table; the kernel hands out N only
         // after the close).
@@ -551,6 +577,29 @@ mod tests {
         let child = s.proc_id_of(11).unwrap();
         assert_eq!(s.file(child, 4).unwrap().borrow().path, b"/w/child");
         assert_eq!(s.file(child, 3).unwrap().borrow().path, b"/w/parent");
+    }
+
+    /// A mkdir in a directory and a listing of that directory through a descriptor share a
+    /// key (their order holds across processes); a plain open of a file does not key its
+    /// directory.
+    #[test]
+    fn a_name_change_keys_its_directory() {
+        assert_eq!(parent_of(b"/a/b"), Some(&b"/a"[..]));
+        assert_eq!(parent_of(b"/a"), Some(&b"/"[..]));
+        assert_eq!(parent_of(b"/"), None);
+        let mut s = Shadow::new(b"/w".to_vec());
+        let mk = s.step(&ev(
+            "mkdir",
+            1,
+            0,
+            &[("pathname", ArgValue::data(b"/w/d/x".to_vec())), ("mode", ArgValue::Int(0o755))],
+        ));
+        assert_eq!(mk.keys, [key_of(b"/w/d/x"), key_of(b"/w/d")]);
+        s.step(&open(2, "/w/d", 3));
+        let ls = s.step(&ev("getdents64", 2, 0, &[("fd", ArgValue::Int(3))]));
+        assert!(ls.keys.contains(&key_of(b"/w/d")), "{:?}", ls.keys);
+        let o = s.step(&open(2, "/w/d/y", 4));
+        assert_eq!(o.keys, [key_of(b"/w/d/y")], "opening without O_CREAT");
     }
 
     /// dup2(fd, fd) names one file twice; descriptor numbers get their own keys.

@@ -79,7 +79,8 @@ pub enum Handler {
     Truncate,
     /// `flock`.
     Flock,
-    /// `ioctl`: `FICLONE` issued between the translated descriptors, other requests simulated.
+    /// `ioctl`: `FICLONE` issued between the translated descriptors, `FIONBIO`/`FIOASYNC` with
+    /// the recorded `int`, other requests simulated.
     Ioctl,
     /// Kernel-side copies between two descriptors (`sendfile`, `copy_file_range`, `splice`).
     Copy,
@@ -99,7 +100,7 @@ pub enum Handler {
     Mkdir,
     /// `rmdir`, `unlink`, `unlinkat`.
     Unlink,
-    /// `mknod`, `mknodat` (never device nodes).
+    /// `mknod`, `mknodat` (a device node becomes a placeholder file unless `--allow-special`).
     Mknod,
     /// `link`, `linkat`.
     Link,
