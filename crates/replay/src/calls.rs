@@ -1534,6 +1534,12 @@ impl Call<'_> {
                 if g(0) >> 32 != 0 || g(16) & !VALID_RESOLVE != 0 {
                     return Err(libc::EINVAL);
                 }
+                // RESOLVE_CACHED: EAGAIN when the lookup needed more than the recording
+                // machine's dentry cache held at that moment; the recorded failure stands.
+                const RESOLVE_CACHED: u64 = 0x20;
+                if g(16) & RESOLVE_CACHED != 0 && self.ev.errno == Some(libc::EAGAIN) {
+                    return Err(libc::EAGAIN);
+                }
                 (g(0) as i32, g(8) as u32)
             }
             _ => {
