@@ -360,3 +360,56 @@ fn hostile_traces_cannot_reach_outside_the_root() {
         let _ = std::fs::remove_dir_all(&base);
     }
 }
+
+/// fcntl commands whose `arg` points to memory the trace does not hold (F_GET/SET_RW_HINT: a
+/// u64; F_GETOWN_EX: a struct) are simulated: issued with the recorded address, the kernel
+/// read or wrote the replayer's own memory there, or failed with EFAULT where it was not
+/// mapped (stress-ng's fcntl stressor showed the EFAULTs).
+#[test]
+fn recorded_pointers_are_never_handed_to_the_kernel() {
+    let base = std::env::temp_dir().join(format!("ra-replay-pointers-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let root = base.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let mut s = Script { t: 1_763_800_000_000_000_000, events: Vec::new() };
+    // The trace has no inherited descriptors: the file gets number 0.
+    s.open(b"/work/f", libc::O_CREAT | libc::O_RDWR, 0);
+    // An address that is mapped in every process: the replayer's own stack.
+    let here = 0u64;
+    let addr = std::ptr::addr_of!(here) as i64;
+    for cmd in [1035, 1036, 1037, 1038, 16, 15] {
+        s.call(
+            "fcntl",
+            0,
+            0,
+            &[("fd", ArgValue::Int(0)), ("cmd", ArgValue::Int(cmd)), ("arg", ArgValue::Int(addr))],
+        );
+    }
+    s.close(0);
+    s.call("exit_group", 0, 0, &[("status", ArgValue::Int(0))]);
+    let trace = base.join("pointers.ds");
+    let info: Vec<(&str, &[u8])> =
+        vec![("cwd", b"/work"), ("arch", b"x86_64"), ("synthetic_ids", b"0")];
+    let mut w = TraceWriter::create(&trace, &info, WriterConfig::default()).unwrap();
+    for e in &s.events {
+        w.append(e).unwrap();
+    }
+    w.finish().unwrap();
+    let o = bin()
+        .arg("replay")
+        .arg(&trace)
+        .arg("--root")
+        .arg(&root)
+        .args(["--init=infer", "--json"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("report: {e}: {}", String::from_utf8_lossy(&o.stderr)));
+    let fcntl = &r["per_call"]["fcntl"];
+    assert_eq!(fcntl["replayed"], 6, "{fcntl}");
+    assert_eq!(fcntl["issued"], 0, "never issued with the recorded address: {fcntl}");
+    assert_eq!(fcntl["simulated"], 6, "{fcntl}");
+    assert_eq!(r["mismatch_total"], 0, "{}", r["mismatches"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&base);
+}
