@@ -44,30 +44,29 @@ strict=()
 python3 scripts/test-summary.py "${strict[@]}" "$log"
 [ "$status" -eq 0 ] || { echo "tests failed (full output: $log)"; exit "$status"; }
 
+# A suite that needs root: it runs as root (CI is root), fails without root under
+# REANIMATOR_REQUIRE_PRIVILEGED=1, and is skipped otherwise.
+root_suite() { # root_suite WHAT SCRIPT
+    if [ "$(id -u)" -eq 0 ]; then
+        cargo build --release --locked -q -p reanimator
+        bash "$2" --quick
+    elif [ "${REANIMATOR_REQUIRE_PRIVILEGED:-}" = 1 ]; then
+        echo "$1 needs root (REANIMATOR_REQUIRE_PRIVILEGED=1)"; exit 1
+    else
+        echo "skip: $1 needs root"
+    fi
+}
+
 step "reanimator fs against third-party suites (scripts/fs-conformance.sh --quick)"
 # Python's own test modules, stress-ng's filesystem class, dbench, fs_mark and real programs,
-# each run natively and on a mount: any difference fails. Needs root (FUSE); CI is root.
-if [ "$(id -u)" -eq 0 ]; then
-    cargo build --release --locked -q -p reanimator
-    bash scripts/fs-conformance.sh --quick
-elif [ "${REANIMATOR_REQUIRE_PRIVILEGED:-}" = 1 ]; then
-    echo "fs conformance needs root (REANIMATOR_REQUIRE_PRIVILEGED=1)"; exit 1
-else
-    echo "skip: fs conformance needs root"
-fi
+# each run natively and on a mount: any difference fails. Needs root (FUSE).
+root_suite "fs conformance" scripts/fs-conformance.sh
 
 step "record and replay of third-party suites (scripts/replay-conformance.sh --quick)"
 # Python's own test modules, stress-ng's filesystem stressors and real programs, recorded by
 # each recorder, replayed from the trace and from its plan: any unexplained difference fails.
-# Needs root (the eBPF recorder; test_tarfile's device nodes); CI is root.
-if [ "$(id -u)" -eq 0 ]; then
-    cargo build --release --locked -q -p reanimator
-    bash scripts/replay-conformance.sh --quick
-elif [ "${REANIMATOR_REQUIRE_PRIVILEGED:-}" = 1 ]; then
-    echo "replay conformance needs root (REANIMATOR_REQUIRE_PRIVILEGED=1)"; exit 1
-else
-    echo "skip: replay conformance needs root"
-fi
+# Needs root (the eBPF recorder).
+root_suite "replay conformance" scripts/replay-conformance.sh
 
 step "docs build"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked -q

@@ -129,9 +129,9 @@ pub(crate) enum Xarg {
 }
 
 impl Xarg {
-    /// Which extra `def` has (whatever its arguments): the call, the pointer argument's index,
-    /// the argument deciding, and the bytes to read.
-    pub(crate) fn of_call(def: &SyscallDef) -> Option<(Xarg, usize, usize, usize)> {
+    /// Which extra `def` has (whatever its arguments): the kind, the pointer argument's index
+    /// and the index of the argument deciding.
+    pub(crate) fn of_call(def: &SyscallDef) -> Option<(Xarg, usize, usize)> {
         let (kind, ptr, cond) = match def.name {
             "fcntl" => (Xarg::Flock, "arg", "cmd"),
             "ioctl" => (Xarg::IoctlInt, "argp", "request"),
@@ -139,12 +139,12 @@ impl Xarg {
         };
         let (p, _) = def.arg(ptr)?;
         let (c, _) = def.arg(cond)?;
-        Some((kind, p, c, kind.size()))
+        Some((kind, p, c))
     }
 
     /// The extra of this call with these arguments, if it has one: (kind, pointer argument).
     pub(crate) fn of(def: &SyscallDef, args: &[u64; 6]) -> Option<(Xarg, usize)> {
-        let (kind, p, c, _) = Xarg::of_call(def)?;
+        let (kind, p, c) = Xarg::of_call(def)?;
         let on = match kind {
             Xarg::Flock => ra_syscalls::flags::fcntl_arg_is_flock(args[c]),
             Xarg::IoctlInt => ra_syscalls::flags::ioctl_arg_is_int(args[c]),
@@ -152,6 +152,7 @@ impl Xarg {
         on.then_some((kind, p))
     }
 
+    /// The bytes to read.
     pub(crate) fn size(self) -> usize {
         match self {
             Xarg::Flock => struct_size(Struct::Flock),

@@ -11,7 +11,7 @@ mod common;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use ra_testkit::{backend, both_backends, ebpf_available, have_program};
 
@@ -80,29 +80,37 @@ impl Case {
         assert_eq!(from_plan["final_state"], from_trace["final_state"]);
     }
 
-    /// Replay into a fresh root with extra options and check everything; returns the report.
-    fn replay_with(&self, trace: &Path, extra: &[&str]) -> serde_json::Value {
+    /// Replay into a fresh root (`--init`) with extra options: the report and the output,
+    /// unchecked.
+    fn replay_report(&self, trace: &Path, extra: &[&str]) -> (serde_json::Value, Output) {
         let root = self.base.join("root");
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir(&root).unwrap();
-        let log = self.base.join("replay.log");
         let o = bin()
             .arg("replay")
             .arg(trace)
             .arg("--root")
             .arg(&root)
             .args(["--init", "--json", "-v", "--log"])
-            .arg(&log)
+            .arg(self.base.join("replay.log"))
             .args(extra)
             .output()
             .unwrap();
-        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        let r = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
             panic!(
                 "replay report ({e}): {}\n{}",
                 String::from_utf8_lossy(&o.stdout),
                 String::from_utf8_lossy(&o.stderr)
             )
         });
+        (r, o)
+    }
+
+    /// Replay into a fresh root with extra options and check everything; returns the report.
+    fn replay_with(&self, trace: &Path, extra: &[&str]) -> serde_json::Value {
+        let (r, o) = self.replay_report(trace, extra);
+        let root = self.base.join("root");
+        let log = self.base.join("replay.log");
         let show = || {
             format!(
                 "{}\nlog:\n{}",
@@ -414,23 +422,7 @@ fn a_device_node_replays_as_a_placeholder_or_with_allow_special() {
         assert stat.S_ISCHR(os.stat('node2').st_mode)\n\
         os.unlink('node2')\n";
     let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
-    let replay = |extra: &[&str]| -> serde_json::Value {
-        let root = c.base.join("root");
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir(&root).unwrap();
-        let o = bin()
-            .arg("replay")
-            .arg(&trace)
-            .arg("--root")
-            .arg(&root)
-            .args(["--init", "--json"])
-            .args(extra)
-            .output()
-            .unwrap();
-        serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("report ({e}): {}", String::from_utf8_lossy(&o.stderr)))
-    };
-    let r = replay(&[]);
+    let (r, _) = c.replay_report(&trace, &[]);
     let calls = &r["per_call"];
     assert_eq!(calls["mknodat"]["emulated"], 1, "{calls}");
     for k in ["fchmodat", "fchownat", "rename", "unlink"] {
@@ -445,7 +437,7 @@ fn a_device_node_replays_as_a_placeholder_or_with_allow_special() {
     assert!(m.iter().all(|x| x["unique_id"] == m[0]["unique_id"]), "one call: {m:?}");
     let warned = r["warnings"].as_object().unwrap().keys().any(|k| k.contains("device node"));
     assert!(warned, "the placeholder is reported: {}", r["warnings"]);
-    let r = replay(&["--allow-special"]);
+    let (r, _) = c.replay_report(&trace, &["--allow-special"]);
     assert_eq!(r["mismatch_total"], 0, "{}", r["mismatches"]);
     assert_eq!(r["per_call"]["mknodat"]["issued"], 1, "{}", r["per_call"]);
 }

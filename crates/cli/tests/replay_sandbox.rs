@@ -88,6 +88,16 @@ impl Script {
     fn path_call(&mut self, name: &str, args: &[(&str, ArgValue)]) {
         self.call(name, 0, 0, args);
     }
+    /// Write the calls as a trace recorded in /work.
+    fn write_trace(&self, trace: &Path) {
+        let info: Vec<(&str, &[u8])> =
+            vec![("cwd", b"/work"), ("arch", b"x86_64"), ("synthetic_ids", b"0")];
+        let mut w = TraceWriter::create(trace, &info, WriterConfig::default()).unwrap();
+        for e in &self.events {
+            w.append(e).unwrap();
+        }
+        w.finish().unwrap();
+    }
 }
 
 /// Every byte, mode, owner, size and mtime of a tree, for before/after comparison.
@@ -288,13 +298,7 @@ fn hostile_traces_cannot_reach_outside_the_root() {
     s.call("exit_group", 0, 0, &[("status", ArgValue::Int(0))]);
 
     let trace = base.join("hostile.ds");
-    let info: Vec<(&str, &[u8])> =
-        vec![("cwd", b"/work"), ("arch", b"x86_64"), ("synthetic_ids", b"0")];
-    let mut w = TraceWriter::create(&trace, &info, WriterConfig::default()).unwrap();
-    for e in &s.events {
-        w.append(e).unwrap();
-    }
-    w.finish().unwrap();
+    s.write_trace(&trace);
 
     let before = state(&outside);
     let passwd_before = std::fs::read("/etc/passwd").unwrap();
@@ -388,13 +392,7 @@ fn recorded_pointers_are_never_handed_to_the_kernel() {
     s.close(0);
     s.call("exit_group", 0, 0, &[("status", ArgValue::Int(0))]);
     let trace = base.join("pointers.ds");
-    let info: Vec<(&str, &[u8])> =
-        vec![("cwd", b"/work"), ("arch", b"x86_64"), ("synthetic_ids", b"0")];
-    let mut w = TraceWriter::create(&trace, &info, WriterConfig::default()).unwrap();
-    for e in &s.events {
-        w.append(e).unwrap();
-    }
-    w.finish().unwrap();
+    s.write_trace(&trace);
     let o = bin()
         .arg("replay")
         .arg(&trace)

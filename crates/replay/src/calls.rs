@@ -763,14 +763,14 @@ impl Call<'_> {
                 // The kernel's checks before any lookup (do_faccessat): the mode's bits, then
                 // the flags' (stress-ng's access stressor passes invalid ones on purpose).
                 let valid = libc::AT_EACCESS | libc::AT_SYMLINK_NOFOLLOW | libc::AT_EMPTY_PATH;
-                if self.i("mode")? & !0o7 != 0 || flags & !valid != 0 {
+                let mode = self.i("mode")?;
+                if mode & !0o7 != 0 || flags & !valid != 0 {
                     return Err(libc::EINVAL);
                 }
                 let follow = flags & libc::AT_SYMLINK_NOFOLLOW == 0;
                 let l =
                     self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
-                let mode = self.i("mode")? as i32;
-                Ok(Act::Issued(sys::faccessat2(l.fd(), mode, flags & libc::AT_EACCESS)?))
+                Ok(Act::Issued(sys::faccessat2(l.fd(), mode as i32, flags & libc::AT_EACCESS)?))
             }
             H::Getdents => self.getdents(name == "getdents"),
             H::Mkdir => {
@@ -1418,13 +1418,10 @@ impl Call<'_> {
     /// or other tools') leave the flag alone: simulated.
     fn ioctl_int(&mut self, request: i64) -> Result<Act, i32> {
         let f = self.file("fd")?;
-        let value =
-            self.ev.extra.iter().find(|(n, _)| n == "ioctl_buffer").and_then(|(_, v)| match v {
-                ra_trace::ExtraValue::Bytes(b) => {
-                    Some(i32::from_le_bytes(b.get(..4)?.try_into().ok()?))
-                }
-                _ => None,
-            });
+        let value = self
+            .ev
+            .extra_bytes("ioctl_buffer")
+            .and_then(|b| Some(i32::from_le_bytes(b.get(..4)?.try_into().ok()?)));
         let (Some(raw), Some(value)) = (f.raw(), value) else { return Ok(Act::Sim) };
         Ok(Act::Issued(sys::ioctl_int(raw, request, value)?))
     }
@@ -1964,12 +1961,7 @@ impl Call<'_> {
 
     /// A record lock from the trace's `lock_*` columns.
     fn fcntl_lock(&mut self, raw: RawFd, cmd: u64) -> Result<Act, i32> {
-        let x = |k: &str| {
-            self.ev.extra.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
-                ra_trace::ExtraValue::Int(i) => Some(*i),
-                _ => None,
-            })
-        };
+        let x = |k: &str| self.ev.extra_int(k);
         // SAFETY: an all-zero struct flock is valid.
         let mut lk: libc::flock = unsafe { std::mem::zeroed() };
         lk.l_type = x("lock_type").unwrap_or(0) as i16;

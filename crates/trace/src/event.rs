@@ -154,6 +154,22 @@ impl Event {
         self.args.get(i)
     }
 
+    /// The [`Event::extra`] field `name`, when it holds an integer.
+    pub fn extra_int(&self, name: &str) -> Option<i64> {
+        self.extra.iter().find(|(n, _)| n == name).and_then(|(_, v)| match v {
+            ExtraValue::Int(i) => Some(*i),
+            _ => None,
+        })
+    }
+
+    /// The [`Event::extra`] field `name`, when it holds bytes.
+    pub fn extra_bytes(&self, name: &str) -> Option<&[u8]> {
+        self.extra.iter().find(|(n, _)| n == name).and_then(|(_, v)| match v {
+            ExtraValue::Bytes(b) => Some(b.as_slice()),
+            _ => None,
+        })
+    }
+
     /// Set an argument by its man-page name. Returns false when the call has no such argument.
     pub fn set_arg(&mut self, name: &str, v: ArgValue) -> bool {
         match self.def.and_then(|d| d.arg(name)) {

@@ -274,20 +274,6 @@ impl FsRecord<'_> {
     }
 }
 
-fn extra_bytes<'a>(ev: &'a Event, k: &str) -> Option<&'a [u8]> {
-    ev.extra.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
-        ExtraValue::Bytes(b) => Some(b.as_slice()),
-        _ => None,
-    })
-}
-
-fn extra_int(ev: &Event, k: &str) -> Option<i64> {
-    ev.extra.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
-        ExtraValue::Int(i) => Some(*i),
-        _ => None,
-    })
-}
-
 fn extra_bool(ev: &Event, k: &str) -> bool {
     ev.extra.iter().any(|(n, v)| n == k && *v == ExtraValue::Bool(true))
 }
@@ -307,10 +293,10 @@ pub const REPLAY_PID: i32 = 1;
 /// result of the operation is the result of the last call; earlier calls of a multi-part
 /// `setattr` carry the same result.
 pub fn to_syscalls(ev: &Event) -> Vec<Event> {
-    let path = || extra_bytes(ev, "pathname").map(with_nul);
-    let new_path = || extra_bytes(ev, "new_pathname").map(with_nul);
-    let int = |k: &str| extra_int(ev, k);
-    let data = || match extra_bytes(ev, "data") {
+    let path = || ev.extra_bytes("pathname").map(with_nul);
+    let new_path = || ev.extra_bytes("new_pathname").map(with_nul);
+    let int = |k: &str| ev.extra_int(k);
+    let data = || match ev.extra_bytes("data") {
         Some(d) => ArgValue::data(d.to_vec()),
         None => ArgValue::NotCaptured,
     };
@@ -451,7 +437,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
             }
         }
         "symlink" => {
-            let (Some(link), Some(target)) = (path(), extra_bytes(ev, "data")) else {
+            let (Some(link), Some(target)) = (path(), ev.extra_bytes("data")) else {
                 return Vec::new();
             };
             opt(mk(
@@ -562,7 +548,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
             let Some(p) = path() else { return Vec::new() };
             let p = ArgValue::data(p);
             let name =
-                || ArgValue::data(with_nul(extra_bytes(ev, "xattr_name").unwrap_or_default()));
+                || ArgValue::data(with_nul(ev.extra_bytes("xattr_name").unwrap_or_default()));
             let size = i(int("length").unwrap_or(0));
             match ev.name.as_str() {
                 "setxattr" => opt(mk(

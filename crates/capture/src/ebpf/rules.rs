@@ -62,11 +62,11 @@ pub fn rule(def: &SyscallDef) -> SyscallRule {
             r.args[i].flags |= AF_NARROW;
         }
     }
-    if let Some((kind, ptr, cond, size)) = Xarg::of_call(def) {
+    if let Some((kind, ptr, cond)) = Xarg::of_call(def) {
         r.flags |= RF_XARG;
         r.xarg = ptr as u8;
         r.xarg_cond = cond as u8;
-        r.xarg_size = size as u16;
+        r.xarg_size = kind.size() as u16;
         r.xarg_mask = match kind {
             // Bit c: command c (all below 64) carries a struct flock.
             Xarg::Flock => (0..64u64)

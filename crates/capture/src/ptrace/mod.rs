@@ -156,14 +156,14 @@ fn msghdr_iovecs(pid: Pid, addr: u64) -> Option<Vec<(u64, u64)>> {
     mem::read_iovecs(pid, iov, usize::try_from(n).ok()?)
 }
 
-/// The columns of the call's extra pointed-to argument ([`Xarg`]), read from `pid` now.
+/// The call's extra pointed-to argument ([`Xarg`]), read from `pid` now: its kind and columns.
 fn xarg_columns(
     pid: Pid,
     def: &SyscallDef,
     args: &[u64; 6],
-) -> Option<Vec<(String, ra_trace::ExtraValue)>> {
+) -> Option<(Xarg, Vec<(String, ra_trace::ExtraValue)>)> {
     let (x, p) = Xarg::of(def, args)?;
-    Some(x.columns(&mem::read(pid, args[p], x.size())))
+    Some((x, x.columns(&mem::read(pid, args[p], x.size()))))
 }
 
 /// One message of a `struct mmsghdr` array: its iovecs (base, length) and `msg_len`.
@@ -481,7 +481,7 @@ impl<'a> Tracer<'a> {
                 | ArgKind::IovOut { .. } => ArgValue::Absent,
             };
         }
-        if let Some(cols) = xarg_columns(tid, def, &args) {
+        if let Some((_, cols)) = xarg_columns(tid, def, &args) {
             ev.extra = cols;
         }
         if never_returns(def) {
@@ -523,10 +523,9 @@ impl<'a> Tracer<'a> {
         }
         let ok = ev.errno == Some(0);
         let ret = ev.ret;
-        let flock = Xarg::of(def, &args).is_some_and(|(x, _)| x == Xarg::Flock);
-        if ok && flock && matches!(args[1], 5 | 36) {
+        if ok && matches!(args[1], 5 | 36) {
             // F_GETLK / F_OFD_GETLK: the kernel wrote the conflicting lock (or F_UNLCK) back.
-            if let Some(cols) = xarg_columns(tid, def, &args) {
+            if let Some((Xarg::Flock, cols)) = xarg_columns(tid, def, &args) {
                 ev.extra = cols;
             }
         }

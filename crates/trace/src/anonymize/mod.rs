@@ -845,18 +845,8 @@ fn static_op(name: &str) -> &'static str {
 /// decoding, TRACE_FORMAT.md 3.10).
 fn fs_record(ev: &Event) -> crate::fsop::FsRecord<'_> {
     use crate::fsop::{FsData, FsRecord};
-    let bytes = |k: &str| {
-        ev.extra.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
-            ExtraValue::Bytes(b) => Some(b.as_slice()),
-            _ => None,
-        })
-    };
-    let int = |k: &str| {
-        ev.extra.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
-            ExtraValue::Int(i) => Some(*i),
-            _ => None,
-        })
-    };
+    let bytes = |k: &str| ev.extra_bytes(k);
+    let int = |k: &str| ev.extra_int(k);
     let flag = |k: &str| ev.extra.iter().any(|(n, v)| n == k && *v == ExtraValue::Bool(true));
     let data = match (bytes("data"), bytes("data_blake3"), int("data_length")) {
         (Some(d), _, _) => FsData::Full(std::borrow::Cow::Borrowed(d)),
