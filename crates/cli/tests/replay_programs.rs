@@ -27,6 +27,7 @@ both_backends!(
     a_vfork_child_s_calls_follow_the_vfork_and_replay,
     python_s_set_blocking_replays_its_nonblocking_flag,
     a_forked_child_s_fexecve_replays,
+    kernel_side_copies_replay_from_a_source_the_trace_never_read,
 );
 
 struct Case {
@@ -364,6 +365,97 @@ fn python_s_set_blocking_replays_its_nonblocking_flag() {
     let report = c.replay_with(&trace, &[]);
     assert_eq!(report["per_call"]["ioctl"]["issued"], 4, "{}", report["per_call"]);
     c.replay_and_check(&trace);
+}
+
+/// coreutils' `cp` copies with `copy_file_range`, whose bytes never pass through the program's
+/// memory; Python's `os.copy_file_range`, `os.sendfile` and `os.splice` do the same with and
+/// without offsets, through a pipe, and read on from where a copy moved the file position.
+/// The source lies outside the snapshot, so `--init` knows its content only from the trace:
+/// the ptrace recorder reads back what each copy moved (`data_copied`), and the replay then
+/// matches in every call and in the final tree. The eBPF recorder cannot read file pages: its
+/// trace has no such column, and the replay shows the copies' data as unknown (mismatches).
+fn kernel_side_copies_replay_from_a_source_the_trace_never_read() {
+    if !have_program("cp") || !have_program("python3") {
+        return;
+    }
+    let c = Case::new("copies");
+    let outside = c.base.join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let (one, two) = (content(7, 300_000), content(8, 300_000));
+    let put = |name: &str, b: &[u8]| -> String {
+        let p = outside.join(name);
+        std::fs::write(&p, b).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // What the program reads back to check its copies are files of their own (their reads
+    // tell the inference nothing about the sources).
+    let want_c2 =
+        [&two[0..2000], &two[2010..2510], &two[100_000..100_300], &two[200_000..200_700]].concat();
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let script = format!(
+        "import os\n\
+        a = os.open({two:?}, os.O_RDONLY)\n\
+        b = os.open('c2.bin', os.O_WRONLY | os.O_CREAT, 0o644)\n\
+        assert os.copy_file_range(a, b, 1000, 5000, 0) == 1000\n\
+        assert os.copy_file_range(a, b, 2000) == 2000\n\
+        assert os.read(a, 10) == bytes.fromhex('{head}')\n\
+        assert os.sendfile(b, a, None, 500) == 500\n\
+        assert os.sendfile(b, a, 100000, 300) == 300\n\
+        r, w = os.pipe()\n\
+        assert os.splice(a, w, 700, offset_src=200000) == 700\n\
+        assert os.splice(r, b, 700) == 700\n\
+        os.close(b)\n\
+        assert os.read(a, 3) == bytes.fromhex('{tail}')\n\
+        os.close(a)\n\
+        assert open('c2.bin', 'rb').read() == open({want_c2:?}, 'rb').read()\n\
+        assert open('dst.bin', 'rb').read() == open({want_dst:?}, 'rb').read()\n",
+        two = put("two.bin", &two),
+        head = hex(&two[2000..2010]),
+        tail = hex(&two[2510..2513]),
+        want_c2 = put("want_c2.bin", &want_c2),
+        want_dst = put("want_dst.bin", &one),
+    );
+    let cmd = format!("cp {} dst.bin && python3 -c \"$0\"", put("one.bin", &one));
+    let trace = c.record(&[os("sh"), os("-c"), os(&cmd), os(&script)], None, &[]);
+    let r = ra_trace::TraceReader::open(&trace).unwrap();
+    let copies: Vec<(String, i64, Option<usize>)> = r
+        .events(None)
+        .map(|e| e.unwrap())
+        .filter(|e| e.ret.is_some_and(|n| n > 0))
+        .filter_map(|e| {
+            let k = e.copy()?;
+            Some((e.name.clone(), k.moved, k.data.map(<[u8]>::len)))
+        })
+        .collect();
+    let names: Vec<&str> = copies.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "copy_file_range",
+            "copy_file_range",
+            "copy_file_range",
+            "sendfile",
+            "sendfile",
+            "splice",
+            "splice"
+        ],
+        "{copies:?}"
+    );
+    if backend() == "ptrace" {
+        for (name, moved, got) in &copies {
+            assert_eq!(*got, Some(*moved as usize), "{name}: the bytes it moved, read back");
+        }
+        c.replay_and_check(&trace);
+    } else {
+        assert!(copies.iter().all(|(_, _, d)| d.is_none()), "{copies:?}");
+        // The replayed splice from the source reaches past what the trace shows of it, so
+        // the pipe gets no data: the next splice, from that pipe, waits the stall timeout and
+        // fails (it used to block for ever).
+        let (r, _) = c.replay_report(&trace, &["--stall-timeout", "1"]);
+        assert!(r["mismatch_total"].as_u64().unwrap() > 0, "{}", r["mismatches"]);
+        let w = r["warnings"].as_object().unwrap();
+        assert!(w.keys().any(|k| k.contains("splice stalled on a pipe: no data")), "{w:?}");
+    }
 }
 
 /// A forked child runs a program through `os.execve(fd, ...)` (fexecve: `execveat(fd, "",

@@ -1426,25 +1426,39 @@ impl Call<'_> {
         Ok(Act::Issued(sys::ioctl_int(raw, request, value)?))
     }
 
-    /// sendfile / copy_file_range / splice between real descriptors. The trace keeps the
-    /// in-out offsets as they were after the call; the input offset is that minus the count.
+    /// sendfile / copy_file_range / splice between real descriptors, at the offsets the
+    /// recorded call started from.
     fn copy(&mut self, name: &str) -> Result<Act, i32> {
-        let (fin, fout) =
-            if name == "sendfile" { ("in_fd", "out_fd") } else { ("fd_in", "fd_out") };
-        let a = self.file(fin)?;
-        let b = self.file(fout)?;
-        let (Some(ra), Some(rb)) = (a.raw(), b.raw()) else { return Ok(Act::Sim) };
-        let moved = if self.rec_ok() { self.rec_ret() } else { 0 };
-        let loff = |v: &ArgValue| -> Option<i64> {
-            let d = v.as_data()?;
-            Some(i64::from_le_bytes(d.get(0..8)?.try_into().ok()?) - moved)
+        let Some(c) = self.ev.copy() else {
+            // A descriptor argument is missing: say which.
+            if let Some((def, e)) = self.ev.def.and_then(|d| Some((d, d.copy_ends()?))) {
+                self.i(def.args[e.fd_in].name)?;
+                self.i(def.args[e.fd_out].name)?;
+            }
+            return Err(MISSING);
         };
+        let a = self.entry(c.fd_in.into())?.file;
+        let b = self.entry(c.fd_out.into())?.file;
+        let (Some(ra), Some(rb)) = (a.raw(), b.raw()) else { return Ok(Act::Sim) };
+        // A pipe end waits, as a pipe read or write does, at most the stall timeout: a pipe
+        // the replay filled with less than the recording (or never drained) must not block
+        // the call for ever. Once it is ready the call moves what it can without blocking.
+        let deadline = Instant::now() + self.sh.opts.stall_timeout;
+        for (f, fd, ev, what) in
+            [(&a, ra, libc::POLLIN, "no data"), (&b, rb, libc::POLLOUT, "no reader made room")]
+        {
+            if f.is_pipe() {
+                self.eagain_as_recorded(fd, ev)?;
+                if !self.wait_ready(fd, ev, deadline) {
+                    self.warn(format!("{name} stalled on a pipe: {what}"));
+                    return Err(libc::ETIMEDOUT);
+                }
+            }
+        }
+        let (mut oi, mut oo) = (c.off_in, c.off_out);
         let r = if name == "sendfile" {
-            let mut off = loff(self.arg("offset"));
-            sys::sendfile(rb, ra, off.as_mut(), self.i("count")?.max(0) as usize)
+            sys::sendfile(rb, ra, oi.as_mut(), self.i("count")?.max(0) as usize)
         } else {
-            let mut oi = loff(self.arg("off_in"));
-            let mut oo = loff(self.arg("off_out"));
             let len = self.i("len")?.max(0) as usize;
             let flags = self.i("flags")? as u32;
             if name == "splice" {

@@ -763,6 +763,27 @@ fn observe(
                 st.exists(&child, Some(kind));
             }
         }
+        // A kernel-side copy: the bytes it moved (when the recorder read them back) are the
+        // source's content, like a read's; the destination's content changes.
+        H::Copy if success => {
+            let Some(c) = ev.copy() else { return Ok(()) };
+            let at = |fd: i32| -> Option<(Vec<u8>, i64)> {
+                let f = sh.file(proc, fd)?;
+                let b = f.borrow();
+                (!b.path.is_empty()).then(|| (b.path.clone(), b.offset))
+            };
+            if let (Some(d), Some((p, off_after))) = (c.data, at(c.fd_in)) {
+                let off = c.off_in.unwrap_or(off_after - c.moved);
+                // (A short copy need not be the end of the file: a pipe at the other end may
+                // have been full.)
+                if off >= 0 && d.len() as i64 == c.moved {
+                    st.content(&p, off as u64, d, d.len() as u64)?;
+                }
+            }
+            if let Some((p, _)) = at(c.fd_out) {
+                st.written.insert(p);
+            }
+        }
         // Calls that change a file's content.
         H::Write | H::WriteV => {
             if let Some(p) = fd_path(sh, "fd") {

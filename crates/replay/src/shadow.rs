@@ -424,6 +424,16 @@ impl Shadow {
                     f.borrow_mut().offset += ret;
                 }
             }
+            // A copy's end without an offset pointer uses and moves the file position.
+            Some(H::Copy) if success => {
+                if let Some(c) = ev.copy() {
+                    for (fd, off) in [(c.fd_in, c.off_in), (c.fd_out, c.off_out)] {
+                        if let (None, Some(f)) = (off, self.file(proc, fd)) {
+                            f.borrow_mut().offset += c.moved;
+                        }
+                    }
+                }
+            }
             Some(H::Seek) if success => {
                 if let Some(f) = int_arg(ev, "fd").and_then(|fd| self.file(proc, fd as i32)) {
                     f.borrow_mut().offset = ret;

@@ -470,6 +470,42 @@ impl SyscallDef {
             .enumerate()
             .filter(move |(_, a)| fields.is_some_and(|f| !f.iter().any(|sf| sf.name == a.field)))
     }
+
+    /// The two ends of a kernel-side copy ([`Handler::Copy`]: `sendfile`, `copy_file_range`,
+    /// `splice`): which arguments hold each end's descriptor and offset pointer.
+    pub fn copy_ends(&self) -> Option<CopyEnds> {
+        if self.replay.handler() != Some(Handler::Copy) {
+            return None;
+        }
+        let idx = |n: &str| self.arg(n).map(|(i, _)| i);
+        if self.name == "sendfile" {
+            // The offset pointer is the input's; the output's file position moves.
+            return Some(CopyEnds {
+                fd_in: idx("in_fd")?,
+                off_in: idx("offset"),
+                fd_out: idx("out_fd")?,
+                off_out: None,
+            });
+        }
+        Some(CopyEnds {
+            fd_in: idx("fd_in")?,
+            off_in: idx("off_in"),
+            fd_out: idx("fd_out")?,
+            off_out: idx("off_out"),
+        })
+    }
+}
+
+/// Argument indices of a kernel-side copy's two ends ([`SyscallDef::copy_ends`]). An end whose
+/// offset pointer is null (or that has none) uses and moves its descriptor's file position;
+/// one with a pointer leaves the position alone, and the kernel writes the pointed-to offset
+/// back advanced by the bytes moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyEnds {
+    pub fd_in: usize,
+    pub off_in: Option<usize>,
+    pub fd_out: usize,
+    pub off_out: Option<usize>,
 }
 
 /// Look a call up by kernel name or trace name.

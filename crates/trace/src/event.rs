@@ -1,6 +1,23 @@
 pub use bytes::Bytes;
 use ra_syscalls::SyscallDef;
 
+/// A kernel-side copy (`sendfile`, `copy_file_range`, `splice`) as recorded
+/// ([`Event::copy`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelCopy<'a> {
+    pub fd_in: i32,
+    /// The input's offset before the call; None: the call used (and moved) the descriptor's
+    /// file position.
+    pub off_in: Option<i64>,
+    pub fd_out: i32,
+    /// The output's offset before the call, as `off_in`.
+    pub off_out: Option<i64>,
+    /// Bytes moved (0 when the call failed).
+    pub moved: i64,
+    /// The bytes moved ([`crate::schema::COPIED_DATA`]), when the recorder captured them.
+    pub data: Option<&'a [u8]>,
+}
+
 /// The value of one argument of an [`Event`], aligned with the registry's `args`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ArgValue {
@@ -167,6 +184,29 @@ impl Event {
         self.extra.iter().find(|(n, _)| n == name).and_then(|(_, v)| match v {
             ExtraValue::Bytes(b) => Some(b.as_slice()),
             _ => None,
+        })
+    }
+
+    /// A kernel-side copy's ends as the call found them ([`SyscallDef::copy_ends`]); None for
+    /// other calls or when a descriptor is missing. Offsets are those before the call (the
+    /// trace keeps the in-out offsets as the kernel wrote them back, after the bytes moved).
+    pub fn copy(&self) -> Option<KernelCopy<'_>> {
+        let ends = self.def?.copy_ends()?;
+        let moved = match (self.errno.unwrap_or(0), self.ret) {
+            (0, Some(r)) if r > 0 => r,
+            _ => 0,
+        };
+        let before = |i: Option<usize>| -> Option<i64> {
+            let d = self.args.get(i?)?.as_data()?;
+            Some(i64::from_le_bytes(d.get(0..8)?.try_into().ok()?) - moved)
+        };
+        Some(KernelCopy {
+            fd_in: self.args.get(ends.fd_in)?.as_int()? as i32,
+            off_in: before(ends.off_in),
+            fd_out: self.args.get(ends.fd_out)?.as_int()? as i32,
+            off_out: before(ends.off_out),
+            moved,
+            data: self.extra_bytes(crate::schema::COPIED_DATA),
         })
     }
 

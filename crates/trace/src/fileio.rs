@@ -153,39 +153,20 @@ impl FileIoTracker {
             }
             Handler::Read | Handler::Write | Handler::ReadV | Handler::WriteV => {
                 let write = matches!(handler, Handler::Write | Handler::WriteV);
-                let Some(ofd) = self.file_of(pid, int("fd"), ok) else { return };
-                let len = ev.ret.unwrap_or(0) as u64;
                 // pread64/pwrite64/preadv/pwritev; preadv2/pwritev2 with offset -1 use the
                 // file position like read/write.
                 let given = int("offset").filter(|&o| o >= 0).map(|o| o as u64);
-                let o = self.ofds[ofd].as_mut().expect("live ofd");
-                let offset = match given {
-                    Some(off) => off,
-                    None if write && o.append => {
-                        let size = self.paths.get(&o.path).map_or(0, |p| p.size);
-                        o.pos = size + len;
-                        size
-                    }
-                    None => {
-                        let p = o.pos;
-                        o.pos += len;
-                        p
-                    }
-                };
-                if write {
-                    let st = self.paths.entry(o.path.clone()).or_default();
-                    st.size = st.size.max(offset + len);
+                self.transfer(ev, pid, int("fd"), given, write, ok, time, keep, out);
+            }
+            // sendfile / copy_file_range / splice: a read of the input and a write of the
+            // output, each end that is a file (the other may be a pipe or socket).
+            Handler::Copy => {
+                if let Some(c) = ev.copy() {
+                    let at = |o: Option<i64>| o.map(|o| o.max(0) as u64);
+                    let (fin, fout) = (Some(c.fd_in.into()), Some(c.fd_out.into()));
+                    self.transfer(ev, pid, fin, at(c.off_in), false, ok, time, keep, out);
+                    self.transfer(ev, pid, fout, at(c.off_out), true, ok, time, keep, out);
                 }
-                if len == 0 {
-                    self.skipped.zero_bytes += 1;
-                    return;
-                }
-                let kind = if write {
-                    FileOpKind::Write { offset, len }
-                } else {
-                    FileOpKind::Read { offset, len }
-                };
-                self.emit(ev, ofd, kind, time, keep, out);
             }
             Handler::Seek => {
                 if let Some(Entry::File(ofd)) = self.entry(pid, int("fd")) {
@@ -347,6 +328,53 @@ impl FileIoTracker {
     }
 
     /// The open file description behind a data call's descriptor, or `None` (counted).
+    /// A read or write of `ret` bytes through descriptor `fd`, at `given` or (None) at and
+    /// moving the file position.
+    #[allow(clippy::too_many_arguments)]
+    fn transfer(
+        &mut self,
+        ev: &Event,
+        pid: i32,
+        fd: Option<i64>,
+        given: Option<u64>,
+        write: bool,
+        ok: bool,
+        time: i64,
+        keep: &mut dyn FnMut(&Event, &[u8]) -> bool,
+        out: &mut Vec<FileOp>,
+    ) {
+        let Some(ofd) = self.file_of(pid, fd, ok) else { return };
+        let len = ev.ret.unwrap_or(0) as u64;
+        let o = self.ofds[ofd].as_mut().expect("live ofd");
+        let offset = match given {
+            Some(off) => off,
+            None if write && o.append => {
+                let size = self.paths.get(&o.path).map_or(0, |p| p.size);
+                o.pos = size + len;
+                size
+            }
+            None => {
+                let p = o.pos;
+                o.pos += len;
+                p
+            }
+        };
+        if write {
+            let st = self.paths.entry(o.path.clone()).or_default();
+            st.size = st.size.max(offset + len);
+        }
+        if len == 0 {
+            self.skipped.zero_bytes += 1;
+            return;
+        }
+        let kind = if write {
+            FileOpKind::Write { offset, len }
+        } else {
+            FileOpKind::Read { offset, len }
+        };
+        self.emit(ev, ofd, kind, time, keep, out);
+    }
+
     fn file_of(&mut self, pid: i32, fd: Option<i64>, ok: bool) -> Option<usize> {
         if !ok {
             self.skipped.failed += 1;
@@ -636,6 +664,49 @@ mod tests {
         assert_eq!(sk.zero_bytes, 1);
         assert_eq!(sk.unknown_fd, 1);
         assert_eq!(sk.failed, 1, "{sk:?}");
+    }
+
+    /// Kernel-side copies read their input and write their output: at the offsets they were
+    /// given (the trace holds them after the call: advanced by the bytes moved), or at and
+    /// moving the file positions; an end that is no file is left out.
+    #[test]
+    fn copies_read_one_file_and_write_another() {
+        let at = |p: &str, fl: i32, fd: i64, t: i64| {
+            let fl = Int(i64::from(fl));
+            ev("openat", &[("dirfd", Int(-100)), ("pathname", path(p)), ("flags", fl)], fd, t)
+        };
+        let loff = |v: i64| ArgValue::data(v.to_le_bytes().to_vec());
+        let (ops, sk) = run(&[
+            at("a", libc::O_RDONLY, 3, 1),
+            at("b", libc::O_WRONLY | libc::O_CREAT, 4, 2),
+            ev("copy_file_range", &[("fd_in", Int(3)), ("fd_out", Int(4))], 100, 3),
+            ev(
+                "copy_file_range",
+                &[("fd_in", Int(3)), ("off_in", loff(5100)), ("fd_out", Int(4))],
+                100,
+                4,
+            ),
+            ev("sendfile", &[("out_fd", Int(4)), ("in_fd", Int(3))], 10, 5),
+            ev("splice", &[("fd_in", Int(3)), ("off_in", loff(9000)), ("fd_out", Int(7))], 1000, 7),
+        ]);
+        let (a, b) = ("/home/u/a".to_string(), "/home/u/b".to_string());
+        assert_eq!(
+            ops,
+            vec![
+                (a.clone(), Open),
+                (a.clone(), Read { offset: 0, len: 100 }),
+                (b.clone(), Open),
+                (b.clone(), Write { offset: 0, len: 100 }),
+                (a.clone(), Read { offset: 5000, len: 100 }),
+                (b.clone(), Write { offset: 100, len: 100 }),
+                (a.clone(), Read { offset: 100, len: 10 }),
+                (b.clone(), Write { offset: 200, len: 10 }),
+                (a.clone(), Read { offset: 8000, len: 1000 }),
+                (a.clone(), Close),
+                (b.clone(), Close),
+            ]
+        );
+        assert_eq!(sk.unknown_fd, 1, "the splice's output (a pipe the trace never made): {sk:?}");
     }
 
     /// fio's start-up: the working directory saved by `open(".")` without O_DIRECTORY, a

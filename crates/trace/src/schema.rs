@@ -337,13 +337,24 @@ fn is_time_field(name: &str) -> bool {
 /// (the ptrace recorder, Re-Animator's traces). `replay --reads as-recorded` uses it.
 pub const CACHE_MISS_PAGES: &str = "cache_miss_pages";
 
+/// The column of kernel-side copies (`sendfile`, `copy_file_range`, `splice`: registry
+/// handler `Copy`) that holds the bytes the call moved, which never pass through the program's
+/// memory: read back from the source file (or, when the source is not a regular file, the
+/// destination file) once the call has returned. Written by the ptrace recorder with
+/// `--data full`; null where not captured (either end a pipe or socket, a file it could not
+/// read back, the eBPF recorder, Re-Animator's traces).
+pub const COPIED_DATA: &str = "data_copied";
+
 /// Columns every call of this kind gets beyond its arguments.
 fn class_fields(def: &SyscallDef) -> Vec<FieldDesc> {
+    let mut v = Vec::new();
     if ra_syscalls::io_class(def.name) == ra_syscalls::IoClass::Read {
-        vec![FieldDesc::new(CACHE_MISS_PAGES, FieldType::Int64).nullable(true)]
-    } else {
-        Vec::new()
+        v.push(FieldDesc::new(CACHE_MISS_PAGES, FieldType::Int64).nullable(true));
     }
+    if def.copy_ends().is_some() {
+        v.push(FieldDesc::new(COPIED_DATA, FieldType::Variable32).nullable(true));
+    }
+    v
 }
 
 fn common_fields() -> Vec<FieldDesc> {

@@ -375,9 +375,15 @@ fn map_u32_at(m: &mut dyn Mapper, f: Field, b: &mut [u8], at: usize) {
 
 /// Replace data buffers as [`DataMode`] says; returns how many were replaced. `Digest` is
 /// what `record --data hash` stores (length and BLAKE3 of the bytes; of the vectors' bytes
-/// concatenated).
+/// concatenated). The bytes a kernel-side copy moved (`data_copied`) go in either case, as
+/// `record --data hash|none` leaves them out.
 pub fn replace_data(def: &SyscallDef, ev: &mut Event, mode: DataMode) -> u64 {
-    let mut n = 0;
+    if mode == DataMode::Keep {
+        return 0;
+    }
+    let before = ev.extra.len();
+    ev.extra.retain(|(k, _)| k != crate::schema::COPIED_DATA);
+    let mut n = (before - ev.extra.len()) as u64;
     for (a, v) in def.args.iter().zip(ev.args.iter_mut()) {
         if !a.kind.is_bulk() || !matches!(a.meaning, Meaning::Plain) {
             continue;
@@ -385,15 +391,11 @@ pub fn replace_data(def: &SyscallDef, ev: &mut Event, mode: DataMode) -> u64 {
         if !matches!(v, ArgValue::Data(_) | ArgValue::Iov(_)) {
             continue;
         }
-        match mode {
-            DataMode::Keep => return 0,
-            DataMode::Drop => {
-                *v = ArgValue::NotCaptured;
-                ev.buffer_not_captured = true;
-            }
-            DataMode::Digest => {
-                v.hash_data();
-            }
+        if mode == DataMode::Digest {
+            v.hash_data();
+        } else {
+            *v = ArgValue::NotCaptured;
+            ev.buffer_not_captured = true;
         }
         n += 1;
     }

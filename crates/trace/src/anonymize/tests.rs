@@ -215,6 +215,15 @@ fn sample_trace(dir: &Path) -> PathBuf {
     e.set_arg("envp", ArgValue::Strings(vec![b"HOME=/home/alice".to_vec()]));
     e.ret = Some(0);
     w.append(&e).unwrap();
+    // A kernel-side copy, with the bytes it moved (the ptrace recorder reads them back).
+    let mut e = ev("copy_file_range");
+    e.set_arg("fd_in", ArgValue::Int(3));
+    e.set_arg("fd_out", ArgValue::Int(5));
+    e.set_arg("len", ArgValue::Int(1 << 30));
+    e.set_arg("flags", ArgValue::Int(0));
+    e.ret = Some(13);
+    e.extra.push((crate::schema::COPIED_DATA.into(), ExtraValue::Bytes(b"secret copied".to_vec())));
+    w.append(&e).unwrap();
     w.record_snapshot(0, Phase::End, &tree, Default::default()).unwrap();
     w.finish().unwrap();
     path
@@ -244,7 +253,7 @@ fn anonymize_then_reverse_gives_the_trace_back() {
     let k = key(3);
     let a = dir.join("a.ds");
     let s = anonymize_trace(&t, &a, &k, &all_opts(DataMode::Keep)).unwrap();
-    assert_eq!(s.events, 7);
+    assert_eq!(s.events, 8);
     assert!(s.fields[&Field::Path].0 > 0 && s.table_entries > 0);
     let orig = events(&t);
     let anon = events(&a);
@@ -349,7 +358,10 @@ fn data_dropped_or_digested() {
     for (mode, name) in [(DataMode::Digest, "dg.ds"), (DataMode::Drop, "dr.ds")] {
         let a = dir.join(name);
         let s = anonymize_trace(&t, &a, &key(3), &all_opts(mode)).unwrap();
-        assert_eq!(s.data_buffers, 1, "the read's buffer");
+        assert_eq!(s.data_buffers, 2, "the read's buffer and the bytes the copy moved");
+        let copy = events(&a).pop().unwrap();
+        assert_eq!(copy.name, "copy_file_range");
+        assert_eq!(copy.copy().unwrap().data, None, "{mode:?}");
         let bytes = std::fs::read(&a).unwrap();
         assert!(!bytes.windows(6).any(|w| w == b"secret"), "{mode:?}");
         let ev = &events(&a)[1];
