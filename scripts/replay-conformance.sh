@@ -38,6 +38,13 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+# Checked before anything is made or run.
+for s in ${SUITES//,/ }; do
+    case "$s" in python|stress|programs) ;; *) echo "replay-conformance: unknown suite $s (python, programs, stress)" >&2; exit 2 ;; esac
+done
+for b in ${BACKENDS//,/ }; do
+    case "$b" in ptrace|ebpf) ;; *) echo "replay-conformance: unknown backend $b (ptrace, ebpf)" >&2; exit 2 ;; esac
+done
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 R=${REANIMATOR:-${CARGO_TARGET_DIR:-$HERE/target}/release/reanimator}
@@ -251,7 +258,6 @@ for s in ${SUITES//,/ }; do
         python) suite_python ;;
         stress) suite_stress ;;
         programs) suite_programs ;;
-        *) echo "replay-conformance: unknown suite $s" >&2; exit 2 ;;
     esac
 done
 

@@ -545,15 +545,7 @@ fn observe(
     let has = |arg: &str| ev.def.is_some_and(|d| d.arg(arg).is_some());
     match handler {
         H::Open => {
-            let flags = match name {
-                "creat" => libc::O_CREAT | libc::O_TRUNC,
-                "openat2" => ev
-                    .arg("how")
-                    .and_then(ArgValue::as_data)
-                    .and_then(|d| d.get(0..8))
-                    .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])) as i32),
-                _ => int_arg(ev, "flags").unwrap_or(0) as i32,
-            };
+            let flags = ev.open_flags().unwrap_or(0) as i32;
             let Some(p) = first else { return Ok(()) };
             if !success {
                 if enoent {

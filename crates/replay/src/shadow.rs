@@ -34,10 +34,7 @@ fn changes_names(def: &ra_syscalls::SyscallDef, ev: &Event) -> bool {
     use ra_syscalls::Handler as H;
     match def.replay.handler() {
         Some(H::Mkdir | H::Unlink | H::Mknod | H::Link | H::Symlink | H::Rename) => true,
-        Some(H::Open) => {
-            let flags = int_arg(ev, "flags").unwrap_or(0);
-            def.name == "creat" || flags & i64::from(libc::O_CREAT) != 0
-        }
+        Some(H::Open) => ev.open_flags().unwrap_or(0) & i64::from(libc::O_CREAT) != 0,
         _ => false,
     }
 }
@@ -610,6 +607,30 @@ mod tests {
         assert!(ls.keys.contains(&key_of(b"/w/d")), "{:?}", ls.keys);
         let o = s.step(&open(2, "/w/d/y", 4));
         assert_eq!(o.keys, [key_of(b"/w/d/y")], "opening without O_CREAT");
+        // openat2's flags are in its struct open_how.
+        let how = |flags: i32| {
+            let mut h = i64::from(flags).to_le_bytes().to_vec();
+            h.extend([0u8; 16]);
+            ArgValue::data(h)
+        };
+        for (flags, keys) in [
+            (libc::O_WRONLY | libc::O_CREAT, vec![key_of(b"/w/d/z"), key_of(b"/w/d")]),
+            (libc::O_RDONLY, vec![key_of(b"/w/d/z")]),
+        ] {
+            let o2 = s.step(&ev(
+                "openat2",
+                2,
+                5,
+                &[
+                    ("dirfd", ArgValue::Int(-100)),
+                    ("pathname", ArgValue::data(b"/w/d/z\0".to_vec())),
+                    ("how", how(flags)),
+                    ("size", ArgValue::Int(24)),
+                ],
+            ));
+            assert_eq!(o2.keys, keys, "openat2 with flags {flags:#o}");
+            s.step(&ev("close", 2, 0, &[("fd", ArgValue::Int(5))]));
+        }
     }
 
     /// dup2(fd, fd) names one file twice; descriptor numbers get their own keys.

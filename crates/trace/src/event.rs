@@ -187,6 +187,24 @@ impl Event {
         })
     }
 
+    /// The flags of an open-family call (registry handler `Open`): its `flags` argument,
+    /// openat2's `struct open_how` `flags` (its first 8 bytes), creat's
+    /// `O_CREAT | O_WRONLY | O_TRUNC`. None for other calls or when not recorded.
+    pub fn open_flags(&self) -> Option<i64> {
+        let def = self.def?;
+        if def.replay.handler() != Some(ra_syscalls::Handler::Open) {
+            return None;
+        }
+        if def.name == "creat" {
+            return Some(i64::from(libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC));
+        }
+        if let Some(f) = self.arg("flags").and_then(ArgValue::as_int) {
+            return Some(f);
+        }
+        let how = self.arg("how")?.as_data()?;
+        Some(u64::from_le_bytes(how.get(0..8)?.try_into().ok()?) as i64)
+    }
+
     /// A kernel-side copy's ends as the call found them ([`SyscallDef::copy_ends`]); None for
     /// other calls or when a descriptor is missing. Offsets are those before the call (the
     /// trace keeps the in-out offsets as the kernel wrote them back, after the bytes moved).

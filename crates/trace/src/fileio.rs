@@ -424,15 +424,7 @@ impl FileIoTracker {
 
     fn open(&mut self, ev: &Event, pid: i32, time: i64, out: &mut Vec<FileOp>) {
         let fd = ev.ret.unwrap_or(-1) as i32;
-        let flags: i64 = match ev.arg("flags").and_then(ArgValue::as_int) {
-            Some(f) => f,
-            // openat2: `struct open_how` starts with the u64 flags.
-            None => match ev.arg("how").and_then(ArgValue::as_data) {
-                Some(h) if h.len() >= 8 => i64::from_ne_bytes(h[..8].try_into().expect("8 bytes")),
-                // creat
-                _ => i64::from(libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC),
-            },
-        };
+        let flags = ev.open_flags().unwrap_or(0);
         let flags = flags as i32;
         let cloexec = flags & libc::O_CLOEXEC != 0;
         let given = ev.arg("pathname").and_then(ArgValue::as_data).map(strip_nul).unwrap_or(b"");
