@@ -28,6 +28,7 @@ both_backends!(
     python_s_set_blocking_replays_its_nonblocking_flag,
     a_forked_child_s_fexecve_replays,
     kernel_side_copies_replay_from_a_source_the_trace_never_read,
+    a_listing_of_the_root_replays_its_symlinks_as_symlinks,
 );
 
 struct Case {
@@ -456,6 +457,24 @@ fn kernel_side_copies_replay_from_a_source_the_trace_never_read() {
         let w = r["warnings"].as_object().unwrap();
         assert!(w.keys().any(|k| k.contains("splice stalled on a pipe: no data")), "{w:?}");
     }
+}
+
+/// A program reads a file through a symlink in `/` (`/bin/sh`: `/bin -> usr/bin` on a
+/// merged-/usr system; a plain directory elsewhere), then lists `/`. `--init` made `/bin` a
+/// directory from the path alone, and the listing then replayed it as one (Python's test_os
+/// found it): a listing's symlink now wins, and the directory replay makes for targets the
+/// trace never resolved is not in the replayed listing of `/`.
+fn a_listing_of_the_root_replays_its_symlinks_as_symlinks() {
+    if !have_program("python3") {
+        return;
+    }
+    let c = Case::new("rootlisting");
+    let script = "import os\n\
+        open('/bin/sh', 'rb').read(64)\n\
+        names = os.listdir('/')\n\
+        assert 'bin' in names, names\n";
+    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    c.replay_and_check(&trace);
 }
 
 /// A forked child runs a program through `os.execve(fd, ...)` (fexecve: `execveat(fd, "",
