@@ -88,21 +88,44 @@ fn text_output_is_bcc_style_with_its_check() {
 
 #[test]
 fn a_pid_that_exits_ends_the_profile_with_a_partial_interval() {
+    use std::io::{BufRead, Read};
     if !root() {
         return;
     }
+    let dir = std::env::temp_dir().join(format!("ra-profile-pid-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let go = dir.join("go");
+    assert!(Command::new("mkfifo").arg(&go).status().unwrap().success());
+    // The process waits (in the kernel, opening the FIFO) until the profiler says it is
+    // attached (its first JSON line): a fixed sleep raced with the profiler's start under load.
     let mut victim = Command::new("sh")
-        .args(["-c", "sleep 0.7; i=0; while [ $i -lt 200 ]; do i=$((i+1)); cat /proc/self/stat >/dev/null; done"])
+        .args(["-c", "read x <\"$0\"; i=0; while [ $i -lt 200 ]; do i=$((i+1)); cat /proc/self/stat >/dev/null; done"])
+        .arg(&go)
         .spawn()
         .unwrap();
-    let t = Instant::now();
-    let o = bin()
+    let mut prof = bin()
         .args(["profile", "--json", "--interval", "5", "-p", &victim.id().to_string()])
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
+    let mut out = std::io::BufReader::new(prof.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    // Let the process go in any case (it would wait for ever).
+    std::fs::write(&go, "go\n").unwrap();
+    let t = Instant::now();
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    let mut stderr = String::new();
+    prof.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = prof.wait().unwrap();
     let _ = victim.wait();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(first.contains("\"type\":\"meta\""), "{first}{stderr}");
+    assert!(status.success(), "{stderr}");
     assert!(t.elapsed() < Duration::from_secs(4), "ended when the process did");
+    let o = Output { status, stdout: (first + &rest).into_bytes(), stderr: stderr.into_bytes() };
     let v = lines(&o);
     // The children it forked after the attach are followed: 200 cats, each an execve.
     assert!(count(&v, "syscall", "execve") >= 200, "{}", count(&v, "syscall", "execve"));
@@ -110,6 +133,7 @@ fn a_pid_that_exits_ends_the_profile_with_a_partial_interval() {
     assert_eq!(ivs.len(), 1);
     assert_eq!(ivs[0]["partial"], true);
     assert!(String::from_utf8_lossy(&o.stderr).contains("exited"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

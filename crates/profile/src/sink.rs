@@ -33,7 +33,8 @@ impl<W: Write> TextSink<W> {
 
 impl<W: Write> ProfileSink for TextSink<W> {
     fn meta(&mut self, meta: &Meta) -> io::Result<()> {
-        text::write_meta(&mut self.out, meta)
+        text::write_meta(&mut self.out, meta)?;
+        self.out.flush()
     }
 
     fn interval(&mut self, iv: &Interval) -> io::Result<()> {
@@ -65,7 +66,9 @@ impl<W: Write> JsonSink<W> {
 
 impl<W: Write> ProfileSink for JsonSink<W> {
     fn meta(&mut self, meta: &Meta) -> io::Result<()> {
-        writeln!(self.out, "{}", json::meta_value(meta))
+        // At once: a live profile's reader learns that the probes are attached.
+        writeln!(self.out, "{}", json::meta_value(meta))?;
+        self.out.flush()
     }
 
     fn interval(&mut self, iv: &Interval) -> io::Result<()> {
