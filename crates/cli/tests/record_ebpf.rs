@@ -599,7 +599,16 @@ fn a_killed_recorder_leaves_no_process_stopped() {
         .process_group(0)
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Until the recorder has flushed some calls (it flushes every second once recording; a
+    // fixed sleep raced with its start on a loaded machine and left nothing to read).
+    let t0 = Instant::now();
+    let dumped = || {
+        let o = bin().args(["dump", "-n", "5"]).arg(dir.join("t.ds")).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).lines().count()
+    };
+    while dumped() < 5 && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(rec.id() as i32, libc::SIGSTOP) };
     let s = wait_state(pid, 10, |s| s == Some('T'));
