@@ -161,7 +161,7 @@ REPLAY_WORKLOADS = {
     "build": "make -j1 of libbpf (CPU-heavy build, ptrace trace)",
 }
 REPLAY_CONFIGS = ["vanilla", "traced", "compile", "compile-lz4", "replay-full", "replay-none", "plan-full",
-                  "plan-none", "plan-warm", "plan-lz4-warm", "floor"]
+                  "plan-none", "plan-warm", "plan-lz4-warm", "floor", "floor-data"]
 
 
 def replay_table(rows):
@@ -176,13 +176,13 @@ def replay_table(rows):
         for c in REPLAY_CONFIGS:
             rs = sorted((r for r in rows if r["workload"] == w and r["config"] == c), key=lambda r: r["run"])
             if rs:
-                key = ("replay_s" if c.startswith(("replay", "plan")) or c == "floor" else
+                key = ("replay_s" if c.startswith(("replay", "plan", "floor")) else
                        "compile_s" if c.startswith("compile") else "wall_s")
                 med[c] = (median(r[key] for r in rs), rs, key)
         traced = med.get("traced", (None,))[0]
         vanilla = med.get("vanilla", (None,))[0]
         for c, (m, rs, key) in med.items():
-            replayed = c.startswith(("replay", "plan")) or c == "floor"
+            replayed = c.startswith(("replay", "plan", "floor"))
             rel_t = f"{m / traced:.2f}" if replayed and traced else ""
             rel_v = f"{m / vanilla:.2f}" if replayed and vanilla else ""
             init = f"{median(r['init_s'] for r in rs):.2f}" if "init_s" in rs[0] else ""

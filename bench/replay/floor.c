@@ -2,9 +2,15 @@
  * pwrite and fadvise calls, issued back to back by a C loop, with nothing else (no other calls,
  * no verification, no scheduling, the data from one preloaded buffer).
  *
- *   floor FILE OPS     OPS: one call per line, read into memory before the clock starts:
+ *   floor FILE OPS [distinct]
+ *                      OPS: one call per line, read into memory before the clock starts:
  *                        w OFFSET LENGTH            pwrite(fd, buf, LENGTH, OFFSET)
  *                        a OFFSET LENGTH ADVICE     posix_fadvise(fd, OFFSET, LENGTH, ADVICE)
+ *
+ * With `distinct`, each write takes its bytes from a buffer of its own (one arena as large as
+ * all the writes together, filled before the clock starts), as a replay writes each call's
+ * recorded bytes: the kernel then copies from memory no longer in the CPU's caches, not from
+ * one hot buffer.
  *
  * Prints "calls=N seconds=S" (monotonic clock, first call to last return). Any call that does
  * not do what it did when recorded (a short write, an error) ends it with status 1.
@@ -25,10 +31,11 @@ struct op {
 };
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: floor FILE OPS\n");
+    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "distinct") == 0)) {
+        fprintf(stderr, "usage: floor FILE OPS [distinct]\n");
         return 2;
     }
+    int distinct = argc == 4;
     FILE *in = fopen(argv[2], "r");
     if (!in) {
         perror(argv[2]);
@@ -36,7 +43,7 @@ int main(int argc, char **argv) {
     }
     size_t n = 0, cap = 1 << 16;
     struct op *ops = malloc(cap * sizeof *ops);
-    long long maxlen = 0;
+    long long maxlen = 0, total = 0;
     char kind;
     while (ops && fscanf(in, " %c", &kind) == 1) {
         if (n == cap) {
@@ -56,6 +63,8 @@ int main(int argc, char **argv) {
         }
         if (kind == 'w' && o->len > maxlen)
             maxlen = o->len;
+        if (kind == 'w')
+            total += o->len;
         n++;
     }
     if (!ops) {
@@ -63,11 +72,15 @@ int main(int argc, char **argv) {
         return 2;
     }
     fclose(in);
-    char *buf = malloc(maxlen ? maxlen : 1);
-    if (!buf)
+    long long size = distinct ? total : maxlen;
+    char *buf = malloc(size ? size : 1);
+    if (!buf) {
+        fprintf(stderr, "floor: cannot allocate %lld bytes\n", size);
         return 2;
-    for (long long i = 0; i < maxlen; i++)
-        buf[i] = (char)(i * 131 + 7);
+    }
+    for (long long i = 0; i < size; i++)
+        buf[i] = (char)(i * 131 + 7 + i / 4096);
+    long long at = 0;
     int fd = open(argv[1], O_RDWR);
     if (fd < 0) {
         perror(argv[1]);
@@ -78,7 +91,9 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) {
         struct op *o = &ops[i];
         if (o->kind == 'w') {
-            ssize_t r = pwrite(fd, buf, o->len, o->off);
+            ssize_t r = pwrite(fd, buf + at, o->len, o->off);
+            if (distinct)
+                at += o->len;
             if (r != o->len) {
                 fprintf(stderr, "floor: pwrite of %lld at %lld: %s\n", o->len, o->off,
                         r < 0 ? strerror(errno) : "short write");

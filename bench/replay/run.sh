@@ -168,11 +168,17 @@ for line in sys.stdin:
     other += 1
 print(f"bench/replay: floor: {n} calls on fd {fd}; {other} others left out", file=sys.stderr)
 ' >"$DIR/floor.ops"
+# floor-data: the same, each write from bytes of its own (as much memory as the trace's
+# buffers), as a replay writes each call's recorded bytes, not one hot buffer.
 for i in $(seq "$RUNS"); do
-  drop_caches
-  out=$("$DIR/floor" "$FIO_FILE" "$DIR/floor.ops")
-  # shellcheck disable=SC2046
-  row fio floor "$i" $(echo "$out" | sed 's/seconds=/replay_s=/')
+  for cfg in floor floor-data; do
+    local_mode=()
+    [ "$cfg" = floor-data ] && local_mode=(distinct)
+    drop_caches
+    out=$("$DIR/floor" "$FIO_FILE" "$DIR/floor.ops" "${local_mode[@]}")
+    # shellcheck disable=SC2046
+    row fio "$cfg" "$i" $(echo "$out" | sed 's/seconds=/replay_s=/')
+  done
 done
 rm -f "$DIR/fio.ds" "$FIO_FILE" "$DIR/plan" "$DIR/zplan"
 
