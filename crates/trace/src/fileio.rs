@@ -327,7 +327,6 @@ impl FileIoTracker {
         self.procs.get(&pid)?.fds.get(&fd).map(|s| s.entry.clone())
     }
 
-    /// The open file description behind a data call's descriptor, or `None` (counted).
     /// A read or write of `ret` bytes through descriptor `fd`, at `given` or (None) at and
     /// moving the file position.
     #[allow(clippy::too_many_arguments)]
@@ -375,6 +374,7 @@ impl FileIoTracker {
         self.emit(ev, ofd, kind, time, keep, out);
     }
 
+    /// The open file description behind a data call's descriptor, or `None` (counted).
     fn file_of(&mut self, pid: i32, fd: Option<i64>, ok: bool) -> Option<usize> {
         if !ok {
             self.skipped.failed += 1;
@@ -424,8 +424,7 @@ impl FileIoTracker {
 
     fn open(&mut self, ev: &Event, pid: i32, time: i64, out: &mut Vec<FileOp>) {
         let fd = ev.ret.unwrap_or(-1) as i32;
-        let flags = ev.open_flags().unwrap_or(0);
-        let flags = flags as i32;
+        let flags = ev.open_flags().unwrap_or(0) as i32;
         let cloexec = flags & libc::O_CLOEXEC != 0;
         let given = ev.arg("pathname").and_then(ArgValue::as_data).map(strip_nul).unwrap_or(b"");
         let base: Option<Arc<[u8]>> = match ev.arg("dirfd").and_then(ArgValue::as_int) {

@@ -120,7 +120,6 @@ struct Thread {
     pending: Option<Pending>,
 }
 
-/// Byte count a length rule gives, or None when it cannot be known (yet).
 /// The bytes a kernel-side copy (`sendfile`, `copy_file_range`, `splice`) moved, which never
 /// passed through the program's memory: read back, while the thread is still stopped at the
 /// call's exit, from the source file, or from the destination file when the source is not a
@@ -171,6 +170,7 @@ fn read_back(tid: Pid, fd: i32, off: u64, n: usize) -> Option<Vec<u8>> {
     Some(buf)
 }
 
+/// Byte count a length rule gives, or None when it cannot be known (yet).
 fn eval_len(
     pid: Pid,
     len: Len,
