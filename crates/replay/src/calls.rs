@@ -1145,6 +1145,24 @@ impl Call<'_> {
         Ok(())
     }
 
+    /// A pipe end about to be read or written whole: EAGAIN at once where the recording saw it
+    /// ([`Call::eagain_as_recorded`]), else wait until it is ready, at most until `deadline`
+    /// (then ETIMEDOUT, with the warning `stalled`).
+    fn pipe_ready(
+        &mut self,
+        fd: RawFd,
+        events: i16,
+        deadline: Instant,
+        stalled: impl FnOnce() -> String,
+    ) -> Result<(), i32> {
+        self.eagain_as_recorded(fd, events)?;
+        if !self.wait_ready(fd, events, deadline) {
+            self.warn(stalled());
+            return Err(libc::ETIMEDOUT);
+        }
+        Ok(())
+    }
+
     /// Poll in slices until ready, the deadline, or an abort.
     fn wait_ready(&self, fd: RawFd, ev: i16, deadline: Instant) -> bool {
         loop {
@@ -1160,20 +1178,17 @@ impl Call<'_> {
     fn write(&mut self, positional: bool) -> Result<Act, i32> {
         let f = self.file("fd")?;
         let count = self.i("count")?.max(0) as usize;
+        if let Handle::Pipe(fd) = &f.handle {
+            let deadline = Instant::now() + self.sh.opts.stall_timeout;
+            self.pipe_ready(fd.as_raw_fd(), libc::POLLOUT, deadline, || {
+                "pipe write stalled: no reader made room".into()
+            })?;
+        }
         let data = self.payload("buf", count);
         let data: &[u8] = &data[..count.min(data.len())];
         match &f.handle {
             Handle::Simulated(_) => Ok(Act::Sim),
-            Handle::Pipe(fd) => {
-                let fd = fd.as_raw_fd();
-                self.eagain_as_recorded(fd, libc::POLLOUT)?;
-                let deadline = Instant::now() + self.sh.opts.stall_timeout;
-                if !self.wait_ready(fd, libc::POLLOUT, deadline) {
-                    self.warn("pipe write stalled: no reader made room");
-                    return Err(libc::ETIMEDOUT);
-                }
-                Ok(Act::Issued(sys::write(fd, data)?))
-            }
+            Handle::Pipe(fd) => Ok(Act::Issued(sys::write(fd.as_raw_fd(), data)?)),
             Handle::File(fd) => {
                 let r = if positional {
                     sys::pwrite(fd.as_raw_fd(), data, self.i("offset")?)
@@ -1263,12 +1278,10 @@ impl Call<'_> {
             .collect();
         let flags = self.flags_or_0("flags")? as i32;
         if f.is_pipe() {
-            self.eagain_as_recorded(raw, libc::POLLOUT)?;
             let deadline = Instant::now() + self.sh.opts.stall_timeout;
-            if !self.wait_ready(raw, libc::POLLOUT, deadline) {
-                self.warn("pipe write stalled: no reader made room");
-                return Err(libc::ETIMEDOUT);
-            }
+            self.pipe_ready(raw, libc::POLLOUT, deadline, || {
+                "pipe write stalled: no reader made room".into()
+            })?;
         }
         Ok(Act::Issued(sys::pwritev2(raw, &iov, self.vec_offset()?, flags)?))
     }
@@ -1448,11 +1461,7 @@ impl Call<'_> {
             [(&a, ra, libc::POLLIN, "no data"), (&b, rb, libc::POLLOUT, "no reader made room")]
         {
             if f.is_pipe() {
-                self.eagain_as_recorded(fd, ev)?;
-                if !self.wait_ready(fd, ev, deadline) {
-                    self.warn(format!("{name} stalled on a pipe: {what}"));
-                    return Err(libc::ETIMEDOUT);
-                }
+                self.pipe_ready(fd, ev, deadline, || format!("{name} stalled on a pipe: {what}"))?;
             }
         }
         let (mut oi, mut oo) = (c.off_in, c.off_out);
