@@ -223,13 +223,7 @@ impl Script {
         self.events.push(e);
     }
     fn write(&self, path: &Path) {
-        let info: Vec<(&str, &[u8])> =
-            vec![("cwd", b"/"), ("arch", b"x86_64"), ("synthetic_ids", b"0")];
-        let mut w = TraceWriter::create(path, &info, WriterConfig::default()).unwrap();
-        for e in &self.events {
-            w.append(e).unwrap();
-        }
-        w.finish().unwrap();
+        common::write_scripted_trace(path, b"/", &self.events);
     }
 }
 

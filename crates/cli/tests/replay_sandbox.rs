@@ -11,7 +11,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use ra_trace::{ArgValue, Event, TraceWriter, WriterConfig};
+use ra_trace::{ArgValue, Event};
 
 use common::bin;
 
@@ -90,13 +90,7 @@ impl Script {
     }
     /// Write the calls as a trace recorded in /work.
     fn write_trace(&self, trace: &Path) {
-        let info: Vec<(&str, &[u8])> =
-            vec![("cwd", b"/work"), ("arch", b"x86_64"), ("synthetic_ids", b"0")];
-        let mut w = TraceWriter::create(trace, &info, WriterConfig::default()).unwrap();
-        for e in &self.events {
-            w.append(e).unwrap();
-        }
-        w.finish().unwrap();
+        common::write_scripted_trace(trace, b"/work", &self.events);
     }
 }
 

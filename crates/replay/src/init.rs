@@ -1422,19 +1422,18 @@ mod tests {
         let dir = ("flags", ArgValue::Int(i64::from(libc::O_DIRECTORY)));
         s.call("openat", 4, 0, &[("dirfd", ArgValue::Int(-100)), ("pathname", p("/")), dir]);
         // ".", "..", "bin" (DT_LNK), "etc" (DT_DIR).
-        let mut ents = Vec::new();
-        for (i, (n, t)) in
-            [(&b"."[..], 4u8), (b"..", 4), (b"bin", 10), (b"etc", 4)].iter().enumerate()
-        {
-            let len = (19 + n.len() + 1).div_ceil(8) * 8;
-            let start = ents.len();
-            ents.extend_from_slice(&(100 + i as u64).to_le_bytes());
-            ents.extend_from_slice(&(i as i64 + 1).to_le_bytes());
-            ents.extend_from_slice(&(len as u16).to_le_bytes());
-            ents.push(*t);
-            ents.extend_from_slice(n);
-            ents.resize(start + len, 0);
-        }
+        let ents: Vec<ra_trace::structs::Dirent> =
+            [(&b"."[..], 4u8), (b"..", 4), (b"bin", 10), (b"etc", 4)]
+                .iter()
+                .enumerate()
+                .map(|(i, (n, t))| ra_trace::structs::Dirent {
+                    ino: 100 + i as u64,
+                    off: i as i64 + 1,
+                    d_type: *t,
+                    name: n.to_vec(),
+                })
+                .collect();
+        let ents = ra_trace::structs::encode_dirents64(&ents);
         let n = ents.len() as i64;
         let args = [
             ("fd", ArgValue::Int(4)),

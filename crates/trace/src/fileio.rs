@@ -589,6 +589,17 @@ mod tests {
         ArgValue::data(v)
     }
 
+    /// `openat(AT_FDCWD, p, flags)` returning `fd`, at time `t`.
+    fn openat(p: &str, flags: i32, fd: i64, t: i64) -> Event {
+        let flags = ArgValue::Int(i64::from(flags));
+        ev(
+            "openat",
+            &[("dirfd", ArgValue::Int(-100)), ("pathname", path(p)), ("flags", flags)],
+            fd,
+            t,
+        )
+    }
+
     fn run(events: &[Event]) -> (Vec<(String, FileOpKind)>, Skipped) {
         let mut t = FileIoTracker::new(Some(b"/home/u"));
         let mut out = Vec::new();
@@ -662,14 +673,10 @@ mod tests {
     /// moving the file positions; an end that is no file is left out.
     #[test]
     fn copies_read_one_file_and_write_another() {
-        let at = |p: &str, fl: i32, fd: i64, t: i64| {
-            let fl = Int(i64::from(fl));
-            ev("openat", &[("dirfd", Int(-100)), ("pathname", path(p)), ("flags", fl)], fd, t)
-        };
         let loff = |v: i64| ArgValue::data(v.to_le_bytes().to_vec());
         let (ops, sk) = run(&[
-            at("a", libc::O_RDONLY, 3, 1),
-            at("b", libc::O_WRONLY | libc::O_CREAT, 4, 2),
+            openat("a", libc::O_RDONLY, 3, 1),
+            openat("b", libc::O_WRONLY | libc::O_CREAT, 4, 2),
             ev("copy_file_range", &[("fd_in", Int(3)), ("fd_out", Int(4))], 100, 3),
             ev(
                 "copy_file_range",
@@ -704,17 +711,13 @@ mod tests {
     /// `fchdir` elsewhere and a `fchdir` back: relative paths resolve where they did.
     #[test]
     fn fchdir_back_to_a_directory_opened_without_o_directory() {
-        let rd = i64::from(libc::O_RDONLY);
-        let dir = i64::from(libc::O_RDONLY | libc::O_DIRECTORY);
-        let at = |p: &str, fl: i64, fd: i64, t: i64| {
-            ev("openat", &[("dirfd", Int(-100)), ("pathname", path(p)), ("flags", Int(fl))], fd, t)
-        };
+        let (rd, dir) = (libc::O_RDONLY, libc::O_RDONLY | libc::O_DIRECTORY);
         let (ops, _) = run(&[
-            at(".", rd, 3, 1),
-            at("/sys/bus/nd/devices", dir, 4, 2),
+            openat(".", rd, 3, 1),
+            openat("/sys/bus/nd/devices", dir, 4, 2),
             ev("fchdir", &[("fd", Int(4))], 0, 3),
             ev("fchdir", &[("fd", Int(3))], 0, 4),
-            at("w/f.dat", rd, 5, 5),
+            openat("w/f.dat", rd, 5, 5),
             ev("read", &[("fd", Int(5)), ("count", Int(4096))], 4096, 6),
         ]);
         assert_eq!(

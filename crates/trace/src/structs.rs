@@ -205,6 +205,23 @@ pub struct Dirent {
     pub name: Vec<u8>,
 }
 
+/// A `getdents64` buffer of these entries, as the kernel writes it (each record's length
+/// rounded up to 8 bytes, padding zeroed): what [`parse_dirents64`] reads back.
+pub fn encode_dirents64(entries: &[Dirent]) -> Vec<u8> {
+    let mut b = Vec::new();
+    for e in entries {
+        let reclen = (19 + e.name.len() + 1).div_ceil(8) * 8;
+        let start = b.len();
+        b.extend_from_slice(&e.ino.to_le_bytes());
+        b.extend_from_slice(&e.off.to_le_bytes());
+        b.extend_from_slice(&(reclen as u16).to_le_bytes());
+        b.push(e.d_type);
+        b.extend_from_slice(&e.name);
+        b.resize(start + reclen, 0);
+    }
+    b
+}
+
 /// Parse a `getdents64` buffer. Stops (returning what it has) at a malformed record.
 pub fn parse_dirents64(mut b: &[u8]) -> Vec<Dirent> {
     let mut out = Vec::new();
@@ -255,17 +272,14 @@ mod tests {
 
     #[test]
     fn dirents_parse_and_stop_at_garbage() {
-        let mut b = Vec::new();
-        for (ino, name) in [(5u64, &b"."[..]), (7, b"hello")] {
-            let reclen = (19 + name.len() + 1).div_ceil(8) * 8;
-            let start = b.len();
-            b.extend_from_slice(&ino.to_le_bytes());
-            b.extend_from_slice(&(1i64).to_le_bytes());
-            b.extend_from_slice(&(reclen as u16).to_le_bytes());
-            b.push(4);
-            b.extend_from_slice(name);
-            b.resize(start + reclen, 0);
-        }
+        let ents = [(5u64, &b"."[..]), (7, b"hello")].map(|(ino, name)| Dirent {
+            ino,
+            off: 1,
+            d_type: 4,
+            name: name.to_vec(),
+        });
+        let mut b = encode_dirents64(&ents);
+        assert_eq!(b.len(), 24 + 32, "records of 8-byte multiples");
         b.extend_from_slice(&[1, 2, 3]);
         let d = parse_dirents64(&b);
         assert_eq!(d.len(), 2);

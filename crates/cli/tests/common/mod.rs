@@ -33,3 +33,15 @@ pub fn verify(trace: &Path, key: &Path) -> (Option<i32>, String) {
         format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     (o.status.code(), text)
 }
+
+/// A scripted trace: these calls, as recorded on x86_64 by a program started in `cwd`, with no
+/// synthetic records of inherited descriptors.
+pub fn write_scripted_trace(path: &Path, cwd: &[u8], events: &[ra_trace::Event]) {
+    let info: Vec<(&str, &[u8])> = vec![("cwd", cwd), ("arch", b"x86_64"), ("synthetic_ids", b"0")];
+    let mut w =
+        ra_trace::TraceWriter::create(path, &info, ra_trace::WriterConfig::default()).unwrap();
+    for e in events {
+        w.append(e).unwrap();
+    }
+    w.finish().unwrap();
+}

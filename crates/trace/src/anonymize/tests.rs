@@ -122,18 +122,17 @@ fn extensions_kept_when_asked() {
 }
 
 fn dirents64(names: &[&[u8]]) -> Vec<u8> {
-    let mut b = Vec::new();
-    for (i, n) in names.iter().enumerate() {
-        let len = (19 + n.len() + 1).div_ceil(8) * 8;
-        let start = b.len();
-        b.extend_from_slice(&(100 + i as u64).to_le_bytes());
-        b.extend_from_slice(&(i as i64 + 1).to_le_bytes());
-        b.extend_from_slice(&(len as u16).to_le_bytes());
-        b.push(if i < 2 { 4 } else { 8 });
-        b.extend_from_slice(n);
-        b.resize(start + len, 0);
-    }
-    b
+    let ents: Vec<crate::structs::Dirent> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| crate::structs::Dirent {
+            ino: 100 + i as u64,
+            off: i as i64 + 1,
+            d_type: if i < 2 { 4 } else { 8 },
+            name: n.to_vec(),
+        })
+        .collect();
+    crate::structs::encode_dirents64(&ents)
 }
 
 fn names_of(b: &[u8]) -> Vec<Vec<u8>> {
