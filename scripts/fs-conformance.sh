@@ -37,6 +37,10 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+# Checked before anything is made or run.
+for s in ${SUITES//,/ }; do
+    case "$s" in python|stress|dbench|fsmark|programs) ;; *) echo "fs-conformance: unknown suite $s (python, stress, dbench, fsmark, programs)" >&2; exit 2 ;; esac
+done
 
 [ "$(id -u)" = 0 ] || { echo "fs-conformance: needs root (FUSE mounts)" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -442,7 +446,6 @@ for s in ${SUITES//,/ }; do
         dbench) suite_dbench ;;
         fsmark) suite_fsmark ;;
         programs) suite_programs ;;
-        *) say "unknown suite $s" ;;
     esac
     say "  ($s took $(elapsed "$t")s in all)"
 done
