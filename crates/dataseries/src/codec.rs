@@ -694,7 +694,7 @@ pub(crate) fn decode_extent(
     off: u64,
     lookup: &dyn Fn(&str) -> Option<Arc<ExtentType>>,
 ) -> Result<Extent> {
-    decode_extent_checked(bytes, be, off, lookup, Checks::default())
+    decode_extent_checked(bytes, be, off, lookup, Checks::default(), None)
 }
 
 /// [`decode_extent`] with selectable checksum verification.
@@ -704,6 +704,7 @@ pub(crate) fn decode_extent_checked(
     off: u64,
     lookup: &dyn Fn(&str) -> Option<Arc<ExtentType>>,
     checks: Checks,
+    pool: Option<&Arc<crate::pool::BufPool>>,
 ) -> Result<Extent> {
     let mut s = unpack_sections(bytes, be, off, lookup, true, checks)?;
     let n = s.header.nrecords;
@@ -723,7 +724,10 @@ pub(crate) fn decode_extent_checked(
     Ok(Extent {
         ty,
         nrecords: n,
-        buf: s.buf,
+        buf: match pool {
+            Some(p) => crate::pool::shared(s.buf, p),
+            None => bytes::Bytes::from(s.buf),
+        },
         fixed_start: s.fixed_start,
         vdata_start: s.vdata_start,
         vdata_len: s.vdata_len,

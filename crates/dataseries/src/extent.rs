@@ -99,7 +99,9 @@ pub struct Extent {
     /// Holds the fixed records (`nrecords * record_size` bytes at `fixed_start`, little-endian
     /// values) and the variable32 heap from offset 4 (`vdata_len` bytes at `vdata_start`,
     /// little-endian lengths). For uncompressed extents this is the buffer read from the file.
-    pub(crate) buf: Vec<u8>,
+    /// Shared ([`bytes::Bytes`]): [`Extent::shared_bytes`] hands out slices of it without
+    /// copying.
+    pub(crate) buf: bytes::Bytes,
     pub(crate) fixed_start: usize,
     pub(crate) vdata_start: usize,
     pub(crate) vdata_len: usize,
@@ -216,6 +218,13 @@ impl Extent {
             Value::Bytes(v) => Some(v),
             _ => None,
         }
+    }
+
+    /// A byte field as a slice of the extent's buffer that shares it (no copy; `None` if null
+    /// or not a byte field). The slice keeps the whole extent's buffer alive: for values that
+    /// live about as long as the extent, not for keeping a few bytes of each of many extents.
+    pub fn shared_bytes(&self, r: usize, f: usize) -> Option<bytes::Bytes> {
+        self.bytes(r, f).map(|b| self.buf.slice_ref(b))
     }
 }
 

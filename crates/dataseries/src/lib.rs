@@ -20,6 +20,7 @@ mod extent;
 mod hash;
 mod lzf;
 mod lzo;
+mod pool;
 mod reader;
 pub mod stream;
 mod types;

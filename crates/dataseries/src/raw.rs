@@ -34,6 +34,7 @@ pub fn decode_extent_bytes_with(
         0,
         lookup,
         checks,
+        None,
     )?;
     e.offset = None;
     Ok(e)

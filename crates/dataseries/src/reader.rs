@@ -242,6 +242,8 @@ pub struct DsReader {
     trailer_err: Option<(u64, &'static str)>,
     /// First offset after the XmlType extent.
     data_start: u64,
+    /// Buffers [`DsReader::read_extent_at`] reads into, used again (shared by clones).
+    pool: Arc<crate::pool::BufPool>,
 }
 
 /// Options for [`DsReader::extents_with`].
@@ -308,6 +310,7 @@ impl DsReader {
             trailer,
             trailer_err,
             data_start: FILE_HEADER_LEN,
+            pool: Arc::default(),
         };
         let (h, bytes) = r.read_raw_extent(FILE_HEADER_LEN)?;
         if h.name.as_deref() != Some(XMLTYPE_NAME) {
@@ -520,9 +523,21 @@ impl DsReader {
 
     /// Reads and fully decodes (all checks) the extent at `offset`.
     pub fn read_extent_at(&self, offset: u64) -> Result<Extent> {
-        let (_, bytes) = self.read_raw_extent(offset)?;
+        let h = read_header_at(&self.file, self.len, self.be, offset)?;
+        let len = h.total_len as usize;
+        let mut bytes = self.pool.take(len);
+        self.file
+            .read_at(&mut bytes, offset)
+            .map_err(|e| Error::io(format!("reading {len} bytes at offset {offset}"), e))?;
         let lib = &self.lib;
-        codec::decode_extent(Cow::Owned(bytes), self.be, offset, &|n| lib.get(n))
+        codec::decode_extent_checked(
+            Cow::Owned(bytes),
+            self.be,
+            offset,
+            &|n| lib.get(n),
+            codec::Checks::default(),
+            Some(&self.pool),
+        )
     }
 
     /// [`DsReader::read_extent_at`] for an extent that must be of type `type_name` (one the

@@ -271,6 +271,7 @@ impl TraceReader {
             out_of_order: 0,
             expand_fs: false,
             expanded: VecDeque::new(),
+            share: false,
         }
     }
 }
@@ -381,9 +382,21 @@ pub struct EventIter<'a> {
     /// See [`TraceReader::syscall_events`].
     expand_fs: bool,
     expanded: VecDeque<Event>,
+    /// See [`EventIter::sharing_buffers`].
+    share: bool,
 }
 
 impl EventIter<'_> {
+    /// Data buffers as slices of the extent they were read in ([`Extent::shared_bytes`]),
+    /// not copies: no copy and no allocation per buffer, but each event keeps its whole
+    /// extent in memory for as long as its data lives. For consumers that drop events in
+    /// about the order they come (a compile); a replay's queues can keep an event of a
+    /// blocked thread for long, so it copies.
+    pub fn sharing_buffers(mut self) -> Self {
+        self.share = true;
+        self
+    }
+
     /// Events whose id was smaller than one already returned (only possible in files whose
     /// writer did not keep each type's records in id order).
     pub fn out_of_order(&self) -> u64 {
@@ -414,7 +427,7 @@ impl EventIter<'_> {
             self.out_of_order += 1;
         }
         self.last_id = Some(id);
-        let ev = decode_event(self.r, &mut self.cursors[ci], self.prefetch.as_ref())?;
+        let ev = decode_event(self.r, &mut self.cursors[ci], self.prefetch.as_ref(), self.share)?;
         self.push(ci)?;
         Ok(Some(ev))
     }
@@ -476,7 +489,12 @@ fn extra_of(v: Value<'_>) -> ExtraValue {
 }
 
 /// Decode the event at the cursor (consuming every record it spans) and advance past it.
-fn decode_event(r: &TraceReader, c: &mut Cursor, prefetch: Option<&Prefetcher>) -> Result<Event> {
+fn decode_event(
+    r: &TraceReader,
+    c: &mut Cursor,
+    prefetch: Option<&Prefetcher>,
+    share: bool,
+) -> Result<Event> {
     let l = &r.layouts[c.layout];
     let ty: &Arc<ExtentType> = &l.ty;
     let e = c.extent.as_ref().expect("cursor filled before decode");
@@ -542,6 +560,9 @@ fn decode_event(r: &TraceReader, c: &mut Cursor, prefetch: Option<&Prefetcher>) 
                 }
                 (k, _) if k.is_vector() || k == ArgKind::StrArray => ArgValue::Absent,
                 (k, Some(f)) if k.is_pointer_data() => match e.value(row, f) {
+                    Value::Bytes(_) if share => {
+                        ArgValue::Data(e.shared_bytes(row, f).expect("a byte field"))
+                    }
                     Value::Bytes(b) => ArgValue::data(b.to_vec()),
                     _ if ev.buffer_not_captured => ArgValue::NotCaptured,
                     _ => ArgValue::Absent,
@@ -595,7 +616,11 @@ fn decode_event(r: &TraceReader, c: &mut Cursor, prefetch: Option<&Prefetcher>) 
                     }
                     let requested =
                         l.bytes_requested.and_then(|f| int_of(e, c.row, f)).unwrap_or(0);
-                    let data = data_f.and_then(|f| e.bytes(c.row, f)).map(Bytes::copy_from_slice);
+                    let data = match data_f {
+                        Some(f) if share => e.shared_bytes(c.row, f),
+                        Some(f) => e.bytes(c.row, f).map(Bytes::copy_from_slice),
+                        None => None,
+                    };
                     vecs.push(IovValue { requested: requested.max(0) as u64, data });
                     c.row += 1;
                 }

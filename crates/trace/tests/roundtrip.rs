@@ -127,6 +127,9 @@ fn every_registry_call_round_trips() {
     let read = read_all(&path);
     assert_same(&written, &read);
     let r = TraceReader::open(&path).unwrap();
+    // Buffers shared with their extent are the same bytes.
+    let shared: Vec<Event> = r.events(None).sharing_buffers().map(|e| e.unwrap()).collect();
+    assert_same(&written, &shared);
     assert!(r.is_complete());
     assert_eq!(r.info_value("command"), Some(&b"test"[..]));
     assert_eq!(r.info_value("schema_version"), Some(&b"2"[..]));
@@ -277,4 +280,7 @@ fn every_form_of_a_vector_argument_round_trips() {
     for (w, r) in written.iter().zip(&read) {
         assert_eq!(w.buffer_not_captured, r.buffer_not_captured, "{}", w.name);
     }
+    let r = TraceReader::open(&path).unwrap();
+    let shared: Vec<Event> = r.events(None).sharing_buffers().map(|e| e.unwrap()).collect();
+    assert_same(&written, &shared);
 }
