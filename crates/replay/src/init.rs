@@ -460,7 +460,8 @@ pub struct InferOptions<'a> {
 ///
 /// Device nodes are never created (a device the trace showed becomes a regular file).
 pub fn infer(trace: &TraceReader, root: &Root, o: &InferOptions<'_>) -> Result<InferStats> {
-    let events = trace.syscall_events(None).map(|e| e.map_err(Error::Trace));
+    let events =
+        trace.syscall_events(None).without_derived_columns().map(|e| e.map_err(Error::Trace));
     infer_from(events, initial_cwd(trace), synthetic_ids(trace), root, o)
 }
 

@@ -793,7 +793,10 @@ pub fn compile(
     let source = PlanSource::of(trace_path, trace.snapshots().len() as u64)
         .map_err(|source| PlanError::Io { path: trace_path.to_path_buf(), source })?;
     let mut w = PlanWriter::create(out, &facts, &source, dedup_memory, compress)?;
-    let mut planner = crate::planner::Planner::new(trace.syscall_events(None).sharing_buffers(), facts);
+    let mut planner = crate::planner::Planner::new(
+        trace.syscall_events(None).sharing_buffers().without_derived_columns(),
+        facts,
+    );
     // The planner runs here, the encoder (hashing, deduplication) on a thread of its own, the
     // file writes on a third: the trace's decoding has a fourth.
     let (tx, rx) = crossbeam_channel::bounded::<Vec<Placed>>(16);

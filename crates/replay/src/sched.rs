@@ -522,7 +522,8 @@ fn prefetch(source: Source<'_>, facts: TraceFacts, tx: &Sender<Vec<Result<Placed
     let placed_bytes = |c: &Result<Placed>| c.as_ref().map_or(0, |c| data_bytes(&c.ev));
     match source {
         Source::Trace(trace) => {
-            let mut planner = Planner::new(trace.syscall_events(None), facts);
+            let mut planner =
+                Planner::new(trace.syscall_events(None).without_derived_columns(), facts);
             let calls = planner.by_ref().map(|r| r.map_err(Error::Trace));
             send_batches(calls, tx, placed_bytes, Result::is_err);
             planner.notes
@@ -842,7 +843,8 @@ pub fn replay_from(
                 let h = read
                     .spawn_scoped(scope, move || {
                         let bytes = |e: &ra_trace::Result<Event>| e.as_ref().map_or(0, data_bytes);
-                        send_batches(trace.syscall_events(None), &tx, bytes, Result::is_err);
+                        let events = trace.syscall_events(None).without_derived_columns();
+                        send_batches(events, &tx, bytes, Result::is_err);
                         PlanNotes::default()
                     })
                     .map_err(Error::Thread)?;

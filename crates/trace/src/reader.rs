@@ -271,7 +271,7 @@ impl TraceReader {
             out_of_order: 0,
             expand_fs: false,
             expanded: VecDeque::new(),
-            share: false,
+            opts: DecodeOpts::default(),
         }
     }
 }
@@ -382,8 +382,16 @@ pub struct EventIter<'a> {
     /// See [`TraceReader::syscall_events`].
     expand_fs: bool,
     expanded: VecDeque<Event>,
-    /// See [`EventIter::sharing_buffers`].
+    opts: DecodeOpts,
+}
+
+/// How [`EventIter`] decodes (see its builder methods).
+#[derive(Clone, Copy, Default)]
+struct DecodeOpts {
+    /// [`EventIter::sharing_buffers`].
     share: bool,
+    /// [`EventIter::without_derived_columns`].
+    drop_derived: bool,
 }
 
 impl EventIter<'_> {
@@ -393,7 +401,19 @@ impl EventIter<'_> {
     /// about the order they come (a compile); a replay's queues can keep an event of a
     /// blocked thread for long, so it copies.
     pub fn sharing_buffers(mut self) -> Self {
-        self.share = true;
+        self.opts.share = true;
+        self
+    }
+
+    /// Leave out of [`Event::extra`] the columns the writer computes from an argument
+    /// (Re-Animator's decoded flag bits, `stat_result_*`, ...) wherever the recorded value is
+    /// the one the argument gives, and non-nullable bool columns that hold false: they hold
+    /// nothing more, and writing the event stores the same values again. A value that differs
+    /// (a foreign writer's) is kept. For consumers that act on the arguments (compile,
+    /// replay): an fcntl record carries 53 such columns, each an allocated name and value per
+    /// call.
+    pub fn without_derived_columns(mut self) -> Self {
+        self.opts.drop_derived = true;
         self
     }
 
@@ -427,7 +447,7 @@ impl EventIter<'_> {
             self.out_of_order += 1;
         }
         self.last_id = Some(id);
-        let ev = decode_event(self.r, &mut self.cursors[ci], self.prefetch.as_ref(), self.share)?;
+        let ev = decode_event(self.r, &mut self.cursors[ci], self.prefetch.as_ref(), self.opts)?;
         self.push(ci)?;
         Ok(Some(ev))
     }
@@ -493,8 +513,9 @@ fn decode_event(
     r: &TraceReader,
     c: &mut Cursor,
     prefetch: Option<&Prefetcher>,
-    share: bool,
+    opts: DecodeOpts,
 ) -> Result<Event> {
+    let share = opts.share;
     let l = &r.layouts[c.layout];
     let ty: &Arc<ExtentType> = &l.ty;
     let e = c.extent.as_ref().expect("cursor filled before decode");
@@ -583,13 +604,31 @@ fn decode_event(
             }
         }
     }
-    for &fi in &l.extra_fields {
+    for (&fi, derived) in l.extra_fields.iter().zip(&l.derived) {
         let fd = &ty.fields()[fi];
         // Re-Animator's bool columns are unreliable (see quirks): leave them out.
         if r.kind == TraceKind::ReAnimator && fd.ftype == FieldType::Bool {
             continue;
         }
         let v = e.value(row, fi);
+        if opts.drop_derived {
+            let recorded = match v {
+                Value::Bool(b) => Some(i64::from(b)),
+                Value::Byte(b) => Some(b.into()),
+                Value::Int32(i) => Some(i.into()),
+                Value::Int64(i) => Some(i),
+                _ => None,
+            };
+            let same = match derived {
+                Some(d) => recorded.is_some() && recorded == d.value(&ev.args),
+                // A flag column nothing fills (fcntl's `argument_*` bits: which apply depends
+                // on the command) holds false, which writing the event stores again.
+                None => v == Value::Bool(false) && !fd.nullable,
+            };
+            if same {
+                continue;
+            }
+        }
         // File-system records: most columns are null for most operations; `operation` is
         // the event's name.
         if fs_op

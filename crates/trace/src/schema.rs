@@ -16,7 +16,10 @@ use std::sync::{Arc, OnceLock};
 
 use dataseries::{ExtentType, ExtentTypeBuilder, FieldDesc, FieldType};
 use ra_syscalls::reanimator_schema::{self as ra, FieldKind};
-use ra_syscalls::{ArgKind, SyscallDef, REGISTRY};
+use ra_syscalls::{flags::FlagSet, ArgKind, Struct, SyscallDef, REGISTRY};
+
+use crate::event::ArgValue;
+use crate::structs::{Stat, Statfs};
 
 /// Extent type name prefix of every system-call type (Re-Animator's).
 pub const PREFIX: &str = ra::PREFIX;
@@ -127,6 +130,9 @@ pub struct CallLayout {
     /// Fields that neither a common field, an argument nor the multi-record bookkeeping fills,
     /// in field order: derived columns, `full_pathname`, ... (`Event::extra` on reading).
     pub extra_fields: Vec<usize>,
+    /// Per entry of `extra_fields`: how the writer computes it from an argument, for
+    /// Re-Animator's decoded columns (flag bits, `stat_result_*`, ...).
+    pub(crate) derived: Vec<Option<Derived>>,
 }
 
 impl CallLayout {
@@ -169,7 +175,9 @@ impl CallLayout {
         if iov_number.is_some() {
             mapped.extend(bytes_requested);
         }
-        let extra_fields = (0..ty.fields().len()).filter(|f| !mapped.contains(f)).collect();
+        let extra_fields: Vec<usize> =
+            (0..ty.fields().len()).filter(|f| !mapped.contains(f)).collect();
+        let derived = extra_fields.iter().map(|&f| Derived::of(def, &ty, f)).collect();
         CallLayout {
             def,
             common,
@@ -179,7 +187,127 @@ impl CallLayout {
             continuation,
             struct_columns,
             extra_fields,
+            derived,
             ty,
+        }
+    }
+}
+
+/// A column whose value the writer computes from an argument: Re-Animator's decoded columns.
+/// Such a column holds nothing its argument does not: a reader may leave it out of
+/// [`crate::Event::extra`] where it equals what the argument gives
+/// ([`crate::EventIter::without_derived_columns`]), and the writer computes it again.
+#[derive(Clone, Debug)]
+pub(crate) enum Derived {
+    /// A bool column from a flag word argument.
+    FlagBit { field: usize, arg: usize, set: &'static FlagSet, flag: usize },
+    /// `<x>_current_working_directory`: the dirfd argument is `AT_FDCWD`.
+    IsCwd { field: usize, arg: usize },
+    /// A byte column that repeats an int column's value (`whence` from `whence_value`).
+    Byte { field: usize, arg: usize },
+    /// `stat_result_<member>` from the raw stat struct argument.
+    StatMember { field: usize, arg: usize, member: String },
+    /// `statfs_result_<member>` from the raw statfs struct argument.
+    StatfsMember { field: usize, arg: usize, member: String },
+    /// utimensat's `utime_now` / `utime_omit`: some timespec's `tv_nsec` is that value.
+    UtimeSpecial { field: usize, arg: usize, nsec: i64 },
+}
+
+/// `AT_FDCWD`.
+const AT_FDCWD: i64 = -100;
+
+impl Derived {
+    /// How field `fi` of `ty` (a field no argument fills) derives from `def`'s arguments.
+    fn of(def: Option<&'static SyscallDef>, ty: &ExtentType, fi: usize) -> Option<Derived> {
+        let def = def?;
+        let f = &ty.fields()[fi];
+        let name = f.name.as_str();
+        if f.ftype == FieldType::Bool {
+            let special = match name {
+                "utime_now" => Some(crate::structs::UTIME_NOW),
+                "utime_omit" => Some(crate::structs::UTIME_OMIT),
+                _ => None,
+            };
+            if let Some(nsec) = special {
+                if let Some(arg) = def
+                    .args
+                    .iter()
+                    .position(|a| matches!(a.kind, ArgKind::InStruct(Struct::Timespec2, _)))
+                {
+                    return Some(Derived::UtimeSpecial { field: fi, arg, nsec });
+                }
+            }
+            if let Some(prefix) = name.strip_suffix("_current_working_directory") {
+                if let Some(arg) = def.args.iter().position(|a| a.field == prefix) {
+                    return Some(Derived::IsCwd { field: fi, arg });
+                }
+            }
+            for (ai, a) in def.args.iter().enumerate() {
+                let set = match a.kind {
+                    ArgKind::Flags(s) => s,
+                    ArgKind::Mode => &ra_syscalls::flags::MODE,
+                    _ => continue,
+                };
+                if let Some(k) = set.entries.iter().position(|flag| flag.ra_field == Some(name)) {
+                    return Some(Derived::FlagBit { field: fi, arg: ai, set, flag: k });
+                }
+            }
+            None
+        } else if f.ftype == FieldType::Byte {
+            let value_name = format!("{name}_value");
+            let arg = def.args.iter().position(|a| a.field == value_name)?;
+            Some(Derived::Byte { field: fi, arg })
+        } else if let Some(member) = name.strip_prefix("stat_result_") {
+            let arg = def
+                .args
+                .iter()
+                .position(|a| matches!(a.kind, ArgKind::OutStruct(Struct::Stat, _)))?;
+            Some(Derived::StatMember { field: fi, arg, member: member.to_string() })
+        } else if let Some(member) = name.strip_prefix("statfs_result_") {
+            let arg = def
+                .args
+                .iter()
+                .position(|a| matches!(a.kind, ArgKind::OutStruct(Struct::Statfs, _)))?;
+            Some(Derived::StatfsMember { field: fi, arg, member: member.to_string() })
+        } else {
+            None
+        }
+    }
+
+    /// The field it fills.
+    pub(crate) fn field(&self) -> usize {
+        match self {
+            Derived::FlagBit { field, .. }
+            | Derived::IsCwd { field, .. }
+            | Derived::Byte { field, .. }
+            | Derived::StatMember { field, .. }
+            | Derived::StatfsMember { field, .. }
+            | Derived::UtimeSpecial { field, .. } => *field,
+        }
+    }
+
+    /// Its value for these arguments (aligned with the registry's); None when the argument is
+    /// not there (or not decodable), and the column is then whatever the event's extra says.
+    pub(crate) fn value(&self, args: &[ArgValue]) -> Option<i64> {
+        match self {
+            Derived::FlagBit { arg, set, flag, .. } => {
+                let v = args.get(*arg)?.as_int()?;
+                let fl = &set.entries[*flag];
+                Some(i64::from((v as u64) & fl.mask == fl.value))
+            }
+            Derived::IsCwd { arg, .. } => Some(i64::from(args.get(*arg)?.as_int()? == AT_FDCWD)),
+            Derived::Byte { arg, .. } => args.get(*arg)?.as_int(),
+            Derived::StatMember { arg, member, .. } => {
+                Stat::decode(args.get(*arg)?.as_data()?)?.ra_column(member)
+            }
+            Derived::StatfsMember { arg, member, .. } => {
+                Statfs::decode(args.get(*arg)?.as_data()?)?.ra_column(member)
+            }
+            Derived::UtimeSpecial { arg, nsec, .. } => {
+                let d = args.get(*arg)?.as_data()?;
+                let cols = crate::structs::struct_to_columns(Struct::Timespec2, d)?;
+                Some(i64::from(cols.contains(nsec)))
+            }
         }
     }
 }

@@ -13,15 +13,11 @@ use std::io::Write;
 use std::path::Path;
 
 use dataseries::{DsWriter, ExtentBuilder, ExtentType, FieldType, Value, WriterOptions};
-use ra_syscalls::{flags::FlagSet, ArgKind, Struct};
+use ra_syscalls::ArgKind;
 
 use crate::event::{ArgValue, Event, ExtraValue};
 use crate::schema::{CallLayout, Schema};
-use crate::structs::{Stat, Statfs};
 use crate::{Error, Result};
-
-/// `AT_FDCWD`.
-const AT_FDCWD: i64 = -100;
 
 /// Tuning for [`TraceWriter`].
 #[derive(Clone, Debug)]
@@ -55,88 +51,6 @@ impl Default for WriterConfig {
     }
 }
 
-/// Values computed from arguments for Re-Animator's decoded columns.
-#[derive(Clone, Debug)]
-enum Derived {
-    /// A bool column from a flag word argument.
-    FlagBit { field: usize, arg: usize, set: &'static FlagSet, flag: usize },
-    /// `<x>_current_working_directory`: the dirfd argument is `AT_FDCWD`.
-    IsCwd { field: usize, arg: usize },
-    /// A byte column that repeats an int column's value (`whence` from `whence_value`).
-    Byte { field: usize, arg: usize },
-    /// `stat_result_<member>` from the raw stat struct argument.
-    StatMember { field: usize, arg: usize, member: String },
-    /// `statfs_result_<member>` from the raw statfs struct argument.
-    StatfsMember { field: usize, arg: usize, member: String },
-    /// utimensat's `utime_now` / `utime_omit`: some timespec's `tv_nsec` is that value.
-    UtimeSpecial { field: usize, arg: usize, nsec: i64 },
-}
-
-fn derive_columns(layout: &CallLayout) -> Vec<Derived> {
-    let Some(def) = layout.def else { return Vec::new() };
-    let mut out = Vec::new();
-    for &fi in &layout.extra_fields {
-        let f = &layout.ty.fields()[fi];
-        let name = f.name.as_str();
-        if f.ftype == FieldType::Bool {
-            let special = match name {
-                "utime_now" => Some(crate::structs::UTIME_NOW),
-                "utime_omit" => Some(crate::structs::UTIME_OMIT),
-                _ => None,
-            };
-            if let Some(nsec) = special {
-                if let Some(arg) = def
-                    .args
-                    .iter()
-                    .position(|a| matches!(a.kind, ArgKind::InStruct(Struct::Timespec2, _)))
-                {
-                    out.push(Derived::UtimeSpecial { field: fi, arg, nsec });
-                    continue;
-                }
-            }
-            if let Some(prefix) = name.strip_suffix("_current_working_directory") {
-                if let Some(arg) = def.args.iter().position(|a| a.field == prefix) {
-                    out.push(Derived::IsCwd { field: fi, arg });
-                    continue;
-                }
-            }
-            'args: for (ai, a) in def.args.iter().enumerate() {
-                let set = match a.kind {
-                    ArgKind::Flags(s) => s,
-                    ArgKind::Mode => &ra_syscalls::flags::MODE,
-                    _ => continue,
-                };
-                for (k, flag) in set.entries.iter().enumerate() {
-                    if flag.ra_field == Some(name) {
-                        out.push(Derived::FlagBit { field: fi, arg: ai, set, flag: k });
-                        break 'args;
-                    }
-                }
-            }
-        } else if f.ftype == FieldType::Byte {
-            let value_name = format!("{name}_value");
-            if let Some(arg) = def.args.iter().position(|a| a.field == value_name) {
-                out.push(Derived::Byte { field: fi, arg });
-            }
-        } else if let Some(member) = name.strip_prefix("stat_result_") {
-            if let Some(arg) =
-                def.args.iter().position(|a| matches!(a.kind, ArgKind::OutStruct(Struct::Stat, _)))
-            {
-                out.push(Derived::StatMember { field: fi, arg, member: member.to_string() });
-            }
-        } else if let Some(member) = name.strip_prefix("statfs_result_") {
-            if let Some(arg) = def
-                .args
-                .iter()
-                .position(|a| matches!(a.kind, ArgKind::OutStruct(Struct::Statfs, _)))
-            {
-                out.push(Derived::StatfsMember { field: fi, arg, member: member.to_string() });
-            }
-        }
-    }
-    out
-}
-
 #[derive(Clone, Copy)]
 enum Side {
     Snapshot,
@@ -145,7 +59,6 @@ enum Side {
 
 struct CallState {
     layout: CallLayout,
-    derived: Vec<Derived>,
     builder: ExtentBuilder,
     records: u64,
 }
@@ -219,7 +132,6 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             .calls()
             .iter()
             .map(|l| CallState {
-                derived: derive_columns(l),
                 builder: ExtentBuilder::new(l.ty.clone()),
                 layout: l.clone(),
                 records: 0,
@@ -804,42 +716,9 @@ fn write_args(st: &mut CallState, ev: &Event) -> Result<()> {
             _ => {}
         }
     }
-    for d in &st.derived {
-        let (field, value) = match d {
-            Derived::FlagBit { field, arg, set, flag } => {
-                let Some(v) = ev.args[*arg].as_int() else { continue };
-                let fl = &set.entries[*flag];
-                (*field, i64::from((v as u64) & fl.mask == fl.value))
-            }
-            Derived::IsCwd { field, arg } => {
-                let Some(v) = ev.args[*arg].as_int() else { continue };
-                (*field, i64::from(v == AT_FDCWD))
-            }
-            Derived::Byte { field, arg } => {
-                let Some(v) = ev.args[*arg].as_int() else { continue };
-                (*field, v)
-            }
-            Derived::StatMember { field, arg, member } => {
-                let Some(s) = ev.args[*arg].as_data().and_then(Stat::decode) else { continue };
-                let Some(v) = s.ra_column(member) else { continue };
-                (*field, v)
-            }
-            Derived::UtimeSpecial { field, arg, nsec } => {
-                let Some(cols) = ev.args[*arg]
-                    .as_data()
-                    .and_then(|d| crate::structs::struct_to_columns(Struct::Timespec2, d))
-                else {
-                    continue;
-                };
-                (*field, i64::from(cols.contains(nsec)))
-            }
-            Derived::StatfsMember { field, arg, member } => {
-                let Some(s) = ev.args[*arg].as_data().and_then(Statfs::decode) else { continue };
-                let Some(v) = s.ra_column(member) else { continue };
-                (*field, v)
-            }
-        };
-        set_int(&mut st.builder, &ty, field, value)?;
+    for d in st.layout.derived.iter().flatten() {
+        let Some(value) = d.value(&ev.args) else { continue };
+        set_int(&mut st.builder, &ty, d.field(), value)?;
     }
     Ok(())
 }
