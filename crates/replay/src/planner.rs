@@ -303,6 +303,11 @@ fn freer_ahead(
     let (made, _) = shadow.fd_numbers(p, ev);
     let n = *made.iter().find(|&&n| shadow.fd_open(p, n))?;
     let table = shadow.fd_table(p)?;
+    // Only another thread of the table can have freed it (below): with none, reading ahead
+    // (up to 64 MiB of calls held in memory) would find nothing.
+    if !shadow.fd_table_shared(p, tid) {
+        return None;
+    }
     pending.fill(iter, read_error);
     if !pending.may_free(n) {
         return None;

@@ -523,6 +523,14 @@ impl Shadow {
         self.procs.get(&p).is_some_and(|sp| sp.fds.borrow().contains_key(&fd))
     }
 
+    /// Whether a thread other than `tid` can use process `p`'s descriptor table: another
+    /// thread of the process, or a process sharing the table (`CLONE_FILES`).
+    pub fn fd_table_shared(&self, p: ProcId, tid: i32) -> bool {
+        self.procs
+            .get(&p)
+            .is_some_and(|sp| sp.tids.iter().any(|&t| t != tid) || Rc::strong_count(&sp.fds) > 1)
+    }
+
     /// The descriptor table identity of process `p`.
     pub fn fd_table(&self, p: ProcId) -> Option<u64> {
         self.procs.get(&p).map(|sp| sp.fdt)
@@ -584,6 +592,36 @@ mod tests {
         let child = s.proc_id_of(11).unwrap();
         assert_eq!(s.file(child, 4).unwrap().borrow().path, b"/w/child");
         assert_eq!(s.file(child, 3).unwrap().borrow().path, b"/w/parent");
+    }
+
+    /// Another thread of the process, or a process sharing the table, can use a descriptor
+    /// table; a process alone with it, or one whose child only copied it, cannot.
+    #[test]
+    fn a_descriptor_table_is_shared_by_threads_and_clone_files_children() {
+        let mut s = Shadow::new(b"/w".to_vec());
+        s.step(&open(10, "/w/a", 3));
+        let p = s.proc_id_of(10).unwrap();
+        assert!(!s.fd_table_shared(p, 10), "one thread");
+        let clone = |pid: i32, flags: i64, child: i64| {
+            ev("clone", pid, child, &[("flags", ArgValue::Int(flags))])
+        };
+        s.step(&clone(10, i64::from(libc::SIGCHLD), 11));
+        assert!(!s.fd_table_shared(p, 10), "a forked child has a copy");
+        let forked = s.proc_id_of(11).unwrap();
+        assert!(!s.fd_table_shared(forked, 11));
+        s.step(&clone(10, i64::from(libc::CLONE_FILES | libc::SIGCHLD), 12));
+        assert!(s.fd_table_shared(p, 10), "a CLONE_FILES child shares it");
+        let mut s = Shadow::new(b"/w".to_vec());
+        s.step(&open(20, "/w/a", 3));
+        let p = s.proc_id_of(20).unwrap();
+        s.step(&clone(
+            20,
+            i64::from(libc::CLONE_VM | libc::CLONE_FS | libc::CLONE_FILES | libc::CLONE_SIGHAND)
+                | i64::from(libc::CLONE_THREAD),
+            21,
+        ));
+        assert!(s.fd_table_shared(p, 20), "a thread shares it");
+        assert!(s.fd_table_shared(p, 21));
     }
 
     /// A mkdir in a directory and a listing of that directory through a descriptor share a
