@@ -34,7 +34,9 @@ impl BufPool {
                 .map(|(i, _)| i)
                 .map(|i| spare.swap_remove(i))
         };
-        let mut v = found.unwrap_or_default();
+        // A new buffer has room to spare: the next extents of a type are about as large, and
+        // one a little larger than every kept buffer would not fit otherwise.
+        let mut v = found.unwrap_or_else(|| Vec::with_capacity(len.saturating_add(len / 8)));
         v.clear();
         v.resize(len, 0);
         v
