@@ -223,19 +223,11 @@ suite_programs() {
     local src=/usr/share/doc
     unit tar-c-x 120 -- sh -c "tar cf @DIR@/a.tar -C /usr/share/doc apt coreutils && mkdir @DIR@/x && tar xf @DIR@/a.tar -C @DIR@/x && cmp @DIR@/x/apt/copyright $src/apt/copyright"
     # cp copies with copy_file_range, whose bytes never pass through the program's memory:
-    # the ptrace recorder reads them back from the source, outside the snapshot here, so
-    # --init=infer learns its content from them. A BPF program cannot read file pages: an
-    # eBPF trace has no such bytes and the sources would be holes (docs/REPLAY.md, known
-    # limits), so cp runs with ptrace only.
-    if [[ ",$BACKENDS," == *,ptrace,* ]]; then
-        local all=$BACKENDS
-        BACKENDS=ptrace
-        unit cp-r 120 -- sh -c "cp -r /usr/share/doc/coreutils /usr/share/doc/apt @DIR@/ && cmp @DIR@/apt/copyright $src/apt/copyright"
-        BACKENDS=$all
-    fi
+    # both recorders read them back from the source, outside the snapshot here, so
+    # --init=infer learns its content from them (eBPF: with the thread stopped by its
+    # throttle, docs/EBPF.md).
+    unit cp-r 120 -- sh -c "cp -r /usr/share/doc/coreutils /usr/share/doc/apt @DIR@/ && cmp @DIR@/apt/copyright $src/apt/copyright"
     if command -v git >/dev/null; then
-        # The files are copied with tar, not cp, so that the eBPF recorder's unit has them
-        # too (see cp above).
         unit git 120 -- sh -c "cd @DIR@ && git init -q r && cd r && tar -C /usr/share/doc -cf - apt | tar -xf - && git add . && git -c user.name=t -c user.email=t@t commit -qm one && git gc -q && git log --oneline | wc -l"
     else
         skip "no git"

@@ -309,3 +309,55 @@ pub(crate) fn synthetic_fds(pid: Pid, info: ProcInfo) -> Vec<Event> {
     }
     out
 }
+
+/// The bytes a kernel-side copy (`sendfile`, `copy_file_range`, `splice`) moved, which never
+/// passed through the program's memory: read back, while the thread is still stopped at the
+/// call's exit, from the source file, or from the destination file when the source is not a
+/// regular file (a pipe or socket). None when neither end is a regular file this process can
+/// read, or the range is no longer all there. Another thread of the program that writes
+/// either range in the meantime makes these bytes its, not the copy's. Both recorders call it
+/// with the thread stopped at the call's exit: ptrace at its exit stop, eBPF once the
+/// throttle's SIGSTOP has taken.
+pub(crate) fn copied_data(tid: Pid, ev: &Event) -> Option<Vec<u8>> {
+    let c = ev.copy()?;
+    let n = usize::try_from(c.moved).ok().filter(|&n| n > 0 && n <= 1 << 31)?;
+    [(c.fd_in, c.off_in), (c.fd_out, c.off_out)].into_iter().find_map(|(fd, off)| {
+        // An end without an offset pointer moved its file position past the bytes.
+        let off = match off {
+            Some(o) => o,
+            None => fd_position(tid, fd)? - c.moved,
+        };
+        read_back(tid, fd, u64::try_from(off).ok()?, n)
+    })
+}
+
+/// A descriptor's file position (`pos:` in `/proc/TID/fdinfo/FD`).
+fn fd_position(tid: Pid, fd: i32) -> Option<i64> {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/fdinfo/{fd}")).ok()?;
+    s.lines().find_map(|l| l.strip_prefix("pos:")).and_then(|v| v.trim().parse().ok())
+}
+
+/// `n` bytes at `off` of the regular file behind descriptor `fd` of `tid`, opened anew
+/// through `/proc/TID/fd/FD` (never a FIFO or device: the open could block or have effects).
+fn read_back(tid: Pid, fd: i32, off: u64, n: usize) -> Option<Vec<u8>> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let path = format!("/proc/{tid}/fd/{fd}");
+    if !std::fs::metadata(&path).ok()?.is_file() {
+        return None;
+    }
+    let open = |flags: i32| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | flags)
+            .open(&path)
+    };
+    // O_NOATIME where allowed (the file's owner or CAP_FOWNER): reading back is not an access
+    // of the program's.
+    let f = open(libc::O_NOATIME).or_else(|_| open(0)).ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut buf = vec![0u8; n];
+    f.read_exact_at(&mut buf, off).ok()?;
+    Some(buf)
+}

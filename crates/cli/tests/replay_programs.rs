@@ -46,9 +46,22 @@ impl Case {
     /// Record `cmd` in the work directory, with its snapshot; stdin from `stdin` (a path) or
     /// nothing.
     fn record(&self, cmd: &[&OsStr], stdin: Option<&Path>, env: &[(&str, &str)]) -> PathBuf {
+        self.record_with(&[], cmd, stdin, env)
+    }
+
+    /// [`Case::record`] with more options for `record`.
+    fn record_with(
+        &self,
+        opts: &[&str],
+        cmd: &[&OsStr],
+        stdin: Option<&Path>,
+        env: &[(&str, &str)],
+    ) -> PathBuf {
         let trace = self.base.join("t.ds");
         let mut c = bin();
-        c.args(["record", "-q", "--backend", backend(), "-o"])
+        c.args(["record", "-q", "--backend", backend()])
+            .args(opts)
+            .arg("-o")
             .arg(&trace)
             .arg("--snapshot")
             .arg(&self.work)
@@ -372,9 +385,10 @@ fn python_s_set_blocking_replays_its_nonblocking_flag() {
 /// memory; Python's `os.copy_file_range`, `os.sendfile` and `os.splice` do the same with and
 /// without offsets, through a pipe, and read on from where a copy moved the file position.
 /// The source lies outside the snapshot, so `--init` knows its content only from the trace:
-/// the ptrace recorder reads back what each copy moved (`data_copied`), and the replay then
-/// matches in every call and in the final tree. The eBPF recorder cannot read file pages: its
-/// trace has no such column, and the replay shows the copies' data as unknown (mismatches).
+/// both recorders read back what each copy moved (`data_copied`; eBPF with the thread
+/// stopped by its throttle), and the replay then matches in every call and in the final
+/// tree. Recorded with eBPF's `--loss drop`, nothing is read back, and the replay shows the
+/// copies' data as unknown (mismatches).
 fn kernel_side_copies_replay_from_a_source_the_trace_never_read() {
     if !have_program("cp") || !have_program("python3") {
         return;
@@ -417,41 +431,49 @@ fn kernel_side_copies_replay_from_a_source_the_trace_never_read() {
         want_dst = put("want_dst.bin", &one),
     );
     let cmd = format!("cp {} dst.bin && python3 -c \"$0\"", put("one.bin", &one));
-    let trace = c.record(&[os("sh"), os("-c"), os(&cmd), os(&script)], None, &[]);
-    let r = ra_trace::TraceReader::open(&trace).unwrap();
-    let copies: Vec<(String, i64, Option<usize>)> = r
-        .events(None)
-        .map(|e| e.unwrap())
-        .filter(|e| e.ret.is_some_and(|n| n > 0))
-        .filter_map(|e| {
-            let k = e.copy()?;
-            Some((e.name.clone(), k.moved, k.data.map(<[u8]>::len)))
-        })
-        .collect();
-    let names: Vec<&str> = copies.iter().map(|(n, _, _)| n.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "copy_file_range",
-            "copy_file_range",
-            "copy_file_range",
-            "sendfile",
-            "sendfile",
-            "splice",
-            "splice"
-        ],
-        "{copies:?}"
-    );
-    if backend() == "ptrace" {
-        for (name, moved, got) in &copies {
-            assert_eq!(*got, Some(*moved as usize), "{name}: the bytes it moved, read back");
-        }
-        c.replay_and_check(&trace);
-    } else {
-        assert!(copies.iter().all(|(_, _, d)| d.is_none()), "{copies:?}");
-        // The replayed splice from the source reaches past what the trace shows of it, so
-        // the pipe gets no data: the next splice, from that pipe, waits the stall timeout and
-        // fails (it used to block for ever).
+    let argv = [os("sh"), os("-c"), os(&cmd), os(&script)];
+    let copies = |trace: &Path| -> Vec<(String, i64, Option<usize>)> {
+        let r = ra_trace::TraceReader::open(trace).unwrap();
+        let v: Vec<_> = r
+            .events(None)
+            .map(|e| e.unwrap())
+            .filter(|e| e.ret.is_some_and(|n| n > 0))
+            .filter_map(|e| {
+                let k = e.copy()?;
+                Some((e.name.clone(), k.moved, k.data.map(<[u8]>::len)))
+            })
+            .collect();
+        let names: Vec<&str> = v.iter().map(|(n, _, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "copy_file_range",
+                "copy_file_range",
+                "copy_file_range",
+                "sendfile",
+                "sendfile",
+                "splice",
+                "splice"
+            ],
+            "{v:?}"
+        );
+        v
+    };
+    // Both recorders read the moved bytes back (eBPF: with the thread stopped by its
+    // throttle, `--loss throttle`, the default).
+    let trace = c.record(&argv, None, &[]);
+    for (name, moved, got) in &copies(&trace) {
+        assert_eq!(*got, Some(*moved as usize), "{name}: the bytes it moved, read back");
+    }
+    c.replay_and_check(&trace);
+    if backend() == "ebpf" {
+        // `--loss drop` never stops the program, so nothing is read back. The replayed
+        // splice from the source then reaches past what the trace shows of it, so the pipe
+        // gets no data: the next splice, from that pipe, waits the stall timeout and fails
+        // (it used to block for ever).
+        let trace = c.record_with(&["--loss", "drop"], &argv, None, &[]);
+        let v = copies(&trace);
+        assert!(v.iter().all(|(_, _, d)| d.is_none()), "{v:?}");
         let (r, _) = c.replay_report(&trace, &["--stall-timeout", "1"]);
         assert!(r["mismatch_total"].as_u64().unwrap() > 0, "{}", r["mismatches"]);
         let w = r["warnings"].as_object().unwrap();

@@ -46,6 +46,9 @@ pub const RF_FLUSH_ALL: u8 = 16;
 /// With RF_XARG: the condition is "the low 32 bits of the argument equal either half of
 /// `xarg_mask`" (ioctl requests) instead of a bit number below 64.
 pub const RF_XARG_EQ: u8 = 32;
+/// A kernel-side copy: in throttle mode the thread is stopped at a successful exit and the
+/// call record says [`CF_READBACK`].
+pub const RF_READBACK: u8 = 64;
 
 pub const RK_CALL: u32 = 1;
 pub const RK_DATA: u32 = 2;
@@ -70,6 +73,9 @@ pub const DF_FLAT: u8 = 8;
 pub const DF_BPRM: u8 = 16;
 
 pub const CF_NO_RETURN: u32 = 1;
+/// The thread is being stopped (SIGSTOP) for user space to read back the bytes a kernel-side
+/// copy moved ([`crate::common::copied_data`]); it counts as one deferral.
+pub const CF_READBACK: u32 = 2;
 
 pub const ST_NONE: u8 = 0;
 pub const ST_OK: u8 = 1;

@@ -412,6 +412,31 @@ struct State<'s> {
 }
 
 impl State<'_> {
+    /// A call record: the assembled call is written. A kernel-side copy marked CF_READBACK
+    /// gets the bytes it moved, read back from the file while its thread is stopped (the
+    /// BPF program sent the SIGSTOP in the same sys_exit), and counts as a deferral done, so
+    /// that the process is continued.
+    fn call(&mut self, c: &layout::CallRec) -> i32 {
+        let mut ev = self.asm.call(c);
+        if c.flags & layout::CF_READBACK != 0 {
+            if let Some(ev) = ev.as_mut() {
+                if wait_stopped(c.tid) {
+                    if let Some(d) = crate::common::copied_data(c.tid as i32, ev) {
+                        ev.extra.push((
+                            ra_trace::schema::COPIED_DATA.into(),
+                            ra_trace::ExtraValue::Bytes(d),
+                        ));
+                    }
+                }
+            }
+            *self.defers_done.entry(c.tgid).or_default() += 1;
+        }
+        match ev {
+            Some(ev) => self.emit(ev),
+            None => 0,
+        }
+    }
+
     fn on_record(&mut self, data: &[u8]) -> i32 {
         match layout::parse(data) {
             None => self.unparsed += 1,
@@ -432,16 +457,10 @@ impl State<'_> {
                     }
                 }
             }
-            Some(Record::Call(c)) => {
-                if let Some(ev) = self.asm.call(&c) {
-                    return self.emit(ev);
-                }
-            }
+            Some(Record::Call(c)) => return self.call(&c),
             Some(Record::CallData(c, d)) => {
                 self.asm.chunk(&d, d.payload, false);
-                if let Some(ev) = self.asm.call(&c) {
-                    return self.emit(ev);
-                }
+                return self.call(&c);
             }
             Some(Record::Fork(t)) => {
                 self.out.threads += 1;
@@ -513,15 +532,23 @@ fn thread_state(tid: u32) -> Option<u8> {
 /// Read what an RK_DEFER record points to, once the thread has stopped (the BPF program sent
 /// it SIGSTOP in the same sys_exit, so it stops before running any more of its own code).
 fn read_deferred(d: &layout::DataRec<'_>) -> Vec<u8> {
+    if !wait_stopped(d.tid) {
+        return Vec::new();
+    }
+    crate::ptrace::mem::read(d.tid as i32, d.addr, d.len as usize)
+}
+
+/// Wait (at most 2 s) until thread `tid` is stopped; false when it is gone.
+fn wait_stopped(tid: u32) -> bool {
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(2) {
-        match thread_state(d.tid) {
-            Some(b'T' | b't') => break,
-            None => return Vec::new(),
+        match thread_state(tid) {
+            Some(b'T' | b't') => return true,
+            None => return false,
             Some(_) => std::thread::sleep(Duration::from_micros(200)),
         }
     }
-    crate::ptrace::mem::read(d.tid as i32, d.addr, d.len as usize)
+    true
 }
 
 /// Trace names by lost-table slot.
@@ -814,7 +841,8 @@ fn record(
         Some(l) if l.params == params => l,
         _ => Loaded::new(params).map_err(|why| Error::Unavailable { backend: "ebpf", why })?,
     };
-    for (nr, rule) in rules::table(&opts.selection, params.mmap_pages) {
+    for (nr, rule) in rules::table(&opts.selection, params.mmap_pages, opts.data == DataMode::Full)
+    {
         skel.maps
             .rules
             .update(&nr.to_ne_bytes(), &rule.to_bytes(), MapFlags::ANY)

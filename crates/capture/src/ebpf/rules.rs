@@ -16,12 +16,19 @@ pub const CSTR_MAX_BYTES: u32 = 1 << 20;
 
 /// (syscall number, rule) for every call of the selection with an x86_64 number; with
 /// `mmap_pages`, also the flush points of pages written through shared mappings (see
-/// [`flush_point`]), whether the selection records those calls or not.
-pub fn table(selection: &Selection, mmap_pages: bool) -> Vec<(u32, SyscallRule)> {
+/// [`flush_point`]), whether the selection records those calls or not; with `readback`
+/// (`--data full`), kernel-side copies are marked [`RF_READBACK`].
+pub fn table(selection: &Selection, mmap_pages: bool, readback: bool) -> Vec<(u32, SyscallRule)> {
     let mut t: Vec<(u32, SyscallRule)> = selection
         .defs()
         .iter()
-        .filter_map(|d| Some((d.nr_x86_64().filter(|&n| (n as usize) < MAX_NR)?, rule(d))))
+        .filter_map(|d| {
+            let mut r = rule(d);
+            if readback && d.copy_ends().is_some() {
+                r.flags |= RF_READBACK;
+            }
+            Some((d.nr_x86_64().filter(|&n| (n as usize) < MAX_NR)?, r))
+        })
         .collect();
     if mmap_pages {
         for d in ra_syscalls::REGISTRY {
@@ -171,7 +178,7 @@ mod tests {
     #[test]
     fn every_storage_call_has_a_rule_and_every_pointer_a_copy() {
         let sel = Selection::parse("all").unwrap();
-        let t = table(&sel, true);
+        let t = table(&sel, true, true);
         for d in sel.defs() {
             let Some(nr) = d.nr_x86_64() else { continue };
             let (_, r) = t.iter().find(|(n, _)| *n == nr).unwrap_or_else(|| panic!("{}", d.name));
@@ -181,6 +188,29 @@ mod tests {
                 assert_eq!(copies, pointer, "{} arg {}", d.name, a.name);
             }
         }
+    }
+
+    /// Kernel-side copies, and only they, are read back, and only with full data.
+    #[test]
+    fn only_kernel_side_copies_are_read_back() {
+        let sel = Selection::parse("all").unwrap();
+        let marked = |readback: bool| -> Vec<&str> {
+            let t = table(&sel, false, readback);
+            let mut v: Vec<&str> = sel
+                .defs()
+                .iter()
+                .filter(|d| {
+                    d.nr_x86_64().is_some_and(|nr| {
+                        t.iter().any(|(n, r)| *n == nr && r.flags & RF_READBACK != 0)
+                    })
+                })
+                .map(|d| d.name)
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(marked(true), ["copy_file_range", "sendfile", "splice"]);
+        assert!(marked(false).is_empty());
     }
 
     #[test]
@@ -226,7 +256,7 @@ mod tests {
         assert_eq!(io.xarg_mask, 0x5421 | 0x5452 << 32, "FIONBIO, FIOASYNC");
         let mm = rule_of("recvmmsg");
         assert_eq!((mm.args[1].kind, mm.args[1].len_arg), (AK_MMSG, 2));
-        let t = table(&Selection::parse("openat").unwrap(), true);
+        let t = table(&Selection::parse("openat").unwrap(), true, true);
         let munmap = ra_syscalls::lookup("munmap").unwrap().nr_x86_64().unwrap();
         assert!(t.iter().any(|(n, r)| *n == munmap && r.flags == RF_FLUSH_RANGE), "flush only");
         let ew = rule_of("epoll_wait");

@@ -1087,22 +1087,24 @@ static __always_inline void fill_call(struct rec_call *c, __u32 kind, struct tst
 	c->added_pages = s->added_pages;
 }
 
-static __always_inline void emit_call(struct tstate *s, __s64 ret, __u32 flags)
+/* Returns 1 when the call record went into the ring. */
+static __always_inline int emit_call(struct tstate *s, __s64 ret, __u32 flags)
 {
 	struct rec_call *c;
 
 	if (s->lost) {
 		account_lost(s->nr, s->lost_bytes);
-		return;
+		return 0;
 	}
 	c = bpf_ringbuf_reserve(&rb, sizeof(*c), 0);
 	if (!c) {
 		/* Its data records (if any) stay orphans; user space drops them by seq. */
 		account_lost(s->nr, s->bytes);
-		return;
+		return 0;
 	}
 	fill_call(c, RK_CALL, s, ret, flags);
 	bpf_ringbuf_submit(c, wakeup());
+	return 1;
 }
 
 /* The common bulk call (read, write, pread64, pwrite64, recvfrom, ...): one buffer copied at
@@ -1742,9 +1744,13 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	ok = !(ret < 0 && ret >= -4095);
 	if (s->refetch)
 		refetch_inputs(s, r);
-	if (!emit_call1(s, r, ret, ok)) {
+	/* A kernel-side copy that moved bytes: stopped with the call, like a deferral, for user
+	 * space to read them back from the file before the thread runs on. */
+	int readback = throttle && !data_none && (r->flags & RF_READBACK) && ok && ret > 0;
+	if (readback || !emit_call1(s, r, ret, ok)) {
 		capture_args(s, r, ret, ok, 0);
-		emit_call(s, ret, 0);
+		if (emit_call(s, ret, readback ? CF_READBACK : 0) && readback)
+			s->ndefer++;
 	}
 	if (throttle)
 		maybe_stop(s->id_tgid, s->ndefer, s->avail);

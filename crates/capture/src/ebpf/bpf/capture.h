@@ -57,6 +57,9 @@
 #define RF_FLUSH_ALL 16  /* mmap pages: before the call, all of the process's (exit_group, execve) */
 #define RF_XARG_EQ 32    /* with RF_XARG: captured when the low 32 bits of args[xarg_cond] equal
                           * either half of xarg_mask (ioctl requests), not by bit number */
+#define RF_READBACK 64   /* a kernel-side copy (sendfile, copy_file_range, splice): throttle mode
+                          * stops the thread at a successful exit so that user space reads the
+                          * moved bytes back from the file (CF_READBACK) */
 
 struct arg_rule {
 	__u8 kind;
@@ -123,6 +126,8 @@ struct rec_data {
 
 /* struct rec_call.flags */
 #define CF_NO_RETURN 1 /* never returned (exit, exit_group, killed inside the call) */
+#define CF_READBACK 2  /* RF_READBACK: the thread is being stopped; user space reads the bytes
+                        * moved back, then counts it as one deferral done (see `defers`) */
 
 /* struct rec_call.status[] */
 #define ST_NONE 0         /* not a pointer argument, or nothing to copy */
