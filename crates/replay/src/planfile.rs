@@ -397,7 +397,11 @@ impl PlanWriter {
             .spawn(move || -> std::io::Result<std::fs::File> {
                 for b in rx {
                     f.write_all(&b)?;
-                    let _ = back_tx.try_send(b);
+                    // Chunk buffers go back to be filled again (a chunk header's does not: a
+                    // small buffer taken for a chunk would grow by reallocations).
+                    if b.capacity() >= CALLS_CHUNK {
+                        let _ = back_tx.try_send(b);
+                    }
                 }
                 Ok(f)
             })
@@ -473,10 +477,7 @@ impl PlanWriter {
     }
 
     fn write(&mut self, b: &[u8]) -> Result<(), PlanError> {
-        let mut v = self.back.try_recv().unwrap_or_default();
-        v.clear();
-        v.extend_from_slice(b);
-        self.send(v)
+        self.send(b.to_vec())
     }
 
     /// A chunk: its header, then the payload (the buffer goes to the writer thread; a
@@ -497,7 +498,11 @@ impl PlanWriter {
         h[40..44].copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
         self.write(&h)?;
         let cap = payload.capacity();
-        let mut next = self.back.try_recv().unwrap_or_else(|_| Vec::with_capacity(cap));
+        // A recycled buffer only if it holds a whole chunk: growing one would copy it.
+        let mut next = match self.back.try_recv() {
+            Ok(v) if v.capacity() >= cap => v,
+            _ => Vec::with_capacity(cap),
+        };
         next.clear();
         let full = std::mem::replace(payload, next);
         self.send(full)
