@@ -92,10 +92,9 @@ mod tests {
         let v = pool.take(1000);
         assert_eq!(v, vec![0u8; 1000]);
         let ptr = v.as_ptr();
-        let mut b = shared(v, &pool);
+        let b = shared(v, &pool);
         let slice = b.slice(10..20);
-        drop(b.split_off(0));
-        drop(std::mem::take(&mut b));
+        drop(b);
         // A slice still holds it.
         assert!(pool.spare.lock().unwrap().is_empty());
         drop(slice);

@@ -358,9 +358,14 @@ impl DsReader {
     }
 
     /// Reads the raw bytes of the extent at `offset` after checking its header fits the file.
+    /// The buffer comes from the reader's pool ([`DsReader::read_extent_at`] gives it back).
     fn read_raw_extent(&self, offset: u64) -> Result<(RawHeader, Vec<u8>)> {
         let h = read_header_at(&self.file, self.len, self.be, offset)?;
-        let bytes = read_vec(&self.file, offset, h.total_len as usize)?;
+        let len = h.total_len as usize;
+        let mut bytes = self.pool.take(len);
+        self.file
+            .read_at(&mut bytes, offset)
+            .map_err(|e| Error::io(format!("reading {len} bytes at offset {offset}"), e))?;
         Ok((h, bytes))
     }
 
@@ -523,12 +528,7 @@ impl DsReader {
 
     /// Reads and fully decodes (all checks) the extent at `offset`.
     pub fn read_extent_at(&self, offset: u64) -> Result<Extent> {
-        let h = read_header_at(&self.file, self.len, self.be, offset)?;
-        let len = h.total_len as usize;
-        let mut bytes = self.pool.take(len);
-        self.file
-            .read_at(&mut bytes, offset)
-            .map_err(|e| Error::io(format!("reading {len} bytes at offset {offset}"), e))?;
+        let (_, bytes) = self.read_raw_extent(offset)?;
         let lib = &self.lib;
         codec::decode_extent_checked(
             Cow::Owned(bytes),
