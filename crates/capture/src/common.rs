@@ -310,15 +310,22 @@ pub(crate) fn synthetic_fds(pid: Pid, info: ProcInfo) -> Vec<Event> {
     out
 }
 
-/// The bytes a kernel-side copy (`sendfile`, `copy_file_range`, `splice`) moved, which never
-/// passed through the program's memory: read back, while the thread is still stopped at the
+/// Add to `ev` (`data_copied`) the bytes a kernel-side copy (`sendfile`, `copy_file_range`,
+/// `splice`) moved, which never passed through the program's memory: read back, while the thread is still stopped at the
 /// call's exit, from the source file, or from the destination file when the source is not a
-/// regular file (a pipe or socket). None when neither end is a regular file this process can
-/// read, or the range is no longer all there. Another thread of the program that writes
+/// regular file (a pipe or socket). Nothing when neither end is a regular file this process
+/// can read, or the range is no longer all there. Another thread of the program that writes
 /// either range in the meantime makes these bytes its, not the copy's. Both recorders call it
 /// with the thread stopped at the call's exit: ptrace at its exit stop, eBPF once the
 /// throttle's SIGSTOP has taken.
-pub(crate) fn copied_data(tid: Pid, ev: &Event) -> Option<Vec<u8>> {
+pub(crate) fn add_copied_data(tid: Pid, ev: &mut Event) {
+    if let Some(d) = copied_data(tid, ev) {
+        ev.extra.push((ra_trace::schema::COPIED_DATA.into(), ra_trace::ExtraValue::Bytes(d)));
+    }
+}
+
+/// The read-back of [`add_copied_data`].
+fn copied_data(tid: Pid, ev: &Event) -> Option<Vec<u8>> {
     let c = ev.copy()?;
     let n = usize::try_from(c.moved).ok().filter(|&n| n > 0 && n <= 1 << 31)?;
     [(c.fd_in, c.off_in), (c.fd_out, c.off_out)].into_iter().find_map(|(fd, off)| {

@@ -74,7 +74,7 @@ pub const DF_BPRM: u8 = 16;
 
 pub const CF_NO_RETURN: u32 = 1;
 /// The thread is being stopped (SIGSTOP) for user space to read back the bytes a kernel-side
-/// copy moved ([`crate::common::copied_data`]); it counts as one deferral.
+/// copy moved ([`crate::common::add_copied_data`]); it counts as one deferral.
 pub const CF_READBACK: u32 = 2;
 
 pub const ST_NONE: u8 = 0;

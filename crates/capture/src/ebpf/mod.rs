@@ -419,15 +419,8 @@ impl State<'_> {
     fn call(&mut self, c: &layout::CallRec) -> i32 {
         let mut ev = self.asm.call(c);
         if c.flags & layout::CF_READBACK != 0 {
-            if let Some(ev) = ev.as_mut() {
-                if wait_stopped(c.tid) {
-                    if let Some(d) = crate::common::copied_data(c.tid as i32, ev) {
-                        ev.extra.push((
-                            ra_trace::schema::COPIED_DATA.into(),
-                            ra_trace::ExtraValue::Bytes(d),
-                        ));
-                    }
-                }
+            if let Some(ev) = ev.as_mut().filter(|_| wait_stopped(c.tid)) {
+                crate::common::add_copied_data(c.tid as i32, ev);
             }
             *self.defers_done.entry(c.tgid).or_default() += 1;
         }
@@ -538,7 +531,8 @@ fn read_deferred(d: &layout::DataRec<'_>) -> Vec<u8> {
     crate::ptrace::mem::read(d.tid as i32, d.addr, d.len as usize)
 }
 
-/// Wait (at most 2 s) until thread `tid` is stopped; false when it is gone.
+/// Wait until thread `tid` is stopped; false when it is gone. After 2 s it gives up waiting
+/// and says true: the caller reads what it can.
 fn wait_stopped(tid: u32) -> bool {
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(2) {

@@ -26,7 +26,7 @@ use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
 use ra_trace::{ArgValue, Event, IovValue};
 
 use crate::common::{
-    copied_data, deref_len_args, hash_bulk, inherited_fds, is_bulk, kernel_args, never_returns,
+    add_copied_data, deref_len_args, hash_bulk, inherited_fds, is_bulk, kernel_args, never_returns,
     now_ns, proc_info, resolve, stamp, struct_size, synthetic_fds, ProcInfo, Xarg,
 };
 use crate::sink::TraceSink;
@@ -631,10 +631,7 @@ impl<'a> Tracer<'a> {
             }
         }
         if ok && self.opts.data == DataMode::Full {
-            if let Some(d) = copied_data(tid, &ev) {
-                ev.extra
-                    .push((ra_trace::schema::COPIED_DATA.into(), ra_trace::ExtraValue::Bytes(d)));
-            }
+            add_copied_data(tid, &mut ev);
         }
         if ok && matches!(def.name, "execve" | "execveat") {
             // A new program: its credentials may differ; refresh what we stamp on records.
