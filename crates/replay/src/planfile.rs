@@ -20,7 +20,8 @@
 //! streaming pass. The writer's memory is bounded: two chunk buffers and a dedup index of at
 //! most `dedup_memory` bytes (once full, new contents are stored without being indexed).
 
-use std::collections::{BTreeMap, HashMap};
+use foldhash::{HashMap, HashMapExt};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -354,9 +355,10 @@ const X_BYTES: u8 = 4;
 pub struct PlanWriter {
     path: PathBuf,
     /// Chunks go to a writer thread (the kernel's copy into the page cache overlaps the
-    /// encoding); their buffers come back for reuse.
+    /// encoding); their buffers come back for reuse, data chunks' and calls chunks' each on
+    /// their own channel (`[data, calls]`: a calls chunk's buffer is too small for data).
     tx: Option<crossbeam_channel::Sender<Vec<u8>>>,
-    back: crossbeam_channel::Receiver<Vec<u8>>,
+    back: [crossbeam_channel::Receiver<Vec<u8>>; 2],
     thread: Option<std::thread::JoinHandle<std::io::Result<std::fs::File>>>,
     pos: u64,
     calls: Vec<u8>,
@@ -391,7 +393,8 @@ impl PlanWriter {
         let io = |source| PlanError::Io { path: path.to_path_buf(), source };
         let mut f = std::fs::File::create(path).map_err(io)?;
         let (tx, rx) = crossbeam_channel::bounded::<Vec<u8>>(4);
-        let (back_tx, back) = crossbeam_channel::bounded::<Vec<u8>>(8);
+        let (data_back_tx, data_back) = crossbeam_channel::bounded::<Vec<u8>>(4);
+        let (calls_back_tx, calls_back) = crossbeam_channel::bounded::<Vec<u8>>(4);
         let thread = std::thread::Builder::new()
             .name("plan-writer".into())
             .spawn(move || -> std::io::Result<std::fs::File> {
@@ -399,8 +402,10 @@ impl PlanWriter {
                     f.write_all(&b)?;
                     // Chunk buffers go back to be filled again (a chunk header's does not: a
                     // small buffer taken for a chunk would grow by reallocations).
-                    if b.capacity() >= CALLS_CHUNK {
-                        let _ = back_tx.try_send(b);
+                    if b.capacity() >= DATA_CHUNK {
+                        let _ = data_back_tx.try_send(b);
+                    } else if b.capacity() >= CALLS_CHUNK {
+                        let _ = calls_back_tx.try_send(b);
                     }
                 }
                 Ok(f)
@@ -409,7 +414,7 @@ impl PlanWriter {
         let mut w = PlanWriter {
             path: path.to_path_buf(),
             tx: Some(tx),
-            back,
+            back: [data_back, calls_back],
             thread: Some(thread),
             pos: 0,
             calls: Vec::with_capacity(CALLS_CHUNK + (64 << 10)),
@@ -499,7 +504,7 @@ impl PlanWriter {
         self.write(&h)?;
         let cap = payload.capacity();
         // A recycled buffer only if it holds a whole chunk: growing one would copy it.
-        let mut next = match self.back.try_recv() {
+        let mut next = match self.back[usize::from(cap < DATA_CHUNK)].try_recv() {
             Ok(v) if v.capacity() >= cap => v,
             _ => Vec::with_capacity(cap),
         };
@@ -779,8 +784,12 @@ impl PlanWriter {
     }
 }
 
-/// Placed calls handed from the planner to the encoder at a time.
+/// Calls handed from the decoder to the planner, and from the planner to the encoder, at a
+/// time.
 const BATCH: usize = 256;
+/// Batches of decoded calls the decoder may be ahead of the planner (their data buffers are
+/// slices of the trace's extents, which stay in memory while a batch waits).
+const DECODED_AHEAD: usize = 8;
 
 /// Compile `trace` into a plan at `out`: place its calls ([`crate::planner::Planner`]) and
 /// write them, with the data chunks lz4-compressed when `compress`. `progress` counts calls;
@@ -798,14 +807,32 @@ pub fn compile(
     let source = PlanSource::of(trace_path, trace.snapshots().len() as u64)
         .map_err(|source| PlanError::Io { path: trace_path.to_path_buf(), source })?;
     let mut w = PlanWriter::create(out, &facts, &source, dedup_memory, compress)?;
-    let mut planner = crate::planner::Planner::new(
-        trace.syscall_events(None).sharing_buffers().without_derived_columns(),
-        facts,
-    );
-    // The planner runs here, the encoder (hashing, deduplication) on a thread of its own, the
-    // file writes on a third: the trace's decoding has a fourth.
+    // The planner runs here; the trace's calls are decoded on a thread of their own (its
+    // extents are read and checked on another: the trace reader's prefetch), the encoder
+    // (hashing, deduplication) runs on a third and the file writes on a fourth.
     let (tx, rx) = crossbeam_channel::bounded::<Vec<Placed>>(16);
+    let (etx, erx) = crossbeam_channel::bounded::<Vec<ra_trace::Result<Event>>>(DECODED_AHEAD);
     std::thread::scope(|s| -> Result<CompileStats, PlanError> {
+        let decoder = std::thread::Builder::new()
+            .name("trace-decode".into())
+            .spawn_scoped(s, move || {
+                let events = trace.syscall_events(None).sharing_buffers().without_derived_columns();
+                let mut batch = Vec::with_capacity(BATCH);
+                for ev in events {
+                    batch.push(ev);
+                    // Ends when the planner is gone (the compile stopped) or after an error
+                    // (the iterator's last item).
+                    if batch.len() >= BATCH {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                        if etx.send(full).is_err() {
+                            return;
+                        }
+                    }
+                }
+                let _ = etx.send(batch);
+            })
+            .map_err(|source| PlanError::Io { path: out.to_path_buf(), source })?;
+        let mut planner = crate::planner::Planner::new(erx.into_iter().flatten(), facts);
         let enc = std::thread::Builder::new()
             .name("plan-encode".into())
             .spawn_scoped(s, move || -> Result<PlanWriter, PlanError> {
@@ -841,6 +868,15 @@ pub fn compile(
             let _ = tx.send(batch);
         }
         drop(tx);
+        // A decoder that panicked ended its channel early: that is no end of the trace.
+        let notes = std::mem::take(&mut planner.notes);
+        drop(planner);
+        if decoder.join().is_err() && failed.is_none() {
+            failed = Some(PlanError::Io {
+                path: out.to_path_buf(),
+                source: std::io::Error::other("the trace decoder thread panicked"),
+            });
+        }
         let w = match enc.join() {
             Ok(r) => r?,
             Err(_) => {
@@ -853,7 +889,7 @@ pub fn compile(
         if let Some(e) = failed {
             return Err(e);
         }
-        w.finish(&planner.notes)
+        w.finish(&notes)
     })
 }
 

@@ -9,7 +9,8 @@
 //! [`crate::replay`] dispatches, and what `reanimator compile` stores in a plan
 //! ([`crate::planfile`]) so that a replay of the plan does none of this work again.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::{BTreeMap, VecDeque};
 
 use ra_trace::{Event, ExtraValue, TraceReader};
 

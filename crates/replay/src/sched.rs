@@ -1379,7 +1379,7 @@ mod tests {
 
     #[test]
     fn calls_on_a_file_keep_the_order_they_were_called_in() {
-        let mut last = HashMap::new();
+        let mut last = foldhash::HashMap::default();
         let mut deps = Vec::new();
         // #1 access(cc1) called at 50, #2 access(cc1) called at 60.
         key_deps(&mut last, &[7], 1, 50, &mut deps);

@@ -4,9 +4,9 @@
 //! each process's cwd. The dispatcher uses it to give every call its process and its ordering
 //! keys; `--init=infer` uses it to know which file a `read` read from.
 
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::cell::RefCell;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
