@@ -66,8 +66,11 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
     if a.output.exists() && a.trace.canonicalize().ok() == a.output.canonicalize().ok() {
         bail!("-o {}: that is the trace itself; name another file", a.output.display());
     }
-    let trace = TraceReader::open(&a.trace)
+    let mut trace = TraceReader::open(&a.trace)
         .with_context(|| format!("opening the trace {}", a.trace.display()))?;
+    // Its extents are decoded where they lie in the page cache: the plan's data buffers are
+    // slices of the map until the encoder has copied them.
+    trace.map_file().with_context(|| format!("mapping the trace {}", a.trace.display()))?;
     if let Some(c) = trace.cut_tail() {
         eprintln!("reanimator: note: {} {c}: the calls before it are compiled", a.trace.display());
     }

@@ -11,6 +11,7 @@ mod export;
 mod fs;
 mod info;
 mod keygen;
+mod mapfault;
 mod output;
 mod partial;
 mod profile;
@@ -106,6 +107,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    mapfault::report_cut_maps();
     let key = match cli.key.as_deref().map(ra_trace::key::Key::load).transpose() {
         Ok(k) => k,
         Err(e) => {

@@ -215,12 +215,70 @@ impl Default for Checks {
     }
 }
 
+/// An extent's bytes as read: borrowed or owned, or a shared slice (of a memory-mapped file,
+/// [`crate::DsReader::map_file`]).
+pub(crate) enum Stored<'a> {
+    Cow(Cow<'a, [u8]>),
+    Shared(bytes::Bytes),
+}
+
+impl std::ops::Deref for Stored<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Stored::Cow(c) => c,
+            Stored::Shared(b) => b,
+        }
+    }
+}
+
+/// The buffer of [`Sections`]: owned, or the shared bytes an extent stored uncompressed was
+/// read as, taken without a copy until something must be changed in it
+/// ([`std::ops::DerefMut`] makes it owned first).
+pub(crate) enum SecBuf {
+    Owned(Vec<u8>),
+    Shared(bytes::Bytes),
+}
+
+impl std::ops::Deref for SecBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            SecBuf::Owned(v) => v,
+            SecBuf::Shared(b) => b,
+        }
+    }
+}
+
+impl std::ops::DerefMut for SecBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        if let SecBuf::Shared(b) = self {
+            *self = SecBuf::Owned(b.to_vec());
+        }
+        match self {
+            SecBuf::Owned(v) => v,
+            SecBuf::Shared(_) => unreachable!("made owned above"),
+        }
+    }
+}
+
+impl SecBuf {
+    /// As shared bytes; an owned buffer goes back to `pool` when the last slice is dropped.
+    fn into_bytes(self, pool: Option<&Arc<crate::pool::BufPool>>) -> bytes::Bytes {
+        match (self, pool) {
+            (SecBuf::Shared(b), _) => b,
+            (SecBuf::Owned(v), Some(p)) => crate::pool::shared(v, p),
+            (SecBuf::Owned(v), None) => bytes::Bytes::from(v),
+        }
+    }
+}
+
 /// The uncompressed sections of an extent in file byte order (null compaction undone), held
 /// in one buffer. For extents stored uncompressed this is the extent's own buffer (no copy).
 pub(crate) struct Sections {
     pub header: RawHeader,
     pub ty: Arc<ExtentType>,
-    pub buf: Vec<u8>,
+    pub buf: SecBuf,
     /// Start of the fixed section in `buf` (its length is `nrecords * record_size`).
     pub fixed_start: usize,
     /// Position in `buf` of heap offset 4: the stored variable data. The heap's first 4
@@ -241,6 +299,18 @@ impl Sections {
 /// while walking the heap.
 pub(crate) fn unpack_sections(
     bytes: Cow<'_, [u8]>,
+    be: bool,
+    off: u64,
+    lookup: &dyn Fn(&str) -> Option<Arc<ExtentType>>,
+    to_le: bool,
+    checks: Checks,
+) -> Result<Sections> {
+    unpack_stored(Stored::Cow(bytes), be, off, lookup, to_le, checks)
+}
+
+/// [`unpack_sections`] of bytes that may be shared.
+fn unpack_stored(
+    bytes: Stored<'_>,
     be: bool,
     off: u64,
     lookup: &dyn Fn(&str) -> Option<Arc<ExtentType>>,
@@ -307,7 +377,11 @@ pub(crate) fn unpack_sections(
             if h.cvar != var_expected {
                 return Err(size_err(Section::Variable, var_expected, h.cvar));
             }
-            (bytes.into_owned(), h.header_len, vstart)
+            let buf = match bytes {
+                Stored::Cow(c) => SecBuf::Owned(c.into_owned()),
+                Stored::Shared(b) => SecBuf::Shared(b),
+            };
+            (buf, h.header_len, vstart)
         } else {
             let fdata = &bytes[h.header_len..h.header_len + h.cfix];
             let vdata = &bytes[vstart..vstart + h.cvar];
@@ -333,13 +407,22 @@ pub(crate) fn unpack_sections(
             if buf.len() - vdata_start != var_expected {
                 return Err(size_err(Section::Variable, var_expected, buf.len() - vdata_start));
             }
-            (buf, 0, vdata_start)
+            (SecBuf::Owned(buf), 0, vdata_start)
         };
     let mut s = Sections { header: h, ty, buf, fixed_start, vdata_start, vdata_len: var_expected };
     let mut hash = bjhash(1972, s.fixed());
     hash = bjhash_zero_prefixed(hash, &s.buf[s.vdata_start..s.vdata_start + s.vdata_len]);
-    let vdata = &mut s.buf[s.vdata_start..s.vdata_start + s.vdata_len];
-    let (hash, problem) = walk_heap(vdata, be, to_le && be, hash, off);
+    let vdata = s.vdata_start..s.vdata_start + s.vdata_len;
+    let mut swaps = Vec::new();
+    let swap = to_le && be;
+    let (hash, problem) =
+        walk_heap(&s.buf[vdata.clone()], be, swap.then_some(&mut swaps), hash, off);
+    if swap {
+        let vdata = &mut s.buf[vdata];
+        for (p, len) in swaps {
+            vdata[p..p + 4].copy_from_slice(&len.to_le_bytes());
+        }
+    }
     if checks.bjhash && hash != s.header.bjhash {
         return Err(Error::BadChecksum {
             extent_offset: off,
@@ -359,7 +442,15 @@ pub(crate) fn unpack_sections(
 /// little-endian if `swap` is set. A structural problem stops the walk; it is returned beside
 /// the hash of what was walked so that the caller can report a checksum mismatch first
 /// (corruption) and the structural problem only when the checksum matches (a forged file).
-fn walk_heap(vdata: &mut [u8], be: bool, swap: bool, mut h: u32, off: u64) -> (u32, Option<Error>) {
+/// With `swaps`, each entry's position and length are pushed there (for a big-endian file
+/// read into little-endian order: the caller rewrites the length fields).
+fn walk_heap(
+    vdata: &[u8],
+    be: bool,
+    mut swaps: Option<&mut Vec<(usize, i32)>>,
+    mut h: u32,
+    off: u64,
+) -> (u32, Option<Error>) {
     let mut batch = [0u8; 4096];
     let mut n = 0usize;
     let mut p = 0usize;
@@ -388,8 +479,8 @@ fn walk_heap(vdata: &mut [u8], be: bool, swap: bool, mut h: u32, off: u64) -> (u
             problem = bad("entry inside the heap");
             break;
         }
-        if swap {
-            vdata[p..p + 4].copy_from_slice(&(len as i32).to_le_bytes());
+        if let Some(s) = swaps.as_deref_mut() {
+            s.push((p, len as i32));
         }
         p += step;
     }
@@ -694,40 +785,42 @@ pub(crate) fn decode_extent(
     off: u64,
     lookup: &dyn Fn(&str) -> Option<Arc<ExtentType>>,
 ) -> Result<Extent> {
-    decode_extent_checked(bytes, be, off, lookup, Checks::default(), None)
+    decode_extent_checked(Stored::Cow(bytes), be, off, lookup, Checks::default(), None)
 }
 
 /// [`decode_extent`] with selectable checksum verification.
 pub(crate) fn decode_extent_checked(
-    bytes: Cow<'_, [u8]>,
+    bytes: Stored<'_>,
     be: bool,
     off: u64,
     lookup: &dyn Fn(&str) -> Option<Arc<ExtentType>>,
     checks: Checks,
     pool: Option<&Arc<crate::pool::BufPool>>,
 ) -> Result<Extent> {
-    let mut s = unpack_sections(bytes, be, off, lookup, true, checks)?;
+    let mut s = unpack_stored(bytes, be, off, lookup, true, checks)?;
     let n = s.header.nrecords;
     let ty = Arc::clone(&s.ty);
     let fixed_len = n * ty.record_size();
     if fixed_len > 0 {
-        let (head, vpart) = s.buf.split_at_mut(s.vdata_start);
-        let fixed = &mut head[s.fixed_start..s.fixed_start + fixed_len];
-        if be {
-            swap_fixed(&ty, fixed);
+        let fixed = s.fixed_start..s.fixed_start + fixed_len;
+        // (Only a big-endian file or transformed fields change the buffer: shared bytes are
+        // copied for that, and only for that.)
+        if be || ty.has_transforms {
+            let fixed = &mut s.buf[fixed.clone()];
+            if be {
+                swap_fixed(&ty, fixed);
+            }
+            if ty.has_transforms {
+                untransform(&ty, fixed, n);
+            }
         }
-        if ty.has_transforms {
-            untransform(&ty, fixed, n);
-        }
-        check_var_offsets(&ty, fixed, &vpart[..s.vdata_len], n, off)?;
+        let vdata = &s.buf[s.vdata_start..s.vdata_start + s.vdata_len];
+        check_var_offsets(&ty, &s.buf[fixed], vdata, n, off)?;
     }
     Ok(Extent {
         ty,
         nrecords: n,
-        buf: match pool {
-            Some(p) => crate::pool::shared(s.buf, p),
-            None => bytes::Bytes::from(s.buf),
-        },
+        buf: s.buf.into_bytes(pool),
         fixed_start: s.fixed_start,
         vdata_start: s.vdata_start,
         vdata_len: s.vdata_len,
@@ -935,7 +1028,7 @@ fn prepare(b: ExtentBuilder, o: &EncodeOptions<'_>) -> Result<Prepared> {
 
 /// The rest of [`encode_owned`] once `hash` = bjhash(bjhash(1972, fixed), var) is known.
 fn finish(p: Prepared, hash: u32, o: &EncodeOptions<'_>) -> Result<Encoded> {
-    let Prepared { ty, n, fixed, mut var } = p;
+    let Prepared { ty, n, fixed, var } = p;
     let ty = &*ty;
     let rs = ty.record_size();
     let be = o.big_endian;
@@ -944,7 +1037,7 @@ fn finish(p: Prepared, hash: u32, o: &EncodeOptions<'_>) -> Result<Encoded> {
         size: size as u64,
         limit: MAX_SECTION as u64 - 1,
     };
-    let (hash, problem) = walk_heap(&mut var[4..], be, false, hash, 0);
+    let (hash, problem) = walk_heap(&var[4..], be, None, hash, 0);
     if let Some(e) = problem {
         return Err(e);
     }

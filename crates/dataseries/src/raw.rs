@@ -29,7 +29,7 @@ pub fn decode_extent_bytes_with(
     checks: Checks,
 ) -> Result<Extent> {
     let mut e = crate::codec::decode_extent_checked(
-        std::borrow::Cow::Borrowed(bytes),
+        crate::codec::Stored::Cow(std::borrow::Cow::Borrowed(bytes)),
         big_endian,
         0,
         lookup,

@@ -244,6 +244,18 @@ pub struct DsReader {
     data_start: u64,
     /// Buffers [`DsReader::read_extent_at`] reads into, used again (shared by clones).
     pool: Arc<crate::pool::BufPool>,
+    /// The whole file memory-mapped ([`DsReader::map_file`]), if it is: the map, and the
+    /// same as shared bytes.
+    map: Option<(Arc<memmap2::Mmap>, bytes::Bytes)>,
+}
+
+/// A memory map as the owner of shared bytes.
+struct MapOwner(Arc<memmap2::Mmap>);
+
+impl AsRef<[u8]> for MapOwner {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 /// Options for [`DsReader::extents_with`].
@@ -311,6 +323,7 @@ impl DsReader {
             trailer_err,
             data_start: FILE_HEADER_LEN,
             pool: Arc::default(),
+            map: None,
         };
         let (h, bytes) = r.read_raw_extent(FILE_HEADER_LEN)?;
         if h.name.as_deref() != Some(XMLTYPE_NAME) {
@@ -526,12 +539,47 @@ impl DsReader {
         Ok(Some(index.len()))
     }
 
+    /// Read extents through a memory map of the file from now on (this reader and its clones
+    /// made later), not into buffers of their own: an extent stored uncompressed is then
+    /// decoded where it lies in the page cache, without a copy, and the slices of its
+    /// buffers ([`Extent::shared_bytes`]) are slices of the map. Only for a plain file (an
+    /// encrypted one is decrypted into buffers; this returns false). The file must not
+    /// shrink while mapped: reading a page cut off raises SIGBUS, so the program should turn
+    /// that signal into an error message.
+    pub fn map_file(&mut self) -> Result<bool> {
+        let Input::Plain(f) = &*self.file else { return Ok(false) };
+        // SAFETY: the map is read only; the file shrinking under it is the SIGBUS the
+        // documentation above gives to the caller.
+        let map = unsafe { memmap2::MmapOptions::new().len(self.len as usize).map(f) }
+            .map_err(|e| Error::io(format!("memory-mapping {} bytes", self.len), e))?;
+        let map = Arc::new(map);
+        let bytes = bytes::Bytes::from_owner(MapOwner(Arc::clone(&map)));
+        self.map = Some((map, bytes));
+        Ok(true)
+    }
+
     /// Reads and fully decodes (all checks) the extent at `offset`.
     pub fn read_extent_at(&self, offset: u64) -> Result<Extent> {
-        let (_, bytes) = self.read_raw_extent(offset)?;
+        let bytes = match &self.map {
+            Some((map, bytes)) => {
+                let h = read_header_at(&self.file, self.len, self.be, offset)?;
+                let (at, len) = (offset as usize, h.total_len as usize);
+                // (read_header_at checked that the extent ends inside the file's length at
+                // open; the map is as long.) Its pages mapped in one call, and a file cut
+                // short since is an error here rather than a SIGBUS later.
+                map.advise_range(memmap2::Advice::PopulateRead, at, len).map_err(|e| {
+                    Error::io(
+                        format!("mapping {len} bytes at offset {offset} (the file shrank?)"),
+                        e,
+                    )
+                })?;
+                codec::Stored::Shared(bytes.slice(at..at + len))
+            }
+            None => codec::Stored::Cow(Cow::Owned(self.read_raw_extent(offset)?.1)),
+        };
         let lib = &self.lib;
         codec::decode_extent_checked(
-            Cow::Owned(bytes),
+            bytes,
             self.be,
             offset,
             &|n| lib.get(n),

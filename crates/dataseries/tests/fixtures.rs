@@ -329,3 +329,36 @@ fn chained_checksum_matches_post_2007_fixtures() {
     );
     assert_eq!(files.len() - differs.len(), 18);
 }
+
+/// Every fixture's extents read through a memory map ([`DsReader::map_file`]: an extent
+/// stored uncompressed is decoded in place, a big-endian one copied to be swapped) are the
+/// extents read into buffers.
+#[test]
+fn extents_read_through_a_map_are_the_extents_read_into_buffers() {
+    let Some(root) = common::testdata() else { return };
+    let mut mapped_raw = 0;
+    for p in common::valid_fixtures(&root) {
+        let plain = DsReader::open(&p).unwrap();
+        let mut mapped = DsReader::open(&p).unwrap();
+        assert!(mapped.map_file().unwrap(), "{}: a plain file maps", p.display());
+        for h in plain.headers() {
+            let h = h.unwrap();
+            let text = |r: &DsReader| {
+                let e =
+                    r.read_extent_at(h.offset).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                let mut out = Vec::new();
+                text::write_extent(&e, &mut out).unwrap();
+                out
+            };
+            assert!(text(&plain) == text(&mapped), "{} extent at {}", p.display(), h.offset);
+            if h.fixed_mode == 0 && h.variable_mode == 0 {
+                mapped_raw += 1;
+            }
+        }
+        // A clone made after mapping reads through the map too, and streams the same.
+        let a: usize = plain.extents().map(|e| e.unwrap().len()).sum();
+        let b: usize = mapped.clone().extents().map(|e| e.unwrap().len()).sum();
+        assert_eq!(a, b, "{}", p.display());
+    }
+    assert!(mapped_raw > 0, "some fixture extents are stored uncompressed");
+}

@@ -696,3 +696,31 @@ fn type_descriptions_with_huge_elements_are_refused() {
     let ok = r#"<ExtentType name="T" namespace="x=>y" version="1.0"><field type="int32" name="f" note="a=b>c" /></ExtentType>"#;
     assert!(ExtentType::from_xml(ok).is_ok());
 }
+
+/// A mapped file ([`DsReader::map_file`]) cut short after it was opened: reading an extent
+/// the cut took is an error (its pages are mapped in one call, which fails), not a SIGBUS
+/// when a record is read; the extent before the cut still reads.
+#[test]
+fn a_mapped_file_cut_short_is_an_error_not_a_signal() {
+    let dir = common::scratch("mapcut");
+    let path = dir.join("cut.ds");
+    let ty = small_type();
+    let opts = WriterOptions { compression: vec![], ..WriterOptions::zlib() };
+    let mut w = DsWriter::create(&path, std::slice::from_ref(&ty), opts).unwrap();
+    // The second extent spans many pages.
+    for n in [5, 20_000, 3] {
+        w.write_extent(small_extent(&ty, n)).unwrap();
+    }
+    w.finish().unwrap();
+    let mut r = DsReader::open(&path).unwrap();
+    assert!(r.map_file().unwrap());
+    let offsets: Vec<u64> = r.headers().map(|h| h.unwrap().offset).collect();
+    assert!(offsets[2] - offsets[1] > 64 << 10, "{offsets:?}");
+    // Cut inside the second extent, its header left whole.
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(offsets[1] + 4096).unwrap();
+    let e = r.read_extent_at(offsets[1]).expect_err("the extent was cut");
+    let msg = e.to_string();
+    assert!(!msg.contains('\n') && msg.contains("mapping"), "{msg}");
+    assert_eq!(r.read_extent_at(offsets[0]).unwrap().len(), 5);
+}

@@ -17,8 +17,10 @@
 //! buffers of [`DEDUP_MIN`] bytes or more are stored once per distinct content (BLAKE3) and
 //! referred to by their offset in the concatenated data chunks ("data space"); a data chunk
 //! always precedes the first calls chunk that refers to it, so a plan is written in one
-//! streaming pass. The writer's memory is bounded: two chunk buffers and a dedup index of at
-//! most `dedup_memory` bytes (once full, new contents are stored without being indexed).
+//! streaming pass. The writer's memory is bounded: the two chunk buffers being filled, at
+//! most four queued for the writer thread and four of each kind kept for reuse, and a dedup
+//! index of at most `dedup_memory` bytes (once full, new contents are stored without being
+//! indexed).
 
 use foldhash::{HashMap, HashMapExt};
 use std::collections::BTreeMap;
