@@ -556,7 +556,7 @@ fn decode_event(
         ret: cm.return_value.and_then(|f| int_of(e, row, f)),
         errno: opt_i32(cm.errno_number),
         buffer_not_captured: cm.buffer_not_captured.and_then(|f| e.bool(row, f)).unwrap_or(false),
-        args: Vec::new(),
+        args: Vec::with_capacity(l.def.map_or(0, |d| d.args.len())),
         extra: Vec::new(),
     };
     if r.kind == TraceKind::ReAnimator {
