@@ -244,17 +244,40 @@ pub struct DsReader {
     data_start: u64,
     /// Buffers [`DsReader::read_extent_at`] reads into, used again (shared by clones).
     pool: Arc<crate::pool::BufPool>,
-    /// The whole file memory-mapped ([`DsReader::map_file`]), if it is: the map, and the
-    /// same as shared bytes.
-    map: Option<(Arc<memmap2::Mmap>, bytes::Bytes)>,
+    /// The whole file memory-mapped ([`DsReader::map_file`]), if it is.
+    map: Option<Arc<memmap2::Mmap>>,
 }
 
-/// A memory map as the owner of shared bytes.
-struct MapOwner(Arc<memmap2::Mmap>);
+/// One extent's bytes in a memory map, as the owner of shared bytes. When the last slice is
+/// dropped, the pages wholly inside the extent are unmapped from the process
+/// (`MADV_DONTNEED`): resident memory then holds the extents still in use, not every page
+/// read so far (mapped file pages count in RSS). Nothing is lost: the map is read-only and
+/// shared, so a later read of those pages faults the file's unchanged bytes back in.
+struct MappedExtent {
+    map: Arc<memmap2::Mmap>,
+    at: usize,
+    len: usize,
+}
 
-impl AsRef<[u8]> for MapOwner {
+impl AsRef<[u8]> for MappedExtent {
     fn as_ref(&self) -> &[u8] {
-        &self.0
+        &self.map[self.at..self.at + self.len]
+    }
+}
+
+impl Drop for MappedExtent {
+    fn drop(&mut self) {
+        const PAGE: usize = 4096;
+        let from = self.at.div_ceil(PAGE) * PAGE;
+        let to = (self.at + self.len) / PAGE * PAGE;
+        if to > from {
+            // SAFETY: MADV_DONTNEED on a read-only shared file mapping only unmaps the pages
+            // from this process; a later read faults in the file's same bytes, so any slice
+            // still pointing there stays valid. (A failure leaves them mapped: harmless.)
+            let _ = unsafe {
+                self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+            };
+        }
     }
 }
 
@@ -553,15 +576,14 @@ impl DsReader {
         let map = unsafe { memmap2::MmapOptions::new().len(self.len as usize).map(f) }
             .map_err(|e| Error::io(format!("memory-mapping {} bytes", self.len), e))?;
         let map = Arc::new(map);
-        let bytes = bytes::Bytes::from_owner(MapOwner(Arc::clone(&map)));
-        self.map = Some((map, bytes));
+        self.map = Some(map);
         Ok(true)
     }
 
     /// Reads and fully decodes (all checks) the extent at `offset`.
     pub fn read_extent_at(&self, offset: u64) -> Result<Extent> {
         let bytes = match &self.map {
-            Some((map, bytes)) => {
+            Some(map) => {
                 let h = read_header_at(&self.file, self.len, self.be, offset)?;
                 let (at, len) = (offset as usize, h.total_len as usize);
                 // (read_header_at checked that the extent ends inside the file's length at
@@ -573,7 +595,8 @@ impl DsReader {
                         e,
                     )
                 })?;
-                codec::Stored::Shared(bytes.slice(at..at + len))
+                let owner = MappedExtent { map: Arc::clone(map), at, len };
+                codec::Stored::Shared(bytes::Bytes::from_owner(owner))
             }
             None => codec::Stored::Cow(Cow::Owned(self.read_raw_extent(offset)?.1)),
         };

@@ -724,3 +724,57 @@ fn a_mapped_file_cut_short_is_an_error_not_a_signal() {
     assert!(!msg.contains('\n') && msg.contains("mapping"), "{msg}");
     assert_eq!(r.read_extent_at(offsets[0]).unwrap().len(), 5);
 }
+
+/// Mapped file pages count in a process's resident memory: each extent's pages are unmapped
+/// again once its last slice is dropped, so reading a mapped file extent after extent keeps
+/// about one extent resident, not the whole file.
+#[test]
+fn a_mapped_file_read_extent_by_extent_stays_out_of_resident_memory() {
+    let rss_file = || -> u64 {
+        let s = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = s.lines().find(|l| l.starts_with("RssFile:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+    };
+    let dir = common::scratch("maprss");
+    let path = dir.join("big.ds");
+    let ty = Arc::new(
+        ExtentType::builder("Test::Big")
+            .field(FieldDesc::new("data", FieldType::Variable32))
+            .build()
+            .unwrap(),
+    );
+    let opts = WriterOptions { compression: vec![], ..WriterOptions::zlib() };
+    let mut w = DsWriter::create(&path, std::slice::from_ref(&ty), opts).unwrap();
+    let value: Vec<u8> = (0..1 << 20).map(|i| (i * 7 % 251) as u8).collect();
+    // 16 extents of 4 MiB: 64 MiB.
+    for _ in 0..16 {
+        let mut b = ExtentBuilder::new(Arc::clone(&ty));
+        for _ in 0..4 {
+            b.start_record();
+            b.set(0, Value::Bytes(&value)).unwrap();
+        }
+        w.write_extent(b).unwrap();
+    }
+    w.finish().unwrap();
+    let mut r = DsReader::open(&path).unwrap();
+    assert!(r.map_file().unwrap());
+    let before = rss_file();
+    let mut peak = 0;
+    let mut n = 0;
+    for h in r.headers() {
+        let h = h.unwrap();
+        if h.type_name != "Test::Big" {
+            continue;
+        }
+        let e = r.read_extent_at(h.offset).unwrap();
+        for i in 0..e.len() {
+            assert!(e.bytes(i, 0).unwrap() == &value[..]);
+            n += 1;
+        }
+        peak = peak.max(rss_file().saturating_sub(before));
+    }
+    assert_eq!(n, 64);
+    // One extent (4 MiB) resident at a time, with room for the boundary pages and the
+    // test binary's own file pages; the whole file would be 64 MiB.
+    assert!(peak < 16 << 20, "{} MiB of mapped pages resident", peak >> 20);
+}
