@@ -70,7 +70,8 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
         .with_context(|| format!("opening the trace {}", a.trace.display()))?;
     // Its extents are decoded where they lie in the page cache: the plan's data buffers are
     // slices of the map until the encoder has copied them.
-    trace.map_file().with_context(|| format!("mapping the trace {}", a.trace.display()))?;
+    // (Where it cannot be mapped it is read as before.)
+    trace.map_file();
     if let Some(c) = trace.cut_tail() {
         eprintln!("reanimator: note: {} {c}: the calls before it are compiled", a.trace.display());
     }

@@ -565,19 +565,22 @@ impl DsReader {
     /// Read extents through a memory map of the file from now on (this reader and its clones
     /// made later), not into buffers of their own: an extent stored uncompressed is then
     /// decoded where it lies in the page cache, without a copy, and the slices of its
-    /// buffers ([`Extent::shared_bytes`]) are slices of the map. Only for a plain file (an
-    /// encrypted one is decrypted into buffers; this returns false). The file must not
-    /// shrink while mapped: reading a page cut off raises SIGBUS, so the program should turn
-    /// that signal into an error message.
-    pub fn map_file(&mut self) -> Result<bool> {
-        let Input::Plain(f) = &*self.file else { return Ok(false) };
+    /// buffers ([`Extent::shared_bytes`]) are slices of the map. False, and read as before,
+    /// for an encrypted file (decrypted into buffers) and where the kernel refuses the map (a
+    /// FUSE file system with direct I/O, say). The file must not shrink while mapped: an
+    /// extent cut off before it is read is an error, but one cut off while in use raises
+    /// SIGBUS, which the program should turn into an error message.
+    pub fn map_file(&mut self) -> bool {
+        let Input::Plain(f) = &*self.file else { return false };
         // SAFETY: the map is read only; the file shrinking under it is the SIGBUS the
         // documentation above gives to the caller.
-        let map = unsafe { memmap2::MmapOptions::new().len(self.len as usize).map(f) }
-            .map_err(|e| Error::io(format!("memory-mapping {} bytes", self.len), e))?;
-        let map = Arc::new(map);
-        self.map = Some(map);
-        Ok(true)
+        match unsafe { memmap2::MmapOptions::new().len(self.len as usize).map(f) } {
+            Ok(map) => {
+                self.map = Some(Arc::new(map));
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// Reads and fully decodes (all checks) the extent at `offset`.
@@ -589,12 +592,15 @@ impl DsReader {
                 // (read_header_at checked that the extent ends inside the file's length at
                 // open; the map is as long.) Its pages mapped in one call, and a file cut
                 // short since is an error here rather than a SIGBUS later.
-                map.advise_range(memmap2::Advice::PopulateRead, at, len).map_err(|e| {
-                    Error::io(
-                        format!("mapping {len} bytes at offset {offset} (the file shrank?)"),
-                        e,
-                    )
-                })?;
+                match map.advise_range(memmap2::Advice::PopulateRead, at, len) {
+                    // A kernel before 5.14 has no MADV_POPULATE_READ: the pages fault in.
+                    Err(e) if e.kind() != std::io::ErrorKind::InvalidInput => {
+                        let what =
+                            format!("mapping {len} bytes at offset {offset} (the file shrank?)");
+                        return Err(Error::io(what, e));
+                    }
+                    _ => {}
+                }
                 let owner = MappedExtent { map: Arc::clone(map), at, len };
                 codec::Stored::Shared(bytes::Bytes::from_owner(owner))
             }

@@ -175,10 +175,10 @@ impl TraceReader {
 
     /// Read the extents through a memory map of the file ([`DsReader::map_file`]): for a
     /// consumer that shares data buffers ([`EventIter::sharing_buffers`]), they are then
-    /// slices of the page cache. False for an encrypted trace (read as before). The file must
-    /// not shrink meanwhile (SIGBUS).
-    pub fn map_file(&mut self) -> Result<bool> {
-        Ok(self.ds.map_file()?)
+    /// slices of the page cache. False where the trace is read as before (encrypted, or the
+    /// map refused). The file must not shrink meanwhile (SIGBUS).
+    pub fn map_file(&mut self) -> bool {
+        self.ds.map_file()
     }
 
     /// How many records the system call extents hold, from the extent headers (a few calls
