@@ -170,12 +170,9 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
             // A child whose first call was recorded before the clone that made it returned:
             // bring the clone forward (their intervals overlap, so either order is faithful).
             if self.seq > 0 && !self.shadow.knows(tid) && ev.pid.is_none_or(|p| p == tid) {
-                self.pending.fill(&mut self.iter, &mut self.read_error);
-                if let Some(i) =
-                    self.pending.q.iter().position(|e| {
-                        clone_flags(e).is_some() && ok(e) && e.ret == Some(tid.into())
-                    })
-                {
+                let made_it =
+                    |e: &Event| clone_flags(e).is_some() && ok(e) && e.ret == Some(tid.into());
+                if let Some(i) = self.pending.find(&mut self.iter, &mut self.read_error, made_it) {
                     let clone = self.pending.remove(i).expect("position is in range");
                     self.pending.push_front(ev);
                     self.pending.push_front(clone);
@@ -309,24 +306,25 @@ fn freer_ahead(
     if !shadow.fd_table_shared(p, tid) {
         return None;
     }
-    pending.fill(iter, read_error);
-    if !pending.may_free(n) {
-        return None;
-    }
     // Only another thread's call that overlapped this one can have freed the number before
     // this call took it (the model's table can also be stale, e.g. after close-on-exec).
     let end = ev.time_returned.or(ev.time_called)?;
-    pending.q.iter().position(|e| {
-        if frees_number(e).is_none() {
-            return false;
-        }
-        let Some(t) = e.tid.or(e.pid) else { return false };
-        let Some(q) = shadow.proc_id_of(t) else { return false };
-        t != tid
-            && e.time_called.is_some_and(|c| c <= end)
-            && shadow.fd_table(q) == Some(table)
-            && shadow.fd_numbers(q, e).1.contains(&n)
-    })
+    pending.find_if(
+        iter,
+        read_error,
+        |a| a.may_free(n),
+        |e| {
+            if frees_number(e).is_none() {
+                return false;
+            }
+            let Some(t) = e.tid.or(e.pid) else { return false };
+            let Some(q) = shadow.proc_id_of(t) else { return false };
+            t != tid
+                && e.time_called.is_some_and(|c| c <= end)
+                && shadow.fd_table(q) == Some(table)
+                && shadow.fd_numbers(q, e).1.contains(&n)
+        },
+    )
 }
 
 /// Calls read ahead of the one being placed (for reordering), with the bytes they hold.
@@ -404,13 +402,58 @@ impl Ahead {
     fn may_free(&self, n: i32) -> bool {
         self.frees.contains_key(&n) || self.frees.contains_key(&-1)
     }
-    /// Read ahead, up to [`LOOKAHEAD`] calls or [`LOOKAHEAD_BYTES`].
-    fn fill(
+    /// The position of the first call ahead that `pred` accepts, reading ahead as far as
+    /// needed, up to [`LOOKAHEAD`] calls or [`LOOKAHEAD_BYTES`].
+    fn find(
         &mut self,
         iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
         read_error: &mut Option<ra_trace::Error>,
+        pred: impl FnMut(&Event) -> bool,
+    ) -> Option<usize> {
+        self.find_if(iter, read_error, |_| true, pred)
+    }
+
+    /// [`Ahead::find`], with the calls ahead searched only while `worth(self)` says a match
+    /// may be among them. The queue grows in steps (64 calls, then 4 times as many each
+    /// time) and each step searches only the calls it added: the first match is the one a
+    /// search of the whole look-ahead finds, but the usual match, a few calls ahead, no
+    /// longer costs reading 65,536 calls ahead and holding them (on a make build's trace,
+    /// where every spawned child's first call comes before the vfork that made it returns,
+    /// that was 11% of the compile's CPU in the kernel's zeroing of fresh pages alone).
+    fn find_if(
+        &mut self,
+        iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
+        read_error: &mut Option<ra_trace::Error>,
+        worth: impl Fn(&Ahead) -> bool,
+        mut pred: impl FnMut(&Event) -> bool,
+    ) -> Option<usize> {
+        let mut searched = 0;
+        let mut step = 64;
+        loop {
+            if searched < self.q.len() && worth(self) {
+                if let Some(i) = self.q.iter().skip(searched).position(&mut pred) {
+                    return Some(searched + i);
+                }
+            }
+            searched = self.q.len();
+            self.fill_to(searched + step, iter, read_error);
+            if self.q.len() == searched {
+                // The look-ahead is full, or the trace ended.
+                return None;
+            }
+            step = step.saturating_mul(4);
+        }
+    }
+
+    /// Read ahead, up to `n` calls (at most [`LOOKAHEAD`]) or [`LOOKAHEAD_BYTES`].
+    fn fill_to(
+        &mut self,
+        n: usize,
+        iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
+        read_error: &mut Option<ra_trace::Error>,
     ) {
-        while self.q.len() < LOOKAHEAD && self.bytes < LOOKAHEAD_BYTES && read_error.is_none() {
+        let n = n.min(LOOKAHEAD);
+        while self.q.len() < n && self.bytes < LOOKAHEAD_BYTES && read_error.is_none() {
             match iter.next() {
                 Some(Ok(e)) => {
                     self.account(&e, true);
@@ -420,5 +463,59 @@ impl Ahead {
                 None => break,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calls(n: u64) -> Vec<ra_trace::Result<Event>> {
+        let def = ra_syscalls::lookup("close").expect("close is in the registry");
+        (0..n)
+            .map(|i| {
+                let mut e = Event::new(def);
+                e.unique_id = i;
+                Ok(e)
+            })
+            .collect()
+    }
+
+    /// The stepwise search finds the first match a search of the whole look-ahead finds,
+    /// wherever it lies, and reads ahead little when the match is near.
+    #[test]
+    fn the_look_ahead_search_finds_the_first_match_reading_no_further_than_needed() {
+        let total = LOOKAHEAD as u64 + 500;
+        for target in [0u64, 1, 63, 64, 65, 319, 320, 1_000, 21_000, LOOKAHEAD as u64 - 1] {
+            let mut iter = calls(total).into_iter();
+            let mut err = None;
+            let mut a = Ahead::default();
+            // Matches at `target` and later ones: the first is found.
+            let found = a.find(&mut iter, &mut err, |e| {
+                e.unique_id >= target && e.unique_id % 2 == target % 2
+            });
+            assert_eq!(found, Some(target as usize), "target {target}");
+            assert!(a.q.len() <= 4 * target as usize + 64, "{} read ahead for {target}", a.q.len());
+            // The queue holds the calls in order, none lost.
+            assert!(a.q.iter().enumerate().all(|(i, e)| e.unique_id == i as u64));
+        }
+        // No match: the whole look-ahead is read, no further; a second search starts where
+        // the first stopped and adds nothing.
+        let mut iter = calls(total).into_iter();
+        let mut err = None;
+        let mut a = Ahead::default();
+        assert_eq!(a.find(&mut iter, &mut err, |_| false), None);
+        assert_eq!(a.q.len(), LOOKAHEAD);
+        assert_eq!(a.find(&mut iter, &mut err, |e| e.unique_id == 5), Some(5));
+        assert_eq!(a.q.len(), LOOKAHEAD);
+        // A match beyond the look-ahead is not found; the trace's end stops the search.
+        let mut iter = calls(100).into_iter();
+        let mut a = Ahead::default();
+        assert_eq!(a.find(&mut iter, &mut err, |e| e.unique_id == 200), None);
+        assert_eq!(a.q.len(), 100);
+        // `worth` false: nothing is searched.
+        let mut iter = calls(100).into_iter();
+        let mut a = Ahead::default();
+        assert_eq!(a.find_if(&mut iter, &mut err, |_| false, |_| true), None);
     }
 }
