@@ -173,9 +173,24 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
                 let made_it =
                     |e: &Event| clone_flags(e).is_some() && ok(e) && e.ret == Some(tid.into());
                 if let Some(i) = self.pending.find(&mut self.iter, &mut self.read_error, made_it) {
-                    let clone = self.pending.remove(i).expect("position is in range");
-                    self.pending.push_front(ev);
-                    self.pending.push_front(clone);
+                    let parent = self.pending.q[i].tid.or(self.pending.q[i].pid);
+                    // The clone can come forward only as its thread's next call, in a thread
+                    // the model knows. Otherwise (nested vforks traced by eBPF: a grandchild's
+                    // calls recorded before its parent's own calls and before the vfork that
+                    // made that parent) the clone would run before the calls its thread made
+                    // first (its `dup2`s: the grandchild would inherit the wrong descriptors),
+                    // so the child's calls wait after the clone instead, in their order.
+                    let parent_ready = parent.is_some_and(|p| {
+                        self.shadow.knows(p)
+                            && !self.pending.q.iter().take(i).any(|e| e.tid.or(e.pid) == Some(p))
+                    });
+                    if parent_ready {
+                        let clone = self.pending.remove(i).expect("position is in range");
+                        self.pending.push_front(ev);
+                        self.pending.push_front(clone);
+                    } else {
+                        self.pending.defer_after(i, ev, tid);
+                    }
                     continue;
                 }
             }
@@ -398,6 +413,25 @@ impl Ahead {
         self.account(&e, false);
         Some(e)
     }
+    /// Put `ev` and the calls of thread `tid` queued before position `i` right after the
+    /// call at `i`, in their order.
+    fn defer_after(&mut self, i: usize, ev: Event, tid: i32) {
+        let mut moved = vec![ev];
+        let mut j = 0;
+        let mut at = i;
+        while j < at {
+            if self.q[j].tid.or(self.q[j].pid) == Some(tid) {
+                moved.push(self.remove(j).expect("position is in range"));
+                at -= 1;
+            } else {
+                j += 1;
+            }
+        }
+        for (k, e) in moved.into_iter().enumerate() {
+            self.account(&e, true);
+            self.q.insert(at + 1 + k, e);
+        }
+    }
     /// True when a call ahead may free descriptor number `n`.
     fn may_free(&self, n: i32) -> bool {
         self.frees.contains_key(&n) || self.frees.contains_key(&-1)
@@ -479,6 +513,56 @@ mod tests {
                 Ok(e)
             })
             .collect()
+    }
+
+    fn call(id: u64, tid: i32, name: &str, ret: i64, args: &[i64]) -> Event {
+        let def = ra_syscalls::lookup(name).expect("in the registry");
+        let mut e = Event::new(def);
+        e.unique_id = id;
+        e.tid = Some(tid);
+        e.ret = Some(ret);
+        e.errno = Some(0);
+        e.time_called = Some(1_000 + id as i64);
+        e.time_returned = Some(1_000 + id as i64);
+        e.args = def
+            .args
+            .iter()
+            .enumerate()
+            .map(|(k, _)| {
+                args.get(k).map_or(ra_trace::ArgValue::Absent, |&v| ra_trace::ArgValue::Int(v))
+            })
+            .collect();
+        e
+    }
+
+    /// Nested vforks as eBPF records them (Python's test_os, `sh -c "sh -c 'echo ...'"`): the
+    /// grandchild's calls come first, then the vfork that made its parent, then the parent's
+    /// own calls (its `dup2` of a pipe onto stdout) and the vfork that made the grandchild.
+    /// The grandchild's calls wait after that vfork; bringing the vfork forward instead ran it
+    /// before its thread's `dup2`, and the grandchild wrote to the wrong stdout.
+    #[test]
+    fn a_grandchild_recorded_before_its_parent_waits_for_the_vfork_that_made_it() {
+        let evs = vec![
+            call(1, 100, "close", 0, &[9]),
+            call(2, 300, "close", 0, &[7]),
+            call(3, 300, "write", 15, &[1]),
+            call(4, 100, "vfork", 200, &[]),
+            call(5, 200, "dup2", 1, &[4, 1]),
+            call(6, 200, "vfork", 300, &[]),
+            call(7, 200, "close", 0, &[8]),
+        ];
+        let facts = TraceFacts {
+            arch: Some("x86_64".into()),
+            cwd: b"/w".to_vec(),
+            umask: 0o022,
+            synthetic: 0,
+            std_fds: true,
+            page_records: false,
+        };
+        let order: Vec<u64> = Planner::new(evs.into_iter().map(Ok), facts)
+            .map(|p| p.expect("placed").ev.unique_id)
+            .collect();
+        assert_eq!(order, vec![1, 4, 5, 6, 2, 3, 7]);
     }
 
     /// The stepwise search finds the first match a search of the whole look-ahead finds,
