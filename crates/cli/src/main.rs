@@ -20,6 +20,7 @@ mod progress;
 mod record;
 mod records;
 mod replay;
+mod signals;
 mod snapshot;
 mod verify;
 

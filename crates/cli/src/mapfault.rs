@@ -22,14 +22,13 @@ extern "C" fn on_sigbus(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mu
 
 /// Install the handler (once, at start).
 pub(crate) fn report_cut_maps() {
-    // SAFETY: a zeroed sigaction with an SA_SIGINFO handler that only calls
-    // async-signal-safe functions.
+    // SAFETY: an SA_SIGINFO handler that only calls async-signal-safe functions.
     unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_sigbus as *const () as usize;
-        sa.sa_flags = libc::SA_SIGINFO;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
+        crate::signals::set_handler(
+            libc::SIGBUS,
+            on_sigbus as *const () as usize,
+            libc::SA_SIGINFO,
+        );
     }
 }
 

@@ -59,12 +59,7 @@ impl Partial {
         for sig in SIGNALS {
             // SAFETY: the handler only calls async-signal-safe functions (an atomic load,
             // unlink, signal, raise), on a path set once before it is armed.
-            unsafe {
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = remove_and_die as *const () as usize;
-                libc::sigemptyset(&mut sa.sa_mask);
-                libc::sigaction(sig, &sa, std::ptr::null_mut());
-            }
+            unsafe { crate::signals::set_handler(sig, remove_and_die as *const () as usize, 0) };
         }
         // A signal that arrives while the file is created waits until it is registered
         // (and one that finds no file of ours leaves alone the file that was there).

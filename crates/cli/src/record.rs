@@ -161,14 +161,9 @@ extern "C" fn on_stop_signal(sig: libc::c_int) {
 
 pub(crate) fn install_stop_handlers() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: a zeroed sigaction with a handler that only touches atomics; no SA_RESTART, so
+        // SAFETY: a handler that only touches atomics; no SA_RESTART, so
         // the tracer's waitpid returns EINTR and notices the request.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_stop_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+        unsafe { crate::signals::set_handler(sig, on_stop_signal as *const () as usize, 0) };
     }
 }
 

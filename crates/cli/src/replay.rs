@@ -256,12 +256,7 @@ pub(crate) fn install_stop_handler(p: Arc<Progress>) {
     let _ = STOP.set(p);
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: the handler only touches an atomic (and calls _exit).
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_stop as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+        unsafe { crate::signals::set_handler(sig, on_stop as *const () as usize, 0) };
     }
 }
 
