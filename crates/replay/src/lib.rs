@@ -24,10 +24,22 @@ pub mod timing;
 pub mod verify;
 pub mod world;
 
-/// What the unit tests of several modules build events with.
+/// What the unit tests of several modules build events and plans with.
 #[cfg(test)]
 mod testutil {
     use ra_trace::{ArgValue, Event};
+
+    /// The facts of a small x86_64 trace recorded in /w.
+    pub fn facts() -> crate::TraceFacts {
+        crate::TraceFacts {
+            arch: Some("x86_64".into()),
+            cwd: b"/w".to_vec(),
+            umask: 0o022,
+            synthetic: 0,
+            std_fds: true,
+            page_records: false,
+        }
+    }
 
     /// A recorded call of the registry's `name` by single-threaded process `pid`, with its
     /// result, errno and arguments (by man-page name).

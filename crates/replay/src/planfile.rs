@@ -1595,18 +1595,7 @@ impl Plan {
 mod tests {
     use super::*;
     use crate::planner::Planner;
-    use crate::testutil::event;
-
-    fn facts() -> TraceFacts {
-        TraceFacts {
-            arch: Some("x86_64".into()),
-            cwd: b"/w".to_vec(),
-            umask: 0o022,
-            synthetic: 0,
-            std_fds: true,
-            page_records: false,
-        }
-    }
+    use crate::testutil::{event, facts};
 
     /// A small program's calls: files opened, written (the same 4 KiB twice, and a short
     /// buffer), read back through an iovec, a child process made.

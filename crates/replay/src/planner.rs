@@ -416,19 +416,20 @@ impl Ahead {
     /// Put `ev` and the calls of thread `tid` queued before position `i` right after the
     /// call at `i`, in their order.
     fn defer_after(&mut self, i: usize, ev: Event, tid: i32) {
+        // `ev` joins the queue; the calls moved stay in it (no accounting either way).
+        self.account(&ev, true);
         let mut moved = vec![ev];
         let mut j = 0;
         let mut at = i;
         while j < at {
             if self.q[j].tid.or(self.q[j].pid) == Some(tid) {
-                moved.push(self.remove(j).expect("position is in range"));
+                moved.push(self.q.remove(j).expect("position is in range"));
                 at -= 1;
             } else {
                 j += 1;
             }
         }
         for (k, e) in moved.into_iter().enumerate() {
-            self.account(&e, true);
             self.q.insert(at + 1 + k, e);
         }
     }
@@ -503,36 +504,22 @@ impl Ahead {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::{event, facts};
+    use ra_trace::ArgValue::Int;
 
+    /// `n` calls, ids 0 to n - 1.
     fn calls(n: u64) -> Vec<ra_trace::Result<Event>> {
-        let def = ra_syscalls::lookup("close").expect("close is in the registry");
-        (0..n)
-            .map(|i| {
-                let mut e = Event::new(def);
-                e.unique_id = i;
-                Ok(e)
-            })
-            .collect()
+        (0..n).map(|i| Ok(call(i, event("close", 1, 0, 0, &[])))).collect()
     }
 
-    fn call(id: u64, tid: i32, name: &str, ret: i64, args: &[i64]) -> Event {
-        let def = ra_syscalls::lookup(name).expect("in the registry");
-        let mut e = Event::new(def);
-        e.unique_id = id;
-        e.tid = Some(tid);
-        e.ret = Some(ret);
-        e.errno = Some(0);
-        e.time_called = Some(1_000 + id as i64);
-        e.time_returned = Some(1_000 + id as i64);
-        e.args = def
-            .args
-            .iter()
-            .enumerate()
-            .map(|(k, _)| {
-                args.get(k).map_or(ra_trace::ArgValue::Absent, |&v| ra_trace::ArgValue::Int(v))
-            })
-            .collect();
-        e
+    /// [`event`] as the `id`th call of the trace.
+    fn call(id: u64, e: Event) -> Event {
+        Event {
+            unique_id: id,
+            time_called: Some(1_000 + id as i64),
+            time_returned: Some(1_000 + id as i64),
+            ..e
+        }
     }
 
     /// Nested vforks as eBPF records them (Python's test_os, `sh -c "sh -c 'echo ...'"`): the
@@ -543,23 +530,15 @@ mod tests {
     #[test]
     fn a_grandchild_recorded_before_its_parent_waits_for_the_vfork_that_made_it() {
         let evs = vec![
-            call(1, 100, "close", 0, &[9]),
-            call(2, 300, "close", 0, &[7]),
-            call(3, 300, "write", 15, &[1]),
-            call(4, 100, "vfork", 200, &[]),
-            call(5, 200, "dup2", 1, &[4, 1]),
-            call(6, 200, "vfork", 300, &[]),
-            call(7, 200, "close", 0, &[8]),
+            call(1, event("close", 100, 0, 0, &[("fd", Int(9))])),
+            call(2, event("close", 300, 0, 0, &[("fd", Int(7))])),
+            call(3, event("write", 300, 15, 0, &[("fd", Int(1))])),
+            call(4, event("vfork", 100, 200, 0, &[])),
+            call(5, event("dup2", 200, 1, 0, &[("oldfd", Int(4)), ("newfd", Int(1))])),
+            call(6, event("vfork", 200, 300, 0, &[])),
+            call(7, event("close", 200, 0, 0, &[("fd", Int(8))])),
         ];
-        let facts = TraceFacts {
-            arch: Some("x86_64".into()),
-            cwd: b"/w".to_vec(),
-            umask: 0o022,
-            synthetic: 0,
-            std_fds: true,
-            page_records: false,
-        };
-        let order: Vec<u64> = Planner::new(evs.into_iter().map(Ok), facts)
+        let order: Vec<u64> = Planner::new(evs.into_iter().map(Ok), facts())
             .map(|p| p.expect("placed").ev.unique_id)
             .collect();
         assert_eq!(order, vec![1, 4, 5, 6, 2, 3, 7]);
