@@ -371,6 +371,57 @@ fn mmap_page_records_replay_both_ways() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// Page records of shared memory that is no file (MAP_SHARED|MAP_ANONYMOUS, System V shm):
+/// the eBPF recorder wrote them, with descriptor -1, before it learnt to tell such memory from
+/// a file (fio and dbench use it between their processes). They are no file I/O: replayed as
+/// simulated, not as a descriptor -1 that fails with EBADF.
+#[test]
+fn page_records_of_anonymous_shared_memory_are_simulated() {
+    let d = scratch("mmap-anon");
+    let page = vec![7u8; 4096];
+    let mut s = Script::new();
+    let addr: i64 = 0x7f00_0000_0000;
+    // One made in the trace, and one the trace never showed (System V shm, an inherited map).
+    s.call(
+        "mmap",
+        addr,
+        &[
+            ("addr", ArgValue::Int(0)),
+            ("length", ArgValue::Int(8192)),
+            ("prot", ArgValue::Int((libc::PROT_READ | libc::PROT_WRITE).into())),
+            ("flags", ArgValue::Int((libc::MAP_SHARED | libc::MAP_ANONYMOUS).into())),
+            ("fd", ArgValue::Int(-1)),
+            ("offset", ArgValue::Int(0)),
+        ],
+    );
+    for (name, at) in
+        [("mmappread", addr), ("mmappwrite", addr + 4096), ("mmappread", 0x7e00_0000_0000)]
+    {
+        s.call(
+            name,
+            4096,
+            &[
+                ("fd", ArgValue::Int(-1)),
+                ("buf", ArgValue::data(page.clone())),
+                ("count", ArgValue::Int(4096)),
+                ("offset", ArgValue::Int(0)),
+                ("address", ArgValue::Int(at)),
+            ],
+        );
+    }
+    let trace = d.join("anon.ds");
+    s.write(&trace);
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let o = replay(&trace, &root, &["--json"]);
+    let r = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{r}");
+    assert_eq!(r["mismatch_total"], 0, "{r}");
+    assert_eq!(r["per_call"]["mmappread"]["simulated"], 2, "{r}");
+    assert_eq!(r["per_call"]["mmappwrite"]["simulated"], 1, "{r}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// `--timing original` keeps the recorded gaps (a lower bound only: machines are noisy);
 /// `--timing scale=0.1` shortens them; `--on-mismatch abort` stops at the first difference.
 #[test]

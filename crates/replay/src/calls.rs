@@ -1309,6 +1309,10 @@ impl Call<'_> {
         };
         let (f, real) = match mapped {
             Some((f, real)) => (f, real),
+            // No file mapping there, and no descriptor: shared memory that is no file
+            // (MAP_SHARED|MAP_ANONYMOUS, System V shm), whose pages the eBPF recorder recorded
+            // before 2026-11-28. Nothing of a file to replay.
+            None if fd < 0 => return Ok(Act::Sim),
             // The mapping is gone from the model (unmapped before the record): the descriptor.
             None => (self.file("fd")?, None),
         };

@@ -7,7 +7,10 @@
  * 2. Creates DIR/w.dat (16 pages, ftruncate), maps it MAP_SHARED read-write, fills pages
  *    0, 2, 4, 6, 8, 10 (bytes distinct per page), msync(MS_SYNC)s the mapping, fills pages 1 and 3
  *    and munmaps it.
- * 3. Maps DIR/w.dat again and fills page 15, then exits without munmap (exit_group).
+ * 3. Maps DIR/w.dat again and fills page 15.
+ * 4. Writes and reads 4 pages of shared anonymous memory (MAP_SHARED|MAP_ANONYMOUS, which the
+ *    kernel backs with an internal shmem file) and munmaps them, fills 2 pages of another such
+ *    mapping, then exits without munmap (exit_group). No file I/O: no page record may name them.
  *
  * Prints one JSON object: {"pid":P,"read_fd":F,"read_pages":32,"write_fd":G,
  * "written_pages":[0,2,4,6,8,10,1,3],"msync_pages":[0,2,4,6,8,10],"exit_fd":H,"exit_pages":[15]}.
@@ -88,6 +91,20 @@ int main(int argc, char **argv)
 	if (efd < 0 || e == MAP_FAILED)
 		die("mmap w.dat again");
 	fill(e + 15 * PG, 15);
+
+	/* 4. shared memory that is no file */
+	unsigned char *a = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned char *b = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED || b == MAP_FAILED)
+		die("mmap anonymous");
+	for (int p = 0; p < 4; p++)
+		fill(a + p * PG, p);
+	for (int p = 0; p < 4; p++)
+		sum += a[p * PG + 1];
+	if (munmap(a, 4 * PG))
+		die("munmap anonymous");
+	fill(b, 0);
+	fill(b + PG, 1);
 	printf("{\"pid\":%d,\"read_fd\":%d,\"read_pages\":32,\"sum\":%u,\"write_fd\":%d,"
 	       "\"written_pages\":[0,2,4,6,8,10,1,3],\"msync_pages\":[0,2,4,6,8,10],"
 	       "\"exit_fd\":%d,\"exit_pages\":[15]}\n",

@@ -1436,7 +1436,9 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *c
 	struct vma_info *v = ctx;
 	struct file *f = vma->vm_file;
 
-	if (!f || !(vma->vm_flags & VM_SHARED))
+	/* Shared memory that is no file (MAP_SHARED|MAP_ANONYMOUS, System V shm, io_uring rings)
+	 * is backed by kernel-internal inodes: its loads and stores are no file I/O. */
+	if (!f || !(vma->vm_flags & VM_SHARED) || (f->f_inode->i_flags & S_PRIVATE))
 		return 0;
 	v->shared_file = 1;
 	v->start = vma->vm_start;

@@ -156,6 +156,7 @@ struct super_block {
 };
 
 struct inode {
+	unsigned int i_flags;
 	unsigned long i_ino;
 	struct super_block *i_sb;
 };
@@ -184,6 +185,9 @@ struct folio {
 
 /* include/linux/mm.h */
 #define VM_SHARED 0x00000008
+/* include/linux/fs.h: an inode internal to the kernel (shmem_kernel_file_setup: shared
+ * anonymous memory, /dev/zero mapped shared, System V shared memory; anonymous inodes). */
+#define S_PRIVATE (1 << 9)
 /* arch/x86/include/asm/trap_pf.h */
 #define X86_PF_WRITE 2
 
