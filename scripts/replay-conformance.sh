@@ -8,7 +8,7 @@
 #                                      [--units LIST] [--keep] [--work DIR]
 #   --quick          bounded subset for CI (about 3 minutes)
 #   --backends LIST  comma-separated subset of: ptrace,ebpf (default both)
-#   --suites LIST    comma-separated subset of: python,programs,stress
+#   --suites LIST    comma-separated subset of: python,programs,stress,bench
 #   --units LIST     run only these units of those suites (names as the report prints them:
 #                    test_os, cp-r, stress-dir, ...), e.g. to rerun one that failed
 #   --keep           keep the work directory (traces, reports) afterwards; without it a run
@@ -27,7 +27,7 @@
 # Exit status: 0 when no difference was found, 1 otherwise, 2 on a usage or setup error.
 set -uo pipefail
 
-QUICK=0 KEEP=0 BACKENDS=ptrace,ebpf SUITES=python,programs,stress WORKBASE=/var/tmp ONLY=
+QUICK=0 KEEP=0 BACKENDS=ptrace,ebpf SUITES=python,programs,stress,bench WORKBASE=/var/tmp ONLY=
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=1 ;;
@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
 done
 # Checked before anything is made or run.
 for s in ${SUITES//,/ }; do
-    case "$s" in python|stress|programs) ;; *) echo "replay-conformance: unknown suite $s (python, programs, stress)" >&2; exit 2 ;; esac
+    case "$s" in python|stress|programs|bench) ;; *) echo "replay-conformance: unknown suite $s (python, programs, stress, bench)" >&2; exit 2 ;; esac
 done
 for b in ${BACKENDS//,/ }; do
     case "$b" in ptrace|ebpf) ;; *) echo "replay-conformance: unknown backend $b (ptrace, ebpf)" >&2; exit 2 ;; esac
@@ -78,6 +78,8 @@ ALLOW[test_posix]='read:buf*=reordered'
 WHY[test_posix]="test_posix's register_at_fork test: parent and child write letters to one pipe at once; which of two overlapping writes went first is not in their times (the pipe's recorded read shows it), and the replay may interleave them the other way"
 ALLOW[stress-link]='fstatat:stat.st_size|link:errno|readlink*:errno'
 WHY[stress-link]="the stressor links, reads links and stats files outside its temp path (in /tmp: tmpfs here); --init=infer makes them from what other calls showed, and not /tmp where only failed links named it (link(\"/\", \"/tmp/...\"): EPERM recorded, ENOENT replayed)"
+ALLOW[dbench]='fstatat:result|fstatat:stat.st_nlink'
+WHY[dbench]="both clients start by making the shared clients directory: one's stat of it (ENOENT) and of its parent (link count) overlapped the other's mkdir, and the replay may run the mkdir first"
 
 # Options a unit's replays need.
 declare -A REPLAY_OPTS
@@ -239,6 +241,30 @@ suite_programs() {
     fi
 }
 
+# ---------------------------------------------------------------- storage benchmarks
+suite_bench() {
+    say "== storage benchmarks (short, fixed work where the tool allows)"
+    if command -v fio >/dev/null; then
+        # Two jobs (processes) of random reads and writes with fio's own data verification.
+        unit fio-verify 120 -- fio --name=v --directory=@DIR@ --size=2M --bs=4k --rw=randrw --ioengine=psync --verify=crc32c --do_verify=1 --numjobs=2 --output=/dev/null
+    else
+        skip "no fio"
+    fi
+    if command -v fs_mark >/dev/null; then
+        # 2 threads x 100 files of 16 KiB, each fsynced before close (in the unit's directory:
+        # fs_mark takes paths under 40 bytes).
+        unit fs_mark 120 -- fs_mark -d f -n 100 -s 16384 -t 2 -S 1 -L 1
+    else
+        skip "no fs_mark"
+    fi
+    if command -v dbench >/dev/null && [ -e /usr/share/dbench/client.txt ]; then
+        # Samba's NetBench load, two clients for 2 s (time-bound: the calls vary by run).
+        unit dbench 120 -- dbench -c /usr/share/dbench/client.txt -D @DIR@ -t 2 2
+    else
+        skip "no dbench"
+    fi
+}
+
 # ---------------------------------------------------------------- stress-ng
 suite_stress() {
     say "== stress-ng, filesystem stressors (a fixed number of operations each)"
@@ -261,6 +287,7 @@ for s in ${SUITES//,/ }; do
         python) suite_python ;;
         stress) suite_stress ;;
         programs) suite_programs ;;
+        bench) suite_bench ;;
     esac
 done
 
