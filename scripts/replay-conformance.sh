@@ -247,6 +247,9 @@ suite_bench() {
     if command -v fio >/dev/null; then
         # Two jobs (processes) of random reads and writes with fio's own data verification.
         unit fio-verify 120 -- fio --name=v --directory=@DIR@ --size=2M --bs=4k --rw=randrw --ioengine=psync --verify=crc32c --do_verify=1 --numjobs=2 --output=/dev/null
+        # fio's splice engine: each read spliced from the file into a pipe, then taken out
+        # of the pipe with vmsplice.
+        unit fio-splice 120 -- fio --name=s --directory=@DIR@ --size=1M --bs=4k --rw=read --ioengine=splice --output=/dev/null
     else
         skip "no fio"
     fi
@@ -270,10 +273,10 @@ suite_stress() {
     say "== stress-ng, filesystem stressors (a fixed number of operations each)"
     command -v stress-ng >/dev/null || { skip "no stress-ng"; return; }
     # Not symlink: one of its ops takes 7 s untraced here (link's take 0.25 s).
-    local list="access chmod dentry dir fcntl getdent link open rename utime xattr" st
+    local list="access chmod dentry dir fcntl getdent link open rename splice utime xattr" st
     # The quick set (CI) leaves out link (most of what it does is in /tmp, outside its temp
     # path) and the racing dir and access stressors, whose mismatches vary from run to run.
-    [ "$QUICK" = 1 ] && list="chmod dentry fcntl open rename utime"
+    [ "$QUICK" = 1 ] && list="chmod dentry fcntl open rename splice utime"
     local ops
     for st in $list; do
         # An op of link is thousands of links (200 take 70 s untraced here).

@@ -164,6 +164,8 @@ fn proc_fd_path(p: &[u8]) -> Option<(i32, &[u8])> {
 }
 
 const STALL_SLICE_MS: i32 = 100;
+/// How long a call waits for a pipe end on which a call stalled before ([`OpenFile::stalled`]).
+const STALLED_WAIT: Duration = Duration::from_millis(10);
 
 /// Creation order of mappings (see [`Mapping::serial`]).
 static MAP_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -701,6 +703,7 @@ impl Call<'_> {
             H::Write => self.write(def.arg("offset").is_some()),
             H::ReadV => self.readv(),
             H::WriteV => self.writev(),
+            H::Vmsplice => self.vmsplice(),
             H::MmapPage => self.mmap_page(def.arg("buf").is_some_and(|(_, a)| !a.kind.is_output())),
             H::Seek => {
                 let f = self.file("fd")?;
@@ -1011,9 +1014,8 @@ impl Call<'_> {
         let off = self.flags_or_0("offset")?;
         let raw = match &f.handle {
             Handle::Simulated(_) => return Ok(Act::Sim),
-            Handle::Pipe(fd) => {
-                let raw = fd.as_raw_fd();
-                let got = self.pipe_read(raw, count)?;
+            Handle::Pipe(_) => {
+                let got = self.pipe_read(&f, count)?;
                 self.check_data("buf", &got);
                 return Ok(Act::Issued(got.len() as i64));
             }
@@ -1097,7 +1099,8 @@ impl Call<'_> {
 
     /// Read from a pipe exactly what the recorded call read (the amount a pipe read returns
     /// depends on timing), waiting at most the stall timeout.
-    fn pipe_read(&mut self, fd: RawFd, count: usize) -> Result<Vec<u8>, i32> {
+    fn pipe_read(&mut self, f: &OpenFile, count: usize) -> Result<Vec<u8>, i32> {
+        let Some(fd) = f.raw() else { return Err(libc::EBADF) };
         let want = if self.rec_ok() && self.rec_ret() > 0 {
             (self.rec_ret() as usize).min(count)
         } else {
@@ -1105,18 +1108,21 @@ impl Call<'_> {
         };
         let mut out = Vec::with_capacity(want);
         self.eagain_as_recorded(fd, libc::POLLIN)?;
-        let deadline = Instant::now() + self.sh.opts.stall_timeout;
+        let deadline = self.pipe_deadline(f);
         loop {
             if !self.wait_ready(fd, libc::POLLIN, deadline) {
                 if !out.is_empty() {
                     break;
                 }
-                self.warn(format!(
-                    "pipe read stalled: no data within {:?}",
-                    self.sh.opts.stall_timeout
-                ));
+                if !f.stalled.swap(true, Ordering::Relaxed) {
+                    self.warn(format!(
+                        "pipe read stalled: no data within {:?}",
+                        self.sh.opts.stall_timeout
+                    ));
+                }
                 return Err(libc::ETIMEDOUT);
             }
+            f.stalled.store(false, Ordering::Relaxed);
             let n = with_buf((want - out.len()).min(1 << 20), |b| {
                 let r = sys::read(fd, b);
                 if let Ok(n) = r {
@@ -1150,23 +1156,41 @@ impl Call<'_> {
     /// (then ETIMEDOUT, with the warning `stalled`).
     fn pipe_ready(
         &mut self,
-        fd: RawFd,
+        f: &OpenFile,
         events: i16,
-        deadline: Instant,
         stalled: impl FnOnce() -> String,
     ) -> Result<(), i32> {
+        let Some(fd) = f.raw() else { return Ok(()) };
         self.eagain_as_recorded(fd, events)?;
-        if !self.wait_ready(fd, events, deadline) {
-            self.warn(stalled());
+        if !self.wait_ready(fd, events, self.pipe_deadline(f)) {
+            // Warned once per stall, not at each of the calls that follow it.
+            if !f.stalled.swap(true, Ordering::Relaxed) {
+                self.warn(stalled());
+            }
             return Err(libc::ETIMEDOUT);
         }
+        f.stalled.store(false, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Until when a call waits for a pipe end: the stall timeout, or only [`STALLED_WAIT`]
+    /// once a call on it stalled (a replay that lost step with a pipe, e.g. its reader's calls
+    /// were simulated, then fails each later call at once instead of after a timeout each:
+    /// hours for a few hundred calls).
+    fn pipe_deadline(&self, f: &OpenFile) -> Instant {
+        let wait = if f.stalled.load(Ordering::Relaxed) {
+            STALLED_WAIT
+        } else {
+            self.sh.opts.stall_timeout
+        };
+        Instant::now() + wait
     }
 
     /// Poll in slices until ready, the deadline, or an abort.
     fn wait_ready(&self, fd: RawFd, ev: i16, deadline: Instant) -> bool {
         loop {
-            if sys::poll1(fd, ev, STALL_SLICE_MS) {
+            let left = deadline.saturating_duration_since(Instant::now()).as_millis();
+            if sys::poll1(fd, ev, (left as i32).clamp(0, STALL_SLICE_MS)) {
                 return true;
             }
             if Instant::now() >= deadline || self.sh.abort.load(Ordering::Relaxed) {
@@ -1178,9 +1202,8 @@ impl Call<'_> {
     fn write(&mut self, positional: bool) -> Result<Act, i32> {
         let f = self.file("fd")?;
         let count = self.i("count")?.max(0) as usize;
-        if let Handle::Pipe(fd) = &f.handle {
-            let deadline = Instant::now() + self.sh.opts.stall_timeout;
-            self.pipe_ready(fd.as_raw_fd(), libc::POLLOUT, deadline, || {
+        if f.is_pipe() {
+            self.pipe_ready(&f, libc::POLLOUT, || {
                 "pipe write stalled: no reader made room".into()
             })?;
         }
@@ -1256,8 +1279,53 @@ impl Call<'_> {
     fn writev(&mut self) -> Result<Act, i32> {
         let f = self.file("fd")?;
         let Some(raw) = f.raw() else { return Ok(Act::Sim) };
-        // (Bytes: the recorded vectors are not copied, a plan's are written from its map.)
-        let bufs: Vec<ra_trace::Bytes> = match self.arg("iov") {
+        let bufs = self.iov_payload();
+        let iov: Vec<libc::iovec> = bufs
+            .iter()
+            .map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() })
+            .collect();
+        let flags = self.flags_or_0("flags")? as i32;
+        if f.is_pipe() {
+            self.pipe_ready(&f, libc::POLLOUT, || {
+                "pipe write stalled: no reader made room".into()
+            })?;
+        }
+        Ok(Act::Issued(sys::pwritev2(raw, &iov, self.vec_offset()?, flags)?))
+    }
+
+    /// vmsplice on a pipe. Into its write end: the recorded bytes, written as `writev` writes
+    /// them (the replayer's buffers are not lent to the pipe, whose reader may come much
+    /// later). Out of its read end: the bytes the recorded call took out of the pipe are taken
+    /// out, so that the pipe holds what it held when recorded (a program that fills a pipe
+    /// with splice and empties it with vmsplice, as fio's splice engine does, would otherwise
+    /// find it full); not compared, as the recorder read the buffers before the call filled
+    /// them.
+    fn vmsplice(&mut self) -> Result<Act, i32> {
+        let f = self.file("fd")?;
+        let (Some(raw), true) = (f.raw(), f.is_pipe()) else { return Ok(Act::Sim) };
+        let mode = sys::raw(libc::SYS_fcntl, &[raw.into(), libc::F_GETFL.into()])?;
+        if mode & i64::from(libc::O_ACCMODE) == i64::from(libc::O_RDONLY) {
+            let count = match self.arg("iov") {
+                ArgValue::Iov(vecs) => vecs.iter().map(|v| v.requested as usize).sum(),
+                _ => self.rec_ret().max(0) as usize,
+            };
+            let got = self.pipe_read(&f, count)?;
+            return Ok(Act::Issued(got.len() as i64));
+        }
+        let bufs = self.iov_payload();
+        let iov: Vec<libc::iovec> = bufs
+            .iter()
+            .map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() })
+            .collect();
+        self.pipe_ready(&f, libc::POLLOUT, || "vmsplice stalled: no reader made room".into())?;
+        Ok(Act::Issued(sys::pwritev2(raw, &iov, -1, 0)?))
+    }
+
+    /// The bytes a vectored write wrote: the recorded vectors (not copied: a plan's are
+    /// written from its map), or fill bytes where the data was recorded as a digest or not
+    /// at all.
+    fn iov_payload(&self) -> Vec<ra_trace::Bytes> {
+        match self.arg("iov") {
             ArgValue::Iov(vecs) => vecs
                 .iter()
                 .map(|v| {
@@ -1271,19 +1339,7 @@ impl Call<'_> {
                 let n = self.rec_ret().max(0) as usize;
                 vec![fill(self.sh.opts.fill, self.ev.unique_id, n).into()]
             }
-        };
-        let iov: Vec<libc::iovec> = bufs
-            .iter()
-            .map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() })
-            .collect();
-        let flags = self.flags_or_0("flags")? as i32;
-        if f.is_pipe() {
-            let deadline = Instant::now() + self.sh.opts.stall_timeout;
-            self.pipe_ready(raw, libc::POLLOUT, deadline, || {
-                "pipe write stalled: no reader made room".into()
-            })?;
         }
-        Ok(Act::Issued(sys::pwritev2(raw, &iov, self.vec_offset()?, flags)?))
     }
 
     /// A page record: bytes read or written through a file mapping. The file is the one the
@@ -1456,24 +1512,65 @@ impl Call<'_> {
         };
         let a = self.entry(c.fd_in.into())?.file;
         let b = self.entry(c.fd_out.into())?.file;
-        let (Some(ra), Some(rb)) = (a.raw(), b.raw()) else { return Ok(Act::Sim) };
+        let (ra, rb) = match (a.raw(), b.raw()) {
+            (Some(ra), Some(rb)) => (ra, rb),
+            // One end is not replayed (a device such as /dev/zero or /dev/null, a socket) and
+            // the other is a pipe: the pipe gains or loses what the recorded call moved, so
+            // that the calls after it find the pipe as the recording did.
+            (None, Some(_)) if b.is_pipe() && self.rec_ok() && self.rec_ret() > 0 => {
+                let n = self.rec_ret() as usize;
+                let data = if a.path == b"/dev/zero" {
+                    vec![0; n]
+                } else {
+                    fill(self.sh.opts.fill, self.ev.unique_id, n)
+                };
+                self.pipe_ready(&b, libc::POLLOUT, || {
+                    format!("{name} stalled on a pipe: no reader made room")
+                })?;
+                return Ok(Act::Emulated(sys::write(b.raw().unwrap_or(-1), &data)?));
+            }
+            (Some(_), None) if a.is_pipe() && self.rec_ok() && self.rec_ret() > 0 => {
+                let got = self.pipe_read(&a, self.rec_ret() as usize)?;
+                return Ok(Act::Emulated(got.len() as i64));
+            }
+            _ => return Ok(Act::Sim),
+        };
+        // A splice that failed when recorded (bad offsets or flags: ESPIPE, EINVAL) is issued
+        // without waiting and without blocking: it fails again at once, or says EAGAIN where
+        // the replay's pipe differs, instead of waiting for data the recording never moved.
+        let failed = name == "splice" && !self.rec_ok() && self.ev.errno != Some(libc::EAGAIN);
         // A pipe end waits, as a pipe read or write does, at most the stall timeout: a pipe
         // the replay filled with less than the recording (or never drained) must not block
         // the call for ever. Once it is ready the call moves what it can without blocking.
-        let deadline = Instant::now() + self.sh.opts.stall_timeout;
-        for (f, fd, ev, what) in
-            [(&a, ra, libc::POLLIN, "no data"), (&b, rb, libc::POLLOUT, "no reader made room")]
+        for (f, ev, what) in
+            [(&a, libc::POLLIN, "no data"), (&b, libc::POLLOUT, "no reader made room")]
         {
-            if f.is_pipe() {
-                self.pipe_ready(fd, ev, deadline, || format!("{name} stalled on a pipe: {what}"))?;
+            if f.is_pipe() && !failed {
+                self.pipe_ready(f, ev, || format!("{name} stalled on a pipe: {what}"))?;
             }
         }
         let (mut oi, mut oo) = (c.off_in, c.off_out);
+        if let (true, Some(ends)) = (failed, self.ev.def.and_then(|d| d.copy_ends())) {
+            // A failed call's offset pointers were not read (recorded absent, where NULL is
+            // recorded as NULL): passed as pointers to 0, so that the kernel sees a pointer
+            // where the program gave one (on a pipe: ESPIPE).
+            let unread = |i: usize| {
+                matches!(self.ev.args.get(i), Some(ArgValue::Absent | ArgValue::NotCaptured))
+            };
+            for (o, i) in [(&mut oi, ends.off_in), (&mut oo, ends.off_out)] {
+                if o.is_none() && i.is_some_and(unread) {
+                    *o = Some(0);
+                }
+            }
+        }
         let r = if name == "sendfile" {
             sys::sendfile(rb, ra, oi.as_mut(), self.i("count")?.max(0) as usize)
         } else {
             let len = self.i("len")?.max(0) as usize;
-            let flags = self.i("flags")? as u32;
+            let mut flags = self.i("flags")? as u32;
+            if failed {
+                flags |= libc::SPLICE_F_NONBLOCK;
+            }
             if name == "splice" {
                 sys::splice(ra, oi.as_mut(), rb, oo.as_mut(), len, flags)
             } else {

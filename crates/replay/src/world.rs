@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Locks a mutex, ignoring poisoning (a panicking executor is reported on its own).
@@ -46,11 +47,21 @@ pub struct OpenFile {
     pub key: u64,
     /// Directory streams being read (getdents).
     pub dir: Mutex<DirStream>,
+    /// A pipe end a call waited for in vain (the stall timeout): the replay lost step with
+    /// what the recording put through the pipe, and later calls on it wait only briefly until
+    /// one gets through again.
+    pub stalled: AtomicBool,
 }
 
 impl OpenFile {
     pub fn new(handle: Handle, path: Vec<u8>, key: u64) -> Arc<OpenFile> {
-        Arc::new(OpenFile { handle, path, key, dir: Mutex::new(DirStream::default()) })
+        Arc::new(OpenFile {
+            handle,
+            path,
+            key,
+            dir: Mutex::new(DirStream::default()),
+            stalled: AtomicBool::new(false),
+        })
     }
 
     /// The real descriptor, if the file is real.

@@ -500,7 +500,7 @@ pub static REGISTRY: &[SyscallDef] = &[
         "ssize_t tee(int fd_in, int fd_out, size_t len, unsigned int flags);",
         &[fd_as("fd_in", "in_descriptor"), fd_as("fd_out", "out_descriptor"),
           int("len", "bytes_requested"), flags("flags", &flags::SPLICE, "flags_value")]),
-    new("vmsplice", Descriptor, Simulate, Count,
+    new("vmsplice", Descriptor, Reissue(H::Vmsplice), Count,
         "ssize_t vmsplice(int fd, const struct iovec *iov, size_t nr_segs, unsigned int flags);",
         &[fd(), iov_in(2, "iov_data_written"), int("nr_segs", "count"),
           flags("flags", &flags::SPLICE, "flags_value")]),

@@ -67,6 +67,8 @@ pub enum Handler {
     ReadV,
     /// `writev`, `pwritev`, `pwritev2`.
     WriteV,
+    /// `vmsplice`: bytes into a pipe (its write end) or out of it (its read end).
+    Vmsplice,
     /// `lseek`.
     Seek,
     /// The descriptor translated, every other argument an integer passed on as recorded
