@@ -247,6 +247,8 @@ suite_bench() {
     if command -v fio >/dev/null; then
         # Two jobs (processes) of random reads and writes with fio's own data verification.
         unit fio-verify 120 -- fio --name=v --directory=@DIR@ --size=2M --bs=4k --rw=randrw --ioengine=psync --verify=crc32c --do_verify=1 --numjobs=2 --output=/dev/null
+        # Direct I/O (O_DIRECT): the replay's buffers must be aligned as fio's were.
+        unit fio-direct 120 -- fio --name=d --directory=@DIR@ --size=1M --bs=4k --rw=randrw --ioengine=psync --direct=1 --output=/dev/null
         # fio's splice engine: each read spliced from the file into a pipe, then taken out
         # of the pipe with vmsplice.
         unit fio-splice 120 -- fio --name=s --directory=@DIR@ --size=1M --bs=4k --rw=read --ioengine=splice --output=/dev/null

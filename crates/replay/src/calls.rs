@@ -1213,10 +1213,20 @@ impl Call<'_> {
             Handle::Simulated(_) => Ok(Act::Sim),
             Handle::Pipe(fd) => Ok(Act::Issued(sys::write(fd.as_raw_fd(), data)?)),
             Handle::File(fd) => {
-                let r = if positional {
-                    sys::pwrite(fd.as_raw_fd(), data, self.i("offset")?)
-                } else {
-                    sys::write(fd.as_raw_fd(), data)
+                let raw = fd.as_raw_fd();
+                let off = if positional { Some(self.i("offset")?) } else { None };
+                let go = |d: &[u8]| match off {
+                    Some(o) => sys::pwrite(raw, d, o),
+                    None => sys::write(raw, d),
+                };
+                // Direct I/O wants the buffer aligned, as the program's was; the replay's are
+                // slices of a trace's extent or a plan's map (the kernel checks the alignment
+                // before it does anything: refused, then written from an aligned copy).
+                let r = match go(data) {
+                    Err(libc::EINVAL) if sys::is_direct(raw) => {
+                        go(sys::Aligned::concat(&[data]).as_slice())
+                    }
+                    r => r,
                 };
                 Ok(Act::Issued(r?))
             }
@@ -1290,7 +1300,22 @@ impl Call<'_> {
                 "pipe write stalled: no reader made room".into()
             })?;
         }
-        Ok(Act::Issued(sys::pwritev2(raw, &iov, self.vec_offset()?, flags)?))
+        let off = self.vec_offset()?;
+        let r = match sys::pwritev2(raw, &iov, off, flags) {
+            // Direct I/O and unaligned buffers (see `write`): the vectors' bytes from one
+            // aligned copy.
+            Err(libc::EINVAL) if sys::is_direct(raw) => {
+                let parts: Vec<&[u8]> = bufs.iter().map(|b| &b[..]).collect();
+                let one = sys::Aligned::concat(&parts);
+                let v = [libc::iovec {
+                    iov_base: one.as_slice().as_ptr() as *mut libc::c_void,
+                    iov_len: one.as_slice().len(),
+                }];
+                sys::pwritev2(raw, &v, off, flags)
+            }
+            r => r,
+        };
+        Ok(Act::Issued(r?))
     }
 
     /// vmsplice on a pipe. Into its write end: the recorded bytes, written as `writev` writes

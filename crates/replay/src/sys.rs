@@ -67,6 +67,54 @@ pub fn pwrite(fd: RawFd, buf: &[u8], o: i64) -> R {
     rx_len(rustix::io::pwrite(bfd(fd), buf, off(o)?))
 }
 
+/// Whether the open file behind `fd` does direct I/O (`O_DIRECT`).
+pub fn is_direct(fd: RawFd) -> bool {
+    // SAFETY: F_GETFL reads the descriptor's status flags; no memory is passed.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    fl >= 0 && fl & libc::O_DIRECT != 0
+}
+
+/// A copy of some bytes at a page-aligned address, for direct I/O (which wants the user
+/// buffer aligned to the device's logical block size; a page is aligned for every device).
+pub struct Aligned {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+    layout: std::alloc::Layout,
+}
+
+impl Aligned {
+    const ALIGN: usize = 4096;
+
+    /// The bytes of `parts`, one after another.
+    pub fn concat(parts: &[&[u8]]) -> Aligned {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let layout = std::alloc::Layout::from_size_align(len.max(1), Self::ALIGN)
+            .expect("a buffer's length, page-aligned");
+        // SAFETY: the layout's size is non-zero.
+        let raw = unsafe { std::alloc::alloc(layout) };
+        let Some(ptr) = std::ptr::NonNull::new(raw) else { std::alloc::handle_alloc_error(layout) };
+        let mut at = 0;
+        for p in parts {
+            // SAFETY: `at + p.len() <= len <= layout.size()`; the source is another allocation.
+            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), ptr.as_ptr().add(at), p.len()) };
+            at += p.len();
+        }
+        Aligned { ptr, len, layout }
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `len` bytes from `ptr` were allocated and written by `concat`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `concat` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
 /// Major page faults of the calling thread so far (faults that waited for the disk).
 pub fn thread_major_faults() -> u64 {
     let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
