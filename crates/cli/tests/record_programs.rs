@@ -78,6 +78,7 @@ both_backends!(
     cp_r_with_kernel_copies_accounts_for_every_byte,
     mtwriter_threads_each_pwrite_their_pattern,
     forkpipe_child_and_parent_agree_on_the_pipe,
+    fio_io_uring_records_and_finishes,
 );
 
 /// A scratch directory (canonical path), removed when the test passes and kept when it fails.
@@ -1931,4 +1932,40 @@ fn forkpipe_child_and_parent_agree_on_the_pipe() {
         &message,
     ));
     finish("forkpipe", &rec, &m, bad);
+}
+
+// ---- (8) fio's io_uring engine -------------------------------------------------------------------
+
+/// fio's io_uring engine: its job process gets io_uring worker threads, which no tracer can
+/// trace. The recording must finish and hold the job's calls (those on its file; the ring's
+/// own I/O is not system calls, and io_uring calls are not recorded). (The ptrace backend once let
+/// a new child's first SIGSTOP through when the child's creation event came first: the whole
+/// process entered a group stop, the traced threads were resumed from it, the worker stayed
+/// stopped, and fio waited for its completions for ever.)
+fn fio_io_uring_records_and_finishes() {
+    if !have_program("fio") {
+        return;
+    }
+    let s = Scratch::new("fio-uring");
+    let dir = format!("--directory={}", s.dir.display());
+    let args = [
+        "fio",
+        "--name=u",
+        &dir,
+        "--size=1M",
+        "--bs=4k",
+        "--rw=randwrite",
+        "--ioengine=io_uring",
+        "--iodepth=4",
+        "--output=/dev/null",
+    ];
+    let cmd: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let rec = record(&s, "fio", &s.dir, &cmd, None, &[]);
+    check_status_and_info(&rec, 0);
+    let r = TraceReader::open(&rec.trace).expect("open the trace");
+    let job = s.path("u.0.0").into_os_string().into_encoded_bytes();
+    let opened = r.events(Some(&["openat"])).map(|e| e.expect("event")).any(|e| {
+        e.arg("pathname").and_then(ArgValue::as_data).is_some_and(|p| strip_nul(p) == &job[..])
+    });
+    assert!(opened, "no openat of fio's job file in the trace of {}", rec.command);
 }

@@ -248,6 +248,10 @@ struct Tracer<'a> {
     /// not a new thread's first (a fork event reported after the child already ended) must
     /// not count it again.
     ended: std::collections::HashSet<Pid>,
+    /// Children announced by their creator's fork/clone event whose first stop (the SIGSTOP
+    /// every auto-attached child starts with, PTRACE_TRACEME mode) has not come yet: that
+    /// SIGSTOP is the tracer's, never delivered.
+    fresh: std::collections::HashSet<Pid>,
     /// Attached to a running process (no seccomp filter: every syscall stops, entry and exit).
     attach: bool,
     /// Attach mode, after a stop request: threads still to detach.
@@ -286,6 +290,7 @@ impl<'a> Tracer<'a> {
             root_status: None,
             seen_tgids: Default::default(),
             ended: Default::default(),
+            fresh: Default::default(),
             attach,
             detaching: false,
             pinned_cpu,
@@ -654,6 +659,7 @@ impl<'a> Tracer<'a> {
             self.ended.clear();
         }
         self.ended.insert(tid);
+        self.fresh.remove(&tid);
         if let Some(m) = &self.monitor {
             m.remove(tid);
         }
@@ -736,6 +742,10 @@ impl<'a> Tracer<'a> {
                             // A child that already ended (its exit was reported before this
                             // event) is not created again.
                             if !self.ended.remove(&child) {
+                                // (Already known: its first stop came before this event.)
+                                if !self.attach && !self.threads.contains_key(&child) {
+                                    self.fresh.insert(child);
+                                }
                                 self.new_thread(child);
                             }
                             // Its calls go after this call of the creator (see TraceSink::push).
@@ -757,8 +767,11 @@ impl<'a> Tracer<'a> {
                     }
                     _ => self.resume(tid, 0),
                 }
-            } else if !known && sig == libc::SIGSTOP {
-                // A new child's first stop.
+            } else if sig == libc::SIGSTOP && (!known || self.fresh.remove(&tid)) {
+                // A new child's first stop, before or after its creator's event. Delivered, it
+                // would stop the whole process: the traced threads are resumed from the
+                // group-stop, but a thread the tracer cannot trace (an io_uring worker) would
+                // stay stopped, and the program wait on it for ever (fio's io_uring engine).
                 self.new_thread(tid);
                 self.resume(tid, 0);
             } else if matches!(sig, libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU)
