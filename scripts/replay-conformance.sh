@@ -275,10 +275,10 @@ suite_stress() {
     say "== stress-ng, filesystem stressors (a fixed number of operations each)"
     command -v stress-ng >/dev/null || { skip "no stress-ng"; return; }
     # Not symlink: one of its ops takes 7 s untraced here (link's take 0.25 s).
-    local list="access chmod dentry dir fcntl getdent link open rename splice utime xattr" st
+    local list="access chmod dentry dir fcntl getdent hdd link open rename splice utime xattr" st
     # The quick set (CI) leaves out link (most of what it does is in /tmp, outside its temp
     # path) and the racing dir and access stressors, whose mismatches vary from run to run.
-    [ "$QUICK" = 1 ] && list="chmod dentry fcntl open rename splice utime"
+    [ "$QUICK" = 1 ] && list="chmod dentry fcntl hdd open rename splice utime"
     local ops
     for st in $list; do
         # An op of link is thousands of links (200 take 70 s untraced here).

@@ -1236,7 +1236,14 @@ impl Call<'_> {
     /// preadv2 offset argument: -1 (current position) for readv/writev.
     fn vec_offset(&self) -> Result<i64, i32> {
         // readv/writev have no offset: -1 is "the current position" to preadv2/pwritev2.
-        Ok(self.opt_i("offset")?.unwrap_or(-1))
+        let Some(off) = self.opt_i("offset")? else { return Ok(-1) };
+        // preadv/pwritev refuse a negative offset; to preadv2/pwritev2 -1 is the current
+        // position (and below it EINVAL).
+        let v2 = self.ev.def.is_some_and(|d| d.name.ends_with('2'));
+        if off < 0 && !(v2 && off == -1) {
+            return Err(libc::EINVAL);
+        }
+        Ok(off)
     }
 
     fn readv(&mut self) -> Result<Act, i32> {
@@ -1261,12 +1268,19 @@ impl Call<'_> {
                 vec![0u8; n]
             })
             .collect();
+        let off = self.vec_offset()?;
+        if bufs.is_empty() && !self.rec_ok() && off >= 0 && self.i("iovcnt").unwrap_or(0) > 0 {
+            // A failed call's vectors were not read (an empty list, the count as the program
+            // gave it): one byte, so that the kernel looks at the flags as it did then (with no
+            // bytes to read it returns 0 first). Positional: no offset moves if it succeeds.
+            bufs.push(vec![0u8; 1]);
+        }
         let iov: Vec<libc::iovec> = bufs
             .iter_mut()
             .map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() })
             .collect();
         let flags = self.flags_or_0("flags")? as i32;
-        let r = sys::preadv2(raw, &iov, self.vec_offset()?, flags)?;
+        let r = sys::preadv2(raw, &iov, off, flags)?;
         if self.full || self.seen.is_some() {
             let mut left = r as usize;
             let mut got = Vec::with_capacity(left);
@@ -2047,6 +2061,16 @@ impl Call<'_> {
 
     fn dup(&mut self, name: &str) -> Result<Act, i32> {
         let old = self.i("oldfd")? as i32;
+        if name == "dup3" {
+            // The kernel's order (ksys_dup3): the flags, then oldfd == newfd, before oldfd is
+            // looked up.
+            if self.flags_or_0("flags")? & !i64::from(libc::O_CLOEXEC) != 0 {
+                return Err(libc::EINVAL);
+            }
+            if self.i("newfd")? as i32 == old {
+                return Err(libc::EINVAL);
+            }
+        }
         let e = lock(&self.p.fds).get(old).cloned();
         let e = match e {
             Some(e) => e,
@@ -2061,6 +2085,13 @@ impl Call<'_> {
             return if name == "dup3" { Err(libc::EINVAL) } else { Ok(Act::Emulated(new.into())) };
         }
         if new < 0 {
+            return Err(libc::EBADF);
+        }
+        // EBADF with an open `oldfd` (found above): `newfd` at or beyond the process's
+        // descriptor limit (RLIMIT_NOFILE), which the model does not keep (rlimits are not
+        // replayed): the recorded failure stands, as for F_DUPFD (stress-ng's dup stressor asks
+        // for 20001).
+        if self.ev.errno == Some(libc::EBADF) {
             return Err(libc::EBADF);
         }
         let prev = lock(&self.p.fds)
