@@ -1937,8 +1937,8 @@ fn forkpipe_child_and_parent_agree_on_the_pipe() {
 // ---- (8) fio's io_uring engine -------------------------------------------------------------------
 
 /// fio's io_uring engine: its job process gets io_uring worker threads, which no tracer can
-/// trace. The recording must finish and hold the job's calls (those on its file; the ring's
-/// own I/O is not system calls, and io_uring calls are not recorded). (The ptrace backend once let
+/// trace. The recording must finish and hold the job's calls: the open of its file and the
+/// io_uring calls (the ring's reads and writes are no system calls). (The ptrace backend once let
 /// a new child's first SIGSTOP through when the child's creation event came first: the whole
 /// process entered a group stop, the traced threads were resumed from it, the worker stayed
 /// stopped, and fio waited for its completions for ever.)
@@ -1968,4 +1968,8 @@ fn fio_io_uring_records_and_finishes() {
         e.arg("pathname").and_then(ArgValue::as_data).is_some_and(|p| strip_nul(p) == &job[..])
     });
     assert!(opened, "no openat of fio's job file in the trace of {}", rec.command);
+    let names: BTreeSet<String> = r.events(None).map(|e| e.expect("event").name).collect();
+    for call in ["io_uring_setup", "io_uring_enter"] {
+        assert!(names.contains(call), "no {call} in the trace of {}", rec.command);
+    }
 }

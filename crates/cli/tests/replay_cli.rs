@@ -422,6 +422,46 @@ fn page_records_of_anonymous_shared_memory_are_simulated() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// io_uring's calls are recorded (a trace shows the program used it) and simulated: the
+/// ring's descriptor exists for the calls after them, and the report says that the I/O the
+/// ring did is not in the trace.
+#[test]
+fn io_uring_calls_are_simulated_with_a_warning() {
+    let d = scratch("uring");
+    let mut s = Script::new();
+    s.call("io_uring_setup", 5, &[("entries", ArgValue::Int(4)), ("p", ArgValue::Int(0x1000))]);
+    s.call(
+        "io_uring_enter",
+        1,
+        &[
+            ("fd", ArgValue::Int(5)),
+            ("to_submit", ArgValue::Int(1)),
+            ("min_complete", ArgValue::Int(1)),
+            ("flags", ArgValue::Int(1)),
+            ("argp", ArgValue::Int(0)),
+            ("argsz", ArgValue::Int(0)),
+        ],
+    );
+    s.call("close", 0, &[("fd", ArgValue::Int(5))]);
+    let trace = d.join("uring.ds");
+    s.write(&trace);
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let o = replay(&trace, &root, &["--json"]);
+    let r = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{r}");
+    assert_eq!(r["per_call"]["io_uring_setup"]["simulated"], 1, "{r}");
+    assert_eq!(r["per_call"]["io_uring_enter"]["simulated"], 1, "{r}");
+    assert_eq!(r["mismatch_total"], 0, "{r}");
+    let warned = r["warnings"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .any(|k| k.starts_with("io_uring or Linux AIO: the reads and writes they do"));
+    assert!(warned, "{r}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A pipe the replay does not drain (its reader is not in the trace): the first write that
 /// finds no room waits the stall timeout, and the writes after it fail at once instead of
 /// after a timeout each (fio's splice engine: 240 calls, 40 minutes before this).

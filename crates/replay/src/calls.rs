@@ -704,6 +704,14 @@ impl Call<'_> {
             H::ReadV => self.readv(),
             H::WriteV => self.writev(),
             H::Vmsplice => self.vmsplice(),
+            H::AsyncIo => {
+                self.warn(
+                    "io_uring or Linux AIO: the reads and writes they do run outside system \
+                     calls, where no recorder sees them: the trace does not hold them, and \
+                     they are not replayed (the files they touch can differ at the end)",
+                );
+                Ok(Act::Sim)
+            }
             H::MmapPage => self.mmap_page(def.arg("buf").is_some_and(|(_, a)| !a.kind.is_output())),
             H::Seek => {
                 let f = self.file("fd")?;

@@ -504,6 +504,48 @@ pub static REGISTRY: &[SyscallDef] = &[
         "ssize_t vmsplice(int fd, const struct iovec *iov, size_t nr_segs, unsigned int flags);",
         &[fd(), iov_in(2, "iov_data_written"), int("nr_segs", "count"),
           flags("flags", &flags::SPLICE, "flags_value")]),
+    // ---- asynchronous I/O ----------------------------------------------------------------------
+    // io_uring and Linux AIO: the reads and writes they submit run outside system calls, so no
+    // tracer sees them. The calls are recorded so that a trace shows the program used them;
+    // their handler issues nothing: replay simulates them and says why.
+    new("io_uring_setup", File, Reissue(H::AsyncIo), Fd,
+        "int io_uring_setup(u32 entries, struct io_uring_params *p);",
+        &[int("entries", "entries"), addr("p", "params_address")]),
+    new("io_uring_enter", File, Reissue(H::AsyncIo), Count,
+        "int io_uring_enter(unsigned int fd, u32 to_submit, u32 min_complete, u32 flags, \
+         const void *argp, size_t argsz);",
+        &[fd(), int("to_submit", "to_submit"), int("min_complete", "min_complete"),
+          int("flags", "flags_value"), addr("argp", "argument_address"),
+          int("argsz", "argument_size")]),
+    new("io_uring_register", File, Reissue(H::AsyncIo), Int,
+        "int io_uring_register(unsigned int fd, unsigned int opcode, void *arg, \
+         unsigned int nr_args);",
+        &[fd(), int("opcode", "operation_value"), addr("arg", "argument_address"),
+          int("nr_args", "count")]),
+    new("io_setup", File, Reissue(H::AsyncIo), Status,
+        "long io_setup(unsigned int nr_events, aio_context_t *ctx_idp);",
+        &[int("nr_events", "events"), addr("ctx_idp", "context_address")]),
+    new("io_destroy", File, Reissue(H::AsyncIo), Status,
+        "long io_destroy(aio_context_t ctx_id);",
+        &[int("ctx_id", "context")]),
+    new("io_submit", File, Reissue(H::AsyncIo), Count,
+        "long io_submit(aio_context_t ctx_id, long nr, struct iocb **iocbpp);",
+        &[int("ctx_id", "context"), int("nr", "count"), addr("iocbpp", "iocbs_address")]),
+    new("io_cancel", File, Reissue(H::AsyncIo), Status,
+        "long io_cancel(aio_context_t ctx_id, struct iocb *iocb, struct io_event *result);",
+        &[int("ctx_id", "context"), addr("iocb", "iocb_address"),
+          addr("result", "result_address")]),
+    new("io_getevents", File, Reissue(H::AsyncIo), Count,
+        "long io_getevents(aio_context_t ctx_id, long min_nr, long nr, struct io_event *events, \
+         struct timespec *timeout);",
+        &[int("ctx_id", "context"), int("min_nr", "min_events"), int("nr", "count"),
+          addr("events", "events_address"), addr("timeout", "timeout_address")]),
+    new("io_pgetevents", File, Reissue(H::AsyncIo), Count,
+        "long io_pgetevents(aio_context_t ctx_id, long min_nr, long nr, \
+         struct io_event *events, struct timespec *timeout, const struct __aio_sigset *usig);",
+        &[int("ctx_id", "context"), int("min_nr", "min_events"), int("nr", "count"),
+          addr("events", "events_address"), addr("timeout", "timeout_address"),
+          addr("usig", "sigset_address")]),
     // ---- memory ------------------------------------------------------------------------------
     ra("mmap", "mmap", Memory, Emulate(H::Mmap), Addr,
         "void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset);",

@@ -17,6 +17,9 @@ pub enum IoClass {
     OpenClose,
     /// Reads or changes directory contents and the namespace: getdents, mkdir, unlink, rename.
     Dir,
+    /// Sets up, submits and reaps asynchronous I/O (io_uring, Linux AIO): the I/O itself runs
+    /// outside the calls.
+    Async,
     /// Anything else (memory, processes, sockets, descriptors, ...).
     Other,
 }
@@ -30,6 +33,7 @@ impl IoClass {
             IoClass::Sync => "sync",
             IoClass::OpenClose => "open/close",
             IoClass::Dir => "dir",
+            IoClass::Async => "async",
             IoClass::Other => "other",
         }
     }
@@ -61,6 +65,8 @@ pub fn io_class(op: &str) -> IoClass {
         | "llistxattr" | "flistxattr" | "removexattr" | "lremovexattr" | "fremovexattr"
         | "lookup" | "getattr" | "setattr" | "lseek" | "fadvise64" | "flock" | "fcntl"
         | "ioctl" => IoClass::Meta,
+        "io_uring_setup" | "io_uring_enter" | "io_uring_register" | "io_setup" | "io_destroy"
+        | "io_submit" | "io_cancel" | "io_getevents" | "io_pgetevents" => IoClass::Async,
         _ => IoClass::Other,
     }
 }

@@ -69,6 +69,9 @@ pub enum Handler {
     WriteV,
     /// `vmsplice`: bytes into a pipe (its write end) or out of it (its read end).
     Vmsplice,
+    /// io_uring and Linux AIO (`io_uring_enter`, `io_submit`, ...): the I/O they submit runs
+    /// outside system calls and is not in the trace; simulated, with a warning.
+    AsyncIo,
     /// `lseek`.
     Seek,
     /// The descriptor translated, every other argument an integer passed on as recorded

@@ -548,6 +548,76 @@ static void file_data(void)
 	if (g_r >= 0)
 		do_close((int)g_r);
 
+	/* Asynchronous I/O: an io_uring and a Linux AIO context, set up, entered with nothing to
+	 * submit, and taken down (unregistering buffers never registered: ENXIO; cancelling a
+	 * NULL iocb: EFAULT). A kernel without io_uring fails the ring's calls: logged as such. */
+	{
+		static unsigned char params[120]; /* struct io_uring_params */
+		SC2(SYS_io_uring_setup, 4, params);
+		begin("io_uring_setup");
+		a_int("entries", 4);
+		a_ptr("p", params);
+		done();
+		long ring = g_r;
+		SC6(SYS_io_uring_enter, ring, 0, 0, 0, 0, 0);
+		begin("io_uring_enter");
+		a_int("fd", ring);
+		a_int("to_submit", 0);
+		a_int("min_complete", 0);
+		a_int("flags", 0);
+		a_int("argp", 0);
+		a_int("argsz", 0);
+		done();
+		SC4(SYS_io_uring_register, ring, 1 /* IORING_UNREGISTER_BUFFERS */, 0, 0);
+		begin("io_uring_register");
+		a_int("fd", ring);
+		a_int("opcode", 1);
+		a_int("arg", 0);
+		a_int("nr_args", 0);
+		done();
+		if (ring >= 0)
+			do_close((int)ring);
+		static unsigned long ctx;
+		SC2(SYS_io_setup, 8, &ctx);
+		begin("io_setup");
+		a_int("nr_events", 8);
+		a_ptr("ctx_idp", &ctx);
+		done();
+		SC3(SYS_io_submit, ctx, 0, 0);
+		begin("io_submit");
+		a_int("ctx_id", (long)ctx);
+		a_int("nr", 0);
+		a_int("iocbpp", 0);
+		done();
+		SC5(SYS_io_getevents, ctx, 0, 0, 0, 0);
+		begin("io_getevents");
+		a_int("ctx_id", (long)ctx);
+		a_int("min_nr", 0);
+		a_int("nr", 0);
+		a_int("events", 0);
+		a_int("timeout", 0);
+		done();
+		SC6(SYS_io_pgetevents, ctx, 0, 0, 0, 0, 0);
+		begin("io_pgetevents");
+		a_int("ctx_id", (long)ctx);
+		a_int("min_nr", 0);
+		a_int("nr", 0);
+		a_int("events", 0);
+		a_int("timeout", 0);
+		a_int("usig", 0);
+		done();
+		SC3(SYS_io_cancel, ctx, 0, 0);
+		begin("io_cancel");
+		a_int("ctx_id", (long)ctx);
+		a_int("iocb", 0);
+		a_int("result", 0);
+		done();
+		SC1(SYS_io_destroy, ctx);
+		begin("io_destroy");
+		a_int("ctx_id", (long)ctx);
+		done();
+	}
+
 	/* Writes. */
 	static const char w[] = "RA-SENTINEL-write-0123456789abcdefg\n"; /* 36 bytes */
 	SC3(SYS_write, D, w, sizeof w - 2); /* 35: an odd count, the '\n' stays behind */
