@@ -225,6 +225,35 @@ impl Script {
     fn write(&self, path: &Path) {
         common::write_scripted_trace(path, b"/", &self.events);
     }
+    /// `mmap(NULL, len, PROT_READ|PROT_WRITE, flags, fd, 0)`, recorded as returning `addr`.
+    fn mmap(&mut self, addr: i64, len: i64, flags: i32, fd: i64) {
+        self.call(
+            "mmap",
+            addr,
+            &[
+                ("addr", ArgValue::Int(0)),
+                ("length", ArgValue::Int(len)),
+                ("prot", ArgValue::Int((libc::PROT_READ | libc::PROT_WRITE).into())),
+                ("flags", ArgValue::Int(flags.into())),
+                ("fd", ArgValue::Int(fd)),
+                ("offset", ArgValue::Int(0)),
+            ],
+        );
+    }
+    /// A page record (`mmappread` or `mmappwrite`) of `data` at file offset `off`, made through
+    /// a mapping of descriptor `fd`, at `address` when the record has one.
+    fn page(&mut self, name: &str, fd: i64, data: &[u8], off: i64, address: Option<i64>) {
+        let mut args = vec![
+            ("fd", ArgValue::Int(fd)),
+            ("buf", ArgValue::data(data.to_vec())),
+            ("count", ArgValue::Int(data.len() as i64)),
+            ("offset", ArgValue::Int(off)),
+        ];
+        if let Some(a) = address {
+            args.push(("address", ArgValue::Int(a)));
+        }
+        self.call(name, data.len() as i64, &args);
+    }
 }
 
 fn p(s: &str) -> ArgValue {
@@ -310,28 +339,8 @@ fn mmap_page_records_replay_both_ways() {
     );
     s.call("ftruncate", 0, &[("fd", ArgValue::Int(0)), ("length", ArgValue::Int(8192))]);
     let addr: i64 = 0x7f00_0000_0000;
-    s.call(
-        "mmap",
-        addr,
-        &[
-            ("addr", ArgValue::Int(0)),
-            ("length", ArgValue::Int(8192)),
-            ("prot", ArgValue::Int((libc::PROT_READ | libc::PROT_WRITE).into())),
-            ("flags", ArgValue::Int(libc::MAP_SHARED.into())),
-            ("fd", ArgValue::Int(0)),
-            ("offset", ArgValue::Int(0)),
-        ],
-    );
-    s.call(
-        "mmappwrite",
-        4096,
-        &[
-            ("fd", ArgValue::Int(0)),
-            ("buf", ArgValue::data(page.clone())),
-            ("count", ArgValue::Int(4096)),
-            ("offset", ArgValue::Int(4096)),
-        ],
-    );
+    s.mmap(addr, 8192, libc::MAP_SHARED, 0);
+    s.page("mmappwrite", 0, &page, 4096, None);
     s.call(
         "msync",
         0,
@@ -341,17 +350,7 @@ fn mmap_page_records_replay_both_ways() {
             ("flags", ArgValue::Int(libc::MS_SYNC.into())),
         ],
     );
-    s.call(
-        "mmappread",
-        4096,
-        &[
-            ("fd", ArgValue::Int(0)),
-            ("buf", ArgValue::data(page.clone())),
-            ("count", ArgValue::Int(4096)),
-            ("offset", ArgValue::Int(4096)),
-            ("address", ArgValue::Int(addr + 4096)),
-        ],
-    );
+    s.page("mmappread", 0, &page, 4096, Some(addr + 4096));
     s.call("munmap", 0, &[("addr", ArgValue::Int(addr)), ("length", ArgValue::Int(8192))]);
     s.call("close", 0, &[("fd", ArgValue::Int(0))]);
     let trace = d.join("mmap.ds");
@@ -382,32 +381,11 @@ fn page_records_of_anonymous_shared_memory_are_simulated() {
     let mut s = Script::new();
     let addr: i64 = 0x7f00_0000_0000;
     // One made in the trace, and one the trace never showed (System V shm, an inherited map).
-    s.call(
-        "mmap",
-        addr,
-        &[
-            ("addr", ArgValue::Int(0)),
-            ("length", ArgValue::Int(8192)),
-            ("prot", ArgValue::Int((libc::PROT_READ | libc::PROT_WRITE).into())),
-            ("flags", ArgValue::Int((libc::MAP_SHARED | libc::MAP_ANONYMOUS).into())),
-            ("fd", ArgValue::Int(-1)),
-            ("offset", ArgValue::Int(0)),
-        ],
-    );
+    s.mmap(addr, 8192, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1);
     for (name, at) in
         [("mmappread", addr), ("mmappwrite", addr + 4096), ("mmappread", 0x7e00_0000_0000)]
     {
-        s.call(
-            name,
-            4096,
-            &[
-                ("fd", ArgValue::Int(-1)),
-                ("buf", ArgValue::data(page.clone())),
-                ("count", ArgValue::Int(4096)),
-                ("offset", ArgValue::Int(0)),
-                ("address", ArgValue::Int(at)),
-            ],
-        );
+        s.page(name, -1, &page, 0, Some(at));
     }
     let trace = d.join("anon.ds");
     s.write(&trace);
