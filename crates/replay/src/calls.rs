@@ -258,6 +258,13 @@ impl Collect {
     }
 }
 
+/// The iovecs that write `bufs` (which the caller keeps alive while they are used).
+fn write_iovecs(bufs: &[ra_trace::Bytes]) -> Vec<libc::iovec> {
+    bufs.iter()
+        .map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() })
+        .collect()
+}
+
 /// Bytes to write where the trace holds none (`--fill`).
 pub fn fill(kind: Fill, seed: u64, n: usize) -> Vec<u8> {
     match kind {
@@ -1312,10 +1319,7 @@ impl Call<'_> {
         let f = self.file("fd")?;
         let Some(raw) = f.raw() else { return Ok(Act::Sim) };
         let bufs = self.iov_payload();
-        let iov: Vec<libc::iovec> = bufs
-            .iter()
-            .map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() })
-            .collect();
+        let iov = write_iovecs(&bufs);
         let flags = self.flags_or_0("flags")? as i32;
         if f.is_pipe() {
             self.pipe_ready(&f, libc::POLLOUT, || {
@@ -1360,10 +1364,7 @@ impl Call<'_> {
             return Ok(Act::Issued(got.len() as i64));
         }
         let bufs = self.iov_payload();
-        let iov: Vec<libc::iovec> = bufs
-            .iter()
-            .map(|b| libc::iovec { iov_base: b.as_ptr() as *mut libc::c_void, iov_len: b.len() })
-            .collect();
+        let iov = write_iovecs(&bufs);
         self.pipe_ready(&f, libc::POLLOUT, || "vmsplice stalled: no reader made room".into())?;
         Ok(Act::Issued(sys::pwritev2(raw, &iov, -1, 0)?))
     }
@@ -1564,7 +1565,7 @@ impl Call<'_> {
             // One end is not replayed (a device such as /dev/zero or /dev/null, a socket) and
             // the other is a pipe: the pipe gains or loses what the recorded call moved, so
             // that the calls after it find the pipe as the recording did.
-            (None, Some(_)) if b.is_pipe() && self.rec_ok() && self.rec_ret() > 0 => {
+            (None, Some(rb)) if b.is_pipe() && self.rec_ok() && self.rec_ret() > 0 => {
                 let n = self.rec_ret() as usize;
                 let data = if a.path == b"/dev/zero" {
                     vec![0; n]
@@ -1574,7 +1575,7 @@ impl Call<'_> {
                 self.pipe_ready(&b, libc::POLLOUT, || {
                     format!("{name} stalled on a pipe: no reader made room")
                 })?;
-                return Ok(Act::Emulated(sys::write(b.raw().unwrap_or(-1), &data)?));
+                return Ok(Act::Emulated(sys::write(rb, &data)?));
             }
             (Some(_), None) if a.is_pipe() && self.rec_ok() && self.rec_ret() > 0 => {
                 let got = self.pipe_read(&a, self.rec_ret() as usize)?;
@@ -2089,8 +2090,9 @@ impl Call<'_> {
         }
         let new = self.i("newfd")? as i32;
         let flags = self.flags_or_0("flags")? as i32;
+        // (dup3's oldfd == newfd was refused above.)
         if old == new {
-            return if name == "dup3" { Err(libc::EINVAL) } else { Ok(Act::Emulated(new.into())) };
+            return Ok(Act::Emulated(new.into()));
         }
         if new < 0 {
             return Err(libc::EBADF);
