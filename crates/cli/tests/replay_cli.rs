@@ -370,6 +370,62 @@ fn mmap_page_records_replay_both_ways() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The last page of a file that ends inside it (Python's test_mmap: a 10-byte file mapped,
+/// written and flushed): the recorder records the whole page, but the kernel writes back only
+/// the bytes within the file and shows zeros past its end to a mapped read. The replay had
+/// written the whole page, which made the file 4096 bytes long, and compared a read of the
+/// 10 bytes there with the recorded page.
+#[test]
+fn page_records_past_the_end_of_the_file_keep_its_size() {
+    let d = scratch("mmap-eof");
+    let mut page = vec![0u8; 4096];
+    page[..10].copy_from_slice(b"cccccccccc");
+    // A program's stray byte past the end of the file, in the mapped page: never written back.
+    page[100] = b'x';
+    let mut s = Script::new();
+    let rdwr = libc::O_RDWR | libc::O_CREAT;
+    s.call(
+        "openat",
+        0,
+        &[
+            ("dirfd", ArgValue::Int(-100)),
+            ("pathname", p("/m.dat")),
+            ("flags", ArgValue::Int(rdwr.into())),
+            ("mode", ArgValue::Int(0o644)),
+        ],
+    );
+    s.call(
+        "write",
+        10,
+        &[
+            ("fd", ArgValue::Int(0)),
+            ("buf", ArgValue::data(b"aaaaaaaaaa".to_vec())),
+            ("count", ArgValue::Int(10)),
+        ],
+    );
+    let addr: i64 = 0x7f00_0000_0000;
+    s.mmap(addr, 10, libc::MAP_SHARED, 0);
+    s.page("mmappwrite", 0, &page, 0, None);
+    let mut shown = page.clone();
+    shown[100] = 0;
+    s.page("mmappread", 0, &shown, 0, Some(addr));
+    s.call("munmap", 0, &[("addr", ArgValue::Int(addr)), ("length", ArgValue::Int(10))]);
+    s.call("close", 0, &[("fd", ArgValue::Int(0))]);
+    let trace = d.join("eof.ds");
+    s.write(&trace);
+    for mode in ["map", "pread"] {
+        let root = d.join(format!("root-{mode}"));
+        std::fs::create_dir(&root).unwrap();
+        let o = replay(&trace, &root, &["--mmap", mode, "--json"]);
+        let r = json(&o);
+        assert_eq!(o.status.code(), Some(0), "{mode}: {r}");
+        assert_eq!(r["mismatch_total"], 0, "{mode}: {r}");
+        assert_eq!(r["per_call"]["mmappread"]["matched"], 1, "{mode}: {r}");
+        assert_eq!(std::fs::read(root.join("m.dat")).unwrap(), b"cccccccccc", "{mode}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Page records of shared memory that is no file (MAP_SHARED|MAP_ANONYMOUS, System V shm):
 /// the eBPF recorder wrote them, with descriptor -1, before it learnt to tell such memory from
 /// a file (fio and dbench use it between their processes). They are no file I/O: replayed as

@@ -1439,12 +1439,35 @@ impl Call<'_> {
             self.check_data("buf", &got);
             return Ok(Act::Issued(count as i64));
         }
+        if in_file {
+            return if write {
+                let data = self.payload("buf", count);
+                Ok(Act::Issued(sys::pwrite(raw, &data[..count.min(data.len())], off)?))
+            } else {
+                Ok(Act::Issued(self.read_file(raw, count, Some(off))?))
+            };
+        }
+        // The file's last page, which reaches past its end: the kernel writes back only the
+        // bytes within the file (a page write never extends it) and shows zeros past the end
+        // to a mapped read. The record holds the whole page either way.
+        let within = if off < 0 { 0 } else { usize::try_from(size - off).unwrap_or(0).min(count) };
         if write {
             let data = self.payload("buf", count);
-            Ok(Act::Issued(sys::pwrite(raw, &data[..count.min(data.len())], off)?))
+            if within > 0 {
+                sys::pwrite(raw, &data[..within.min(data.len())], off)?;
+            }
         } else {
-            Ok(Act::Issued(self.read_file(raw, count, Some(off))?))
+            let mut got = vec![0u8; count];
+            let mut at = 0;
+            while at < within {
+                match sys::pread(raw, &mut got[at..within], off + at as i64)? {
+                    0 => break,
+                    n => at += n as usize,
+                }
+            }
+            self.check_data("buf", &got);
         }
+        Ok(Act::Issued(count as i64))
     }
 
     /// bind: a Unix socket bound to a path leaves a socket file there (mode 0777 less the
