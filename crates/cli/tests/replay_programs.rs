@@ -29,6 +29,7 @@ both_backends!(
     a_forked_child_s_fexecve_replays,
     kernel_side_copies_replay_from_a_source_the_trace_never_read,
     a_listing_of_the_root_replays_its_symlinks_as_symlinks,
+    record_locks_of_parent_and_child_conflict_in_the_replay,
 );
 
 struct Case {
@@ -378,6 +379,60 @@ fn python_s_set_blocking_replays_its_nonblocking_flag() {
     assert_eq!(ints, [1, 0, 1, 0], "the FIONBIO values (1: non-blocking)");
     let report = c.replay_with(&trace, &[]);
     assert_eq!(report["per_call"]["ioctl"]["issued"], 4, "{}", report["per_call"]);
+    c.replay_and_check(&trace);
+}
+
+/// POSIX record locks belong to a process (its descriptor table), not to an open file: a
+/// forked child's lock makes its parent's `F_SETLK` on the same inherited descriptor fail, and
+/// the child's `close` of any descriptor of the file drops it. Every replayed process lives in
+/// the one replayer, where such locks never conflicted: Python's test_mailbox found the
+/// parent's EAGAIN replayed as 0.
+fn record_locks_of_parent_and_child_conflict_in_the_replay() {
+    if !have_program("python3") {
+        return;
+    }
+    let c = Case::new("posix-locks");
+    let script = "import os, fcntl\n\
+        fd = os.open('box', os.O_RDWR | os.O_CREAT, 0o644)\n\
+        os.write(fd, b'mail')\n\
+        r1, w1 = os.pipe()\n\
+        r2, w2 = os.pipe()\n\
+        pid = os.fork()\n\
+        if pid == 0:\n    \
+            fcntl.lockf(fd, fcntl.LOCK_EX)\n    \
+            other = os.open('box', os.O_RDONLY)\n    \
+            os.write(w1, b'L')\n    \
+            os.read(r2, 1)\n    \
+            os.close(other)\n    \
+            os.write(w1, b'C')\n    \
+            os.read(r2, 1)\n    \
+            os._exit(0)\n\
+        os.read(r1, 1)\n\
+        try:\n    \
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    \
+            raise SystemExit('the child held no lock')\n\
+        except OSError:\n    \
+            pass\n\
+        os.write(w2, b'1')\n\
+        os.read(r1, 1)\n\
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n\
+        os.write(w2, b'2')\n\
+        os.waitpid(pid, 0)\n";
+    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let r = ra_trace::TraceReader::open(&trace).unwrap();
+    let locks: Vec<(i64, Option<i32>)> = r
+        .events(None)
+        .map(|e| e.unwrap())
+        .filter(|e| e.name == "fcntl" && e.args[1].as_int() == Some(libc::F_SETLK.into()))
+        .map(|e| (e.ret.unwrap_or(0), e.errno.filter(|&n| n != 0)))
+        .collect();
+    assert_eq!(
+        locks,
+        [(-1, Some(libc::EAGAIN)), (0, None)],
+        "the parent's two F_SETLK: refused while the child held its lock, then taken"
+    );
+    let report = c.replay_with(&trace, &[]);
+    assert_eq!(report["per_call"]["fcntl"]["mismatched"], 0, "{}", report["per_call"]);
     c.replay_and_check(&trace);
 }
 

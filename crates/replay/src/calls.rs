@@ -938,7 +938,7 @@ impl Call<'_> {
                 let old = lock(&self.p.fds).remove(fd);
                 match old {
                     Some(e) => {
-                        drop(e);
+                        self.closed(&[e]);
                         Ok(Act::Emulated(0))
                     }
                     None => Err(libc::EBADF),
@@ -951,7 +951,7 @@ impl Call<'_> {
                     lock(&self.p.fds).cloexec_range(first, last);
                 } else {
                     let gone = lock(&self.p.fds).remove_range(first, last);
-                    drop(gone);
+                    self.closed(&gone);
                 }
                 Ok(Act::Emulated(0))
             }
@@ -2129,7 +2129,9 @@ impl Call<'_> {
         }
         let prev = lock(&self.p.fds)
             .insert(new, FdEntry { file: e.file, cloexec: flags & libc::O_CLOEXEC != 0 });
-        drop(prev);
+        if let Some(prev) = prev {
+            self.closed(&[prev]);
+        }
         Ok(Act::Emulated(new.into()))
     }
 
@@ -2177,6 +2179,49 @@ impl Call<'_> {
         }
     }
 
+    /// Descriptors the process closed: as the kernel does, its POSIX record locks on their
+    /// files go with them ([`crate::world::PosixLocks`]).
+    fn closed(&self, gone: &[FdEntry]) {
+        let mut locks = lock(&self.p.locks);
+        if locks.by_file.is_empty() {
+            return;
+        }
+        for e in gone {
+            if let Some(st) = e.file.raw().and_then(|raw| sys::fstat_at(raw).ok()) {
+                locks.by_file.remove(&(st.st_dev, st.st_ino));
+            }
+        }
+    }
+
+    /// The process's own open file description of the file `raw` names, on which its POSIX
+    /// record locks are taken as OFD locks ([`crate::world::PosixLocks`]); None for what is
+    /// no regular file or cannot be opened again (the lock is then taken on `raw` itself).
+    fn lock_owner_fd(&self, raw: RawFd) -> Option<Arc<std::os::fd::OwnedFd>> {
+        let st = sys::fstat_at(raw).ok()?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return None;
+        }
+        let mut locks = lock(&self.p.locks);
+        if let Some(h) = locks.by_file.get(&(st.st_dev, st.st_ino)) {
+            return Some(h.clone());
+        }
+        let fl = sys::raw(libc::SYS_fcntl, &[raw.into(), libc::F_GETFL.into(), 0]).ok()? as i32;
+        if fl & libc::O_PATH != 0 {
+            return None;
+        }
+        let acc = fl & libc::O_ACCMODE;
+        // The replayer's own descriptor, opened again: the same file, a new description
+        // (with the same access mode, so a lock the mode forbids still fails with EBADF).
+        let f = std::fs::OpenOptions::new()
+            .read(acc != libc::O_WRONLY)
+            .write(acc != libc::O_RDONLY)
+            .open(format!("/proc/self/fd/{raw}"))
+            .ok()?;
+        let h = Arc::new(std::os::fd::OwnedFd::from(f));
+        locks.by_file.insert((st.st_dev, st.st_ino), h.clone());
+        Some(h)
+    }
+
     /// A record lock from the trace's `lock_*` columns.
     fn fcntl_lock(&mut self, raw: RawFd, cmd: u64) -> Result<Act, i32> {
         let x = |k: &str| self.ev.extra_int(k);
@@ -2195,6 +2240,24 @@ impl Call<'_> {
             lk.l_start = 0;
             lk.l_len = 0;
         }
+        // POSIX locks (owned by the process's descriptor table) as OFD locks on the table's
+        // own description of the file.
+        let owner = matches!(cmd, fl::F_SETLK | fl::F_SETLKW | fl::F_GETLK)
+            .then(|| self.lock_owner_fd(raw))
+            .flatten();
+        if let Some(h) = &owner {
+            use std::os::fd::AsRawFd;
+            let h = h.as_raw_fd();
+            let r = match cmd {
+                fl::F_SETLKW => {
+                    self.retry_blocking(|| sys::fcntl_lock(h, libc::F_OFD_SETLK, &mut lk.clone()))
+                }
+                fl::F_SETLK => sys::fcntl_lock(h, libc::F_OFD_SETLK, &mut lk),
+                _ => sys::fcntl_lock(h, libc::F_OFD_GETLK, &mut lk),
+            }?;
+            self.check_getlk(is_get, &lk);
+            return Ok(Act::Issued(r));
+        }
         let r = match cmd {
             fl::F_SETLKW => {
                 self.retry_blocking(|| sys::fcntl_lock(raw, libc::F_SETLK, &mut lk.clone()))
@@ -2204,18 +2267,24 @@ impl Call<'_> {
             }
             c => sys::fcntl_lock(raw, c as i32, &mut lk),
         }?;
-        if is_get && self.full {
-            if let Some(t) = x("lock_type") {
-                if t == i64::from(libc::F_UNLCK) && lk.l_type != libc::F_UNLCK as i16 {
-                    self.diffs.push(Diff::new(
-                        "flock.l_type",
-                        "F_UNLCK (no conflicting lock)",
-                        format!("{} (a conflicting lock)", lk.l_type),
-                    ));
-                }
+        self.check_getlk(is_get, &lk);
+        Ok(Act::Issued(r))
+    }
+
+    /// F_GETLK's answer: a conflicting lock where the recording saw none is a difference.
+    fn check_getlk(&mut self, is_get: bool, lk: &libc::flock) {
+        if !is_get || !self.full {
+            return;
+        }
+        if let Some(t) = self.ev.extra_int("lock_type") {
+            if t == i64::from(libc::F_UNLCK) && lk.l_type != libc::F_UNLCK as i16 {
+                self.diffs.push(Diff::new(
+                    "flock.l_type",
+                    "F_UNLCK (no conflicting lock)",
+                    format!("{} (a conflicting lock)", lk.l_type),
+                ));
             }
         }
-        Ok(Act::Issued(r))
     }
 
     fn pipe(&mut self) -> Result<Act, i32> {
@@ -2397,7 +2466,8 @@ impl Call<'_> {
     /// What a successful exec does to the process's state: close-on-exec descriptors are
     /// closed and the address space is new.
     fn exec_effect(&mut self) {
-        lock(&self.p.fds).exec();
+        let gone = lock(&self.p.fds).exec();
+        self.closed(&gone);
         let mut mm = lock(&self.p.mm);
         let old = std::mem::take(&mut mm.maps);
         drop(mm);

@@ -115,9 +115,10 @@ impl FdTable {
     pub fn remove(&mut self, fd: i32) -> Option<FdEntry> {
         self.map.remove(&fd)
     }
-    /// Drop close-on-exec entries (execve).
-    pub fn exec(&mut self) {
-        self.map.retain(|_, e| !e.cloexec);
+    /// Drop close-on-exec entries (execve); returns them (so they close outside the lock).
+    pub fn exec(&mut self) -> Vec<FdEntry> {
+        let keys: Vec<i32> = self.map.iter().filter(|(_, e)| e.cloexec).map(|(&k, _)| k).collect();
+        keys.into_iter().filter_map(|k| self.map.remove(&k)).collect()
     }
     /// Remove `first..=last`; returns the entries (so they close outside the lock).
     pub fn remove_range(&mut self, first: i32, last: i32) -> Vec<FdEntry> {
@@ -283,12 +284,29 @@ impl MemMap {
 /// Logical process number (not the recorded pid, which can be unknown or reused).
 pub type ProcId = u64;
 
+/// The POSIX record locks (`fcntl` `F_SETLK`, `F_SETLKW`, `F_GETLK`) of one descriptor table.
+///
+/// The kernel's owner of such a lock is the descriptor table (`current->files`), not the open
+/// file: a forked child's lock conflicts with its parent's on the very same open file, and
+/// closing any descriptor of a file drops the table's locks on it. Every replayed process
+/// lives in this one replayer, where POSIX locks would all have one owner and never conflict.
+/// So each table takes its locks as OFD locks on an open file description of its own per file
+/// (opened again through `/proc/self/fd`): those conflict between tables as the processes'
+/// locks did, and go when the table closes a descriptor of the file or goes itself.
+#[derive(Debug, Default)]
+pub struct PosixLocks {
+    /// (st_dev, st_ino) -> the table's own open file description of that file.
+    pub by_file: HashMap<(u64, u64), Arc<OwnedFd>>,
+}
+
 /// One replayed process.
 #[derive(Debug)]
 pub struct Process {
     pub fds: Arc<Mutex<FdTable>>,
     pub fs: Arc<Mutex<FsInfo>>,
     pub mm: Arc<Mutex<MemMap>>,
+    /// Shared, like `fds`, with CLONE_FILES.
+    pub locks: Arc<Mutex<PosixLocks>>,
 }
 
 impl Process {
@@ -305,6 +323,7 @@ impl Process {
             fds: Arc::new(Mutex::new(t)),
             fs: Arc::new(Mutex::new(FsInfo { cwd, umask })),
             mm: Arc::new(Mutex::new(MemMap::default())),
+            locks: Arc::default(),
         }
     }
 
@@ -329,6 +348,8 @@ impl Process {
             } else {
                 Arc::new(Mutex::new(MemMap::default()))
             },
+            // A forked child holds none of its parent's record locks.
+            locks: if share(libc::CLONE_FILES) { self.locks.clone() } else { Arc::default() },
         }
     }
 }
@@ -375,7 +396,7 @@ mod tests {
         assert_eq!(t.lowest_free(4), 5);
         assert_eq!(t.lowest_free(10), 10);
         t.get_mut(4).unwrap().cloexec = true;
-        t.exec();
+        assert_eq!(t.exec().len(), 1);
         assert!(t.get(4).is_none());
         assert_eq!(t.remove_range(1, 2).len(), 2);
         assert_eq!(t.len(), 1);
