@@ -174,24 +174,38 @@ impl Xarg {
 }
 
 /// `struct flock` (x86_64, 32 bytes, as read from the process) as Re-Animator's `fcntl`
-/// columns; nothing when fewer than 32 bytes could be read.
+/// columns: the fields, and `l_type` and `l_whence` decoded into their bool columns
+/// (`lock_type_write`, `lock_whence_start`, ...); nothing when fewer than 32 bytes could be
+/// read.
 pub(crate) fn flock_columns_from(b: &[u8]) -> Vec<(String, ra_trace::ExtraValue)> {
+    use ra_trace::ExtraValue;
     if b.len() < 32 {
         return Vec::new();
     }
     let i16_at = |o: usize| i64::from(i16::from_le_bytes([b[o], b[o + 1]]));
     let i64_at = |o: usize| i64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
     let i32_at = |o: usize| i64::from(i32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4])));
-    [
-        ("lock_type", i16_at(0)),
-        ("lock_whence", i16_at(2)),
+    let (ty, whence) = (i16_at(0), i16_at(2));
+    let mut cols: Vec<(String, ExtraValue)> = [
+        ("lock_type", ty),
+        ("lock_whence", whence),
         ("lock_start", i64_at(8)),
         ("lock_length", i64_at(16)),
         ("lock_pid", i32_at(24)),
     ]
     .into_iter()
-    .map(|(k, v)| (k.to_string(), ra_trace::ExtraValue::Int(v)))
-    .collect()
+    .map(|(k, v)| (k.to_string(), ExtraValue::Int(v)))
+    .collect();
+    for (set, v) in
+        [(&ra_syscalls::flags::FLOCK_TYPE, ty), (&ra_syscalls::flags::FLOCK_WHENCE, whence)]
+    {
+        for f in set.entries {
+            if let Some(col) = f.ra_field {
+                cols.push((col.to_string(), ExtraValue::Bool(v as u64 == f.value)));
+            }
+        }
+    }
+    cols
 }
 
 /// Argument indices holding a `socklen_t *` that another argument's length refers to

@@ -142,6 +142,14 @@ fn fcntl_locks_keep_their_struct_flock() {
     for e in &locks {
         let t = col(e, "lock_type");
         assert!(matches!(t, Some(ra_trace::ExtraValue::Int(0..=2))), "lock_type recorded: {t:?}");
+        // Its decoded bool columns agree (they were left false).
+        let ra_trace::ExtraValue::Int(t) = t.unwrap() else { unreachable!() };
+        let bools = ["lock_type_read", "lock_type_write", "lock_type_unlocked"]
+            .map(|n| col(e, n) == Some(ra_trace::ExtraValue::Bool(true)));
+        let mut want = [false; 3];
+        want[t as usize] = true;
+        assert_eq!(bools, want, "lock_type {t}: the lock_type_* columns");
+        assert_eq!(col(e, "lock_whence_start"), Some(ra_trace::ExtraValue::Bool(true)));
     }
     assert!(locks
         .iter()
