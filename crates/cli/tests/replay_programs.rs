@@ -30,6 +30,7 @@ both_backends!(
     kernel_side_copies_replay_from_a_source_the_trace_never_read,
     a_listing_of_the_root_replays_its_symlinks_as_symlinks,
     record_locks_of_parent_and_child_conflict_in_the_replay,
+    a_lease_replays_as_recorded_without_signalling_the_replayer,
 );
 
 struct Case {
@@ -384,7 +385,8 @@ fn python_s_set_blocking_replays_its_nonblocking_flag() {
 
 /// POSIX record locks belong to a process (its descriptor table), not to an open file: a
 /// forked child's lock makes its parent's `F_SETLK` on the same inherited descriptor fail, and
-/// the child's `close` of any descriptor of the file drops it. Every replayed process lives in
+/// the child's `close` of any descriptor of the file drops it. A range from the file position
+/// (SEEK_CUR) starts at the position of the descriptor the program used. Every replayed process lives in
 /// the one replayer, where such locks never conflicted: Python's test_mailbox found the
 /// parent's EAGAIN replayed as 0.
 fn record_locks_of_parent_and_child_conflict_in_the_replay() {
@@ -417,6 +419,19 @@ fn record_locks_of_parent_and_child_conflict_in_the_replay() {
         os.read(r1, 1)\n\
         fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n\
         os.write(w2, b'2')\n\
+        os.waitpid(pid, 0)\n\
+        fcntl.lockf(fd, fcntl.LOCK_UN)\n\
+        pid = os.fork()\n\
+        if pid == 0:\n    \
+            os.lseek(fd, 100, 0)\n    \
+            fcntl.lockf(fd, fcntl.LOCK_EX, 8, 0, 1)\n    \
+            os.write(w1, b'S')\n    \
+            os.read(r2, 1)\n    \
+            os._exit(0)\n\
+        os.read(r1, 1)\n\
+        os.lseek(fd, 0, 0)\n\
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 8, 0, 1)\n\
+        os.write(w2, b'3')\n\
         os.waitpid(pid, 0)\n";
     let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
     let r = ra_trace::TraceReader::open(&trace).unwrap();
@@ -426,13 +441,55 @@ fn record_locks_of_parent_and_child_conflict_in_the_replay() {
         .filter(|e| e.name == "fcntl" && e.args[1].as_int() == Some(libc::F_SETLK.into()))
         .map(|e| (e.ret.unwrap_or(0), e.errno.filter(|&n| n != 0)))
         .collect();
+    // Refused while the child held its lock, then taken; and (after an unlock, F_SETLKW) 8
+    // bytes from the file position (SEEK_CUR), beside the child's 8 bytes at 100.
     assert_eq!(
         locks,
-        [(-1, Some(libc::EAGAIN)), (0, None)],
-        "the parent's two F_SETLK: refused while the child held its lock, then taken"
+        [(-1, Some(libc::EAGAIN)), (0, None), (0, None)],
+        "the parent's F_SETLK calls"
     );
     let report = c.replay_with(&trace, &[]);
     assert_eq!(report["per_call"]["fcntl"]["mismatched"], 0, "{}", report["per_call"]);
+    c.replay_and_check(&trace);
+}
+
+/// A lease (`fcntl(F_SETLEASE)`) notifies its holder, with SIGIO, of another process's open,
+/// and a non-blocking open that would break it fails with EAGAIN. Taken for real, the lease
+/// was the replayer's: the child's replayed open sent the replayer a SIGIO, which ended it
+/// (stress-ng's lease stressor). Leases are simulated now, and the open's recorded EAGAIN
+/// stands.
+fn a_lease_replays_as_recorded_without_signalling_the_replayer() {
+    if !have_program("python3") {
+        return;
+    }
+    let c = Case::new("lease");
+    let script = "import os, fcntl, signal\n\
+        signal.signal(signal.SIGIO, signal.SIG_IGN)\n\
+        with open('f', 'w') as f:\n    \
+            f.write('data')\n\
+        fd = os.open('f', os.O_RDONLY)\n\
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)\n\
+        assert fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK\n\
+        pid = os.fork()\n\
+        if pid == 0:\n    \
+            try:\n        \
+                os.open('f', os.O_WRONLY | os.O_NONBLOCK | os.O_TRUNC)\n        \
+                os._exit(1)\n    \
+            except BlockingIOError:\n        \
+                os._exit(0)\n\
+        assert os.waitpid(pid, 0)[1] == 0\n\
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)\n\
+        os.close(fd)\n";
+    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let r = ra_trace::TraceReader::open(&trace).unwrap();
+    let refused = r
+        .events(None)
+        .map(|e| e.unwrap())
+        .filter(|e| e.name == "openat" && e.errno == Some(libc::EAGAIN))
+        .count();
+    assert_eq!(refused, 1, "the child's open was refused by the lease");
+    let report = c.replay_with(&trace, &[]);
+    assert_eq!(report["per_call"]["openat"]["mismatched"], 0, "{}", report["per_call"]);
     c.replay_and_check(&trace);
 }
 

@@ -1750,6 +1750,12 @@ impl Call<'_> {
         let (real_flags, mode) = open_how(flags, mode, name == "openat2")?;
         let dirfd = if name == "openat" || name == "openat2" { self.dirfd("dirfd") } else { None };
         let abs = self.abs(dirfd, &p)?;
+        // EAGAIN from a non-blocking open: another process held a lease on the file (leases
+        // are about processes and are not replayed, see fcntl): the recorded failure stands,
+        // and nothing is opened, created or truncated.
+        if flags & libc::O_NONBLOCK != 0 && self.ev.errno == Some(libc::EAGAIN) {
+            return Err(libc::EAGAIN);
+        }
         let umask = lock(&self.p.fs).umask;
         let fd = self.open_nonblocking(&abs, real_flags, mode & !umask)?;
         let cloexec = flags & libc::O_CLOEXEC != 0;
@@ -2164,11 +2170,14 @@ impl Call<'_> {
                     return self.fcntl_lock(raw, cmd);
                 }
                 match cmd {
-                    fl::F_GETFL | fl::F_SETFL | fl::F_GETLEASE | fl::F_SETLEASE => {}
+                    fl::F_GETFL | fl::F_SETFL => {}
                     // F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS: integer arguments.
                     c if (fl::F_LINUX_SPECIFIC_BASE + 7..=fl::F_LINUX_SPECIFIC_BASE + 10)
                         .contains(&c) => {}
-                    // Owners, signals, notifications: about processes, not storage. And the
+                    // Owners, signals, notifications, leases: about processes, not storage
+                    // (a lease taken for real would be the replayer's: another replayed
+                    // process's open of the file would break it with a SIGIO to the
+                    // replayer, which stress-ng's lease stressor killed). And the
                     // commands whose `arg` is a pointer the trace holds only as an address
                     // (F_GET/SET_RW_HINT, F_GET/SET_FILE_RW_HINT: a u64; F_GET/SETOWN_EX): the
                     // kernel would read or write the replayer's memory at that address.
@@ -2248,6 +2257,14 @@ impl Call<'_> {
         if let Some(h) = &owner {
             use std::os::fd::AsRawFd;
             let h = h.as_raw_fd();
+            // A range from the file position: the program's position is that of its own open
+            // file (`raw`), not of the table's lock description (stress-ng's lockf stressor
+            // seeks, then locks 8 bytes at SEEK_CUR).
+            if lk.l_whence == libc::SEEK_CUR as i16 {
+                let pos = sys::raw(libc::SYS_lseek, &[raw.into(), 0, libc::SEEK_CUR.into()])?;
+                lk.l_start = lk.l_start.checked_add(pos).ok_or(libc::EOVERFLOW)?;
+                lk.l_whence = libc::SEEK_SET as i16;
+            }
             let r = match cmd {
                 fl::F_SETLKW => {
                     self.retry_blocking(|| sys::fcntl_lock(h, libc::F_OFD_SETLK, &mut lk.clone()))

@@ -1038,13 +1038,15 @@ pub fn replay_from(
 
 /// Process-wide settings the replay relies on: umask 0 (each replayed process's umask is
 /// applied by hand), SIGPIPE ignored (a pipe write without reader is an EPIPE result, not a
-/// dead replayer), and as many descriptors as allowed.
+/// dead replayer), SIGIO ignored (no replayed call asks for it: leases and descriptor owners
+/// are simulated; a stray one would end the replay), and as many descriptors as allowed.
 fn prepare_process() {
     // SAFETY: plain libc calls with valid arguments; the rlimit struct is initialized by
     // getrlimit before it is read.
     unsafe {
         libc::umask(0);
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        libc::signal(libc::SIGIO, libc::SIG_IGN);
         // No transparent huge pages: with THP "always", each executor thread's first small
         // allocation faults in and zeroes a 2 MiB page (5,000 threads: 10 GB of zeroing and
         // RSS for kilobytes of use).
