@@ -426,6 +426,36 @@ fn page_records_past_the_end_of_the_file_keep_its_size() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// mknodat checks the kind of node before it looks at dirfd or the path: a directory is
+/// EPERM and an unknown kind EINVAL even with a bad dirfd (stress-ng's mknod stressor). The
+/// replay had looked the descriptor up first: EBADF.
+#[test]
+fn mknod_checks_the_kind_of_node_before_dirfd() {
+    let d = scratch("mknod-kind");
+    let mut s = Script::new();
+    for (mode, errno) in [(libc::S_IFDIR | 0o600, libc::EPERM), (0o170600, libc::EINVAL)] {
+        s.call(
+            "mknodat",
+            -1,
+            &[
+                ("dirfd", ArgValue::Int(20001)),
+                ("pathname", p("n")),
+                ("mode", ArgValue::Int(mode.into())),
+                ("dev", ArgValue::Int(0)),
+            ],
+        );
+        s.events.last_mut().unwrap().errno = Some(errno);
+    }
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let r = json(&replay(&trace, &root, &["--json"]));
+    assert_eq!(r["mismatch_total"], 0, "{r}");
+    assert_eq!(r["per_call"]["mknodat"]["matched"], 2, "{r}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Page records of shared memory that is no file (MAP_SHARED|MAP_ANONYMOUS, System V shm):
 /// the eBPF recorder wrote them, with descriptor -1, before it learnt to tell such memory from
 /// a file (fio and dbench use it between their processes). They are no file I/O: replayed as

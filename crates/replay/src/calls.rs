@@ -819,6 +819,19 @@ impl Call<'_> {
             H::Mknod => {
                 let mode = self.i("mode")? as u32;
                 let kind = mode & libc::S_IFMT;
+                // The kernel checks the kind of node before it looks at the path or dirfd
+                // (may_mknod): a directory is EPERM, an unknown kind EINVAL (stress-ng's
+                // mknod stressor asks for a directory with a bad dirfd).
+                match kind {
+                    libc::S_IFDIR => return Err(libc::EPERM),
+                    0
+                    | libc::S_IFREG
+                    | libc::S_IFCHR
+                    | libc::S_IFBLK
+                    | libc::S_IFIFO
+                    | libc::S_IFSOCK => {}
+                    _ => return Err(libc::EINVAL),
+                }
                 let p = self.path("pathname")?.to_vec();
                 let (dir, n) = self.parent(self.dirfd("dirfd"), &p)?;
                 let masked = mode & !lock(&self.p.fs).umask;
