@@ -341,7 +341,9 @@ pub(crate) fn add_copied_data(tid: Pid, ev: &mut Event) {
 /// The read-back of [`add_copied_data`].
 fn copied_data(tid: Pid, ev: &Event) -> Option<Vec<u8>> {
     let c = ev.copy()?;
-    let n = usize::try_from(c.moved).ok().filter(|&n| n > 0 && n <= 1 << 31)?;
+    // No more than a record stores (the writer would leave a larger column out): a copy of
+    // 2 GiB (Python's test_largefile) is not read back into memory.
+    let n = usize::try_from(c.moved).ok().filter(|&n| n > 0 && n <= ra_trace::MAX_BUFFER_BYTES)?;
     [(c.fd_in, c.off_in), (c.fd_out, c.off_out)].into_iter().find_map(|(fd, off)| {
         // An end without an offset pointer moved its file position past the bytes.
         let off = match off {

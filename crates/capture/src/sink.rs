@@ -329,6 +329,7 @@ fn run<W: std::io::Write + Send + 'static>(
     gate: &Gate,
 ) -> ra_trace::Result<SinkStats> {
     let mut last_flush = Instant::now();
+    let mut warned = false;
     loop {
         match rx.recv_timeout(Duration::from_millis(250)) {
             Ok(Msg::Events(v, bytes)) => {
@@ -337,6 +338,16 @@ fn run<W: std::io::Write + Send + 'static>(
                 }
                 drop(v);
                 gate.release(bytes);
+                if !warned && w.oversized() > 0 {
+                    warned = true;
+                    eprintln!(
+                        "reanimator: warning: a call moved a buffer larger than a trace record \
+                         holds ({} MiB): it is kept as its length and BLAKE3 digest (a replay \
+                         verifies it; its bytes are not in the trace). The trace's info \
+                         `oversized_buffers` counts them.",
+                        ra_trace::MAX_BUFFER_BYTES >> 20
+                    );
+                }
             }
             Ok(Msg::Info(k, v)) => w.add_info(&k, &v)?,
             Ok(Msg::Lost(l)) => {

@@ -4,7 +4,9 @@
 //!   its last complete extent (needs root for a small tmpfs: skips with a printed reason
 //!   otherwise, fails instead under REANIMATOR_REQUIRE_PRIVILEGED=1);
 //! - recording a large write keeps the recorder's memory bounded (its queues count bytes, not
-//!   events).
+//!   events);
+//! - a single buffer larger than a trace record holds (256 MiB) is kept as its length and
+//!   BLAKE3 digest, and the recording goes on.
 
 mod common;
 
@@ -22,6 +24,7 @@ use common::bin;
 both_backends!(
     a_full_trace_disk_stops_the_recording_and_the_command_runs_to_its_end,
     recording_a_large_write_keeps_the_recorder_under_256_mb,
+    a_buffer_larger_than_a_record_holds_is_kept_as_its_digest,
 );
 
 /// A tmpfs of `size` mounted on `dir`, unmounted when dropped (also when the test fails).
@@ -151,4 +154,63 @@ fn recording_a_large_write_keeps_the_recorder_under_256_mb() {
         "the recorder's peak RSS was {} MB recording 1 GiB of writes",
         max_rss_kb / 1000
     );
+}
+
+/// `dd bs=300M count=1`: one read and one write of 300 MiB, more than a trace record holds
+/// (256 MiB). Each is kept as its length and BLAKE3 digest, the recording goes on to its end,
+/// the trace's info counts them, and a replay says that the written bytes were not in the
+/// trace. Before, the writer refused the record and the recording stopped there (Python's
+/// test_largefile found it with a 2 GiB copy's read-back data, which is now not read back).
+fn a_buffer_larger_than_a_record_holds_is_kept_as_its_digest() {
+    let base = ra_testkit::case_dir("limits", "digest");
+    let trace = base.join("t.ds");
+    let out = base.join("work/out");
+    std::fs::create_dir_all(base.join("work")).unwrap();
+    let o = bin()
+        .args(["record", "-q", "--backend", backend(), "--syscalls", "read,write", "-o"])
+        .arg(&trace)
+        .args(["--", "dd", "if=/dev/zero", "bs=300M", "count=1", "status=none"])
+        .arg(format!("of={}", out.display()))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("BLAKE3 digest"), "the recorder says so: {err}");
+    let r = TraceReader::open(&trace).unwrap();
+    let info = r.info_value("oversized_buffers").map(|v| String::from_utf8_lossy(v).into_owned());
+    assert_eq!(info.as_deref(), Some("2"), "the trace's info counts the read and the write");
+    let n = 300u64 << 20;
+    let zeros = *blake3::hash(&vec![0u8; n as usize]).as_bytes();
+    let mut seen = 0;
+    for e in r.events(None).map(|e| e.unwrap()) {
+        if (e.name == "read" || e.name == "write") && e.ret == Some(n as i64) {
+            assert_eq!(
+                e.arg("buf"),
+                Some(&ra_trace::ArgValue::Hashed { len: n, blake3: zeros }),
+                "{}",
+                e.name
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 2, "dd's read and write of 300 MiB");
+    let root = base.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let o = bin()
+        .arg("replay")
+        .arg(&trace)
+        .arg("--root")
+        .arg(&root)
+        .args(["--init", "--json"])
+        .output()
+        .unwrap();
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let warned = rep["warnings"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .any(|w| w.starts_with("written data not in the trace"));
+    assert!(warned, "{}", rep["warnings"]);
+    let _ = std::fs::remove_dir_all(&base);
 }

@@ -302,6 +302,8 @@ pub struct Call<'a> {
     seen: Option<blake3::Hasher>,
     /// Whether anything was fed to `seen`.
     saw_data: bool,
+    /// A written buffer whose bytes the trace does not hold was written as fill data.
+    filled: std::cell::Cell<bool>,
 }
 
 /// Replay `ev` for process `p`.
@@ -317,6 +319,7 @@ pub fn execute(sh: &Shared, p: &Arc<Process>, ev: &Event, pl: &Placement) -> Out
         missing: Default::default(),
         seen: sh.opts.outcomes.is_some().then(blake3::Hasher::new),
         saw_data: false,
+        filled: Default::default(),
     };
     let policy = ev.def.map_or(ReplayPolicy::Skip, |d| d.replay);
     let act = c.run();
@@ -347,6 +350,13 @@ pub fn execute(sh: &Shared, p: &Arc<Process>, ev: &Event, pl: &Placement) -> Out
             (mode, Err(e), Rule::Exact)
         }
     };
+    if c.filled.get() && c.warn.is_none() {
+        c.warn(
+            "written data not in the trace (only its digest: record --data hash, or a buffer \
+             over 256 MiB; or not captured): --fill bytes written, so reads of them and the \
+             final tree can differ",
+        );
+    }
     let digest = match c.seen {
         Some(h) if c.saw_data => Some(*h.finalize().as_bytes()),
         _ => None,
@@ -427,7 +437,12 @@ impl Call<'_> {
     fn payload(&self, name: &str, len: usize) -> Cow<'_, [u8]> {
         match self.arg(name) {
             ArgValue::Data(d) => Cow::Borrowed(&d[..]),
-            _ => Cow::Owned(fill(self.sh.opts.fill, self.ev.unique_id, len)),
+            a => {
+                if matches!(a, ArgValue::Hashed { .. } | ArgValue::NotCaptured) {
+                    self.filled.set(true);
+                }
+                Cow::Owned(fill(self.sh.opts.fill, self.ev.unique_id, len))
+            }
         }
     }
 

@@ -39,4 +39,4 @@ pub use net::{Destination, NetReport, NetStatus, TraceOutput};
 pub use reader::{EventIter, LostRecord, TraceKind, TraceReader};
 pub use schema::Schema;
 pub use snapshot::{FsEntries, Phase, PhaseInfo, SnapshotEntries, SnapshotInfo};
-pub use writer::{TraceWriter, WriterConfig};
+pub use writer::{TraceWriter, WriterConfig, MAX_BUFFER_BYTES};

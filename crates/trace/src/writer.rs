@@ -44,12 +44,17 @@ impl Default for WriterConfig {
             ds: WriterOptions::default(),
             extent_target_bytes: 4 << 20,
             buffer_budget_bytes: 16 << 20,
-            max_buffer_bytes: 256 << 20,
+            max_buffer_bytes: MAX_BUFFER_BYTES,
             fs_ops: false,
             extra_types: Vec::new(),
         }
     }
 }
+
+/// The largest buffer one record stores by default ([`WriterConfig::max_buffer_bytes`]); a
+/// recorder need not hold more of one buffer in memory: a larger one is kept as its length and
+/// BLAKE3 digest.
+pub const MAX_BUFFER_BYTES: usize = 256 << 20;
 
 #[derive(Clone, Copy)]
 enum Side {
@@ -84,6 +89,8 @@ pub struct TraceWriter<W: Write + Send + 'static> {
     last_id: Option<u64>,
     records: u64,
     events: u64,
+    /// Buffers over `cfg.max_buffer_bytes` kept as their digest or left out.
+    oversized: u64,
 }
 
 impl TraceWriter<TraceOutput> {
@@ -154,6 +161,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             last_id: None,
             records: 0,
             events: 0,
+            oversized: 0,
         };
         w.add_info("schema_version", crate::schema::SCHEMA_VERSION.as_bytes())?;
         w.add_info("time_unit", b"nanoseconds since the Unix epoch")?;
@@ -491,6 +499,13 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
     }
 
     /// Records appended so far (multi-record calls count each record).
+    /// Buffers larger than one record holds (`WriterConfig::max_buffer_bytes`) so far: an
+    /// argument's kept as its length and BLAKE3 digest, a column's of bytes left out. The
+    /// trace's info says how many (`oversized_buffers`).
+    pub fn oversized(&self) -> u64 {
+        self.oversized
+    }
+
     pub fn records(&self) -> u64 {
         self.records
     }
@@ -512,24 +527,52 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
                 got: ev.args.len(),
             });
         }
-        for (a, v) in def.args.iter().zip(&ev.args) {
-            let len = match v {
-                ArgValue::Data(d) => d.len(),
-                ArgValue::Iov(v) => {
-                    v.iter().map(|i| i.data.as_ref().map_or(0, |d| d.len())).max().unwrap_or(0)
-                }
-                ArgValue::Strings(s) => s.iter().map(Vec::len).max().unwrap_or(0),
-                _ => 0,
-            };
-            if len > self.cfg.max_buffer_bytes {
-                return Err(Error::BufferTooLarge {
-                    call: def.name,
-                    field: a.field,
-                    len,
-                    limit: self.cfg.max_buffer_bytes,
-                });
+        let max = self.cfg.max_buffer_bytes;
+        let arg_len = |v: &ArgValue| match v {
+            ArgValue::Data(d) => d.len(),
+            ArgValue::Iov(v) => {
+                v.iter().map(|i| i.data.as_ref().map_or(0, |d| d.len())).max().unwrap_or(0)
             }
-        }
+            ArgValue::Strings(s) => s.iter().map(Vec::len).max().unwrap_or(0),
+            _ => 0,
+        };
+        let big_extra =
+            |(_, v): &(String, ExtraValue)| matches!(v, ExtraValue::Bytes(b) if b.len() > max);
+        // A recorder may have digested a buffer this large itself (reading it in pieces).
+        let digested = ev
+            .args
+            .iter()
+            .filter(|v| matches!(v, ArgValue::Hashed { len, .. } if *len > max as u64))
+            .count();
+        self.oversized += digested as u64;
+        let oversized;
+        let ev = if ev.args.iter().any(|v| arg_len(v) > max) || ev.extra.iter().any(big_extra) {
+            // A buffer no record can hold (a value stays well below DataSeries' 512 MiB
+            // extent limit): kept as its length and BLAKE3 digest, which still verifies a
+            // replay's data, rather than ending the recording. A column of bytes that large
+            // (a copy's read-back data) is left out.
+            let mut e = ev.clone();
+            for (a, v) in def.args.iter().zip(e.args.iter_mut()) {
+                if arg_len(v) > max {
+                    if !v.hash_data() {
+                        return Err(Error::BufferTooLarge {
+                            call: def.name,
+                            field: a.field,
+                            len: arg_len(v),
+                            limit: max,
+                        });
+                    }
+                    self.oversized += 1;
+                }
+            }
+            let before = e.extra.len();
+            e.extra.retain(|x| !big_extra(x));
+            self.oversized += (before - e.extra.len()) as u64;
+            oversized = e;
+            &oversized
+        } else {
+            ev
+        };
         let st = &mut self.calls[idx];
         let before = st.builder.approx_bytes();
         let n = write_records(st, ev, first_id)?;
@@ -594,6 +637,9 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
 
     /// Flush, then write the index and trailer. Returns the output.
     pub fn finish(mut self) -> Result<W> {
+        if self.oversized > 0 {
+            self.add_info("oversized_buffers", self.oversized.to_string().as_bytes())?;
+        }
         self.write_all_buffers()?;
         Ok(self.ds.finish()?)
     }

@@ -13,6 +13,30 @@ pub fn read(pid: Pid, addr: u64, len: usize) -> Vec<u8> {
     out
 }
 
+/// `len` bytes at `addr` as a buffer argument: the bytes, or (over `max`, more than a trace
+/// record stores) their length and BLAKE3 digest, read in 4 MiB pieces so that memory stays
+/// bounded whatever the call's size. Also whether every byte could be read.
+pub fn read_arg(pid: Pid, addr: u64, len: usize, max: usize) -> (ra_trace::ArgValue, bool) {
+    if len <= max {
+        let b = read(pid, addr, len);
+        let complete = b.len() == len;
+        return (ra_trace::ArgValue::data(b), complete);
+    }
+    let mut h = blake3::Hasher::new();
+    let mut piece = vec![0u8; 4 << 20];
+    let mut done = 0usize;
+    while done < len {
+        let want = (len - done).min(piece.len());
+        let n = read_into(pid, addr + done as u64, &mut piece[..want]);
+        h.update(&piece[..n]);
+        done += n;
+        if n < want {
+            break;
+        }
+    }
+    (ra_trace::ArgValue::Hashed { len: done as u64, blake3: *h.finalize().as_bytes() }, done == len)
+}
+
 /// Read into `buf`; returns how many bytes were read (a prefix).
 pub fn read_into(pid: Pid, addr: u64, buf: &mut [u8]) -> usize {
     if buf.is_empty() || addr == 0 {

@@ -16,6 +16,7 @@ pub(crate) mod mem;
 mod seccomp;
 mod sys;
 
+use ra_trace::MAX_BUFFER_BYTES;
 use std::collections::HashMap;
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -435,9 +436,9 @@ impl<'a> Tracer<'a> {
                 },
                 ArgKind::InBuf(len) => match eval_len(tid, len, None, &args, None) {
                     Some(n) => {
-                        let b = mem::read(tid, raw, n);
-                        ev.buffer_not_captured |= b.len() < n;
-                        ArgValue::data(b)
+                        let (v, complete) = mem::read_arg(tid, raw, n, MAX_BUFFER_BYTES);
+                        ev.buffer_not_captured |= !complete;
+                        v
                     }
                     None => ArgValue::NotCaptured,
                 },
@@ -608,9 +609,9 @@ impl<'a> Tracer<'a> {
                 }
                 ArgKind::OutBuf(len) => {
                     if let Some(n) = eval_len(tid, len, None, &args, ret) {
-                        let b = mem::read(tid, raw, n);
-                        ev.buffer_not_captured |= b.len() < n;
-                        ev.args[idx] = ArgValue::data(b);
+                        let (v, complete) = mem::read_arg(tid, raw, n, MAX_BUFFER_BYTES);
+                        ev.buffer_not_captured |= !complete;
+                        ev.args[idx] = v;
                     }
                 }
                 ArgKind::OutStruct(s, len) | ArgKind::InOutStruct(s, len) => {
