@@ -456,6 +456,38 @@ fn mknod_checks_the_kind_of_node_before_dirfd() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// close_range with a range that ends before it starts (Python's test_subprocess:
+/// `close_range(3, 2, 0)`) is EINVAL, as recorded; the replayer's descriptor table had
+/// panicked on it ("range start is greater than range end").
+#[test]
+fn close_range_that_ends_before_it_starts_is_einval() {
+    let d = scratch("close-range");
+    let mut s = Script::new();
+    for (first, last, flags, errno) in
+        [(3, 2, 0, libc::EINVAL), (3, 2, 4, libc::EINVAL), (0, 9, 8, libc::EINVAL)]
+    {
+        s.call(
+            "close_range",
+            -1,
+            &[
+                ("first", ArgValue::Int(first)),
+                ("last", ArgValue::Int(last)),
+                ("flags", ArgValue::Int(flags)),
+            ],
+        );
+        s.events.last_mut().unwrap().errno = Some(errno);
+    }
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let r = json(&replay(&trace, &root, &["--json"]));
+    assert_eq!(r["mismatch_total"], 0, "{r}");
+    assert_eq!(r["per_call"]["close_range"]["matched"], 3, "{r}");
+    assert_eq!(r["warnings"], serde_json::json!({}), "{r}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Page records of shared memory that is no file (MAP_SHARED|MAP_ANONYMOUS, System V shm):
 /// the eBPF recorder wrote them, with descriptor -1, before it learnt to tell such memory from
 /// a file (fio and dbench use it between their processes). They are no file I/O: replayed as
@@ -523,6 +555,56 @@ fn io_uring_calls_are_simulated_with_a_warning() {
         .keys()
         .any(|k| k.starts_with("io_uring or Linux AIO: the reads and writes they do"));
     assert!(warned, "{r}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A child killed inside its execve (Python's test_subprocess kills children it has just
+/// spawned) has no recorded result there, and nothing after it. Its process ends with that
+/// call, so the pipe's write end it inherited closes and the parent's read sees the end of
+/// the pipe, as recorded. The child's process had stayed in the replay for ever, and the
+/// parent's read waited out the stall timeout (ETIMEDOUT).
+#[test]
+fn a_child_that_died_inside_a_call_closes_its_descriptors() {
+    let d = scratch("died-inside");
+    let mut s = Script::new();
+    // (The script's process has no inherited descriptors: its first one is 0.)
+    let fds: Vec<u8> = [0i32, 1].iter().flat_map(|f| f.to_le_bytes()).collect();
+    s.call("pipe2", 0, &[("pipefd", ArgValue::data(fds)), ("flags", ArgValue::Int(0))]);
+    s.call(
+        "clone",
+        901,
+        &[
+            ("flags", ArgValue::Int(libc::SIGCHLD.into())),
+            ("stack", ArgValue::Int(0)),
+            ("parent_tid", ArgValue::Int(0)),
+            ("child_tid", ArgValue::Int(0)),
+            ("tls", ArgValue::Int(0)),
+        ],
+    );
+    s.call("execve", 0, &[("pathname", p("/bin/true"))]);
+    {
+        let e = s.events.last_mut().unwrap();
+        (e.pid, e.tid, e.ret, e.errno, e.time_returned) = (Some(901), Some(901), None, None, None);
+    }
+    s.call("close", 0, &[("fd", ArgValue::Int(1))]);
+    s.call(
+        "read",
+        0,
+        &[
+            ("fd", ArgValue::Int(0)),
+            ("buf", ArgValue::data(Vec::new())),
+            ("count", ArgValue::Int(100)),
+        ],
+    );
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let r = json(&replay(&trace, &root, &["--stall-timeout", "3", "--json"]));
+    assert_eq!(r["mismatch_total"], 0, "{r}");
+    assert_eq!(r["per_call"]["read"]["matched"], 1, "{r}");
+    assert!(r["elapsed_s"].as_f64().unwrap() < 2.0, "the read did not wait: {r}");
+    assert_eq!(r["per_call"]["execve"]["skipped"], 1, "not replayed: {r}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -691,9 +691,9 @@ impl Call<'_> {
             return Ok(Act::Sim);
         }
         // A call without a recorded result: its thread ended inside it (exit_group while it
-        // blocked) or the trace was cut. What it did is unknown: it is not issued.
-        if def.ret != Ret::NoReturn && self.ev.ret.is_none() && self.ev.errno.is_none_or(|e| e == 0)
-        {
+        // blocked, or killed) or the trace was cut. What it did is unknown: it is not issued.
+        // (Exits never return: theirs is no missing result.)
+        if handler != H::Exit && self.ev.ended_inside() {
             self.warn(format!(
                 "{}: no recorded result (its thread ended inside the call): not replayed",
                 def.name
@@ -973,9 +973,19 @@ impl Call<'_> {
                 }
             }
             H::CloseRange => {
-                let first = self.i("first")?.clamp(0, i32::MAX.into()) as i32;
-                let last = self.i("last")?.clamp(0, i32::MAX.into()) as i32;
-                if self.i("flags")? & 4 != 0 {
+                // The kernel's checks (unsigned ints): known flags, then first <= last.
+                // Python's test_subprocess passes a range that ends before it starts: EINVAL
+                // (the replayer's table lookup had panicked on it).
+                const CLOSE_RANGE_UNSHARE: i64 = 2;
+                const CLOSE_RANGE_CLOEXEC: i64 = 4;
+                let (first, last) = (self.i("first")? as u32, self.i("last")? as u32);
+                let flags = self.i("flags")?;
+                if flags & !(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC) != 0 || first > last {
+                    return Err(libc::EINVAL);
+                }
+                let first = first.min(i32::MAX as u32) as i32;
+                let last = last.min(i32::MAX as u32) as i32;
+                if flags & CLOSE_RANGE_CLOEXEC != 0 {
                     lock(&self.p.fds).cloexec_range(first, last);
                 } else {
                     let gone = lock(&self.p.fds).remove_range(first, last);

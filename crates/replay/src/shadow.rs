@@ -473,6 +473,22 @@ impl Shadow {
                 self.end(proc);
                 pl.ends_proc = true;
             }
+            // A call without a recorded result: its thread ended inside it (killed, as
+            // Python's test_subprocess kills a child in its execve; or another thread's
+            // exit_group while it blocked), or the trace ends there. The thread is gone after
+            // it, as after exit, and so is its process when it was the last: its descriptors
+            // close (a parent's read of the child's pipe then sees its end, as recorded).
+            _ if ev.ended_inside() => {
+                let last = self.procs.get_mut(&proc).map(|sp| {
+                    sp.tids.remove(&tid);
+                    sp.tids.is_empty()
+                });
+                self.tid_proc.remove(&tid);
+                if last == Some(true) {
+                    self.end(proc);
+                    pl.ends_proc = true;
+                }
+            }
             _ => {}
         }
         // A new descriptor from a simulated call (socket, accept, eventfd, ...).

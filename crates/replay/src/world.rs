@@ -122,11 +122,17 @@ impl FdTable {
     }
     /// Remove `first..=last`; returns the entries (so they close outside the lock).
     pub fn remove_range(&mut self, first: i32, last: i32) -> Vec<FdEntry> {
+        if first > last {
+            return Vec::new();
+        }
         let keys: Vec<i32> = self.map.range(first..=last).map(|(&k, _)| k).collect();
         keys.into_iter().filter_map(|k| self.map.remove(&k)).collect()
     }
     /// Mark `first..=last` close-on-exec.
     pub fn cloexec_range(&mut self, first: i32, last: i32) {
+        if first > last {
+            return;
+        }
         for (_, e) in self.map.range_mut(first..=last) {
             e.cloexec = true;
         }

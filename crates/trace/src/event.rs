@@ -299,6 +299,16 @@ impl Event {
         self.errno.is_some_and(|e| e != 0)
     }
 
+    /// The call has no recorded result: its thread ended inside it (killed, or another
+    /// thread's exit_group while it blocked) or the trace ends there. A call that never
+    /// returns when it succeeds (execve) counts when it has no return time either.
+    pub fn ended_inside(&self) -> bool {
+        let no_return = self.def.is_some_and(|d| d.ret == ra_syscalls::Ret::NoReturn);
+        self.ret.is_none()
+            && self.errno.is_none_or(|e| e == 0)
+            && (!no_return || self.time_returned.is_none())
+    }
+
     /// `time_returned - time_called`, when both are known.
     pub fn duration_ns(&self) -> Option<i64> {
         self.time_returned?.checked_sub(self.time_called?)
