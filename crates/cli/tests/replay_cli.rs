@@ -423,6 +423,19 @@ fn page_records_past_the_end_of_the_file_keep_its_size() {
         assert_eq!(r["per_call"]["mmappread"]["matched"], 1, "{mode}: {r}");
         assert_eq!(std::fs::read(root.join("m.dat")).unwrap(), b"cccccccccc", "{mode}");
     }
+    // A record whose count says 2^60 bytes (a damaged or hostile trace): at most the recorded
+    // bytes are held, the count is a mismatch, and the replay ends normally.
+    let mut s2 = Script { t: s.t, events: s.events[..3].to_vec() };
+    s2.page("mmappread", 0, &shown, 0, Some(addr));
+    s2.events.last_mut().unwrap().set_arg("count", ArgValue::Int(1 << 60));
+    let trace = d.join("huge.ds");
+    s2.write(&trace);
+    let root = d.join("root-huge");
+    std::fs::create_dir(&root).unwrap();
+    let o = replay(&trace, &root, &["--mmap", "pread", "--json"]);
+    let r = json(&o);
+    assert_eq!(o.status.code(), Some(1), "{r}");
+    assert_eq!(r["mismatch_total"], 1, "{r}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -1495,7 +1495,14 @@ impl Call<'_> {
                 sys::pwrite(raw, &data[..within.min(data.len())], off)?;
             }
         } else {
-            let mut got = vec![0u8; count];
+            // No more than the recorded bytes (or a huge page) in memory, whatever the
+            // record's count says.
+            let n = count.min(match self.arg("buf") {
+                ArgValue::Data(d) => d.len(),
+                _ => 2 << 20,
+            });
+            let within = within.min(n);
+            let mut got = vec![0u8; n];
             let mut at = 0;
             while at < within {
                 match sys::pread(raw, &mut got[at..within], off + at as i64)? {
