@@ -433,8 +433,12 @@ impl Call<'_> {
             self.diff(d);
         }
     }
-    /// Bytes to write for the in-buffer `name` of `len` bytes.
+    /// Bytes to write for the in-buffer `name` of `len` bytes: the recorded ones, else fill
+    /// data, at most as much as one call of the kernel moves (MAX_RW_COUNT), whatever a
+    /// damaged trace's count says.
     fn payload(&self, name: &str, len: usize) -> Cow<'_, [u8]> {
+        const MAX_RW_COUNT: usize = 0x7fff_f000;
+        let len = len.min(MAX_RW_COUNT);
         match self.arg(name) {
             ArgValue::Data(d) => Cow::Borrowed(&d[..]),
             a => {
