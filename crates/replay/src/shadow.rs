@@ -458,17 +458,7 @@ impl Shadow {
                     }
                 }
             }
-            Some(H::Exit) if name == "exit" => {
-                let last = self.procs.get_mut(&proc).map(|sp| {
-                    sp.tids.remove(&tid);
-                    sp.tids.is_empty()
-                });
-                self.tid_proc.remove(&tid);
-                if last == Some(true) {
-                    self.end(proc);
-                    pl.ends_proc = true;
-                }
-            }
+            Some(H::Exit) if name == "exit" => self.thread_gone(proc, tid, &mut pl),
             Some(H::Exit) => {
                 self.end(proc);
                 pl.ends_proc = true;
@@ -478,17 +468,7 @@ impl Shadow {
             // exit_group while it blocked), or the trace ends there. The thread is gone after
             // it, as after exit, and so is its process when it was the last: its descriptors
             // close (a parent's read of the child's pipe then sees its end, as recorded).
-            _ if ev.ended_inside() => {
-                let last = self.procs.get_mut(&proc).map(|sp| {
-                    sp.tids.remove(&tid);
-                    sp.tids.is_empty()
-                });
-                self.tid_proc.remove(&tid);
-                if last == Some(true) {
-                    self.end(proc);
-                    pl.ends_proc = true;
-                }
-            }
+            _ if ev.ended_inside() => self.thread_gone(proc, tid, &mut pl),
             _ => {}
         }
         // A new descriptor from a simulated call (socket, accept, eventfd, ...).
@@ -558,6 +538,20 @@ impl Shadow {
 
     fn set_fd(&mut self, p: ProcId, fd: i32, f: SFile) {
         self.fds(p).borrow_mut().insert(fd, Rc::new(RefCell::new(f)));
+    }
+
+    /// Thread `tid` of `p` is gone (its exit, or a call it ended inside): so is the process
+    /// when it was its last thread.
+    fn thread_gone(&mut self, p: ProcId, tid: i32, pl: &mut Placement) {
+        let last = self.procs.get_mut(&p).map(|sp| {
+            sp.tids.remove(&tid);
+            sp.tids.is_empty()
+        });
+        self.tid_proc.remove(&tid);
+        if last == Some(true) {
+            self.end(p);
+            pl.ends_proc = true;
+        }
     }
 
     fn end(&mut self, p: ProcId) {
