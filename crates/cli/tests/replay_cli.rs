@@ -26,6 +26,14 @@ fn replay(trace: &Path, root: &Path, extra: &[&str]) -> Output {
     bin().arg("replay").arg(trace).arg("--root").arg(root).args(extra).output().unwrap()
 }
 
+/// Replay `trace` into `root`, made here (it must not exist): the output and its JSON report.
+fn replay_fresh(trace: &Path, root: &Path, extra: &[&str]) -> (Output, serde_json::Value) {
+    std::fs::create_dir(root).unwrap();
+    let o = replay(trace, root, extra);
+    let r = json(&o);
+    (o, r)
+}
+
 fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
@@ -222,6 +230,16 @@ impl Script {
         }
         self.events.push(e);
     }
+    /// A call recorded as failing with `errno`.
+    fn failed(&mut self, name: &str, errno: i32, args: &[(&str, ArgValue)]) {
+        self.call(name, -1, args);
+        self.events.last_mut().unwrap().errno = Some(errno);
+    }
+    /// `pipe2(fds, 0)`, recorded as returning the descriptors `[r, w]`.
+    fn pipe2(&mut self, r: i32, w: i32) {
+        let fds: Vec<u8> = [r, w].iter().flat_map(|f| f.to_le_bytes()).collect();
+        self.call("pipe2", 0, &[("pipefd", ArgValue::data(fds)), ("flags", ArgValue::Int(0))]);
+    }
     fn write(&self, path: &Path) {
         common::write_scripted_trace(path, b"/", &self.events);
     }
@@ -357,9 +375,7 @@ fn mmap_page_records_replay_both_ways() {
     s.write(&trace);
     for mode in ["map", "pread"] {
         let root = d.join(format!("root-{mode}"));
-        std::fs::create_dir(&root).unwrap();
-        let o = replay(&trace, &root, &["--mmap", mode, "--json"]);
-        let r = json(&o);
+        let (o, r) = replay_fresh(&trace, &root, &["--mmap", mode, "--json"]);
         assert_eq!(o.status.code(), Some(0), "{mode}: {r}");
         assert_eq!(r["per_call"]["mmappread"]["matched"], 1, "{mode}: {r}");
         let f = std::fs::read(root.join("m.dat")).unwrap();
@@ -415,9 +431,7 @@ fn page_records_past_the_end_of_the_file_keep_its_size() {
     s.write(&trace);
     for mode in ["map", "pread"] {
         let root = d.join(format!("root-{mode}"));
-        std::fs::create_dir(&root).unwrap();
-        let o = replay(&trace, &root, &["--mmap", mode, "--json"]);
-        let r = json(&o);
+        let (o, r) = replay_fresh(&trace, &root, &["--mmap", mode, "--json"]);
         assert_eq!(o.status.code(), Some(0), "{mode}: {r}");
         assert_eq!(r["mismatch_total"], 0, "{mode}: {r}");
         assert_eq!(r["per_call"]["mmappread"]["matched"], 1, "{mode}: {r}");
@@ -431,9 +445,7 @@ fn page_records_past_the_end_of_the_file_keep_its_size() {
     let trace = d.join("huge.ds");
     s2.write(&trace);
     let root = d.join("root-huge");
-    std::fs::create_dir(&root).unwrap();
-    let o = replay(&trace, &root, &["--mmap", "pread", "--json"]);
-    let r = json(&o);
+    let (o, r) = replay_fresh(&trace, &root, &["--mmap", "pread", "--json"]);
     assert_eq!(o.status.code(), Some(1), "{r}");
     assert_eq!(r["mismatch_total"], 1, "{r}");
     let _ = std::fs::remove_dir_all(&d);
@@ -447,9 +459,9 @@ fn mknod_checks_the_kind_of_node_before_dirfd() {
     let d = scratch("mknod-kind");
     let mut s = Script::new();
     for (mode, errno) in [(libc::S_IFDIR | 0o600, libc::EPERM), (0o170600, libc::EINVAL)] {
-        s.call(
+        s.failed(
             "mknodat",
-            -1,
+            errno,
             &[
                 ("dirfd", ArgValue::Int(20001)),
                 ("pathname", p("n")),
@@ -457,13 +469,11 @@ fn mknod_checks_the_kind_of_node_before_dirfd() {
                 ("dev", ArgValue::Int(0)),
             ],
         );
-        s.events.last_mut().unwrap().errno = Some(errno);
     }
     let trace = d.join("t.ds");
     s.write(&trace);
     let root = d.join("root");
-    std::fs::create_dir(&root).unwrap();
-    let r = json(&replay(&trace, &root, &["--json"]));
+    let (_, r) = replay_fresh(&trace, &root, &["--json"]);
     assert_eq!(r["mismatch_total"], 0, "{r}");
     assert_eq!(r["per_call"]["mknodat"]["matched"], 2, "{r}");
     let _ = std::fs::remove_dir_all(&d);
@@ -479,22 +489,20 @@ fn close_range_that_ends_before_it_starts_is_einval() {
     for (first, last, flags, errno) in
         [(3, 2, 0, libc::EINVAL), (3, 2, 4, libc::EINVAL), (0, 9, 8, libc::EINVAL)]
     {
-        s.call(
+        s.failed(
             "close_range",
-            -1,
+            errno,
             &[
                 ("first", ArgValue::Int(first)),
                 ("last", ArgValue::Int(last)),
                 ("flags", ArgValue::Int(flags)),
             ],
         );
-        s.events.last_mut().unwrap().errno = Some(errno);
     }
     let trace = d.join("t.ds");
     s.write(&trace);
     let root = d.join("root");
-    std::fs::create_dir(&root).unwrap();
-    let r = json(&replay(&trace, &root, &["--json"]));
+    let (_, r) = replay_fresh(&trace, &root, &["--json"]);
     assert_eq!(r["mismatch_total"], 0, "{r}");
     assert_eq!(r["per_call"]["close_range"]["matched"], 3, "{r}");
     assert_eq!(r["warnings"], serde_json::json!({}), "{r}");
@@ -521,9 +529,7 @@ fn page_records_of_anonymous_shared_memory_are_simulated() {
     let trace = d.join("anon.ds");
     s.write(&trace);
     let root = d.join("root");
-    std::fs::create_dir(&root).unwrap();
-    let o = replay(&trace, &root, &["--json"]);
-    let r = json(&o);
+    let (o, r) = replay_fresh(&trace, &root, &["--json"]);
     assert_eq!(o.status.code(), Some(0), "{r}");
     assert_eq!(r["mismatch_total"], 0, "{r}");
     assert_eq!(r["per_call"]["mmappread"]["simulated"], 2, "{r}");
@@ -555,9 +561,7 @@ fn io_uring_calls_are_simulated_with_a_warning() {
     let trace = d.join("uring.ds");
     s.write(&trace);
     let root = d.join("root");
-    std::fs::create_dir(&root).unwrap();
-    let o = replay(&trace, &root, &["--json"]);
-    let r = json(&o);
+    let (o, r) = replay_fresh(&trace, &root, &["--json"]);
     assert_eq!(o.status.code(), Some(0), "{r}");
     assert_eq!(r["per_call"]["io_uring_setup"]["simulated"], 1, "{r}");
     assert_eq!(r["per_call"]["io_uring_enter"]["simulated"], 1, "{r}");
@@ -581,8 +585,7 @@ fn a_child_that_died_inside_a_call_closes_its_descriptors() {
     let d = scratch("died-inside");
     let mut s = Script::new();
     // (The script's process has no inherited descriptors: its first one is 0.)
-    let fds: Vec<u8> = [0i32, 1].iter().flat_map(|f| f.to_le_bytes()).collect();
-    s.call("pipe2", 0, &[("pipefd", ArgValue::data(fds)), ("flags", ArgValue::Int(0))]);
+    s.pipe2(0, 1);
     s.call(
         "clone",
         901,
@@ -612,8 +615,7 @@ fn a_child_that_died_inside_a_call_closes_its_descriptors() {
     let trace = d.join("t.ds");
     s.write(&trace);
     let root = d.join("root");
-    std::fs::create_dir(&root).unwrap();
-    let r = json(&replay(&trace, &root, &["--stall-timeout", "3", "--json"]));
+    let (_, r) = replay_fresh(&trace, &root, &["--stall-timeout", "3", "--json"]);
     assert_eq!(r["mismatch_total"], 0, "{r}");
     assert_eq!(r["per_call"]["read"]["matched"], 1, "{r}");
     assert!(r["elapsed_s"].as_f64().unwrap() < 2.0, "the read did not wait: {r}");
@@ -628,8 +630,7 @@ fn a_child_that_died_inside_a_call_closes_its_descriptors() {
 fn writes_into_a_stalled_pipe_fail_fast() {
     let d = scratch("pipe-stall");
     let mut s = Script::new();
-    let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
-    s.call("pipe2", 0, &[("pipefd", ArgValue::data(fds)), ("flags", ArgValue::Int(0))]);
+    s.pipe2(3, 4);
     let page = vec![1u8; 4096];
     for _ in 0..24 {
         s.call(
@@ -645,9 +646,7 @@ fn writes_into_a_stalled_pipe_fail_fast() {
     let trace = d.join("pipe.ds");
     s.write(&trace);
     let root = d.join("root");
-    std::fs::create_dir(&root).unwrap();
-    let o = replay(&trace, &root, &["--stall-timeout", "1", "--json"]);
-    let r = json(&o);
+    let (_, r) = replay_fresh(&trace, &root, &["--stall-timeout", "1", "--json"]);
     // 16 writes fill the pipe (64 KiB), the 17th waits 1 s, the 7 after it fail at once.
     assert_eq!(r["per_call"]["write"]["matched"], 16, "{r}");
     assert_eq!(r["per_call"]["write"]["mismatched"], 8, "{r}");
@@ -785,9 +784,7 @@ fn calls_whose_path_was_not_captured_are_not_issued() {
     let trace = d.join("t.ds");
     s.write(&trace);
     let root = d.join("root");
-    std::fs::create_dir(&root).unwrap();
-    let o = replay(&trace, &root, &["--json"]);
-    let r = json(&o);
+    let (_, r) = replay_fresh(&trace, &root, &["--json"]);
     assert!(!root.join("dir-c").exists(), "{r}");
     assert!(root.join("whole").is_dir(), "{r}");
     let w = r["warnings"].to_string();
