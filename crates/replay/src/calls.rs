@@ -2303,36 +2303,37 @@ impl Call<'_> {
         let owner = matches!(cmd, fl::F_SETLK | fl::F_SETLKW | fl::F_GETLK)
             .then(|| self.lock_owner_fd(raw))
             .flatten();
-        if let Some(h) = &owner {
-            use std::os::fd::AsRawFd;
-            let h = h.as_raw_fd();
-            // A range from the file position: the program's position is that of its own open
-            // file (`raw`), not of the table's lock description (stress-ng's lockf stressor
-            // seeks, then locks 8 bytes at SEEK_CUR).
-            if lk.l_whence == libc::SEEK_CUR as i16 {
-                let pos = sys::raw(libc::SYS_lseek, &[raw.into(), 0, libc::SEEK_CUR.into()])?;
-                lk.l_start = lk.l_start.checked_add(pos).ok_or(libc::EOVERFLOW)?;
-                lk.l_whence = libc::SEEK_SET as i16;
-            }
-            let r = match cmd {
-                fl::F_SETLKW => {
-                    self.retry_blocking(|| sys::fcntl_lock(h, libc::F_OFD_SETLK, &mut lk.clone()))
+        let (fd, cmd) = match &owner {
+            Some(h) => {
+                use std::os::fd::AsRawFd;
+                // A range from the file position: the program's position is that of its own
+                // open file (`raw`), not of the table's lock description (stress-ng's lockf
+                // stressor seeks, then locks 8 bytes at SEEK_CUR).
+                if lk.l_whence == libc::SEEK_CUR as i16 {
+                    let pos = sys::raw(libc::SYS_lseek, &[raw.into(), 0, libc::SEEK_CUR.into()])?;
+                    lk.l_start = lk.l_start.checked_add(pos).ok_or(libc::EOVERFLOW)?;
+                    lk.l_whence = libc::SEEK_SET as i16;
                 }
-                fl::F_SETLK => sys::fcntl_lock(h, libc::F_OFD_SETLK, &mut lk),
-                _ => sys::fcntl_lock(h, libc::F_OFD_GETLK, &mut lk),
-            }?;
-            self.check_getlk(is_get, &lk);
-            return Ok(Act::Issued(r));
-        }
+                let ofd = match cmd {
+                    fl::F_SETLK => fl::F_OFD_SETLK,
+                    fl::F_SETLKW => fl::F_OFD_SETLKW,
+                    _ => fl::F_OFD_GETLK,
+                };
+                (h.as_raw_fd(), ofd)
+            }
+            None => (raw, cmd),
+        };
         let r = match cmd {
             fl::F_SETLKW => {
-                self.retry_blocking(|| sys::fcntl_lock(raw, libc::F_SETLK, &mut lk.clone()))
+                self.retry_blocking(|| sys::fcntl_lock(fd, libc::F_SETLK, &mut lk.clone()))
             }
             fl::F_OFD_SETLKW => {
-                self.retry_blocking(|| sys::fcntl_lock(raw, libc::F_OFD_SETLK, &mut lk.clone()))
+                self.retry_blocking(|| sys::fcntl_lock(fd, libc::F_OFD_SETLK, &mut lk.clone()))
             }
-            c => sys::fcntl_lock(raw, c as i32, &mut lk),
+            c => sys::fcntl_lock(fd, c as i32, &mut lk),
         }?;
+        // (`owner` kept the table's description open until here.)
+        drop(owner);
         self.check_getlk(is_get, &lk);
         Ok(Act::Issued(r))
     }
