@@ -1577,6 +1577,7 @@ impl Plan {
             fd_keys: Vec::new(),
             inherited: f & F_INHERITED != 0,
             threads,
+            names: Default::default(),
         };
         Ok(Placed { seq, tid, ev, pl, called, ret, deps, new_proc, gone })
     }

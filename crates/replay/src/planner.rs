@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use ra_trace::{Event, ExtraValue, TraceReader};
 
-use crate::shadow::{clone_flags, ok, Placement, Shadow};
+use crate::shadow::{changes_names, clone_flags, ok, NameKeys, Placement, Shadow};
 use crate::world::ProcId;
 
 /// What replay needs to know of the trace as a whole (from its info, or a plan's header).
@@ -89,6 +89,21 @@ pub struct PlanNotes {
 const LOOKAHEAD: usize = 65_536;
 const LOOKAHEAD_BYTES: usize = 64 << 20;
 
+/// Calls looked ahead at, at most, for the call that made or removed a name another call
+/// failed on (it overlapped the failure, so it returned soon after).
+const NAME_LOOKAHEAD: usize = 256;
+
+/// The last calls on one ordering key.
+#[derive(Clone, Copy)]
+pub(crate) struct KeyLast {
+    /// The last call on the key (seq) and when it was called.
+    seq: u64,
+    called: i64,
+    /// The last call that made the name (seq), and the last that removed it.
+    made: Option<u64>,
+    removed: Option<u64>,
+}
+
 /// Places a trace's calls, one at a time (see the module's documentation).
 pub struct Planner<I> {
     iter: I,
@@ -97,7 +112,7 @@ pub struct Planner<I> {
     shadow: Shadow,
     pending: Ahead,
     brought_forward: HashSet<u64>,
-    last_key: HashMap<u64, (u64, i64)>,
+    last_key: HashMap<u64, KeyLast>,
     child_dep: HashMap<i32, u64>,
     proc_tids: HashMap<ProcId, HashSet<i32>>,
     seq: u64,
@@ -216,6 +231,25 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
                     continue;
                 }
             }
+            // A call that failed on a name (`EEXIST`, `ENOENT`) while another thread's
+            // overlapping call made or removed that name, which was recorded later (it returned
+            // later): the failure says that call ran first. Bring it forward.
+            if !self.brought_forward.contains(&ev.unique_id) {
+                if let Some(i) = explainer_ahead(
+                    &self.shadow,
+                    &ev,
+                    tid,
+                    &mut self.pending,
+                    &mut self.iter,
+                    &mut self.read_error,
+                ) {
+                    let maker = self.pending.remove(i).expect("position is in range");
+                    self.brought_forward.insert(ev.unique_id);
+                    self.pending.push_front(ev);
+                    self.pending.push_front(maker);
+                    continue;
+                }
+            }
             return Some(Ok(self.place(ev, tid)));
         }
     }
@@ -246,12 +280,12 @@ impl<I> Planner<I> {
         // call never depends on itself.
         pl.keys.sort_unstable();
         pl.keys.dedup();
-        key_deps(&mut self.last_key, &pl.keys, seq, called, &mut deps);
+        key_deps(&mut self.last_key, &pl.keys, &pl.names, seq, called, &mut deps);
         // Descriptor numbers: strictly in recorded order (a number is taken only after it was
         // freed, whenever the two calls were called).
         pl.fd_keys.sort_unstable();
         pl.fd_keys.dedup();
-        key_deps(&mut self.last_key, &pl.fd_keys, seq, i64::MAX, &mut deps);
+        key_deps(&mut self.last_key, &pl.fd_keys, &NameKeys::default(), seq, i64::MAX, &mut deps);
         deps.sort_unstable();
         deps.dedup();
         let tids = self.proc_tids.entry(pl.proc).or_default();
@@ -280,20 +314,98 @@ impl<I> Planner<I> {
 /// (A make -j2 build under ptrace: gcc's execve of cc1, recorded after two access()es of cc1
 /// by the other job that were called later, waited for them, they waited for the parent's
 /// read of gcc's exec-status pipe, and only that exec ends the read: a stall per compiler run.)
+/// Outcomes come before that order: a call that failed because a name existed (`EEXIST`)
+/// depends on the last call that made the name, and one that failed because a name was
+/// missing (`ENOENT`) on the last call that removed it, whenever either was called.
 pub(crate) fn key_deps(
-    last_key: &mut HashMap<u64, (u64, i64)>,
+    last_key: &mut HashMap<u64, KeyLast>,
     keys: &[u64],
+    names: &NameKeys,
     seq: u64,
     called: i64,
     deps: &mut Vec<u64>,
 ) {
-    for k in keys {
-        if let Some((prev, prev_called)) = last_key.insert(*k, (seq, called)) {
-            if prev != seq && prev_called <= called {
-                deps.push(prev);
+    for &k in keys {
+        let prev = last_key.get(&k).copied();
+        if let Some(p) = prev {
+            if p.seq != seq && p.called <= called {
+                deps.push(p.seq);
+            }
+            if names.existed == Some(k) {
+                deps.extend(p.made.filter(|&m| m != seq));
+            }
+            if names.missing.contains(&k) {
+                deps.extend(p.removed.filter(|&r| r != seq));
             }
         }
+        let made = if names.made == Some(k) { Some(seq) } else { prev.and_then(|p| p.made) };
+        let removed =
+            if names.removed == Some(k) { Some(seq) } else { prev.and_then(|p| p.removed) };
+        last_key.insert(k, KeyLast { seq, called, made, removed });
     }
+}
+
+/// When `ev` failed on a name (see [`NameKeys`]): the position in `pending` (filled from
+/// `iter` up to [`NAME_LOOKAHEAD`] calls) of a later call of another thread that made or
+/// removed that name, was called before `ev` returned, and is its thread's next call.
+fn explainer_ahead(
+    shadow: &Shadow,
+    ev: &Event,
+    tid: i32,
+    pending: &mut Ahead,
+    iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
+    read_error: &mut Option<ra_trace::Error>,
+) -> Option<usize> {
+    if ok(ev) || !matches!(ev.errno, Some(libc::EEXIST | libc::ENOENT)) {
+        return None;
+    }
+    // Only a change ahead of a name with the same last component can explain the failure
+    // (a lookup: most failures have none, and then no call ahead is looked at).
+    let bases: Vec<u64> = name_bases(ev).collect();
+    if bases.is_empty() {
+        return None;
+    }
+    let names = shadow.name_keys(shadow.proc_id_of(tid)?, ev);
+    if !names.failed_on_a_name() {
+        return None;
+    }
+    let end = ev.time_returned.or(ev.time_called)?;
+    let i = pending.find_if(
+        iter,
+        read_error,
+        NAME_LOOKAHEAD,
+        |a| bases.iter().any(|b| a.name_changes.contains_key(b)),
+        |e| {
+            let Some(t) = e.tid.or(e.pid) else { return false };
+            if t == tid || e.time_called.is_none_or(|c| c > end) || !names_changed(e) {
+                return false;
+            }
+            shadow.proc_id_of(t).is_some_and(|q| names.explained_by(&shadow.name_keys(q, e)))
+        },
+    )?;
+    let t = pending.q[i].tid.or(pending.q[i].pid);
+    (!pending.q.iter().take(i).any(|e| e.tid.or(e.pid) == t)).then_some(i)
+}
+
+/// A call that succeeded in making or removing a name.
+fn names_changed(e: &Event) -> bool {
+    ok(e) && e.def.is_some_and(|d| changes_names(d, e))
+}
+
+/// Hashes of the last components of `e`'s path arguments, as recorded (unresolved).
+fn name_bases(e: &Event) -> impl Iterator<Item = u64> + '_ {
+    let def = e.def.map_or(&[][..], |d| d.args);
+    def.iter().zip(&e.args).filter_map(|(a, v)| match (a.kind, v) {
+        (ra_syscalls::ArgKind::Path, ra_trace::ArgValue::Data(d)) => {
+            let mut d = d.strip_suffix(&[0]).unwrap_or(d);
+            while let Some(t) = d.strip_suffix(b"/") {
+                d = t;
+            }
+            let base = d.rsplit(|&b| b == b'/').next().unwrap_or(d);
+            Some(crate::shadow::key_of(base))
+        }
+        _ => None,
+    })
 }
 
 /// When `ev` takes a descriptor number its process still has open in the model (and is not
@@ -327,6 +439,7 @@ fn freer_ahead(
     pending.find_if(
         iter,
         read_error,
+        LOOKAHEAD,
         |a| a.may_free(n),
         |e| {
             if frees_number(e).is_none() {
@@ -350,6 +463,8 @@ struct Ahead {
     /// How many of the calls ahead free each descriptor number (`close`, `dup2`/`dup3`'s
     /// target; key -1: `close_range`), so that a search for one is a lookup when there is none.
     frees: HashMap<i32, u32>,
+    /// How many of the calls ahead made or removed a name, by [`name_bases`].
+    name_changes: HashMap<u64, u32>,
 }
 
 /// The descriptor number a call frees, for [`Ahead`]'s index (-1: a range).
@@ -386,6 +501,19 @@ impl Ahead {
             self.bytes += b;
         } else {
             self.bytes -= b;
+        }
+        if names_changed(e) {
+            for b in name_bases(e) {
+                let c = self.name_changes.entry(b).or_default();
+                if add {
+                    *c += 1;
+                } else {
+                    *c -= 1;
+                    if *c == 0 {
+                        self.name_changes.remove(&b);
+                    }
+                }
+            }
         }
         if let Some(n) = frees_number(e) {
             let c = self.frees.entry(n).or_default();
@@ -445,10 +573,10 @@ impl Ahead {
         read_error: &mut Option<ra_trace::Error>,
         pred: impl FnMut(&Event) -> bool,
     ) -> Option<usize> {
-        self.find_if(iter, read_error, |_| true, pred)
+        self.find_if(iter, read_error, LOOKAHEAD, |_| true, pred)
     }
 
-    /// [`Ahead::find`], with the calls ahead searched only while `worth(self)` says a match
+    /// [`Ahead::find`], up to `limit` calls ahead, searched only while `worth(self)` says a match
     /// may be among them. The queue grows in steps (64 calls, then 4 times as many each
     /// time) and each step searches only the calls it added: the first match is the one a
     /// search of the whole look-ahead finds, but the usual match, a few calls ahead, no
@@ -459,6 +587,7 @@ impl Ahead {
         &mut self,
         iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
         read_error: &mut Option<ra_trace::Error>,
+        limit: usize,
         worth: impl Fn(&Ahead) -> bool,
         mut pred: impl FnMut(&Event) -> bool,
     ) -> Option<usize> {
@@ -471,7 +600,7 @@ impl Ahead {
                 }
             }
             searched = self.q.len();
-            self.fill_to(searched + step, iter, read_error);
+            self.fill_to((searched + step).min(limit), iter, read_error);
             if self.q.len() == searched {
                 // The look-ahead is full, or the trace ended.
                 return None;
@@ -544,6 +673,37 @@ mod tests {
         assert_eq!(order, vec![1, 4, 5, 6, 2, 3, 7]);
     }
 
+    /// fs_mark under ptrace: thread 200's `mkdir("f")` failed with `EEXIST` and returned
+    /// first; thread 100's, called before it returned, made the directory and was recorded
+    /// after it. The planner brings the one that made it forward, and the failure waits for it.
+    /// A failure nothing ahead explains keeps its place.
+    #[test]
+    fn the_call_that_made_a_name_another_failed_on_comes_first() {
+        let timed = |id: u64, called: i64, ret: i64, e: Event| Event {
+            unique_id: id,
+            time_called: Some(called),
+            time_returned: Some(ret),
+            ..e
+        };
+        let path = |p: &str| ra_trace::ArgValue::Data(format!("{p}\0").into_bytes().into());
+        let evs = vec![
+            timed(1, 10, 20, event("close", 100, 0, 0, &[("fd", Int(9))])),
+            timed(2, 11, 21, event("close", 200, 0, 0, &[("fd", Int(9))])),
+            timed(3, 40, 60, event("mkdir", 200, -1, libc::EEXIST, &[("pathname", path("f"))])),
+            timed(4, 61, 62, event("statfs", 200, 0, 0, &[("path", path("f"))])),
+            timed(5, 30, 65, event("mkdir", 100, 0, 0, &[("pathname", path("f/"))])),
+            // Unexplained: nothing ahead made "g".
+            timed(6, 70, 80, event("mkdir", 200, -1, libc::EEXIST, &[("pathname", path("g"))])),
+            timed(7, 71, 81, event("mkdir", 100, 0, 0, &[("pathname", path("h"))])),
+        ];
+        let placed: Vec<Placed> =
+            Planner::new(evs.into_iter().map(Ok), facts()).map(|p| p.expect("placed")).collect();
+        let order: Vec<u64> = placed.iter().map(|p| p.ev.unique_id).collect();
+        assert_eq!(order, vec![1, 2, 5, 3, 4, 6, 7]);
+        let failed = placed.iter().find(|p| p.ev.unique_id == 3).expect("placed");
+        assert!(failed.deps.contains(&2), "the EEXIST waits for the mkdir: {:?}", failed.deps);
+    }
+
     /// The stepwise search finds the first match a search of the whole look-ahead finds,
     /// wherever it lies, and reads ahead little when the match is near.
     #[test]
@@ -579,6 +739,6 @@ mod tests {
         // `worth` false: nothing is searched.
         let mut iter = calls(100).into_iter();
         let mut a = Ahead::default();
-        assert_eq!(a.find_if(&mut iter, &mut err, |_| false, |_| true), None);
+        assert_eq!(a.find_if(&mut iter, &mut err, LOOKAHEAD, |_| false, |_| true), None);
     }
 }

@@ -1353,6 +1353,7 @@ fn account(ctx: &Ctx, rep: &mut Report, ev: &Event, out: Outcome) {
 mod tests {
     use super::*;
     use crate::planner::key_deps;
+    use crate::shadow::NameKeys;
 
     fn id(n: u64) -> CallId {
         CallId { unique_id: n, name: "read" }
@@ -1384,17 +1385,48 @@ mod tests {
         let mut last = foldhash::HashMap::default();
         let mut deps = Vec::new();
         // #1 access(cc1) called at 50, #2 access(cc1) called at 60.
-        key_deps(&mut last, &[7], 1, 50, &mut deps);
-        key_deps(&mut last, &[7], 2, 60, &mut deps);
+        key_deps(&mut last, &[7], &NameKeys::default(), 1, 50, &mut deps);
+        key_deps(&mut last, &[7], &NameKeys::default(), 2, 60, &mut deps);
         assert_eq!(deps, [1]);
         // #3 execve(cc1), called at 30 but recorded after them (it returned last): it does
         // not wait for them.
         deps.clear();
-        key_deps(&mut last, &[7], 3, 30, &mut deps);
+        key_deps(&mut last, &[7], &NameKeys::default(), 3, 30, &mut deps);
         assert!(deps.is_empty(), "{deps:?}");
         // #4 called after everything: waits for the last recorded call on the file.
-        key_deps(&mut last, &[7, 7], 4, 70, &mut deps);
+        key_deps(&mut last, &[7, 7], &NameKeys::default(), 4, 70, &mut deps);
         assert_eq!(deps, [3]);
+    }
+
+    /// fs_mark's two threads both `mkdir` their directory: the one called second made it and
+    /// the one called first failed with `EEXIST`. The failure waits for the call that made the
+    /// name, whenever either was called; a failure with `ENOENT` waits for the removal.
+    #[test]
+    fn a_call_that_failed_on_a_name_waits_for_the_call_that_made_or_removed_it() {
+        let nk = |f: fn(&mut NameKeys)| {
+            let mut n = NameKeys::default();
+            f(&mut n);
+            n
+        };
+        let mut last = foldhash::HashMap::default();
+        let mut deps = Vec::new();
+        // #1 mkdir(f), called at 60, made it; #2 stat(f) called at 70.
+        key_deps(&mut last, &[7], &nk(|n| n.made = Some(7)), 1, 60, &mut deps);
+        key_deps(&mut last, &[7], &NameKeys::default(), 2, 70, &mut deps);
+        // #3 mkdir(f) called at 50, recorded after them: EEXIST, so it waits for #1 (and only
+        // for #1: #2 was called later).
+        deps.clear();
+        key_deps(&mut last, &[7], &nk(|n| n.existed = Some(7)), 3, 50, &mut deps);
+        assert_eq!(deps, [1]);
+        // #4 unlink(f) called at 80; #5 open(f) called at 40 failed with ENOENT: waits for #4.
+        key_deps(&mut last, &[7], &nk(|n| n.removed = Some(7)), 4, 80, &mut deps);
+        deps.clear();
+        key_deps(&mut last, &[7], &nk(|n| n.missing = vec![7]), 5, 40, &mut deps);
+        assert_eq!(deps, [4]);
+        // A call called earlier that did not fail on the name still does not wait.
+        deps.clear();
+        key_deps(&mut last, &[7], &NameKeys::default(), 6, 10, &mut deps);
+        assert!(deps.is_empty(), "{deps:?}");
     }
 
     #[test]

@@ -30,13 +30,70 @@ fn parent_of(p: &[u8]) -> Option<&[u8]> {
 }
 
 /// Whether `ev` adds or removes names in the directories of its paths.
-fn changes_names(def: &ra_syscalls::SyscallDef, ev: &Event) -> bool {
+pub(crate) fn changes_names(def: &ra_syscalls::SyscallDef, ev: &Event) -> bool {
     use ra_syscalls::Handler as H;
     match def.replay.handler() {
         Some(H::Mkdir | H::Unlink | H::Mknod | H::Link | H::Symlink | H::Rename) => true,
         Some(H::Open) => ev.open_flags().unwrap_or(0) & i64::from(libc::O_CREAT) != 0,
         _ => false,
     }
+}
+
+/// What a call did to names, or what its failure says about them, by ordering key: the facts
+/// that order two overlapping calls on one name by their outcomes (two processes `mkdir` the
+/// same directory: the one that failed with `EEXIST` ran after the one that made it, whichever
+/// was called or returned first).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NameKeys {
+    /// The name the call made (it succeeded).
+    pub made: Option<u64>,
+    /// The name the call removed (it succeeded).
+    pub removed: Option<u64>,
+    /// The call failed with `EEXIST`: the name that existed.
+    pub existed: Option<u64>,
+    /// The call failed with `ENOENT`: the names it looked up (one was missing).
+    pub missing: Vec<u64>,
+}
+
+impl NameKeys {
+    /// The call failed on a name another call may have made or removed.
+    pub fn failed_on_a_name(&self) -> bool {
+        self.existed.is_some() || !self.missing.is_empty()
+    }
+
+    /// `other` (which succeeded) made the name this call found existing, or removed a name
+    /// this call found missing.
+    pub fn explained_by(&self, other: &NameKeys) -> bool {
+        (self.existed.is_some() && self.existed == other.made)
+            || other.removed.is_some_and(|k| self.missing.contains(&k))
+    }
+}
+
+/// [`NameKeys`] of `ev`, whose resolved paths' keys (in argument order) are `paths`.
+fn name_keys(def: &ra_syscalls::SyscallDef, ev: &Event, paths: &[u64]) -> NameKeys {
+    use ra_syscalls::Handler as H;
+    let mut nk = NameKeys::default();
+    let (Some(&first), Some(&last)) = (paths.first(), paths.last()) else { return nk };
+    let handler = def.replay.handler();
+    let exchange = handler == Some(H::Rename)
+        && int_arg(ev, "flags").unwrap_or(0) & i64::from(libc::RENAME_EXCHANGE) != 0;
+    if ok(ev) {
+        if changes_names(def, ev) && !exchange {
+            match handler {
+                Some(H::Unlink) => nk.removed = Some(first),
+                Some(H::Rename) => {
+                    nk.removed = Some(first);
+                    nk.made = Some(last);
+                }
+                _ => nk.made = Some(last),
+            }
+        }
+    } else if ev.errno == Some(libc::EEXIST) && changes_names(def, ev) {
+        nk.existed = Some(last);
+    } else if ev.errno == Some(libc::ENOENT) {
+        nk.missing = paths.to_vec();
+    }
+    nk
 }
 
 /// The ordering key of descriptor number `fd` in descriptor table `fdt`.
@@ -137,6 +194,8 @@ pub struct Placement {
     pub inherited: bool,
     /// Threads the process has (as the model knows them) when the call is made.
     pub threads: usize,
+    /// The names the call made or removed, or failed on.
+    pub names: NameKeys,
 }
 
 /// The model.
@@ -233,6 +292,13 @@ impl Shadow {
         Some(normalize(&join(&base, path)))
     }
 
+    /// [`NameKeys`] of `ev`, a call of process `p`, as the model stands.
+    pub fn name_keys(&self, p: ProcId, ev: &Event) -> NameKeys {
+        let Some(def) = ev.def else { return NameKeys::default() };
+        let keys: Vec<u64> = self.paths(p, ev).iter().map(|p| key_of(p)).collect();
+        name_keys(def, ev, &keys)
+    }
+
     /// The (dirfd, path) pairs a call names, resolved: first the call's own path, then (for
     /// two-path calls) the second.
     pub fn paths(&self, p: ProcId, ev: &Event) -> Vec<Vec<u8>> {
@@ -282,7 +348,8 @@ impl Shadow {
             }
         }
         let paths = self.paths(proc, ev);
-        pl.keys.extend(paths.iter().map(|p| key_of(p)));
+        let path_keys: Vec<u64> = paths.iter().map(|p| key_of(p)).collect();
+        pl.keys.extend(&path_keys);
         // A call that adds or removes a name in a directory also keys that directory: a
         // listing of it (getdents on a descriptor of it) by another process keeps its order
         // with the change (stress-ng's dir stressor: one process makes and removes
@@ -290,6 +357,7 @@ impl Shadow {
         if changes_names(def, ev) {
             pl.keys.extend(paths.iter().filter_map(|p| parent_of(p)).map(key_of));
         }
+        pl.names = name_keys(def, ev, &path_keys);
         // Descriptor numbers: a call that frees number N and a later one that takes it keep
         // their order (threads of one process share the table; the kernel hands out N only
         // after the close).
