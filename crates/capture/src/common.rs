@@ -233,6 +233,25 @@ pub(crate) fn stamp(ev: &mut Event, tid: Pid, p: ProcInfo) {
     ev.sid = Some(p.sid);
 }
 
+/// The record of a thread that a signal killed between calls (`wait_status`, as `waitpid` or
+/// the task's `exit_code` gives it, says so; a thread killed inside a call is recorded as that
+/// call without a result instead): Re-Animator's `exit` record with its `generated` column
+/// set and `exit_status` the wait status, stamped `time_called` when the recorder saw the
+/// death. Without it a replay keeps the thread's process, and the descriptors it held (a
+/// pipe's write end), for good: Python's test_subprocess kills children that spin in user
+/// space, and the parent's reads of their pipes, recorded as end-of-file, waited forever.
+/// (Only when the selection records `exit`.)
+pub(crate) fn generated_exit(sel: &crate::Selection, wait_status: i32) -> Option<Event> {
+    if !libc::WIFSIGNALED(wait_status) || !sel.defs().iter().any(|d| d.name == "exit") {
+        return None;
+    }
+    let mut ev = Event::new(ra_syscalls::lookup("exit")?);
+    ev.set_arg("status", ArgValue::Int(wait_status.into()));
+    ev.extra.push(("generated".into(), ra_trace::ExtraValue::Bool(true)));
+    ev.time_called = Some(now_ns());
+    Some(ev)
+}
+
 /// Calls that never come back (recorded at entry): `exit`, `exit_group`. (`execve` is
 /// `Ret::NoReturn` too, but returns on failure, and 0 in the new program.)
 pub(crate) fn never_returns(def: &SyscallDef) -> bool {

@@ -31,6 +31,7 @@ both_backends!(
     a_listing_of_the_root_replays_its_symlinks_as_symlinks,
     record_locks_of_parent_and_child_conflict_in_the_replay,
     a_lease_replays_as_recorded_without_signalling_the_replayer,
+    a_child_killed_between_calls_closes_its_pipe_in_the_replay,
 );
 
 struct Case {
@@ -490,6 +491,44 @@ fn a_lease_replays_as_recorded_without_signalling_the_replayer() {
     assert_eq!(refused, 1, "the child's open was refused by the lease");
     let report = c.replay_with(&trace, &[]);
     assert_eq!(report["per_call"]["openat"]["mismatched"], 0, "{}", report["per_call"]);
+    c.replay_and_check(&trace);
+}
+
+/// A child killed by a signal while it runs in user space makes no call on its way out: no
+/// recorder wrote its death, so the replay kept the child, and its end of a pipe, open, and
+/// the parent's read, recorded as end-of-file, waited out the stall timeout (Python's
+/// test_subprocess). Both recorders now write a generated `exit` (Re-Animator's `generated`
+/// column) with the wait status, and the replay ends the child there.
+fn a_child_killed_between_calls_closes_its_pipe_in_the_replay() {
+    if !have_program("python3") {
+        return;
+    }
+    let c = Case::new("killed");
+    let script = "import os, signal, time\n\
+        r, w = os.pipe()\n\
+        pid = os.fork()\n\
+        if pid == 0:\n    \
+            os.close(r)\n    \
+            os.write(w, b'ready')\n    \
+            while True:\n        \
+                pass\n\
+        os.close(w)\n\
+        assert os.read(r, 5) == b'ready'\n\
+        time.sleep(0.2)\n\
+        os.kill(pid, signal.SIGKILL)\n\
+        assert os.read(r, 5) == b''\n\
+        assert os.waitpid(pid, 0)[1] == signal.SIGKILL\n\
+        os.close(r)\n";
+    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let r = ra_trace::TraceReader::open(&trace).unwrap();
+    let generated: Vec<_> =
+        r.events(None).map(|e| e.unwrap()).filter(ra_trace::Event::generated).collect();
+    assert_eq!(generated.len(), 1, "one generated exit: {generated:?}");
+    let g = &generated[0];
+    assert_eq!(g.name, "exit");
+    assert_eq!(g.arg("status").and_then(|a| a.as_int()), Some(i64::from(libc::SIGKILL)));
+    let report = c.replay_with(&trace, &["--stall-timeout", "5"]);
+    assert_eq!(report["per_call"]["read"]["mismatched"], 0, "{}", report["per_call"]);
     c.replay_and_check(&trace);
 }
 

@@ -263,8 +263,16 @@ impl<I> Planner<I> {
         let name = ev.def.map_or("", |d| d.name);
         let mut pl = self.shadow.step(&ev);
         pl.inherited = ev.unique_id < self.facts.synthetic && name == "openat";
-        let called = ev.time_called.unwrap_or(self.last_time).max(i64::MIN + 1);
+        let mut called = ev.time_called.unwrap_or(self.last_time).max(i64::MIN + 1);
         let ret = ev.time_returned.unwrap_or(called).max(called);
+        if ev.generated() {
+            // A thread killed between calls, recorded when the recorder saw it gone: it died
+            // at some time after its last call, which need not be after the calls of other
+            // threads that ended before it was seen (the parent's read that the death ended,
+            // seen first, would wait for the death). It waits for no other thread's calls;
+            // calls begun after it was seen wait for it.
+            called = i64::MIN + 1;
+        }
         self.last_time = self.last_time.max(called);
         let new_proc = pl.first_seen.then(|| (self.shadow.cwd(pl.proc), self.umask));
         let mut deps = Vec::new();

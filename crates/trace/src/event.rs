@@ -309,6 +309,13 @@ impl Event {
             && (!no_return || self.time_returned.is_none())
     }
 
+    /// A record the recorder generated rather than a call the program made: an `exit` with
+    /// Re-Animator's `generated` column set, written for a thread killed by a signal between
+    /// calls (its `exit_status` is the kernel's wait status, the signal in the low 7 bits).
+    pub fn generated(&self) -> bool {
+        self.extra.iter().any(|(k, v)| k == "generated" && *v == ExtraValue::Bool(true))
+    }
+
     /// `time_returned - time_called`, when both are known.
     pub fn duration_ns(&self) -> Option<i64> {
         self.time_returned?.checked_sub(self.time_called?)

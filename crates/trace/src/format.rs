@@ -297,6 +297,9 @@ pub fn format_event(ev: &Event, o: &FormatOptions) -> String {
     if ev.extra.iter().any(|(k, v)| k == "synthetic" && *v == ExtraValue::Bool(true)) {
         s.push_str(" (synthetic)");
     }
+    if ev.generated() {
+        s.push_str(" (generated: killed between calls)");
+    }
     if o.show_duration {
         if let Some(d) = ev.duration_ns() {
             let _ = write!(s, " <{}.{:09}>", d / 1_000_000_000, (d % 1_000_000_000).abs());

@@ -235,6 +235,8 @@ pub struct TaskRec {
     pub tgid: u32,
     /// RK_FORK: the new thread; RK_EXIT: the task's exit code (a wait status).
     pub child_tid: u32,
+    /// RK_FORK: the new thread's process; RK_EXIT: 1 when the thread ended inside a call
+    /// (recorded as that call, without a result).
     pub child_tgid: u32,
     pub group_dead: bool,
 }

@@ -409,6 +409,8 @@ struct State<'s> {
     discarded: u64,
     /// The pseudo-calls wanted (`mmappread`, `mmappwrite`).
     pseudo: Vec<&'static ra_syscalls::SyscallDef>,
+    /// The calls recorded.
+    selection: crate::Selection,
 }
 
 impl State<'_> {
@@ -466,6 +468,16 @@ impl State<'_> {
                 }
             }
             Some(Record::Exit(t)) => {
+                if t.child_tgid == 0 {
+                    if let Some(mut ev) =
+                        crate::common::generated_exit(&self.selection, t.child_tid as i32)
+                    {
+                        // Killed between calls.
+                        ev.pid = Some(t.tgid as i32);
+                        ev.tid = Some(t.tid as i32);
+                        self.emit(ev);
+                    }
+                }
                 self.asm.thread_gone(t.tid);
                 if self.failed.is_none() {
                     let r = self.sink.thread_gone(t.tid as i32);
@@ -938,6 +950,7 @@ fn record(
         discarded: 0,
         deferred_short: 0,
         pseudo: opts.selection.pseudo().to_vec(),
+        selection: opts.selection.clone(),
     });
     let mut rb = RingBufferBuilder::new();
     rb.add(&skel.maps.rb, |data: &[u8]| state.borrow_mut().on_record(data))

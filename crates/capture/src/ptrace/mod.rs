@@ -27,8 +27,9 @@ use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
 use ra_trace::{ArgValue, Event, IovValue};
 
 use crate::common::{
-    add_copied_data, deref_len_args, hash_bulk, inherited_fds, is_bulk, kernel_args, never_returns,
-    now_ns, proc_info, resolve, stamp, struct_size, synthetic_fds, ProcInfo, Xarg,
+    add_copied_data, deref_len_args, generated_exit, hash_bulk, inherited_fds, is_bulk,
+    kernel_args, never_returns, now_ns, proc_info, resolve, stamp, struct_size, synthetic_fds,
+    ProcInfo, Xarg,
 };
 use crate::sink::TraceSink;
 use crate::{Backend, Capabilities, DataMode, Error, Result, Selection, Target, Unavailable};
@@ -672,6 +673,10 @@ impl<'a> Tracer<'a> {
                 if self.opts.data == DataMode::Hash {
                     hash_bulk(p.def, &mut ev);
                 }
+                self.emit(ev);
+            } else if let Some(mut ev) = generated_exit(&self.opts.selection, status) {
+                // Killed between calls.
+                stamp(&mut ev, tid, t.info);
                 self.emit(ev);
             }
         }

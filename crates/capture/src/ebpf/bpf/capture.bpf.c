@@ -1811,6 +1811,8 @@ int BPF_PROG(on_task_exit, struct task_struct *t, bool group_dead)
 
 	if (!is_target(tgid))
 		return 0;
+	__u32 inside = 0;
+
 	s = bpf_task_storage_get(&tstates, t, 0, 0);
 	if (s && s->active) {
 		/* Killed inside the call (another thread's exit_group, a signal): no result. Its
@@ -1823,6 +1825,7 @@ int BPF_PROG(on_task_exit, struct task_struct *t, bool group_dead)
 		if (r)
 			capture_args(s, r, -1, 0, 0);
 		emit_call(s, 0, CF_NO_RETURN);
+		inside = 1;
 	}
 	if (mmap_pages) {
 		if (s)
@@ -1832,7 +1835,7 @@ int BPF_PROG(on_task_exit, struct task_struct *t, bool group_dead)
 			bpf_map_delete_elem(&procmm, &tgid);
 		}
 	}
-	emit_task(RK_EXIT, t->pid, tgid, t->exit_code, 0, group_dead);
+	emit_task(RK_EXIT, t->pid, tgid, t->exit_code, inside, group_dead);
 	if (group_dead) {
 		if (!use_cgroup)
 			bpf_map_delete_elem(&targets, &tgid);

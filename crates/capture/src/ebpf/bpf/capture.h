@@ -172,7 +172,7 @@ struct rec_task {
 	__u32 tid;       /* the thread that forked / exited */
 	__u32 tgid;
 	__u32 child_tid; /* RK_FORK; RK_EXIT: the task's exit_code (a wait status) */
-	__u32 child_tgid;
+	__u32 child_tgid; /* RK_FORK; RK_EXIT: 1 when it ended inside a call (recorded so) */
 	__u32 group_dead; /* RK_EXIT: the last thread of its process */
 };
 
