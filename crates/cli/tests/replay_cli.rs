@@ -509,6 +509,33 @@ fn close_range_that_ends_before_it_starts_is_einval() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// readlink of an empty path is ENOENT (the kernel's do_readlinkat: "not a symlink" is
+/// EINVAL except for an empty path), for readlink as for readlinkat; the replay answered
+/// EINVAL (Python's test_subprocess).
+#[test]
+fn readlink_of_an_empty_path_is_enoent_and_of_a_directory_einval() {
+    let d = scratch("readlink-empty");
+    let mut s = Script::new();
+    let buf = |s: &mut Script, name: &str, errno: i32, path: &[u8], dirfd: Option<i64>| {
+        let mut args = vec![("pathname", ArgValue::data(path.to_vec()))];
+        args.push(("bufsiz", ArgValue::Int(4096)));
+        if let Some(fd) = dirfd {
+            args.push(("dirfd", ArgValue::Int(fd)));
+        }
+        s.failed(name, errno, &args);
+    };
+    buf(&mut s, "readlink", libc::ENOENT, b"", None);
+    buf(&mut s, "readlinkat", libc::ENOENT, b"", Some(-100));
+    buf(&mut s, "readlink", libc::EINVAL, b".", None);
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let (_, r) = replay_fresh(&trace, &d.join("root"), &["--json"]);
+    assert_eq!(r["mismatch_total"], 0, "{r}");
+    assert_eq!(r["per_call"]["readlink"]["matched"], 2, "{r}");
+    assert_eq!(r["per_call"]["readlinkat"]["matched"], 1, "{r}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Page records of shared memory that is no file (MAP_SHARED|MAP_ANONYMOUS, System V shm):
 /// the eBPF recorder wrote them, with descriptor -1, before it learnt to tell such memory from
 /// a file (fio and dbench use it between their processes). They are no file I/O: replayed as

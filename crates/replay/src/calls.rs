@@ -900,9 +900,11 @@ impl Call<'_> {
             H::Readlink => {
                 let p = self.path("pathname")?.to_vec();
                 let l = self.locate(self.dirfd("dirfd"), &p, false, true)?;
-                // readlinkat(fd, "") answers ENOENT for what is not a symlink; readlink, EINVAL.
+                // What is not a symlink: EINVAL, but ENOENT for an empty path (the kernel's
+                // do_readlinkat, for readlink("") as for readlinkat(fd, ""): Python's
+                // test_subprocess).
                 if sys::fstat_at(l.fd())?.st_mode & libc::S_IFMT != libc::S_IFLNK {
-                    return Err(libc::EINVAL);
+                    return Err(if p.is_empty() { libc::ENOENT } else { libc::EINVAL });
                 }
                 let size = (self.i("bufsiz")?.max(0) as usize).min(1 << 20);
                 let (r, got) = with_buf(size, |b| {
