@@ -78,6 +78,10 @@ struct Part {
     /// (segment index, its full length), in order.
     segs: Vec<(u16, u64)>,
     data: Vec<u8>,
+    /// Past [`ra_trace::MAX_BUFFER_BYTES`] (more than a trace record holds): the bytes go
+    /// into this digest, with their count, instead of `data`, so that memory stays bounded
+    /// whatever the call's size (a 2 GiB `copy_file_range` of Python's test_largefile).
+    digest: Option<(blake3::Hasher, u64)>,
     fault: bool,
     /// `data` is a string array back to back, each string with its NUL (DF_FLAT: the
     /// kernel's copy of an exec's argv or envp in the new image).
@@ -185,6 +189,12 @@ impl Assembler {
     /// One chunk of a call's buffer: `payload` is the record's bytes, or what user space read
     /// for an RK_DEFER record; `fault` when they could not be read.
     pub fn chunk(&mut self, d: &DataRec<'_>, payload: &[u8], fault: bool) {
+        self.piece(d, payload, fault, true);
+    }
+
+    /// [`Assembler::chunk`] in pieces: the record's bytes handed over one piece after another
+    /// (`first` for the first), so that a large deferred copy is never held whole.
+    pub fn piece(&mut self, d: &DataRec<'_>, payload: &[u8], fault: bool, first: bool) {
         let p = self.partial.entry(d.tid).or_default();
         if p.seq != d.seq {
             if p.nrec > 0 {
@@ -192,7 +202,9 @@ impl Assembler {
             }
             *p = Partial { seq: d.seq, ..Partial::default() };
         }
-        p.nrec += 1;
+        if first {
+            p.nrec += 1;
+        }
         let Some(slot) = p.slots.get_mut(d.slot as usize) else { return };
         // A second copy of the slot (its first faulted at the call's entry): it replaces what
         // came before.
@@ -211,7 +223,21 @@ impl Assembler {
         if part.segs.last().is_none_or(|&(s, _)| s != d.seg) {
             part.segs.push((d.seg, d.seg_len));
         }
-        part.data.extend_from_slice(payload);
+        match &mut part.digest {
+            Some((h, n)) => {
+                h.update(payload);
+                *n += payload.len() as u64;
+            }
+            None if part.data.len() + payload.len() > ra_trace::MAX_BUFFER_BYTES => {
+                let mut h = blake3::Hasher::new();
+                h.update(&part.data);
+                h.update(payload);
+                let n = (part.data.len() + payload.len()) as u64;
+                part.data = Vec::new();
+                part.digest = Some((h, n));
+            }
+            None => part.data.extend_from_slice(payload),
+        }
         part.fault |= fault || d.flags & DF_FAULT != 0;
         part.flat |= d.flags & DF_FLAT != 0;
         part.bprm |= d.flags & DF_BPRM != 0;
@@ -424,7 +450,15 @@ impl Assembler {
                         if (status != ST_OK || faulted || !complete) && !kernel_faulted {
                             ev.buffer_not_captured = true;
                         }
-                        value(a.kind, parts, n)
+                        if parts.iter().any(|p| p.digest.is_some())
+                            && (a.kind.is_vector() || a.kind == ArgKind::StrArray)
+                        {
+                            // Only a single buffer has a digest form in the trace.
+                            ev.buffer_not_captured = true;
+                            ArgValue::NotCaptured
+                        } else {
+                            value(a.kind, parts, n)
+                        }
                     }
                     ST_UNKNOWN_LEN if !a.kind.is_output() => ArgValue::NotCaptured,
                     _ => ArgValue::Absent,
@@ -466,7 +500,7 @@ fn remove_range(v: &mut Vec<Region>, start: u64, end: u64) {
 }
 
 /// The value of a pointer argument from its vectors (`n`: how many the BPF walk covered).
-fn value(kind: ArgKind, mut parts: Vec<Part>, n: usize) -> ArgValue {
+fn value(kind: ArgKind, parts: Vec<Part>, n: usize) -> ArgValue {
     let vectors = |mut parts: Vec<Part>| {
         if parts.len() < n.min(MAX_VECTORS) {
             parts.resize_with(n.min(MAX_VECTORS), Part::default);
@@ -514,7 +548,13 @@ fn value(kind: ArgKind, mut parts: Vec<Part>, n: usize) -> ArgValue {
                 .collect(),
         );
     }
-    ArgValue::data(if parts.is_empty() { Vec::new() } else { parts.swap_remove(0).data })
+    match parts.into_iter().next() {
+        Some(Part { digest: Some((h, len)), .. }) => {
+            ArgValue::Hashed { len, blake3: *h.finalize().as_bytes() }
+        }
+        Some(p) => ArgValue::data(p.data),
+        None => ArgValue::data(Vec::new()),
+    }
 }
 
 #[cfg(test)]
@@ -622,6 +662,43 @@ mod tests {
         let got: Vec<(u64, &[u8])> =
             v.iter().map(|x| (x.requested, x.data.as_deref().unwrap())).collect();
         assert_eq!(got, vec![(4, &b"abcd"[..]), (4, b"ef"), (8, b"")]);
+    }
+
+    /// A buffer larger than a trace record holds (a 300 MiB write, its bytes read in 4 MiB
+    /// pieces from one deferred record) becomes its length and BLAKE3 digest as it arrives:
+    /// the assembler never holds it whole (a 1 GiB `dd` had the recorder at 2.3 GB).
+    #[test]
+    fn a_buffer_past_the_record_limit_is_digested_as_it_arrives() {
+        let mut a = asm();
+        let total = ra_trace::MAX_BUFFER_BYTES + (44 << 20);
+        let piece = vec![7u8; 4 << 20];
+        let d = data(7, 1, 1, 0, total as u64, 0, b"", 0);
+        let mut whole = blake3::Hasher::new();
+        for i in 0..total / piece.len() {
+            a.piece(&d, &piece, false, i == 0);
+            whole.update(&piece);
+        }
+        let held: usize = a.partial[&7].slots[1].iter().map(|p| p.data.capacity()).sum();
+        assert_eq!(held, 0, "bytes held once past the limit");
+        let mut c = CallRec {
+            tid: 7,
+            seq: 1,
+            entry_tid: 7,
+            tgid: 7,
+            nr: 1,
+            ret: total as i64,
+            nrec: 1,
+            ..CallRec::default()
+        };
+        c.args = [3, 0x1000, total as u64, 0, 0, 0];
+        c.status[1] = ST_OK;
+        c.nvec[1] = 1;
+        let ev = a.call(&c).unwrap();
+        assert_eq!(
+            ev.arg("buf"),
+            Some(&ArgValue::Hashed { len: total as u64, blake3: *whole.finalize().as_bytes() })
+        );
+        assert!(!ev.buffer_not_captured);
     }
 
     #[test]

@@ -437,10 +437,32 @@ impl State<'_> {
             None => self.unparsed += 1,
             Some(Record::Data(d)) => self.asm.chunk(&d, d.payload, false),
             Some(Record::Defer(d)) => {
-                let bytes = read_deferred(&d);
-                let short = bytes.len() < d.len as usize;
+                // Read once the thread has stopped (the BPF program sent it SIGSTOP in the
+                // same sys_exit, so it stops before running any more of its own code), in
+                // pieces of at most 4 MiB: a deferred copy can be as large as the call (a
+                // 300 MiB read), and the assembler digests what outgrows a record.
+                let want = d.len as usize;
+                let mut got = 0usize;
+                let mut piece = vec![0u8; want.min(4 << 20)];
+                if wait_stopped(d.tid) {
+                    while got < want {
+                        let n = (want - got).min(piece.len());
+                        let r = crate::ptrace::mem::read_into(
+                            d.tid as i32,
+                            d.addr + got as u64,
+                            &mut piece[..n],
+                        );
+                        self.asm.piece(&d, &piece[..r], false, got == 0);
+                        got += r;
+                        if r < n {
+                            break;
+                        }
+                    }
+                }
+                let short = got < want;
                 self.deferred_short += u64::from(short);
-                self.asm.chunk(&d, &bytes, short);
+                // The record counts once, and a short read marks its slot faulted.
+                self.asm.piece(&d, &[], short, got == 0);
                 *self.defers_done.entry(d.tgid).or_default() += 1;
             }
             Some(Record::Page(p)) => {
@@ -532,15 +554,6 @@ fn thread_state(tid: u32) -> Option<u8> {
     let s = std::fs::read(format!("/proc/{tid}/stat")).ok()?;
     let close = s.iter().rposition(|&c| c == b')')?;
     s.get(close + 2).copied()
-}
-
-/// Read what an RK_DEFER record points to, once the thread has stopped (the BPF program sent
-/// it SIGSTOP in the same sys_exit, so it stops before running any more of its own code).
-fn read_deferred(d: &layout::DataRec<'_>) -> Vec<u8> {
-    if !wait_stopped(d.tid) {
-        return Vec::new();
-    }
-    crate::ptrace::mem::read(d.tid as i32, d.addr, d.len as usize)
 }
 
 /// Wait until thread `tid` is stopped; false when it is gone. After 2 s it gives up waiting
