@@ -527,6 +527,7 @@ fn a_child_killed_between_calls_closes_its_pipe_in_the_replay() {
     let g = &generated[0];
     assert_eq!(g.name, "exit");
     assert_eq!(g.arg("status").and_then(|a| a.as_int()), Some(i64::from(libc::SIGKILL)));
+    assert!(g.ppid.is_some_and(|p| p > 0) && g.uid.is_some(), "common fields: {g:?}");
     let report = c.replay_with(&trace, &["--stall-timeout", "5"]);
     assert_eq!(report["per_call"]["read"]["mismatched"], 0, "{}", report["per_call"]);
     c.replay_and_check(&trace);

@@ -243,6 +243,19 @@ impl Assembler {
         part.bprm |= d.flags & DF_BPRM != 0;
     }
 
+    /// The common fields of a record the assembler did not get from a call (a page record, a
+    /// generated exit): ids, and the process's last recorded parent, owner and session.
+    pub fn stamp(&self, ev: &mut Event, tgid: u32, tid: u32) {
+        let st = self.stamps.get(&tgid).copied().unwrap_or_default();
+        ev.pid = Some(tgid as i32);
+        ev.tid = Some(tid as i32);
+        ev.ppid = Some(st.ppid as i32);
+        ev.uid = Some(st.uid as i32);
+        ev.gid = Some(st.gid as i32);
+        ev.pgid = Some(st.pgid as i32);
+        ev.sid = Some(st.sid as i32);
+    }
+
     /// A thread ended: forget what it left unfinished.
     pub fn thread_gone(&mut self, tid: u32) {
         if let Some(p) = self.partial.remove(&tid) {
@@ -352,14 +365,7 @@ impl Assembler {
         let t = self.clock.wall(p.ts);
         ev.time_called = Some(t);
         ev.time_returned = Some(t);
-        let st = self.stamps.get(&p.tgid).copied().unwrap_or_default();
-        ev.pid = Some(p.tgid as i32);
-        ev.tid = Some(p.tid as i32);
-        ev.ppid = Some(st.ppid as i32);
-        ev.uid = Some(st.uid as i32);
-        ev.gid = Some(st.gid as i32);
-        ev.pgid = Some(st.pgid as i32);
-        ev.sid = Some(st.sid as i32);
+        self.stamp(&mut ev, p.tgid, p.tid);
         ev.ret = Some(PAGE as i64);
         ev.errno = Some(0);
         // The descriptor the mapping was made with and the file's path, when this recording

@@ -495,8 +495,7 @@ impl State<'_> {
                         crate::common::generated_exit(&self.selection, t.child_tid as i32)
                     {
                         // Killed between calls.
-                        ev.pid = Some(t.tgid as i32);
-                        ev.tid = Some(t.tid as i32);
+                        self.asm.stamp(&mut ev, t.tgid, t.tid);
                         self.emit(ev);
                     }
                 }
