@@ -258,6 +258,8 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
 impl<I> Planner<I> {
     /// Step the model over `ev` and compute its gates.
     fn place(&mut self, ev: Event, tid: i32) -> Placed {
+        // Its searches are done: the set holds only calls waiting in the look-ahead.
+        self.brought_forward.remove(&ev.unique_id);
         let seq = self.seq;
         self.seq += 1;
         let name = ev.def.map_or("", |d| d.name);
