@@ -209,44 +209,26 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
                     continue;
                 }
             }
-            // A descriptor number this call takes while the model still has it open: the call
-            // that freed it returned later, so it was recorded later, but the kernel had freed
-            // the number before this call took it. Bring that call forward (their intervals
-            // overlap). (Not for the synthetic records of inherited descriptors: the model
-            // starts with 0-2.)
-            if ev.unique_id >= self.facts.synthetic && !self.brought_forward.contains(&ev.unique_id)
-            {
-                if let Some(i) = freer_ahead(
-                    &self.shadow,
-                    &ev,
-                    tid,
-                    &mut self.pending,
-                    &mut self.iter,
-                    &mut self.read_error,
-                ) {
-                    let freer = self.pending.remove(i).expect("position is in range");
-                    self.brought_forward.insert(ev.unique_id);
-                    self.pending.push_front(ev);
-                    self.pending.push_front(freer);
-                    continue;
-                }
-            }
-            // A call that failed on a name (`EEXIST`, `ENOENT`) while another thread's
-            // overlapping call made or removed that name, which was recorded later (it returned
-            // later): the failure says that call ran first. Bring it forward.
+            // A call recorded after `ev` that ran before it, which the two overlapping allow:
+            // - the call that freed a descriptor number `ev` takes while the model still has
+            //   it open (it returned later, so it was recorded later, but the kernel had freed
+            //   the number before `ev` took it; not for the synthetic records of inherited
+            //   descriptors: the model starts with 0-2);
+            // - the call of another thread that made or removed a name `ev` failed on
+            //   (`EEXIST`, `ENOENT`): the failure says it ran first.
+            // Bring it forward, once per call.
             if !self.brought_forward.contains(&ev.unique_id) {
-                if let Some(i) = explainer_ahead(
-                    &self.shadow,
-                    &ev,
-                    tid,
-                    &mut self.pending,
-                    &mut self.iter,
-                    &mut self.read_error,
-                ) {
-                    let maker = self.pending.remove(i).expect("position is in range");
+                let (shadow, pending) = (&self.shadow, &mut self.pending);
+                let (iter, read_error) = (&mut self.iter, &mut self.read_error);
+                let found = (ev.unique_id >= self.facts.synthetic)
+                    .then(|| freer_ahead(shadow, &ev, tid, pending, iter, read_error))
+                    .flatten()
+                    .or_else(|| explainer_ahead(shadow, &ev, tid, pending, iter, read_error));
+                if let Some(i) = found {
+                    let earlier = self.pending.remove(i).expect("position is in range");
                     self.brought_forward.insert(ev.unique_id);
                     self.pending.push_front(ev);
-                    self.pending.push_front(maker);
+                    self.pending.push_front(earlier);
                     continue;
                 }
             }
@@ -375,11 +357,10 @@ fn explainer_ahead(
     if bases.is_empty() {
         return None;
     }
-    let names = shadow.name_keys(shadow.proc_id_of(tid)?, ev);
-    if !names.failed_on_a_name() {
-        return None;
-    }
+    let p = shadow.proc_id_of(tid)?;
     let end = ev.time_returned.or(ev.time_called)?;
+    // Resolved only when a call ahead may explain the failure.
+    let mut names: Option<NameKeys> = None;
     let i = pending.find_if(
         iter,
         read_error,
@@ -390,7 +371,9 @@ fn explainer_ahead(
             if t == tid || e.time_called.is_none_or(|c| c > end) || !names_changed(e) {
                 return false;
             }
-            shadow.proc_id_of(t).is_some_and(|q| names.explained_by(&shadow.name_keys(q, e)))
+            let names = names.get_or_insert_with(|| shadow.name_keys(p, ev));
+            names.failed_on_a_name()
+                && shadow.proc_id_of(t).is_some_and(|q| names.explained_by(&shadow.name_keys(q, e)))
         },
     )?;
     let t = pending.q[i].tid.or(pending.q[i].pid);
