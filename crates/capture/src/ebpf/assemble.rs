@@ -616,6 +616,24 @@ mod tests {
         }
     }
 
+    /// Thread 7's call 1: `write(3, buf, len) = len`, its buffer in `nrec` data records.
+    fn write_of(len: u64, nrec: u32) -> CallRec {
+        let mut c = CallRec {
+            tid: 7,
+            seq: 1,
+            entry_tid: 7,
+            tgid: 7,
+            nr: 1,
+            ret: len as i64,
+            nrec,
+            ..CallRec::default()
+        };
+        c.args = [3, 0x1000, len, 0, 0, 0];
+        c.status[1] = ST_OK;
+        c.nvec[1] = 1;
+        c
+    }
+
     fn asm() -> Assembler {
         Assembler::new(&Selection::parse("all").unwrap(), DataMode::Full, Clock { offset: 1000 })
     }
@@ -627,20 +645,7 @@ mod tests {
         a.chunk(&d, d.payload, false);
         let d = data(7, 1, 1, 0, 10, 5, b"world", 0);
         a.chunk(&d, d.payload, false);
-        let mut c = CallRec {
-            tid: 7,
-            seq: 1,
-            entry_tid: 7,
-            tgid: 7,
-            nr: 1,
-            ret: 10,
-            nrec: 2,
-            ..CallRec::default()
-        };
-        c.args = [3, 0x1000, 10, 0, 0, 0];
-        c.status[1] = ST_OK;
-        c.nvec[1] = 1;
-        let ev = a.call(&c).unwrap();
+        let ev = a.call(&write_of(10, 2)).unwrap();
         assert_eq!(ev.name, "write");
         assert_eq!(ev.arg("buf"), Some(&ArgValue::data(b"helloworld".to_vec())));
         assert_eq!((ev.ret, ev.errno, ev.time_called), (Some(10), Some(0), Some(1000)));
@@ -686,20 +691,7 @@ mod tests {
         }
         let held: usize = a.partial[&7].slots[1].iter().map(|p| p.data.capacity()).sum();
         assert_eq!(held, 0, "bytes held once past the limit");
-        let mut c = CallRec {
-            tid: 7,
-            seq: 1,
-            entry_tid: 7,
-            tgid: 7,
-            nr: 1,
-            ret: total as i64,
-            nrec: 1,
-            ..CallRec::default()
-        };
-        c.args = [3, 0x1000, total as u64, 0, 0, 0];
-        c.status[1] = ST_OK;
-        c.nvec[1] = 1;
-        let ev = a.call(&c).unwrap();
+        let ev = a.call(&write_of(total as u64, 1)).unwrap();
         assert_eq!(
             ev.arg("buf"),
             Some(&ArgValue::Hashed { len: total as u64, blake3: *whole.finalize().as_bytes() })
