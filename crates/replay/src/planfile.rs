@@ -793,6 +793,29 @@ const BATCH: usize = 256;
 /// slices of the trace's extents, which stay in memory while a batch waits).
 const DECODED_AHEAD: usize = 8;
 
+/// The items of the batches received on `rx`, one at a time; each emptied batch goes back on
+/// `back` to be filled again.
+struct Unbatch<T> {
+    rx: crossbeam_channel::Receiver<Vec<T>>,
+    back: crossbeam_channel::Sender<Vec<T>>,
+    cur: std::collections::VecDeque<T>,
+}
+
+impl<T> Iterator for Unbatch<T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        loop {
+            if let Some(x) = self.cur.pop_front() {
+                return Some(x);
+            }
+            let next = self.rx.recv().ok()?;
+            // (Both conversions keep the allocation: no item is moved.)
+            let empty = std::mem::replace(&mut self.cur, next.into());
+            let _ = self.back.try_send(Vec::from(empty));
+        }
+    }
+}
+
 /// Compile `trace` into a plan at `out`: place its calls ([`crate::planner::Planner`]) and
 /// write them, with the data chunks lz4-compressed when `compress`. `progress` counts calls;
 /// `stop` ends the compile early (an error).
@@ -814,6 +837,11 @@ pub fn compile(
     // (hashing, deduplication) runs on a third and the file writes on a fourth.
     let (tx, rx) = crossbeam_channel::bounded::<Vec<Placed>>(16);
     let (etx, erx) = crossbeam_channel::bounded::<Vec<ra_trace::Result<Event>>>(DECODED_AHEAD);
+    // Emptied batches go back to be filled again: a fresh one would grow by copying its calls
+    // (or be a fresh allocation whose pages the kernel zeroes).
+    let (recycle, recycled) = crossbeam_channel::bounded::<Vec<Placed>>(16);
+    let (erecycle_tx, erecycle) =
+        crossbeam_channel::bounded::<Vec<ra_trace::Result<Event>>>(DECODED_AHEAD);
     std::thread::scope(|s| -> Result<CompileStats, PlanError> {
         let decoder = std::thread::Builder::new()
             .name("trace-decode".into())
@@ -825,7 +853,9 @@ pub fn compile(
                     // Ends when the planner is gone (the compile stopped) or after an error
                     // (the iterator's last item).
                     if batch.len() >= BATCH {
-                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                        let next =
+                            erecycle.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                        let full = std::mem::replace(&mut batch, next);
                         if etx.send(full).is_err() {
                             return;
                         }
@@ -834,14 +864,17 @@ pub fn compile(
                 let _ = etx.send(batch);
             })
             .map_err(|source| PlanError::Io { path: out.to_path_buf(), source })?;
-        let mut planner = crate::planner::Planner::new(erx.into_iter().flatten(), facts);
+        let calls = Unbatch { rx: erx, back: erecycle_tx, cur: Default::default() };
+        let mut planner = crate::planner::Planner::new(calls, facts);
         let enc = std::thread::Builder::new()
             .name("plan-encode".into())
             .spawn_scoped(s, move || -> Result<PlanWriter, PlanError> {
-                for batch in rx {
+                for mut batch in rx {
                     for p in &batch {
                         w.push(p)?;
                     }
+                    batch.clear();
+                    let _ = recycle.try_send(batch);
                 }
                 Ok(w)
             })
@@ -861,7 +894,14 @@ pub fn compile(
                 }
             }
             progress.fetch_add(1, Ordering::Relaxed);
-            if batch.len() >= BATCH && tx.send(std::mem::take(&mut batch)).is_err() {
+            if batch.len() >= BATCH
+                && tx
+                    .send(std::mem::replace(
+                        &mut batch,
+                        recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH)),
+                    ))
+                    .is_err()
+            {
                 // The encoder stopped: its error is below.
                 break;
             }
