@@ -614,7 +614,7 @@ impl Call<'_> {
             file: OpenFile::new(Handle::Simulated("simulated"), Vec::new(), 0),
             cloexec,
         };
-        if def.ret == Ret::Fd {
+        if self.ev.makes_fd() {
             lock(&self.p.fds).insert(self.rec_ret() as i32, sim());
         }
         if let Some((a, b)) = fd_pair(self.ev) {
@@ -634,6 +634,12 @@ impl Call<'_> {
     /// `MFD_CLOEXEC`, ...), as the registry's flag tables name them.
     fn new_fd_cloexec(&self) -> bool {
         let Some(def) = self.ev.def else { return false };
+        if def.ret != Ret::Fd && self.ev.makes_fd() {
+            // ioctl(TIOCGPTPEER): its third argument is the new descriptor's open flags.
+            return self.ev.arg("argp").and_then(ArgValue::as_int).unwrap_or(0)
+                & i64::from(libc::O_CLOEXEC)
+                != 0;
+        }
         def.args.iter().zip(&self.ev.args).any(|(a, v)| match (a.kind, v.as_int()) {
             (ra_syscalls::ArgKind::Flags(set), Some(x)) => set.entries.iter().any(|f| {
                 f.name.ends_with("_CLOEXEC")

@@ -540,8 +540,7 @@ impl Shadow {
             _ => {}
         }
         // A new descriptor from a simulated call (socket, accept, eventfd, ...).
-        if success && def.ret == ra_syscalls::Ret::Fd && !matches!(handler, Some(H::Open | H::Dup))
-        {
+        if success && ev.makes_fd() && !matches!(handler, Some(H::Open | H::Dup)) {
             self.set_fd(proc, ret as i32, SFile { path: Vec::new(), key: 0, offset: 0 });
         }
         pl
@@ -574,7 +573,7 @@ impl Shadow {
                     made.extend([a, b]);
                 }
             }
-            _ if success && def.ret == ra_syscalls::Ret::Fd => {
+            _ if success && ev.makes_fd() => {
                 made.extend(ev.ret.and_then(|r| i32::try_from(r).ok()));
             }
             _ => {}

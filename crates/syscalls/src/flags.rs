@@ -415,6 +415,17 @@ pub fn ioctl_arg_is_int(request: u64) -> bool {
     IOCTL_INT_REQUESTS.contains(&(request & 0xffff_ffff))
 }
 
+/// ioctl(2) requests whose result, on success, is a new descriptor: TIOCGPTPEER (a
+/// pseudo-terminal master opens its peer; glibc's `openpty`, so Python's `os.openpty` and
+/// `pty.fork`, use it). Its argument is the new descriptor's open flags (`O_CLOEXEC` among
+/// them), not a pointer.
+pub fn ioctl_returns_fd(request: u64) -> bool {
+    request & 0xffff_ffff == TIOCGPTPEER
+}
+
+/// ioctl TIOCGPTPEER (asm-generic/ioctls.h).
+pub const TIOCGPTPEER: u64 = 0x5441;
+
 /// The requests of [`ioctl_arg_is_int`] (the eBPF recorder's rule holds exactly two).
 pub const IOCTL_INT_REQUESTS: [u64; 2] = [FIONBIO, FIOASYNC];
 

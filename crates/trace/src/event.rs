@@ -294,6 +294,21 @@ impl Event {
             + extra
     }
 
+    /// The call's result, when it succeeded, is a new descriptor: a call whose registry
+    /// result is one, or an ioctl whose request opens one
+    /// ([`ra_syscalls::flags::ioctl_returns_fd`]).
+    pub fn makes_fd(&self) -> bool {
+        let Some(def) = self.def else { return false };
+        match def.ret {
+            ra_syscalls::Ret::Fd => true,
+            _ if def.replay.handler() == Some(ra_syscalls::Handler::Ioctl) => self
+                .arg("request")
+                .and_then(ArgValue::as_int)
+                .is_some_and(|r| ra_syscalls::flags::ioctl_returns_fd(r as u64)),
+            _ => false,
+        }
+    }
+
     /// Failed (an errno is recorded).
     pub fn failed(&self) -> bool {
         self.errno.is_some_and(|e| e != 0)
