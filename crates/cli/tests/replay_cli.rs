@@ -683,6 +683,39 @@ fn writes_into_a_stalled_pipe_fail_fast() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A write to a pipe's read end, and a read from its write end, fail with EBADF at once (the
+/// kernel checks the open mode first): the replay issues them rather than waiting for the
+/// pipe to become ready, which it never would (Python's test_signal: ETIMEDOUT after the
+/// stall timeout instead of the recorded EBADF).
+#[test]
+fn a_pipe_end_used_the_wrong_way_fails_at_once() {
+    let d = scratch("pipe-wrong-end");
+    let mut s = Script::new();
+    s.pipe2(3, 4);
+    s.failed(
+        "write",
+        libc::EBADF,
+        &[
+            ("fd", ArgValue::Int(3)),
+            ("buf", ArgValue::data(b"x".to_vec())),
+            ("count", ArgValue::Int(1)),
+        ],
+    );
+    s.failed(
+        "read",
+        libc::EBADF,
+        &[("fd", ArgValue::Int(4)), ("buf", ArgValue::Absent), ("count", ArgValue::Int(1))],
+    );
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let (_, r) = replay_fresh(&trace, &d.join("root"), &["--stall-timeout", "5", "--json"]);
+    assert_eq!(r["per_call"]["write"]["matched"], 1, "{r}");
+    assert_eq!(r["per_call"]["read"]["matched"], 1, "{r}");
+    let took = r["elapsed_s"].as_f64().unwrap();
+    assert!(took < 4.0, "{took} s: a call waited out the stall timeout");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// `--timing original` keeps the recorded gaps (a lower bound only: machines are noisy);
 /// `--timing scale=0.1` shortens them; `--on-mismatch abort` stops at the first difference.
 #[test]

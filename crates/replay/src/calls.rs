@@ -1173,6 +1173,10 @@ impl Call<'_> {
         };
         let mut out = Vec::with_capacity(want);
         self.eagain_as_recorded(fd, libc::POLLIN)?;
+        if !sys::poll1(fd, libc::POLLIN, 0) && !sys::opened_for(fd, libc::POLLIN) {
+            // The write end: the kernel's answer (EBADF) at once, not a wait for data.
+            return sys::read(fd, &mut []).map(|_| out);
+        }
         let deadline = self.pipe_deadline(f);
         loop {
             if !self.wait_ready(fd, libc::POLLIN, deadline) {
@@ -1227,6 +1231,11 @@ impl Call<'_> {
     ) -> Result<(), i32> {
         let Some(fd) = f.raw() else { return Ok(()) };
         self.eagain_as_recorded(fd, events)?;
+        if !sys::poll1(fd, events, 0) && !sys::opened_for(fd, events) {
+            // An end opened the other way (a write to a pipe's read end): the call itself
+            // fails at once (EBADF), as recorded; no wait would make it ready.
+            return Ok(());
+        }
         if !self.wait_ready(fd, events, self.pipe_deadline(f)) {
             // Warned once per stall, not at each of the calls that follow it.
             if !f.stalled.swap(true, Ordering::Relaxed) {

@@ -329,6 +329,19 @@ pub fn msync(addr: usize, len: usize, flags: i32) -> R {
     rx_unit(unsafe { rustix::mm::msync(addr as *mut std::ffi::c_void, len, flags) })
 }
 
+/// Whether `fd` was opened for the direction of `events` (POLLIN: reading, POLLOUT: writing):
+/// on a pipe end opened the other way the call fails with EBADF at once, and no wait makes it
+/// ready. True when unknown.
+pub fn opened_for(fd: RawFd, events: i16) -> bool {
+    use rustix::fs::OFlags;
+    let Ok(fl) = rustix::fs::fcntl_getfl(bfd(fd)) else { return true };
+    match fl & OFlags::RWMODE {
+        m if m == OFlags::RDONLY => events & libc::POLLOUT == 0,
+        m if m == OFlags::WRONLY => events & libc::POLLIN == 0,
+        _ => true,
+    }
+}
+
 /// Wait until `fd` is ready for `events` or `ms` milliseconds pass. True when ready.
 pub fn poll1(fd: RawFd, events: i16, ms: i32) -> bool {
     let ev = rustix::event::PollFlags::from_bits_retain(events as u16);
