@@ -683,6 +683,71 @@ fn writes_into_a_stalled_pipe_fail_fast() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A FIFO's write-open waits in the kernel until a reader opens it. Here the reader (another
+/// process) opens and closes it while the writer waits, and the writer's open, called first,
+/// is recorded first: the reader's open is ordered after it (one file: called order), so the
+/// replay's writer cannot wait for that reader. It waited out the stall timeout (ETIMEDOUT,
+/// then EBADF for its close: Python's test_eintr); it now opens the FIFO at once, as the
+/// kernel let it, and the reader's calls follow.
+#[test]
+fn a_fifo_write_open_that_a_later_reader_let_go_replays() {
+    let d = scratch("fifo-rendezvous");
+    let mut s = Script::new();
+    // (The script's processes have no inherited descriptors: their first one is 0.)
+    let at = |s: &mut Script, i: usize, pid: i32, called: i64, returned: i64| {
+        let e = &mut s.events[i];
+        (e.pid, e.tid) = (Some(pid), Some(pid));
+        (e.time_called, e.time_returned) = (Some(s.t + called), Some(s.t + returned));
+    };
+    let mode = i64::from(libc::S_IFIFO | 0o644);
+    s.call(
+        "mknodat",
+        0,
+        &[
+            ("dirfd", ArgValue::Int(-100)),
+            ("pathname", p("/f")),
+            ("mode", ArgValue::Int(mode)),
+            ("dev", ArgValue::Int(0)),
+        ],
+    );
+    s.call(
+        "clone",
+        901,
+        &[
+            ("flags", ArgValue::Int(libc::SIGCHLD.into())),
+            ("stack", ArgValue::Int(0)),
+            ("parent_tid", ArgValue::Int(0)),
+            ("child_tid", ArgValue::Int(0)),
+            ("tls", ArgValue::Int(0)),
+        ],
+    );
+    let open = |flags: i32| {
+        [
+            ("dirfd", ArgValue::Int(-100)),
+            ("pathname", p("/f")),
+            ("flags", ArgValue::Int(flags.into())),
+            ("mode", ArgValue::Int(0)),
+        ]
+    };
+    s.call("openat", 0, &open(libc::O_WRONLY)); // the writer: waits 300 ms for a reader
+    s.call("openat", 0, &open(libc::O_RDONLY)); // the reader, 250 ms in
+    s.call("close", 0, &[("fd", ArgValue::Int(0))]); // the reader's
+    s.call("close", 0, &[("fd", ArgValue::Int(0))]); // the writer's
+    let n = s.events.len();
+    at(&mut s, n - 4, 900, 0, 300_000_000);
+    at(&mut s, n - 3, 901, 250_000_000, 300_010_000);
+    at(&mut s, n - 2, 901, 300_020_000, 300_030_000);
+    at(&mut s, n - 1, 900, 300_040_000, 300_050_000);
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let (_, r) = replay_fresh(&trace, &d.join("root"), &["--stall-timeout", "5", "--json"]);
+    assert_eq!(r["mismatch_total"], 0, "{r}");
+    assert_eq!(r["per_call"]["openat"]["matched"], 2, "{r}");
+    let took = r["elapsed_s"].as_f64().unwrap();
+    assert!(took < 4.0, "{took} s: the write-open waited out the stall timeout");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A write to a pipe's read end, and a read from its write end, fail with EBADF at once (the
 /// kernel checks the open mode first): the replay issues them rather than waiting for the
 /// pipe to become ready, which it never would (Python's test_signal: ETIMEDOUT after the

@@ -33,6 +33,7 @@ both_backends!(
     a_lease_replays_as_recorded_without_signalling_the_replayer,
     a_child_killed_between_calls_closes_its_pipe_in_the_replay,
     a_pseudo_terminal_s_peer_descriptor_replays,
+    a_fifo_writer_s_open_ends_when_a_reader_came_and_went,
 );
 
 struct Case {
@@ -564,6 +565,35 @@ fn a_pseudo_terminal_s_peer_descriptor_replays() {
         !warned.keys().any(|w| w.contains("never opened")),
         "the peer is a descriptor of the trace: {warned:?}"
     );
+    c.replay_and_check(&trace);
+}
+
+/// A write-open of a FIFO waits for a reader, and returns once one has opened it, even if
+/// that reader closed it again before the writer ran (the kernel waits for the count of
+/// read-opens to change). Python's test_eintr does this: the child opens the FIFO for reading
+/// and closes it at once while the parent's open waits. The reader's open and close come
+/// first in the trace (they returned first); the replay's write-open found no reader and
+/// waited out the stall timeout (ETIMEDOUT, and EBADF for its close).
+fn a_fifo_writer_s_open_ends_when_a_reader_came_and_went() {
+    if !have_program("python3") {
+        return;
+    }
+    let c = Case::new("fifo-rendezvous");
+    let script = "import os, time\n\
+        os.mkfifo('f')\n\
+        pid = os.fork()\n\
+        if pid == 0:\n    \
+            time.sleep(0.3)\n    \
+            os.close(os.open('f', os.O_RDONLY))\n    \
+            os._exit(0)\n\
+        fd = os.open('f', os.O_WRONLY)\n\
+        os.close(fd)\n\
+        assert os.waitpid(pid, 0)[1] == 0\n\
+        os.unlink('f')\n";
+    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let report = c.replay_with(&trace, &["--stall-timeout", "5"]);
+    assert_eq!(report["per_call"]["openat"]["mismatched"], 0, "{}", report["per_call"]);
+    assert!(report["elapsed_s"].as_f64().unwrap() < 4.0, "the write-open waited: {report}");
     c.replay_and_check(&trace);
 }
 

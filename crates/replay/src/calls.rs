@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -1831,8 +1831,8 @@ impl Call<'_> {
     /// Open without blocking in the kernel: a FIFO's open waits for the other end, which in the
     /// replay may never come (or come from a call this one holds back). The open is made with
     /// `O_NONBLOCK` and the recorded status flags are set back afterwards; a write-open of a
-    /// FIFO without a reader yet (`ENXIO`) is retried until the stall timeout, as a blocked
-    /// open would wait.
+    /// FIFO without a reader (`ENXIO`) that the recording saw succeed meets a reader of the
+    /// replayer's own.
     fn open_nonblocking(&mut self, abs: &[u8], flags: i32, mode: u32) -> Result<OwnedFd, i32> {
         let added = flags & (libc::O_NONBLOCK | libc::O_PATH) == 0;
         if !added {
@@ -1840,14 +1840,18 @@ impl Call<'_> {
         }
         let root = &self.sh.root;
         let fd = match root.open(abs, flags | libc::O_NONBLOCK, mode) {
+            // A FIFO without a reader, whose recorded open succeeded: the kernel held it until
+            // a reader opened the FIFO, and let it go even if that reader closed it again at
+            // once (it waits for the count of read-opens to change, not for a reader to be
+            // there). The replay need not wait for that reader, and often cannot: an open of
+            // the same file called later is ordered after this one. It opens the FIFO as the kernel let it be
+            // opened, with a reader there for the moment of the open (its own); the calls
+            // that followed the rendezvous keep their order after it.
             Err(libc::ENXIO) if self.rec_ok() => {
-                self.retry_blocking(|| match root.open(abs, flags | libc::O_NONBLOCK, mode) {
-                    Err(libc::ENXIO) => Err(libc::EAGAIN),
-                    Ok(fd) => Ok(i64::from(fd.into_raw_fd())),
-                    Err(e) => Err(e),
-                })
-                // SAFETY: the descriptor was just opened and handed over by into_raw_fd.
-                .map(|raw| unsafe { OwnedFd::from_raw_fd(raw as RawFd) })
+                let reader = root.open(abs, libc::O_RDONLY | libc::O_NONBLOCK, 0)?;
+                let fd = root.open(abs, flags | libc::O_NONBLOCK, mode);
+                drop(reader);
+                fd
             }
             r => r,
         }?;
