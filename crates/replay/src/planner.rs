@@ -115,6 +115,9 @@ pub struct Planner<I> {
     last_key: HashMap<u64, KeyLast>,
     child_dep: HashMap<i32, u64>,
     proc_tids: HashMap<ProcId, HashSet<i32>>,
+    /// The last call placed of each thread whose process lives (threads that ended with
+    /// `exit` included, as in `proc_tids`).
+    thread_last: HashMap<i32, u64>,
     seq: u64,
     last_time: i64,
     read_error: Option<ra_trace::Error>,
@@ -133,6 +136,7 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Planner<I> {
             last_key: HashMap::new(),
             child_dep: HashMap::new(),
             proc_tids: HashMap::new(),
+            thread_last: HashMap::new(),
             seq: 0,
             last_time: 0,
             read_error: None,
@@ -278,6 +282,17 @@ impl<I> Planner<I> {
         pl.fd_keys.sort_unstable();
         pl.fd_keys.dedup();
         key_deps(&mut self.last_key, &pl.fd_keys, &NameKeys::default(), seq, i64::MAX, &mut deps);
+        if ev.generated() && pl.ends_proc {
+            // The death of a killed process's last thread closes its descriptors: it waits for
+            // every call its other threads made before (their writes to a pipe a parent reads;
+            // Python's test_threading), though a generated exit waits for no other thread's
+            // calls otherwise.
+            if let Some(ts) = self.proc_tids.get(&pl.proc) {
+                deps.extend(
+                    ts.iter().filter(|&&t| t != tid).filter_map(|t| self.thread_last.get(t)),
+                );
+            }
+        }
         deps.sort_unstable();
         deps.dedup();
         let tids = self.proc_tids.entry(pl.proc).or_default();
@@ -296,6 +311,12 @@ impl<I> Planner<I> {
         } else {
             Vec::new()
         };
+        self.thread_last.insert(tid, seq);
+        if pl.ends_proc {
+            for t in &gone {
+                self.thread_last.remove(t);
+            }
+        }
         Placed { seq, tid, ev, pl, called, ret, deps, new_proc, gone }
     }
 }
@@ -733,5 +754,43 @@ mod tests {
         let mut iter = calls(100).into_iter();
         let mut a = Ahead::default();
         assert_eq!(a.find_if(&mut iter, &mut err, LOOKAHEAD, |_| false, |_| true), None);
+    }
+
+    /// A process killed by a signal (SIGABRT) while two threads lived: each gets a generated
+    /// exit, stamped when the recorder saw it. The main thread's writes to a pipe come before
+    /// its own; the last thread's exit ends the process and closes the pipe, so it waits for
+    /// them (Python's test_threading: the parent read the end of the pipe instead of the
+    /// child's 448 bytes, and the writes were skipped as calls of an ended process).
+    #[test]
+    fn the_generated_exit_that_ends_a_process_waits_for_its_other_threads() {
+        let generated = |id: u64, tid: i32| {
+            let mut e = call(id, event("exit", tid, 0, 0, &[("status", Int(6))]));
+            e.pid = Some(300);
+            (e.ret, e.errno) = (None, None);
+            e.extra.push(("generated".into(), ra_trace::ExtraValue::Bool(true)));
+            e
+        };
+        let thread = i64::from(
+            libc::CLONE_VM
+                | libc::CLONE_FS
+                | libc::CLONE_FILES
+                | libc::CLONE_SIGHAND
+                | libc::CLONE_THREAD,
+        );
+        let evs = vec![
+            call(1, event("clone", 300, 301, 0, &[("flags", Int(thread))])),
+            call(2, event("write", 300, 5, 0, &[("fd", Int(2))])),
+            generated(3, 300),
+            generated(4, 301),
+        ];
+        let placed: Vec<Placed> =
+            Planner::new(evs.into_iter().map(Ok), facts()).map(|p| p.expect("placed")).collect();
+        let last = &placed[3];
+        assert!(last.pl.ends_proc, "the last thread's exit ends the process");
+        assert!(
+            last.deps.contains(&placed[2].seq),
+            "it waits for the main thread's exit: {:?}",
+            last.deps
+        );
     }
 }
