@@ -213,9 +213,11 @@ say "replay-conformance: $("$R" --version 2>/dev/null), backends: $BACKENDS, wor
 
 # ---------------------------------------------------------------- python's own tests
 # test_mailbox: mailboxes locked with fcntl and dot-lock files by a parent and its forked
-# child; test_mmap: files written and read through shared and private mappings.
-PY_QUICK="test_shutil test_tempfile test_glob test_fileio test_posix test_fileinput test_mailbox test_mmap test_fcntl"
-PY_FULL="$PY_QUICK test_os test_pathlib test_zipfile test_tarfile test_dbm test_shelve test_gzip test_py_compile test_filecmp test_file test_file_eintr test_dbm_dumb test_zipimport test_bz2 test_lzma test_subprocess"
+# child; test_mmap: files written and read through shared and private mappings; test_pty:
+# pseudo-terminals from openpty/forkpty; test_eintr: FIFO opens that wait for the other end,
+# and calls interrupted by signals.
+PY_QUICK="test_shutil test_tempfile test_glob test_fileio test_posix test_fileinput test_mailbox test_mmap test_fcntl test_pty test_eintr"
+PY_FULL="$PY_QUICK test_os test_pathlib test_zipfile test_tarfile test_dbm test_shelve test_gzip test_py_compile test_filecmp test_file test_file_eintr test_dbm_dumb test_zipimport test_bz2 test_lzma test_subprocess test_posixpath test_genericpath test_stat test_unicode_file_functions test_wait4 test_popen test_fork1 test_selectors test_poll test_epoll test_openpty test_zipapp test_runpy test_plistlib test_netrc test_linecache test_tabnanny test_csv test_uuid test_select test_signal test_threading test_dbm_gnu test_dbm_ndbm test_largefile"
 suite_python() {
     say "== $PY -m test ($($PY -V 2>&1))"
     [ -e /usr/lib/python3.11/test/test_os.py ] || [ "$PY" != /usr/bin/python3 ] || { skip "no libpython3.11-testsuite"; return; }
