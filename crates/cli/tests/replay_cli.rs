@@ -748,6 +748,28 @@ fn a_fifo_write_open_that_a_later_reader_let_go_replays() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `-vv` shows a call without a result (`exit_group`) as the trace does, `?`; it showed the
+/// errno that stands for an unknown result (`-1 EIO`).
+#[test]
+fn the_log_shows_no_result_for_a_call_without_one() {
+    let d = scratch("log-no-result");
+    let mut s = Script::new();
+    s.call("mkdir", 0, &[("pathname", p("/a")), ("mode", ArgValue::Int(0o755))]);
+    s.call("exit_group", 0, &[("status", ArgValue::Int(3))]);
+    (s.events[1].ret, s.events[1].errno) = (None, None);
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let log = d.join("replay.log");
+    let (o, _) =
+        replay_fresh(&trace, &d.join("root"), &["--json", "-vv", "--log", log.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let l = std::fs::read_to_string(&log).unwrap();
+    let exit: Vec<&str> = l.lines().filter(|x| x.contains("exit_group(")).collect();
+    assert_eq!(exit.len(), 1, "{l}");
+    assert!(exit[0].ends_with("-> replay Emulated: ?"), "{l}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A write to a pipe's read end, and a read from its write end, fail with EBADF at once (the
 /// kernel checks the open mode first): the replay issues them rather than waiting for the
 /// pipe to become ready, which it never would (Python's test_signal: ETIMEDOUT after the

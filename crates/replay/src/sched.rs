@@ -1313,6 +1313,11 @@ fn account(ctx: &Ctx, rep: &mut Report, ev: &Event, out: Outcome) {
             let line =
                 ra_trace::format::format_event(ev, &ra_trace::format::FormatOptions::default());
             let res = match &out.res {
+                // The recorded result stands, and there is none (exit, a call its thread
+                // ended inside): shown as the trace shows it.
+                _ if out.rule == Rule::Recorded && ev.ret.is_none() && !ev.failed() => {
+                    "?".to_string()
+                }
                 Ok(v) => v.to_string(),
                 Err(e) => format!("-1 {}", errno_str(*e)),
             };
