@@ -1173,10 +1173,6 @@ impl Call<'_> {
         };
         let mut out = Vec::with_capacity(want);
         self.eagain_as_recorded(fd, libc::POLLIN)?;
-        if !sys::poll1(fd, libc::POLLIN, 0) && !sys::opened_for(fd, libc::POLLIN) {
-            // The write end: the kernel's answer (EBADF) at once, not a wait for data.
-            return sys::read(fd, &mut []).map(|_| out);
-        }
         let deadline = self.pipe_deadline(f);
         loop {
             if !self.wait_ready(fd, libc::POLLIN, deadline) {
@@ -1231,11 +1227,6 @@ impl Call<'_> {
     ) -> Result<(), i32> {
         let Some(fd) = f.raw() else { return Ok(()) };
         self.eagain_as_recorded(fd, events)?;
-        if !sys::poll1(fd, events, 0) && !sys::opened_for(fd, events) {
-            // An end opened the other way (a write to a pipe's read end): the call itself
-            // fails at once (EBADF), as recorded; no wait would make it ready.
-            return Ok(());
-        }
         if !self.wait_ready(fd, events, self.pipe_deadline(f)) {
             // Warned once per stall, not at each of the calls that follow it.
             if !f.stalled.swap(true, Ordering::Relaxed) {
@@ -1260,8 +1251,13 @@ impl Call<'_> {
         Instant::now() + wait
     }
 
-    /// Poll in slices until ready, the deadline, or an abort.
+    /// Poll in slices until ready, the deadline, or an abort. An end opened the other way (a
+    /// write to a pipe's read end) counts as ready: no wait would make it so, and the call
+    /// itself fails at once (EBADF), as the kernel answers.
     fn wait_ready(&self, fd: RawFd, ev: i16, deadline: Instant) -> bool {
+        if sys::poll1(fd, ev, 0) || !sys::opened_for(fd, ev) {
+            return true;
+        }
         loop {
             let left = deadline.saturating_duration_since(Instant::now()).as_millis();
             if sys::poll1(fd, ev, (left as i32).clamp(0, STALL_SLICE_MS)) {
@@ -1844,9 +1840,9 @@ impl Call<'_> {
             // a reader opened the FIFO, and let it go even if that reader closed it again at
             // once (it waits for the count of read-opens to change, not for a reader to be
             // there). The replay need not wait for that reader, and often cannot: an open of
-            // the same file called later is ordered after this one. It opens the FIFO as the kernel let it be
-            // opened, with a reader there for the moment of the open (its own); the calls
-            // that followed the rendezvous keep their order after it.
+            // the same file called later is ordered after this one. It opens the FIFO as the
+            // kernel let it be opened, with a reader there for the moment of the open (its
+            // own); the calls that followed the rendezvous keep their order after it.
             Err(libc::ENXIO) if self.rec_ok() => {
                 let reader = root.open(abs, libc::O_RDONLY | libc::O_NONBLOCK, 0)?;
                 let fd = root.open(abs, flags | libc::O_NONBLOCK, mode);
