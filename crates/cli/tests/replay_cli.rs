@@ -235,6 +235,20 @@ impl Script {
         self.call(name, -1, args);
         self.events.last_mut().unwrap().errno = Some(errno);
     }
+    /// A fork: `clone(SIGCHLD)`, recorded as returning the child's id.
+    fn fork(&mut self, child: i64) {
+        self.call(
+            "clone",
+            child,
+            &[
+                ("flags", ArgValue::Int(libc::SIGCHLD.into())),
+                ("stack", ArgValue::Int(0)),
+                ("parent_tid", ArgValue::Int(0)),
+                ("child_tid", ArgValue::Int(0)),
+                ("tls", ArgValue::Int(0)),
+            ],
+        );
+    }
     /// `pipe2(fds, 0)`, recorded as returning the descriptors `[r, w]`.
     fn pipe2(&mut self, r: i32, w: i32) {
         let fds: Vec<u8> = [r, w].iter().flat_map(|f| f.to_le_bytes()).collect();
@@ -613,17 +627,7 @@ fn a_child_that_died_inside_a_call_closes_its_descriptors() {
     let mut s = Script::new();
     // (The script's process has no inherited descriptors: its first one is 0.)
     s.pipe2(0, 1);
-    s.call(
-        "clone",
-        901,
-        &[
-            ("flags", ArgValue::Int(libc::SIGCHLD.into())),
-            ("stack", ArgValue::Int(0)),
-            ("parent_tid", ArgValue::Int(0)),
-            ("child_tid", ArgValue::Int(0)),
-            ("tls", ArgValue::Int(0)),
-        ],
-    );
+    s.fork(901);
     s.call("execve", 0, &[("pathname", p("/bin/true"))]);
     {
         let e = s.events.last_mut().unwrap();
@@ -710,17 +714,7 @@ fn a_fifo_write_open_that_a_later_reader_let_go_replays() {
             ("dev", ArgValue::Int(0)),
         ],
     );
-    s.call(
-        "clone",
-        901,
-        &[
-            ("flags", ArgValue::Int(libc::SIGCHLD.into())),
-            ("stack", ArgValue::Int(0)),
-            ("parent_tid", ArgValue::Int(0)),
-            ("child_tid", ArgValue::Int(0)),
-            ("tls", ArgValue::Int(0)),
-        ],
-    );
+    s.fork(901);
     let open = |flags: i32| {
         [
             ("dirfd", ArgValue::Int(-100)),

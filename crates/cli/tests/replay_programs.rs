@@ -54,6 +54,11 @@ impl Case {
         self.record_with(&[], cmd, stdin, env)
     }
 
+    /// [`Case::record`] of `python3 -c script`.
+    fn record_python(&self, script: &str) -> PathBuf {
+        self.record(&[os("python3"), os("-c"), os(script)], None, &[])
+    }
+
     /// [`Case::record`] with more options for `record`.
     fn record_with(
         &self,
@@ -364,7 +369,7 @@ fn python_s_set_blocking_replays_its_nonblocking_flag() {
             os.set_blocking(fd, b)\n    \
             assert os.get_blocking(fd) == b\n\
         os.close(fd)\n";
-    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let trace = c.record_python(script);
     let r = ra_trace::TraceReader::open(&trace).unwrap();
     let values: Vec<Vec<u8>> = r
         .events(None)
@@ -436,7 +441,7 @@ fn record_locks_of_parent_and_child_conflict_in_the_replay() {
         fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 8, 0, 1)\n\
         os.write(w2, b'3')\n\
         os.waitpid(pid, 0)\n";
-    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let trace = c.record_python(script);
     let r = ra_trace::TraceReader::open(&trace).unwrap();
     let locks: Vec<(i64, Option<i32>)> = r
         .events(None)
@@ -483,7 +488,7 @@ fn a_lease_replays_as_recorded_without_signalling_the_replayer() {
         assert os.waitpid(pid, 0)[1] == 0\n\
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)\n\
         os.close(fd)\n";
-    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let trace = c.record_python(script);
     let r = ra_trace::TraceReader::open(&trace).unwrap();
     let refused = r
         .events(None)
@@ -521,7 +526,7 @@ fn a_child_killed_between_calls_closes_its_pipe_in_the_replay() {
         assert os.read(r, 5) == b''\n\
         assert os.waitpid(pid, 0)[1] == signal.SIGKILL\n\
         os.close(r)\n";
-    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let trace = c.record_python(script);
     let r = ra_trace::TraceReader::open(&trace).unwrap();
     let generated: Vec<_> =
         r.events(None).map(|e| e.unwrap()).filter(ra_trace::Event::generated).collect();
@@ -557,7 +562,7 @@ fn a_pseudo_terminal_s_peer_descriptor_replays() {
         m, s = os.openpty()\n\
         os.close(s)\n\
         os.close(m)\n";
-    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let trace = c.record_python(script);
     let report = c.replay_with(&trace, &[]);
     assert_eq!(report["per_call"]["close"]["mismatched"], 0, "{}", report["per_call"]);
     let warned = report["warnings"].as_object().unwrap();
@@ -590,7 +595,7 @@ fn a_fifo_writer_s_open_ends_when_a_reader_came_and_went() {
         os.close(fd)\n\
         assert os.waitpid(pid, 0)[1] == 0\n\
         os.unlink('f')\n";
-    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let trace = c.record_python(script);
     let report = c.replay_with(&trace, &["--stall-timeout", "5"]);
     assert_eq!(report["per_call"]["openat"]["mismatched"], 0, "{}", report["per_call"]);
     assert!(report["elapsed_s"].as_f64().unwrap() < 4.0, "the write-open waited: {report}");
@@ -711,7 +716,7 @@ fn a_listing_of_the_root_replays_its_symlinks_as_symlinks() {
         open('/bin/sh', 'rb').read(64)\n\
         names = os.listdir('/')\n\
         assert 'bin' in names, names\n";
-    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let trace = c.record_python(script);
     c.replay_and_check(&trace);
 }
 
@@ -732,7 +737,7 @@ fn a_forked_child_s_fexecve_replays() {
             os.execve(fd, [sys.executable, '-c', 'open(\"out\", \"w\").write(\"x\")'], dict(os.environ))\n\
         _, status = os.waitpid(pid, 0)\n\
         sys.exit(os.waitstatus_to_exitcode(status))\n";
-    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let trace = c.record_python(script);
     let r = ra_trace::TraceReader::open(&trace).unwrap();
     let exec = r
         .events(None)
@@ -770,7 +775,7 @@ fn a_device_node_replays_as_a_placeholder_or_with_allow_special() {
         os.rename('node', 'node2')\n\
         assert stat.S_ISCHR(os.stat('node2').st_mode)\n\
         os.unlink('node2')\n";
-    let trace = c.record(&[os("python3"), os("-c"), os(script)], None, &[]);
+    let trace = c.record_python(script);
     let (r, _) = c.replay_report(&trace, &[]);
     let calls = &r["per_call"];
     assert_eq!(calls["mknodat"]["emulated"], 1, "{calls}");
