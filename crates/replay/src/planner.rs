@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use ra_trace::{Event, ExtraValue, TraceReader};
 
-use crate::shadow::{changes_names, clone_flags, ok, NameKeys, Placement, Shadow};
+use crate::shadow::{changes_names, clone_flags, ok, taken_numbers, NameKeys, Placement, Shadow};
 use crate::world::ProcId;
 
 /// What replay needs to know of the trace as a whole (from its info, or a plan's header).
@@ -93,6 +93,10 @@ const LOOKAHEAD_BYTES: usize = 64 << 20;
 /// failed on (it overlapped the failure, so it returned soon after).
 const NAME_LOOKAHEAD: usize = 256;
 
+/// Calls looked ahead at, at most, for a call of another thread that took the descriptor
+/// number a call takes and returned before that call was called (recorded out of order).
+const TAKER_LOOKAHEAD: usize = 256;
+
 /// The last calls on one ordering key.
 #[derive(Clone, Copy)]
 pub(crate) struct KeyLast {
@@ -112,6 +116,9 @@ pub struct Planner<I> {
     shadow: Shadow,
     pending: Ahead,
     brought_forward: HashSet<u64>,
+    /// Calls put back behind an earlier taker of their descriptor number ([`taker_ahead`]),
+    /// once each.
+    put_back: HashSet<u64>,
     last_key: HashMap<u64, KeyLast>,
     child_dep: HashMap<i32, u64>,
     proc_tids: HashMap<ProcId, HashSet<i32>>,
@@ -133,6 +140,7 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Planner<I> {
             facts,
             pending: Ahead::default(),
             brought_forward: HashSet::new(),
+            put_back: HashSet::new(),
             last_key: HashMap::new(),
             child_dep: HashMap::new(),
             proc_tids: HashMap::new(),
@@ -213,6 +221,18 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
                     continue;
                 }
             }
+            // A call recorded after `ev` that took the same descriptor number and returned
+            // before `ev` was called: it ran first, and so did what freed the number after
+            // it. `ev` goes behind them.
+            if !self.put_back.contains(&ev.unique_id) {
+                let (shadow, pending) = (&self.shadow, &mut self.pending);
+                let (iter, read_error) = (&mut self.iter, &mut self.read_error);
+                if let Some(j) = taker_ahead(shadow, &ev, tid, pending, iter, read_error) {
+                    self.put_back.insert(ev.unique_id);
+                    self.pending.defer_after(j, ev, tid);
+                    continue;
+                }
+            }
             // A call recorded after `ev` that ran before it, which the two overlapping allow:
             // - the call that freed a descriptor number `ev` takes while the model still has
             //   it open (it returned later, so it was recorded later, but the kernel had freed
@@ -246,6 +266,7 @@ impl<I> Planner<I> {
     fn place(&mut self, ev: Event, tid: i32) -> Placed {
         // Its searches are done: the set holds only calls waiting in the look-ahead.
         self.brought_forward.remove(&ev.unique_id);
+        self.put_back.remove(&ev.unique_id);
         let seq = self.seq;
         self.seq += 1;
         let name = ev.def.map_or("", |d| d.name);
@@ -469,6 +490,62 @@ fn freer_ahead(
     )
 }
 
+/// When `ev` takes a descriptor number that a call ahead, of another thread with the same
+/// descriptor table, also takes, and that call returned before `ev` was called: the position
+/// in `pending` (filled from `iter` up to [`TAKER_LOOKAHEAD`] calls) after which `ev` belongs.
+///
+/// The recorder saw the two out of order (under ptrace a tracer serving 5,000 threads reports
+/// their stops as it gets to them), but their times cannot lie: each call's kernel work lies
+/// between its recorded call and return times, so the other call took the number first, and
+/// `ev` could take it only after something freed it. `ev` belongs after the first call ahead
+/// that frees the number in that table, or after the other taker when none is in sight.
+fn taker_ahead(
+    shadow: &Shadow,
+    ev: &Event,
+    tid: i32,
+    pending: &mut Ahead,
+    iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
+    read_error: &mut Option<ra_trace::Error>,
+) -> Option<usize> {
+    let p = shadow.proc_id_of(tid)?;
+    // Only another thread of the table can have taken the number first.
+    if !shadow.fd_table_shared(p, tid) {
+        return None;
+    }
+    let (made, _) = shadow.fd_numbers(p, ev);
+    if made.is_empty() {
+        return None;
+    }
+    let called = ev.time_called?;
+    let table = shadow.fd_table(p)?;
+    // A thread the model does not know yet (its clone is recorded after its first calls, as
+    // a thread's often is) is taken to share its thread group's table, as threads do.
+    let same_table = |e: &Event| {
+        e.tid.or(e.pid).is_some_and(|t| {
+            let q = shadow.proc_id_of(t).or_else(|| e.pid.and_then(|g| shadow.proc_id_of(g)));
+            t != tid && q.is_some_and(|q| shadow.fd_table(q) == Some(table))
+        })
+    };
+    pending.fill_to(TAKER_LOOKAHEAD, iter, read_error);
+    if !made.iter().any(|n| pending.takes.contains_key(n)) {
+        return None;
+    }
+    let (i, n) = pending.q.iter().take(TAKER_LOOKAHEAD).enumerate().find_map(|(i, e)| {
+        if e.time_returned.is_none_or(|r| r >= called) || !same_table(e) {
+            return None;
+        }
+        taken_numbers(e).find(|n| made.contains(n)).map(|n| (i, n))
+    })?;
+    let freer = pending
+        .q
+        .iter()
+        .enumerate()
+        .skip(i + 1)
+        .take(TAKER_LOOKAHEAD)
+        .find(|(_, e)| frees_number(e).is_some_and(|f| f == n || f == -1) && same_table(e));
+    Some(freer.map_or(i, |(j, _)| j))
+}
+
 /// Calls read ahead of the one being placed (for reordering), with the bytes they hold.
 #[derive(Default)]
 struct Ahead {
@@ -477,8 +554,23 @@ struct Ahead {
     /// How many of the calls ahead free each descriptor number (`close`, `dup2`/`dup3`'s
     /// target; key -1: `close_range`), so that a search for one is a lookup when there is none.
     frees: HashMap<i32, u32>,
+    /// How many of the calls ahead take each descriptor number ([`taken_numbers`]).
+    takes: HashMap<i32, u32>,
     /// How many of the calls ahead made or removed a name, by [`name_bases`].
     name_changes: HashMap<u64, u32>,
+}
+
+/// Count one more or one fewer of `k` (a key counted down to zero is removed).
+fn count(m: &mut HashMap<i32, u32>, k: i32, add: bool) {
+    let c = m.entry(k).or_default();
+    if add {
+        *c += 1;
+    } else {
+        *c -= 1;
+        if *c == 0 {
+            m.remove(&k);
+        }
+    }
 }
 
 /// The descriptor number a call frees, for [`Ahead`]'s index (-1: a range).
@@ -530,15 +622,10 @@ impl Ahead {
             }
         }
         if let Some(n) = frees_number(e) {
-            let c = self.frees.entry(n).or_default();
-            if add {
-                *c += 1;
-            } else {
-                *c -= 1;
-                if *c == 0 {
-                    self.frees.remove(&n);
-                }
-            }
+            count(&mut self.frees, n, add);
+        }
+        for n in taken_numbers(e) {
+            count(&mut self.takes, n, add);
         }
     }
     fn pop_front(&mut self) -> Option<Event> {
@@ -754,6 +841,54 @@ mod tests {
         let mut iter = calls(100).into_iter();
         let mut a = Ahead::default();
         assert_eq!(a.find_if(&mut iter, &mut err, LOOKAHEAD, |_| false, |_| true), None);
+    }
+
+    /// threads.c (5,000 threads each open, write and close a file) under ptrace: thread 301's
+    /// open of descriptor 4 was recorded before thread 302's, though 302's returned before
+    /// 301's was called, and 302 closed 4 before 301 took it. 302's calls come first, and 301's
+    /// open waits for the close. In recorded order, the replay's table still held 302's 4 when
+    /// 301's open ran (a return-value mismatch), and 301's close then closed 302's file
+    /// (`EBADF` for 302's). Thread 302's clone is recorded after its calls, as a thread's often
+    /// is: when 301's open is placed the model does not know 302, and its group's table counts.
+    #[test]
+    fn a_descriptor_number_taken_by_a_thread_recorded_later_but_called_first() {
+        let timed = |id: u64, called: i64, ret: i64, tid: i32, e: Event| Event {
+            unique_id: id,
+            time_called: Some(called),
+            time_returned: Some(ret),
+            pid: Some(300),
+            tid: Some(tid),
+            ..e
+        };
+        let thread = i64::from(
+            libc::CLONE_VM
+                | libc::CLONE_FS
+                | libc::CLONE_FILES
+                | libc::CLONE_SIGHAND
+                | libc::CLONE_THREAD,
+        );
+        let path = |p: &str| ra_trace::ArgValue::Data(format!("{p}\0").into_bytes().into());
+        let open = |tid: i32, name: &str| {
+            event("openat", tid, 4, 0, &[("dirfd", Int(-100)), ("pathname", path(name))])
+        };
+        let fd4 = |name: &str, tid: i32| event(name, tid, 0, 0, &[("fd", Int(4))]);
+        let evs = vec![
+            timed(1, 10, 11, 300, event("clone", 300, 301, 0, &[("flags", Int(thread))])),
+            timed(3, 100, 101, 301, open(301, "t.1")),
+            timed(4, 102, 103, 301, fd4("write", 301)),
+            timed(5, 50, 60, 302, open(302, "t.2")),
+            timed(6, 61, 62, 302, fd4("write", 302)),
+            timed(7, 63, 64, 302, fd4("close", 302)),
+            timed(8, 104, 105, 301, fd4("close", 301)),
+            timed(9, 40, 70, 300, event("clone", 300, 302, 0, &[("flags", Int(thread))])),
+        ];
+        let placed: Vec<Placed> =
+            Planner::new(evs.into_iter().map(Ok), facts()).map(|p| p.expect("placed")).collect();
+        let order: Vec<u64> = placed.iter().map(|p| p.ev.unique_id).collect();
+        assert_eq!(order, vec![1, 5, 6, 7, 3, 4, 8, 9]);
+        let seq = |id: u64| placed.iter().find(|p| p.ev.unique_id == id).expect("placed").seq;
+        let open301 = placed.iter().find(|p| p.ev.unique_id == 3).expect("placed");
+        assert!(open301.deps.contains(&seq(7)), "it waits for the close: {:?}", open301.deps);
     }
 
     /// A process killed by a signal (SIGABRT) while two threads lived: each gets a generated

@@ -96,6 +96,28 @@ fn name_keys(def: &ra_syscalls::SyscallDef, ev: &Event, paths: &[u64]) -> NameKe
     nk
 }
 
+/// The descriptor numbers a successful call takes, as its record says: the new descriptors it
+/// returned (one, or a pair), or `dup2`/`dup3`'s target. Needs no model: the planner also asks
+/// it of calls read ahead.
+pub fn taken_numbers(ev: &Event) -> impl Iterator<Item = i32> {
+    let mut v = [None, None];
+    if let Some(def) = ev.def.filter(|_| ok(ev)) {
+        match def.replay.handler() {
+            Some(H::Dup) if def.arg("newfd").is_some() => {
+                v[0] = int_arg(ev, "newfd").and_then(|n| i32::try_from(n).ok());
+            }
+            _ => {
+                if let Some((a, b)) = fd_pair(ev) {
+                    v = [Some(a), Some(b)];
+                } else if ev.makes_fd() {
+                    v[0] = ev.ret.and_then(|r| i32::try_from(r).ok());
+                }
+            }
+        }
+    }
+    v.into_iter().flatten()
+}
+
 /// The ordering key of descriptor number `fd` in descriptor table `fdt`.
 fn fd_key(fdt: u64, fd: i32) -> u64 {
     let mut h = DefaultHasher::new();
@@ -546,16 +568,16 @@ impl Shadow {
         pl
     }
 
-    /// The descriptor numbers `ev` takes (new descriptors it returns, `dup2`'s target) and
-    /// frees (`close`, `close_range`, the old occupant of `dup2`'s target), in process `p`.
+    /// The descriptor numbers `ev` takes (new descriptors it returns, `dup2`'s target,
+    /// [`taken_numbers`]) and frees (`close`, `close_range`, the old occupant of `dup2`'s
+    /// target), in process `p`.
     pub fn fd_numbers(&self, p: ProcId, ev: &Event) -> (Vec<i32>, Vec<i32>) {
-        let (mut made, mut freed) = (Vec::new(), Vec::new());
+        let made = taken_numbers(ev).collect();
+        let mut freed = Vec::new();
         let Some(def) = ev.def else { return (made, freed) };
-        let success = ok(ev);
-        let arg = |n: &str| int_arg(ev, n).and_then(|v| i32::try_from(v).ok());
         match def.replay.handler() {
-            Some(H::Close) => freed.extend(arg("fd")),
-            Some(H::CloseRange) if success && int_arg(ev, "flags").unwrap_or(0) & 4 == 0 => {
+            Some(H::Close) => freed.extend(int_arg(ev, "fd").and_then(|v| i32::try_from(v).ok())),
+            Some(H::CloseRange) if ok(ev) && int_arg(ev, "flags").unwrap_or(0) & 4 == 0 => {
                 let first = int_arg(ev, "first").unwrap_or(0);
                 let last = int_arg(ev, "last").unwrap_or(0);
                 if let Some(sp) = self.procs.get(&p) {
@@ -563,18 +585,6 @@ impl Shadow {
                         sp.fds.borrow().keys().filter(|&&k| (first..=last).contains(&i64::from(k))),
                     );
                 }
-            }
-            Some(H::Dup) if success && def.arg("newfd").is_some() => {
-                // The target is taken, and whatever it was is closed first.
-                made.extend(arg("newfd"));
-            }
-            _ if success && fd_pair(ev).is_some() => {
-                if let Some((a, b)) = fd_pair(ev) {
-                    made.extend([a, b]);
-                }
-            }
-            _ if success && ev.makes_fd() => {
-                made.extend(ev.ret.and_then(|r| i32::try_from(r).ok()));
             }
             _ => {}
         }
