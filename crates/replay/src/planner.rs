@@ -249,10 +249,8 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
                     .flatten()
                     .or_else(|| explainer_ahead(shadow, &ev, tid, pending, iter, read_error));
                 if let Some(i) = found {
-                    let earlier = self.pending.remove(i).expect("position is in range");
                     self.brought_forward.insert(ev.unique_id);
-                    self.pending.push_front(ev);
-                    self.pending.push_front(earlier);
+                    self.pending.bring_forward(i, ev);
                     continue;
                 }
             }
@@ -642,6 +640,31 @@ impl Ahead {
         self.account(&e, false);
         Some(e)
     }
+    /// Put the call at position `i` first, with the calls of its thread queued before it (in
+    /// their order: a thread's calls never pass each other), and `ev` right after them.
+    fn bring_forward(&mut self, i: usize, ev: Event) {
+        let t = self.q[i].tid.or(self.q[i].pid);
+        let mut moved = Vec::new();
+        let mut j = 0;
+        let mut at = i;
+        while j <= at {
+            if j == at || self.q[j].tid.or(self.q[j].pid) == t {
+                moved.push(self.q.remove(j).expect("position is in range"));
+                if j == at {
+                    break;
+                }
+                at -= 1;
+            } else {
+                j += 1;
+            }
+        }
+        // The calls moved stay in the queue (no accounting either way); `ev` joins it.
+        self.account(&ev, true);
+        self.q.push_front(ev);
+        for e in moved.into_iter().rev() {
+            self.q.push_front(e);
+        }
+    }
     /// Put `ev` and the calls of thread `tid` queued before position `i` right after the
     /// call at `i`, in their order.
     fn defer_after(&mut self, i: usize, ev: Event, tid: i32) {
@@ -889,6 +912,47 @@ mod tests {
         let seq = |id: u64| placed.iter().find(|p| p.ev.unique_id == id).expect("placed").seq;
         let open301 = placed.iter().find(|p| p.ev.unique_id == 3).expect("placed");
         assert!(open301.deps.contains(&seq(7)), "it waits for the close: {:?}", open301.deps);
+    }
+
+    /// Thread 301's open took descriptor 4 while the model still had it open for 302, whose
+    /// write and close of it were recorded later but called before the open returned. The
+    /// close comes forward with the write 302 made before it, in their order: the write
+    /// alone left behind would run after the close (`EBADF`).
+    #[test]
+    fn a_freeing_call_comes_forward_with_its_thread_s_calls_before_it() {
+        let timed = |id: u64, called: i64, ret: i64, tid: i32, e: Event| Event {
+            unique_id: id,
+            time_called: Some(called),
+            time_returned: Some(ret),
+            pid: Some(300),
+            tid: Some(tid),
+            ..e
+        };
+        let thread = i64::from(
+            libc::CLONE_VM
+                | libc::CLONE_FS
+                | libc::CLONE_FILES
+                | libc::CLONE_SIGHAND
+                | libc::CLONE_THREAD,
+        );
+        let path = |p: &str| ra_trace::ArgValue::Data(format!("{p}\0").into_bytes().into());
+        let open = |tid: i32, name: &str| {
+            event("openat", tid, 4, 0, &[("dirfd", Int(-100)), ("pathname", path(name))])
+        };
+        let fd4 = |name: &str, tid: i32| event(name, tid, 0, 0, &[("fd", Int(4))]);
+        let evs = vec![
+            timed(1, 1, 2, 300, event("clone", 300, 301, 0, &[("flags", Int(thread))])),
+            timed(2, 3, 4, 300, event("clone", 300, 302, 0, &[("flags", Int(thread))])),
+            timed(3, 10, 11, 302, open(302, "t.2")),
+            timed(4, 30, 40, 301, open(301, "t.1")),
+            timed(5, 20, 22, 302, fd4("write", 302)),
+            timed(6, 23, 24, 302, fd4("close", 302)),
+            timed(7, 41, 42, 301, fd4("close", 301)),
+        ];
+        let placed: Vec<Placed> =
+            Planner::new(evs.into_iter().map(Ok), facts()).map(|p| p.expect("placed")).collect();
+        let order: Vec<u64> = placed.iter().map(|p| p.ev.unique_id).collect();
+        assert_eq!(order, vec![1, 2, 3, 5, 6, 4, 7]);
     }
 
     /// A process killed by a signal (SIGABRT) while two threads lived: each gets a generated
