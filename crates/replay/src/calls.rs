@@ -1556,7 +1556,7 @@ impl Call<'_> {
         let f = self.file("fd")?;
         let Some(raw) = f.raw() else { return Ok(Act::Sim) };
         let op = self.i("operation")?;
-        if op & i64::from(libc::LOCK_NB) != 0 || op & i64::from(libc::LOCK_UN) != 0 {
+        if !self.ev.waits_for_lock() {
             return Ok(Act::Issued(sys::raw(libc::SYS_flock, &[raw.into(), op])?));
         }
         let nb = op | i64::from(libc::LOCK_NB);

@@ -103,6 +103,9 @@ pub(crate) struct KeyLast {
     /// The last call on the key (seq) and when it was called.
     seq: u64,
     called: i64,
+    /// When the last call waits for a lock: when it returned, and the call on the key before
+    /// it (seq, called).
+    lock_wait: Option<(i64, Option<(u64, i64)>)>,
     /// The last call that made the name (seq), and the last that removed it.
     made: Option<u64>,
     removed: Option<u64>,
@@ -295,12 +298,21 @@ impl<I> Planner<I> {
         // call never depends on itself.
         pl.keys.sort_unstable();
         pl.keys.dedup();
-        key_deps(&mut self.last_key, &pl.keys, &pl.names, seq, called, &mut deps);
+        let lock_wait = ev.waits_for_lock().then_some(ret);
+        key_deps(&mut self.last_key, &pl.keys, &pl.names, seq, called, lock_wait, &mut deps);
         // Descriptor numbers: strictly in recorded order (a number is taken only after it was
         // freed, whenever the two calls were called).
         pl.fd_keys.sort_unstable();
         pl.fd_keys.dedup();
-        key_deps(&mut self.last_key, &pl.fd_keys, &NameKeys::default(), seq, i64::MAX, &mut deps);
+        key_deps(
+            &mut self.last_key,
+            &pl.fd_keys,
+            &NameKeys::default(),
+            seq,
+            i64::MAX,
+            None,
+            &mut deps,
+        );
         if ev.generated() && pl.ends_proc {
             // The death of a killed process's last thread closes its descriptors: it waits for
             // every call its other threads made before (their writes to a pipe a parent reads;
@@ -355,13 +367,22 @@ pub(crate) fn key_deps(
     names: &NameKeys,
     seq: u64,
     called: i64,
+    lock_wait_until: Option<i64>,
     deps: &mut Vec<u64>,
 ) {
     for &k in keys {
         let prev = last_key.get(&k).copied();
         if let Some(p) = prev {
-            if p.seq != seq && p.called <= called {
-                deps.push(p.seq);
+            // A lock wait still waiting when this call was made: this call ran while it
+            // waited, and may be what ended the wait (the holder's close or unlock; Python's
+            // test_eintr: the child's close, held behind the parent's flock, which waited
+            // for it until the stall timeout). It waits for what the lock wait waited for.
+            let last = match p.lock_wait {
+                Some((returned, before)) if returned > called => before,
+                _ => Some((p.seq, p.called)),
+            };
+            if let Some((s, _)) = last.filter(|&(s, c)| s != seq && c <= called) {
+                deps.push(s);
             }
             if names.existed == Some(k) {
                 deps.extend(p.made.filter(|&m| m != seq));
@@ -373,7 +394,8 @@ pub(crate) fn key_deps(
         let made = if names.made == Some(k) { Some(seq) } else { prev.and_then(|p| p.made) };
         let removed =
             if names.removed == Some(k) { Some(seq) } else { prev.and_then(|p| p.removed) };
-        last_key.insert(k, KeyLast { seq, called, made, removed });
+        let lock_wait = lock_wait_until.map(|r| (r, prev.map(|p| (p.seq, p.called))));
+        last_key.insert(k, KeyLast { seq, called, lock_wait, made, removed });
     }
 }
 

@@ -1390,17 +1390,43 @@ mod tests {
         let mut last = foldhash::HashMap::default();
         let mut deps = Vec::new();
         // #1 access(cc1) called at 50, #2 access(cc1) called at 60.
-        key_deps(&mut last, &[7], &NameKeys::default(), 1, 50, &mut deps);
-        key_deps(&mut last, &[7], &NameKeys::default(), 2, 60, &mut deps);
+        key_deps(&mut last, &[7], &NameKeys::default(), 1, 50, None, &mut deps);
+        key_deps(&mut last, &[7], &NameKeys::default(), 2, 60, None, &mut deps);
         assert_eq!(deps, [1]);
         // #3 execve(cc1), called at 30 but recorded after them (it returned last): it does
         // not wait for them.
         deps.clear();
-        key_deps(&mut last, &[7], &NameKeys::default(), 3, 30, &mut deps);
+        key_deps(&mut last, &[7], &NameKeys::default(), 3, 30, None, &mut deps);
         assert!(deps.is_empty(), "{deps:?}");
         // #4 called after everything: waits for the last recorded call on the file.
-        key_deps(&mut last, &[7, 7], &NameKeys::default(), 4, 70, &mut deps);
+        key_deps(&mut last, &[7, 7], &NameKeys::default(), 4, 70, None, &mut deps);
         assert_eq!(deps, [3]);
+    }
+
+    /// Python's test_eintr: the parent's blocking flock (#2, called at 20) waits until the
+    /// child's close (#3, called at 50) releases the lock, and returns at 60, just before the
+    /// close does (recorded first). The close must not wait for the lock wait it ends (the
+    /// replay's flock then waited for the stall timeout): it waits for what the lock wait
+    /// waited for. A call made after the wait returned waits for the last call on the file.
+    #[test]
+    fn a_call_made_while_a_lock_wait_waited_does_not_wait_for_it() {
+        let mut last = foldhash::HashMap::default();
+        let mut deps = Vec::new();
+        let none = NameKeys::default();
+        key_deps(&mut last, &[7], &none, 1, 10, None, &mut deps);
+        key_deps(&mut last, &[7], &none, 2, 20, Some(60), &mut deps);
+        assert_eq!(deps, [1]);
+        deps.clear();
+        key_deps(&mut last, &[7], &none, 3, 50, None, &mut deps);
+        assert_eq!(deps, [1], "the close waits for #1, not for the flock");
+        deps.clear();
+        key_deps(&mut last, &[7], &none, 4, 70, None, &mut deps);
+        assert_eq!(deps, [3]);
+        // A lock wait that returned before the next call was made is waited for as any call.
+        deps.clear();
+        key_deps(&mut last, &[7], &none, 5, 80, Some(90), &mut deps);
+        key_deps(&mut last, &[7], &none, 6, 95, None, &mut deps);
+        assert_eq!(deps, [4, 5]);
     }
 
     /// fs_mark's two threads both `mkdir` their directory: the one called second made it and
@@ -1416,21 +1442,21 @@ mod tests {
         let mut last = foldhash::HashMap::default();
         let mut deps = Vec::new();
         // #1 mkdir(f), called at 60, made it; #2 stat(f) called at 70.
-        key_deps(&mut last, &[7], &nk(|n| n.made = Some(7)), 1, 60, &mut deps);
-        key_deps(&mut last, &[7], &NameKeys::default(), 2, 70, &mut deps);
+        key_deps(&mut last, &[7], &nk(|n| n.made = Some(7)), 1, 60, None, &mut deps);
+        key_deps(&mut last, &[7], &NameKeys::default(), 2, 70, None, &mut deps);
         // #3 mkdir(f) called at 50, recorded after them: EEXIST, so it waits for #1 (and only
         // for #1: #2 was called later).
         deps.clear();
-        key_deps(&mut last, &[7], &nk(|n| n.existed = Some(7)), 3, 50, &mut deps);
+        key_deps(&mut last, &[7], &nk(|n| n.existed = Some(7)), 3, 50, None, &mut deps);
         assert_eq!(deps, [1]);
         // #4 unlink(f) called at 80; #5 open(f) called at 40 failed with ENOENT: waits for #4.
-        key_deps(&mut last, &[7], &nk(|n| n.removed = Some(7)), 4, 80, &mut deps);
+        key_deps(&mut last, &[7], &nk(|n| n.removed = Some(7)), 4, 80, None, &mut deps);
         deps.clear();
-        key_deps(&mut last, &[7], &nk(|n| n.missing = vec![7]), 5, 40, &mut deps);
+        key_deps(&mut last, &[7], &nk(|n| n.missing = vec![7]), 5, 40, None, &mut deps);
         assert_eq!(deps, [4]);
         // A call called earlier that did not fail on the name still does not wait.
         deps.clear();
-        key_deps(&mut last, &[7], &NameKeys::default(), 6, 10, &mut deps);
+        key_deps(&mut last, &[7], &NameKeys::default(), 6, 10, None, &mut deps);
         assert!(deps.is_empty(), "{deps:?}");
     }
 

@@ -434,9 +434,14 @@ pub const FIONBIO: u64 = 0x5421;
 /// ioctl FIOASYNC.
 pub const FIOASYNC: u64 = 0x5452;
 
+pub const LOCK_NB: u64 = 4;
+pub const LOCK_UN: u64 = 8;
+
 /// flock(2) operations (`operation_value`; Re-Animator also stores it as the `operation` byte).
-pub static FLOCK_OP: FlagSet =
-    bits("flock_op", &[b("LOCK_SH", 1), b("LOCK_EX", 2), b("LOCK_NB", 4), b("LOCK_UN", 8)]);
+pub static FLOCK_OP: FlagSet = bits(
+    "flock_op",
+    &[b("LOCK_SH", 1), b("LOCK_EX", 2), b("LOCK_NB", LOCK_NB), b("LOCK_UN", LOCK_UN)],
+);
 
 // ---------------------------------------------------------------------------------------------
 // modes (linux/stat.h), access(2)

@@ -309,6 +309,22 @@ impl Event {
         }
     }
 
+    /// The call may wait for a lock that another process or thread holds: a blocking
+    /// `flock` (neither `LOCK_NB` nor `LOCK_UN`), `fcntl` `F_SETLKW` or `F_OFD_SETLKW`.
+    pub fn waits_for_lock(&self) -> bool {
+        use ra_syscalls::{flags, Handler};
+        let Some(def) = self.def else { return false };
+        let int = |n: &str| self.arg(n).and_then(ArgValue::as_int).map(|v| v as u64);
+        match def.replay.handler() {
+            Some(Handler::Flock) => {
+                int("operation").is_some_and(|op| op & (flags::LOCK_NB | flags::LOCK_UN) == 0)
+            }
+            Some(Handler::Fcntl) => int("cmd")
+                .is_some_and(|c| matches!(c & 0xffff_ffff, flags::F_SETLKW | flags::F_OFD_SETLKW)),
+            _ => false,
+        }
+    }
+
     /// Failed (an errno is recorded).
     pub fn failed(&self) -> bool {
         self.errno.is_some_and(|e| e != 0)
