@@ -205,6 +205,59 @@ fn bad_input_is_refused_in_one_line() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// Two threads' pipe2 calls overlapped (test_subprocess): the one called first got the
+/// higher numbers, 2 and 3, because the other, called while it ran, took 0 and 1 first.
+/// Replayed with the recorded timing (so that the first runs first), the first finds 0 and 1
+/// free: threads allocating at the same time get numbers in either order, so the recorded
+/// ones, being free, are not a mismatch (they were: "pipe descriptors: expected [2, 3],
+/// replayed [0, 1]"), as for an open.
+#[test]
+fn overlapping_pipe2_calls_of_two_threads_take_their_recorded_numbers() {
+    let d = scratch("pipe2-threads");
+    let mut s = Script::new();
+    let thread = libc::CLONE_VM
+        | libc::CLONE_FS
+        | libc::CLONE_FILES
+        | libc::CLONE_SIGHAND
+        | libc::CLONE_THREAD
+        | libc::CLONE_SYSVSEM;
+    s.call(
+        "clone",
+        901,
+        &[
+            ("flags", ArgValue::Int(thread.into())),
+            ("stack", ArgValue::Int(0)),
+            ("parent_tid", ArgValue::Int(0)),
+            ("child_tid", ArgValue::Int(0)),
+            ("tls", ArgValue::Int(0)),
+        ],
+    );
+    s.pipe2(2, 3);
+    s.pipe2(0, 1);
+    let n = s.events.len();
+    let t0 = s.events[n - 2].time_called.unwrap();
+    // Thread 901's pipe2 runs 3 ms; thread 900's is called 2 ms into it.
+    let first = &mut s.events[n - 2];
+    first.tid = Some(901);
+    first.time_returned = Some(t0 + 3_000_000);
+    let second = &mut s.events[n - 1];
+    second.time_called = Some(t0 + 2_000_000);
+    second.time_returned = Some(t0 + 4_000_000);
+    s.t = t0 + 4_000_000;
+    for fd in 0..4 {
+        s.call("close", 0, &[("fd", ArgValue::Int(fd))]);
+    }
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let r = json(&replay(&trace, &root, &["--json", "--timing", "original"]));
+    assert_eq!(r["mismatch_total"], 0, "{r}");
+    assert_eq!(r["per_call"]["pipe2"]["matched"], 2, "{r}");
+    assert_eq!(r["per_call"]["close"]["matched"], 4, "{r}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A scripted trace: one thread, calls 10 µs apart unless `at` says otherwise.
 struct Script {
     t: i64,

@@ -17,7 +17,7 @@ use crate::sandbox::{creates, cstr, join, normalize, Root, VALID_OPEN_FLAGS};
 use crate::shadow::{fd_pair, ok, path_arg, Placement};
 use crate::sys::{self, R};
 use crate::verify::{self, Diff};
-use crate::world::{lock, FdEntry, Handle, Mapping, OpenFile, Process, Procs};
+use crate::world::{lock, FdEntry, FdTable, Handle, Mapping, OpenFile, Process, Procs};
 use crate::{Fill, MmapMode, Options, Verify};
 
 /// State every executor shares.
@@ -592,9 +592,7 @@ impl Call<'_> {
         let mut predicted = t.lowest_free(min);
         if self.rec_ok() {
             let at = self.rec_ret() as i32;
-            // Threads of one process allocating descriptors at the same time get them in
-            // either order: there the recorded number need only be free, not the lowest.
-            if self.pl.threads > 1 && at >= min && t.get(at).is_none() {
+            if at >= min && self.either_order(&t, &[at]) {
                 predicted = at;
             }
             let old = t.insert(at, FdEntry { file: f, cloexec });
@@ -602,6 +600,11 @@ impl Call<'_> {
             drop(old);
         }
         i64::from(predicted)
+    }
+    /// Threads of one process allocating descriptors at the same time get them in either
+    /// order: there the recorded numbers need only be free, not the lowest.
+    fn either_order(&self, t: &FdTable, recorded: &[i32]) -> bool {
+        self.pl.threads > 1 && recorded.iter().all(|&n| t.get(n).is_none())
     }
     /// After a simulated call: new descriptors it returned exist, simulated.
     fn simulate_fds(&mut self) {
@@ -2376,12 +2379,15 @@ impl Call<'_> {
         let (a, b) = sys::pipe2((flags & (libc::O_NONBLOCK | libc::O_DIRECT)) | libc::O_CLOEXEC)?;
         let cloexec = flags & libc::O_CLOEXEC != 0;
         let mut t = lock(&self.p.fds);
-        let p0 = t.lowest_free(0);
+        let mut p0 = t.lowest_free(0);
         let mut p1 = t.lowest_free(p0 + 1);
         if p1 == p0 {
             p1 += 1;
         }
         if let Some((r0, r1)) = fd_pair(self.ev).filter(|_| self.rec_ok()) {
+            if r0 != r1 && self.either_order(&t, &[r0, r1]) {
+                (p0, p1) = (r0, r1);
+            }
             t.insert(
                 r0,
                 FdEntry { file: OpenFile::new(Handle::Pipe(a), b"pipe:".to_vec(), 0), cloexec },
