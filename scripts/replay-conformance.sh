@@ -79,8 +79,8 @@ ALLOW[test_posix]='read:buf*=reordered'
 WHY[test_posix]="test_posix's register_at_fork test: parent and child write letters to one pipe at once; which of two overlapping writes went first is not in their times (the pipe's recorded read shows it), and the replay may interleave them the other way"
 ALLOW[test_mmap/ptrace]='read:buf*'
 WHY[test_mmap/ptrace]="ptrace sees no loads and stores to mapped memory: bytes test_mmap wrote through a shared mapping and then read back with read() are not in the trace (docs/REPLAY.md); the eBPF recorder records them"
-ALLOW[test_subprocess]='fstatat:errno|fstatat:stat.st_size|pipe2:pipe descriptors|write:result'
-WHY[test_subprocess]="children that drop root (user=, group=) find ~/.local unreadable (EACCES recorded; the replayer runs as root: ENOENT); /bin/sh's lstat sees the --init tree's symlink; of two overlapping pipe2 calls, the one recorded with 5 and 6 got the lowest free numbers, 3 and 4; a write to a pipe whose reader a killed child held races that death"
+ALLOW[test_subprocess]='fstatat:errno|fstatat:stat.st_size|write:result'
+WHY[test_subprocess]="children that drop root (user=, group=) find ~/.local unreadable (EACCES recorded; the replayer runs as root: ENOENT); /bin/sh's lstat sees the --init tree's symlink; a write to a pipe whose reader a killed child held races that death"
 ALLOW[stress-link]='fstatat:stat.st_size|link:errno|readlink*:errno'
 WHY[stress-link]="the stressor links, reads links and stats files outside its temp path (in /tmp: tmpfs here); --init=infer makes them from what other calls showed, and not /tmp where only failed links named it (link(\"/\", \"/tmp/...\"): EPERM recorded, ENOENT replayed)"
 
