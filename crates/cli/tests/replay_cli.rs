@@ -258,6 +258,47 @@ fn overlapping_pipe2_calls_of_two_threads_take_their_recorded_numbers() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A child wrote "x\n" to a pipe and was killed before ptrace saw the write return (no
+/// result recorded); its parent read the two bytes (test_subprocess). The write is replayed
+/// (the pipe has room), uncompared, and the parent's read gets the bytes: the write was left
+/// out before, and the read got 0 bytes (end of file).
+#[test]
+fn a_pipe_write_without_a_recorded_result_still_feeds_its_reader() {
+    let d = scratch("unfinished-pipe-write");
+    let mut s = Script::new();
+    s.pipe2(0, 1);
+    s.fork(901);
+    s.call(
+        "write",
+        0,
+        &[
+            ("fd", ArgValue::Int(1)),
+            ("buf", ArgValue::data(b"x\n".to_vec())),
+            ("count", ArgValue::Int(2)),
+        ],
+    );
+    let w = s.events.last_mut().unwrap();
+    (w.pid, w.tid, w.ret, w.errno, w.time_returned) = (Some(901), Some(901), None, None, None);
+    s.call(
+        "read",
+        2,
+        &[
+            ("fd", ArgValue::Int(0)),
+            ("buf", ArgValue::data(b"x\n".to_vec())),
+            ("count", ArgValue::Int(4096)),
+        ],
+    );
+    let trace = d.join("t.ds");
+    s.write(&trace);
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let r = json(&replay(&trace, &root, &["--json"]));
+    assert_eq!(r["mismatch_total"], 0, "{r}");
+    assert_eq!(r["per_call"]["write"]["issued"], 1, "{r}");
+    assert_eq!(r["per_call"]["read"]["matched"], 1, "{r}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A scripted trace: one thread, calls 10 µs apart unless `at` says otherwise.
 struct Script {
     t: i64,
