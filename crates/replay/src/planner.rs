@@ -109,6 +109,10 @@ pub(crate) struct KeyLast {
     /// The last call that made the name (seq), and the last that removed it.
     made: Option<u64>,
     removed: Option<u64>,
+    /// The last call that failed because the name was missing (`ENOENT`), and the last that
+    /// failed because it existed (`EEXIST`), since the name was last made or removed.
+    missing: Option<u64>,
+    existed: Option<u64>,
 }
 
 /// Places a trace's calls, one at a time (see the module's documentation).
@@ -390,12 +394,35 @@ pub(crate) fn key_deps(
             if names.missing.contains(&k) {
                 deps.extend(p.removed.filter(|&r| r != seq));
             }
+            // And the other way: the call that makes a name waits for the calls placed before
+            // it that found the name missing, whenever they were called (their failure says
+            // they ran before it: test_logging's thread unlinks a log file with ENOENT while
+            // the main thread's open creates it again, the two overlapping); the call that
+            // removes a name, for those that found it existing.
+            if names.made == Some(k) {
+                deps.extend(p.missing.filter(|&m| m != seq));
+            }
+            if names.removed == Some(k) {
+                deps.extend(p.existed.filter(|&e| e != seq));
+            }
         }
         let made = if names.made == Some(k) { Some(seq) } else { prev.and_then(|p| p.made) };
         let removed =
             if names.removed == Some(k) { Some(seq) } else { prev.and_then(|p| p.removed) };
+        let changed = names.made == Some(k) || names.removed == Some(k);
+        let since = |own: bool, last: Option<u64>| {
+            if own {
+                Some(seq)
+            } else if changed {
+                None
+            } else {
+                last
+            }
+        };
+        let missing = since(names.missing.contains(&k), prev.and_then(|p| p.missing));
+        let existed = since(names.existed == Some(k), prev.and_then(|p| p.existed));
         let lock_wait = lock_wait_until.map(|r| (r, prev.map(|p| (p.seq, p.called))));
-        last_key.insert(k, KeyLast { seq, called, lock_wait, made, removed });
+        last_key.insert(k, KeyLast { seq, called, lock_wait, made, removed, missing, existed });
     }
 }
 

@@ -1460,6 +1460,40 @@ mod tests {
         assert!(deps.is_empty(), "{deps:?}");
     }
 
+    /// test_logging under ptrace: a thread's unlink of a log file failed with ENOENT (#2),
+    /// called while the main thread's open (#3, called first, recorded after it) created the
+    /// file again: the failure says the unlink ran first, so the open waits for it (replayed
+    /// the other way, the unlink removed the new file and the calls after it mismatched). The
+    /// same for a removal and a call that failed because the name existed.
+    #[test]
+    fn the_call_that_makes_a_name_waits_for_the_calls_that_found_it_missing() {
+        let nk = |f: fn(&mut NameKeys)| {
+            let mut n = NameKeys::default();
+            f(&mut n);
+            n
+        };
+        let mut last = foldhash::HashMap::default();
+        let mut deps = Vec::new();
+        key_deps(&mut last, &[7], &nk(|n| n.removed = Some(7)), 1, 10, None, &mut deps);
+        key_deps(&mut last, &[7], &nk(|n| n.missing = vec![7]), 2, 50, None, &mut deps);
+        deps.clear();
+        key_deps(&mut last, &[7], &nk(|n| n.made = Some(7)), 3, 40, None, &mut deps);
+        assert_eq!(deps, [2]);
+        // A failure before the name was last made or removed is not waited for again.
+        deps.clear();
+        key_deps(&mut last, &[7], &nk(|n| n.removed = Some(7)), 4, 60, None, &mut deps);
+        key_deps(&mut last, &[7], &nk(|n| n.made = Some(7)), 5, 70, None, &mut deps);
+        assert!(!deps.contains(&2), "{deps:?}");
+        // mkdir(g) failed with EEXIST (#6), called while an rmdir (#7, called first, recorded
+        // after it) removed g: the rmdir waits for it.
+        deps.clear();
+        key_deps(&mut last, &[8], &nk(|n| n.made = Some(8)), 6, 100, None, &mut deps);
+        key_deps(&mut last, &[8], &nk(|n| n.existed = Some(8)), 7, 130, None, &mut deps);
+        deps.clear();
+        key_deps(&mut last, &[8], &nk(|n| n.removed = Some(8)), 8, 120, None, &mut deps);
+        assert_eq!(deps, [7]);
+    }
+
     #[test]
     fn a_call_never_waits_for_itself_or_a_later_call() {
         let g = gate_with(&[(5, 100), (7, 200)]);
