@@ -25,6 +25,7 @@
 use foldhash::{HashMap, HashMapExt};
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -35,6 +36,7 @@ use ra_trace::{ArgValue, Bytes, Event, ExtraValue, IovValue};
 
 use crate::planner::{Placed, PlanNotes, TraceFacts};
 use crate::shadow::Placement;
+use crate::sys::{self, DIRECT_ALIGN};
 
 /// The plan file's magic.
 pub const MAGIC: &[u8; 8] = b"RAPLAN\0\n";
@@ -805,15 +807,12 @@ struct DirectWriter {
     len: usize,
 }
 
-/// Direct I/O's buffer, offset and length alignment (a page: the largest logical block size
-/// of common devices).
-const DIRECT_ALIGN: usize = 4096;
 /// Bytes gathered before each direct write.
 const DIRECT_BUFFER: usize = 8 << 20;
 
 impl DirectWriter {
     fn new(f: std::fs::File) -> DirectWriter {
-        let direct = set_direct(&f, true).is_ok();
+        let direct = sys::set_direct(f.as_raw_fd(), true).is_ok();
         let (buf, at) = if direct {
             let buf = vec![0u8; DIRECT_BUFFER + DIRECT_ALIGN];
             let at = buf.as_ptr().align_offset(DIRECT_ALIGN);
@@ -853,7 +852,7 @@ impl DirectWriter {
                 // Refused (an alignment this device does not take, a short write that left
                 // the offset unaligned): the rest through the page cache.
                 Err(e) if self.direct && e.raw_os_error() == Some(libc::EINVAL) => {
-                    set_direct(&self.f, false)?;
+                    sys::set_direct(self.f.as_raw_fd(), false)?;
                     self.direct = false;
                 }
                 Err(e) => return Err(e),
@@ -870,30 +869,13 @@ impl DirectWriter {
             let whole = self.len / DIRECT_ALIGN * DIRECT_ALIGN;
             self.flush(whole)?;
             if self.direct {
-                set_direct(&self.f, false)?;
+                sys::set_direct(self.f.as_raw_fd(), false)?;
             }
             let rest = &self.buf[self.at..self.at + self.len];
             self.f.write_all(rest)?;
         }
         Ok(self.f)
     }
-}
-
-/// Turn `O_DIRECT` on or off for `f` (EINVAL where the file system has no direct I/O).
-fn set_direct(f: &std::fs::File, on: bool) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let fd = f.as_raw_fd();
-    // SAFETY: fcntl on a descriptor `f` owns, with integer arguments.
-    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if fl < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let want = if on { fl | libc::O_DIRECT } else { fl & !libc::O_DIRECT };
-    // SAFETY: as above.
-    if unsafe { libc::fcntl(fd, libc::F_SETFL, want) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// Calls handed from the decoder to the planner, and from the planner to the encoder, at a

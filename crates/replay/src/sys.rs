@@ -74,8 +74,22 @@ pub fn is_direct(fd: RawFd) -> bool {
     fl >= 0 && fl & libc::O_DIRECT != 0
 }
 
+/// Turn direct I/O (`O_DIRECT`) on or off for the open file behind `fd` (`EINVAL` where the
+/// file system has none). `fd` must stay open for the call, as for every wrapper here.
+pub fn set_direct(fd: RawFd, on: bool) -> std::io::Result<()> {
+    use rustix::fs::OFlags;
+    let fl = rustix::fs::fcntl_getfl(bfd(fd))?;
+    let want = if on { fl | OFlags::DIRECT } else { fl - OFlags::DIRECT };
+    rustix::fs::fcntl_setfl(bfd(fd), want)?;
+    Ok(())
+}
+
+/// The alignment direct I/O wants of buffers, file offsets and lengths: a page, which is
+/// aligned to every common device's logical block size.
+pub const DIRECT_ALIGN: usize = 4096;
+
 /// A copy of some bytes at a page-aligned address, for direct I/O (which wants the user
-/// buffer aligned to the device's logical block size; a page is aligned for every device).
+/// buffer aligned to the device's logical block size: [`DIRECT_ALIGN`]).
 pub struct Aligned {
     ptr: std::ptr::NonNull<u8>,
     len: usize,
@@ -83,12 +97,10 @@ pub struct Aligned {
 }
 
 impl Aligned {
-    const ALIGN: usize = 4096;
-
     /// The bytes of `parts`, one after another.
     pub fn concat(parts: &[&[u8]]) -> Aligned {
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        let layout = std::alloc::Layout::from_size_align(len.max(1), Self::ALIGN)
+        let layout = std::alloc::Layout::from_size_align(len.max(1), DIRECT_ALIGN)
             .expect("a buffer's length, page-aligned");
         // SAFETY: the layout's size is non-zero.
         let raw = unsafe { std::alloc::alloc(layout) };
