@@ -689,24 +689,27 @@ impl Ahead {
         self.account(&e, false);
         Some(e)
     }
-    /// Put the call at position `i` first, with the calls of its thread queued before it (in
-    /// their order: a thread's calls never pass each other), and `ev` right after them.
-    fn bring_forward(&mut self, i: usize, ev: Event) {
-        let t = self.q[i].tid.or(self.q[i].pid);
-        let mut moved = Vec::new();
-        let mut j = 0;
-        let mut at = i;
-        while j <= at {
-            if j == at || self.q[j].tid.or(self.q[j].pid) == t {
-                moved.push(self.q.remove(j).expect("position is in range"));
-                if j == at {
-                    break;
-                }
+    /// Take out the calls of thread `t` queued before position `i`, in their order; also
+    /// the new position of the call that was at `i`. (The calls stay counted in the queue.)
+    fn take_thread_before(&mut self, i: usize, t: Option<i32>) -> (Vec<Event>, usize) {
+        let mut taken = Vec::new();
+        let (mut j, mut at) = (0, i);
+        while j < at {
+            if self.q[j].tid.or(self.q[j].pid) == t {
+                taken.push(self.q.remove(j).expect("position is in range"));
                 at -= 1;
             } else {
                 j += 1;
             }
         }
+        (taken, at)
+    }
+    /// Put the call at position `i` first, with the calls of its thread queued before it (in
+    /// their order: a thread's calls never pass each other), and `ev` right after them.
+    fn bring_forward(&mut self, i: usize, ev: Event) {
+        let t = self.q[i].tid.or(self.q[i].pid);
+        let (mut moved, at) = self.take_thread_before(i, t);
+        moved.push(self.q.remove(at).expect("position is in range"));
         // The calls moved stay in the queue (no accounting either way); `ev` joins it.
         self.account(&ev, true);
         self.q.push_front(ev);
@@ -719,18 +722,8 @@ impl Ahead {
     fn defer_after(&mut self, i: usize, ev: Event, tid: i32) {
         // `ev` joins the queue; the calls moved stay in it (no accounting either way).
         self.account(&ev, true);
-        let mut moved = vec![ev];
-        let mut j = 0;
-        let mut at = i;
-        while j < at {
-            if self.q[j].tid.or(self.q[j].pid) == Some(tid) {
-                moved.push(self.q.remove(j).expect("position is in range"));
-                at -= 1;
-            } else {
-                j += 1;
-            }
-        }
-        for (k, e) in moved.into_iter().enumerate() {
+        let (moved, at) = self.take_thread_before(i, Some(tid));
+        for (k, e) in std::iter::once(ev).chain(moved).enumerate() {
             self.q.insert(at + 1 + k, e);
         }
     }
@@ -824,6 +817,40 @@ mod tests {
         }
     }
 
+    /// `clone` flags of a new thread (as pthread_create's, less those the planner ignores).
+    const THREAD: i64 = (libc::CLONE_VM
+        | libc::CLONE_FS
+        | libc::CLONE_FILES
+        | libc::CLONE_SIGHAND
+        | libc::CLONE_THREAD) as i64;
+
+    /// A path argument.
+    fn path(p: &str) -> ra_trace::ArgValue {
+        ra_trace::ArgValue::Data(format!("{p}\0").into_bytes().into())
+    }
+
+    /// `e` as call `id` of thread `tid` of process 300, called and returned at these times.
+    fn in_thread(id: u64, called: i64, ret: i64, tid: i32, e: Event) -> Event {
+        Event {
+            unique_id: id,
+            time_called: Some(called),
+            time_returned: Some(ret),
+            pid: Some(300),
+            tid: Some(tid),
+            ..e
+        }
+    }
+
+    /// Thread `tid`'s `openat` of `name`, returning descriptor 4.
+    fn open4(tid: i32, name: &str) -> Event {
+        event("openat", tid, 4, 0, &[("dirfd", Int(-100)), ("pathname", path(name))])
+    }
+
+    /// Thread `tid`'s call `name` on descriptor 4, returning 0.
+    fn fd4(name: &str, tid: i32) -> Event {
+        event(name, tid, 0, 0, &[("fd", Int(4))])
+    }
+
     /// Nested vforks as eBPF records them (Python's test_os, `sh -c "sh -c 'echo ...'"`): the
     /// grandchild's calls come first, then the vfork that made its parent, then the parent's
     /// own calls (its `dup2` of a pipe onto stdout) and the vfork that made the grandchild.
@@ -858,7 +885,6 @@ mod tests {
             time_returned: Some(ret),
             ..e
         };
-        let path = |p: &str| ra_trace::ArgValue::Data(format!("{p}\0").into_bytes().into());
         let evs = vec![
             timed(1, 10, 20, event("close", 100, 0, 0, &[("fd", Int(9))])),
             timed(2, 11, 21, event("close", 200, 0, 0, &[("fd", Int(9))])),
@@ -924,35 +950,15 @@ mod tests {
     /// is: when 301's open is placed the model does not know 302, and its group's table counts.
     #[test]
     fn a_descriptor_number_taken_by_a_thread_recorded_later_but_called_first() {
-        let timed = |id: u64, called: i64, ret: i64, tid: i32, e: Event| Event {
-            unique_id: id,
-            time_called: Some(called),
-            time_returned: Some(ret),
-            pid: Some(300),
-            tid: Some(tid),
-            ..e
-        };
-        let thread = i64::from(
-            libc::CLONE_VM
-                | libc::CLONE_FS
-                | libc::CLONE_FILES
-                | libc::CLONE_SIGHAND
-                | libc::CLONE_THREAD,
-        );
-        let path = |p: &str| ra_trace::ArgValue::Data(format!("{p}\0").into_bytes().into());
-        let open = |tid: i32, name: &str| {
-            event("openat", tid, 4, 0, &[("dirfd", Int(-100)), ("pathname", path(name))])
-        };
-        let fd4 = |name: &str, tid: i32| event(name, tid, 0, 0, &[("fd", Int(4))]);
         let evs = vec![
-            timed(1, 10, 11, 300, event("clone", 300, 301, 0, &[("flags", Int(thread))])),
-            timed(3, 100, 101, 301, open(301, "t.1")),
-            timed(4, 102, 103, 301, fd4("write", 301)),
-            timed(5, 50, 60, 302, open(302, "t.2")),
-            timed(6, 61, 62, 302, fd4("write", 302)),
-            timed(7, 63, 64, 302, fd4("close", 302)),
-            timed(8, 104, 105, 301, fd4("close", 301)),
-            timed(9, 40, 70, 300, event("clone", 300, 302, 0, &[("flags", Int(thread))])),
+            in_thread(1, 10, 11, 300, event("clone", 300, 301, 0, &[("flags", Int(THREAD))])),
+            in_thread(3, 100, 101, 301, open4(301, "t.1")),
+            in_thread(4, 102, 103, 301, fd4("write", 301)),
+            in_thread(5, 50, 60, 302, open4(302, "t.2")),
+            in_thread(6, 61, 62, 302, fd4("write", 302)),
+            in_thread(7, 63, 64, 302, fd4("close", 302)),
+            in_thread(8, 104, 105, 301, fd4("close", 301)),
+            in_thread(9, 40, 70, 300, event("clone", 300, 302, 0, &[("flags", Int(THREAD))])),
         ];
         let placed: Vec<Placed> =
             Planner::new(evs.into_iter().map(Ok), facts()).map(|p| p.expect("placed")).collect();
@@ -969,34 +975,14 @@ mod tests {
     /// alone left behind would run after the close (`EBADF`).
     #[test]
     fn a_freeing_call_comes_forward_with_its_thread_s_calls_before_it() {
-        let timed = |id: u64, called: i64, ret: i64, tid: i32, e: Event| Event {
-            unique_id: id,
-            time_called: Some(called),
-            time_returned: Some(ret),
-            pid: Some(300),
-            tid: Some(tid),
-            ..e
-        };
-        let thread = i64::from(
-            libc::CLONE_VM
-                | libc::CLONE_FS
-                | libc::CLONE_FILES
-                | libc::CLONE_SIGHAND
-                | libc::CLONE_THREAD,
-        );
-        let path = |p: &str| ra_trace::ArgValue::Data(format!("{p}\0").into_bytes().into());
-        let open = |tid: i32, name: &str| {
-            event("openat", tid, 4, 0, &[("dirfd", Int(-100)), ("pathname", path(name))])
-        };
-        let fd4 = |name: &str, tid: i32| event(name, tid, 0, 0, &[("fd", Int(4))]);
         let evs = vec![
-            timed(1, 1, 2, 300, event("clone", 300, 301, 0, &[("flags", Int(thread))])),
-            timed(2, 3, 4, 300, event("clone", 300, 302, 0, &[("flags", Int(thread))])),
-            timed(3, 10, 11, 302, open(302, "t.2")),
-            timed(4, 30, 40, 301, open(301, "t.1")),
-            timed(5, 20, 22, 302, fd4("write", 302)),
-            timed(6, 23, 24, 302, fd4("close", 302)),
-            timed(7, 41, 42, 301, fd4("close", 301)),
+            in_thread(1, 1, 2, 300, event("clone", 300, 301, 0, &[("flags", Int(THREAD))])),
+            in_thread(2, 3, 4, 300, event("clone", 300, 302, 0, &[("flags", Int(THREAD))])),
+            in_thread(3, 10, 11, 302, open4(302, "t.2")),
+            in_thread(4, 30, 40, 301, open4(301, "t.1")),
+            in_thread(5, 20, 22, 302, fd4("write", 302)),
+            in_thread(6, 23, 24, 302, fd4("close", 302)),
+            in_thread(7, 41, 42, 301, fd4("close", 301)),
         ];
         let placed: Vec<Placed> =
             Planner::new(evs.into_iter().map(Ok), facts()).map(|p| p.expect("placed")).collect();
@@ -1018,15 +1004,8 @@ mod tests {
             e.extra.push(("generated".into(), ra_trace::ExtraValue::Bool(true)));
             e
         };
-        let thread = i64::from(
-            libc::CLONE_VM
-                | libc::CLONE_FS
-                | libc::CLONE_FILES
-                | libc::CLONE_SIGHAND
-                | libc::CLONE_THREAD,
-        );
         let evs = vec![
-            call(1, event("clone", 300, 301, 0, &[("flags", Int(thread))])),
+            call(1, event("clone", 300, 301, 0, &[("flags", Int(THREAD))])),
             call(2, event("write", 300, 5, 0, &[("fd", Int(2))])),
             generated(3, 300),
             generated(4, 301),
