@@ -221,17 +221,7 @@ fn overlapping_pipe2_calls_of_two_threads_take_their_recorded_numbers() {
         | libc::CLONE_SIGHAND
         | libc::CLONE_THREAD
         | libc::CLONE_SYSVSEM;
-    s.call(
-        "clone",
-        901,
-        &[
-            ("flags", ArgValue::Int(thread.into())),
-            ("stack", ArgValue::Int(0)),
-            ("parent_tid", ArgValue::Int(0)),
-            ("child_tid", ArgValue::Int(0)),
-            ("tls", ArgValue::Int(0)),
-        ],
-    );
+    s.clone_child(thread.into(), 901);
     s.pipe2(2, 3);
     s.pipe2(0, 1);
     let n = s.events.len();
@@ -249,9 +239,7 @@ fn overlapping_pipe2_calls_of_two_threads_take_their_recorded_numbers() {
     }
     let trace = d.join("t.ds");
     s.write(&trace);
-    let root = d.join("root");
-    std::fs::create_dir(&root).unwrap();
-    let r = json(&replay(&trace, &root, &["--json", "--timing", "original"]));
+    let (_, r) = replay_fresh(&trace, &d.join("root"), &["--json", "--timing", "original"]);
     assert_eq!(r["mismatch_total"], 0, "{r}");
     assert_eq!(r["per_call"]["pipe2"]["matched"], 2, "{r}");
     assert_eq!(r["per_call"]["close"]["matched"], 4, "{r}");
@@ -290,9 +278,7 @@ fn a_pipe_write_without_a_recorded_result_still_feeds_its_reader() {
     );
     let trace = d.join("t.ds");
     s.write(&trace);
-    let root = d.join("root");
-    std::fs::create_dir(&root).unwrap();
-    let r = json(&replay(&trace, &root, &["--json"]));
+    let (_, r) = replay_fresh(&trace, &d.join("root"), &["--json"]);
     assert_eq!(r["mismatch_total"], 0, "{r}");
     assert_eq!(r["per_call"]["write"]["issued"], 1, "{r}");
     assert_eq!(r["per_call"]["read"]["matched"], 1, "{r}");
@@ -329,19 +315,23 @@ impl Script {
         self.call(name, -1, args);
         self.events.last_mut().unwrap().errno = Some(errno);
     }
-    /// A fork: `clone(SIGCHLD)`, recorded as returning the child's id.
-    fn fork(&mut self, child: i64) {
+    /// `clone(flags)`, recorded as returning the child's id.
+    fn clone_child(&mut self, flags: i64, child: i64) {
         self.call(
             "clone",
             child,
             &[
-                ("flags", ArgValue::Int(libc::SIGCHLD.into())),
+                ("flags", ArgValue::Int(flags)),
                 ("stack", ArgValue::Int(0)),
                 ("parent_tid", ArgValue::Int(0)),
                 ("child_tid", ArgValue::Int(0)),
                 ("tls", ArgValue::Int(0)),
             ],
         );
+    }
+    /// A fork: `clone(SIGCHLD)`, recorded as returning the child's id.
+    fn fork(&mut self, child: i64) {
+        self.clone_child(libc::SIGCHLD.into(), child);
     }
     /// `pipe2(fds, 0)`, recorded as returning the descriptors `[r, w]`.
     fn pipe2(&mut self, r: i32, w: i32) {

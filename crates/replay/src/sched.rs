@@ -1429,16 +1429,18 @@ mod tests {
         assert_eq!(deps, [4, 5]);
     }
 
+    /// The name keys `f` sets.
+    fn nk(f: fn(&mut NameKeys)) -> NameKeys {
+        let mut n = NameKeys::default();
+        f(&mut n);
+        n
+    }
+
     /// fs_mark's two threads both `mkdir` their directory: the one called second made it and
     /// the one called first failed with `EEXIST`. The failure waits for the call that made the
     /// name, whenever either was called; a failure with `ENOENT` waits for the removal.
     #[test]
     fn a_call_that_failed_on_a_name_waits_for_the_call_that_made_or_removed_it() {
-        let nk = |f: fn(&mut NameKeys)| {
-            let mut n = NameKeys::default();
-            f(&mut n);
-            n
-        };
         let mut last = foldhash::HashMap::default();
         let mut deps = Vec::new();
         // #1 mkdir(f), called at 60, made it; #2 stat(f) called at 70.
@@ -1467,11 +1469,6 @@ mod tests {
     /// same for a removal and a call that failed because the name existed.
     #[test]
     fn the_call_that_makes_a_name_waits_for_the_calls_that_found_it_missing() {
-        let nk = |f: fn(&mut NameKeys)| {
-            let mut n = NameKeys::default();
-            f(&mut n);
-            n
-        };
         let mut last = foldhash::HashMap::default();
         let mut deps = Vec::new();
         key_deps(&mut last, &[7], &nk(|n| n.removed = Some(7)), 1, 10, None, &mut deps);
