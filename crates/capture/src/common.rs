@@ -126,12 +126,23 @@ pub(crate) enum Xarg {
     Flock,
     /// ioctl's `int *` for FIONBIO / FIOASYNC: the `ioctl_buffer` and `buffer_size` columns.
     IoctlInt,
+    /// sendmsg's and recvmsg's message control data (`msg_control`, `msg_controllen` bytes of
+    /// it, at most [`MSG_CONTROL_MAX`]), read after the call: the descriptors it passed, the
+    /// `scm_rights` column. The pointer argument is the `struct msghdr *`.
+    MsgControl,
 }
+
+/// The most control data read of one message: 253 descriptors (the kernel's `SCM_MAX_FD`) in
+/// one `SCM_RIGHTS` message, with room for another control message beside them.
+pub(crate) const MSG_CONTROL_MAX: usize = 1024;
 
 impl Xarg {
     /// Which extra `def` has (whatever its arguments): the kind, the pointer argument's index
     /// and the index of the argument deciding.
     pub(crate) fn of_call(def: &SyscallDef) -> Option<(Xarg, usize, usize)> {
+        if let Some(m) = def.msg_arg() {
+            return Some((Xarg::MsgControl, m, m));
+        }
         let (kind, ptr, cond) = match def.name {
             "fcntl" => (Xarg::Flock, "arg", "cmd"),
             "ioctl" => (Xarg::IoctlInt, "argp", "request"),
@@ -148,6 +159,7 @@ impl Xarg {
         let on = match kind {
             Xarg::Flock => ra_syscalls::flags::fcntl_arg_is_flock(args[c]),
             Xarg::IoctlInt => ra_syscalls::flags::ioctl_arg_is_int(args[c]),
+            Xarg::MsgControl => true,
         };
         on.then_some((kind, p))
     }
@@ -157,7 +169,14 @@ impl Xarg {
         match self {
             Xarg::Flock => struct_size(Struct::Flock),
             Xarg::IoctlInt => 4,
+            Xarg::MsgControl => MSG_CONTROL_MAX,
         }
+    }
+
+    /// Whether the extra is read only once the call has returned (the control data a
+    /// `recvmsg` received; a `sendmsg`'s is unchanged by then), not at entry.
+    pub(crate) fn after_call(self) -> bool {
+        matches!(self, Xarg::MsgControl)
     }
 
     /// The bytes read from the process as columns; nothing when too few could be read.
@@ -169,8 +188,41 @@ impl Xarg {
                 ("buffer_size".to_string(), ra_trace::ExtraValue::Int(4)),
             ],
             Xarg::IoctlInt => Vec::new(),
+            Xarg::MsgControl => scm_rights_columns(b),
         }
     }
+}
+
+/// A message's control data (`struct cmsghdr`s, x86_64/aarch64 layout: 8-byte length, level,
+/// type, data padded to 8 bytes) as the `scm_rights` column: the descriptor numbers of its
+/// `SCM_RIGHTS` messages, in order; nothing when it has none. A message cut short by the end
+/// of `b` keeps the whole descriptors it has.
+pub(crate) fn scm_rights_columns(b: &[u8]) -> Vec<(String, ra_trace::ExtraValue)> {
+    const HDR: usize = 16;
+    let mut fds = Vec::new();
+    let mut at = 0usize;
+    while at + HDR <= b.len() {
+        let len = u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]));
+        let level = i32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap_or([0; 4]));
+        let ty = i32::from_le_bytes(b[at + 12..at + 16].try_into().unwrap_or([0; 4]));
+        let Ok(len) = usize::try_from(len) else { break };
+        if len < HDR {
+            break;
+        }
+        if level == libc::SOL_SOCKET && ty == libc::SCM_RIGHTS {
+            let end = at.saturating_add(len).min(b.len());
+            let whole = (end - at - HDR) / 4 * 4;
+            fds.extend_from_slice(&b[at + HDR..at + HDR + whole]);
+        }
+        at = match at.checked_add((len + 7) & !7) {
+            Some(n) => n,
+            None => break,
+        };
+    }
+    if fds.is_empty() {
+        return Vec::new();
+    }
+    vec![(ra_trace::schema::SCM_RIGHTS.to_string(), ra_trace::ExtraValue::Bytes(fds))]
 }
 
 /// `struct flock` (x86_64, 32 bytes, as read from the process) as Re-Animator's `fcntl`
@@ -402,4 +454,46 @@ fn read_back(tid: Pid, fd: i32, off: u64, n: usize) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; n];
     f.read_exact_at(&mut buf, off).ok()?;
     Some(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One control message as the kernel lays it out (x86_64): length, level, type, data,
+    /// padded to 8 bytes.
+    fn cmsg(level: i32, ty: i32, data: &[u8]) -> Vec<u8> {
+        let mut v = ((16 + data.len()) as u64).to_le_bytes().to_vec();
+        v.extend(level.to_le_bytes());
+        v.extend(ty.to_le_bytes());
+        v.extend(data);
+        v.resize(v.len().next_multiple_of(8), 0);
+        v
+    }
+
+    fn fds(v: &[i32]) -> Vec<u8> {
+        v.iter().flat_map(|f| f.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn the_descriptors_of_scm_rights_messages_are_the_column() {
+        let want = |v: &[i32]| {
+            vec![(ra_trace::schema::SCM_RIGHTS.to_string(), ra_trace::ExtraValue::Bytes(fds(v)))]
+        };
+        // Credentials first (3 ints), then three descriptors (padded), then two more.
+        let mut b = cmsg(libc::SOL_SOCKET, libc::SCM_CREDENTIALS, &fds(&[1, 0, 0]));
+        b.extend(cmsg(libc::SOL_SOCKET, libc::SCM_RIGHTS, &fds(&[5, 6, 7])));
+        b.extend(cmsg(libc::SOL_SOCKET, libc::SCM_RIGHTS, &fds(&[9, 10])));
+        assert_eq!(scm_rights_columns(&b), want(&[5, 6, 7, 9, 10]));
+        // Cut short (the read stopped at the cap): the whole descriptors it has.
+        assert_eq!(scm_rights_columns(&b[..32 + 16 + 6]), want(&[5]));
+        // None: no control data, credentials only, another level, a header claiming less
+        // than itself.
+        assert!(scm_rights_columns(&[]).is_empty());
+        assert!(scm_rights_columns(&b[..32]).is_empty());
+        assert!(scm_rights_columns(&cmsg(libc::SOL_IP, libc::SCM_RIGHTS, &fds(&[3]))).is_empty());
+        let mut bad = cmsg(libc::SOL_SOCKET, libc::SCM_RIGHTS, &fds(&[3]));
+        bad[0] = 8;
+        assert!(scm_rights_columns(&bad).is_empty());
+    }
 }

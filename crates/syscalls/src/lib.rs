@@ -476,6 +476,18 @@ impl SyscallDef {
             .filter(move |(_, a)| fields.is_some_and(|f| !f.iter().any(|sf| sf.name == a.field)))
     }
 
+    /// The `struct msghdr *` argument of a call that sends or receives one message
+    /// (`sendmsg`, `recvmsg`): its index. Such a message may carry descriptors (`SCM_RIGHTS`
+    /// control data).
+    pub fn msg_arg(&self) -> Option<usize> {
+        self.args.iter().position(|a| {
+            matches!(
+                a.kind,
+                ArgKind::InStruct(Struct::Msghdr, _) | ArgKind::InOutStruct(Struct::Msghdr, _)
+            )
+        })
+    }
+
     /// The two ends of a kernel-side copy ([`Handler::Copy`]: `sendfile`, `copy_file_range`,
     /// `splice`): which arguments hold each end's descriptor and offset pointer.
     pub fn copy_ends(&self) -> Option<CopyEnds> {

@@ -228,6 +228,15 @@ impl Event {
         })
     }
 
+    /// The descriptor numbers the call's message carried (`SCM_RIGHTS`: the
+    /// [`crate::schema::SCM_RIGHTS`] column): the sender's (sendmsg) or the receiver's new
+    /// ones (recvmsg). Empty when it carried none or they were not recorded.
+    pub fn scm_rights(&self) -> Vec<i32> {
+        self.extra_bytes(crate::schema::SCM_RIGHTS).map_or_else(Vec::new, |b| {
+            b.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+        })
+    }
+
     /// Set an argument by its man-page name. Returns false when the call has no such argument.
     pub fn set_arg(&mut self, name: &str, v: ArgValue) -> bool {
         match self.def.and_then(|d| d.arg(name)) {

@@ -294,6 +294,11 @@ pub fn format_event(ev: &Event, o: &FormatOptions) -> String {
             }
         }
     }
+    let passed = ev.scm_rights();
+    if !passed.is_empty() {
+        let fds: Vec<String> = passed.iter().map(i32::to_string).collect();
+        let _ = write!(s, " (SCM_RIGHTS [{}])", fds.join(", "));
+    }
     if ev.extra.iter().any(|(k, v)| k == "synthetic" && *v == ExtraValue::Bool(true)) {
         s.push_str(" (synthetic)");
     }

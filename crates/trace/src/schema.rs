@@ -473,6 +473,15 @@ pub const CACHE_MISS_PAGES: &str = "cache_miss_pages";
 /// read back, the eBPF recorder, Re-Animator's traces).
 pub const COPIED_DATA: &str = "data_copied";
 
+/// The column of `sendmsg` and `recvmsg` (registry: [`SyscallDef::msg_arg`]) that holds the
+/// descriptor numbers the message carried in `SCM_RIGHTS` control data: the sender's numbers
+/// (sendmsg) or those the receiver got (recvmsg), as little-endian 32-bit integers in the
+/// message's order. Null when the message carried none, the call failed, or the recorder did
+/// not capture control data (Re-Animator's traces).
+///
+/// [`SyscallDef::msg_arg`]: ra_syscalls::SyscallDef::msg_arg
+pub const SCM_RIGHTS: &str = "scm_rights";
+
 /// Columns every call of this kind gets beyond its arguments.
 fn class_fields(def: &SyscallDef) -> Vec<FieldDesc> {
     let mut v = Vec::new();
@@ -481,6 +490,9 @@ fn class_fields(def: &SyscallDef) -> Vec<FieldDesc> {
     }
     if def.copy_ends().is_some() {
         v.push(FieldDesc::new(COPIED_DATA, FieldType::Variable32).nullable(true));
+    }
+    if def.msg_arg().is_some() {
+        v.push(FieldDesc::new(SCM_RIGHTS, FieldType::Variable32).nullable(true));
     }
     v
 }

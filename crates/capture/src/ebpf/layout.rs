@@ -46,6 +46,10 @@ pub const RF_FLUSH_ALL: u8 = 16;
 /// With RF_XARG: the condition is "the low 32 bits of the argument equal either half of
 /// `xarg_mask`" (ioctl requests) instead of a bit number below 64.
 pub const RF_XARG_EQ: u8 = 32;
+/// With RF_XARG: the extra is the control data of the `struct msghdr` the argument points to
+/// (`msg_controllen` bytes at `msg_control`, at most `xarg_size`), copied when the call
+/// succeeded; no condition.
+pub const RF_XARG_MSG: u8 = 128;
 /// A kernel-side copy: in throttle mode the thread is stopped at a successful exit and the
 /// call record says [`CF_READBACK`].
 pub const RF_READBACK: u8 = 64;

@@ -85,6 +85,12 @@ pub fn rule(def: &SyscallDef) -> SyscallRule {
                 let [a, b] = ra_syscalls::flags::IOCTL_INT_REQUESTS;
                 a | b << 32
             }
+            // Always, once the call succeeded: the message's control data, through the
+            // msghdr's pointer and length.
+            Xarg::MsgControl => {
+                r.flags |= RF_XARG_MSG;
+                0
+            }
         };
     }
     r.with_masks()
@@ -254,6 +260,12 @@ mod tests {
         assert_eq!(io.flags & (RF_XARG | RF_XARG_EQ), RF_XARG | RF_XARG_EQ);
         assert_eq!((io.xarg, io.xarg_cond, io.xarg_size), (2, 1, 4));
         assert_eq!(io.xarg_mask, 0x5421 | 0x5452 << 32, "FIONBIO, FIOASYNC");
+        for (name, ptr) in [("sendmsg", 1), ("recvmsg", 1)] {
+            let m = rule_of(name);
+            let want = RF_XARG | RF_XARG_MSG;
+            assert_eq!(m.flags & (want | RF_XARG_EQ), want, "{name}: control data, no condition");
+            assert_eq!((m.xarg, m.xarg_size as usize), (ptr, crate::common::MSG_CONTROL_MAX));
+        }
         let mm = rule_of("recvmmsg");
         assert_eq!((mm.args[1].kind, mm.args[1].len_arg), (AK_MMSG, 2));
         let t = table(&Selection::parse("openat").unwrap(), true, true);

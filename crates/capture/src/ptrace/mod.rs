@@ -158,14 +158,34 @@ fn msghdr_iovecs(pid: Pid, addr: u64) -> Option<Vec<(u64, u64)>> {
     mem::read_iovecs(pid, iov, usize::try_from(n).ok()?)
 }
 
-/// The call's extra pointed-to argument ([`Xarg`]), read from `pid` now: its kind and columns.
+/// The call's extra pointed-to argument ([`Xarg`]), read from `pid` now, if it is one read
+/// after the call (`after`) or at entry (not `after`): its kind and columns.
 fn xarg_columns(
     pid: Pid,
     def: &SyscallDef,
     args: &[u64; 6],
+    after: bool,
 ) -> Option<(Xarg, Vec<(String, ra_trace::ExtraValue)>)> {
-    let (x, p) = Xarg::of(def, args)?;
-    Some((x, x.columns(&mem::read(pid, args[p], x.size()))))
+    let (x, p) = Xarg::of(def, args).filter(|(x, _)| x.after_call() == after)?;
+    let bytes = match x {
+        Xarg::MsgControl => msg_control(pid, args[p]),
+        _ => mem::read(pid, args[p], x.size()),
+    };
+    Some((x, x.columns(&bytes)))
+}
+
+/// The control data of the `struct msghdr` at `addr`: `msg_controllen` bytes at `msg_control`
+/// (at most [`Xarg::size`]); nothing when the header cannot be read.
+fn msg_control(pid: Pid, addr: u64) -> Vec<u8> {
+    let h = mem::read(pid, addr, 56);
+    let word = |o: usize| h.get(o..o + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
+    match (word(32), word(40)) {
+        (Some(ctl), Some(len)) if ctl != 0 && len != 0 => {
+            let n = usize::try_from(len).unwrap_or(usize::MAX).min(Xarg::MsgControl.size());
+            mem::read(pid, ctl, n)
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// One message of a `struct mmsghdr` array: its iovecs (base, length) and `msg_len`.
@@ -488,7 +508,7 @@ impl<'a> Tracer<'a> {
                 | ArgKind::IovOut { .. } => ArgValue::Absent,
             };
         }
-        if let Some((_, cols)) = xarg_columns(tid, def, &args) {
+        if let Some((_, cols)) = xarg_columns(tid, def, &args, false) {
             ev.extra = cols;
         }
         if never_returns(def) {
@@ -532,8 +552,14 @@ impl<'a> Tracer<'a> {
         let ret = ev.ret;
         if ok && matches!(args[1], 5 | 36) {
             // F_GETLK / F_OFD_GETLK: the kernel wrote the conflicting lock (or F_UNLCK) back.
-            if let Some((Xarg::Flock, cols)) = xarg_columns(tid, def, &args) {
+            if let Some((Xarg::Flock, cols)) = xarg_columns(tid, def, &args, false) {
                 ev.extra = cols;
+            }
+        }
+        if ok {
+            // sendmsg/recvmsg: the descriptors the message carried (`SCM_RIGHTS`).
+            if let Some((_, cols)) = xarg_columns(tid, def, &args, true) {
+                ev.extra.extend(cols);
             }
         }
         for n in deref_len_args(def) {

@@ -905,10 +905,23 @@ static __always_inline void capture_args(struct tstate *s, struct syscall_rule *
 			on = (__u32)cond == (__u32)r->xarg_mask || (__u32)cond == (__u32)(r->xarg_mask >> 32);
 		else
 			on = cond < 64 && (r->xarg_mask & (1ULL << cond));
-		if (on) {
-			struct arg_rule a = {.kind = AK_BUF, .len_kind = LK_FIXED, .size = r->xarg_size};
+		__u64 p = s->args[r->xarg & 7];
+		__u32 size = r->xarg_size;
 
-			capture_slot(s, &a, s->args[r->xarg & 7], XARG);
+		if (r->flags & RF_XARG_MSG) {
+			/* struct msghdr: msg_control at +32, msg_controllen at +40 */
+			__u64 ctl = 0, clen = 0;
+
+			on = s->ok && p && !read_u64(&ctl, p + 32) && !read_u64(&clen, p + 40) && ctl &&
+			     clen;
+			p = ctl;
+			if (clen < size)
+				size = clen;
+		}
+		if (on) {
+			struct arg_rule a = {.kind = AK_BUF, .len_kind = LK_FIXED, .size = size};
+
+			capture_slot(s, &a, p, XARG);
 		}
 	}
 }

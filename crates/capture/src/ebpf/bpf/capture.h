@@ -60,6 +60,9 @@
 #define RF_READBACK 64   /* a kernel-side copy (sendfile, copy_file_range, splice): throttle mode
                           * stops the thread at a successful exit so that user space reads the
                           * moved bytes back from the file (CF_READBACK) */
+#define RF_XARG_MSG 128  /* with RF_XARG: the extra is the control data of the struct msghdr the
+                          * argument points to (msg_controllen bytes at msg_control, at most
+                          * xarg_size), copied when the call succeeded; no condition */
 
 struct arg_rule {
 	__u8 kind;
