@@ -34,6 +34,7 @@ both_backends!(
     a_child_killed_between_calls_closes_its_pipe_in_the_replay,
     a_pseudo_terminal_s_peer_descriptor_replays,
     a_fifo_writer_s_open_ends_when_a_reader_came_and_went,
+    a_descriptor_passed_over_a_unix_socket_replays_as_the_file_it_named,
 );
 
 struct Case {
@@ -794,4 +795,57 @@ fn a_device_node_replays_as_a_placeholder_or_with_allow_special() {
     let (r, _) = c.replay_report(&trace, &["--allow-special"]);
     assert_eq!(r["mismatch_total"], 0, "{}", r["mismatches"]);
     assert_eq!(r["per_call"]["mknodat"]["issued"], 1, "{}", r["per_call"]);
+}
+
+/// A descriptor passed over a Unix socket (`SCM_RIGHTS`), as multiprocessing's forkserver
+/// hands pipes to the processes it forks (Python's test_concurrent_futures): the recorders
+/// keep the numbers sent and received (the `scm_rights` column), and the replay gives the
+/// receiver the open file the sender's number named. Before, the child's write went to a
+/// simulated descriptor, and the parent's read of the pipe replayed as end-of-file.
+fn a_descriptor_passed_over_a_unix_socket_replays_as_the_file_it_named() {
+    if !have_program("python3") {
+        return;
+    }
+    let c = Case::new("scm-rights");
+    let script = "import os, socket\n\
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)\n\
+        pid = os.fork()\n\
+        if pid == 0:\n    \
+            a.close()\n    \
+            msg, fds, _, _ = socket.recv_fds(b, 16, 4)\n    \
+            assert msg == b'pipe' and len(fds) == 1, (msg, fds)\n    \
+            os.write(fds[0], b'through the passed descriptor')\n    \
+            os._exit(0)\n\
+        b.close()\n\
+        r, w = os.pipe()\n\
+        socket.send_fds(a, [b'pipe'], [w])\n\
+        os.close(w)\n\
+        assert os.read(r, 100) == b'through the passed descriptor'\n\
+        assert os.read(r, 100) == b''\n\
+        os.waitpid(pid, 0)\n";
+    let trace = c.record_python(script);
+    let r = ra_trace::TraceReader::open(&trace).unwrap();
+    let rights: Vec<(String, Vec<i32>)> = r
+        .events(None)
+        .map(|e| e.unwrap())
+        .filter(|e| e.name.ends_with("msg"))
+        .map(|e| (e.name.clone(), e.scm_rights()))
+        .filter(|(_, fds)| !fds.is_empty())
+        .collect();
+    assert_eq!(rights.len(), 2, "a sendmsg and a recvmsg with descriptors: {rights:?}");
+    assert!(
+        rights.iter().any(|(n, _)| n == "sendmsg") && rights.iter().any(|(n, _)| n == "recvmsg")
+    );
+    let dump = bin().arg("dump").arg(&trace).output().unwrap();
+    let text = String::from_utf8_lossy(&dump.stdout);
+    for (name, fds) in &rights {
+        let line = format!("(SCM_RIGHTS [{}])", fds[0]);
+        assert!(
+            text.lines().any(|l| l.contains(&format!("] {name}(")) && l.contains(&line)),
+            "dump shows {name}'s {line}:\n{text}"
+        );
+    }
+    let report = c.replay_with(&trace, &["--stall-timeout", "5"]);
+    assert_eq!(report["per_call"]["read"]["mismatched"], 0, "{}", report["per_call"]);
+    c.replay_and_check(&trace);
 }

@@ -14,10 +14,10 @@ use ra_trace::structs::{parse_dirents, parse_dirents64};
 use ra_trace::{ArgValue, Event};
 
 use crate::sandbox::{creates, cstr, join, normalize, Root, VALID_OPEN_FLAGS};
-use crate::shadow::{fd_pair, ok, path_arg, Placement};
+use crate::shadow::{fd_pair, ok, passed_descriptors, path_arg, Placement};
 use crate::sys::{self, R};
 use crate::verify::{self, Diff};
-use crate::world::{lock, FdEntry, FdTable, Handle, Mapping, OpenFile, Process, Procs};
+use crate::world::{lock, FdEntry, FdTable, Handle, InFlight, Mapping, OpenFile, Process, Procs};
 use crate::{Fill, MmapMode, Options, Verify};
 
 /// State every executor shares.
@@ -32,6 +32,8 @@ pub struct Shared {
     /// The trace has page records for mapped I/O (`mmappread`/`mmappwrite`); false for ptrace
     /// traces, whose backend cannot see loads and stores to mapped memory.
     pub page_records: bool,
+    /// Descriptors passed in messages, between their sendmsg and their recvmsg.
+    pub in_flight: InFlight,
 }
 
 /// How a call was replayed.
@@ -633,6 +635,42 @@ impl Call<'_> {
             let old = lock(&self.p.fds).remove(fd as i32);
             drop(old);
         }
+        self.pass_descriptors();
+    }
+
+    /// A message that carried descriptors (`SCM_RIGHTS`): a `sendmsg` hands the open files
+    /// its descriptors name to the replay's messages in flight; the `recvmsg` that received
+    /// them (the planner's match, [`crate::planner::RIGHTS_FROM`]) puts them at the numbers
+    /// it recorded. A file the model does not know, or a message without its sender, gives
+    /// a simulated descriptor.
+    fn pass_descriptors(&self) {
+        let Some((received, fds)) = passed_descriptors(self.ev) else { return };
+        if !received {
+            let t = lock(&self.p.fds);
+            let files = fds.iter().map(|&n| t.get(n).map(|e| e.file.clone())).collect();
+            drop(t);
+            self.sh.in_flight.send(self.ev.unique_id, files);
+            return;
+        }
+        let sent = self
+            .ev
+            .extra_int(crate::planner::RIGHTS_FROM)
+            .map(|id| self.sh.in_flight.receive(id as u64))
+            .unwrap_or_default();
+        let cloexec =
+            self.flags_or_0("flags").unwrap_or(0) & i64::from(libc::MSG_CMSG_CLOEXEC) != 0;
+        let mut replaced = Vec::new();
+        let mut t = lock(&self.p.fds);
+        for (i, n) in fds.into_iter().enumerate() {
+            let file = sent
+                .get(i)
+                .cloned()
+                .flatten()
+                .unwrap_or_else(|| OpenFile::new(Handle::Simulated("received"), Vec::new(), 0));
+            replaced.extend(t.insert(n, FdEntry { file, cloexec }));
+        }
+        drop(t);
+        self.closed(&replaced);
     }
 
     /// True when a descriptor the call creates is close-on-exec: one of its flag arguments
@@ -2646,6 +2684,7 @@ mod tests {
             abort: AtomicBool::new(false),
             is_root: false,
             page_records: true,
+            in_flight: Default::default(),
         };
         let mut problems = Vec::new();
         for def in ra_syscalls::REGISTRY {

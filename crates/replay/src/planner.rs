@@ -14,7 +14,9 @@ use std::collections::{BTreeMap, VecDeque};
 
 use ra_trace::{Event, ExtraValue, TraceReader};
 
-use crate::shadow::{changes_names, clone_flags, ok, taken_numbers, NameKeys, Placement, Shadow};
+use crate::shadow::{
+    changes_names, clone_flags, ok, passed_descriptors, taken_numbers, NameKeys, Placement, Shadow,
+};
 use crate::world::ProcId;
 
 /// What replay needs to know of the trace as a whole (from its info, or a plan's header).
@@ -97,6 +99,15 @@ const NAME_LOOKAHEAD: usize = 256;
 /// number a call takes and returned before that call was called (recorded out of order).
 const TAKER_LOOKAHEAD: usize = 256;
 
+/// How many messages that carried descriptors the planner keeps waiting for their receiver
+/// (one never received must not hold memory for ever).
+const RIGHTS_IN_FLIGHT: usize = 4096;
+
+/// The planner's note on a `recvmsg` that received descriptors: the `unique_id` of the
+/// `sendmsg` that sent them (an integer field of [`Event::extra`]; plans carry it). The replay
+/// gives the receiver the open files the sender's descriptors named.
+pub const RIGHTS_FROM: &str = "scm_rights_from";
+
 /// The last calls on one ordering key.
 #[derive(Clone, Copy)]
 pub(crate) struct KeyLast {
@@ -132,6 +143,10 @@ pub struct Planner<I> {
     /// The last call placed of each thread whose process lives (threads that ended with
     /// `exit` included, as in `proc_tids`).
     thread_last: HashMap<i32, u64>,
+    /// Messages that carried descriptors (`SCM_RIGHTS`) placed and not yet received: the
+    /// sendmsg's seq and unique_id, and how many descriptors (oldest first; at most
+    /// [`RIGHTS_IN_FLIGHT`]).
+    rights_sent: VecDeque<(u64, u64, usize)>,
     seq: u64,
     last_time: i64,
     read_error: Option<ra_trace::Error>,
@@ -152,15 +167,12 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Planner<I> {
             child_dep: HashMap::new(),
             proc_tids: HashMap::new(),
             thread_last: HashMap::new(),
+            rights_sent: VecDeque::new(),
             seq: 0,
             last_time: 0,
             read_error: None,
             notes: PlanNotes::default(),
         }
-    }
-
-    fn warn(&mut self, w: &str) {
-        *self.notes.warnings.entry(w.to_string()).or_default() += 1;
     }
 
     /// The events' source.
@@ -251,10 +263,14 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
             if !self.brought_forward.contains(&ev.unique_id) {
                 let (shadow, pending) = (&self.shadow, &mut self.pending);
                 let (iter, read_error) = (&mut self.iter, &mut self.read_error);
+                let unsent = self.rights_sent.is_empty();
                 let found = (ev.unique_id >= self.facts.synthetic)
                     .then(|| freer_ahead(shadow, &ev, tid, pending, iter, read_error))
                     .flatten()
-                    .or_else(|| explainer_ahead(shadow, &ev, tid, pending, iter, read_error));
+                    .or_else(|| explainer_ahead(shadow, &ev, tid, pending, iter, read_error))
+                    .or_else(|| {
+                        unsent.then(|| sender_ahead(&ev, tid, pending, iter, read_error)).flatten()
+                    });
                 if let Some(i) = found {
                     self.brought_forward.insert(ev.unique_id);
                     self.pending.bring_forward(i, ev);
@@ -267,13 +283,46 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
 }
 
 impl<I> Planner<I> {
+    fn warn(&mut self, w: &str) {
+        *self.notes.warnings.entry(w.to_string()).or_default() += 1;
+    }
+
     /// Step the model over `ev` and compute its gates.
-    fn place(&mut self, ev: Event, tid: i32) -> Placed {
+    fn place(&mut self, mut ev: Event, tid: i32) -> Placed {
         // Its searches are done: the set holds only calls waiting in the look-ahead.
         self.brought_forward.remove(&ev.unique_id);
         self.put_back.remove(&ev.unique_id);
         let seq = self.seq;
         self.seq += 1;
+        let mut deps = Vec::new();
+        // Descriptors passed in a message: the receiver gets them from the sendmsg that sent
+        // as many (else the oldest one in flight), and waits for it.
+        match passed_descriptors(&ev).map(|(r, fds)| (r, fds.len())) {
+            Some((false, n)) => {
+                if self.rights_sent.len() == RIGHTS_IN_FLIGHT {
+                    self.rights_sent.pop_front();
+                }
+                self.rights_sent.push_back((seq, ev.unique_id, n));
+            }
+            Some((true, n)) => {
+                let i = self
+                    .rights_sent
+                    .iter()
+                    .position(|s| s.2 == n)
+                    .or((!self.rights_sent.is_empty()).then_some(0));
+                match i.and_then(|i| self.rights_sent.remove(i)) {
+                    Some((s, id, _)) => {
+                        deps.push(s);
+                        ev.extra.push((RIGHTS_FROM.into(), ExtraValue::Int(id as i64)));
+                    }
+                    None => self.warn(
+                        "recvmsg received descriptors no recorded sendmsg sent: they are \
+                         simulated",
+                    ),
+                }
+            }
+            None => {}
+        }
         let name = ev.def.map_or("", |d| d.name);
         let mut pl = self.shadow.step(&ev);
         pl.inherited = ev.unique_id < self.facts.synthetic && name == "openat";
@@ -289,7 +338,6 @@ impl<I> Planner<I> {
         }
         self.last_time = self.last_time.max(called);
         let new_proc = pl.first_seen.then(|| (self.shadow.cwd(pl.proc), self.umask));
-        let mut deps = Vec::new();
         if let Some(d) = self.child_dep.remove(&tid) {
             deps.push(d);
         }
@@ -467,6 +515,29 @@ fn explainer_ahead(
     )?;
     let t = pending.q[i].tid.or(pending.q[i].pid);
     (!pending.q.iter().take(i).any(|e| e.tid.or(e.pid) == t)).then_some(i)
+}
+
+/// When `ev` received descriptors and no message placed so far sent any: the position in
+/// `pending` (filled from `iter` up to [`TAKER_LOOKAHEAD`] calls) of the first call of another
+/// thread that sent some (the receiver's `recvmsg` returned before the sender's `sendmsg`, so
+/// it was recorded first; the sender comes forward with its thread's calls before it).
+fn sender_ahead(
+    ev: &Event,
+    tid: i32,
+    pending: &mut Ahead,
+    iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
+    read_error: &mut Option<ra_trace::Error>,
+) -> Option<usize> {
+    if passed_descriptors(ev)?.0 {
+        return pending.find_if(
+            iter,
+            read_error,
+            TAKER_LOOKAHEAD,
+            |_| true,
+            |e| e.tid.or(e.pid) != Some(tid) && passed_descriptors(e).is_some_and(|(r, _)| !r),
+        );
+    }
+    None
 }
 
 /// A call that succeeded in making or removing a name.
@@ -967,6 +1038,41 @@ mod tests {
         let seq = |id: u64| placed.iter().find(|p| p.ev.unique_id == id).expect("placed").seq;
         let open301 = placed.iter().find(|p| p.ev.unique_id == 3).expect("placed");
         assert!(open301.deps.contains(&seq(7)), "it waits for the close: {:?}", open301.deps);
+    }
+
+    /// A descriptor passed over a socket (`SCM_RIGHTS`) whose receiver's `recvmsg` returned,
+    /// and was recorded, before the sender's `sendmsg`: the sender comes forward, and the
+    /// receiver waits for it, takes the number it received and is told which message it got.
+    #[test]
+    fn a_received_descriptor_waits_for_the_message_that_sent_it() {
+        let rights = |e: Event, fd: i32| Event {
+            extra: vec![(
+                ra_trace::schema::SCM_RIGHTS.into(),
+                ExtraValue::Bytes(fd.to_le_bytes().to_vec()),
+            )],
+            ..e
+        };
+        let at = |id: u64, called: i64, ret: i64, e: Event| Event {
+            unique_id: id,
+            time_called: Some(called),
+            time_returned: Some(ret),
+            ..e
+        };
+        let evs = vec![
+            at(1, 10, 11, fd4("write", 300)),
+            at(2, 20, 40, rights(event("recvmsg", 400, 4, 0, &[("sockfd", Int(3))]), 7)),
+            at(3, 25, 45, rights(event("sendmsg", 300, 4, 0, &[("sockfd", Int(3))]), 5)),
+        ];
+        let placed: Vec<Placed> =
+            Planner::new(evs.into_iter().map(Ok), facts()).map(|p| p.expect("placed")).collect();
+        let order: Vec<u64> = placed.iter().map(|p| p.ev.unique_id).collect();
+        assert_eq!(order, vec![1, 3, 2]);
+        let (send, recv) = (&placed[1], &placed[2]);
+        assert!(recv.deps.contains(&send.seq), "{:?}", recv.deps);
+        assert_eq!(recv.ev.extra_int(RIGHTS_FROM), Some(3));
+        assert!(!recv.pl.fd_keys.is_empty(), "it takes descriptor 7");
+        assert_eq!(taken_numbers(&recv.ev).collect::<Vec<_>>(), vec![7]);
+        assert_eq!(taken_numbers(&send.ev).count(), 0);
     }
 
     /// Thread 301's open took descriptor 4 while the model still had it open for 302, whose

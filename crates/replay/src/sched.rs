@@ -777,6 +777,7 @@ pub fn replay_from(
         abort: AtomicBool::new(false),
         is_root,
         page_records: facts.page_records,
+        in_flight: Default::default(),
     });
     let gate = Arc::new(Gate::default());
     let timed = matches!(sh.opts.timing, Timing::Scaled(_));

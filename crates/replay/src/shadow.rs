@@ -97,10 +97,11 @@ fn name_keys(def: &ra_syscalls::SyscallDef, ev: &Event, paths: &[u64]) -> NameKe
 }
 
 /// The descriptor numbers a successful call takes, as its record says: the new descriptors it
-/// returned (one, or a pair), or `dup2`/`dup3`'s target. Needs no model: the planner also asks
-/// it of calls read ahead.
+/// returned (one, or a pair), `dup2`/`dup3`'s target, or those a `recvmsg` received
+/// (`SCM_RIGHTS`). Needs no model: the planner also asks it of calls read ahead.
 pub fn taken_numbers(ev: &Event) -> impl Iterator<Item = i32> {
     let mut v = [None, None];
+    let mut received = Vec::new();
     if let Some(def) = ev.def.filter(|_| ok(ev)) {
         match def.replay.handler() {
             Some(H::Dup) if def.arg("newfd").is_some() => {
@@ -111,12 +112,27 @@ pub fn taken_numbers(ev: &Event) -> impl Iterator<Item = i32> {
                     v = [Some(a), Some(b)];
                 } else if ev.makes_fd() {
                     v[0] = ev.ret.and_then(|r| i32::try_from(r).ok());
+                } else if let Some((true, fds)) = passed_descriptors(ev) {
+                    received = fds;
                 }
             }
         }
     }
-    v.into_iter().flatten()
+    v.into_iter().flatten().chain(received)
 }
+
+/// The descriptors a successful call passed in a message (`SCM_RIGHTS`, as recorded): whether
+/// it received them (a `recvmsg`: the numbers it took for them) or sent them (a `sendmsg`: the
+/// sender's numbers), and the numbers. None when it passed none.
+pub fn passed_descriptors(ev: &Event) -> Option<(bool, Vec<i32>)> {
+    let def = ev.def?;
+    let m = def.msg_arg()?;
+    let fds = ev.scm_rights();
+    (ok(ev) && !fds.is_empty()).then(|| (def.args[m].kind.is_output(), fds))
+}
+
+/// The most messages with descriptors the model keeps for receivers not seen yet.
+const IN_FLIGHT_MAX: usize = 4096;
 
 /// The ordering key of descriptor number `fd` in descriptor table `fdt`.
 fn fd_key(fdt: u64, fd: i32) -> u64 {
@@ -228,6 +244,9 @@ pub struct Shadow {
     pid_proc: HashMap<i32, ProcId>,
     next: ProcId,
     initial_cwd: Vec<u8>,
+    /// The files of descriptors sent in messages (`SCM_RIGHTS`), by the sendmsg's unique_id,
+    /// until the recvmsg that received them (the planner's [`crate::planner::RIGHTS_FROM`]).
+    in_flight: HashMap<u64, Vec<Option<Rc<RefCell<SFile>>>>>,
 }
 
 impl Shadow {
@@ -238,6 +257,7 @@ impl Shadow {
             pid_proc: HashMap::new(),
             next: 1,
             initial_cwd: normalize(&initial_cwd),
+            in_flight: HashMap::new(),
         }
     }
 
@@ -488,6 +508,29 @@ impl Shadow {
                     // overlap; the interval rule orders those that didn't.
                     self.set_fd(proc, a, SFile { path: Vec::new(), key: 0, offset: 0 });
                     self.set_fd(proc, b, SFile { path: Vec::new(), key: 0, offset: 0 });
+                }
+            }
+            // Descriptors passed in a message: the receiver's new numbers name the files the
+            // sender's named.
+            _ if passed_descriptors(ev).is_some() => {
+                let (received, fds) = passed_descriptors(ev).unwrap_or_default();
+                if received {
+                    let sent = ev
+                        .extra_int(crate::planner::RIGHTS_FROM)
+                        .and_then(|id| self.in_flight.remove(&(id as u64)))
+                        .unwrap_or_default();
+                    for (i, n) in fds.into_iter().enumerate() {
+                        let f = sent.get(i).cloned().flatten().unwrap_or_else(|| {
+                            Rc::new(RefCell::new(SFile { path: Vec::new(), key: 0, offset: 0 }))
+                        });
+                        self.fds(proc).borrow_mut().insert(n, f);
+                    }
+                } else {
+                    if self.in_flight.len() >= IN_FLIGHT_MAX {
+                        self.in_flight.clear();
+                    }
+                    let files = fds.into_iter().map(|n| self.file(proc, n)).collect();
+                    self.in_flight.insert(ev.unique_id, files);
                 }
             }
             Some(H::Chdir) if success => {

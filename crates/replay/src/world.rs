@@ -77,6 +77,30 @@ impl OpenFile {
     }
 }
 
+/// Open files sent in messages (`SCM_RIGHTS`) and not received yet, by the sending
+/// `sendmsg`'s unique_id (at most [`InFlight::MAX`] messages: one never received must not hold
+/// its files for ever).
+#[derive(Debug, Default)]
+pub struct InFlight(Mutex<HashMap<u64, Vec<Option<Arc<OpenFile>>>>>);
+
+impl InFlight {
+    pub const MAX: usize = 4096;
+
+    /// A message sent these files (None: a descriptor the model does not know).
+    pub fn send(&self, id: u64, files: Vec<Option<Arc<OpenFile>>>) {
+        let mut m = lock(&self.0);
+        if m.len() >= Self::MAX {
+            m.clear();
+        }
+        m.insert(id, files);
+    }
+
+    /// The files message `id` sent, once (empty when it is unknown).
+    pub fn receive(&self, id: u64) -> Vec<Option<Arc<OpenFile>>> {
+        lock(&self.0).remove(&id).unwrap_or_default()
+    }
+}
+
 /// One slot of a descriptor table.
 #[derive(Clone, Debug)]
 pub struct FdEntry {
