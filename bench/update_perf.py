@@ -155,11 +155,14 @@ def record_table(rows):
 # bench/replay: workload labels.
 REPLAY_WORKLOADS = {
     "fio": "fio randwrite 4 KiB, psync, 10 s",
+    "fio-ebpf": "fio randwrite 4 KiB, psync, 10 s (eBPF trace)",
     "sqlite": "sqlite3 200k inserts, 2,000 txns",
     "threads": "5,000 threads: open/write/close/unlink (ptrace trace)",
     "threads-ebpf": "5,000 threads: open/write/close/unlink (eBPF trace)",
     "build": "make -j1 of libbpf (CPU-heavy build, ptrace trace)",
 }
+# Workloads whose untraced runs are another workload's rows (the same job, recorded otherwise).
+REPLAY_VANILLA_OF = {"fio-ebpf": "fio", "threads-ebpf": "threads"}
 REPLAY_CONFIGS = ["vanilla", "traced", "compile", "compile-lz4", "replay-full", "replay-none", "plan-full",
                   "plan-none", "plan-warm", "plan-lz4-warm", "floor", "floor-data"]
 
@@ -181,6 +184,9 @@ def replay_table(rows):
                 med[c] = (median(r[key] for r in rs), rs, key)
         traced = med.get("traced", (None,))[0]
         vanilla = med.get("vanilla", (None,))[0]
+        if vanilla is None and w in REPLAY_VANILLA_OF:
+            vs = [r["wall_s"] for r in rows if r["workload"] == REPLAY_VANILLA_OF[w] and r["config"] == "vanilla"]
+            vanilla = median(vs) if vs else None
         for c, (m, rs, key) in med.items():
             replayed = c.startswith(("replay", "plan", "floor"))
             rel_t = f"{m / traced:.2f}" if replayed and traced else ""

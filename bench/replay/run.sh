@@ -8,7 +8,10 @@
 # replay from the page cache, full verification).
 #   fio: 4 KiB random writes, psync, one job, 256 MiB file, 10 s time-based; and its "floor":
 #   the trace's pwrite and fadvise calls on the file issued back to back by a C loop
-#   (bench/replay/floor.c), the least any faithful replay of the trace can take;
+#   (bench/replay/floor.c), the least any faithful replay of the trace can take; and as root
+#   the same job recorded by the eBPF recorder (fio-ebpf: its plan's replay from the page cache
+#   and its floor; ptrace slows fio about threefold, so its trace holds a third of the calls
+#   fio makes untraced; the eBPF recorder's holds nearly all);
 #   sqlite3: 200,000 inserts in 2,000 transactions (the bench/record workload);
 #   threads: 5,000 threads at once (../shared/testdata/repro/threads.c), ptrace and eBPF traces;
 #   build: make -j1 of libbpf's C sources (the copy cargo fetched for libbpf-sys): a CPU-heavy
@@ -83,14 +86,17 @@ PY
   done
 }
 
-# replay_runs WORKLOAD TRACE: RUNS x (full, none) replays of the trace and of its plan into
-# fresh roots.
+# replay_runs WORKLOAD TRACE [CONFIG...]: RUNS x (full, none) replays of the trace and of its
+# plan into fresh roots (or only the configurations named).
 replay_runs() {
   local w=$1 trace=$2 i cfg verify input
+  shift 2
+  local cfgs=("$@")
+  [ ${#cfgs[@]} -gt 0 ] || cfgs=(replay-full replay-none plan-full plan-none plan-warm plan-lz4-warm)
   compile_runs "$w" "$trace" compile "$DIR/plan"
-  compile_runs "$w" "$trace" compile-lz4 "$DIR/zplan" --compress lz4
+  case " ${cfgs[*]} " in *" plan-lz4-warm "*) compile_runs "$w" "$trace" compile-lz4 "$DIR/zplan" --compress lz4 ;; esac
   for i in $(seq "$RUNS"); do
-    for cfg in replay-full replay-none plan-full plan-none plan-warm plan-lz4-warm; do
+    for cfg in "${cfgs[@]}"; do
       verify=full; case $cfg in *-none) verify=none ;; esac
       input=$trace; case $cfg in plan-lz4-*) input=$DIR/zplan ;; plan-*) input=$DIR/plan ;; esac
       rm -rf "$DIR/root"; mkdir "$DIR/root"
@@ -124,6 +130,25 @@ PY
   done
 }
 
+# floor_runs WORKLOAD TRACE: RUNS x the floor under any faithful replay of a fio trace
+# (bench/replay/floor.c: its pwrite and fadvise calls on fio's file, back to back) from one hot
+# buffer (floor) and from bytes of its own for each write (floor-data: as much memory as the
+# trace's buffers, as a replay writes each call's recorded bytes).
+floor_runs() {
+  local w=$1 trace=$2 i cfg
+  "$RA" dump -s 1 -t pwrite,fadvise64 "$trace" | python3 bench/replay/floor_ops.py >"$DIR/floor.ops"
+  for i in $(seq "$RUNS"); do
+    for cfg in floor floor-data; do
+      local mode=()
+      [ "$cfg" = floor-data ] && mode=(distinct)
+      drop_caches
+      out=$("$DIR/floor" "$FIO_FILE" "$DIR/floor.ops" "${mode[@]}")
+      # shellcheck disable=SC2046
+      row "$w" "$cfg" "$i" $(echo "$out" | sed 's/seconds=/replay_s=/')
+    done
+  done
+}
+
 # ---- fio --------------------------------------------------------------------------------------
 mkdir -p "$DIR/w"
 FIO_FILE="$DIR/w/fio.dat"
@@ -145,42 +170,27 @@ t1=$EPOCHREALTIME
 row fio traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
   trace_bytes="$(stat -c %s "$DIR/fio.ds")"
 replay_runs fio "$DIR/fio.ds"
-# The floor under any faithful replay of this trace: its pwrite and fadvise calls on fio's file
+# The floor under any faithful replay of the trace: its pwrite and fadvise calls on fio's file
 # (fio's `invalidate` fadvise(DONTNEED) at every pass over the file, each writing back the
 # pass's dirty pages), issued back to back by a C loop with nothing else.
 cc -O2 -o "$DIR/floor" bench/replay/floor.c
-"$RA" dump -s 1 -t pwrite,fadvise64 "$DIR/fio.ds" | python3 -c '
-import re, sys
-adv = {"POSIX_FADV_NORMAL": 0, "POSIX_FADV_RANDOM": 1, "POSIX_FADV_SEQUENTIAL": 2,
-       "POSIX_FADV_WILLNEED": 3, "POSIX_FADV_DONTNEED": 4, "POSIX_FADV_NOREUSE": 5}
-fd = None
-n = other = 0
-for line in sys.stdin:
-    m = re.search(r"\] pwrite\((\d+), .*, (\d+), (\d+)\) = (-?\d+)", line)
-    a = re.search(r"\] fadvise64\((\d+), (\d+), (\d+), (\w+)\) = 0", line)
-    if m:
-        fd = fd or m.group(1)
-        if m.group(1) == fd and m.group(4) == m.group(2):
-            print("w", m.group(3), m.group(2)); n += 1; continue
-    elif a and a.group(1) == (fd or a.group(1)) and a.group(4) in adv:
-        fd = fd or a.group(1)
-        print("a", a.group(2), a.group(3), adv[a.group(4)]); n += 1; continue
-    other += 1
-print(f"bench/replay: floor: {n} calls on fd {fd}; {other} others left out", file=sys.stderr)
-' >"$DIR/floor.ops"
-# floor-data: the same, each write from bytes of its own (as much memory as the trace's
-# buffers), as a replay writes each call's recorded bytes, not one hot buffer.
-for i in $(seq "$RUNS"); do
-  for cfg in floor floor-data; do
-    local_mode=()
-    [ "$cfg" = floor-data ] && local_mode=(distinct)
-    drop_caches
-    out=$("$DIR/floor" "$FIO_FILE" "$DIR/floor.ops" "${local_mode[@]}")
-    # shellcheck disable=SC2046
-    row fio "$cfg" "$i" $(echo "$out" | sed 's/seconds=/replay_s=/')
-  done
-done
-rm -f "$DIR/fio.ds" "$FIO_FILE" "$DIR/plan" "$DIR/zplan"
+floor_runs fio "$DIR/fio.ds"
+rm -f "$DIR/fio.ds" "$DIR/plan" "$DIR/zplan"
+# The same fio job recorded by the eBPF recorder (root only), which slows fio far less than
+# ptrace: its trace holds about as many calls as fio's untraced run made, and so does any
+# faithful replay of it (its plan's replay from the page cache, and the floor under it).
+if [ "$(id -u)" -eq 0 ]; then
+  drop_caches
+  t0=$EPOCHREALTIME
+  "$RA" record -q --backend ebpf --compress none -o "$DIR/fio.ds" "${SNAP[@]}" -- fio "${FIO_ARGS[@]}" --output="$DIR/fio.json" >/dev/null
+  t1=$EPOCHREALTIME
+  row fio-ebpf traced 1 wall_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" \
+    trace_bytes="$(stat -c %s "$DIR/fio.ds")"
+  replay_runs fio-ebpf "$DIR/fio.ds" plan-warm
+  floor_runs fio-ebpf "$DIR/fio.ds"
+  rm -f "$DIR/fio.ds" "$DIR/plan"
+fi
+rm -f "$FIO_FILE"
 
 # ---- sqlite3 ----------------------------------------------------------------------------------
 sqlite_inserts "$DIR/ins.sql"
