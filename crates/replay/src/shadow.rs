@@ -467,6 +467,8 @@ impl Shadow {
         let handler = def.replay.handler();
         // A call with a descriptor pair result (pipe, pipe2, socketpair).
         let pair = if success { fd_pair(ev) } else { None };
+        // Descriptors passed in a message (`SCM_RIGHTS`).
+        let passed = passed_descriptors(ev);
         match handler {
             Some(H::Open) if success => {
                 let path = paths.first().cloned().unwrap_or_default();
@@ -512,8 +514,8 @@ impl Shadow {
             }
             // Descriptors passed in a message: the receiver's new numbers name the files the
             // sender's named.
-            _ if passed_descriptors(ev).is_some() => {
-                let (received, fds) = passed_descriptors(ev).unwrap_or_default();
+            _ if passed.is_some() => {
+                let (received, fds) = passed.unwrap_or_default();
                 if received {
                     let sent = ev
                         .extra_int(crate::planner::RIGHTS_FROM)
