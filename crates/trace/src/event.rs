@@ -230,10 +230,17 @@ impl Event {
 
     /// The descriptor numbers the call's message carried (`SCM_RIGHTS`: the
     /// [`crate::schema::SCM_RIGHTS`] column): the sender's (sendmsg) or the receiver's new
-    /// ones (recvmsg). Empty when it carried none or they were not recorded.
+    /// ones (recvmsg). Empty when it carried none or they were not recorded. Only a damaged
+    /// or hand-made trace holds more than the kernel passes in one message (253, its
+    /// `SCM_MAX_FD`: the rest is left out) or numbers no kernel hands out (negative: left out).
     pub fn scm_rights(&self) -> Vec<i32> {
+        const SCM_MAX_FD: usize = 253;
         self.extra_bytes(crate::schema::SCM_RIGHTS).map_or_else(Vec::new, |b| {
-            b.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+            b.chunks_exact(4)
+                .take(SCM_MAX_FD)
+                .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .filter(|&n| n >= 0)
+                .collect()
         })
     }
 
@@ -365,6 +372,22 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scm_rights_reads_the_column_and_leaves_out_impossible_numbers() {
+        let def = ra_syscalls::lookup("recvmsg").unwrap();
+        let mut e = Event::new(def);
+        assert!(e.scm_rights().is_empty());
+        let b: Vec<u8> = [3i32, -1, 70000].iter().flat_map(|n| n.to_le_bytes()).collect();
+        // A trailing partial number is not one.
+        let b = [b, vec![9, 9]].concat();
+        e.extra.push((crate::schema::SCM_RIGHTS.into(), ExtraValue::Bytes(b)));
+        assert_eq!(e.scm_rights(), vec![3, 70000]);
+        // No more than the kernel passes in one message.
+        let many: Vec<u8> = (0..1000i32).flat_map(|n| n.to_le_bytes()).collect();
+        e.extra = vec![(crate::schema::SCM_RIGHTS.into(), ExtraValue::Bytes(many))];
+        assert_eq!(e.scm_rights(), (0..253).collect::<Vec<i32>>());
+    }
 
     #[test]
     fn hash_data_digests_buffers_and_leaves_the_rest() {
