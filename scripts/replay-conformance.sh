@@ -233,6 +233,11 @@ suite_python() {
     # over socketpairs between threads) alone.
     [ "$QUICK" = 1 ] || unit test_socket-scm-rights 300 -- "$PY" -m test --tempdir @DIR@ \
         -m '*SCMRights*' -m '*FDPass*' -m '*CmsgMacro*' test_socket
+    # multiprocessing's spawn and forkserver start methods (the forkserver passes descriptors
+    # over a Unix socket), under a short unit name: the forkserver's socket path lies beneath
+    # the unit's directory, and a Unix socket's path has at most 107 bytes.
+    [ "$QUICK" = 1 ] || unit mp-main 300 -- "$PY" -m test --tempdir @DIR@ \
+        test_multiprocessing_main_handling
 }
 
 # ---------------------------------------------------------------- real programs
