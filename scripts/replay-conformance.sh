@@ -228,16 +228,16 @@ suite_python() {
     for mod in $mods; do
         unit "$mod" 300 -- "$PY" -m test --tempdir @DIR@ "$mod"
     done
-    # test_socket whole hangs on this VM even untraced (its AF_VSOCK test waits in accept for
-    # a client whose connect failed with ENODEV): its descriptor-passing tests (SCM_RIGHTS
-    # over socketpairs between threads) alone.
-    [ "$QUICK" = 1 ] || unit test_socket-scm-rights 300 -- "$PY" -m test --tempdir @DIR@ \
+    # Descriptors passed over Unix sockets (SCM_RIGHTS), in the quick set too. test_socket
+    # whole hangs on this VM even untraced (its AF_VSOCK test waits in accept for a client
+    # whose connect failed with ENODEV): its descriptor-passing tests (socketpairs between
+    # threads) alone.
+    unit test_socket-scm-rights 300 -- "$PY" -m test --tempdir @DIR@ \
         -m '*SCMRights*' -m '*FDPass*' -m '*CmsgMacro*' test_socket
-    # multiprocessing's spawn and forkserver start methods (the forkserver passes descriptors
-    # over a Unix socket), under a short unit name: the forkserver's socket path lies beneath
-    # the unit's directory, and a Unix socket's path has at most 107 bytes.
-    [ "$QUICK" = 1 ] || unit mp-main 300 -- "$PY" -m test --tempdir @DIR@ \
-        test_multiprocessing_main_handling
+    # multiprocessing's spawn and forkserver start methods (the forkserver hands pipes to the
+    # processes it forks that way), under a short unit name: the forkserver's socket path lies
+    # beneath the unit's directory, and a Unix socket's path has at most 107 bytes.
+    unit mp-main 300 -- "$PY" -m test --tempdir @DIR@ test_multiprocessing_main_handling
 }
 
 # ---------------------------------------------------------------- real programs
