@@ -649,13 +649,13 @@ impl Call<'_> {
             let t = lock(&self.p.fds);
             let files = fds.iter().map(|&n| t.get(n).map(|e| e.file.clone())).collect();
             drop(t);
-            self.sh.in_flight.send(self.ev.unique_id, files);
+            lock(&self.sh.in_flight).send(self.ev.unique_id, files);
             return;
         }
         let sent = self
             .ev
             .extra_int(crate::planner::RIGHTS_FROM)
-            .map(|id| self.sh.in_flight.receive(id as u64))
+            .map(|id| lock(&self.sh.in_flight).receive(id as u64))
             .unwrap_or_default();
         let cloexec =
             self.flags_or_0("flags").unwrap_or(0) & i64::from(libc::MSG_CMSG_CLOEXEC) != 0;

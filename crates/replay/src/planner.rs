@@ -17,7 +17,7 @@ use ra_trace::{Event, ExtraValue, TraceReader};
 use crate::shadow::{
     changes_names, clone_flags, ok, passed_descriptors, taken_numbers, NameKeys, Placement, Shadow,
 };
-use crate::world::ProcId;
+use crate::world::{ProcId, PASSED_MAX};
 
 /// What replay needs to know of the trace as a whole (from its info, or a plan's header).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,10 +99,6 @@ const NAME_LOOKAHEAD: usize = 256;
 /// number a call takes and returned before that call was called (recorded out of order).
 const TAKER_LOOKAHEAD: usize = 256;
 
-/// How many messages that carried descriptors the planner keeps waiting for their receiver
-/// (one never received must not hold memory for ever).
-const RIGHTS_IN_FLIGHT: usize = 4096;
-
 /// The planner's note on a `recvmsg` that received descriptors: the `unique_id` of the
 /// `sendmsg` that sent them (an integer field of [`Event::extra`]; plans carry it). The replay
 /// gives the receiver the open files the sender's descriptors named.
@@ -145,7 +141,7 @@ pub struct Planner<I> {
     thread_last: HashMap<i32, u64>,
     /// Messages that carried descriptors (`SCM_RIGHTS`) placed and not yet received: the
     /// sendmsg's seq and unique_id, and how many descriptors (oldest first; at most
-    /// [`RIGHTS_IN_FLIGHT`]).
+    /// [`PASSED_MAX`], as the model and the replay keep their files).
     rights_sent: VecDeque<(u64, u64, usize)>,
     seq: u64,
     last_time: i64,
@@ -299,7 +295,7 @@ impl<I> Planner<I> {
         // as many (else the oldest one in flight), and waits for it.
         match passed_descriptors(&ev).map(|(r, fds)| (r, fds.len())) {
             Some((false, n)) => {
-                if self.rights_sent.len() == RIGHTS_IN_FLIGHT {
+                if self.rights_sent.len() == PASSED_MAX {
                     self.rights_sent.pop_front();
                 }
                 self.rights_sent.push_back((seq, ev.unique_id, n));

@@ -14,7 +14,7 @@ use ra_syscalls::Handler as H;
 use ra_trace::{ArgValue, Event};
 
 use crate::sandbox::{join, normalize};
-use crate::world::ProcId;
+use crate::world::{Passed, ProcId};
 
 /// An ordering key for a normalized logical path.
 pub fn key_of(path: &[u8]) -> u64 {
@@ -131,9 +131,6 @@ pub fn passed_descriptors(ev: &Event) -> Option<(bool, Vec<i32>)> {
     (ok(ev) && !fds.is_empty()).then(|| (def.args[m].kind.is_output(), fds))
 }
 
-/// The most messages with descriptors the model keeps for receivers not seen yet.
-const IN_FLIGHT_MAX: usize = 4096;
-
 /// The ordering key of descriptor number `fd` in descriptor table `fdt`.
 fn fd_key(fdt: u64, fd: i32) -> u64 {
     let mut h = DefaultHasher::new();
@@ -246,7 +243,7 @@ pub struct Shadow {
     initial_cwd: Vec<u8>,
     /// The files of descriptors sent in messages (`SCM_RIGHTS`), by the sendmsg's unique_id,
     /// until the recvmsg that received them (the planner's [`crate::planner::RIGHTS_FROM`]).
-    in_flight: HashMap<u64, Vec<Option<Rc<RefCell<SFile>>>>>,
+    in_flight: Passed<Rc<RefCell<SFile>>>,
 }
 
 impl Shadow {
@@ -257,7 +254,7 @@ impl Shadow {
             pid_proc: HashMap::new(),
             next: 1,
             initial_cwd: normalize(&initial_cwd),
-            in_flight: HashMap::new(),
+            in_flight: Passed::default(),
         }
     }
 
@@ -519,7 +516,7 @@ impl Shadow {
                 if received {
                     let sent = ev
                         .extra_int(crate::planner::RIGHTS_FROM)
-                        .and_then(|id| self.in_flight.remove(&(id as u64)))
+                        .map(|id| self.in_flight.receive(id as u64))
                         .unwrap_or_default();
                     for (i, n) in fds.into_iter().enumerate() {
                         let f = sent.get(i).cloned().flatten().unwrap_or_else(|| {
@@ -528,11 +525,8 @@ impl Shadow {
                         self.fds(proc).borrow_mut().insert(n, f);
                     }
                 } else {
-                    if self.in_flight.len() >= IN_FLIGHT_MAX {
-                        self.in_flight.clear();
-                    }
                     let files = fds.into_iter().map(|n| self.file(proc, n)).collect();
-                    self.in_flight.insert(ev.unique_id, files);
+                    self.in_flight.send(ev.unique_id, files);
                 }
             }
             Some(H::Chdir) if success => {

@@ -77,29 +77,40 @@ impl OpenFile {
     }
 }
 
-/// Open files sent in messages (`SCM_RIGHTS`) and not received yet, by the sending
-/// `sendmsg`'s unique_id (at most [`InFlight::MAX`] messages: one never received must not hold
-/// its files for ever).
-#[derive(Debug, Default)]
-pub struct InFlight(Mutex<HashMap<u64, Vec<Option<Arc<OpenFile>>>>>);
+/// Files sent in messages (`SCM_RIGHTS`) and not received yet, by the sending `sendmsg`'s
+/// unique_id: the replay's open files ([`InFlight`]) and the planner's model of them
+/// (`shadow`). At most [`PASSED_MAX`] messages: one never received must not hold its files for
+/// ever, so the oldest goes first, as in the planner's matching.
+#[derive(Debug)]
+pub struct Passed<F>(BTreeMap<u64, Vec<Option<F>>>);
 
-impl InFlight {
-    pub const MAX: usize = 4096;
+impl<F> Default for Passed<F> {
+    fn default() -> Self {
+        Passed(BTreeMap::new())
+    }
+}
 
-    /// A message sent these files (None: a descriptor the model does not know).
-    pub fn send(&self, id: u64, files: Vec<Option<Arc<OpenFile>>>) {
-        let mut m = lock(&self.0);
-        if m.len() >= Self::MAX {
-            m.clear();
+/// The most messages with descriptors kept waiting for their receiver (the planner's matches
+/// too).
+pub const PASSED_MAX: usize = 4096;
+
+impl<F> Passed<F> {
+    /// Message `id` sent these files (None: a descriptor the model does not know).
+    pub fn send(&mut self, id: u64, files: Vec<Option<F>>) {
+        if self.0.len() >= PASSED_MAX {
+            self.0.pop_first();
         }
-        m.insert(id, files);
+        self.0.insert(id, files);
     }
 
     /// The files message `id` sent, once (empty when it is unknown).
-    pub fn receive(&self, id: u64) -> Vec<Option<Arc<OpenFile>>> {
-        lock(&self.0).remove(&id).unwrap_or_default()
+    pub fn receive(&mut self, id: u64) -> Vec<Option<F>> {
+        self.0.remove(&id).unwrap_or_default()
     }
 }
+
+/// The replay's open files in flight between a `sendmsg` and its `recvmsg`.
+pub type InFlight = Mutex<Passed<Arc<OpenFile>>>;
 
 /// One slot of a descriptor table.
 #[derive(Clone, Debug)]
