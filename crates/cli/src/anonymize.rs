@@ -43,7 +43,7 @@ pub struct AnonymizeArgs {
     /// The trace to read.
     #[arg(value_name = "IN")]
     pub input: PathBuf,
-    /// The trace to write (must not exist; never IN).
+    /// The trace to write (must not exist; never IN; mode 0600).
     #[arg(value_name = "OUT")]
     pub output: PathBuf,
     /// Fields to replace, comma-separated (default: all but data).

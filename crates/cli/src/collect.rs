@@ -2,7 +2,7 @@
 //! each into its own file, extent by extent; and `collect --join`, which puts a cut
 //! collected file and the sender's spill file back together. Protocol: docs/NETWORK.md.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -62,7 +62,7 @@ pub struct CollectArgs {
     /// Join a cut collected file and the sender's spill file into one trace (-o OUT).
     #[arg(long, num_args = 2, value_names = ["COLLECTED", "SPILL"], conflicts_with_all = ["listen", "dir"], requires = "output")]
     join: Option<Vec<PathBuf>>,
-    /// With --join: the trace to write (refused if it exists).
+    /// With --join: the trace to write (refused if it exists; mode 0600).
     #[arg(short = 'o', long, value_name = "OUT.ds")]
     output: Option<PathBuf>,
 }
@@ -82,7 +82,8 @@ pub fn run(a: CollectArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode>
     };
     // The MAC key only: the key file's secret never leaves this process, nor goes in a line.
     let seal_key = key.map(|k| k.derive(Purpose::Seal));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    ra_fsstate::private::create_dir_all(dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
     let listener =
         TcpListener::bind(listen).with_context(|| format!("cannot listen on {listen}"))?;
     listener.set_nonblocking(true)?;
@@ -273,7 +274,7 @@ fn create_file(ctx: &Ctx, h: &Hello) -> std::io::Result<(File, String)> {
         format!("{}-{}-{}-{}", safe(&h.host, 64), safe(&h.label, 64), safe(&stamp, 20), h.pid);
     for i in 0..1000 {
         let name = if i == 0 { format!("{base}.ds") } else { format!("{base}-{i}.ds") };
-        match OpenOptions::new().write(true).create_new(true).open(ctx.dir.join(&name)) {
+        match ra_fsstate::private::create_new(&ctx.dir.join(&name)) {
             Ok(f) => return Ok((f, name)),
             Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -595,10 +596,7 @@ fn join(collected: &Path, spill: &Path, out: &Path) -> Result<ExitCode> {
         ),
     };
     drop(sr);
-    let mut o = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(out)
+    let mut o = ra_fsstate::private::create_new(out)
         .with_context(|| format!("cannot create {}", out.display()))?;
     let mut index: Vec<(u64, String)> = Vec::new();
     let mut chained = 0u32;

@@ -221,7 +221,7 @@ pub fn run(a: &ReplayArgs, input: &Input) -> Result<ExitCode> {
     install_stop_handler(progress.clone());
     let log_file = match (&a.log, a.verbose) {
         (Some(p), 1..) => Some(
-            std::fs::File::create(p)
+            ra_fsstate::private::create(p)
                 .with_context(|| format!("creating the log {}", p.display()))?,
         ),
         _ => None,
@@ -274,7 +274,7 @@ pub fn run(a: &ReplayArgs, input: &Input) -> Result<ExitCode> {
     let j = out.json(agree, roots_clean);
     if let Some(p) = &a.report {
         let s = serde_json::to_string_pretty(&j)?;
-        std::fs::write(p, s + "\n")
+        ra_fsstate::private::write(p, (s + "\n").as_bytes())
             .with_context(|| format!("writing the report {}", p.display()))?;
     }
     if a.json {

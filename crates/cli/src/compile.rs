@@ -34,7 +34,7 @@ pub struct CompileArgs {
     /// The trace to compile (ours or an original Re-Animator trace).
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
-    /// Where to write the plan.
+    /// Where to write the plan (mode 0600: it holds the trace's data).
     #[arg(short, long, value_name = "PLAN")]
     pub output: PathBuf,
     /// Memory for the deduplication index (e.g. 256M, the default): once it is full, new

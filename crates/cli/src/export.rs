@@ -4,7 +4,6 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -36,7 +35,7 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, short = 'f', value_enum)]
     pub format: Format,
-    /// Write here instead of stdout.
+    /// Write here instead of stdout (mode 0600: it holds the trace's paths).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Re-root the recorded absolute paths beneath this directory (`/a/b` becomes `DIR/a/b`),
@@ -73,7 +72,8 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
     };
     let out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(BufWriter::new(
-            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+            ra_fsstate::private::create(p)
+                .with_context(|| format!("cannot create {}", p.display()))?,
         )),
         None => Box::new(BufWriter::new(std::io::stdout().lock())),
     };

@@ -70,8 +70,9 @@ pub struct MountArgs {
     lower: PathBuf,
     /// An empty directory to mount the traced view on.
     mountpoint: PathBuf,
-    /// The trace file to write (not inside MOUNTPOINT), or tcp://HOST:PORT[/LABEL] to stream
-    /// it to `reanimator collect`.
+    /// The trace file to write (not inside MOUNTPOINT; created mode 0600, readable by you
+    /// alone, as is its .log), or tcp://HOST:PORT[/LABEL] to stream it to `reanimator
+    /// collect`.
     #[arg(short = 'o', long = "output", value_name = "TRACE")]
     output: PathBuf,
     /// How much of each read's and write's data to keep (paths, names and link targets are
@@ -208,7 +209,7 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
     };
     let mut profile = match &a.profile {
         Some(p) => {
-            let f = std::fs::File::create(p)
+            let f = ra_fsstate::private::create(p)
                 .with_context(|| format!("--profile: cannot create {}", p.display()))?;
             let mut sink = ra_profile::sink::JsonSink::new(std::io::BufWriter::new(f));
             let meta = ra_profile::Meta::local(
@@ -287,16 +288,42 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
 
 /// `--daemon`: start ourselves again without it, in a new session with no terminal, and wait
 /// until the mount is up (or the child failed).
+/// A log of a new name in the temporary directory, made exclusively (a name planted there by
+/// somebody else, a symlink among them, is never opened).
+fn temp_log() -> Result<(std::path::PathBuf, std::fs::File)> {
+    for i in 0..100 {
+        let log = std::env::temp_dir().join(format!(
+            "reanimator-fs-{}{}.log",
+            std::process::id(),
+            if i == 0 { String::new() } else { format!("-{i}") }
+        ));
+        match ra_fsstate::private::create_new(&log) {
+            Ok(f) => return Ok((log, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot create the daemon's log {}", log.display()))
+            }
+        }
+    }
+    anyhow::bail!(
+        "cannot create the daemon's log in {}: 100 names taken",
+        std::env::temp_dir().display()
+    )
+}
+
 fn daemonize(a: &MountArgs) -> Result<ExitCode> {
     let args: Vec<OsString> = std::env::args_os().skip(1).filter(|s| s != "--daemon").collect();
-    let log = match a.chain.destination(&a.output)? {
-        ra_trace::Destination::File(p) => p.with_extension("log"),
-        ra_trace::Destination::Tcp(_) => {
-            std::env::temp_dir().join(format!("reanimator-fs-{}.log", std::process::id()))
+    // The log quotes paths and errors of the traced tree: private, as the trace is.
+    let (log, logf) = match a.chain.destination(&a.output)? {
+        ra_trace::Destination::File(p) => {
+            let log = p.with_extension("log");
+            let f = ra_fsstate::private::create(&log)
+                .with_context(|| format!("cannot create the daemon's log {}", log.display()))?;
+            (log, f)
         }
+        ra_trace::Destination::Tcp(_) => temp_log()?,
     };
-    let logf = std::fs::File::create(&log)
-        .with_context(|| format!("cannot create the daemon's log {}", log.display()))?;
     let mut cmd = std::process::Command::new(std::env::current_exe()?);
     cmd.args(&args).stdin(std::process::Stdio::null()).stdout(logf.try_clone()?).stderr(logf);
     // SAFETY: setsid in the child between fork and exec is async-signal-safe.

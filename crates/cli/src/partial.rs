@@ -32,7 +32,7 @@ impl Partial {
         tmp_name.push(name);
         tmp_name.push(".partial");
         let tmp = dest.with_file_name(tmp_name);
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
+        match ra_fsstate::private::create_new(&tmp) {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
                 "{} exists: another run is writing {}, or one was killed before it could \

@@ -59,7 +59,7 @@ pub struct MergeArgs {
     /// JSON profiles (`reanimator profile --json`).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Write the merged profile here instead of stdout.
+    /// Write the merged profile here instead of stdout (mode 0600).
     #[arg(short = 'o', long, value_name = "OUT")]
     pub output: Option<PathBuf>,
     /// Collapse all intervals into one (profiles with different interval lengths merge then).
@@ -117,7 +117,7 @@ pub struct ProfileArgs {
     /// Operations drawn in the SVG (largest total time first).
     #[arg(long, default_value_t = 12, value_name = "N")]
     pub svg_top: usize,
-    /// Write the text or JSON output here instead of stdout.
+    /// Write the text or JSON output here instead of stdout (mode 0600, as is the SVG).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Live: profile this process.
@@ -189,7 +189,8 @@ fn utc_offset_s() -> i64 {
 }
 
 fn create(path: &Path) -> Result<BufWriter<File>> {
-    let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let f = ra_fsstate::private::create(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
     Ok(BufWriter::new(f))
 }
 

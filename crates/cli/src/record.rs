@@ -82,8 +82,9 @@ pub enum Cpu {
     `reanimator diff OUT.ds:start OUT.ds:end` compares them, replay recreates the start state. \
     Symlinks are never followed and other file systems are not entered.")]
 pub struct RecordArgs {
-    /// The trace file to write (replaced if it exists), or tcp://HOST:PORT[/LABEL] to stream
-    /// it to `reanimator collect` (see --spill).
+    /// The trace file to write (replaced if it exists; created mode 0600, readable by you
+    /// alone, whatever the umask: it holds every byte the command read), or
+    /// tcp://HOST:PORT[/LABEL] to stream it to `reanimator collect` (see --spill).
     #[arg(short = 'o', long, value_name = "OUT.ds")]
     pub output: PathBuf,
     /// Capture backend.

@@ -385,7 +385,7 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     let report = replay_into(&a, &input, &a.root, None, &progress, log)?;
     if let Some(p) = &a.report {
         let j = serde_json::to_string_pretty(&report.to_json())?;
-        std::fs::write(p, j + "\n")
+        ra_fsstate::private::write(p, (j + "\n").as_bytes())
             .with_context(|| format!("writing the report {}", p.display()))?;
     }
     if a.json {
@@ -403,7 +403,7 @@ pub(crate) fn open_log(a: &ReplayArgs) -> Result<Option<Box<dyn Write + Send>>> 
     Ok(match (&a.log, a.verbose) {
         (_, 0) => None,
         (Some(p), _) => Some(Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p)
+            ra_fsstate::private::create(p)
                 .with_context(|| format!("creating the log {}", p.display()))?,
         ))),
         (None, _) => Some(Box::new(std::io::stderr())),

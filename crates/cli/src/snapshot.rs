@@ -1,6 +1,5 @@
 //! `reanimator snapshot`: write the logical state of a directory tree as a manifest.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -28,7 +27,7 @@ use crate::progress::ScanProgress;
 pub struct SnapshotArgs {
     /// The directory to scan.
     pub dir: PathBuf,
-    /// The manifest to write (replaced if it exists; `-` for standard output).
+    /// The manifest to write (replaced if it exists, mode 0600; `-` for standard output).
     #[arg(short = 'o', long, value_name = "MANIFEST")]
     pub output: PathBuf,
     /// Also copy each distinct file content into this directory, one file per BLAKE3 digest
@@ -130,7 +129,7 @@ fn write_manifest(
     let out: Box<dyn Write> = if to_stdout {
         Box::new(BufWriter::new(std::io::stdout().lock()))
     } else {
-        let f = File::create(&a.output)
+        let f = ra_fsstate::private::create(&a.output)
             .with_context(|| format!("cannot create {}", a.output.display()))?;
         Box::new(BufWriter::with_capacity(1 << 16, f))
     };

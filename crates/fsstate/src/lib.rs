@@ -17,6 +17,7 @@ mod entry;
 mod error;
 pub mod jsonbytes;
 pub mod manifest;
+pub mod private;
 pub mod restore;
 pub mod scan;
 pub mod store;

@@ -2,7 +2,7 @@
 //! (`<dir>/<first two hex digits>/<64 hex digits>`). A [`BlobSink`] for scans and a
 //! [`ContentSource`] for restores, so a manifest plus its store is a complete copy of a tree.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ fn serr<'a>(path: &'a Path, call: &'static str) -> impl FnOnce(io::Error) -> Err
 impl DirStore {
     /// Open (creating it if needed) the store at `root`.
     pub fn open(root: &Path) -> Result<DirStore> {
-        fs::create_dir_all(root).map_err(serr(root, "mkdir"))?;
+        crate::private::create_dir_all(root).map_err(serr(root, "mkdir"))?;
         Ok(DirStore { root: root.to_path_buf(), open: None })
     }
 
@@ -44,13 +44,9 @@ impl DirStore {
     fn file_for(&mut self, d: &Digest) -> Result<&File> {
         if self.open.as_ref().is_none_or(|(od, _, _)| od != d) {
             let tmp = self.root.join(format!(".tmp-{}-{}", d.to_hex(), std::process::id()));
-            let f = OpenOptions::new()
-                .write(true)
-                .read(true)
-                .create(true)
-                .truncate(true)
-                .open(&tmp)
-                .map_err(serr(&tmp, "open"))?;
+            // Contents of the scanned tree: private, as traces are.
+            let _ = fs::remove_file(&tmp);
+            let f = crate::private::create_new(&tmp).map_err(serr(&tmp, "open"))?;
             self.open = Some((*d, f, tmp));
         }
         Ok(&self.open.as_ref().expect("just opened").1)
@@ -77,7 +73,7 @@ impl BlobSink for DirStore {
         let Some((_, _, tmp)) = self.open.take() else { return Ok(()) };
         let dst = self.object_path(d);
         if let Some(dir) = dst.parent() {
-            fs::create_dir_all(dir).map_err(serr(dir, "mkdir"))?;
+            crate::private::create_dir_all(dir).map_err(serr(dir, "mkdir"))?;
         }
         fs::rename(&tmp, &dst).map_err(serr(&dst, "rename"))?;
         Ok(())

@@ -395,7 +395,7 @@ impl PlanWriter {
     ) -> Result<PlanWriter, PlanError> {
         let version: u32 = if compress { VERSION } else { VERSION_OLDEST };
         let io = |source| PlanError::Io { path: path.to_path_buf(), source };
-        let f = std::fs::File::create(path).map_err(io)?;
+        let f = ra_fsstate::private::create(path).map_err(io)?;
         let (tx, rx) = crossbeam_channel::bounded::<Vec<u8>>(4);
         let (data_back_tx, data_back) = crossbeam_channel::bounded::<Vec<u8>>(4);
         let (calls_back_tx, calls_back) = crossbeam_channel::bounded::<Vec<u8>>(4);

@@ -26,9 +26,9 @@
 //!   (32 MiB) absorb most of them.
 //!   An error of a write in flight is returned by the next `write` or `flush`.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -74,12 +74,17 @@ struct Shared {
     direct: AtomicBool,
 }
 
+/// Turn `O_DIRECT` on or off for `file` (`EINVAL` where its file system refuses it).
+fn set_direct(file: &File, on: bool) -> io::Result<()> {
+    let flags = rustix::fs::fcntl_getfl(file)?;
+    let flags = if on { flags | OFlags::DIRECT } else { flags - OFlags::DIRECT };
+    rustix::fs::fcntl_setfl(file, flags)?;
+    Ok(())
+}
+
 impl Shared {
     fn set_direct(&self, on: bool) -> io::Result<()> {
-        let flags = rustix::fs::fcntl_getfl(&self.file)?;
-        let flags = if on { flags | OFlags::DIRECT } else { flags - OFlags::DIRECT };
-        rustix::fs::fcntl_setfl(&self.file, flags)?;
-        Ok(())
+        set_direct(&self.file, on)
     }
 
     /// Write `b` at `at`, falling back to buffered writes for good if the file system rejects
@@ -124,23 +129,11 @@ pub struct TraceFile {
 }
 
 impl TraceFile {
-    /// Create (truncate) `path`.
+    /// Create (or replace) `path`: a private file, mode 0600 and the caller's own
+    /// (`ra_fsstate::private::create`), written direct where its file system allows it.
     pub fn create(path: &Path) -> io::Result<TraceFile> {
-        let open = |flags: OFlags| {
-            OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .custom_flags(flags.bits() as i32)
-                .open(path)
-        };
-        let (file, direct) = match open(OFlags::DIRECT) {
-            Ok(f) => (f, true),
-            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
-                (open(OFlags::empty())?, false)
-            }
-            Err(e) => return Err(e),
-        };
+        let file = ra_fsstate::private::create(path)?;
+        let direct = file.metadata()?.is_file() && set_direct(&file, true).is_ok();
         let shared = Arc::new(Shared { file, direct: AtomicBool::new(direct) });
         let (jobs, rx) = mpsc::sync_channel::<Job>(IN_FLIGHT);
         let (tx, done) = mpsc::channel();

@@ -356,7 +356,7 @@ impl NetOutput {
              together)",
             path.display()
         );
-        let file = File::create(&path).map_err(|e| {
+        let file = ra_fsstate::private::create(&path).map_err(|e| {
             io::Error::new(e.kind(), format!("creating the spill file {}: {e}", path.display()))
         })?;
         let mut sp = Spill::new(BufWriter::with_capacity(1 << 20, file), path.clone());
