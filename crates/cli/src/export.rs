@@ -39,7 +39,10 @@ pub struct ExportArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Re-root the recorded absolute paths beneath this directory (`/a/b` becomes `DIR/a/b`),
-    /// creating the files' directories there (fio does not).
+    /// creating the files' directories there (fio does not), and laying out each file the
+    /// log reads at the size its reads need (extended with zeros, sparse; an existing larger
+    /// file is left as it is): fio creates a missing file empty, and a read of it fails
+    /// with EIO.
     #[arg(long, value_name = "DIR")]
     pub prefix: Option<PathBuf>,
     /// Only the reads, writes and syncs matching this expression (the `dump --where`
@@ -118,9 +121,18 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         }
     }
     let lost = if tr.lost().is_empty() { "" } else { "; the trace records lost events" };
+    let laid = match &a.prefix {
+        Some(p) if summary.laid_out > 0 => format!(
+            "; laid out {} files beneath {} for its reads ({} bytes of zeros, sparse)",
+            summary.laid_out,
+            p.display(),
+            summary.laid_out_bytes
+        ),
+        _ => String::new(),
+    };
     eprintln!(
         "reanimator: exported {} reads ({} bytes), {} writes ({} bytes), {} syncs, {} datasyncs \
-         on {} files to {to}; left out: {}{lost}",
+         on {} files to {to}; left out: {}{lost}{laid}",
         summary.reads,
         summary.read_bytes,
         summary.writes,
@@ -165,6 +177,9 @@ struct Summary {
     datasyncs: u64,
     files: u64,
     bad_names: u64,
+    /// Files beneath the prefix extended for the log's reads, and by how many bytes.
+    laid_out: u64,
+    laid_out_bytes: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -192,6 +207,8 @@ struct IologWriter {
     /// fio names by path; `None` for names fio cannot read.
     names: HashMap<Arc<[u8]>, Option<u32>>,
     files: Vec<Vec<u8>>,
+    /// Each file's end of its furthest read (for the layout beneath the prefix).
+    read_end: Vec<u64>,
     /// Each file's latest time so far, so sorting by time keeps each file's own order.
     file_us: Vec<u64>,
     heap: BinaryHeap<Reverse<(u64, u64, u32, Action)>>,
@@ -209,6 +226,7 @@ impl IologWriter {
             origin_ns: None,
             names: HashMap::new(),
             files: Vec::new(),
+            read_end: Vec::new(),
             file_us: Vec::new(),
             heap: BinaryHeap::new(),
             seq: 0,
@@ -246,6 +264,7 @@ impl IologWriter {
             }
             let i = self.files.len() as u32;
             self.files.push(name);
+            self.read_end.push(0);
             self.file_us.push(us);
             self.s.files += 1;
             self.queue(us, i, Action::Add)?;
@@ -268,6 +287,10 @@ impl IologWriter {
         };
         let us = us.max(self.file_us[f as usize]);
         self.file_us[f as usize] = us;
+        if let FileOpKind::Read { offset, len } = op.kind {
+            let end = &mut self.read_end[f as usize];
+            *end = (*end).max(offset.saturating_add(len));
+        }
         let key = match op.kind {
             FileOpKind::Open => OpKey::Open,
             FileOpKind::Read { offset, len } => OpKey::Read(offset, len),
@@ -335,6 +358,33 @@ impl IologWriter {
             self.out.write_all(b"fio version 3 iolog\n")?;
         }
         self.out.flush()?;
+        if self.prefix.is_some() {
+            self.lay_out()?;
+        }
         Ok(self.s)
+    }
+
+    /// Each file the log reads, beneath the prefix, at least as long as its reads need.
+    fn lay_out(&mut self) -> Result<()> {
+        for (name, &end) in self.files.iter().zip(&self.read_end) {
+            if end == 0 {
+                continue;
+            }
+            let p = Path::new(std::ffi::OsStr::from_bytes(name));
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(p)
+                .with_context(|| format!("--prefix: cannot lay out {}", p.display()))?;
+            let len = f.metadata()?.len();
+            if len < end {
+                f.set_len(end)
+                    .with_context(|| format!("--prefix: cannot extend {}", p.display()))?;
+                self.s.laid_out += 1;
+                self.s.laid_out_bytes += end - len;
+            }
+        }
+        Ok(())
     }
 }

@@ -165,6 +165,52 @@ fn python_file_io_exports_exactly_and_fio_replays_it() {
     assert_eq!(std::fs::metadata(replayed.join("log")).unwrap().len(), 500);
 }
 
+/// A whole program's log, libraries and all, as the README's tour exports it: the files it
+/// reads are laid out beneath the prefix at the size its reads need, so fio replays every
+/// read (before: fio created them empty and failed with EIO on the first).
+#[test]
+fn a_whole_programs_log_replays_in_fio_with_its_reads_laid_out() {
+    if !ra_testkit::have_program("fio") {
+        eprintln!("skip: needs fio");
+        return;
+    }
+    let d = scratch("layout");
+    let trace = d.join("t.ds");
+    std::fs::write(d.join("in.txt"), vec![b'x'; 10000]).unwrap();
+    record(&trace, &["cat", s(&d.join("in.txt"))]);
+    let root = d.join("scratch");
+    let iolog = d.join("t.iolog");
+    let o = run(&["export", s(&trace), "-f", "fio-iolog", "--prefix", s(&root), "-o", s(&iolog)]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("laid out"), "{err}");
+    let text = std::fs::read_to_string(&iolog).unwrap();
+    let reads = text.lines().filter(|l| l.contains(" read ")).count();
+    let read_bytes: u64 = text
+        .lines()
+        .filter(|l| l.contains(" read "))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert!(reads >= 2, "the loader's reads of libc and cat's of in.txt: {text}");
+    let laid = root.join(d.join("in.txt").strip_prefix("/").unwrap());
+    assert_eq!(std::fs::metadata(&laid).unwrap().len(), 10000);
+    let fio = Command::new("fio")
+        .args(["--name=replay", "--ioengine=psync", "--output-format=json"])
+        .arg(format!("--read_iolog={}", s(&iolog)))
+        .output()
+        .unwrap();
+    assert!(fio.status.success(), "fio: {}", String::from_utf8_lossy(&fio.stderr));
+    let j: Value = serde_json::from_slice(&fio.stdout).expect("fio's JSON");
+    let job = &j["jobs"][0];
+    assert_eq!(job["error"], 0, "{job}");
+    assert_eq!(job["read"]["total_ios"], reads, "{job}");
+    assert_eq!(job["read"]["io_bytes"], read_bytes, "{job}");
+    // A second export into the same prefix leaves the laid-out files as they are.
+    let o = run(&["export", s(&trace), "-f", "fio-iolog", "--prefix", s(&root), "-o", s(&iolog)]);
+    ok(&o);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("laid out"));
+}
+
 /// dd: reads from /dev/zero (not a file: left out), writes after a seek.
 #[test]
 fn dd_seeks_and_special_files() {
