@@ -18,7 +18,7 @@ use ra_replay::compare::{self, CallOutcome, Comparison, OutcomeSink, Outcomes};
 use ra_replay::{Progress, Report};
 use serde_json::{json, Value};
 
-use crate::replay::{check_root, install_stop_handler, replay_into, Input, ReplayArgs};
+use crate::replay::{install_stop_handler, prepare_root, replay_into, Input, ReplayArgs};
 
 /// Tree differences listed per pair of roots (all are counted).
 const TREE_LINES: usize = 20;
@@ -151,7 +151,7 @@ fn roots(a: &ReplayArgs) -> Result<Vec<PathBuf>> {
         canon.push((flag, p, c));
     }
     for (flag, p, _) in &canon {
-        check_root(p, a.force, &a.trace).with_context(|| format!("{flag} {}", p.display()))?;
+        prepare_root(p, a, &a.trace).with_context(|| format!("{flag} {}", p.display()))?;
     }
     Ok(canon.into_iter().map(|(_, p, _)| p).collect())
 }

@@ -213,7 +213,7 @@ pub fn run(a: DiffArgs) -> Result<ExitCode> {
     let skipped = Arc::new(AtomicU64::new(0));
     let ea = open_entries(&ia, ta.as_ref(), &a, &progress, &ignore, &skipped)?;
     let eb = open_entries(&ib, tb.as_ref(), &a, &progress, &ignore, &skipped)?;
-    let opts = DiffOptions { times: a.times, ignore };
+    let opts = DiffOptions { times: a.times, ignore, ..Default::default() };
     let mut d = ra_fsstate::diff(ea, eb, &opts);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

@@ -18,6 +18,11 @@ use ra_trace::TraceReader;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum VerifyArg {
+    /// `full` when the trace holds its data; when it holds only digests or lengths (`record`
+    /// or `fs` `--data hash|none`, `anonymize --data digest|drop`): return values and errnos,
+    /// and the final tree without file contents (a replay cannot write bytes it was never
+    /// given), said in a note.
+    Auto,
     /// Replay only.
     None,
     /// Return values and errnos.
@@ -130,7 +135,7 @@ pub struct ReplayArgs {
     /// one (reanimator compile).
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
-    /// Directory to replay into; must exist and be empty unless --force.
+    /// Directory to replay into; must exist and be empty unless --force or --clean.
     #[arg(long, value_name = "DIR")]
     pub root: PathBuf,
     /// Differential replay: replay the trace again into DIR (repeatable; roots on different
@@ -139,9 +144,17 @@ pub struct ReplayArgs {
     /// time (see below).
     #[arg(long, value_name = "DIR")]
     pub compare: Vec<PathBuf>,
-    /// Replay into a root that is not empty.
+    /// Replay into a root that is not empty: its files stay, and the replay's mix with them
+    /// (where they differ from the recorded start state, verification can fail; --clean
+    /// starts afresh instead).
     #[arg(long)]
     pub force: bool,
+    /// Empty the root (and each --compare root) first: everything beneath it is removed,
+    /// never crossing into another file system. Only for a root an earlier replay used
+    /// (replay marks its roots with the xattr user.reanimator.replay-root); any other
+    /// non-empty directory is refused.
+    #[arg(long, conflicts_with = "force")]
+    pub clean: bool,
     /// Recreate the initial state under --root before replaying (`--init` alone = auto).
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "auto", default_value_t = InitArg::None, require_equals = true)]
     pub init: InitArg,
@@ -158,7 +171,7 @@ pub struct ReplayArgs {
     #[arg(long, value_enum, default_value_t = InitUnknown::Sparse)]
     pub init_unknown: InitUnknown,
     /// What to verify.
-    #[arg(long, value_enum, default_value_t = VerifyArg::Full)]
+    #[arg(long, value_enum, default_value_t = VerifyArg::Auto)]
     pub verify: VerifyArg,
     /// What to do at a mismatch.
     #[arg(long, value_enum, default_value_t = MismatchArg::Warn)]
@@ -312,6 +325,77 @@ pub(crate) fn check_root(root: &Path, force: bool, trace: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The xattr that marks a directory as a replay root, which `--clean` may empty.
+const ROOT_MARK: &str = "user.reanimator.replay-root";
+
+/// [`check_root`], then with `--clean` the root emptied (only one that carries the mark), and
+/// the mark set.
+pub(crate) fn prepare_root(root: &Path, a: &ReplayArgs, trace: &Path) -> Result<()> {
+    check_root(root, a.force || a.clean, trace)?;
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(root.as_os_str().as_bytes())
+        .with_context(|| format!("replay root {}: a NUL in its name", root.display()))?;
+    let name = std::ffi::CString::new(ROOT_MARK).expect("no NUL");
+    let non_empty = std::fs::read_dir(root)
+        .with_context(|| format!("reading the replay root {}", root.display()))?
+        .next()
+        .is_some();
+    if a.clean && non_empty {
+        // SAFETY: both strings are NUL-terminated; a null buffer of size 0 asks for the size.
+        let marked = unsafe { libc::getxattr(c.as_ptr(), name.as_ptr(), std::ptr::null_mut(), 0) };
+        if marked < 0 {
+            bail!(
+                "replay root {}: --clean empties only a root an earlier replay used, and this \
+                 directory does not carry replay's mark ({ROOT_MARK}); empty it yourself or \
+                 pick an empty directory",
+                root.display()
+            );
+        }
+        let removed = empty_dir(root)
+            .with_context(|| format!("--clean: emptying the replay root {}", root.display()))?;
+        eprintln!("reanimator: --clean: removed {removed} entries beneath {}", root.display());
+    }
+    // SAFETY: as above; the value is one byte long.
+    let r = unsafe { libc::setxattr(c.as_ptr(), name.as_ptr(), b"1".as_ptr().cast(), 1, 0) };
+    if r < 0 && a.clean {
+        let e = std::io::Error::last_os_error();
+        eprintln!(
+            "reanimator: note: cannot mark {} as a replay root ({e}): a later --clean of it \
+             will be refused",
+            root.display()
+        );
+    }
+    Ok(())
+}
+
+/// Remove everything beneath `dir`, not crossing into other file systems (a mount point
+/// beneath it is an error, left in place). Returns how many entries were removed.
+fn empty_dir(dir: &Path) -> Result<u64> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dev = std::fs::symlink_metadata(dir)?.dev();
+    let mut n = 0;
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        let md = std::fs::symlink_metadata(&p)?;
+        if md.is_dir() {
+            if md.dev() != dev {
+                bail!("{} is a mount point: unmount it first", p.display());
+            }
+            // A replayed 0555 directory: its entries can go only once it is writable.
+            if md.mode() & 0o700 != 0o700 {
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700))
+                    .with_context(|| format!("chmod {}", p.display()))?;
+            }
+            n += empty_dir(&p)?;
+            std::fs::remove_dir(&p).with_context(|| format!("rmdir {}", p.display()))?;
+        } else {
+            std::fs::remove_file(&p).with_context(|| format!("unlink {}", p.display()))?;
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
 /// What is replayed: a compiled plan or a trace; with a plan, its source trace when the plan
 /// needs it for snapshots (or why it is not there).
 pub(crate) struct Input {
@@ -378,7 +462,7 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     if !a.compare.is_empty() {
         return crate::compare::run(&a, &input);
     }
-    check_root(&a.root, a.force, &a.trace)?;
+    prepare_root(&a.root, &a, &a.trace)?;
     let log = open_log(&a)?;
     let progress = Arc::new(Progress::default());
     install_stop_handler(progress.clone());
@@ -423,10 +507,11 @@ pub(crate) fn replay_into(
 ) -> Result<Report> {
     let (plan, trace) = (&input.plan, &input.trace);
     let mut opts = Options::new(root_dir.to_path_buf());
-    opts.verify = match a.verify {
-        VerifyArg::None => Verify::None,
-        VerifyArg::Ret => Verify::Ret,
-        VerifyArg::Full => Verify::Full,
+    let verify = verification(a, input);
+    opts.verify = match verify {
+        Verification::None => Verify::None,
+        Verification::Ret | Verification::RetAndShape => Verify::Ret,
+        Verification::Full => Verify::Full,
     };
     opts.on_mismatch =
         if a.on_mismatch == MismatchArg::Abort { OnMismatch::Abort } else { OnMismatch::Warn };
@@ -633,12 +718,21 @@ pub(crate) fn replay_into(
     let mut report = worker.with_context(|| format!("replaying {}", a.trace.display()))?;
     report.init = init_notes;
     // The final state: each recorded end state against its directory in the root.
-    if a.verify == VerifyArg::Full && report.aborted.is_none() {
+    if verify == Verification::RetAndShape {
+        report.warn(
+            "the trace holds its data as digests or lengths only (its data_mode): return values \
+             and errnos were verified, and the final tree without file contents (pass --verify \
+             full to compare the data anyway)"
+                .to_string(),
+        );
+    }
+    if matches!(verify, Verification::Full | Verification::RetAndShape) && report.aborted.is_none()
+    {
         let root = Root::new(root_dir)
             .with_context(|| format!("opening the replay root {}", root_dir.display()))?;
         if let Some(t) = trace {
             for s in t.snapshots().into_iter().filter(|s| s.end.is_some()) {
-                report.final_state.push(final_state(t, &root, &s)?);
+                report.final_state.push(final_state(t, &root, &s, verify == Verification::Full)?);
             }
         }
         if let Some(why) = &input.snapshots_missing {
@@ -687,10 +781,38 @@ fn ancestors_dev_ino(root: &Root, dir: &[u8]) -> Vec<(u64, u64)> {
 }
 
 /// Compare the replayed tree with the recorded end state of snapshot `s`.
+/// What a replay verifies, `--verify auto` resolved against the trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verification {
+    None,
+    Ret,
+    /// Return values and errnos, and the final tree without contents.
+    RetAndShape,
+    Full,
+}
+
+fn verification(a: &ReplayArgs, input: &Input) -> Verification {
+    let data = match (&input.plan, &input.trace) {
+        (Some(p), _) => p.facts().data,
+        (None, Some(t)) => ra_replay::TraceFacts::of(t).data,
+        (None, None) => true,
+    };
+    match a.verify {
+        VerifyArg::None => Verification::None,
+        VerifyArg::Ret => Verification::Ret,
+        VerifyArg::Full => Verification::Full,
+        VerifyArg::Auto if data => Verification::Full,
+        VerifyArg::Auto => Verification::RetAndShape,
+    }
+}
+
+/// The recorded end state `s` against its directory in the root; `contents`: compare file
+/// contents too.
 fn final_state(
     trace: &TraceReader,
     root: &Root,
     s: &ra_trace::SnapshotInfo,
+    contents: bool,
 ) -> Result<(String, u64, Vec<String>)> {
     let shown = String::from_utf8_lossy(&s.dir).into_owned();
     let what = format!("{shown} against its recorded end state");
@@ -705,7 +827,7 @@ fn final_state(
             ));
         }
     };
-    let opts = ra_fsstate::DiffOptions::default();
+    let opts = ra_fsstate::DiffOptions { skip_contents: !contents, ..Default::default() };
     let mut n = 0u64;
     let mut first = Vec::new();
     for d in trace.diff_snapshot(s.index, ra_trace::Phase::End, dir, &opts)? {

@@ -1017,3 +1017,92 @@ fn calls_whose_path_was_not_captured_are_not_issued() {
     assert!(w.contains("`pathname` not captured"), "{w}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `sh -c SCRIPT` recorded with ptrace in `d` (with `--snapshot data` and `extra`).
+fn record_job(d: &Path, trace: &Path, script: &str, extra: &[&str]) {
+    let o = bin()
+        .args(["record", "--backend", "ptrace", "-q", "--snapshot", "data", "-o"])
+        .arg(trace)
+        .args(extra)
+        .args(["--", "sh", "-c", script])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "record: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+const JOB: &str =
+    "echo more >> data/notes.txt; mkdir -p data/out; cp data/notes.txt data/out/copy; \
+                   cat data/out/copy";
+
+/// A trace that holds its data as digests only (`record --data hash`, `anonymize --data
+/// digest`) replays verified by default: return values, errnos and the final tree without
+/// contents, said in a note; `--verify full` still compares the data, and finds it cannot
+/// match. Before, the default was full: "verification FAILED" unless `--verify ret`, which the
+/// README's tour did not say.
+#[test]
+fn a_trace_of_digests_replays_verified_by_results_and_tree_shape() {
+    let d = scratch("digests");
+    std::fs::create_dir(d.join("data")).unwrap();
+    std::fs::write(d.join("data/notes.txt"), b"hello\n").unwrap();
+    let trace = d.join("h.ds");
+    record_job(&d, &trace, JOB, &["--data", "hash"]);
+    let (o, r) = replay_fresh(&trace, &d.join("r1"), &["--init", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{r}");
+    assert_eq!(r["mismatch_total"], 0, "{r}");
+    let notes = r["warnings"].to_string();
+    assert!(notes.contains("digests or lengths only"), "{notes}");
+    assert!(
+        r["final_state"].to_string().contains("identical")
+            || r["final_state"][0]["differences"] == 0,
+        "{r}"
+    );
+    let (o, _) = replay_fresh(&trace, &d.join("r2"), &["--init", "--verify", "full", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "the data cannot match");
+    // A full trace is still verified in full: its data and contents are compared.
+    let full = d.join("f.ds");
+    record_job(&d, &full, JOB, &[]);
+    let (o, r) = replay_fresh(&full, &d.join("r3"), &["--init", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{r}");
+    assert!(!r["warnings"].to_string().contains("digests or lengths only"), "{r}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `--clean` empties a root an earlier replay used, so the same line can run again (the
+/// README's second replay line reused the first's root and failed: `--force` keeps the old
+/// files); any other non-empty directory is refused, and nothing in it is removed.
+#[test]
+fn clean_empties_a_replay_root_and_refuses_any_other_directory() {
+    let d = scratch("clean");
+    std::fs::create_dir(d.join("data")).unwrap();
+    std::fs::write(d.join("data/notes.txt"), b"hello\n").unwrap();
+    let trace = d.join("t.ds");
+    record_job(&d, &trace, JOB, &[]);
+    let root = d.join("r");
+    let (o, _) = replay_fresh(&trace, &root, &["--init", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    // A read-only directory among the replayed files, as programs leave them.
+    let ro = root.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::write(ro.join("f"), b"x").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // --force keeps the first replay's files: the recorded start state cannot be restored
+    // over them.
+    let o = replay(&trace, &root, &["--init", "--force", "--json"]);
+    assert_ne!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not empty"));
+    for _ in 0..2 {
+        let o = replay(&trace, &root, &["--init", "--clean", "--json"]);
+        let r = json(&o);
+        assert_eq!(o.status.code(), Some(0), "{r}");
+        assert_eq!(r["mismatch_total"], 0, "{r}");
+        assert!(!ro.exists(), "--clean left {}", ro.display());
+    }
+    let other = d.join("other");
+    std::fs::create_dir_all(other.join("keep")).unwrap();
+    let o = replay(&trace, &other, &["--init", "--clean"]);
+    one_line_error(&o, "does not carry replay's mark");
+    assert!(other.join("keep").is_dir(), "nothing removed");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -348,7 +348,7 @@ fn diff_ignores_globs_and_their_subtrees() {
     std::fs::write(dest.join("a/b/new"), b"new").unwrap();
     std::fs::write(dest.join("small.txt"), b"changed").unwrap();
     let pred: ra_fsstate::PathPredicate = std::sync::Arc::new(|p: &[u8]| p == b"a/b");
-    let opts = DiffOptions { times: false, ignore: Some(pred) };
+    let opts = DiffOptions { ignore: Some(pred), ..Default::default() };
     let (d, stats) = diff(
         Scanner::new(&src, ScanOptions::default()).unwrap(),
         Scanner::new(&dest, ScanOptions::default()).unwrap(),

@@ -38,6 +38,7 @@ mod testutil {
             synthetic: 0,
             std_fds: true,
             page_records: false,
+            data: true,
         }
     }
 

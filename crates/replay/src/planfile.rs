@@ -212,6 +212,7 @@ fn facts_json(f: &TraceFacts) -> serde_json::Value {
         "synthetic": f.synthetic,
         "std_fds": f.std_fds,
         "page_records": f.page_records,
+        "data": f.data,
     })
 }
 
@@ -226,6 +227,8 @@ fn facts_from_json(v: &serde_json::Value) -> Option<TraceFacts> {
         synthetic: v.get("synthetic")?.as_u64()?,
         std_fds: v.get("std_fds")?.as_bool()?,
         page_records: v.get("page_records")?.as_bool()?,
+        // Plans written before the field: their traces' data mode was not kept.
+        data: v.get("data").and_then(|d| d.as_bool()).unwrap_or(true),
     })
 }
 

@@ -35,6 +35,10 @@ pub struct TraceFacts {
     pub std_fds: bool,
     /// The trace holds page records of memory-mapped I/O (every backend but ptrace).
     pub page_records: bool,
+    /// The trace holds its data buffers, not only their digests or lengths (`record` or
+    /// `fs` `--data hash|none`, `anonymize --data digest|drop` keep none): only then can a
+    /// replay write the recorded bytes and verify returned data and file contents.
+    pub data: bool,
 }
 
 impl TraceFacts {
@@ -52,6 +56,7 @@ impl TraceFacts {
             synthetic: crate::init::synthetic_ids(trace),
             std_fds: trace.info_value("synthetic_ids").is_none(),
             page_records: trace.info_value("backend").is_none_or(|b| b != b"ptrace"),
+            data: trace.info_value("data_mode").is_none_or(|m| m == b"full"),
         }
     }
 }
