@@ -251,15 +251,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
     let [host, release, version, machine] = uname();
     let command = match (a.pid, &a.cgroup) {
         (_, Some(cg)) => format!("(cgroup {})", cg.display()),
-        (Some(pid), _) => {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let args: Vec<String> = cmdline
-                .split(|&b| b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| shell_quote(std::ffi::OsStr::from_bytes(a)))
-                .collect();
-            format!("(attached to pid {pid}) {}", args.join(" "))
-        }
+        (Some(pid), _) => format!("(attached to pid {pid}) {}", attached_cmdline(pid)),
         (None, None) => {
             let v: Vec<String> = a.command.iter().map(|c| shell_quote(c)).collect();
             v.join(" ")
@@ -413,8 +405,16 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         None => format!("{} ({:.1} MB)", a.output.display(), file_bytes as f64 / 1e6),
     };
     if !a.quiet {
+        let ended = match (a.pid, &a.cgroup) {
+            (_, Some(cg)) => format!("stopped recording the cgroup {}", cg.display()),
+            (Some(pid), _) if process_alive(pid) => {
+                format!("detached from pid {pid} (still running): `{}`", attached_cmdline(pid))
+            }
+            (Some(pid), _) => format!("pid {pid} ended while it was recorded"),
+            (None, None) => format!("`{command}` exited with status {}", outcome.exit_code),
+        };
         eprintln!(
-            "reanimator: recorded {} calls ({:.1} MB of data){} from {} process{}, {} thread{} in {:.2} s with {} -> {}; `{}` exited with status {}",
+            "reanimator: recorded {} calls ({:.1} MB of data){} from {} process{}, {} thread{} in {:.2} s with {} -> {}; {}",
             outcome.events,
             outcome.data_bytes as f64 / 1e6,
             if outcome.lost_events > 0 {
@@ -429,8 +429,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
             elapsed.as_secs_f64(),
             backend.name(),
             written_to,
-            command,
-            outcome.exit_code
+            ended
         );
         for (i, d) in snapshot_dirs.iter().enumerate() {
             let s = &starts[i];
@@ -528,4 +527,23 @@ fn choose_backend(
             }
         },
     }
+}
+
+/// The command line of process `pid`, shell-quoted ("" when it cannot be read).
+fn attached_cmdline(pid: i32) -> String {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let args: Vec<String> = cmdline
+        .split(|&b| b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| shell_quote(std::ffi::OsStr::from_bytes(a)))
+        .collect();
+    args.join(" ")
+}
+
+/// Whether `pid` is still a running process (not gone, not a zombie).
+fn process_alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])))
+        .is_some_and(|dead| !dead)
 }
