@@ -71,7 +71,8 @@ pub struct MountArgs {
     /// An empty directory to mount the traced view on.
     mountpoint: PathBuf,
     /// The trace file to write (not inside MOUNTPOINT), or tcp://HOST:PORT[/LABEL] to stream
-    /// it to `reanimator collect`.
+    /// it to `reanimator collect` (with the global `--key HOSTKEY` the sender authenticates
+    /// and the trace is sealed with that host key, docs/NETWORK.md).
     #[arg(short = 'o', long = "output", value_name = "TRACE")]
     output: PathBuf,
     /// How much of each read's and write's data to keep (paths, names and link targets are
@@ -142,14 +143,15 @@ fn stops() -> u32 {
     STOP_REQUESTS.load(Ordering::Relaxed).max(0) as u32
 }
 
-pub fn run(a: FsArgs) -> Result<ExitCode> {
+/// `key`: the global `--key`, a host key to authenticate to the collector with `-o tcp://`.
+pub fn run(a: FsArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     match a.cmd {
-        FsCmd::Mount(m) => mount(m),
+        FsCmd::Mount(m) => mount(m, key),
         FsCmd::Umount(u) => umount(u),
     }
 }
 
-fn mount(a: MountArgs) -> Result<ExitCode> {
+fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     let filter = match &a.filter {
         Some(src) => {
             let f = ra_filter::Filter::parse(src).map_err(|e| anyhow::anyhow!(e.render(src)))?;
@@ -178,7 +180,7 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
         None => None,
     };
     if a.daemon {
-        return daemonize(&a);
+        return daemonize(&a, key);
     }
     let group_by = match a.aggregate_by {
         By::Op => GroupBy::Op,
@@ -187,10 +189,12 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
     };
     let profile_group = group_by.clone();
     let command: Vec<String> = std::env::args().collect();
+    let output = a.chain.destination(&a.output, key)?;
     let cfg = MountConfig {
         lower: a.lower.clone(),
         mountpoint: a.mountpoint.clone(),
-        output: a.chain.destination(&a.output)?,
+        compression: a.chain.writer_options_for(&output)?,
+        output,
         data: match a.data {
             Data::Full => DataMode::Full,
             Data::Hash => DataMode::Hash,
@@ -204,7 +208,6 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
         aggregate,
         group_by,
         info: vec![("command".into(), command.join(" ").into_bytes())],
-        compression: a.chain.writer_options()?,
     };
     let mut profile = match &a.profile {
         Some(p) => {
@@ -287,9 +290,9 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
 
 /// `--daemon`: start ourselves again without it, in a new session with no terminal, and wait
 /// until the mount is up (or the child failed).
-fn daemonize(a: &MountArgs) -> Result<ExitCode> {
+fn daemonize(a: &MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     let args: Vec<OsString> = std::env::args_os().skip(1).filter(|s| s != "--daemon").collect();
-    let log = match a.chain.destination(&a.output)? {
+    let log = match a.chain.destination(&a.output, key)? {
         ra_trace::Destination::File(p) => p.with_extension("log"),
         ra_trace::Destination::Tcp(_) => {
             std::env::temp_dir().join(format!("reanimator-fs-{}.log", std::process::id()))
