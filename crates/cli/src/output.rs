@@ -63,7 +63,8 @@ pub struct ChainArgs {
     #[arg(long, value_name = "FILE")]
     pub spill: Option<PathBuf>,
     /// With `-o tcp://`: bytes sent and not yet acknowledged by the collector, at most (K, M,
-    /// G suffixes); the trace writer waits beyond (backpressure).
+    /// G suffixes), or one extent if that is larger; the trace writer waits beyond
+    /// (backpressure).
     #[arg(long, value_name = "SIZE", value_parser = crate::record::parse_size, default_value = "64M")]
     pub net_buffer: u64,
 }

@@ -236,6 +236,27 @@ fn a_recording_streamed_to_a_collector_equals_one_written_to_a_file() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// One write larger than --net-buffer makes one extent larger than the sender's buffer, which
+/// the collector acknowledges only once it is whole: the sender used to wait for an
+/// acknowledgement that could not come (and fail after 30 s).
+#[test]
+fn an_extent_larger_than_the_net_buffer_goes_through() {
+    let d = scratch_dir("collect-big-extent");
+    let mut c = Collector::start(&d.join("coll"), &[]);
+    let out = d.join("out");
+    let o = bin()
+        .args(["record", "-q", "--backend", "ptrace", "--compress", "none", "--net-buffer", "1M"])
+        .args(["-o", &c.url("dd"), "--", "dd", "if=/dev/zero", "bs=3M", "count=1"])
+        .arg(format!("of={}", out.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = c.wait_for(|v| v["event"] == "end", Duration::from_secs(10));
+    assert_eq!(e["status"], "ok", "{e}");
+    assert!(e["bytes"].as_u64().unwrap() > 3 << 20, "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn four_concurrent_senders_make_four_complete_files() {
     let d = scratch_dir("collect-four");

@@ -7,8 +7,8 @@
 //! proves it holds the host's key, over fresh nonces of both), then the DSv1 bytes exactly as
 //! they would be written to a file; the collector answers with the cumulative offsets of
 //! whole extents it has written (`ack N`). Bytes not yet acknowledged stay in a buffer
-//! bounded in bytes (`--net-buffer`, 64 MiB by default); the writer waits beyond it
-//! (backpressure). When the connection breaks, the collector dies or
+//! bounded in bytes (`--net-buffer`, 64 MiB by default, or one extent if that is larger); the
+//! writer waits beyond it (backpressure). When the connection breaks, the collector dies or
 //! stops acknowledging for [`STALL`], the output fails — or, with a spill file, writes there
 //! a DataSeries file holding everything the collector did not acknowledge and goes on
 //! locally: the collector's file and the spill together hold every extent (see
@@ -471,7 +471,13 @@ impl Write for NetOutput {
                 if s.report.failure.is_some() {
                     break 0;
                 }
-                let room = limit.saturating_sub(s.buf.len());
+                let mut room = limit.saturating_sub(s.buf.len());
+                if room == 0 && self.framer.boundary() <= s.base {
+                    // The buffer holds nothing but the start of one extent, which the
+                    // collector acknowledges only once it is whole: waiting would never end.
+                    // The rest of it goes beyond the bound (its writer holds it anyway).
+                    room = b.len();
+                }
                 if room > 0 {
                     let n = room.min(b.len());
                     s.buf.extend(&b[..n]);
