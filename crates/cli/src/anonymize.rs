@@ -93,7 +93,7 @@ pub fn run(a: AnonymizeArgs, key: Option<&Key>) -> Result<ExitCode> {
     // The output chain: compression, and a seal or encryption if asked (`record`'s flags).
     // Its network flags are record's and fs's: anonymize writes a file (--spill is refused
     // with a file output).
-    if a.chain.destination(&a.output)?.is_net() {
+    if a.chain.destination(&a.output, None)?.is_net() {
         bail!("-o {}: anonymize writes a file (tcp:// is for record and fs)", a.output.display());
     }
     let ds = a.chain.writer_options()?;

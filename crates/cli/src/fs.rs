@@ -72,7 +72,8 @@ pub struct MountArgs {
     mountpoint: PathBuf,
     /// The trace file to write (not inside MOUNTPOINT; created mode 0600, readable by you
     /// alone, as is its .log), or tcp://HOST:PORT[/LABEL] to stream it to `reanimator
-    /// collect`.
+    /// collect` (with the global `--key HOSTKEY` the sender authenticates and the trace is
+    /// sealed with that host key, docs/NETWORK.md).
     #[arg(short = 'o', long = "output", value_name = "TRACE")]
     output: PathBuf,
     /// How much of each read's and write's data to keep (paths, names and link targets are
@@ -143,14 +144,15 @@ fn stops() -> u32 {
     STOP_REQUESTS.load(Ordering::Relaxed).max(0) as u32
 }
 
-pub fn run(a: FsArgs) -> Result<ExitCode> {
+/// `key`: the global `--key`, a host key to authenticate to the collector with `-o tcp://`.
+pub fn run(a: FsArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     match a.cmd {
-        FsCmd::Mount(m) => mount(m),
+        FsCmd::Mount(m) => mount(m, key),
         FsCmd::Umount(u) => umount(u),
     }
 }
 
-fn mount(a: MountArgs) -> Result<ExitCode> {
+fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     let filter = match &a.filter {
         Some(src) => {
             let f = ra_filter::Filter::parse(src).map_err(|e| anyhow::anyhow!(e.render(src)))?;
@@ -179,7 +181,7 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
         None => None,
     };
     if a.daemon {
-        return daemonize(&a);
+        return daemonize(&a, key);
     }
     let group_by = match a.aggregate_by {
         By::Op => GroupBy::Op,
@@ -188,10 +190,12 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
     };
     let profile_group = group_by.clone();
     let command: Vec<String> = std::env::args().collect();
+    let output = a.chain.destination(&a.output, key)?;
     let cfg = MountConfig {
         lower: a.lower.clone(),
         mountpoint: a.mountpoint.clone(),
-        output: a.chain.destination(&a.output)?,
+        compression: a.chain.writer_options_for(&output)?,
+        output,
         data: match a.data {
             Data::Full => DataMode::Full,
             Data::Hash => DataMode::Hash,
@@ -205,7 +209,6 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
         aggregate,
         group_by,
         info: vec![("command".into(), command.join(" ").into_bytes())],
-        compression: a.chain.writer_options()?,
     };
     let mut profile = match &a.profile {
         Some(p) => {
@@ -286,8 +289,6 @@ fn mount(a: MountArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--daemon`: start ourselves again without it, in a new session with no terminal, and wait
-/// until the mount is up (or the child failed).
 /// A log of a new name in the temporary directory, made exclusively (a name planted there by
 /// somebody else, a symlink among them, is never opened).
 fn temp_log() -> Result<(std::path::PathBuf, std::fs::File)> {
@@ -312,10 +313,12 @@ fn temp_log() -> Result<(std::path::PathBuf, std::fs::File)> {
     )
 }
 
-fn daemonize(a: &MountArgs) -> Result<ExitCode> {
+/// `--daemon`: start ourselves again without it, in a new session with no terminal, and wait
+/// until the mount is up (or the child failed).
+fn daemonize(a: &MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     let args: Vec<OsString> = std::env::args_os().skip(1).filter(|s| s != "--daemon").collect();
     // The log quotes paths and errors of the traced tree: private, as the trace is.
-    let (log, logf) = match a.chain.destination(&a.output)? {
+    let (log, logf) = match a.chain.destination(&a.output, key)? {
         ra_trace::Destination::File(p) => {
             let log = p.with_extension("log");
             let f = ra_fsstate::private::create(&log)

@@ -45,7 +45,8 @@ use clap::{Parser, Subcommand};
     reanimator anonymize t.ds t-anon.ds --key anon.key --fields path,uid,gid,pid")]
 struct Cli {
     /// The key file (`reanimator keygen`) of encrypted traces to read, and of the seal to
-    /// check with `verify`.
+    /// check with `verify`; `collect`'s master key; with `-o tcp://`, the host key
+    /// (`keygen --host`) a sender authenticates to the collector with (docs/NETWORK.md).
     #[arg(long, global = true, value_name = "KEYFILE")]
     key: Option<std::path::PathBuf>,
     #[command(subcommand)]
@@ -122,12 +123,12 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Info(a) => info::run(a),
         Command::Dump(a) => dump::run(a),
-        Command::Record(a) => record::run(a),
+        Command::Record(a) => record::run(a, key.as_ref()),
         Command::Replay(a) => replay::run(a),
         Command::Compile(a) => compile::run(a),
         Command::Snapshot(a) => snapshot::run(a),
         Command::Diff(a) => diff::run(a),
-        Command::Fs(a) => fs::run(a),
+        Command::Fs(a) => fs::run(a, key.as_ref()),
         Command::Profile(a) => profile::run(a),
         Command::Export(a) => export::run(a),
         Command::Keygen(a) => keygen::run(a),

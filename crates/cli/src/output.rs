@@ -63,7 +63,8 @@ pub struct ChainArgs {
     #[arg(long, value_name = "FILE")]
     pub spill: Option<PathBuf>,
     /// With `-o tcp://`: bytes sent and not yet acknowledged by the collector, at most (K, M,
-    /// G suffixes); the trace writer waits beyond (backpressure).
+    /// G suffixes), or one extent if that is larger; the trace writer waits beyond
+    /// (backpressure).
     #[arg(long, value_name = "SIZE", value_parser = crate::record::parse_size, default_value = "64M")]
     pub net_buffer: u64,
 }
@@ -71,14 +72,34 @@ pub struct ChainArgs {
 impl ChainArgs {
     /// The DataSeries writer settings these flags ask for (reads the key file).
     pub fn writer_options(&self) -> Result<WriterOptions> {
+        self.writer_options_for(&Destination::File(PathBuf::new()))
+    }
+
+    /// The writer settings for a trace sent to `dest`: a stream to a collector with a host key
+    /// (`--key`) is sealed with that key, which the collector checks the seal under.
+    pub fn writer_options_for(&self, dest: &Destination) -> Result<WriterOptions> {
         let mut o = WriterOptions::uncompressed();
         if self.compress != Compress::None {
             o.compression = vec![self.compress.mode()];
         }
         let serial = Key::serial().context("no random serial number for the trace")?;
+        let host_key = match dest {
+            Destination::Tcp(t) => t.auth.as_ref(),
+            Destination::File(_) => None,
+        };
         if let Some(path) = &self.seal {
             let key = Key::load(path).context("--seal")?;
+            if host_key.is_some_and(|h| *h != key) {
+                anyhow::bail!(
+                    "--seal {}: a stream to a collector with --key is sealed with the host key \
+                     (the collector checks the seal under it); leave out --seal, or give the host \
+                     key",
+                    path.display()
+                );
+            }
             o.seal = Some(key.seal_options(serial));
+        } else if let Some(k) = host_key {
+            o.seal = Some(k.seal_options(serial));
         }
         if let Some(path) = &self.encrypt {
             let key = Key::load(path).context("--encrypt")?;
@@ -88,8 +109,9 @@ impl ChainArgs {
     }
 
     /// Where `-o OUTPUT` sends the trace: a file, or `tcp://HOST:PORT[/LABEL]` (a collector,
-    /// `reanimator collect`), with this chain's network settings.
-    pub fn destination(&self, output: &Path) -> anyhow::Result<Destination> {
+    /// `reanimator collect`), with this chain's network settings and the global `--key`: a
+    /// host key (`reanimator keygen --host`) the sender authenticates with.
+    pub fn destination(&self, output: &Path, key: Option<&Key>) -> anyhow::Result<Destination> {
         let d = Destination::parse(output.as_os_str()).map_err(|e| anyhow::anyhow!("-o {e}"))?;
         match d {
             Destination::File(_) if self.spill.is_some() => {
@@ -109,6 +131,17 @@ impl ChainArgs {
                 }
                 t.spill = self.spill.clone();
                 t.buffer_bytes = usize::try_from(self.net_buffer).unwrap_or(usize::MAX);
+                if let Some(k) = key {
+                    if k.host().is_none() {
+                        anyhow::bail!(
+                            "--key: with -o tcp:// the sender authenticates with a host key, and \
+                             this is a master key (which only the collector holds); make a host \
+                             key on the collecting host with `reanimator keygen --host NAME --from \
+                             MASTER FILE`"
+                        );
+                    }
+                    t.auth = Some(k.clone());
+                }
                 Ok(Destination::Tcp(t))
             }
         }

@@ -84,7 +84,9 @@ pub enum Cpu {
 pub struct RecordArgs {
     /// The trace file to write (replaced if it exists; created mode 0600, readable by you
     /// alone, whatever the umask: it holds every byte the command read), or
-    /// tcp://HOST:PORT[/LABEL] to stream it to `reanimator collect` (see --spill).
+    /// tcp://HOST:PORT[/LABEL] to stream it to `reanimator collect` (see --spill; with the
+    /// global `--key HOSTKEY` the sender authenticates and the trace is sealed with that host
+    /// key, docs/NETWORK.md).
     #[arg(short = 'o', long, value_name = "OUT.ds")]
     pub output: PathBuf,
     /// Capture backend.
@@ -239,9 +241,10 @@ fn scan_options(progress: &ScanProgress, dir: &std::path::Path, phase: Phase) ->
     }
 }
 
-pub fn run(a: RecordArgs) -> Result<ExitCode> {
+/// `key`: the global `--key`, a host key to authenticate to the collector with `-o tcp://`.
+pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     let selection = Selection::parse(&a.syscalls).context("--syscalls")?;
-    let dest = a.chain.destination(&a.output)?;
+    let dest = a.chain.destination(&a.output, key)?;
     let snapshot_dirs = snapshot_dirs(&a.snapshot, &a.output)?;
     let data = match a.data {
         Data::Full => DataMode::Full,
@@ -304,7 +307,7 @@ pub fn run(a: RecordArgs) -> Result<ExitCode> {
         ("arch", machine.as_bytes()),
         ("start_time", start.as_bytes()),
     ];
-    let ds = a.chain.writer_options()?;
+    let ds = a.chain.writer_options_for(&dest)?;
     let cfg = WriterConfig { ds, ..WriterConfig::default() };
     install_stop_handlers();
     let mut starts: Vec<PhaseInfo> = Vec::new();

@@ -1,10 +1,16 @@
 //! Key files: one 256-bit secret from which every protection of a trace derives its own key
 //! (sealing, encryption, anonymization), so that a user keeps one file.
 //!
-//! The file is text: the line `reanimator-key-v1` and 64 hexadecimal digits. [`Key::generate`]
-//! creates it with mode 0600 and refuses to overwrite; [`Key::load`] refuses a file that other
-//! users can read or write, like ssh does. A key never appears in a trace, a log line or an
-//! error message: [`Key`]'s `Debug` prints nothing of it, and errors name the file only.
+//! The file is text: the line `reanimator-key-v1` and 64 hexadecimal digits, and for a host
+//! key a third line `host NAME`. [`Key::generate`] creates it with mode 0600 and refuses to
+//! overwrite; [`Key::load`] refuses a file that other users can read or write, like ssh does.
+//! A key never appears in a trace, a log line or an error message: [`Key`]'s `Debug` prints
+//! nothing of it, and errors name the file only.
+//!
+//! Host keys (docs/NETWORK.md): a collector holds a master key; [`Key::for_host`] derives the
+//! key of one host name from it (a keyed BLAKE3 of the name), which is all that host is given.
+//! A host key authenticates its holder to the collector as that host name and no other, and
+//! seals its traces; the collector, which can derive every host key, checks both.
 
 use std::fmt;
 use std::io::Write;
@@ -25,6 +31,8 @@ pub enum Purpose {
     Pseudonym,
     /// The AEAD of the table that reverses pseudonyms.
     Reverse,
+    /// The challenge-response of a sender and a collector (docs/NETWORK.md).
+    NetAuth,
 }
 
 impl Purpose {
@@ -34,6 +42,7 @@ impl Purpose {
             Purpose::Encrypt => "reanimator 2026-11 trace encryption v1",
             Purpose::Pseudonym => "reanimator 2026-11 anonymize pseudonym v1",
             Purpose::Reverse => "reanimator 2026-11 anonymize reverse table v1",
+            Purpose::NetAuth => "reanimator 2026-12 collector authentication v1",
         }
     }
 }
@@ -46,10 +55,12 @@ pub enum KeyError {
     #[error("cannot create the key file {path}: {source}")]
     Create { path: String, source: std::io::Error },
     #[error(
-        "the key file {path} is not a reanimator key (expected the line `{MAGIC}` and 64 hex \
-         digits; create one with `reanimator keygen FILE`)"
+        "the key file {path} is not a reanimator key (expected the line `{MAGIC}`, 64 hex \
+         digits and, for a host key, `host NAME`; create one with `reanimator keygen FILE`)"
     )]
     Malformed { path: String },
+    #[error("host name {name:?}: {why}")]
+    BadHost { name: String, why: String },
     #[error(
         "the key file {path} can be read or written by other users (mode {mode:o}); \
          run `chmod 600 {path}`"
@@ -76,17 +87,52 @@ pub fn random_bytes(buf: &mut [u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A 256-bit master key.
+/// Longest host name of a host key.
+pub const HOST_NAME_MAX: usize = 64;
+
+/// Whether `name` can name a host key: 1 to [`HOST_NAME_MAX`] characters of
+/// `[A-Za-z0-9._-]`, not beginning with a dot or a dash, without `..`, so that it is used as
+/// it is in the collector's file names and lines.
+pub fn check_host_name(name: &str) -> Result<(), KeyError> {
+    let bad = |why: &str| Err(KeyError::BadHost { name: name.to_string(), why: why.to_string() });
+    if name.is_empty() || name.len() > HOST_NAME_MAX {
+        return bad("a host name has 1 to 64 characters");
+    }
+    if !name.bytes().all(|c| c.is_ascii_alphanumeric() || b"._-".contains(&c)) {
+        return bad("a host name has only letters, digits, `.`, `_` and `-`");
+    }
+    if name.starts_with('.') || name.starts_with('-') || name.contains("..") {
+        return bad("a host name does not begin with `.` or `-` nor hold `..`");
+    }
+    Ok(())
+}
+
+/// A 256-bit key: a master key, or a host key (derived from a master key for one host name).
 #[derive(Clone)]
 pub struct Key {
     master: [u8; 32],
+    /// The host name of a host key.
+    host: Option<String>,
 }
 
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Key(..)")
+        match &self.host {
+            Some(h) => write!(f, "Key(host {h}, ..)"),
+            None => f.write_str("Key(..)"),
+        }
     }
 }
+
+/// Keys are equal when their public ids and host names are (ids are one-way hashes: the
+/// secrets are not compared byte by byte).
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.id() == other.id() && self.host == other.host
+    }
+}
+
+impl Eq for Key {}
 
 impl Drop for Key {
     fn drop(&mut self) {
@@ -101,39 +147,69 @@ impl Drop for Key {
 impl Key {
     /// A key from raw bytes (tests, fuzzing).
     pub fn from_bytes(master: [u8; 32]) -> Self {
-        Key { master }
+        Key { master, host: None }
     }
 
     /// A fresh random key from the kernel's CSPRNG.
     pub fn random() -> std::io::Result<Self> {
         let mut master = [0u8; 32];
         random_bytes(&mut master)?;
-        Ok(Key { master })
+        Ok(Key { master, host: None })
     }
 
     /// Creates `path` (mode 0600, never overwriting) holding a fresh random key.
     pub fn generate(path: &Path) -> Result<Self, KeyError> {
+        let key = Key::random()
+            .map_err(|source| KeyError::Create { path: path.display().to_string(), source })?;
+        key.write_new(path)?;
+        Ok(key)
+    }
+
+    /// The host name of a host key (`None`: a master key).
+    pub fn host(&self) -> Option<&str> {
+        self.host.as_deref()
+    }
+
+    /// The key of host `name`, derived from this master key: `BLAKE3-keyed(derive_key(CONTEXT,
+    /// master), name)`. Refused for a name [`check_host_name`] refuses, and from a host key
+    /// (a host key derives nothing: only the collector's master key does).
+    pub fn for_host(&self, name: &str) -> Result<Key, KeyError> {
+        check_host_name(name)?;
+        if self.host.is_some() {
+            return Err(KeyError::BadHost {
+                name: name.to_string(),
+                why: "host keys are derived from a master key, not from another host key".into(),
+            });
+        }
+        let k = blake3::derive_key("reanimator 2026-12 collector host key v1", &self.master);
+        let master = *blake3::keyed_hash(&k, name.as_bytes()).as_bytes();
+        Ok(Key { master, host: Some(name.to_string()) })
+    }
+
+    /// Writes this key to a new file `path` (mode 0600, never overwriting).
+    pub fn write_new(&self, path: &Path) -> Result<(), KeyError> {
         let create = |source| KeyError::Create { path: path.display().to_string(), source };
-        let key = Key::random().map_err(create)?;
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(path)
             .map_err(create)?;
-        let mut text = String::with_capacity(MAGIC.len() + 66);
+        let mut text = String::with_capacity(MAGIC.len() + 66 + HOST_NAME_MAX + 6);
         text.push_str(MAGIC);
         text.push('\n');
-        for b in key.master {
+        for b in self.master {
             text.push_str(&format!("{b:02x}"));
         }
         text.push('\n');
+        if let Some(h) = &self.host {
+            text.push_str(&format!("host {h}\n"));
+        }
         let r = f.write_all(text.as_bytes()).and_then(|()| f.sync_all());
         // The text held the key: wipe it.
         let mut bytes = text.into_bytes();
         bytes.iter_mut().for_each(|b| *b = 0);
-        r.map_err(create)?;
-        Ok(key)
+        r.map_err(create)
     }
 
     /// Reads a key file written by [`Key::generate`].
@@ -161,14 +237,22 @@ impl Key {
             return None;
         }
         let hex = lines.next()?.trim();
-        if hex.len() != 64 || lines.any(|l| !l.trim().is_empty()) {
+        if hex.len() != 64 {
             return None;
+        }
+        let mut host = None;
+        for l in lines.map(str::trim).filter(|l| !l.is_empty()) {
+            let name = l.strip_prefix("host ")?.trim();
+            if host.is_some() || check_host_name(name).is_err() {
+                return None;
+            }
+            host = Some(name.to_string());
         }
         let mut master = [0u8; 32];
         for (i, b) in master.iter_mut().enumerate() {
             *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
         }
-        Some(Key { master })
+        Some(Key { master, host })
     }
 
     /// The key for one purpose.
@@ -257,6 +341,41 @@ mod tests {
         // Malformed.
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
         std::fs::write(&p, "reanimator-key-v1\nzz\n").unwrap();
+        assert!(matches!(Key::load(&p), Err(KeyError::Malformed { .. })));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn host_keys_are_derived_per_name_and_say_their_name() {
+        let dir = std::env::temp_dir().join(format!("ra-hostkey-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let m = Key::from_bytes([5; 32]);
+        let a = m.for_host("web1").unwrap();
+        assert_eq!(a.host(), Some("web1"));
+        // The same name, the same key; another name or master, another key.
+        assert_eq!(
+            a.derive(Purpose::NetAuth),
+            m.for_host("web1").unwrap().derive(Purpose::NetAuth)
+        );
+        assert_ne!(a.derive(Purpose::Seal), m.for_host("web2").unwrap().derive(Purpose::Seal));
+        let other = Key::from_bytes([6; 32]).for_host("web1").unwrap();
+        assert_ne!(a.derive(Purpose::Seal), other.derive(Purpose::Seal));
+        assert_ne!(a.derive(Purpose::Seal), m.derive(Purpose::Seal));
+        // A host key derives nothing; bad names are refused.
+        assert!(a.for_host("web2").is_err());
+        for bad in ["", ".x", "-x", "a..b", "a/b", "a b", &"x".repeat(65)] {
+            assert!(m.for_host(bad).is_err(), "{bad:?}");
+        }
+        // Written and read back with its name.
+        let p = dir.join("web1.key");
+        a.write_new(&p).unwrap();
+        let l = Key::load(&p).unwrap();
+        assert_eq!(l, a);
+        assert_eq!(l.host(), Some("web1"));
+        assert!(std::fs::read_to_string(&p).unwrap().ends_with("\nhost web1\n"));
+        assert_eq!(format!("{l:?}"), "Key(host web1, ..)");
+        std::fs::write(&p, format!("{MAGIC}\n{}\nhost a/b\n", "00".repeat(32))).unwrap();
         assert!(matches!(Key::load(&p), Err(KeyError::Malformed { .. })));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -3,9 +3,11 @@
 //! `Write` the trace writer writes through.
 //!
 //! The network side ([`NetOutput`]) speaks the stream protocol of docs/NETWORK.md: a hello
-//! line, then the DSv1 bytes exactly as they would be written to a file; the collector
-//! answers with the cumulative offsets of whole extents it has written (`ack N`). Bytes not yet
-//! acknowledged stay in a buffer bounded in bytes (`--net-buffer`, 64 MiB by default); the
+//! line, with a host key ([`TcpTarget::auth`]) the challenge-response of [`auth`] (each side
+//! proves it holds the host's key, over fresh nonces of both), then the DSv1 bytes exactly as
+//! they would be written to a file; the collector answers with the cumulative offsets of
+//! whole extents it has written (`ack N`). Bytes not yet acknowledged stay in a buffer
+//! bounded in bytes (`--net-buffer`, 64 MiB by default, or one extent if that is larger); the
 //! writer waits beyond it (backpressure). When the connection breaks, the collector dies or
 //! stops acknowledging for [`STALL`], the output fails — or, with a spill file, writes there
 //! a DataSeries file holding everything the collector did not acknowledge and goes on
@@ -27,11 +29,15 @@ use dataseries::stream::{file_tail, Framer, PartKind, Piece};
 use dataseries::{ExtentBuilder, Value};
 
 use crate::direct::TraceFile;
+use crate::key::Key;
 
 /// First word of the hello line.
 pub const HELLO_MAGIC: &str = "reanimator-stream";
-/// Protocol version in the hello line.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Protocol version in the hello line (2: the challenge-response of [`auth`]).
+pub const PROTOCOL_VERSION: u32 = 2;
+/// The sender gives up when the collector does not answer a line of the hello and
+/// authentication within this long.
+pub const HANDSHAKE_WAIT: Duration = Duration::from_secs(10);
 /// Longest hello line (and longest line of the collector's answers).
 pub const LINE_MAX: usize = 4096;
 /// Default bound of the bytes sent and not yet acknowledged.
@@ -54,6 +60,9 @@ pub struct TcpTarget {
     pub spill: Option<PathBuf>,
     /// Bytes not yet acknowledged, at most.
     pub buffer_bytes: usize,
+    /// The host key the sender authenticates with (and the collector must prove it can
+    /// derive); `None`: an unauthenticated stream, which only a collector without a key takes.
+    pub auth: Option<Key>,
 }
 
 /// Where a trace is written.
@@ -85,6 +94,7 @@ impl Destination {
             label,
             spill: None,
             buffer_bytes: DEFAULT_BUFFER,
+            auth: None,
         }))
     }
 
@@ -237,26 +247,79 @@ impl NetOutput {
         };
         let _ = sock.set_nodelay(true);
         sock.set_write_timeout(Some(STALL))?;
-        let host = hostname();
+        let refused =
+            |what: String| io::Error::other(format!("the collector at {}: {what}", t.addr));
+        let host = match &t.auth {
+            Some(k) => k.host().map(str::to_string).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the key is not a host key (make one with `reanimator keygen --host NAME \
+                     --from MASTER FILE` on the collecting host)",
+                )
+            })?,
+            None => hostname(),
+        };
+        let nonce = match &t.auth {
+            Some(_) => Some(auth::nonce()?),
+            None => None,
+        };
         let start_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64);
-        let hello = format!(
-            "{HELLO_MAGIC} {PROTOCOL_VERSION} {{\"host\":{},\"pid\":{},\"start_ns\":{start_ns},\"label\":{}}}\n",
-            json_str(&host),
-            std::process::id(),
-            json_str(&label)
-        );
-        let refused =
-            |what: String| io::Error::other(format!("the collector at {}: {what}", t.addr));
-        (&sock).write_all(hello.as_bytes())?;
-        sock.set_read_timeout(Some(STALL))?;
+        let hello = hello_line(&host, std::process::id(), start_ns, &label, nonce.as_ref());
+        (&sock).write_all(format!("{hello}\n").as_bytes())?;
+        sock.set_read_timeout(Some(HANDSHAKE_WAIT))?;
         let mut reader = BufReader::new(sock.try_clone()?);
-        let line =
-            read_line(&mut reader).map_err(|e| refused(format!("no answer to the hello: {e}")))?;
-        let remote = match line.split_once(' ') {
-            Some(("ok", name)) => name.to_string(),
-            Some(("no", why)) => return Err(refused(format!("refused the stream: {why}"))),
+        let answer = |r: &mut BufReader<TcpStream>, what: &str| {
+            read_line(r).map_err(|e| {
+                let e = if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) {
+                    format!("nothing within {} s", HANDSHAKE_WAIT.as_secs())
+                } else {
+                    e.to_string()
+                };
+                refused(format!("no answer to the {what}: {e}"))
+            })
+        };
+        let line = answer(&mut reader, "hello")?;
+        let (word, rest) = line.split_once(' ').unwrap_or((&line, ""));
+        let remote = match (word, &t.auth) {
+            ("no", _) => return Err(refused(format!("refused the stream: {rest}"))),
+            ("ok", None) => rest.to_string(),
+            ("ok", Some(_)) => {
+                return Err(refused(
+                    "does not authenticate itself (it runs without a master key), so the trace \
+                     is not sent to it; give the collector `--key MASTER`, or send without --key"
+                        .into(),
+                ))
+            }
+            ("challenge", None) => {
+                return Err(refused(
+                    "authenticates its senders: give `--key HOSTKEY` (made with `reanimator \
+                     keygen --host NAME --from MASTER HOSTKEY` on the collecting host)"
+                        .into(),
+                ))
+            }
+            ("challenge", Some(k)) => {
+                let bad = || refused(format!("sent a bad challenge {line:?}"));
+                let (nc, proof) = rest.split_once(' ').ok_or_else(bad)?;
+                let (nc, proof) =
+                    (auth::unhex32(nc).ok_or_else(bad)?, auth::unhex32(proof).ok_or_else(bad)?);
+                if !auth::equal(&auth::collector_proof(k, &hello, &nc), &proof) {
+                    return Err(refused(format!(
+                        "failed to authenticate itself: it does not hold the master key that \
+                         the host key of {host} (key id {}) was derived from",
+                        k.fingerprint()
+                    )));
+                }
+                let p = auth::sender_proof(k, &hello, &nc);
+                (&sock).write_all(format!("auth {}\n", auth::hex(&p)).as_bytes())?;
+                let line = answer(&mut reader, "authentication")?;
+                match line.split_once(' ') {
+                    Some(("ok", name)) => name.to_string(),
+                    Some(("no", why)) => return Err(refused(format!("refused the stream: {why}"))),
+                    _ => return Err(refused(format!("unexpected answer {line:?}"))),
+                }
+            }
             _ => return Err(refused(format!("unexpected answer {line:?}"))),
         };
         sock.set_read_timeout(None)?;
@@ -408,7 +471,13 @@ impl Write for NetOutput {
                 if s.report.failure.is_some() {
                     break 0;
                 }
-                let room = limit.saturating_sub(s.buf.len());
+                let mut room = limit.saturating_sub(s.buf.len());
+                if room == 0 && self.framer.boundary() <= s.base {
+                    // The buffer holds nothing but the start of one extent, which the
+                    // collector acknowledges only once it is whole: waiting would never end.
+                    // The rest of it goes beyond the bound (its writer holds it anyway).
+                    room = b.len();
+                }
                 if room > 0 {
                     let n = room.min(b.len());
                     s.buf.extend(&b[..n]);
@@ -542,7 +611,18 @@ fn sender(sh: &Shared, mut sock: TcpStream) {
             s.sent += n as u64;
         }
         if let Err(e) = sock.write_all(&chunk) {
+            // A collector that cuts or refuses a stream says why, then closes: its answer
+            // may still be on its way to the acknowledgement thread, which reports it. Only
+            // when none comes is the broken write the reason.
+            let deadline = Instant::now() + Duration::from_secs(2);
             let mut s = sh.lock();
+            while s.report.failure.is_none() && !s.stop && !s.report.complete {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                s = sh.cv.wait_timeout(s, left).unwrap_or_else(PoisonError::into_inner).0;
+            }
             if s.report.failure.is_none() && !s.stop {
                 s.report.failure = Some(format!("broke the connection ({e})"));
             }
@@ -595,6 +675,7 @@ fn acks(sh: &Shared, mut r: BufReader<TcpStream>) {
                 _ => bad(&mut s, "offset out of range"),
             },
             "refused" => s.report.failure = Some(format!("refused the stream: {rest}")),
+            "cut" => s.report.failure = Some(format!("cut the stream: {rest}")),
             _ => bad(&mut s, "unknown"),
         }
         let end = s.report.failure.is_some() || s.report.complete;
@@ -745,6 +826,89 @@ fn spill_info(facts: &[(&str, &[u8])]) -> io::Result<(Vec<u8>, u32)> {
     dataseries::raw::encode_extent_with(&b, &o).map_err(io::Error::other)
 }
 
+/// The hello line (without its newline): `reanimator-stream 2 {"host":..,"pid":..,
+/// "start_ns":..,"label":..}`, with `"nonce"` (64 hex digits) when the sender authenticates.
+pub fn hello_line(
+    host: &str,
+    pid: u32,
+    start_ns: i64,
+    label: &str,
+    nonce: Option<&[u8; 32]>,
+) -> String {
+    let nonce = nonce.map(|n| format!(",\"nonce\":\"{}\"", auth::hex(n))).unwrap_or_default();
+    format!(
+        "{HELLO_MAGIC} {PROTOCOL_VERSION} {{\"host\":{},\"pid\":{pid},\"start_ns\":{start_ns},\"label\":{}{nonce}}}",
+        json_str(host),
+        json_str(label)
+    )
+}
+
+/// The challenge-response with which a sender and a collector prove to each other that they
+/// hold the host's key (docs/NETWORK.md, "Authentication"). With `A` the host key's
+/// [`Purpose::NetAuth`](crate::key::Purpose::NetAuth) key, `H` the BLAKE3 of the hello line
+/// (which holds the sender's nonce) and `NC` the collector's nonce:
+///
+/// ```text
+/// collector proof = BLAKE3-keyed(A, "RA-NET2 collector\0" ‖ H ‖ NC)
+/// sender proof    = BLAKE3-keyed(A, "RA-NET2 sender\0"    ‖ H ‖ NC)
+/// ```
+///
+/// Both nonces are fresh and random, so no recorded exchange verifies again; the two roles
+/// have their own prefixes, so neither side's proof serves as the other's.
+pub mod auth {
+    use crate::key::{Key, Purpose};
+
+    /// Bytes of a nonce.
+    pub const NONCE_LEN: usize = 32;
+
+    /// A fresh random nonce.
+    pub fn nonce() -> std::io::Result<[u8; NONCE_LEN]> {
+        let mut n = [0u8; NONCE_LEN];
+        crate::key::random_bytes(&mut n)?;
+        Ok(n)
+    }
+
+    fn proof(key: &Key, role: &[u8], hello: &str, nc: &[u8; 32]) -> [u8; 32] {
+        let mut h = blake3::Hasher::new_keyed(&key.derive(Purpose::NetAuth));
+        h.update(role);
+        h.update(blake3::hash(hello.as_bytes()).as_bytes());
+        h.update(nc);
+        *h.finalize().as_bytes()
+    }
+
+    /// The collector's proof over the hello line and its nonce.
+    pub fn collector_proof(key: &Key, hello: &str, nc: &[u8; 32]) -> [u8; 32] {
+        proof(key, b"RA-NET2 collector\0", hello, nc)
+    }
+
+    /// The sender's proof over the hello line and the collector's nonce.
+    pub fn sender_proof(key: &Key, hello: &str, nc: &[u8; 32]) -> [u8; 32] {
+        proof(key, b"RA-NET2 sender\0", hello, nc)
+    }
+
+    /// Compares two proofs in constant time.
+    pub fn equal(a: &[u8; 32], b: &[u8; 32]) -> bool {
+        blake3::Hash::from(*a) == blake3::Hash::from(*b)
+    }
+
+    /// Lower-case hex.
+    pub fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    /// 32 bytes from exactly 64 hex digits.
+    pub fn unhex32(s: &str) -> Option<[u8; 32]> {
+        if s.len() != 64 {
+            return None;
+        }
+        let mut o = [0u8; 32];
+        for (i, b) in o.iter_mut().enumerate() {
+            *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(o)
+    }
+}
+
 fn hostname() -> String {
     let mut b = [0u8; 256];
     // SAFETY: gethostname writes at most `b.len()` bytes into the live buffer.
@@ -793,6 +957,28 @@ mod tests {
     #[test]
     fn json_strings_are_escaped() {
         assert_eq!(json_str("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    }
+
+    #[test]
+    fn proofs_depend_on_role_key_hello_and_nonce() {
+        let m = Key::from_bytes([1; 32]);
+        let (a, b) = (m.for_host("a").unwrap(), m.for_host("b").unwrap());
+        let h = hello_line("a", 1, 2, "l", Some(&[3; 32]));
+        assert!(h.ends_with(&format!(",\"nonce\":\"{}\"}}", "03".repeat(32))), "{h}");
+        let nc = [4; 32];
+        let p = auth::sender_proof(&a, &h, &nc);
+        assert!(auth::equal(&p, &auth::sender_proof(&a, &h, &nc)));
+        for other in [
+            auth::collector_proof(&a, &h, &nc),
+            auth::sender_proof(&b, &h, &nc),
+            auth::sender_proof(&a, &h, &[5; 32]),
+            auth::sender_proof(&a, &hello_line("a", 1, 2, "l", Some(&[6; 32])), &nc),
+        ] {
+            assert!(!auth::equal(&p, &other));
+        }
+        assert_eq!(auth::unhex32(&auth::hex(&p)), Some(p));
+        assert_eq!(auth::unhex32("zz"), None);
+        assert_eq!(auth::unhex32(&"g".repeat(64)), None);
     }
 
     #[test]
@@ -846,7 +1032,7 @@ mod tests {
             let (mut c, _) = l.accept().unwrap();
             let mut r = BufReader::new(c.try_clone().unwrap());
             let hello = read_line(&mut r).unwrap();
-            assert!(hello.starts_with("reanimator-stream 1 {"), "{hello}");
+            assert!(hello.starts_with("reanimator-stream 2 {"), "{hello}");
             c.write_all(b"ok test.ds\n").unwrap();
             // Read without acknowledging until told to.
             let mut got = Vec::new();
@@ -878,8 +1064,13 @@ mod tests {
             c.write_all(format!("done {}\n", got.len()).as_bytes()).unwrap();
             got
         });
-        let target =
-            TcpTarget { addr, label: Some("t".into()), spill: None, buffer_bytes: 1 << 20 };
+        let target = TcpTarget {
+            addr,
+            label: Some("t".into()),
+            spill: None,
+            buffer_bytes: 1 << 20,
+            auth: None,
+        };
         let mut out = NetOutput::connect(&target, "x").unwrap();
         let status = out.status();
         let writer = std::thread::spawn(move || {
