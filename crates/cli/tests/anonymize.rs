@@ -427,6 +427,20 @@ fn reverse_gives_back_the_original_dump_and_needs_the_key() {
         line.contains("bogus") && line.contains("path, uid, gid, pid, comm, hostname"),
         "{line}"
     );
+    // A time origin without the time field says so.
+    let o = c.run(&[
+        os("anonymize"),
+        t.as_os_str(),
+        z.as_os_str(),
+        os("--key"),
+        key.as_os_str(),
+        os("--fields"),
+        os("path"),
+        os("--time-origin"),
+        os("-100"),
+    ]);
+    assert!(assert_clean_failure(&o).contains("--fields needs time"));
+    assert!(!z.exists());
     c.check_key_never_shown(&[&a, &b, &i]);
 }
 
