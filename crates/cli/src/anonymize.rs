@@ -30,11 +30,15 @@ pub enum Data {
     reanimator anonymize t.ds t-anon.ds --key anon.key --fields all --data digest \\\n      \
       --keep-extensions --keep-names usr,lib,bin,etc,tmp --reversible path,uid\n  \
     reanimator anonymize --reverse t-anon.ds t-back.ds --key anon.key\n\n\
-Fields: path (every path component, one by one, so the tree keeps its shape; absolute paths \
-under /proc, /sys, /dev stay), uid, gid, pid (0, -1 and, for pids, 1 stay), comm, hostname, \
-cmdline (execve's argv, environment values, the `command` fact), data (= --data digest \
-unless --data says otherwise); `all` = every field but data. The same value gives the same \
-pseudonym everywhere in the trace. Pseudonyms are keyed hashes: without --reversible nothing \
+Fields: path (every path component, one by one, so the tree keeps its shape; the kernel's \
+names under /proc, /sys, /dev stay, what follows a magic link such as /proc/self/cwd/ or \
+/proc/PID/fd/N/ does not; xattr names after their namespace), uid, gid, pid (0, -1 and, for \
+pids, 1 stay), comm, hostname, cmdline (execve's argv, environment values, the `command` \
+fact), data (= --data digest unless --data says otherwise), time (the trace's clock shifted \
+to start at --time-origin, intervals kept; file times from the trace's start on shifted \
+alike, older ones replaced); `all` = every field but data. The same value gives the same \
+pseudonym everywhere in the trace. Each trace fact has a rule; facts no rule knows are left \
+out. Pseudonyms are keyed hashes: without --reversible nothing \
 can undo them; --reversible stores the originals of those fields in the output, encrypted \
 with the key. The key never appears in the output, in messages or in --json (only its \
 fingerprint). OUT is written as .OUT.partial beside it and renamed when complete: a failed \
@@ -62,6 +66,11 @@ pub struct AnonymizeArgs {
     /// Path components kept as they are wherever they occur, comma-separated.
     #[arg(long, value_name = "NAMES", conflicts_with = "reverse")]
     pub keep_names: Option<String>,
+    /// With the `time` field: the instant the trace's start becomes, in seconds since the
+    /// Unix epoch (negative: before it).
+    /// (Default 0: 1970-01-01T00:00:00Z.)
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, conflicts_with = "reverse")]
+    pub time_origin: Option<i64>,
     /// Restore the reversible fields of an anonymized trace (needs its key).
     #[arg(long)]
     pub reverse: bool,
@@ -117,6 +126,9 @@ pub fn run(a: AnonymizeArgs, key: Option<&Key>) -> Result<ExitCode> {
             (Some(Data::Digest), _) | (None, true) => DataMode::Digest,
         };
         list.retain(|&f| f != Field::Data);
+        if a.time_origin.is_some() && !list.contains(&Field::Time) {
+            bail!("--time-origin says where anonymized times start: --fields needs time");
+        }
         let reversible = match &a.reversible {
             Some(r) => fields(r)?,
             None => Vec::new(),
@@ -139,6 +151,7 @@ pub fn run(a: AnonymizeArgs, key: Option<&Key>) -> Result<ExitCode> {
             data,
             keep_extensions: a.keep_extensions,
             keep_names,
+            time_origin: a.time_origin.unwrap_or(0),
             ds,
         };
         let tmp = claim()?;

@@ -262,9 +262,10 @@ const ALL_BUT_DATA: [Field; 6] =
 /// both, compare the trees; nothing of the names left in the anonymized trace.
 fn round(mut c: Case, cmd: &[&OsStr], stdin: Option<&Path>, data: DataMode, keep_ext: bool) {
     let t = c.record(cmd, stdin);
-    // cmdline too: argv and the `command` fact name the files as well.
+    // cmdline too: argv and the `command` fact name the files as well; times shifted (the
+    // replay does not depend on them).
     let mut opts =
-        vec!["--fields", "path,uid,gid,pid,comm,hostname,cmdline", "--data", data.name()];
+        vec!["--fields", "path,uid,gid,pid,comm,hostname,cmdline,time", "--data", data.name()];
     if keep_ext {
         opts.push("--keep-extensions");
     }
@@ -426,6 +427,20 @@ fn reverse_gives_back_the_original_dump_and_needs_the_key() {
         line.contains("bogus") && line.contains("path, uid, gid, pid, comm, hostname"),
         "{line}"
     );
+    // A time origin without the time field says so.
+    let o = c.run(&[
+        os("anonymize"),
+        t.as_os_str(),
+        z.as_os_str(),
+        os("--key"),
+        key.as_os_str(),
+        os("--fields"),
+        os("path"),
+        os("--time-origin"),
+        os("-100"),
+    ]);
+    assert!(assert_clean_failure(&o).contains("--fields needs time"));
+    assert!(!z.exists());
     c.check_key_never_shown(&[&a, &b, &i]);
 }
 
@@ -500,4 +515,448 @@ fn a_failed_or_stopped_run_leaves_neither_out_nor_its_partial_file() {
     // A run that succeeds leaves OUT alone.
     let (a, _) = c.anonymize(&t, "ok.ds", &[]);
     assert!(a.exists() && !partial(&a).exists());
+}
+
+// ---- An attacker's look at `--fields all` ------------------------------------------------
+//
+// Workloads whose every name, content, xattr, command line, host name, cgroup, mount path and
+// filter is a marker string; their traces anonymized with `--fields all` under each `--data`
+// mode; then every marker searched for in what an attacker gets: `dump -s 0` (text, raw and
+// jsonl), `info --json`, and the anonymized file's bytes (written with `--compress none`, so
+// that its bytes are its decompressed extents). Markers hold upper-case letters and the digit
+// 0, which the pseudonyms' alphabet (a-z, 2-7) lacks: no pseudonym can contain one by chance.
+// Only `--data keep` may keep a marker, and only one the original trace holds as data.
+
+use std::collections::BTreeSet;
+
+/// Every marker that occurs in `hay`.
+fn found<'a>(markers: &[&'a str], hay: &[u8]) -> BTreeSet<&'a str> {
+    markers.iter().copied().filter(|m| hay.windows(m.len()).any(|w| w == m.as_bytes())).collect()
+}
+
+/// The bytes a trace holds as data (what `--data keep` keeps by rule): every bulk buffer of
+/// the registry (`is_bulk`, no other meaning), the bytes kernel-side copies moved, `fs` data
+/// (not link targets or xattr names), snapshot contents and xattr values.
+fn data_bytes(trace: &Path) -> Vec<u8> {
+    use ra_fsstate::ContentSource;
+    use ra_trace::snapshot::Phase;
+    use ra_trace::{ArgValue, ExtraValue, TraceReader};
+    let tr = TraceReader::open(trace).unwrap();
+    let mut out = Vec::new();
+    for ev in tr.events(None) {
+        let ev = ev.unwrap();
+        if let Some(def) = ev.def {
+            for (a, v) in def.args.iter().zip(&ev.args) {
+                if !a.kind.is_bulk() || a.meaning != ra_syscalls::Meaning::Plain {
+                    continue;
+                }
+                match v {
+                    ArgValue::Data(d) => out.extend_from_slice(d),
+                    ArgValue::Iov(v) => {
+                        for x in v {
+                            out.extend_from_slice(x.data.as_deref().unwrap_or_default());
+                        }
+                    }
+                    _ => {}
+                }
+                out.push(0);
+            }
+        }
+        // `fs` operations whose data is a link's target or a list of xattr names.
+        let names_op =
+            ev.def.is_none() && ["readlink", "symlink", "listxattr"].contains(&&*ev.name);
+        for (k, v) in &ev.extra {
+            if let ExtraValue::Bytes(b) = v {
+                if k == "data_copied" || (k == "data" && !names_op) {
+                    out.extend_from_slice(b);
+                    out.push(0);
+                }
+            }
+        }
+    }
+    for s in tr.snapshots() {
+        for phase in [Phase::Start, Phase::End] {
+            if s.phase(phase).is_some() {
+                for e in tr.snapshot_entries(s.index, phase).unwrap() {
+                    for v in e.unwrap().xattrs.values() {
+                        out.extend_from_slice(v);
+                        out.push(0);
+                    }
+                }
+            }
+        }
+    }
+    tr.content()
+        .for_each_chunk(&mut |_, _, c| {
+            out.extend_from_slice(c);
+            out.push(0);
+            Ok(())
+        })
+        .unwrap();
+    out
+}
+
+/// What an attacker reads of a trace: its bytes, `dump -s 0` as text, extent by extent and as
+/// JSON lines, `info --json`.
+fn attacker_views(trace: &Path) -> Vec<(&'static str, Vec<u8>)> {
+    let run = |args: &[&str]| {
+        let o = bin().args(args).arg(trace).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    vec![
+        ("the file's bytes", std::fs::read(trace).unwrap()),
+        ("dump -s 0", run(&["dump", "-s", "0"])),
+        ("dump --raw -s 0", run(&["dump", "--raw", "-s", "0"])),
+        ("dump -f jsonl", run(&["dump", "-f", "jsonl"])),
+        ("info --json", run(&["info", "--json"])),
+    ]
+}
+
+/// The calendar date (UTC) of `ns`.
+fn date_of(ns: i64) -> String {
+    let o = Command::new("date")
+        .args(["-u", "-d", &format!("@{}", ns.div_euclid(1_000_000_000)), "+%Y-%m-%d"])
+        .output()
+        .unwrap();
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+/// Instants of the recording (`t0..=t1`, ns) left in a time-anonymized trace: as 8-byte
+/// little-endian nanoseconds or seconds anywhere in its bytes, or in its text as decimal
+/// seconds or the calendar date.
+fn times_left(views: &[(&str, Vec<u8>)], t0: i64, t1: i64) -> Vec<String> {
+    let mut left = Vec::new();
+    let (s0, s1) = (t0.div_euclid(1_000_000_000), t1.div_euclid(1_000_000_000) + 1);
+    let dates: BTreeSet<String> = [date_of(t0), date_of(t1)].into_iter().collect();
+    for (what, b) in views {
+        if let Some(v) = b
+            .windows(8)
+            .map(|w| i64::from_le_bytes(w.try_into().unwrap()))
+            .find(|v| (t0..=t1).contains(v) || (s0..=s1).contains(v))
+        {
+            left.push(format!("the time {v} in {what}"));
+        }
+        if *what == "the file's bytes" {
+            continue;
+        }
+        let text = String::from_utf8_lossy(b);
+        for s in (s0..=s1).map(|s| s.to_string()).filter(|s| text.contains(s.as_str())) {
+            left.push(format!("the time {s} in {what}"));
+        }
+        for d in dates.iter().filter(|d| text.contains(d.as_str())) {
+            left.push(format!("the date {d} in {what}"));
+        }
+    }
+    left
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64
+}
+
+fn set_xattr(p: &Path, name: &str, value: &[u8]) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    let n = std::ffi::CString::new(name).unwrap();
+    // SAFETY: NUL-terminated strings and a live buffer of `value.len()` bytes.
+    let r =
+        unsafe { libc::lsetxattr(c.as_ptr(), n.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+    assert_eq!(r, 0, "setxattr {}: {}", p.display(), std::io::Error::last_os_error());
+}
+
+/// Check that `trace` (recorded between `t0` and `t1`) holds every marker, anonymize it with
+/// `--fields all` under each data mode, and fail naming every marker and instant that
+/// survived, and where.
+fn attack(c: &mut Case, trace: &Path, markers: &[&str], t0: i64, t1: i64) {
+    let orig: BTreeSet<&str> =
+        attacker_views(trace).iter().flat_map(|(_, b)| found(markers, b)).collect();
+    let missing: Vec<&&str> = markers.iter().filter(|m| !orig.contains(**m)).collect();
+    assert!(missing.is_empty(), "markers the original trace lacks: {missing:?}");
+    assert!(!times_left(&attacker_views(trace), t0, t1).is_empty(), "the original has times");
+    // Every fact the recorder wrote has a rule (one it lacked would be left out).
+    let tr = ra_trace::TraceReader::open(trace).unwrap();
+    for (k, _) in tr.info() {
+        assert!(ra_trace::anonymize::facts::fact_rule(k).is_some(), "the fact {k} has no rule");
+    }
+    let in_data = found(markers, &data_bytes(trace));
+    let mut leaks = Vec::new();
+    for data in ["keep", "digest", "drop"] {
+        let out = format!("attack-{data}.ds");
+        let opts = ["--fields", "all", "--data", data, "--compress", "none", "--reversible", "all"];
+        let (a, _) = c.anonymize(trace, &out, &opts);
+        let views = attacker_views(&a);
+        for (what, bytes) in &views {
+            for m in found(markers, bytes) {
+                if data != "keep" || !in_data.contains(m) {
+                    leaks.push(format!("--data {data}: {m} in {what}"));
+                }
+            }
+        }
+        leaks.extend(times_left(&views, t0, t1).into_iter().map(|t| format!("--data {data}: {t}")));
+    }
+    c.check_key_never_shown(&[]);
+    assert!(leaks.is_empty(), "{} left in anonymized traces:\n{}", leaks.len(), leaks.join("\n"));
+}
+
+/// Markers of the recorded workload: what each names is in its name.
+const REC_MARKERS: &[&str] = &[
+    "Mk0WorkDir",    // the snapshotted directory (cwd fact, snapshot.0.dir, absolute paths)
+    "Mk0PreDir",     // a directory there before the command
+    "Mk0PreFile",    // a file there before
+    "Mk0PreContent", // its contents
+    "Mk0PreXName",   // its xattr's name
+    "Mk0PreXValue",  // its xattr's value
+    "Mk0PreLink",    // a symlink there before
+    "Mk0PreTarget",  // its target
+    "Mk0NewDir",     // made by the command
+    "Mk0NewSub",     // likewise, nested
+    "Mk0NewFile",    // a file it writes
+    "Mk0NewContent", // what it writes there
+    "Mk0CopyDir",    // cp -a's copy (the xattr copied)
+    "Mk0NewLink",    // ln -s
+    "Mk0NewTarget",  // its target
+    "Mk0Archive",    // tar's output
+    "Mk0MagicCwd",   // reached as /proc/self/cwd/Mk0MagicCwd
+    "Mk0MagicFd",    // as /proc/self/fd/7/Mk0MagicFd
+    "Mk0DevFd",      // as /dev/fd/7/Mk0DevFd
+    "Mk0MagicRoot",  // as /proc/self/root/<work>/Mk0MagicRoot
+    "Mk0MagicPid",   // as /proc/<pid>/cwd/Mk0MagicPid
+    "Mk0ThreadSelf", // as /proc/thread-self/cwd/Mk0ThreadSelf
+    "Mk0EnvValue",   // an environment variable's value
+    "Mk0HostName",   // the host name (a UTS namespace of its own)
+];
+
+#[test]
+fn nothing_of_a_marked_recording_survives_fields_all() {
+    if !have_program("tar") || !have_program("cp") {
+        return;
+    }
+    let root = rustix::process::geteuid().is_root();
+    let own_host = ra_testkit::privileged(
+        "anonymize: a recording with a host name of its own",
+        if root && have_program("unshare") { Ok(()) } else { Err("needs root and unshare".into()) },
+    );
+    let mut c = Case::new("attack");
+    let work = c.base.join("Mk0WorkDir");
+    let pre = work.join("Mk0PreDir");
+    std::fs::create_dir_all(&pre).unwrap();
+    std::fs::write(pre.join("Mk0PreFile.txt"), "Mk0PreContent\n").unwrap();
+    set_xattr(&pre.join("Mk0PreFile.txt"), "user.Mk0PreXName", b"Mk0PreXValue");
+    std::os::unix::fs::symlink("Mk0PreTarget", work.join("Mk0PreLink")).unwrap();
+    let script = "set -e
+        mkdir -p Mk0NewDir/Mk0NewSub
+        echo Mk0NewContent > Mk0NewDir/Mk0NewFile
+        cp -a Mk0PreDir Mk0NewDir/Mk0CopyDir
+        ln -s Mk0NewTarget Mk0NewDir/Mk0NewLink
+        readlink Mk0NewDir/Mk0NewLink > /dev/null
+        tar cf Mk0Archive.tar Mk0PreDir Mk0NewDir
+        mkdir m
+        for f in Mk0MagicCwd Mk0MagicFd Mk0DevFd Mk0MagicRoot Mk0MagicPid Mk0ThreadSelf; do
+            echo x > m/$f
+        done
+        cd m
+        cat /proc/self/cwd/Mk0MagicCwd /proc/$$/cwd/Mk0MagicPid > /dev/null
+        cat /proc/thread-self/cwd/Mk0ThreadSelf /proc/self/root$PWD/Mk0MagicRoot > /dev/null
+        exec 7< .
+        cat /proc/self/fd/7/Mk0MagicFd /dev/fd/7/Mk0DevFd > /dev/null
+        cd ..
+        ls -la Mk0NewDir Mk0PreDir > /dev/null";
+    let trace = c.base.join("rec.ds");
+    let mut cmd = if own_host {
+        let mut u = Command::new("unshare");
+        u.args(["--uts", "--", "sh", "-c", "hostname Mk0HostName && exec \"$@\"", "sh"]);
+        u.arg(env!("CARGO_BIN_EXE_reanimator"));
+        u
+    } else {
+        bin()
+    };
+    let t0 = now_ns();
+    let o = cmd
+        .args(["record", "-q", "--backend", "ptrace", "-o"])
+        .arg(&trace)
+        .arg("--snapshot")
+        .arg(&work)
+        .args(["--", "sh", "-c", script])
+        .current_dir(&work)
+        .env("MK_VALUE", "Mk0EnvValue")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let t1 = now_ns();
+    ok(o, "record");
+    let mut markers: Vec<&str> = REC_MARKERS.to_vec();
+    if !own_host {
+        markers.retain(|m| *m != "Mk0HostName");
+    }
+    // The files were made just before the recording: their times are in the window too.
+    attack(&mut c, &trace, &markers, t0 - 5_000_000_000, t1);
+    replays_alike(&mut c, &trace);
+}
+
+/// The trace anonymized with `--data keep` replays (`--init`) as the original does: the same
+/// verdicts per call, a tree of the same shape.
+fn replays_alike(c: &mut Case, trace: &Path) {
+    let (r1, rep1) = c.replay(trace, "r-orig");
+    let (r2, rep2) = c.replay(&c.base.join("attack-keep.ds"), "r-anon");
+    assert_eq!(rep2["totals"], rep1["totals"], "{rep1}\n{rep2}");
+    assert_eq!(shape(&scan(&r1)), shape(&scan(&r2)));
+}
+
+/// `umount` of a test's mount point when dropped.
+struct Unmount(PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).stderr(Stdio::null()).status();
+    }
+}
+
+fn mounted(mnt: &Path, source: &str) -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split(' ').nth(4) == Some(mnt.to_str().unwrap_or("")) && l.contains(source))
+}
+
+/// Markers of the `reanimator fs` workload.
+const FS_MARKERS: &[&str] = &[
+    "Mk0LowerMount", // the mount point of the lower directory's file system (fs_lower_mount)
+    "Mk0TmpfsSource", // that file system's source (fs_lower_device)
+    "Mk0LowerDir",   // the lower directory (fs_lower)
+    "Mk0FsMount",    // the tracing file system's mount point (fs_mountpoint, paths)
+    "Mk0FilterWord", // named by the --filter expression (fs_filter, the command)
+    "Mk0FsPreFile",  // a file there before the mount
+    "Mk0FsXName",    // its xattr's name (cp -a copies it)
+    "Mk0FsXValue",   // its xattr's value
+    "Mk0FsDir",      // made on the mount
+    "Mk0FsFile",     // written on the mount
+    "Mk0FsContent",  // what is written
+    "Mk0FsRenamed",  // mv's new name
+    "Mk0FsLink",     // ln -s
+    "Mk0FsTarget",   // its target
+    "Mk0CommName",   // a program's name: the thread name `fs` records
+];
+
+#[test]
+fn nothing_of_a_marked_fs_mount_survives_fields_all() {
+    let ok_mount = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
+        Ok(())
+    } else {
+        Err("needs root and /dev/fuse".to_string())
+    };
+    if !ra_testkit::privileged("anonymize: a reanimator fs mount", ok_mount) || !have_program("cp")
+    {
+        return;
+    }
+    let mut c = Case::new("attack-fs");
+    let lower_mount = c.base.join("Mk0LowerMount");
+    std::fs::create_dir(&lower_mount).unwrap();
+    let o = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16m", "Mk0TmpfsSource"])
+        .arg(&lower_mount)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "mount: {}", String::from_utf8_lossy(&o.stderr));
+    let _lower_guard = Unmount(lower_mount.clone());
+    let lower = lower_mount.join("Mk0LowerDir");
+    std::fs::create_dir(&lower).unwrap();
+    std::fs::write(lower.join("Mk0FsPreFile"), "x\n").unwrap();
+    set_xattr(&lower.join("Mk0FsPreFile"), "user.Mk0FsXName", b"Mk0FsXValue");
+    let prog = c.base.join("Mk0CommName");
+    std::fs::copy("/bin/cat", &prog).unwrap();
+    let mnt = c.base.join("Mk0FsMount");
+    std::fs::create_dir(&mnt).unwrap();
+    let trace = c.base.join("fs.ds");
+    let t0 = now_ns();
+    let mut daemon = bin()
+        .args(["fs", "mount"])
+        .arg(&lower)
+        .arg(&mnt)
+        .arg("-o")
+        .arg(&trace)
+        .args(["--filter", "path !~ \"*Mk0FilterWord*\""])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _mnt_guard = Unmount(mnt.clone());
+    let since = std::time::Instant::now();
+    while !mounted(&mnt, &format!("reanimator:{}", daemon.id())) {
+        assert!(daemon.try_wait().unwrap().is_none(), "fs mount exited");
+        assert!(since.elapsed().as_secs() < 10, "the mount did not come up");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let script = format!(
+        "set -e
+        mkdir Mk0FsDir
+        echo Mk0FsContent > Mk0FsDir/Mk0FsFile
+        cp -a Mk0FsPreFile Mk0FsDir/
+        ln -s Mk0FsTarget Mk0FsLink
+        mv Mk0FsDir/Mk0FsFile Mk0FsDir/Mk0FsRenamed
+        {} Mk0FsDir/Mk0FsRenamed > /dev/null
+        ls -la . Mk0FsDir > /dev/null",
+        prog.display()
+    );
+    let o = Command::new("sh").args(["-c", &script]).current_dir(&mnt).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = bin().args(["fs", "umount"]).arg(&mnt).output().unwrap();
+    assert!(o.status.success(), "fs umount: {}", String::from_utf8_lossy(&o.stderr));
+    let out = daemon.wait_with_output().unwrap();
+    assert!(out.status.success(), "fs: {}", String::from_utf8_lossy(&out.stderr));
+    let t1 = now_ns();
+    attack(&mut c, &trace, FS_MARKERS, t0 - 5_000_000_000, t1);
+    replays_alike(&mut c, &trace);
+}
+
+/// Markers of a recording of a cgroup (eBPF).
+const CG_MARKERS: &[&str] = &[
+    "Mk0CgroupName", // the cgroup (the `cgroup` and `command` facts)
+    "Mk0CgFile",     // a file its process writes to
+    "Mk0CgTick",     // what it writes
+];
+
+#[test]
+fn nothing_of_a_marked_cgroup_recording_survives_fields_all() {
+    if !ra_testkit::ebpf_available() {
+        return;
+    }
+    let Some(cg_root) = ra_testkit::cgroup2_root() else {
+        ra_testkit::privileged("anonymize: --cgroup", Err("no cgroup2 file system".into()));
+        return;
+    };
+    let mut c = Case::new("attack-cg");
+    let cg = cg_root.join(format!("Mk0CgroupName{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    struct Rmdir(PathBuf);
+    impl Drop for Rmdir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+    let _cg_guard = Rmdir(cg.clone());
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && i=0 && while [ $i -lt 100 ]; do \
+         echo Mk0CgTick$i >> Mk0CgFile; i=$((i+1)); sleep 0.05; done",
+        cg.display()
+    );
+    let mut member = Command::new("sh").args(["-c", &script]).current_dir(&c.work).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let trace = c.base.join("cg.ds");
+    let t0 = now_ns();
+    let mut rec = bin()
+        .args(["record", "-q", "--backend", "ebpf", "-o"])
+        .arg(&trace)
+        .arg("--cgroup")
+        .arg(&cg)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
+    let st = rec.wait().unwrap();
+    let t1 = now_ns();
+    let _ = member.kill();
+    let _ = member.wait();
+    assert!(st.success(), "{st:?}");
+    attack(&mut c, &trace, CG_MARKERS, t0 - 1_000_000_000, t1);
 }

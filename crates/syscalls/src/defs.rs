@@ -70,6 +70,14 @@ const fn path_as(name: &'static str, field: &'static str) -> Arg {
 const fn cstr(name: &'static str, field: &'static str) -> Arg {
     arg(name, ArgKind::InBuf(Len::CStr), field)
 }
+/// An xattr name, stored as `xattr_name`.
+const fn xattr_name() -> Arg {
+    means(cstr("name", "xattr_name"), Meaning::XattrName)
+}
+/// `listxattr`'s list of names, stored as `xattr_list`; its size is argument `capacity`.
+const fn xattr_list(capacity: usize) -> Arg {
+    means(outbuf("list", Len::Ret, "xattr_list"), Meaning::XattrNames { capacity })
+}
 const fn int(name: &'static str, field: &'static str) -> Arg {
     arg(name, ArgKind::Int, field)
 }
@@ -274,7 +282,7 @@ pub static REGISTRY: &[SyscallDef] = &[
         &[path("pathname"), mode()]),
     new("memfd_create", File, Reissue(H::MemfdCreate), Fd,
         "int memfd_create(const char *name, unsigned int flags);",
-        &[cstr("name", "memfd_name"), flags("flags", &flags::MEMFD, "flags_value")]),
+        &[means(cstr("name", "memfd_name"), Meaning::Name), flags("flags", &flags::MEMFD, "flags_value")]),
     ra("stat", "stat", File, Reissue(H::Stat), Status,
         "int stat(const char *pathname, struct stat *statbuf);",
         &[path("pathname"), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw")]),
@@ -426,47 +434,47 @@ pub static REGISTRY: &[SyscallDef] = &[
     ra("setxattr", "setxattr", File, Reissue(H::Xattr), Status,
         "int setxattr(const char *path, const char *name, const void *value, size_t size, \
          int flags);",
-        &[path("path"), cstr("name", "xattr_name"), inbuf("value", Len::Arg(3), "value_written"),
+        &[path("path"), xattr_name(), inbuf("value", Len::Arg(3), "value_written"),
           int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")]),
     ra("lsetxattr", "lsetxattr", File, Reissue(H::Xattr), Status,
         "int lsetxattr(const char *path, const char *name, const void *value, size_t size, \
          int flags);",
-        &[path("path"), cstr("name", "xattr_name"), inbuf("value", Len::Arg(3), "value_written"),
+        &[path("path"), xattr_name(), inbuf("value", Len::Arg(3), "value_written"),
           int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")]),
     ra("fsetxattr", "fsetxattr", File, Reissue(H::Xattr), Status,
         "int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);",
-        &[fd(), cstr("name", "xattr_name"), inbuf("value", Len::Arg(3), "value_written"),
+        &[fd(), xattr_name(), inbuf("value", Len::Arg(3), "value_written"),
           int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")]),
     ra("getxattr", "getxattr", File, Reissue(H::Xattr), Count,
         "ssize_t getxattr(const char *path, const char *name, void *value, size_t size);",
-        &[path("path"), cstr("name", "xattr_name"), outbuf("value", Len::Ret, "value_read"),
+        &[path("path"), xattr_name(), outbuf("value", Len::Ret, "value_read"),
           int("size", "value_size")]),
     ra("lgetxattr", "lgetxattr", File, Reissue(H::Xattr), Count,
         "ssize_t lgetxattr(const char *path, const char *name, void *value, size_t size);",
-        &[path("path"), cstr("name", "xattr_name"), outbuf("value", Len::Ret, "value_read"),
+        &[path("path"), xattr_name(), outbuf("value", Len::Ret, "value_read"),
           int("size", "value_size")]),
     ra("fgetxattr", "fgetxattr", File, Reissue(H::Xattr), Count,
         "ssize_t fgetxattr(int fd, const char *name, void *value, size_t size);",
-        &[fd(), cstr("name", "xattr_name"), outbuf("value", Len::Ret, "value_read"),
+        &[fd(), xattr_name(), outbuf("value", Len::Ret, "value_read"),
           int("size", "value_size")]),
     ra("listxattr", "listxattr", File, Reissue(H::Xattr), Count,
         "ssize_t listxattr(const char *path, char *list, size_t size);",
-        &[path("path"), outbuf("list", Len::Ret, "xattr_list"), int("size", "list_size")]),
+        &[path("path"), xattr_list(2), int("size", "list_size")]),
     ra("llistxattr", "llistxattr", File, Reissue(H::Xattr), Count,
         "ssize_t llistxattr(const char *path, char *list, size_t size);",
-        &[path("path"), outbuf("list", Len::Ret, "xattr_list"), int("size", "list_size")]),
+        &[path("path"), xattr_list(2), int("size", "list_size")]),
     ra("flistxattr", "flistxattr", File, Reissue(H::Xattr), Count,
         "ssize_t flistxattr(int fd, char *list, size_t size);",
-        &[fd(), outbuf("list", Len::Ret, "xattr_list"), int("size", "list_size")]),
+        &[fd(), xattr_list(2), int("size", "list_size")]),
     ra("removexattr", "removexattr", File, Reissue(H::Xattr), Status,
         "int removexattr(const char *path, const char *name);",
-        &[path("path"), cstr("name", "xattr_name")]),
+        &[path("path"), xattr_name()]),
     ra("lremovexattr", "lremovexattr", File, Reissue(H::Xattr), Status,
         "int lremovexattr(const char *path, const char *name);",
-        &[path("path"), cstr("name", "xattr_name")]),
+        &[path("path"), xattr_name()]),
     ra("fremovexattr", "fremovexattr", File, Reissue(H::Xattr), Status,
         "int fremovexattr(int fd, const char *name);",
-        &[fd(), cstr("name", "xattr_name")]),
+        &[fd(), xattr_name()]),
     // ---- descriptors -------------------------------------------------------------------------
     ra("close", "close", Descriptor, Reissue(H::Close), Status, "int close(int fd);", &[fd()]),
     new("close_range", Descriptor, Reissue(H::CloseRange), Status,
@@ -801,7 +809,7 @@ pub static REGISTRY: &[SyscallDef] = &[
     new("mount", Other, Skip, Status,
         "int mount(const char *source, const char *target, const char *filesystemtype, \
          unsigned long mountflags, const void *data);",
-        &[cstr("source", "source"), path("target"), cstr("filesystemtype", "filesystem_type"),
+        &[means(cstr("source", "source"), Meaning::Name), path("target"), cstr("filesystemtype", "filesystem_type"),
           flags("mountflags", &flags::MOUNT, "flags_value"), addr("data", "data")]),
     new("umount2", Other, Skip, Status,
         "int umount2(const char *target, int flags);",

@@ -385,6 +385,16 @@ pub enum Meaning {
     /// A process or thread id (`kill`'s `pid`: negative values name a process group, 0 and
     /// -1 are special).
     Pid,
+    /// An extended attribute's name (`setxattr`'s `name`): a namespace the kernel defines
+    /// (`user.`, `trusted.`, `security.`, `system.`) and a rest programs choose.
+    XattrName,
+    /// Extended attribute names the kernel returns in a buffer, each NUL-terminated
+    /// (`listxattr`'s `list`): the return value counts its bytes; argument number `capacity`
+    /// is the buffer's size. Names, not data, though the buffer is bulk for capture.
+    XattrNames { capacity: usize },
+    /// A name a program chooses that is not a path resolved by the call (`memfd_create`'s
+    /// `name`, `mount`'s `source`).
+    Name,
 }
 
 /// One argument, in the order of the C prototype.

@@ -536,7 +536,7 @@ fn specific_entries() {
 #[test]
 fn meanings_fit_their_arguments() {
     use ra_syscalls::{Meaning, Struct};
-    let (mut results, mut ids) = (0, 0);
+    let (mut results, mut ids, mut names) = (0, 0, 0);
     for d in ra_syscalls::REGISTRY {
         for a in d.args {
             match a.meaning {
@@ -566,6 +566,20 @@ fn meanings_fit_their_arguments() {
                     ids += 1;
                     assert_eq!(a.kind, ArgKind::Int, "{}.{}", d.name, a.name);
                 }
+                Meaning::XattrNames { capacity } => {
+                    names += 1;
+                    assert_eq!(d.args[capacity].kind, ArgKind::Int, "{}.{}", d.name, a.name);
+                    assert_eq!(a.kind, ArgKind::OutBuf(Len::Ret), "{}.{}", d.name, a.name);
+                }
+                Meaning::XattrName | Meaning::Name => {
+                    names += 1;
+                    assert_eq!(a.kind, ArgKind::InBuf(Len::CStr), "{}.{}", d.name, a.name);
+                }
+            }
+            // A C string that is no path names something anonymization replaces, except the
+            // kernel's names of file system types.
+            if a.kind == ArgKind::InBuf(Len::CStr) && a.name != "filesystemtype" {
+                assert_ne!(a.meaning, Meaning::Plain, "{}.{}", d.name, a.name);
             }
         }
         // Every directory listing is marked.
@@ -577,4 +591,5 @@ fn meanings_fit_their_arguments() {
     }
     assert!(results >= 5, "readlink, readlinkat, getcwd, getdents, getdents64");
     assert!(ids >= 8, "chown's owner and group, kill's pid, ...");
+    assert!(names >= 14, "xattr names and lists, memfd_create's name, mount's source");
 }

@@ -7,8 +7,13 @@
 //!   alone: absolute and relative paths, paths relative to a directory descriptor, symlink
 //!   targets, `readlink`/`getcwd` results, `getdents` listings and snapshot paths all agree
 //!   without following the program's working directory. `.`, `..` and empty components stay,
-//!   and so do absolute paths under `/proc`, `/sys` and `/dev` (replay treats them as the
-//!   kernel's; `/proc/<pid>` gets the pid's pseudonym when pids are replaced).
+//!   and so do the kernel's names under `/proc`, `/sys` and `/dev` (replay treats them as the
+//!   kernel's; `/proc/<pid>` gets the pid's pseudonym when pids are replaced); what follows a
+//!   magic link (`/proc/self/cwd/…`, `/proc/<pid>/fd/<n>/…`) is the path it names there.
+//! * Every fact has a rule ([`facts`]), every column of every extent type written one (docs/
+//!   ANONYMIZE.md "Every column"); what no rule covers is left out. Extended attributes
+//!   ([`xattr`]), socket addresses ([`sockaddr`]) and times ([`time`]) have modules of their
+//!   own.
 //! * Which arguments hold what comes from the registry only: [`ArgKind::Path`],
 //!   [`ra_syscalls::Meaning`] (paths returned in buffers, listings, user/group/process ids),
 //!   the structs that carry names or owners (`stat`, `statx`, `sockaddr_un`), and
@@ -21,8 +26,12 @@
 //! ids, strings), and one snapshot state's entries are held to sort them again by their new
 //! paths; events and data buffers stream. Format: docs/TRACE_FORMAT.md §3.11.
 
+pub mod facts;
 pub mod pseudonym;
+pub mod sockaddr;
 pub mod table;
+pub mod time;
+pub mod xattr;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -42,7 +51,7 @@ pub use pseudonym::{extension, Pseudonymizer, Reverser, PSEUDONYM_CHARS};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Field {
     /// Path components: call paths, symlink targets, returned paths, listings, snapshot
-    /// paths, the `cwd` and `snapshot.N.dir` facts.
+    /// paths, xattr names, names programs choose, the facts that are paths.
     Path,
     /// User ids: the caller's, `chown`'s owner, `stat` results' owner, snapshot owners.
     Uid,
@@ -54,17 +63,21 @@ pub enum Field {
     /// The thread's command name (traces of `reanimator fs` record it; system-call traces
     /// do not).
     Comm,
-    /// The `hostname` fact.
+    /// The `hostname` fact and network addresses.
     Hostname,
     /// Command lines: `execve`'s argv strings, the values of its environment strings, the
     /// `command` fact (word by word).
     Cmdline,
     /// Data buffers (see [`DataMode`]).
     Data,
+    /// Times: the trace's clock shifted to start at a chosen origin, file times made during
+    /// the recording shifted alike and older ones replaced ([`time`]). (Last: its code, the
+    /// position in [`Field::ALL`], is stored in reverse tables.)
+    Time,
 }
 
 impl Field {
-    pub const ALL: [Field; 8] = [
+    pub const ALL: [Field; 9] = [
         Field::Path,
         Field::Uid,
         Field::Gid,
@@ -73,6 +86,7 @@ impl Field {
         Field::Hostname,
         Field::Cmdline,
         Field::Data,
+        Field::Time,
     ];
 
     pub fn name(self) -> &'static str {
@@ -85,6 +99,7 @@ impl Field {
             Field::Hostname => "hostname",
             Field::Cmdline => "cmdline",
             Field::Data => "data",
+            Field::Time => "time",
         }
     }
 
@@ -100,9 +115,10 @@ impl Field {
         Field::ALL.get(usize::from(c)).copied()
     }
 
-    /// Fields whose values are ids (the others are byte strings).
+    /// Fields whose values are ids (the others are byte strings); a time's table holds the
+    /// replaced seconds of file times.
     fn is_id(self) -> bool {
-        matches!(self, Field::Uid | Field::Gid | Field::Pid)
+        matches!(self, Field::Uid | Field::Gid | Field::Pid | Field::Time)
     }
 }
 
@@ -169,6 +185,9 @@ pub struct Options {
     pub keep_extensions: bool,
     /// Path components kept as they are wherever they occur (`usr`, `lib`, ...).
     pub keep_names: Vec<Vec<u8>>,
+    /// With [`Field::Time`]: the instant (seconds since the Unix epoch) the trace's start
+    /// becomes.
+    pub time_origin: i64,
     /// How the output's extents are stored (compression).
     pub ds: dataseries::WriterOptions,
 }
@@ -196,6 +215,10 @@ pub trait Mapper {
     /// One path component, or one string of field `f`.
     fn string(&mut self, f: Field, v: &[u8]) -> Vec<u8>;
     fn id(&mut self, f: Field, v: i64) -> i64;
+    /// An instant of the trace's own clock (ns; [`time`]).
+    fn clock(&mut self, ns: i64) -> i64;
+    /// The seconds of a file time ([`time`]).
+    fn file_secs(&mut self, s: i64) -> i64;
     /// True when anonymizing (lengths grow by the rules of `grow`).
     fn forward(&self) -> bool;
     /// Whether replacements count in the summary (not during the look-ahead pass).
@@ -217,6 +240,20 @@ impl Mapper for Forward {
     }
     fn id(&mut self, f: Field, v: i64) -> i64 {
         self.p.id(f, v)
+    }
+    fn clock(&mut self, ns: i64) -> i64 {
+        if self.on(Field::Time) {
+            self.p.clock(ns)
+        } else {
+            ns
+        }
+    }
+    fn file_secs(&mut self, s: i64) -> i64 {
+        if self.on(Field::Time) {
+            self.p.file_secs(s)
+        } else {
+            s
+        }
     }
     fn forward(&self) -> bool {
         true
@@ -245,6 +282,21 @@ impl Mapper for Backward {
     fn id(&mut self, f: Field, v: i64) -> i64 {
         self.r.id(f, v)
     }
+    fn clock(&mut self, ns: i64) -> i64 {
+        match self.r.time {
+            Some(t) if self.on(Field::Time) => t.clock(ns, false),
+            _ => ns,
+        }
+    }
+    fn file_secs(&mut self, s: i64) -> i64 {
+        match self.r.time {
+            Some(t) if self.on(Field::Time) => match t.unshifted_secs(s) {
+                Some(o) => o,
+                None => self.r.id(Field::Time, s),
+            },
+            _ => s,
+        }
+    }
     fn forward(&self) -> bool {
         false
     }
@@ -253,13 +305,21 @@ impl Mapper for Backward {
     }
 }
 
-/// Absolute paths under these first components are the kernel's, kept as they are.
-const KERNEL_DIRS: [&[u8]; 3] = [b"proc", b"sys", b"dev"];
-
 /// Names of descriptors that are no file (`pipe:[123]`), kept.
 const KERNEL_OBJECTS: [&[u8]; 3] = [b"pipe:[", b"socket:[", b"anon_inode:"];
 
 /// A path with each component replaced (a trailing NUL, as calls store paths, stays).
+///
+/// Absolute paths under `/proc`, `/sys` and `/dev` name the kernel's objects and stay, except
+/// where they reach the file tree or names programs chose: after a magic link
+/// (`/proc/<pid>/cwd/…`, `…/root/…`, `…/fd/<n>/…`, `…/exe/…`, `…/map_files/<range>/…`, for
+/// `self`, `thread-self`, a pid and `task/<tid>`; `/dev/fd/<n>/…`, `/dev/std{in,out,err}/…`)
+/// the rest is the path it names there: relative to the directory the link names, or, after
+/// `root`, absolute, and replaced as such (so that `/proc/self/root/home/alice` and
+/// `/home/alice` agree). Beneath `/dev/shm`, `/dev/mqueue` and `/sys/fs/cgroup` every name is
+/// a program's or an administrator's and is replaced; so is everything after a `..` (which may
+/// leave the kernel's directories). `/proc/<pid>` and `/proc/<pid>/task/<tid>` take the pids'
+/// pseudonyms when pids are replaced.
 pub fn map_path(m: &mut dyn Mapper, p: &[u8]) -> Vec<u8> {
     let (body, nul) = match p.strip_suffix(b"\0") {
         Some(b) => (b, true),
@@ -272,30 +332,102 @@ pub fn map_path(m: &mut dyn Mapper, p: &[u8]) -> Vec<u8> {
     }
     let mut out = Vec::with_capacity(body.len() + 16);
     let comps: Vec<&[u8]> = body.split(|&b| b == b'/').collect();
-    let absolute = body.first() == Some(&b'/');
-    // comps[0] is empty for an absolute path.
-    let kernel = absolute && comps.len() > 1 && KERNEL_DIRS.contains(&comps[1]);
-    for (i, c) in comps.iter().enumerate() {
-        if i > 0 {
-            out.push(b'/');
-        }
-        if kernel {
-            // /proc/<pid>/...: the pid's pseudonym.
-            let pid = (i == 2 && comps[1] == b"proc" && m.on(Field::Pid))
-                .then(|| std::str::from_utf8(c).ok()?.parse::<i64>().ok())
-                .flatten();
-            match pid {
-                Some(v) => out.extend_from_slice(m.id(Field::Pid, v).to_string().as_bytes()),
-                None => out.extend_from_slice(c),
-            }
-        } else {
-            out.extend_from_slice(&m.string(Field::Path, c));
-        }
+    if body.first() == Some(&b'/') {
+        // comps[0] is the empty component before the leading slash.
+        map_absolute(m, &comps[1..], &mut out);
+    } else {
+        map_names(m, &comps, &mut out);
     }
     if nul {
         out.push(0);
     }
     out
+}
+
+/// Components that are names, each replaced, joined by slashes.
+fn map_names(m: &mut dyn Mapper, comps: &[&[u8]], out: &mut Vec<u8>) {
+    for (i, c) in comps.iter().enumerate() {
+        if i > 0 {
+            out.push(b'/');
+        }
+        out.extend_from_slice(&m.string(Field::Path, c));
+    }
+}
+
+/// The components of an absolute path after its leading slash, each as [`map_path`] says.
+fn map_absolute(m: &mut dyn Mapper, comps: &[&[u8]], out: &mut Vec<u8>) {
+    out.push(b'/');
+    // How many leading components are the kernel's, and what follows them.
+    enum Rest {
+        Names,
+        Absolute,
+    }
+    let is_num = |c: &[u8]| !c.is_empty() && c.iter().all(u8::is_ascii_digit);
+    let get = |i: usize| comps.get(i).copied();
+    let mut pids: Vec<usize> = Vec::new();
+    let (kept, rest) = match get(0) {
+        Some(b"proc") => {
+            let mut i = 1;
+            match get(1) {
+                Some(c) if is_num(c) => {
+                    pids.push(1);
+                    i = 2;
+                }
+                Some(b"self") => i = 2,
+                Some(b"thread-self") => i = 2,
+                _ => {}
+            }
+            if i == 2 && get(2) == Some(b"task") && get(3).is_some_and(is_num) {
+                pids.push(3);
+                i = 4;
+            }
+            match get(i) {
+                _ if i == 1 => (comps.len(), Rest::Names),
+                Some(b"root") => (i + 1, Rest::Absolute),
+                Some(b"cwd" | b"exe") => (i + 1, Rest::Names),
+                Some(b"fd" | b"map_files") if get(i + 1).is_some() => (i + 2, Rest::Names),
+                _ => (comps.len(), Rest::Names),
+            }
+        }
+        Some(b"dev") => match get(1) {
+            Some(b"fd") if get(2).is_some() => (3, Rest::Names),
+            Some(b"stdin" | b"stdout" | b"stderr" | b"shm" | b"mqueue") => (2, Rest::Names),
+            _ => (comps.len(), Rest::Names),
+        },
+        Some(b"sys") if get(1) == Some(b"fs") && get(2) == Some(b"cgroup") => (3, Rest::Names),
+        Some(b"sys") => (comps.len(), Rest::Names),
+        _ => (0, Rest::Names),
+    };
+    // A `..` among the kernel's components may leave them: the rest is names from there on.
+    let kept = comps[..kept.min(comps.len())].iter().position(|c| *c == b"..").unwrap_or(kept);
+    let kept = kept.min(comps.len());
+    for (i, c) in comps[..kept].iter().enumerate() {
+        if i > 0 {
+            out.push(b'/');
+        }
+        let pid = (pids.contains(&i) && m.on(Field::Pid))
+            .then(|| std::str::from_utf8(c).ok()?.parse::<i64>().ok())
+            .flatten();
+        match pid {
+            Some(v) => out.extend_from_slice(m.id(Field::Pid, v).to_string().as_bytes()),
+            None => out.extend_from_slice(c),
+        }
+    }
+    if kept == comps.len() {
+        return;
+    }
+    if kept > 0 {
+        out.push(b'/');
+    }
+    let after = &comps[kept..];
+    match rest {
+        // `/proc/self/root` + `/home/alice`: the process's absolute path.
+        Rest::Absolute if kept > 0 && comps[kept - 1] == b"root" => {
+            out.pop();
+            map_absolute(m, after, out);
+        }
+        _ => map_names(m, after, out),
+    }
 }
 
 /// How a capacity argument changes when a returned buffer goes from `old` to `new` bytes:
@@ -343,20 +475,6 @@ fn map_dirents(m: &mut dyn Mapper, s: Struct, b: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// `sockaddr_un` with its path replaced (abstract and unnamed addresses stay).
-fn map_sockaddr(m: &mut dyn Mapper, b: &[u8]) -> Option<Vec<u8>> {
-    const AF_UNIX: u16 = 1;
-    if b.len() < 3 || u16::from_le_bytes([b[0], b[1]]) != AF_UNIX || b[2] == 0 {
-        return None;
-    }
-    let path = &b[2..];
-    let end = path.iter().position(|&c| c == 0).unwrap_or(path.len());
-    let mut out = b[..2].to_vec();
-    out.extend_from_slice(&map_path(m, &path[..end]));
-    out.extend_from_slice(&path[end..]);
-    Some(out)
-}
-
 /// Owner fields in `stat`/`statx` results: (uid offset, gid offset, struct size).
 fn owner_offsets(s: Struct) -> Option<(usize, usize, usize)> {
     match s {
@@ -373,22 +491,37 @@ fn map_u32_at(m: &mut dyn Mapper, f: Field, b: &mut [u8], at: usize) {
     b[at..at + 4].copy_from_slice(&n.to_le_bytes());
 }
 
+/// Columns no argument fills that hold data: the bytes a kernel-side copy moved, and
+/// Re-Animator's `ioctl` buffer.
+const DATA_EXTRAS: [&str; 2] = [crate::schema::COPIED_DATA, "ioctl_buffer"];
+
 /// Replace data buffers as [`DataMode`] says; returns how many were replaced. `Digest` is
 /// what `record --data hash` stores (length and BLAKE3 of the bytes; of the vectors' bytes
-/// concatenated). The bytes a kernel-side copy moved (`data_copied`) go in either case, as
-/// `record --data hash|none` leaves them out.
+/// concatenated). Data in other columns (`DATA_EXTRAS`: the bytes a kernel-side copy moved)
+/// goes in either case, as `record --data hash|none` leaves it out. A POSIX ACL's value is
+/// no data but permissions, kept ([`xattr`]).
 pub fn replace_data(def: &SyscallDef, ev: &mut Event, mode: DataMode) -> u64 {
     if mode == DataMode::Keep {
         return 0;
     }
     let before = ev.extra.len();
-    ev.extra.retain(|(k, _)| k != crate::schema::COPIED_DATA);
+    ev.extra.retain(|(k, _)| !DATA_EXTRAS.contains(&k.as_str()));
     let mut n = (before - ev.extra.len()) as u64;
+    let acl =
+        def.args.iter().zip(&ev.args).any(|(a, v)| {
+            a.meaning == Meaning::XattrName && v.as_data().is_some_and(xattr::is_acl)
+        });
     for (a, v) in def.args.iter().zip(ev.args.iter_mut()) {
-        if !a.kind.is_bulk() || !matches!(a.meaning, Meaning::Plain) {
+        if !a.kind.is_bulk() || !matches!(a.meaning, Meaning::Plain) || acl {
             continue;
         }
-        if !matches!(v, ArgValue::Data(_) | ArgValue::Iov(_)) {
+        // A digest (a `record --data hash` trace) stays a digest, or goes with `drop`.
+        let replaced = match v {
+            ArgValue::Data(_) | ArgValue::Iov(_) => true,
+            ArgValue::Hashed { .. } => mode == DataMode::Drop,
+            _ => false,
+        };
+        if !replaced {
             continue;
         }
         if mode == DataMode::Digest {
@@ -477,6 +610,15 @@ pub fn map_event(m: &mut dyn Mapper, ev: &mut Event, links: &LinkSizes) {
             *x = m.id(Field::Gid, i64::from(*x)) as i32;
         }
     }
+    if m.on(Field::Time) {
+        for t in [&mut ev.time_called, &mut ev.time_returned, &mut ev.time_recorded]
+            .into_iter()
+            .flatten()
+        {
+            *t = m.clock(*t);
+        }
+    }
+    let forward = m.forward();
     for (k, v) in ev.extra.iter_mut() {
         match (k.as_str(), v) {
             ("lock_pid", ExtraValue::Int(x)) if m.on(Field::Pid) && *x > 0 => {
@@ -486,6 +628,13 @@ pub fn map_event(m: &mut dyn Mapper, ev: &mut Event, links: &LinkSizes) {
             (k, ExtraValue::Bytes(b)) if k.starts_with("full_") && m.on(Field::Path) => {
                 *b = map_path(m, b);
             }
+            // Paths kept, data (`replace_data`), descriptor numbers.
+            (k, ExtraValue::Bytes(_))
+                if k.starts_with("full_")
+                    || DATA_EXTRAS.contains(&k)
+                    || k == crate::schema::SCM_RIGHTS => {}
+            // Bytes in a column no rule covers may hold anything: left out.
+            (_, v @ ExtraValue::Bytes(_)) if forward => *v = ExtraValue::Null,
             _ => {}
         }
     }
@@ -532,8 +681,8 @@ pub fn map_event(m: &mut dyn Mapper, ev: &mut Event, links: &LinkSizes) {
                 | ArgKind::InOutStruct(Struct::Sockaddr, len),
                 _,
                 ArgValue::Data(d),
-            ) if m.on(Field::Path) => {
-                if let Some(new) = map_sockaddr(m, d) {
+            ) if m.on(Field::Path) || m.on(Field::Hostname) || m.on(Field::Pid) => {
+                if let Some(new) = sockaddr::map(m, d) {
                     if let Len::Arg(n) | Len::DerefArg(n) = len {
                         len_changes.push((n, new.len() as i64 - d.len() as i64));
                     }
@@ -570,12 +719,56 @@ pub fn map_event(m: &mut dyn Mapper, ev: &mut Event, links: &LinkSizes) {
                     *s = map_cmdline_string(m, s, env);
                 }
             }
+            (_, Meaning::XattrName, ArgValue::Data(d)) if m.on(Field::Path) => {
+                *d = xattr::map_c_name(m, d).into();
+            }
+            (_, Meaning::XattrNames { capacity }, ArgValue::Data(d)) if m.on(Field::Path) => {
+                let old = d.len();
+                let new = xattr::map_list(m, d);
+                if ev.ret == Some(old as i64) {
+                    ev.ret = Some(new.len() as i64);
+                }
+                len_changes.push((capacity, grow(fw, 0, old, new.len())));
+                *d = new.into();
+            }
+            (_, Meaning::Name, ArgValue::Data(d)) if m.on(Field::Path) => {
+                *d = map_path(m, d).into();
+            }
             _ => {}
         }
     }
     for (n, delta) in len_changes {
         if let Some(ArgValue::Int(x)) = ev.args.get_mut(n) {
             *x += delta;
+        }
+    }
+    // File times in structs (`stat` results, `utimes` arguments).
+    if m.on(Field::Time) {
+        for (a, v) in def.args.iter().zip(ev.args.iter_mut()) {
+            let (ArgKind::InStruct(s, _) | ArgKind::OutStruct(s, _) | ArgKind::InOutStruct(s, _)) =
+                a.kind
+            else {
+                continue;
+            };
+            if let ArgValue::Data(d) = v {
+                if let Some(new) = time::map_struct_times(m, s, d) {
+                    *d = new.into();
+                }
+            }
+        }
+    }
+    // A POSIX ACL's ids (the value of an xattr call naming one).
+    let acl =
+        def.args.iter().zip(&ev.args).any(|(a, v)| {
+            a.meaning == Meaning::XattrName && v.as_data().is_some_and(xattr::is_acl)
+        });
+    if acl && (m.on(Field::Uid) || m.on(Field::Gid)) {
+        for (a, v) in def.args.iter().zip(ev.args.iter_mut()) {
+            if let (true, ArgValue::Data(d)) = (a.kind.is_bulk(), &mut *v) {
+                if let Some(new) = xattr::map_acl(m, d) {
+                    *d = new.into();
+                }
+            }
         }
     }
     if m.on(Field::Path) && !links.is_empty() {
@@ -642,26 +835,6 @@ fn map_cmdline_string(m: &mut dyn Mapper, s: &[u8], env: bool) -> Vec<u8> {
     m.string(Field::Cmdline, s)
 }
 
-/// One trace fact, rewritten (None: copied as it is).
-pub fn map_info(m: &mut dyn Mapper, key: &str, v: &[u8]) -> Option<Vec<u8>> {
-    let is_dir = key.starts_with("snapshot.") && key.ends_with(".dir");
-    match key {
-        "cwd" | "fs_lower" | "fs_mountpoint" if m.on(Field::Path) => Some(map_path(m, v)),
-        _ if is_dir && m.on(Field::Path) => Some(map_path(m, v)),
-        "hostname" if m.on(Field::Hostname) => Some(m.string(Field::Hostname, v)),
-        // `reanimator fs --where EXPR`: the expression may name paths, users, processes.
-        "fs_filter" if m.forward() && !v.is_empty() => Some(b"(removed by anonymize)".to_vec()),
-        "command" if m.on(Field::Cmdline) => {
-            let words: Vec<Vec<u8>> = v
-                .split(|&b| b == b' ')
-                .map(|w| if w.is_empty() { Vec::new() } else { m.string(Field::Cmdline, w) })
-                .collect();
-            Some(words.join(&b' '))
-        }
-        _ => None,
-    }
-}
-
 /// The digest of `size` zero bytes (what a snapshot file holds once its data is dropped).
 fn zeros_digest(size: u64, cache: &mut HashMap<u64, Digest>) -> Digest {
     *cache.entry(size).or_insert_with(|| {
@@ -677,9 +850,10 @@ fn zeros_digest(size: u64, cache: &mut HashMap<u64, Digest>) -> Digest {
     })
 }
 
-/// One snapshot state's entries with paths, targets, owners (and, data dropped, contents)
-/// replaced, sorted again by their new paths, hard-link groups renamed after their new first
-/// path.
+/// One snapshot state's entries with paths, targets, owners, xattrs, mtimes (and, data
+/// dropped, contents) replaced, sorted again by their new paths, hard-link groups renamed
+/// after their new first path. Kind, mode, size (a symlink's follows its target) and device
+/// numbers stay.
 pub fn map_entries(
     m: &mut dyn Mapper,
     entries: Vec<Entry>,
@@ -709,6 +883,10 @@ pub fn map_entries(
         if data != DataMode::Keep && e.kind == Kind::File {
             e.digest = Some(zeros_digest(e.size, zeros));
         }
+        if !e.xattrs.is_empty() {
+            e.xattrs = xattr::map_all(m, std::mem::take(&mut e.xattrs), data);
+        }
+        e.mtime_ns = time::map_file_ns(m, e.mtime_ns);
         out.push(e);
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -739,8 +917,10 @@ pub const INFO_KEY: &str = "anonymized_key_fingerprint";
 pub const INFO_EXTENSIONS: &str = "anonymized_keep_extensions";
 pub const INFO_KEPT_NAMES: &str = "anonymized_kept_names";
 
-/// Facts the writer writes itself (not copied).
-const WRITER_FACTS: [&str; 3] = ["schema_version", "time_unit", "writer"];
+/// What the facts `anonymize` writes begin with (a trace anonymized again gets new ones).
+pub const INFO_PREFIX: &str = "anonymized_";
+/// How times were anonymized (with `time`).
+pub const INFO_TIME: &str = "anonymized_time";
 
 fn refuse_unsupported(tr: &TraceReader) -> Result<()> {
     let aggregate = tr
@@ -760,6 +940,8 @@ fn refuse_unsupported(tr: &TraceReader) -> Result<()> {
 
 /// FUSE operations whose `data` is a symlink's target, not file data (TRACE_FORMAT.md 3.10).
 const FS_TARGET_OPS: [&str; 2] = ["readlink", "symlink"];
+/// FUSE operations whose `data` is a value named by `xattr_name`.
+const FS_XATTR_VALUE_OPS: [&str; 2] = ["getxattr", "setxattr"];
 
 /// Replace the chosen fields of one file-system operation (`reanimator fs` traces); returns
 /// the data buffers replaced.
@@ -779,8 +961,17 @@ pub fn map_fs_event(m: &mut dyn Mapper, ev: &mut Event, data: DataMode) -> u64 {
             *x = m.id(Field::Gid, i64::from(*x)) as i32;
         }
     }
+    if m.on(Field::Time) {
+        for t in [&mut ev.time_called, &mut ev.time_returned].into_iter().flatten() {
+            *t = m.clock(*t);
+        }
+    }
     let target_op = FS_TARGET_OPS.contains(&ev.name.as_str());
+    let list_op = ev.name == "listxattr";
+    let acl = FS_XATTR_VALUE_OPS.contains(&ev.name.as_str())
+        && ev.extra_bytes("xattr_name").is_some_and(xattr::is_acl);
     let mut new_len = None;
+    let mut list_len = None;
     let mut replaced = 0;
     let mut digest = None;
     let mut drop_data = false;
@@ -789,11 +980,28 @@ pub fn map_fs_event(m: &mut dyn Mapper, ev: &mut Event, data: DataMode) -> u64 {
             ("pathname" | "new_pathname", ExtraValue::Bytes(b)) if m.on(Field::Path) => {
                 *b = map_path(m, b);
             }
-            // A link's target is never data.
-            ("data", _) if target_op && !m.on(Field::Path) => {}
+            ("xattr_name", ExtraValue::Bytes(b)) if m.on(Field::Path) => {
+                *b = xattr::map_name(m, b);
+            }
+            ("atime" | "mtime", ExtraValue::Int(t)) if m.on(Field::Time) => {
+                *t = time::map_file_ns(m, *t);
+            }
+            // A link's target and a list of xattr names are never data.
+            ("data", _) if (target_op || list_op) && !m.on(Field::Path) => {}
             ("data", ExtraValue::Bytes(b)) if target_op => {
                 *b = map_path(m, b);
                 new_len = Some(b.len() as i64);
+            }
+            ("data", ExtraValue::Bytes(b)) if list_op => {
+                let old = b.len();
+                *b = xattr::map_list(m, b);
+                list_len = Some((old as i64, b.len() as i64));
+            }
+            // An ACL is permissions, not data: kept, its ids replaced.
+            ("data", ExtraValue::Bytes(b)) if acl => {
+                if let Some(n) = xattr::map_value(m, b"system.posix_acl_access", b) {
+                    *b = n;
+                }
             }
             ("data", ExtraValue::Bytes(b)) if data != DataMode::Keep => {
                 if data == DataMode::Digest {
@@ -818,6 +1026,29 @@ pub fn map_fs_event(m: &mut dyn Mapper, ev: &mut Event, data: DataMode) -> u64 {
         }
         if ev.name == "readlink" && ev.ret.is_some_and(|r| r > 0) {
             ev.ret = Some(n);
+        }
+    }
+    // listxattr: the result is the list's length; the size asked for grows with it.
+    if let Some((old, new)) = list_len {
+        if ev.ret == Some(old) {
+            ev.ret = Some(new);
+        }
+        let fw = m.forward();
+        for (k, v) in ev.extra.iter_mut() {
+            if let ("length", ExtraValue::Int(x)) = (k.as_str(), v) {
+                if *x > 0 {
+                    *x = grow(fw, *x, old as usize, new as usize);
+                }
+            }
+        }
+    }
+    // A digest (`fs --data hash`) goes with `drop`.
+    if data == DataMode::Drop && !target_op && !list_op && !acl {
+        let before = ev.extra.len();
+        ev.extra.retain(|(k, _)| k != "data_blake3");
+        if ev.extra.len() < before {
+            replaced += 1;
+            ev.buffer_not_captured = true;
         }
     }
     if drop_data {
@@ -912,18 +1143,12 @@ fn rewrite(
     cfg.fs_ops = tr.call_types().any(|(l, _)| l.ty.name() == crate::fsop::FS_OP_TYPE);
     let mut facts: Vec<(String, Vec<u8>)> = Vec::new();
     for (k, v) in tr.info() {
-        if WRITER_FACTS.contains(&k.as_str()) || !keep_fact(k) {
+        if !keep_fact(k) {
             continue;
         }
-        let mut v = map_info(m, k, v).unwrap_or_else(|| v.clone());
-        if k == "data_mode" {
-            match data {
-                DataMode::Keep => {}
-                DataMode::Drop => v = b"none".to_vec(),
-                DataMode::Digest => v = b"hash".to_vec(),
-            }
+        if let Some(v) = facts::map_fact(m, k, v, data) {
+            facts.push((k.clone(), v));
         }
-        facts.push((k.clone(), v));
     }
     facts.extend(extra_facts.iter().cloned());
     let refs: Vec<(&str, &[u8])> = facts.iter().map(|(k, v)| (k.as_str(), v.as_slice())).collect();
@@ -1022,7 +1247,7 @@ fn rewrite(
         }
     }
     for l in tr.lost() {
-        let range = l.time_first.zip(l.time_last);
+        let range = l.time_first.zip(l.time_last).map(|(a, b)| (m.clock(a), m.clock(b)));
         w.add_lost(&l.syscall, l.count, l.bytes, range, &l.reason)?;
     }
     Ok(w)
@@ -1042,6 +1267,17 @@ pub fn anonymize_trace(input: &Path, out: &Path, key: &Key, opts: &Options) -> R
         ),
         fields: fields.clone(),
     };
+    if fields.contains(&Field::Time) {
+        let origin_s = opts.time_origin;
+        if origin_s.checked_abs().is_none_or(|a| a > 1 << 40) {
+            return Err(Error::Anonymize(format!(
+                "the time origin {origin_s} is out of range (seconds since the Unix epoch, at \
+                 most 2^40 either way)"
+            )));
+        }
+        let t0_s = time::trace_start(&tr)?.map_or(0, |ns| ns.div_euclid(1_000_000_000));
+        m.p.time = Some(time::TimeShift { t0_s, origin_s });
+    }
     let mut reversible = opts.reversible.clone();
     reversible.sort();
     reversible.dedup();
@@ -1059,7 +1295,7 @@ pub fn anonymize_trace(input: &Path, out: &Path, key: &Key, opts: &Options) -> R
         all_fields.push(Field::Data);
     }
     let kept: Vec<u8> = opts.keep_names.join(&b',');
-    let facts = vec![
+    let mut facts = vec![
         (INFO_FIELDS.to_string(), names(&all_fields).into_bytes()),
         (INFO_REVERSIBLE.to_string(), names(&reversible).into_bytes()),
         (INFO_DATA.to_string(), data.name().as_bytes().to_vec()),
@@ -1067,6 +1303,14 @@ pub fn anonymize_trace(input: &Path, out: &Path, key: &Key, opts: &Options) -> R
         (INFO_EXTENSIONS.to_string(), opts.keep_extensions.to_string().into_bytes()),
         (INFO_KEPT_NAMES.to_string(), kept),
     ];
+    if let Some(t) = m.p.time {
+        let what = format!(
+            "the trace's clock shifted by a whole number of seconds to start at {} (intervals \
+             kept); file times from its start on shifted alike, earlier ones replaced",
+            time::rfc3339(t.origin_s.saturating_mul(1_000_000_000))
+        );
+        facts.push((INFO_TIME.to_string(), what.into_bytes()));
+    }
     let mut summary = Summary { key_fingerprint: key.fingerprint(), ..Summary::default() };
     let cfg = WriterConfig {
         ds: opts.ds.clone(),
@@ -1083,11 +1327,14 @@ pub fn anonymize_trace(input: &Path, out: &Path, key: &Key, opts: &Options) -> R
     }
     w.finish()?;
     for f in &fields {
-        let (rep, distinct, coll) = if f.is_id() {
+        let (mut rep, distinct, coll) = if f.is_id() {
             m.p.ids(*f).map_or((0, 0, 0), |t| (t.replaced, t.distinct() as u64, t.collisions))
         } else {
             m.p.strings(*f).map_or((0, 0, 0), |t| (t.replaced, t.distinct() as u64, t.collisions))
         };
+        if *f == Field::Time {
+            rep += m.p.times_shifted;
+        }
         summary.fields.insert(*f, (rep, distinct));
         summary.collisions += coll;
     }
@@ -1117,6 +1364,9 @@ pub fn reverse_trace(
         facts.push((INFO_FIELDS.to_string(), names.into_bytes()));
         if let Some(v) = tr.info_value(INFO_KEY) {
             facts.push((INFO_KEY.to_string(), v.to_vec()));
+        }
+        if let (true, Some(v)) = (remaining.contains(&Field::Time), tr.info_value(INFO_TIME)) {
+            facts.push((INFO_TIME.to_string(), v.to_vec()));
         }
     }
     let keep = |k: &str| !k.starts_with("anonymized_");

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::time::{TimeShift, TIME_SPAN};
 use super::Field;
 
 /// Base32 alphabet (RFC 4648, lower case): printable, no `/`, `.` or NUL.
@@ -79,6 +80,10 @@ pub struct Pseudonymizer {
     /// Characters of a fresh pseudonym ([`PSEUDONYM_CHARS`]; tests force collisions with
     /// fewer).
     chars: usize,
+    /// The shift of times ([`super::time`]); without it times stay.
+    pub time: Option<TimeShift>,
+    /// Times shifted (the trace's clock and file times at or after its start).
+    pub times_shifted: u64,
 }
 
 impl Pseudonymizer {
@@ -103,6 +108,8 @@ impl Pseudonymizer {
             ids: HashMap::new(),
             counting: true,
             chars: PSEUDONYM_CHARS,
+            time: None,
+            times_shifted: 0,
         }
     }
 
@@ -185,11 +192,39 @@ impl Pseudonymizer {
         p
     }
 
+    /// An instant of the trace's clock, shifted.
+    pub fn clock(&mut self, ns: i64) -> i64 {
+        let Some(t) = self.time else { return ns };
+        self.times_shifted += u64::from(self.counting);
+        t.clock(ns, true)
+    }
+
+    /// The seconds of a file time: shifted when not before the trace's start, else their
+    /// pseudonym (before the origin).
+    pub fn file_secs(&mut self, s: i64) -> i64 {
+        let Some(t) = self.time else { return s };
+        match t.shifted_secs(s) {
+            Some(n) => {
+                self.times_shifted += u64::from(self.counting);
+                n
+            }
+            None => self.id(Field::Time, s),
+        }
+    }
+
     /// The pseudonym of an id. User and group ids keep 0 (root) and -1 (no change, as
     /// `chown` takes it, in either width); process ids keep 0, 1 and -1 and map a negative
-    /// value (a process group) to the negated pseudonym of its absolute value.
+    /// value (a process group) to the negated pseudonym of its absolute value. A file
+    /// time's seconds (before the trace's start) go into the [`TIME_SPAN`] seconds before
+    /// the time origin, an IPv4 address (`hostname`) into 10.0.0.0/8.
     pub fn id(&mut self, f: Field, v: i64) -> i64 {
         let (base, span) = match f {
+            Field::Time => {
+                let origin = self.time.map_or(0, |t| t.origin_s);
+                (origin.saturating_sub(TIME_SPAN), TIME_SPAN as u64)
+            }
+            // IPv4 addresses (as integers) into 10.0.0.0/8.
+            Field::Hostname => (10 << 24, 1 << 24),
             Field::Pid => {
                 if matches!(v, -1..=1) || v == i64::MIN {
                     return v;
@@ -255,6 +290,8 @@ pub struct Reverser {
     pub ids: HashMap<Field, HashMap<i64, i64>>,
     pub replaced: HashMap<Field, u64>,
     pub counting: bool,
+    /// The shift of times, when they were anonymized reversibly.
+    pub time: Option<TimeShift>,
 }
 
 impl Default for Reverser {
@@ -264,6 +301,7 @@ impl Default for Reverser {
             ids: HashMap::new(),
             replaced: HashMap::new(),
             counting: true,
+            time: None,
         }
     }
 }

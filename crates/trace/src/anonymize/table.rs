@@ -8,7 +8,9 @@
 //! most 1 MiB; each chunk is one record, sealed with a fresh random 192-bit nonce and the
 //! associated data `reanimator pseudonym table v1` ‖ seq ‖ total (u64 LE), so that chunks
 //! cannot be reordered, dropped or moved to another table without the tag failing. Without
-//! the key a table shows its size and nothing else.
+//! the key a table shows its size and nothing else. A reversible `time` adds one entry whose
+//! pseudonym is `shift` and whose original is the shift ([`TimeShift`]: the trace's start
+//! and the origin it became, seconds, two i64 LE).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,6 +20,7 @@ use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use dataseries::{ExtentBuilder, ExtentType, FieldDesc, FieldType, Value};
 
 use super::pseudonym::{Pseudonymizer, Reverser};
+use super::time::TimeShift;
 use super::{Field, INFO_KEY};
 use crate::key::{Key, Purpose};
 use crate::schema::{NAMESPACE, VERSION};
@@ -29,6 +32,8 @@ pub const TABLE_TYPE: &str = "Reanimator::PseudonymTable";
 const AAD: &[u8] = b"reanimator pseudonym table v1";
 const CHUNK: usize = 1 << 20;
 const FIELDS_ENTRY: u8 = 255;
+/// The pseudonym of the time shift's entry (no id: ids are 8 bytes).
+const SHIFT: &[u8] = b"shift";
 
 /// The extent type (declared only in traces that hold a table).
 pub fn table_type() -> Arc<ExtentType> {
@@ -55,6 +60,10 @@ pub type TableEntry = (Field, Vec<u8>, Vec<u8>);
 pub fn entries(p: &Pseudonymizer, fields: &[Field]) -> Vec<TableEntry> {
     let mut out = Vec::new();
     for &f in fields {
+        if let (Field::Time, Some(t)) = (f, p.time) {
+            let o = [t.t0_s.to_le_bytes(), t.origin_s.to_le_bytes()].concat();
+            out.push((f, SHIFT.to_vec(), o));
+        }
         if f.is_id() {
             if let Some(t) = p.ids(f) {
                 let mut v: Vec<(i64, i64)> = t.pairs().collect();
@@ -217,7 +226,16 @@ pub fn open(tr: &TraceReader, master: &Key) -> Result<(Vec<Field>, Reverser)> {
                 continue;
             }
             let f = Field::from_code(code).ok_or_else(|| bad("unknown field"))?;
-            if f.is_id() {
+            if f == Field::Time && p == SHIFT {
+                let v = |r: std::ops::Range<usize>| -> Result<i64> {
+                    let b = o.get(r).ok_or_else(|| bad("bad time shift"))?;
+                    Ok(i64::from_le_bytes(b.try_into().expect("8 bytes")))
+                };
+                if o.len() != 16 {
+                    return Err(bad("bad time shift"));
+                }
+                rev.time = Some(TimeShift { t0_s: v(0..8)?, origin_s: v(8..16)? });
+            } else if f.is_id() {
                 let id = |v: &[u8]| -> Result<i64> {
                     Ok(i64::from_le_bytes(v.try_into().map_err(|_| bad("bad id"))?))
                 };

@@ -89,6 +89,71 @@ fn paths_are_replaced_component_by_component() {
     assert_eq!(map_path(&mut m, b"/proc/1234/stat"), format!("/proc/{pid}/stat").into_bytes());
     // ... but only at the root.
     assert_ne!(map_path(&mut m, b"proc/self"), b"proc/self");
+    let tid = m.id(Field::Pid, 1235);
+    assert_eq!(
+        map_path(&mut m, b"/proc/1234/task/1235/stat"),
+        format!("/proc/{pid}/task/{tid}/stat").into_bytes()
+    );
+}
+
+#[test]
+fn what_follows_a_magic_link_is_the_path_it_names() {
+    let mut m = forward(&[Field::Path, Field::Pid]);
+    let n = |m: &mut Forward, c: &[u8]| m.string(Field::Path, c);
+    let (a, b) = (n(&mut m, b"alice"), n(&mut m, b"x.txt"));
+    let rel = [a.as_slice(), b"/", &b].concat();
+    let abs = map_path(&mut m, b"/alice/x.txt");
+    assert_eq!(abs, [b"/".as_slice(), &rel].concat());
+    let pid = m.id(Field::Pid, 77).to_string();
+    let tid = m.id(Field::Pid, 78).to_string();
+    // Relative to the directory the link names: the rest is a relative path.
+    for (prefix, kept) in [
+        ("/proc/self/cwd/".to_string(), "/proc/self/cwd/".to_string()),
+        ("/proc/thread-self/cwd/".into(), "/proc/thread-self/cwd/".into()),
+        ("/proc/77/cwd/".into(), format!("/proc/{pid}/cwd/")),
+        ("/proc/77/task/78/cwd/".into(), format!("/proc/{pid}/task/{tid}/cwd/")),
+        ("/proc/self/fd/7/".into(), "/proc/self/fd/7/".into()),
+        ("/proc/77/fd/12/".into(), format!("/proc/{pid}/fd/12/")),
+        ("/proc/self/task/78/fd/3/".into(), format!("/proc/self/task/{tid}/fd/3/")),
+        ("/proc/self/exe/".into(), "/proc/self/exe/".into()),
+        (
+            "/proc/self/map_files/400000-401000/".into(),
+            "/proc/self/map_files/400000-401000/".into(),
+        ),
+        ("/dev/fd/7/".into(), "/dev/fd/7/".into()),
+        ("/dev/stdin/".into(), "/dev/stdin/".into()),
+        ("/dev/shm/".into(), "/dev/shm/".into()),
+        ("/dev/mqueue/".into(), "/dev/mqueue/".into()),
+        ("/sys/fs/cgroup/".into(), "/sys/fs/cgroup/".into()),
+    ] {
+        let p = format!("{prefix}alice/x.txt\0");
+        let want = [kept.as_bytes(), &rel, b"\0"].concat();
+        assert_eq!(map_path(&mut m, p.as_bytes()), want, "{prefix}");
+    }
+    // After `root`, an absolute path: the same as the path itself, kernel rules included.
+    let root = map_path(&mut m, b"/proc/self/root/alice/x.txt");
+    assert_eq!(root, [b"/proc/self/root".as_slice(), &abs].concat());
+    assert_eq!(
+        map_path(&mut m, b"/proc/77/root/proc/self/cwd/alice/x.txt"),
+        [format!("/proc/{pid}/root/proc/self/cwd/").as_bytes(), &rel].concat()
+    );
+    assert_eq!(map_path(&mut m, b"/proc/self/root/"), b"/proc/self/root/");
+    // The links themselves, and the kernel's other names, stay.
+    for p in [&b"/proc/self/fd/7"[..], b"/proc/self/cwd", b"/proc/self/root", b"/dev/fd/3"] {
+        assert_eq!(map_path(&mut m, p), p);
+    }
+    for p in [&b"/proc/sys/kernel/hostname"[..], b"/sys/class/net", b"/dev/pts/3", b"/proc/fd"] {
+        assert_eq!(map_path(&mut m, p), p);
+    }
+    // A `..` may leave the kernel's directories: names from there on.
+    assert_eq!(map_path(&mut m, b"/dev/../alice/x.txt"), [b"/dev/../".as_slice(), &rel].concat());
+    assert_eq!(
+        map_path(&mut m, b"/proc/self/../../alice"),
+        [b"/proc/self/../../".as_slice(), &a].concat()
+    );
+    // A cgroup's path: every name beneath the hierarchy.
+    let cg = map_path(&mut m, b"/sys/fs/cgroup/unified/alice.slice/cgroup.procs");
+    assert!(cg.starts_with(b"/sys/fs/cgroup/") && !cg.windows(5).any(|w| w == b"alice"));
     // Kept names.
     let mut k = Forward {
         p: Pseudonymizer::new(&key(7).derive(Purpose::Pseudonym), false, vec![b"usr".to_vec()]),
@@ -241,6 +306,7 @@ fn all_opts(data: DataMode) -> Options {
         data,
         keep_extensions: true,
         keep_names: vec![b"usr".to_vec()],
+        time_origin: 0,
         ds: dataseries::WriterOptions::uncompressed(),
     }
 }
@@ -465,5 +531,436 @@ fn fs_traces_are_anonymized_and_reversed() {
         ExtraValue::Bytes(blake3::hash(b"secret contents").as_bytes().to_vec())
     )));
     assert!(!ev.extra.iter().any(|(k, _)| k == "data"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn info_of(p: &Path) -> Vec<(String, Vec<u8>)> {
+    TraceReader::open(p).unwrap().info().to_vec()
+}
+
+fn fact<'a>(facts: &'a [(String, Vec<u8>)], k: &str) -> Option<&'a [u8]> {
+    facts.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_slice())
+}
+
+#[test]
+fn every_fact_follows_its_rule_and_unknown_ones_are_left_out() {
+    // One table, no key twice.
+    let keys: HashSet<&str> = facts::FACTS.iter().map(|(k, _)| *k).collect();
+    assert_eq!(keys.len(), facts::FACTS.len());
+    let dir = scratch("facts");
+    let t = dir.join("t.ds");
+    let given: Vec<(&str, &[u8])> = vec![
+        ("cwd", b"/home/alice"),
+        ("hostname", b"alice-laptop"),
+        ("command", b"cp -r alice-src alice-dst"),
+        ("cgroup", b"/sys/fs/cgroup/alice.slice"),
+        ("fs_lower_mount", b"/srv/alice"),
+        ("fs_lower_device", b"alice-pool/home"),
+        ("fs_lower_options", b"rw,relatime rw,size=16384k,uid=1000,context=alice"),
+        ("fs_filter", b"path ~ \"/home/alice/**\""),
+        ("spill_collector", b"alice-host.example:7070"),
+        ("spill_reason", b"cannot reach alice-host.example: refused"),
+        ("start_time", b"2023-11-14T22:13:20.250000000Z"),
+        ("snapshot.0.dir", b"/home/alice/work"),
+        ("snapshot.0.start.scan_began_ns", b"1700000001000000000"),
+        ("snapshot.0.start.entries", b"0"),
+        ("data_mode", b"full"),
+        ("kernel", b"6.1.0"),
+        ("exit_status", b"0"),
+        ("some_new_fact", b"alice"),
+        ("snapshot.0.start.something_new", b"alice"),
+        ("anonymized_fields", b"alice"),
+    ];
+    let mut w = TraceWriter::create(&t, &given, WriterConfig::default()).unwrap();
+    let mut e = Event::new(lookup("openat").unwrap());
+    e.time_called = Some(1_700_000_002_000_000_000);
+    e.set_arg("dirfd", ArgValue::Int(-100));
+    e.set_arg("pathname", ArgValue::data(b"x\0".to_vec()));
+    w.append(&e).unwrap();
+    w.finish().unwrap();
+    let mut opts = all_opts(DataMode::Digest);
+    opts.fields.push(Field::Time);
+    opts.reversible.push(Field::Time);
+    let a = dir.join("a.ds");
+    anonymize_trace(&t, &a, &key(3), &opts).unwrap();
+    let out = info_of(&a);
+    let bytes = std::fs::read(&a).unwrap();
+    assert!(!bytes.windows(5).any(|w| w == b"alice"), "a name left in the facts");
+    let mut m = Forward {
+        p: Pseudonymizer::new(&key(3).derive(Purpose::Pseudonym), true, vec![b"usr".to_vec()]),
+        fields: opts.fields.clone(),
+    };
+    assert_eq!(fact(&out, "cwd"), Some(map_path(&mut m, b"/home/alice").as_slice()));
+    assert_eq!(fact(&out, "fs_lower_mount"), Some(map_path(&mut m, b"/srv/alice").as_slice()));
+    assert_eq!(fact(&out, "hostname"), Some(m.string(Field::Hostname, b"alice-laptop").as_slice()));
+    let opts_v = fact(&out, "fs_lower_options").unwrap();
+    assert!(opts_v.starts_with(b"rw,relatime rw,size="), "{}", String::from_utf8_lossy(opts_v));
+    assert!(opts_v.windows(5).any(|w| w == b",uid="));
+    assert_eq!(fact(&out, "fs_filter"), Some(facts::REMOVED));
+    assert_eq!(fact(&out, "spill_reason"), Some(facts::REMOVED));
+    assert_eq!(fact(&out, "data_mode"), Some(&b"hash"[..]));
+    assert_eq!(fact(&out, "kernel"), Some(&b"6.1.0"[..]));
+    assert_eq!(fact(&out, "snapshot.0.start.entries"), Some(&b"0"[..]));
+    // Times: the start at the origin (the fraction kept), the scan 0.75 s after it.
+    assert_eq!(fact(&out, "start_time"), Some(&b"1970-01-01T00:00:00.250000000Z"[..]));
+    assert_eq!(fact(&out, "snapshot.0.start.scan_began_ns"), Some(&b"1000000000"[..]));
+    // What no rule knows is not copied; this run's own anonymized_* facts are.
+    for k in ["some_new_fact", "snapshot.0.start.something_new"] {
+        assert_eq!(fact(&out, k), None, "{k}");
+    }
+    assert_eq!(fact(&out, INFO_FIELDS).unwrap().windows(4).filter(|w| w == b"path").count(), 1);
+    for (k, _) in &given {
+        assert!(
+            facts::fact_rule(k).is_some() || *k == "some_new_fact" || k.ends_with("something_new"),
+            "{k}"
+        );
+    }
+    // Back: every fact with a reversible rule as it was.
+    let b = dir.join("b.ds");
+    reverse_trace(&a, &b, &key(3), Default::default()).unwrap();
+    let back = info_of(&b);
+    for k in ["cwd", "hostname", "command", "cgroup", "fs_lower_mount", "fs_lower_options"] {
+        assert_eq!(fact(&back, k), fact(&info_of(&t), k), "{k}");
+    }
+    for k in ["start_time", "snapshot.0.start.scan_began_ns", "snapshot.0.dir"] {
+        assert_eq!(fact(&back, k), fact(&info_of(&t), k), "{k}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A `struct stat` (x86_64) of a regular file with these times (seconds, nanoseconds).
+fn stat_with_times(times: [(i64, i64); 3]) -> Vec<u8> {
+    let mut b = vec![0u8; 144];
+    b[24..28].copy_from_slice(&0o100644u32.to_le_bytes());
+    for (i, (s, ns)) in times.iter().enumerate() {
+        b[72 + 16 * i..80 + 16 * i].copy_from_slice(&s.to_le_bytes());
+        b[80 + 16 * i..88 + 16 * i].copy_from_slice(&ns.to_le_bytes());
+    }
+    b
+}
+
+fn secs_at(b: &[u8], o: usize) -> i64 {
+    i64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+
+#[test]
+fn times_shift_to_the_origin_and_older_file_times_are_replaced_one_to_one() {
+    let dir = scratch("time");
+    let t = dir.join("t.ds");
+    const S: i64 = 1_000_000_000;
+    let start = 1_700_000_000; // 2023-11-14T22:13:20Z
+    let old = 978_307_200; // 2001-01-01: a package's file
+    let mut w = TraceWriter::create(
+        &t,
+        &[("start_time", b"2023-11-14T22:13:20.500000000Z"), ("end_time", b"2023-11-14T22:13:30Z")],
+        WriterConfig::default(),
+    )
+    .unwrap();
+    let mut e = Event::new(lookup("fstat").unwrap());
+    e.time_called = Some((start + 1) * S + 7);
+    e.time_returned = Some((start + 1) * S + 9);
+    e.set_arg("fd", ArgValue::Int(3));
+    e.set_arg(
+        "statbuf",
+        ArgValue::data(stat_with_times([(old, 1), (start + 3, 2), (start + 4, 3)])),
+    );
+    e.ret = Some(0);
+    w.append(&e).unwrap();
+    let mut e = Event::new(lookup("utimensat").unwrap());
+    e.time_called = Some((start + 2) * S);
+    let mut ts = Vec::new();
+    for v in [old, 1, 0, crate::structs::UTIME_OMIT] {
+        ts.extend_from_slice(&v.to_le_bytes());
+    }
+    e.set_arg("dirfd", ArgValue::Int(-100));
+    e.set_arg("pathname", ArgValue::data(b"f\0".to_vec()));
+    e.set_arg("times", ArgValue::data(ts));
+    e.set_arg("flags", ArgValue::Int(0));
+    e.ret = Some(0);
+    w.append(&e).unwrap();
+    let mut e = Event::new(lookup("utimes").unwrap());
+    e.time_called = Some((start + 2) * S + 1);
+    let mut tv = Vec::new();
+    for v in [start + 5, 250_000, old - 1, 0] {
+        tv.extend_from_slice(&v.to_le_bytes());
+    }
+    e.set_arg("filename", ArgValue::data(b"f\0".to_vec()));
+    e.set_arg("times", ArgValue::data(tv));
+    e.ret = Some(0);
+    w.append(&e).unwrap();
+    w.add_lost("read", 2, 10, Some(((start + 3) * S, (start + 4) * S)), "ring full").unwrap();
+    w.finish().unwrap();
+    let opts = Options {
+        fields: vec![Field::Time],
+        reversible: vec![Field::Time],
+        time_origin: 1000,
+        ..all_opts(DataMode::Keep)
+    };
+    let a = dir.join("a.ds");
+    let s = anonymize_trace(&t, &a, &key(9), &opts).unwrap();
+    assert!(s.fields[&Field::Time].0 >= 8, "{:?}", s.fields);
+    let ev = events(&a);
+    let origin = 1000;
+    // The clock: shifted by whole seconds, intervals exact.
+    assert_eq!(ev[0].time_called, Some((origin + 1) * S + 7));
+    assert_eq!(ev[0].time_returned, Some((origin + 1) * S + 9));
+    assert_eq!(ev[1].time_called, Some((origin + 2) * S));
+    // File times from the start on: shifted alike; older: replaced, before the origin.
+    let st = ev[0].arg("statbuf").unwrap().as_data().unwrap();
+    assert_eq!(secs_at(st, 88), origin + 3);
+    assert_eq!(secs_at(st, 104), origin + 4);
+    let old_p = secs_at(st, 72);
+    assert!((origin - time::TIME_SPAN..origin).contains(&old_p), "{old_p}");
+    assert_eq!(secs_at(st, 80), 1, "the sub-second part stays");
+    // The same old second gives the same pseudonym in utimensat; UTIME_OMIT stays.
+    let ts = ev[1].arg("times").unwrap().as_data().unwrap();
+    assert_eq!(secs_at(ts, 0), old_p);
+    assert_eq!((secs_at(ts, 16), secs_at(ts, 24)), (0, crate::structs::UTIME_OMIT));
+    let tv = ev[2].arg("times").unwrap().as_data().unwrap();
+    assert_eq!((secs_at(tv, 0), secs_at(tv, 8)), (origin + 5, 250_000));
+    assert!(secs_at(tv, 16) < origin && secs_at(tv, 16) != old_p);
+    // Facts and losses: the trace's clock.
+    let out = info_of(&a);
+    assert_eq!(fact(&out, "start_time"), Some(&b"1970-01-01T00:16:40.500000000Z"[..]));
+    assert_eq!(fact(&out, "end_time"), Some(&b"1970-01-01T00:16:50Z"[..]));
+    let l = TraceReader::open(&a).unwrap().lost()[0].clone();
+    assert_eq!((l.time_first, l.time_last), (Some((origin + 3) * S), Some((origin + 4) * S)));
+    // No original second is left anywhere in the file.
+    let bytes = std::fs::read(&a).unwrap();
+    for v in [start, start + 3, old, old - 1] {
+        assert!(!bytes.windows(8).any(|w| w == v.to_le_bytes()), "{v}");
+    }
+    // Back, exactly.
+    let b = dir.join("b.ds");
+    reverse_trace(&a, &b, &key(9), Default::default()).unwrap();
+    assert_eq!(events(&b), events(&t));
+    assert_eq!(TraceReader::open(&b).unwrap().lost(), TraceReader::open(&t).unwrap().lost());
+    for k in ["start_time", "end_time"] {
+        assert_eq!(fact(&info_of(&b), k), fact(&info_of(&t), k));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn rfc3339_reads_what_it_writes() {
+    for ns in [
+        0,
+        1,
+        -1,
+        1_700_000_000_250_000_000,
+        -2_000_000_000_000_000_000,
+        951_782_400 * 1_000_000_000,
+    ] {
+        assert_eq!(time::parse_rfc3339(&time::rfc3339(ns)), Some(ns), "{ns}");
+    }
+    assert_eq!(time::parse_rfc3339("2023-11-14T22:13:20Z"), Some(1_700_000_000_000_000_000));
+    assert_eq!(time::parse_rfc3339("2023-11-14T22:13:20.5Z"), Some(1_700_000_000_500_000_000));
+    for bad in ["", "2023-11-14 22:13:20Z", "2023-13-14T22:13:20Z", "2023-11-14T22:13:20.Z"] {
+        assert_eq!(time::parse_rfc3339(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn xattr_names_are_names_values_data_and_acls_permissions() {
+    let dir = scratch("xattr");
+    let tree = dir.join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("f"), b"x").unwrap();
+    let c = std::ffi::CString::new(tree.join("f").to_str().unwrap()).unwrap();
+    let n = std::ffi::CString::new("user.alice-secret").unwrap();
+    // SAFETY: NUL-terminated strings and a live 11-byte buffer.
+    let r =
+        unsafe { libc::setxattr(c.as_ptr(), n.as_ptr(), b"alice-value".as_ptr().cast(), 11, 0) };
+    if r != 0 {
+        eprintln!("skip: no user xattrs on {}", tree.display());
+        return;
+    }
+    let t = dir.join("t.ds");
+    let mut w = TraceWriter::create(&t, &[], WriterConfig::default()).unwrap();
+    w.record_snapshot(0, Phase::Start, &tree, Default::default()).unwrap();
+    let mut e = Event::new(lookup("flistxattr").unwrap());
+    e.set_arg("fd", ArgValue::Int(3));
+    let list = b"user.alice-secret\0security.selinux\0".to_vec();
+    e.ret = Some(list.len() as i64);
+    e.set_arg("list", ArgValue::data(list.clone()));
+    e.set_arg("size", ArgValue::Int(list.len() as i64));
+    w.append(&e).unwrap();
+    let mut e = Event::new(lookup("fsetxattr").unwrap());
+    e.set_arg("fd", ArgValue::Int(4));
+    e.set_arg("name", ArgValue::data(b"user.alice-secret\0".to_vec()));
+    e.set_arg("value", ArgValue::data(b"alice-value".to_vec()));
+    e.set_arg("size", ArgValue::Int(11));
+    e.set_arg("flags", ArgValue::Int(0));
+    e.ret = Some(0);
+    w.append(&e).unwrap();
+    // An ACL: user::rw-, user:1000:r--, group::r--, mask::r--, other::---.
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in [
+        (1u16, 6u16, u32::MAX),
+        (2, 4, 1000),
+        (4, 4, u32::MAX),
+        (0x10, 4, u32::MAX),
+        (0x20, 0, u32::MAX),
+    ] {
+        acl.extend_from_slice(&tag.to_le_bytes());
+        acl.extend_from_slice(&perm.to_le_bytes());
+        acl.extend_from_slice(&id.to_le_bytes());
+    }
+    let mut e = Event::new(lookup("setxattr").unwrap());
+    e.set_arg("path", ArgValue::data(b"f\0".to_vec()));
+    e.set_arg("name", ArgValue::data(b"system.posix_acl_access\0".to_vec()));
+    e.set_arg("value", ArgValue::data(acl.clone()));
+    e.set_arg("size", ArgValue::Int(acl.len() as i64));
+    e.set_arg("flags", ArgValue::Int(0));
+    e.ret = Some(0);
+    w.append(&e).unwrap();
+    w.finish().unwrap();
+    let mut m = forward(&[Field::Path, Field::Uid]);
+    let p = m.string(Field::Path, b"alice-secret");
+    let name = [b"user.".as_slice(), &p].concat();
+    let uid = m.id(Field::Uid, 1000) as u32;
+    for mode in [DataMode::Keep, DataMode::Drop] {
+        let opts = Options {
+            fields: vec![Field::Path, Field::Uid],
+            reversible: vec![Field::Path, Field::Uid],
+            keep_extensions: false,
+            keep_names: Vec::new(),
+            ..all_opts(mode)
+        };
+        let k = Key::from_bytes([7; 32]);
+        let a = dir.join(format!("a-{}.ds", mode.name()));
+        anonymize_trace(&t, &a, &k, &opts).unwrap();
+        let bytes = std::fs::read(&a).unwrap();
+        assert!(!bytes.windows(12).any(|w| w == b"alice-secret"), "{mode:?}");
+        let ev = events(&a);
+        // The list: each name, the kernel's as it is; its length and the capacity follow.
+        let got = ev[0].arg("list").unwrap().as_data().unwrap();
+        let want = [name.as_slice(), b"\0security.selinux\0"].concat();
+        assert_eq!(got, want.as_slice());
+        assert_eq!(ev[0].ret, Some(want.len() as i64));
+        assert_eq!(ev[0].arg("size"), Some(&ArgValue::Int(want.len() as i64)));
+        assert_eq!(
+            ev[1].arg("name").unwrap().as_data().unwrap(),
+            [name.as_slice(), b"\0"].concat()
+        );
+        // The ACL: kept whatever --data says, its user entry's id replaced.
+        let v = ev[2].arg("value").unwrap().as_data().unwrap().to_vec();
+        assert_eq!(v.len(), acl.len());
+        assert_eq!(u32::from_le_bytes(v[16..20].try_into().unwrap()), uid);
+        assert_eq!(v[..16], acl[..16]);
+        // The snapshot's attribute: its name replaced, its value data.
+        let tr = TraceReader::open(&a).unwrap();
+        let es: Vec<Entry> =
+            tr.snapshot_entries(0, Phase::Start).unwrap().collect::<Result<_>>().unwrap();
+        let f = es.iter().find(|e| e.kind == Kind::File).unwrap();
+        let value = f.xattrs.get(&name).expect("the renamed attribute");
+        match mode {
+            DataMode::Keep => assert_eq!(value, b"alice-value"),
+            _ => assert_eq!(value, &vec![0u8; 11]),
+        }
+        if mode == DataMode::Keep {
+            let b = dir.join("b.ds");
+            reverse_trace(&a, &b, &k, Default::default()).unwrap();
+            assert_eq!(events(&b), events(&t));
+            let tb = TraceReader::open(&b).unwrap();
+            let x: Vec<Entry> =
+                tb.snapshot_entries(0, Phase::Start).unwrap().collect::<Result<_>>().unwrap();
+            let y: Vec<Entry> = TraceReader::open(&t)
+                .unwrap()
+                .snapshot_entries(0, Phase::Start)
+                .unwrap()
+                .collect::<Result<_>>()
+                .unwrap();
+            assert_eq!(x, y);
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bytes_in_a_column_no_rule_covers_are_left_out() {
+    let mut ev = Event::new(lookup("openat").unwrap());
+    ev.extra.push(("full_pathname".into(), ExtraValue::Bytes(b"/home/alice".to_vec())));
+    ev.extra.push(("scm_rights".into(), ExtraValue::Bytes(vec![3, 0, 0, 0])));
+    ev.extra.push(("some_new_column".into(), ExtraValue::Bytes(b"alice".to_vec())));
+    ev.extra.push(("cache_miss_pages".into(), ExtraValue::Int(4)));
+    let mut m = forward(&[Field::Pid]);
+    map_event(&mut m, &mut ev, &LinkSizes::new());
+    let get = |k: &str| ev.extra.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    assert_eq!(get("some_new_column"), Some(ExtraValue::Null));
+    assert_eq!(get("scm_rights"), Some(ExtraValue::Bytes(vec![3, 0, 0, 0])));
+    assert_eq!(get("cache_miss_pages"), Some(ExtraValue::Int(4)));
+    // A path column is the path field's: kept when paths are.
+    assert_eq!(get("full_pathname"), Some(ExtraValue::Bytes(b"/home/alice".to_vec())));
+}
+
+#[test]
+fn socket_addresses_by_family() {
+    let sa = |family: u16, rest: &[u8]| [family.to_le_bytes().as_slice(), rest].concat();
+    let v4 = sa(2, &[0x01, 0xbb, 192, 168, 1, 7, 0, 0, 0, 0, 0, 0, 0, 0]);
+    let lo = sa(2, &[0x01, 0xbb, 127, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
+    let mut six = vec![0x01, 0xbb, 0, 0, 0, 0];
+    six.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    six.extend_from_slice(&[0, 0, 0, 0]);
+    let v6 = sa(10, &six);
+    let mut mapped = vec![0x01, 0xbb, 0, 0, 0, 0];
+    mapped.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 1, 7]);
+    mapped.extend_from_slice(&[0, 0, 0, 0]);
+    let mapped = sa(10, &mapped);
+    let abstract_ = sa(1, b"\0alice-sock");
+    let netlink = sa(16, &[0, 0, 0x92, 0x10, 0, 0, 0, 0, 0, 0]);
+    let packet = sa(17, &[0, 3, 2, 0, 0, 0, 0, 1, 6, 0xde, 0xad, 0xbe, 0xef, 0, 1, 0, 0]);
+    let mut m = forward(&[Field::Path, Field::Hostname, Field::Pid]);
+    let a4 = sockaddr::map(&mut m, &v4).unwrap();
+    assert_eq!(a4[..4], v4[..4], "family and port stay");
+    assert_eq!(a4[4], 10);
+    assert_ne!(a4[4..8], v4[4..8]);
+    assert_eq!(sockaddr::map(&mut m, &v4).unwrap(), a4, "the same address, the same pseudonym");
+    assert_eq!(sockaddr::map(&mut m, &lo), None, "loopback stays");
+    let a6 = sockaddr::map(&mut m, &v6).unwrap();
+    assert_eq!(a6[8..12], [0xfd, 0, 0, 0]);
+    assert_eq!(a6.len(), v6.len());
+    let am = sockaddr::map(&mut m, &mapped).unwrap();
+    assert_eq!(am[20..24], a4[4..8], "an IPv4-mapped address maps its IPv4 part");
+    let ab = sockaddr::map(&mut m, &abstract_).unwrap();
+    assert_eq!(ab, sa(1, &[b"\0".as_slice(), &m.string(Field::Path, b"alice-sock")].concat()));
+    let nl = sockaddr::map(&mut m, &netlink).unwrap();
+    assert_eq!(u32::from_le_bytes(nl[4..8].try_into().unwrap()), m.id(Field::Pid, 4242) as u32);
+    let pk = sockaddr::map(&mut m, &packet).unwrap();
+    assert!(pk[..2] == packet[..2] && pk[2..].iter().all(|&b| b == 0));
+    // Back: the IPv6 address and the abstract name, from the table.
+    let mut r = Reverser::default();
+    r.strings.insert(
+        Field::Path,
+        [(m.string(Field::Path, b"alice-sock"), b"alice-sock".to_vec())].into(),
+    );
+    r.strings.insert(Field::Hostname, [(a6[12..24].to_vec(), v6[8..24].to_vec())].into());
+    let mut b = Backward { r, fields: vec![Field::Path, Field::Hostname] };
+    assert_eq!(sockaddr::map(&mut b, &a6).unwrap(), v6);
+    assert_eq!(sockaddr::map(&mut b, &ab).unwrap(), abstract_);
+}
+
+#[test]
+fn drop_also_drops_the_digests_a_hashed_recording_holds() {
+    let dir = scratch("hashed");
+    let t = dir.join("t.ds");
+    let mut w =
+        TraceWriter::create(&t, &[("data_mode", b"hash")], WriterConfig::default()).unwrap();
+    let mut e = Event::new(lookup("read").unwrap());
+    e.set_arg("fd", ArgValue::Int(3));
+    e.set_arg("buf", ArgValue::Hashed { len: 6, blake3: *blake3::hash(b"secret").as_bytes() });
+    e.set_arg("count", ArgValue::Int(6));
+    e.ret = Some(6);
+    w.append(&e).unwrap();
+    w.finish().unwrap();
+    for (mode, kept) in [(DataMode::Digest, true), (DataMode::Drop, false)] {
+        let a = dir.join(format!("{}.ds", mode.name()));
+        anonymize_trace(&t, &a, &key(3), &all_opts(mode)).unwrap();
+        let ev = &events(&a)[0];
+        assert_eq!(matches!(ev.arg("buf"), Some(ArgValue::Hashed { .. })), kept, "{mode:?}");
+        let bytes = std::fs::read(&a).unwrap();
+        let digest = blake3::hash(b"secret");
+        assert_eq!(bytes.windows(32).any(|w| w == digest.as_bytes()), kept, "{mode:?}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

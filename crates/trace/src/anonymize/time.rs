@@ -1,0 +1,229 @@
+//! Anonymized times (`--fields time`, Tracefs' anonymized timestamps): the trace's own clock
+//! shifted by a whole number of seconds so that the trace starts at a chosen origin, every
+//! interval kept; file times made during the recording shifted alike, older ones replaced.
+//!
+//! * **The trace's clock** (`time_called`, `time_returned`, `time_recorded`, the time facts,
+//!   the range of a loss, `reanimator fs` operations' times): `t - T0 + origin`, where `T0`
+//!   is the trace's start (the `start_time` fact, the first snapshot scan or the first call,
+//!   whichever is earliest) rounded down to a second. Intervals, and with them `replay
+//!   --timing`, stay exact.
+//! * **File times** (the access, change, modification and birth times in `stat`/`statx`
+//!   results, `utime`/`utimes`/`utimensat` arguments, snapshot mtimes, `fs` setattr times):
+//!   their seconds are shifted the same way when they are not before `T0` (times the
+//!   recorded programs made), so that a file written during the recording keeps its mtime
+//!   next to the write's call time. Times before `T0` (files older than the recording) are
+//!   often public (a package's files), and one of them would give the shift away: their
+//!   seconds are replaced by keyed pseudonyms, the same second giving the same pseudonym, in
+//!   the 2^30 seconds before the origin; their order is not kept. Sub-second parts stay, so
+//!   that a time set through `utimes` (microseconds) or `utime` (seconds) and read back
+//!   through `stat` still agree.
+//!
+//! Shifted times are at or after the origin and replaced ones before it, so the rewrite is
+//! one to one: `--reversible time` stores the shift and the replaced seconds in the
+//! encrypted table and `--reverse` puts every time back.
+
+use ra_syscalls::Struct;
+
+use super::Mapper;
+use crate::structs::{UTIME_NOW, UTIME_OMIT};
+use crate::TraceReader;
+
+const NS: i64 = 1_000_000_000;
+
+/// Replaced file times take the seconds `origin - TIME_SPAN .. origin`.
+pub const TIME_SPAN: i64 = 1 << 30;
+
+/// The shift of one anonymization: the trace's start `t0_s` becomes `origin_s`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeShift {
+    pub t0_s: i64,
+    pub origin_s: i64,
+}
+
+impl TimeShift {
+    pub fn delta_s(self) -> i64 {
+        self.origin_s - self.t0_s
+    }
+
+    /// An instant of the trace's clock, forward (`true`) or back.
+    pub fn clock(self, ns: i64, forward: bool) -> i64 {
+        let d = self.delta_s().wrapping_mul(NS);
+        if forward {
+            ns.wrapping_add(d)
+        } else {
+            ns.wrapping_sub(d)
+        }
+    }
+
+    /// The shifted seconds of a file time, if it is shifted (not before `t0_s`).
+    pub fn shifted_secs(self, s: i64) -> Option<i64> {
+        if s < self.t0_s {
+            return None;
+        }
+        s.checked_add(self.delta_s())
+    }
+
+    /// The original seconds of a shifted file time (at or after the origin).
+    pub fn unshifted_secs(self, s: i64) -> Option<i64> {
+        if s < self.origin_s {
+            return None;
+        }
+        s.checked_sub(self.delta_s())
+    }
+}
+
+/// Where a trace starts: the earliest of its `start_time` fact, its snapshot scans' starts
+/// and its first call's `time_called`, in ns; `None` when it holds no time.
+pub fn trace_start(tr: &TraceReader) -> crate::Result<Option<i64>> {
+    let mut t: Option<i64> = None;
+    let mut see = |v: i64| t = Some(t.map_or(v, |x| x.min(v)));
+    for (k, v) in tr.info() {
+        let scan = k.starts_with("snapshot.") && k.ends_with(".scan_began_ns");
+        if k == "start_time" || scan {
+            if let Some(ns) = parse_instant(v) {
+                see(ns);
+            }
+        }
+    }
+    if let Some(ev) = tr.events(None).next() {
+        if let Some(c) = ev?.time_called {
+            see(c);
+        }
+    }
+    Ok(t)
+}
+
+/// A fact's instant: integer nanoseconds, or RFC 3339 as `record` writes it
+/// (`2026-11-02T10:11:12.123456789Z`).
+pub fn parse_instant(v: &[u8]) -> Option<i64> {
+    let s = std::str::from_utf8(v).ok()?;
+    if let Ok(n) = s.parse::<i64>() {
+        return Some(n);
+    }
+    parse_rfc3339(s)
+}
+
+/// A fact's instant `v` rewritten in the form it came in (as many fraction digits: the
+/// shift is whole seconds).
+pub fn map_instant(m: &mut dyn Mapper, v: &[u8]) -> Option<Vec<u8>> {
+    let s = std::str::from_utf8(v).ok()?;
+    if let Ok(n) = s.parse::<i64>() {
+        return Some(m.clock(n).to_string().into_bytes());
+    }
+    let digits = s.get(19..s.len() - 1)?.len().saturating_sub(1);
+    parse_rfc3339(s).map(|ns| rfc3339_digits(m.clock(ns), digits).into_bytes())
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ` (the CLI's form: nine fraction digits, UTC).
+pub fn rfc3339(ns: i64) -> String {
+    rfc3339_digits(ns, 9)
+}
+
+/// [`rfc3339`] with `digits` fraction digits (0: none; the fraction cut, not rounded).
+fn rfc3339_digits(ns: i64, digits: usize) -> String {
+    let secs = ns.div_euclid(NS);
+    let frac = ns.rem_euclid(NS);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let frac = format!("{frac:09}");
+    let frac = match digits.min(9) {
+        0 => String::new(),
+        n => format!(".{}", &frac[..n]),
+    };
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z", sod / 3600, sod % 3600 / 60, sod % 60)
+}
+
+/// The inverse of [`rfc3339`] (a fraction of 1 to 9 digits, or none; `Z` only).
+pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return None;
+    }
+    if b[16] != b':' || *b.last()? != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = s.get(r)?;
+        t.bytes().all(|c| c.is_ascii_digit()).then(|| t.parse().ok())?
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let frac = match &s[19..s.len() - 1] {
+        "" => 0,
+        f if f.len() >= 2 && f.len() <= 10 && f.starts_with('.') => {
+            let digits = &f[1..];
+            if !digits.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            digits.parse::<i64>().ok()? * 10i64.pow(9 - digits.len() as u32)
+        }
+        _ => return None,
+    };
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if mo > 2 { mo - 3 } else { mo + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((days * 86_400 + h * 3600 + mi * 60 + sec) * NS + frac)
+}
+
+/// A file time in nanoseconds, its seconds through `m` (sub-second part kept).
+pub fn map_file_ns(m: &mut dyn Mapper, ns: i64) -> i64 {
+    let s = m.file_secs(ns.div_euclid(NS));
+    s.wrapping_mul(NS).wrapping_add(ns.rem_euclid(NS))
+}
+
+/// Offsets of the `i64` seconds of each time in a struct, with the offset of its sub-second
+/// part where a special value there (`UTIME_NOW`, `UTIME_OMIT`) means "no time".
+fn time_fields(s: Struct) -> &'static [(usize, Option<usize>)] {
+    match s {
+        // x86_64 `struct stat`: st_atim, st_mtim, st_ctim.
+        Struct::Stat => &[(72, None), (88, None), (104, None)],
+        // `struct statx`: stx_atime, stx_btime, stx_ctime, stx_mtime.
+        Struct::Statx => &[(64, None), (80, None), (96, None), (112, None)],
+        Struct::Timespec2 => &[(0, Some(8)), (16, Some(24))],
+        Struct::Timeval2 => &[(0, None), (16, None)],
+        Struct::Utimbuf => &[(0, None), (8, None)],
+        _ => &[],
+    }
+}
+
+/// Whether a struct holds file times.
+pub fn has_times(s: Struct) -> bool {
+    !time_fields(s).is_empty()
+}
+
+/// A struct's file times through `m` (`None`: no times in it, or too short).
+pub fn map_struct_times(m: &mut dyn Mapper, s: Struct, b: &[u8]) -> Option<Vec<u8>> {
+    let fields = time_fields(s);
+    let end = fields.iter().map(|(o, n)| n.unwrap_or(*o).max(*o) + 8).max()?;
+    if b.len() < end {
+        return None;
+    }
+    let mut out = b.to_vec();
+    let at = |b: &[u8], o: usize| i64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+    for &(secs, nsec) in fields {
+        if nsec.is_some_and(|n| matches!(at(b, n), UTIME_NOW | UTIME_OMIT)) {
+            continue;
+        }
+        let v = m.file_secs(at(b, secs));
+        out[secs..secs + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    Some(out)
+}
