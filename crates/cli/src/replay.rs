@@ -151,8 +151,8 @@ pub struct ReplayArgs {
     pub force: bool,
     /// Empty the root (and each --compare root) first: everything beneath it is removed,
     /// never crossing into another file system. Only for a root an earlier replay used
-    /// (replay marks its roots with the xattr user.reanimator.replay-root); any other
-    /// non-empty directory is refused.
+    /// (replay remembers its roots, by device and inode, in
+    /// ~/.local/state/reanimator/replay-roots); any other non-empty directory is refused.
     #[arg(long, conflicts_with = "force")]
     pub clean: bool,
     /// Recreate the initial state under --root before replaying (`--init` alone = auto).
@@ -325,47 +325,102 @@ pub(crate) fn check_root(root: &Path, force: bool, trace: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The xattr that marks a directory as a replay root, which `--clean` may empty.
-const ROOT_MARK: &str = "user.reanimator.replay-root";
-
-/// [`check_root`], then with `--clean` the root emptied (only one that carries the mark), and
-/// the mark set.
+/// [`check_root`], then with `--clean` the root emptied (only a root an earlier replay used,
+/// as [`ReplayRoots`] remembers), and the root remembered.
 pub(crate) fn prepare_root(root: &Path, a: &ReplayArgs, trace: &Path) -> Result<()> {
     check_root(root, a.force || a.clean, trace)?;
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(root.as_os_str().as_bytes())
-        .with_context(|| format!("replay root {}: a NUL in its name", root.display()))?;
-    let name = std::ffi::CString::new(ROOT_MARK).expect("no NUL");
     let non_empty = std::fs::read_dir(root)
         .with_context(|| format!("reading the replay root {}", root.display()))?
         .next()
         .is_some();
+    let roots = ReplayRoots::new();
     if a.clean && non_empty {
-        // SAFETY: both strings are NUL-terminated; a null buffer of size 0 asks for the size.
-        let marked = unsafe { libc::getxattr(c.as_ptr(), name.as_ptr(), std::ptr::null_mut(), 0) };
-        if marked < 0 {
+        if !roots.contains(root) {
             bail!(
-                "replay root {}: --clean empties only a root an earlier replay used, and this \
-                 directory does not carry replay's mark ({ROOT_MARK}); empty it yourself or \
-                 pick an empty directory",
-                root.display()
+                "replay root {}: --clean empties only a root an earlier replay used ({} lists \
+                 them), and this directory is not one; empty it yourself or pick an empty \
+                 directory",
+                root.display(),
+                roots
+                    .path
+                    .as_ref()
+                    .map_or("$HOME/.local/state/reanimator/replay-roots".into(), |p| p
+                        .display()
+                        .to_string())
             );
         }
         let removed = empty_dir(root)
             .with_context(|| format!("--clean: emptying the replay root {}", root.display()))?;
         eprintln!("reanimator: --clean: removed {removed} entries beneath {}", root.display());
     }
-    // SAFETY: as above; the value is one byte long.
-    let r = unsafe { libc::setxattr(c.as_ptr(), name.as_ptr(), b"1".as_ptr().cast(), 1, 0) };
-    if r < 0 && a.clean {
-        let e = std::io::Error::last_os_error();
-        eprintln!(
-            "reanimator: note: cannot mark {} as a replay root ({e}): a later --clean of it \
-             will be refused",
-            root.display()
-        );
+    if let Err(e) = roots.add(root) {
+        if a.clean {
+            eprintln!(
+                "reanimator: note: cannot remember {} as a replay root ({e:#}): a later --clean \
+                 of it will be refused",
+                root.display()
+            );
+        }
     }
     Ok(())
+}
+
+/// The directories replays have used as roots, by device and inode (nothing is written into
+/// a root to mark it: a scan or diff of it would show the mark), in
+/// `$XDG_STATE_HOME/reanimator/replay-roots` (else `~/.local/state/...`), one `DEV INO PATH`
+/// line each, the newest [`ReplayRoots::KEEP`].
+struct ReplayRoots {
+    path: Option<PathBuf>,
+}
+
+impl ReplayRoots {
+    const KEEP: usize = 1000;
+
+    fn new() -> ReplayRoots {
+        let base = std::env::var_os("XDG_STATE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")));
+        ReplayRoots { path: base.map(|b| b.join("reanimator/replay-roots")) }
+    }
+
+    fn id(root: &Path) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(root).ok()?;
+        Some(format!("{} {}", m.dev(), m.ino()))
+    }
+
+    fn lines(&self) -> Vec<String> {
+        let Some(p) = &self.path else { return Vec::new() };
+        std::fs::read_to_string(p)
+            .map(|s| s.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    fn contains(&self, root: &Path) -> bool {
+        let Some(id) = Self::id(root) else { return false };
+        let canon = root.canonicalize().ok();
+        self.lines().iter().any(|l| {
+            let mut f = l.splitn(3, ' ');
+            let (Some(d), Some(i), Some(p)) = (f.next(), f.next(), f.next()) else { return false };
+            format!("{d} {i}") == id && canon.as_deref() == Some(Path::new(p))
+        })
+    }
+
+    fn add(&self, root: &Path) -> Result<()> {
+        let p = self.path.as_ref().context("neither XDG_STATE_HOME nor HOME is set")?;
+        let id = Self::id(root).context("cannot stat the root")?;
+        let canon = root.canonicalize()?;
+        let line = format!("{id} {}", canon.display());
+        let mut lines: Vec<String> = self.lines().into_iter().filter(|l| *l != line).collect();
+        lines.push(line);
+        let skip = lines.len().saturating_sub(Self::KEEP);
+        if let Some(dir) = p.parent() {
+            ra_fsstate::private::create_dir_all(dir)?;
+        }
+        ra_fsstate::private::write(p, (lines[skip..].join("\n") + "\n").as_bytes())?;
+        Ok(())
+    }
 }
 
 /// Remove everything beneath `dir`, not crossing into other file systems (a mount point

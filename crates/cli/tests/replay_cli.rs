@@ -1102,7 +1102,7 @@ fn clean_empties_a_replay_root_and_refuses_any_other_directory() {
     let other = d.join("other");
     std::fs::create_dir_all(other.join("keep")).unwrap();
     let o = replay(&trace, &other, &["--init", "--clean"]);
-    one_line_error(&o, "does not carry replay's mark");
+    one_line_error(&o, "--clean empties only a root an earlier replay used");
     assert!(other.join("keep").is_dir(), "nothing removed");
     let _ = std::fs::remove_dir_all(&d);
 }
