@@ -100,9 +100,10 @@ pub fn run(a: AnonymizeArgs, key: Option<&Key>) -> Result<ExitCode> {
         bail!("{} exists: anonymize writes a new file", a.output.display());
     }
     // The output chain: compression, and a seal or encryption if asked (`record`'s flags).
-    // Its network flags are record's and fs's: anonymize writes a file (--spill is refused
-    // with a file output).
-    if a.chain.destination(&a.output, None)?.is_net() {
+    // anonymize writes a file: it has none of the network flags of record and fs.
+    let dest = ra_trace::Destination::parse(a.output.as_os_str())
+        .map_err(|e| anyhow::anyhow!("OUT {e}"))?;
+    if dest.is_net() {
         bail!("-o {}: anonymize writes a file (tcp:// is for record and fs)", a.output.display());
     }
     let ds = a.chain.writer_options()?;

@@ -255,9 +255,10 @@ fn dump_events(
     if a.format == Format::Csv {
         writeln!(out, "unique_id,time_called,time_returned,pid,tid,call,args,return_value,errno")?;
     }
-    let mut shown = 0u64;
+    let (mut shown, mut seen) = (0u64, 0u64);
     for ev in tr.events(if a.types.is_empty() { None } else { Some(&only) }) {
         let ev = ev?;
+        seen += 1;
         if filter.is_some_and(|f| !f.matches(&EventRecord(&ev))) {
             continue;
         }
@@ -301,6 +302,18 @@ fn dump_events(
             }
         }
         shown += 1;
+    }
+    if seen == 0 && a.types.is_empty() {
+        let rows = ra_trace::fsop::aggregate_rows(tr).count();
+        if rows > 0 {
+            eprintln!(
+                "reanimator: note: this trace holds no per-operation records, only {rows} \
+                 aggregate rows (`fs mount --aggregate-only`): `reanimator profile TRACE` shows \
+                 their histograms, `reanimator dump --raw TRACE` the rows"
+            );
+        } else {
+            eprintln!("reanimator: note: this trace holds no calls");
+        }
     }
     Ok(())
 }

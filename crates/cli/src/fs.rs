@@ -12,7 +12,7 @@ use ra_capture::STOP_REQUESTS;
 use ra_fs::{DataMode, GroupBy, MountConfig, Unmounted};
 use ra_profile::ProfileSink;
 
-use crate::output::ChainArgs;
+use crate::output::{ChainArgs, NetArgs};
 use crate::record::Data;
 
 #[derive(Args, Debug)]
@@ -121,6 +121,8 @@ pub struct MountArgs {
     aggregate_only: bool,
     #[command(flatten)]
     chain: ChainArgs,
+    #[command(flatten)]
+    net: NetArgs,
     /// Detach once the mount is up (the daemon keeps running; stop it with `fs umount`).
     #[arg(long)]
     daemon: bool,
@@ -190,7 +192,7 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     };
     let profile_group = group_by.clone();
     let command: Vec<String> = std::env::args().collect();
-    let output = a.chain.destination(&a.output, key)?;
+    let output = a.net.destination(&a.chain, &a.output, key)?;
     let cfg = MountConfig {
         lower: a.lower.clone(),
         mountpoint: a.mountpoint.clone(),
@@ -318,7 +320,7 @@ fn temp_log() -> Result<(std::path::PathBuf, std::fs::File)> {
 fn daemonize(a: &MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     let args: Vec<OsString> = std::env::args_os().skip(1).filter(|s| s != "--daemon").collect();
     // The log quotes paths and errors of the traced tree: private, as the trace is.
-    let (log, logf) = match a.chain.destination(&a.output, key)? {
+    let (log, logf) = match a.net.destination(&a.chain, &a.output, key)? {
         ra_trace::Destination::File(p) => {
             let log = p.with_extension("log");
             let f = ra_fsstate::private::create(&log)

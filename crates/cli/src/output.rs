@@ -56,6 +56,11 @@ pub struct ChainArgs {
     /// before encryption.
     #[arg(long, value_name = "KEYFILE")]
     pub encrypt: Option<std::path::PathBuf>,
+}
+
+/// Flags of a trace streamed to a collector (`record` and `fs`; `anonymize` writes a file).
+#[derive(Args, Debug, Clone)]
+pub struct NetArgs {
     /// With `-o tcp://HOST:PORT`: when the collector fails (connection lost, collector
     /// killed, no acknowledgement for 30 s), go on writing here: a trace holding everything
     /// the collector did not acknowledge (`reanimator collect --join` puts the two parts
@@ -107,11 +112,19 @@ impl ChainArgs {
         }
         Ok(o)
     }
+}
 
+impl NetArgs {
     /// Where `-o OUTPUT` sends the trace: a file, or `tcp://HOST:PORT[/LABEL]` (a collector,
-    /// `reanimator collect`), with this chain's network settings and the global `--key`: a
-    /// host key (`reanimator keygen --host`) the sender authenticates with.
-    pub fn destination(&self, output: &Path, key: Option<&Key>) -> anyhow::Result<Destination> {
+    /// `reanimator collect`), with these network settings, the chain `chain` (not every part
+    /// of which can be streamed) and the global `--key`: a host key (`reanimator keygen
+    /// --host`) the sender authenticates with.
+    pub fn destination(
+        &self,
+        chain: &ChainArgs,
+        output: &Path,
+        key: Option<&Key>,
+    ) -> anyhow::Result<Destination> {
         let d = Destination::parse(output.as_os_str()).map_err(|e| anyhow::anyhow!("-o {e}"))?;
         match d {
             Destination::File(_) if self.spill.is_some() => {
@@ -120,7 +133,7 @@ impl ChainArgs {
                 )
             }
             Destination::File(p) => Ok(Destination::File(p)),
-            Destination::Tcp(_) if self.encrypt.is_some() => anyhow::bail!(
+            Destination::Tcp(_) if chain.encrypt.is_some() => anyhow::bail!(
                 "--encrypt with -o tcp:// is not supported yet (the collector frames DataSeries \
                  extents, an encrypted trace is a stream of chunks): write the encrypted trace to \
                  a file, or stream it sealed (--seal) without --encrypt"

@@ -362,6 +362,50 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
         acc.add(returned, Key { layer: layer.into(), op: ev.name.clone(), group: g }, lat, failed);
     }
     progress.finish();
+    if seen == 0 {
+        // An aggregate-only fs trace (`fs mount --aggregate-only`): its histograms are stored.
+        if let Some(ivs) = aggregate_intervals(&tr, path)? {
+            if filter.is_some() {
+                bail!(
+                    "{}: --where needs per-operation records, and this trace holds only the \
+                     aggregate rows of `fs mount --aggregate-only`",
+                    path.display()
+                );
+            }
+            // The fact says how the daemon aggregated: "every 1 s, by op".
+            let fact =
+                tr.info_value("fs_aggregate").map(|v| String::from_utf8_lossy(v).into_owned());
+            let every = fact
+                .as_deref()
+                .and_then(|f| f.strip_prefix("every "))
+                .and_then(|f| f.split_once(" s"))
+                .and_then(|(secs, _)| secs.parse::<f64>().ok())
+                .map(|secs| (secs * 1e9) as u64);
+            let meta = Meta {
+                interval_ns: every
+                    .unwrap_or_else(|| ivs.first().map_or(0, |iv| iv.end_ns - iv.start_ns)),
+                by: fact
+                    .as_deref()
+                    .and_then(|f| f.rsplit_once("by ").map(|(_, b)| b.to_string()))
+                    .unwrap_or_else(|| "op".into()),
+                ..meta
+            };
+            eprintln!(
+                "reanimator: note: {} holds no per-operation records (`fs mount \
+                 --aggregate-only`): profiled from its {} aggregate intervals as recorded \
+                 (--interval, --by and --depth do not apply)",
+                path.display(),
+                ivs.len()
+            );
+            sink.meta(&meta)?;
+            for iv in &ivs {
+                sink.interval(iv)?;
+            }
+            sink.finish()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        bail!("{}: the trace holds no operations to profile", path.display());
+    }
     let missing: u64 =
         unknown.missing.values().sum::<u64>() + unknown.negative.values().sum::<u64>();
     if timed == 0 && missing > 0 {
@@ -396,6 +440,45 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
     }
     sink.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The intervals of a trace's `Reanimator::FsAggregate` rows (keys `fs OP [GROUP]`), or None
+/// when it has none.
+fn aggregate_intervals(tr: &TraceReader, path: &Path) -> Result<Option<Vec<ra_profile::Interval>>> {
+    let mut by_interval: BTreeMap<(u64, u64), ra_profile::Interval> = BTreeMap::new();
+    for row in ra_trace::fsop::aggregate_rows(tr) {
+        let row = row.with_context(|| format!("reading {}", path.display()))?;
+        let t = |v: i64| u64::try_from(v).unwrap_or(0);
+        let (start, end) = (t(row.interval_start_ns), t(row.interval_end_ns));
+        let iv = by_interval.entry((start, end)).or_insert_with(|| ra_profile::Interval {
+            start_ns: start,
+            end_ns: end,
+            partial: false,
+            hists: BTreeMap::new(),
+            counters: BTreeMap::new(),
+        });
+        let g = String::from_utf8_lossy(&row.group).into_owned();
+        let group = if g.is_empty() {
+            g
+        } else if g.starts_with('/') {
+            format!("path={g}")
+        } else if g.bytes().all(|b| b.is_ascii_digit()) {
+            format!("uid={g}")
+        } else {
+            g
+        };
+        let st = &row.stats;
+        let h = ra_profile::Hist {
+            buckets: st.hist,
+            count: st.count,
+            total_ns: st.total_ns,
+            min_ns: st.min_ns,
+            max_ns: st.max_ns,
+            errors: st.errors,
+        };
+        iv.hists.entry(Key { layer: "fs".into(), op: row.operation, group }).or_default().merge(&h);
+    }
+    Ok((!by_interval.is_empty()).then(|| by_interval.into_values().collect()))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use ra_capture::{DataMode, Options, Selection, Target, STOP_REQUESTS, STOP_SIGNA
 use ra_fsstate::ScanOptions;
 use ra_trace::{Phase, PhaseInfo, TraceWriter, WriterConfig};
 
-use crate::output::ChainArgs;
+use crate::output::{ChainArgs, NetArgs};
 use crate::progress::ScanProgress;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -119,6 +119,8 @@ pub struct RecordArgs {
     pub cgroup: Option<PathBuf>,
     #[command(flatten)]
     pub chain: ChainArgs,
+    #[command(flatten)]
+    pub net: NetArgs,
     /// Store DIR's state (and its file contents) in the trace before the command starts, and
     /// its state again after it ends (repeatable).
     #[arg(long, value_name = "DIR")]
@@ -244,7 +246,7 @@ fn scan_options(progress: &ScanProgress, dir: &std::path::Path, phase: Phase) ->
 /// `key`: the global `--key`, a host key to authenticate to the collector with `-o tcp://`.
 pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     let selection = Selection::parse(&a.syscalls).context("--syscalls")?;
-    let dest = a.chain.destination(&a.output, key)?;
+    let dest = a.net.destination(&a.chain, &a.output, key)?;
     let snapshot_dirs = snapshot_dirs(&a.snapshot, &a.output)?;
     let data = match a.data {
         Data::Full => DataMode::Full,

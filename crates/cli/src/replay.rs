@@ -197,8 +197,10 @@ pub struct ReplayArgs {
     #[arg(long, value_enum, default_value_t = ReadsArg::All)]
     pub reads: ReadsArg,
     /// How far the trace is read ahead, on a thread of its own: at most N calls and BYTES of
-    /// data (e.g. 65536,16M, the default); the report says whether replay ever waited for it.
-    #[arg(long, value_name = "N[,BYTES]", value_parser = parse_prefetch, default_value = "65536,16M")]
+    /// data, whichever is reached first, in batches of 256 calls or 1 MiB (the default,
+    /// 4096,16M: 16 batches); the report gives the horizon used and whether replay ever
+    /// waited for it.
+    #[arg(long, value_name = "N[,BYTES]", value_parser = parse_prefetch, default_value = "4096,16M")]
     pub prefetch: (usize, usize),
     /// Seconds a call may block (pipe read, lock wait) before it is reported as stalled.
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]

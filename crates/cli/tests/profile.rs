@@ -251,3 +251,57 @@ fn svg_heat_map_renders_counts_where_they_are() {
         .count();
     assert!(dark > 200, "text and bars are drawn ({dark} dark pixels)");
 }
+
+/// An aggregate-only fs trace (`fs mount --aggregate-only`) holds histograms, not operations:
+/// `profile` shows them (the counts the daemon aggregated), and `dump` says what the trace
+/// holds instead of printing nothing (both printed nothing before).
+#[test]
+fn an_aggregate_only_fs_trace_profiles_from_its_rows_and_dump_says_so() {
+    let root = rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists();
+    if !ra_testkit::privileged(
+        "reanimator fs",
+        if root { Ok(()) } else { Err("needs root".into()) },
+    ) {
+        return;
+    }
+    let d = scratch("aggregate-only");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("agg.ds"));
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    ok(&run(&[
+        "fs",
+        "mount",
+        s(&lower),
+        s(&mnt),
+        "-o",
+        s(&trace),
+        "--aggregate",
+        "1",
+        "--aggregate-only",
+        "--daemon",
+    ]));
+    for i in 0..5 {
+        std::fs::write(mnt.join(format!("f{i}")), b"data").unwrap();
+    }
+    let reads =
+        (0..5).map(|i| std::fs::read(mnt.join(format!("f{i}"))).unwrap().len()).sum::<usize>();
+    assert_eq!(reads, 20);
+    ok(&run(&["fs", "umount", s(&mnt)]));
+    let o = run(&["dump", s(&trace)]);
+    assert!(o.status.success());
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("aggregate rows") && err.contains("reanimator profile"), "{err}");
+    let o = run(&["profile", s(&trace), "--json"]);
+    let v = lines(&ok(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no per-operation records"));
+    let creates: u64 = hists(&v)
+        .iter()
+        .filter(|((_, layer, op, _), _)| layer == "fs" && op == "create")
+        .map(|(_, h)| h["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(creates, 5, "{v:?}");
+    let o = run(&["profile", s(&trace), "--where", "op == read"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}

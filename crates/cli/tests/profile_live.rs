@@ -225,6 +225,25 @@ fn duration_and_the_svg_picture() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Without privileges the live profiler says how to profile anyway: a ptrace trace, profiled
+/// offline. (It used to suggest `--backend ptrace`, which `profile` does not have.)
+#[test]
+fn without_privileges_the_profiler_points_to_an_offline_profile() {
+    if !root() || !ra_testkit::have_program("setpriv") {
+        return;
+    }
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_reanimator"))
+        .args(["profile", "--", "true"])
+        .current_dir("/")
+        .output()
+        .unwrap();
+    let e = ra_testkit::assert_clean_failure(&o);
+    assert!(e.contains("reanimator profile t.ds"), "{e}");
+    assert!(!e.contains("--backend ptrace (") && !e.contains("or use --backend"), "{e}");
+}
+
 #[test]
 fn bad_targets_get_one_clear_line() {
     if !root() {

@@ -188,7 +188,7 @@ impl Options {
             fill: Fill::Pattern,
             mmap: MmapMode::Map,
             reads: Reads::All,
-            prefetch_events: 65_536,
+            prefetch_events: 4096,
             prefetch_bytes: 16 << 20,
             stall_timeout: Duration::from_secs(10),
             keep_mismatches: 50,

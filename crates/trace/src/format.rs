@@ -299,6 +299,13 @@ pub fn format_event(ev: &Event, o: &FormatOptions) -> String {
         let fds: Vec<String> = passed.iter().map(i32::to_string).collect();
         let _ = write!(s, " (SCM_RIGHTS [{}])", fds.join(", "));
     }
+    // What a kernel-side copy moved (sendfile, copy_file_range, splice): in the trace, never
+    // in the program's memory, so no argument shows it.
+    if let Some(moved) = ev.extra_bytes(crate::schema::COPIED_DATA) {
+        s.push_str(" (data ");
+        quoted(&mut s, moved, o.strsize);
+        s.push(')');
+    }
     if ev.extra.iter().any(|(k, v)| k == "synthetic" && *v == ExtraValue::Bool(true)) {
         s.push_str(" (synthetic)");
     }
@@ -311,4 +318,24 @@ pub fn format_event(ev: &Event, o: &FormatOptions) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel-side copy shows what it moved: the bytes are in the trace (`data_copied`),
+    /// never in an argument (the text dump left them out while jsonl had them).
+    #[test]
+    fn a_copy_shows_the_data_it_moved() {
+        let def = ra_syscalls::lookup("copy_file_range").unwrap();
+        let mut ev = Event::new(def);
+        ev.ret = Some(6);
+        ev.extra.push((crate::schema::COPIED_DATA.into(), ExtraValue::Bytes(b"hello\n".to_vec())));
+        let o = FormatOptions { show_time: false, show_duration: false, ..Default::default() };
+        let line = format_event(&ev, &o);
+        assert!(line.ends_with(" = 6 (data \"hello\\n\")"), "{line}");
+        let o = FormatOptions { strsize: 2, ..o };
+        assert!(format_event(&ev, &o).ends_with(" = 6 (data \"he\"...)"));
+    }
 }

@@ -149,6 +149,112 @@ pub fn fs_aggregate_type() -> Arc<ExtentType> {
     .clone()
 }
 
+/// One `Reanimator::FsAggregate` row: an interval's statistics of one operation and group.
+#[derive(Clone, Debug)]
+pub struct FsAggregateRow {
+    pub interval_start_ns: i64,
+    pub interval_end_ns: i64,
+    pub operation: String,
+    /// Empty, a uid, or a path prefix such as `/src`.
+    pub group: Vec<u8>,
+    pub stats: FsStats,
+}
+
+/// The aggregate rows of a `reanimator fs` trace (`--aggregate`), in file order; none in other
+/// traces. A row whose histogram is malformed (more than 64 buckets, not whole u64s) is an
+/// error naming its extent.
+pub fn aggregate_rows(
+    tr: &crate::TraceReader,
+) -> impl Iterator<Item = crate::Result<FsAggregateRow>> + '_ {
+    let ds = tr.dataseries();
+    let present = ds.type_by_name(FS_AGGREGATE_TYPE).is_some();
+    let mut extents = present.then(|| ds.extents_of(FS_AGGREGATE_TYPE));
+    let mut pending: std::vec::IntoIter<crate::Result<FsAggregateRow>> = Vec::new().into_iter();
+    std::iter::from_fn(move || loop {
+        if let Some(r) = pending.next() {
+            return Some(r);
+        }
+        let e = match extents.as_mut()?.next()? {
+            Ok(e) => e,
+            Err(e) => {
+                extents = None;
+                return Some(Err(e.into()));
+            }
+        };
+        pending = rows_of(&e).into_iter();
+    })
+}
+
+fn rows_of(e: &dataseries::Extent) -> Vec<crate::Result<FsAggregateRow>> {
+    use dataseries::Value;
+    let t = e.extent_type();
+    let idx = |n: &str| t.field_index(n);
+    let (Some(fs), Some(fe), Some(fo), Some(fg), Some(fc), Some(fr), Some(fb), Some(ft)) = (
+        idx("interval_start"),
+        idx("interval_end"),
+        idx("operation"),
+        idx("group"),
+        idx("count"),
+        idx("errors"),
+        idx("bytes"),
+        idx("total_ns"),
+    ) else {
+        return vec![Err(crate::Error::MissingField {
+            type_name: FS_AGGREGATE_TYPE.into(),
+            field: "interval_start, interval_end, operation, group, count, errors, bytes or \
+                    total_ns"
+                .into(),
+        })];
+    };
+    let (fmin, fmax, fh) = (idx("min_ns"), idx("max_ns"), idx("histogram_ns"));
+    let int = |r: usize, f: usize| match e.value(r, f) {
+        Value::Int64(v) => v,
+        Value::Int32(v) => v.into(),
+        _ => 0,
+    };
+    let bytes = |r: usize, f: usize| match e.value(r, f) {
+        Value::Bytes(b) => b.to_vec(),
+        _ => Vec::new(),
+    };
+    let u = |v: i64| u64::try_from(v).unwrap_or(0);
+    (0..e.len())
+        .map(|r| {
+            let mut stats = FsStats {
+                count: u(int(r, fc)),
+                errors: u(int(r, fr)),
+                bytes: u(int(r, fb)),
+                total_ns: u(int(r, ft)),
+                min_ns: fmin.map_or(u64::MAX, |f| u(int(r, f))),
+                max_ns: fmax.map_or(0, |f| u(int(r, f))),
+                hist: [0; 64],
+            };
+            if let Some(f) = fh {
+                let h = bytes(r, f);
+                if h.len() % 8 != 0 || h.len() > 64 * 8 {
+                    return Err(crate::Error::BadRecord {
+                        type_name: FS_AGGREGATE_TYPE.into(),
+                        extent_offset: e.offset().unwrap_or(0),
+                        problem: format!(
+                            "row {r}: a histogram of {} bytes (at most 64 u64 counts)",
+                            h.len()
+                        ),
+                    });
+                }
+                for (k, c) in h.chunks_exact(8).enumerate() {
+                    stats.hist[k] = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+                }
+            }
+            Ok(FsAggregateRow {
+                interval_start_ns: int(r, fs),
+                interval_end_ns: int(r, fe),
+                operation: String::from_utf8_lossy(&bytes(r, fo)).into_owned(),
+                group: bytes(r, fg),
+                stats,
+            })
+        })
+        .collect()
+}
+
 /// Per (operation, group) statistics of one aggregate interval.
 #[derive(Clone, Debug)]
 pub struct FsStats {

@@ -50,6 +50,30 @@ pub fn static_checks() -> Result<(), Unavailable> {
     Ok(())
 }
 
+/// `why` as the live profiler says it: it has no ptrace backend, so the way around a missing
+/// eBPF is to profile a trace the ptrace recorder made (`--backend ptrace` is record's flag).
+pub fn for_profiler(mut why: Unavailable) -> Unavailable {
+    const OFFLINE: &str = "profile a trace instead, which needs no privileges: \
+                           `reanimator record --backend ptrace -o t.ds -- CMD`, then \
+                           `reanimator profile t.ds`";
+    for (from, to) in [
+        ("or use --backend ptrace (no privileges needed)", "or ".to_string() + OFFLINE),
+        ("or use --backend ptrace", "or ".to_string() + OFFLINE),
+        ("or --backend ptrace", "or ".to_string() + OFFLINE),
+        (
+            "use --backend ptrace on this architecture",
+            OFFLINE.to_string() + " on this architecture",
+        ),
+        ("use --backend ptrace", OFFLINE.to_string()),
+    ] {
+        if why.fix.contains(from) {
+            why.fix = why.fix.replacen(from, &to, 1);
+            break;
+        }
+    }
+    why
+}
+
 /// libbpf's messages while loading: the probe shows the relevant one instead of letting them
 /// reach the terminal.
 static LIBBPF_LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());

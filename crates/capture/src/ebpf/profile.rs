@@ -191,7 +191,8 @@ pub fn run(
         }
     }
     let has = |l: &str| opts.layers.iter().any(|x| x == l);
-    probe::static_checks().map_err(|why| Error::Unavailable { backend: "ebpf", why })?;
+    probe::static_checks()
+        .map_err(|why| Error::Unavailable { backend: "ebpf", why: probe::for_profiler(why) })?;
     probe::quiet_libbpf();
 
     // Resolve the target before anything is loaded.
@@ -212,7 +213,11 @@ pub fn run(
     let fail = |stage: &'static str| {
         move |e: libbpf_rs::Error| Error::Unavailable {
             backend: "ebpf",
-            why: probe::explain_load_error(stage, &e, &probe::take_libbpf_log()),
+            why: probe::for_profiler(probe::explain_load_error(
+                stage,
+                &e,
+                &probe::take_libbpf_log(),
+            )),
         }
     };
     let mut obj = MaybeUninit::uninit();
