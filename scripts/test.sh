@@ -68,6 +68,11 @@ step "record and replay of third-party suites (scripts/replay-conformance.sh --q
 # Needs root (the eBPF recorder).
 root_suite "replay conformance" scripts/replay-conformance.sh
 
+step "the README's tour, every line as written (scripts/readme-tour.sh)"
+# Each command of README.md's "A 60-second tour", with the small real workloads it names, in
+# a private mount namespace. Needs root (eBPF, FUSE, loop devices).
+root_suite "README tour" scripts/readme-tour.sh
+
 step "docs build"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked -q
 
