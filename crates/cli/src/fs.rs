@@ -54,9 +54,10 @@ enum By {
     --fast: attributes and entries cached for 1 s, file pages kept between opens, several \
     worker threads. Much faster for metadata-heavy work, but operations the kernel answers \
     from its caches never reach the tracer (the trace header says which mode ran).\n\n\
-Permissions: the mount checks access in the kernel (default_permissions) with the caller's \
-credentials against the lower files' modes and owners; files are created with the caller's \
-uid and gid. Needs root (FUSE mount).\n\n\
+Permissions: the mount grants no access the lower file system would refuse. The kernel checks \
+every access with the caller's credentials against the lower files' modes, owners and POSIX \
+ACLs; the daemon refuses callers who could not search LOWER's ancestors; files are created \
+with the caller's uid, gid and umask. Needs root (FUSE mount).\n\n\
 Filters (--filter) use the `dump --where` language over: op, uid, gid, pid, tid, sid, comm, \
 path (glob), ext, size, errno, inode. An operation that does not match is passed through and \
 not recorded.\n\n\

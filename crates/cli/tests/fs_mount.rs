@@ -994,3 +994,132 @@ fn a_sealed_lz4_trace_of_the_mount_verifies_and_a_changed_byte_does_not() {
     assert!(text.contains("TAMPERED: extent"), "{text}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A command run as nobody (uid and gid 65534, no supplementary groups) in `cwd`.
+fn as_nobody(cwd: &Path, script: &str) -> Output {
+    Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c", script])
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+/// The mount grants no access the lower file system would refuse, and refuses none it
+/// grants: POSIX ACLs (a deny entry, a grant beyond the mode bits, one set through the mount,
+/// default ACLs of new files) hold for a real other user as on the lower directory, and a
+/// LOWER beneath a root-only directory is out of reach of other users through the mount
+/// too, in both modes, until that directory opens.
+#[test]
+fn acls_and_the_lower_directorys_ancestors_hold_through_the_mount() {
+    if !can_mount()
+        || !privileged(
+            "ACL tests",
+            ["setfacl", "getfacl", "setpriv"]
+                .iter()
+                .all(|p| have_program(p))
+                .then_some(())
+                .ok_or("needs setfacl, getfacl (package acl) and setpriv".to_string()),
+        )
+    {
+        return;
+    }
+    let d = scratch_dir("fs-acl");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    std::fs::create_dir_all(lower.join("inherit")).unwrap();
+    let setup = sh(
+        &lower,
+        "set -e; echo denied > denied; chmod 666 denied; setfacl -m u:nobody:--- denied
+         echo granted > granted; chmod 600 granted; setfacl -m u:nobody:r-- granted
+         echo later > later; chmod 644 later
+         chmod 777 inherit; setfacl -d -m u::rwx,g::rwx,o::rwx inherit",
+    );
+    assert!(setup.status.success(), "{setup:?}");
+    let probe = "cat denied; echo >> denied; cat granted; cat later; \
+                 (umask 077; echo x > inherit/new.$$; stat -c %a inherit/new.$$)";
+    let native = as_nobody(&lower, probe);
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let seen = as_nobody(&mnt, probe);
+    let text = |o: &Output| {
+        let t =
+            format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        t.replace(lower.to_str().unwrap(), "").replace(mnt.to_str().unwrap(), "")
+    };
+    let native_text = text(&native);
+    assert!(
+        native_text.contains("denied: Permission denied") && native_text.contains("granted\n"),
+        "{native_text}"
+    );
+    assert!(
+        native_text.lines().any(|l| l == "666"),
+        "a default ACL replaces the umask: {native_text}"
+    );
+    // Same answers (the file names differ by pid: compare the lines without them).
+    let norm = |t: String| {
+        t.lines().map(|l| l.split("new.").next().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(norm(text(&seen)), norm(native_text), "through the mount vs natively");
+    assert_eq!(std::fs::read_to_string(lower.join("denied")).unwrap(), "denied\n", "not written");
+    // An ACL set through the mount is the lower file's and holds at once.
+    let out = sh(&mnt, "setfacl -m u:nobody:--- later && getfacl -c later");
+    assert!(out.status.success(), "{out:?}");
+    let lower_acl = sh(&lower, "getfacl -c later");
+    assert!(String::from_utf8_lossy(&lower_acl.stdout).contains("user:nobody:---"));
+    let r = as_nobody(&mnt, "cat later");
+    assert!(!r.status.success() && text(&r).contains("Permission denied"), "{r:?}");
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    assert!(
+        !jsonl(&trace, "op == getxattr && errno == 0").is_empty(),
+        "the kernel asked for the ACLs"
+    );
+
+    // A LOWER nobody could reach: beneath a root-only directory.
+    let private = d.join("private");
+    let lower = private.join("lower");
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::write(lower.join("secret"), "secret\n").unwrap();
+    let chmod = |mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    chmod(0o700);
+    let native = as_nobody(&d, "cat private/lower/secret");
+    assert!(!native.status.success(), "nobody cannot reach it natively: {native:?}");
+    for mode in [&[][..], &["--fast"][..]] {
+        let mnt = d.join("mnt-private");
+        let trace = d.join("p.ds");
+        let m = Mount::start(&lower, &mnt, &trace, mode);
+        for probe in
+            ["cat mnt-private/secret", "ls mnt-private", "stat mnt-private", "cd mnt-private"]
+        {
+            let r = as_nobody(&d, probe);
+            assert!(!r.status.success(), "{mode:?} {probe}: {r:?}");
+            assert!(
+                text(&r).contains("Permission denied") || text(&r).contains("can't cd"),
+                "{mode:?} {probe}: {r:?}"
+            );
+        }
+        assert!(sh(&d, "cat mnt-private/secret").status.success(), "root reaches it");
+        // Opened to everybody: within the daemon's second, nobody reaches it too.
+        chmod(0o711);
+        let t0 = Instant::now();
+        while !as_nobody(&d, "cat mnt-private/secret").status.success() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "{mode:?}: still refused after chmod 711"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        chmod(0o700);
+        let t0 = Instant::now();
+        while as_nobody(&d, "cat mnt-private/secret").status.success() {
+            assert!(t0.elapsed() < Duration::from_secs(5), "{mode:?}: still open after chmod 700");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let (status, log) = m.finish();
+        assert!(status.success(), "{log}");
+        let refused = jsonl(&trace, "uid == 65534 && errno == 13");
+        assert!(!refused.is_empty(), "refusals are in the trace");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -5,7 +5,8 @@
 //! the stream driver (one `Reanimator::FsOp` record per operation, data buffers at the chosen
 //! verbosity) and the aggregate driver (per-interval counts, bytes, errors and log2 latency
 //! histograms, `Reanimator::FsAggregate` rows). The passthrough itself is in [`passthrough`];
-//! node ids and paths in [`inodes`]; file handles in [`handles`].
+//! node ids and paths in [`inodes`]; file handles in [`handles`]; whose credentials a call
+//! runs with and who may reach LOWER in [`access`].
 //!
 //! Modes: *fidelity* (default) gives the kernel no attribute or entry cache and drops a
 //! file's cached pages at every open, so every operation — page I/O of memory-mapped files
@@ -14,6 +15,7 @@
 //! keeps file pages between opens, and serves requests on several threads: operations the
 //! kernel answers from its caches are not seen (the trace header says so).
 
+pub mod access;
 pub mod handles;
 pub mod inodes;
 pub mod passthrough;
@@ -291,7 +293,10 @@ pub fn mount(
         ),
         (
             "fs_permissions".into(),
-            "default_permissions (kernel checks mode bits with the caller's credentials)".into(),
+            "default_permissions and POSIX ACLs (the kernel checks modes and ACLs with the \
+             caller's credentials); LOWER's ancestors' search permission checked by the daemon \
+             with the caller's credentials"
+                .into(),
         ),
         (
             "fs_locks".into(),
@@ -319,6 +324,12 @@ pub fn mount(
         WriterConfig { ds: cfg.compression.clone(), fs_ops: true, ..WriterConfig::default() };
     let (writer, net) = TraceWriter::open(&cfg.output, "fs", &info, wcfg)
         .map_err(|source| Error::Trace { path: cfg.output.to_string().into(), source })?;
+    let reach = Arc::new(access::Reach::new(&lower, (root_st.st_dev, root_st.st_ino)));
+    let negotiated = Arc::new(passthrough::Negotiated::default());
+    let lower_acls = !matches!(
+        rustix::fs::lgetxattr(&lower, c"system.posix_acl_access", &mut [0u8; 0][..]),
+        Err(rustix::io::Errno::OPNOTSUPP)
+    );
     let mp_bytes = {
         use std::os::unix::ffi::OsStrExt;
         mountpoint.as_os_str().as_bytes().to_vec()
@@ -334,9 +345,8 @@ pub fn mount(
         },
         writer,
     ));
-    // Modes are the callers' (the kernel applied their umask already); files we create get
-    // exactly the mode asked for.
-    rustix::process::umask(rustix::fs::Mode::empty());
+    // Files created for callers get their mode and umask on the creating thread
+    // (passthrough::TraceFs::creation_mode); the daemon's own umask stays as it was.
     // Half the descriptors for nodes, the rest for open files, directories and the trace.
     let nofile = raise_nofile();
     let max_cached = (nofile.saturating_sub(1024) / 2) as usize;
@@ -355,6 +365,10 @@ pub fn mount(
         ttl: if cfg.fast { Duration::from_secs(1) } else { Duration::ZERO },
         keep_cache: cfg.fast,
         direct_io: cfg.direct_io,
+        reach: reach.clone(),
+        lower_acls,
+        negotiated: negotiated.clone(),
+        dont_mask: false,
     };
     let mut fcfg = Config::default();
     fcfg.mount_options = vec![
@@ -424,6 +438,7 @@ pub fn mount(
         }
         if last_flush.elapsed() >= Duration::from_secs(1) {
             tracer.flush();
+            reach.refresh();
             last_flush = Instant::now();
         }
         if let Some(iv) = cfg.aggregate {
@@ -434,7 +449,7 @@ pub fn mount(
             }
         }
     }
-    let _ = bg.join();
+    let session_result = bg.join();
     if cfg.aggregate.is_some() {
         // Cut short by the unmount: partial.
         let i = tracer.rotate_interval();
@@ -450,6 +465,21 @@ pub fn mount(
     if timeouts > 0 {
         tracer.add_info("fs_proc_lookups_timed_out", timeouts.to_string().as_bytes());
     }
+    if negotiated.refused.load(Ordering::Relaxed) {
+        let e = session_result.err().map(|e| e.to_string()).unwrap_or_default();
+        tracer.fail_with(format!(
+            "the kernel cannot check POSIX ACLs on a FUSE mount (FUSE_POSIX_ACL), so the mount \
+             served nothing ({e})"
+        ));
+    }
+    tracer.add_info(
+        "fs_posix_acl",
+        if negotiated.posix_acl.load(Ordering::Relaxed) {
+            b"checked by the kernel (FUSE_POSIX_ACL)".as_slice()
+        } else {
+            b"none: the lower file system has no POSIX ACLs".as_slice()
+        },
+    );
     let failure = tracer.finish();
     let trace_bytes = match &cfg.output {
         Destination::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
