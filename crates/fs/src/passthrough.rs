@@ -19,7 +19,7 @@
 use std::ffi::{CString, OsStr};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -33,6 +33,7 @@ use ra_trace::{FsData, FsRecord};
 use rustix::fs::{AtFlags, Mode, OFlags};
 
 use crate::access::Reach;
+use crate::guard::OwnFiles;
 use crate::handles::{DirStream, Handle, Handles};
 use crate::inodes::{Inodes, NodeRef};
 use crate::tracer::{now_ns, FilterView, Tracer};
@@ -49,6 +50,8 @@ pub struct TraceFs {
     pub direct_io: bool,
     /// Who may reach LOWER (its ancestors' search permission).
     pub reach: Arc<Reach>,
+    /// The daemon's own files: passed through untraced.
+    pub own: Arc<OwnFiles>,
     /// Whether the lower file system has POSIX ACLs (without, mode bits are all there is
     /// and the kernel is not asked to check ACLs).
     pub lower_acls: bool,
@@ -56,6 +59,8 @@ pub struct TraceFs {
     pub negotiated: Arc<Negotiated>,
     /// Set at INIT: the kernel sends modes unmasked with the caller's umask (FUSE_DONT_MASK).
     pub dont_mask: bool,
+    /// Operations on [`TraceFs::own`] files, passed through untraced.
+    pub untraced: Arc<AtomicU64>,
 }
 
 /// What the kernel and the daemon settled at INIT.
@@ -190,6 +195,11 @@ impl TraceFs {
         }
     }
 
+    /// Whether the node is one of the daemon's own files (the trace, its log, ...).
+    fn is_own(&self, id: u64) -> bool {
+        !self.own.is_empty() && self.inodes.key(id).is_some_and(|(d, i)| self.own.contains(d, i))
+    }
+
     /// The mode a creating call gives the lower file system and the umask it applies there
     /// (on the creating thread: the daemon's own umask is left alone): the mode as asked and
     /// the caller's umask when the kernel left the umask to us (FUSE_DONT_MASK: a directory's
@@ -308,12 +318,22 @@ fn kind_of_entry(t: rustix::fs::FileType) -> FileType {
 }
 
 impl Op<'_> {
+    /// An operation on one of the daemon's own files: counted, never recorded (reading the
+    /// trace through the mount would otherwise record it into itself).
+    fn untraced(self) {
+        self.fs.untraced.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Hand the finished operation to the tracer: `ret` its result (or 0), `err` its errno
     /// (0 on success), `size` the bytes it moved (for the filter), `fill` its own fields.
     fn done<'d>(self, err: i32, ret: i64, size: Option<u64>, fill: impl FnOnce(&mut FsRecord<'d>)) {
         let t1 = now_ns();
         let tr = &self.fs.tracer;
         if !tr.opts.stream && tr.opts.aggregate.is_none() {
+            return;
+        }
+        if self.name.is_none() && self.fs.is_own(self.node) {
+            self.untraced();
             return;
         }
         let inodes = &self.fs.inodes;
@@ -422,6 +442,9 @@ impl Filesystem for TraceFs {
         let op = self.op(req, "lookup", parent, Some(name));
         let r = self.reach(req).and_then(|()| self.lookup_entry(parent, name.as_bytes()));
         self.entry_reply(&r, reply);
+        if r.as_ref().is_ok_and(|(id, _)| self.is_own(*id)) {
+            return op.untraced();
+        }
         let ino = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
         op.done(split(&r), 0, None, |rec| rec.result_inode = ino);
     }
