@@ -22,6 +22,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 #   libelf-dev zlib1g-dev       - libbpf, which libbpf-sys builds from its vendored source and links
 #   bpftool                     - bench/record/kernel_cost.sh: reads the BPF programs' run statistics
 #   fuse3                       - `reanimator fs`: fusermount3 and /etc/fuse.conf, for it and for the bench/fs peers
+#   acl                         - fs tests: setfacl/getfacl, POSIX ACLs that must hold through the mount
 #   bindfs                      - bench/fs: untraced C FUSE passthrough, the FUSE floor
 #   loggedfs                    - bench/fs: the best-known FUSE tracing file system, the peer
 #   stress-ng                   - fs correctness tests: stress-ng --class filesystem over the mount
@@ -38,7 +39,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates
       sqlite3 tar git coreutils fio strace hyperfine time xz-utils
       clang libelf-dev zlib1g-dev bpftool
-      fuse3 bindfs loggedfs stress-ng dbench fsmark libpython3.11-testsuite
+      fuse3 acl bindfs loggedfs stress-ng dbench fsmark libpython3.11-testsuite
       librsvg2-bin bpftrace e2fsprogs xfsprogs btrfs-progs
       rocksdb-tools sysbench postmark rsync zip unzip zstd make)
 missing=()

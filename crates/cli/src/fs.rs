@@ -30,7 +30,8 @@ enum FsCmd {
     /// umount MOUNTPOINT` or `umount MOUNTPOINT`; then finishes the trace.
     Mount(MountArgs),
     /// Unmount a tracing file system: the daemon flushes and closes its trace, and this waits
-    /// for it. Exit status 0 when the trace was finished.
+    /// for it. Exit status 0 when the trace was finished, 2 when the daemon's trace is
+    /// incomplete (a write failed) or it did not finish in time.
     Umount(UmountArgs),
 }
 
@@ -54,9 +55,15 @@ enum By {
     --fast: attributes and entries cached for 1 s, file pages kept between opens, several \
     worker threads. Much faster for metadata-heavy work, but operations the kernel answers \
     from its caches never reach the tracer (the trace header says which mode ran).\n\n\
-Permissions: the mount checks access in the kernel (default_permissions) with the caller's \
-credentials against the lower files' modes and owners; files are created with the caller's \
-uid and gid. Needs root (FUSE mount).\n\n\
+Permissions: the mount grants no access the lower file system would refuse. The kernel checks \
+every access with the caller's credentials against the lower files' modes, owners and POSIX \
+ACLs; the daemon refuses callers who could not search LOWER's ancestors; files are created \
+with the caller's uid, gid and umask. Needs root (FUSE mount).\n\n\
+Outputs: the trace, a spill file, --profile and --log must not lie beneath LOWER, MOUNTPOINT or \
+any other reanimator fs mount (refused before anything is created); whatever the paths say, \
+operations on the daemon's own files pass through the mount untraced. A mount is refused \
+when LOWER or MOUNTPOINT is, contains or lies beneath another live mount's LOWER or \
+MOUNTPOINT.\n\n\
 Filters (--filter) use the `dump --where` language over: op, uid, gid, pid, tid, sid, comm, \
 path (glob), ext, size, errno, inode. An operation that does not match is passed through and \
 not recorded.\n\n\
@@ -126,6 +133,10 @@ pub struct MountArgs {
     /// Detach once the mount is up (the daemon keeps running; stop it with `fs umount`).
     #[arg(long)]
     daemon: bool,
+    /// With --daemon: the daemon's log (default: the trace's name with `.log`, or
+    /// reanimator-fs-PID.log in the temporary directory for a tcp:// trace).
+    #[arg(long, value_name = "FILE", requires = "daemon")]
+    log: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -136,7 +147,8 @@ pub struct UmountArgs {
     /// the mount: for a daemon that was killed or hangs. The trace keeps what was written.
     #[arg(long)]
     force: bool,
-    /// How long to wait for the daemon to finish its trace.
+    /// How long to wait for the daemon to finish its trace (what it waits for is said every
+    /// 5 s).
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     timeout: u64,
 }
@@ -182,9 +194,6 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         None if a.profile.is_some() => Some(Duration::from_secs(1)),
         None => None,
     };
-    if a.daemon {
-        return daemonize(&a, key);
-    }
     let group_by = match a.aggregate_by {
         By::Op => GroupBy::Op,
         By::Uid => GroupBy::Uid,
@@ -193,6 +202,14 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     let profile_group = group_by.clone();
     let command: Vec<String> = std::env::args().collect();
     let output = a.net.destination(&a.chain, &a.output, key)?;
+    let log = a.daemon.then(|| daemon_log(&a, &output));
+    let mut other_outputs = Vec::new();
+    if let Some(p) = &a.profile {
+        other_outputs.push(("--profile".to_string(), p.clone()));
+    }
+    if let Some((p, _)) = &log {
+        other_outputs.push(("--log".to_string(), p.clone()));
+    }
     let cfg = MountConfig {
         lower: a.lower.clone(),
         mountpoint: a.mountpoint.clone(),
@@ -211,7 +228,13 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         aggregate,
         group_by,
         info: vec![("command".into(), command.join(" ").into_bytes())],
+        other_outputs,
     };
+    // Refused before any file (log, profile, trace) is created.
+    ra_fs::check(&cfg)?;
+    if let Some(log) = log {
+        return daemonize(&a, &log.0, log.1);
+    }
     let mut profile = match &a.profile {
         Some(p) => {
             let f = ra_fsstate::private::create(p)
@@ -227,7 +250,10 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
                     By::Path => "path",
                 },
             );
-            sink.meta(&meta).with_context(|| format!("--profile: writing {}", p.display()))?;
+            if let Err(e) = sink.meta(&meta) {
+                let _ = std::fs::remove_file(p);
+                return Err(e).with_context(|| format!("--profile: writing {}", p.display()));
+            }
             Some((p.clone(), sink))
         }
         None => None,
@@ -268,8 +294,20 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
                 }
             }
         },
-    )
-    .map_err(anyhow::Error::from)?;
+    );
+    let summary = match summary {
+        Ok(s) => s,
+        Err(e) => {
+            ra_fs::registry::finish(ra_fs::registry::Outcome::Failed(e.to_string()));
+            if let (Some((p, _)), ra_fs::Error::Usage(_) | ra_fs::Error::Mount { .. }) =
+                (&profile, &e)
+            {
+                // Never mounted: leave nothing behind.
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e.into());
+        }
+    };
     let trace = match &summary.net {
         Some(r) => crate::output::net_summary(r),
         None => format!("{} ({:.1} MB)", a.output.display(), summary.trace_bytes as f64 / 1e6),
@@ -281,54 +319,66 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         summary.recorded,
         summary.filtered_out,
     );
+    if summary.untraced > 0 {
+        eprintln!(
+            "reanimator fs: {} operations on the daemon's own files (its trace, log or profile, \
+             reached through the mount) passed through untraced",
+            summary.untraced
+        );
+    }
     if let Some((p, _)) = &profile {
         eprintln!("reanimator fs: profile {}", p.display());
     }
     if let Some(f) = summary.failure.or(profile_error) {
         eprintln!("reanimator fs: the trace is incomplete: {f}");
+        ra_fs::registry::finish(ra_fs::registry::Outcome::Failed(f));
         return Ok(ExitCode::from(2));
     }
+    ra_fs::registry::finish(ra_fs::registry::Outcome::Finished);
     Ok(ExitCode::SUCCESS)
 }
 
-/// A log of a new name in the temporary directory, made exclusively (a name planted there by
-/// somebody else, a symlink among them, is never opened).
-fn temp_log() -> Result<(std::path::PathBuf, std::fs::File)> {
-    for i in 0..100 {
-        let log = std::env::temp_dir().join(format!(
-            "reanimator-fs-{}{}.log",
-            std::process::id(),
-            if i == 0 { String::new() } else { format!("-{i}") }
-        ));
-        match ra_fsstate::private::create_new(&log) {
-            Ok(f) => return Ok((log, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(e)
-                    .with_context(|| format!("cannot create the daemon's log {}", log.display()))
-            }
+/// The daemon's log: `--log`, else the trace's name with `.log`, or for a network trace a
+/// file in the temporary directory (then `true`: it is made exclusively, so that a name
+/// planted there by somebody else, a symlink among them, is never opened).
+fn daemon_log(a: &MountArgs, output: &ra_trace::Destination) -> (PathBuf, bool) {
+    if let Some(p) = &a.log {
+        return (p.clone(), false);
+    }
+    match output {
+        ra_trace::Destination::File(p) => (p.with_extension("log"), false),
+        ra_trace::Destination::Tcp(_) => {
+            (std::env::temp_dir().join(format!("reanimator-fs-{}.log", std::process::id())), true)
         }
     }
-    anyhow::bail!(
-        "cannot create the daemon's log in {}: 100 names taken",
-        std::env::temp_dir().display()
-    )
 }
 
-/// `--daemon`: start ourselves again without it, in a new session with no terminal, and wait
-/// until the mount is up (or the child failed).
-fn daemonize(a: &MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
-    let args: Vec<OsString> = std::env::args_os().skip(1).filter(|s| s != "--daemon").collect();
-    // The log quotes paths and errors of the traced tree: private, as the trace is.
-    let (log, logf) = match a.net.destination(&a.chain, &a.output, key)? {
-        ra_trace::Destination::File(p) => {
-            let log = p.with_extension("log");
-            let f = ra_fsstate::private::create(&log)
-                .with_context(|| format!("cannot create the daemon's log {}", log.display()))?;
-            (log, f)
+/// `--daemon`: start ourselves again without it (and without `--log`: the log is the child's
+/// stdout and stderr), in a new session with no terminal, and wait until the mount is up (or
+/// the child failed: then its message is ours and its log is removed).
+fn daemonize(a: &MountArgs, log: &std::path::Path, exclusive: bool) -> Result<ExitCode> {
+    let mut args: Vec<OsString> = Vec::new();
+    let mut skip_next = false;
+    for s in std::env::args_os().skip(1) {
+        if std::mem::take(&mut skip_next) {
+            continue;
         }
-        ra_trace::Destination::Tcp(_) => temp_log()?,
+        if s == "--daemon" || s.to_str().is_some_and(|t| t.starts_with("--log=")) {
+            continue;
+        }
+        if s == "--log" {
+            skip_next = true;
+            continue;
+        }
+        args.push(s);
+    }
+    // The log quotes paths and errors of the traced tree: private, as the trace is.
+    let made = if exclusive {
+        ra_fsstate::private::create_new(log)
+    } else {
+        ra_fsstate::private::create(log)
     };
+    let logf = made.with_context(|| format!("cannot create the daemon's log {}", log.display()))?;
     let mut cmd = std::process::Command::new(std::env::current_exe()?);
     cmd.args(&args).stdin(std::process::Stdio::null()).stdout(logf.try_clone()?).stderr(logf);
     // SAFETY: setsid in the child between fork and exec is async-signal-safe.
@@ -339,7 +389,13 @@ fn daemonize(a: &MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode
             Ok(())
         });
     }
-    let mut child = cmd.spawn().context("cannot start the daemon")?;
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = std::fs::remove_file(log);
+            return Err(e).context("cannot start the daemon");
+        }
+    };
     let mnt = std::fs::canonicalize(&a.mountpoint).unwrap_or_else(|_| a.mountpoint.clone());
     let want = format!("{}{}", ra_fs::SOURCE_PREFIX, child.id());
     let t0 = std::time::Instant::now();
@@ -355,8 +411,11 @@ fn daemonize(a: &MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode
             return Ok(ExitCode::SUCCESS);
         }
         if let Some(st) = child.try_wait()? {
-            let msg = std::fs::read_to_string(&log).unwrap_or_default();
-            anyhow::bail!("the daemon exited ({st}) before mounting: {}", msg.trim());
+            let msg = std::fs::read_to_string(log).unwrap_or_default();
+            let _ = std::fs::remove_file(log);
+            let msg = msg.trim();
+            let msg = msg.strip_prefix("reanimator: error: ").unwrap_or(msg);
+            anyhow::bail!("the daemon exited ({st}) before mounting: {msg}");
         }
         if t0.elapsed() > Duration::from_secs(30) {
             anyhow::bail!("the daemon did not mount within 30 s (log {})", log.display());
@@ -367,11 +426,25 @@ fn daemonize(a: &MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode
 
 fn umount(a: UmountArgs) -> Result<ExitCode> {
     crate::record::install_stop_handlers();
-    let r = ra_fs::umount(&a.mountpoint, a.force, Duration::from_secs(a.timeout), &|| stops() > 0)?;
+    let r = ra_fs::umount(
+        &a.mountpoint,
+        a.force,
+        Duration::from_secs(a.timeout),
+        &|| stops() > 0,
+        &|m| eprintln!("reanimator fs: {m}"),
+    )?;
     match r {
         Unmounted::Clean { daemon } => {
             eprintln!("reanimator fs: unmounted; daemon {daemon} finished its trace")
         }
+        Unmounted::Failed { daemon, reason } => {
+            eprintln!("reanimator fs: unmounted; daemon {daemon}'s trace is incomplete: {reason}");
+            return Ok(ExitCode::from(2));
+        }
+        Unmounted::Unknown { daemon } => eprintln!(
+            "reanimator fs: unmounted; daemon {daemon} exited without saying how its trace ended \
+             (its log or terminal does)"
+        ),
         Unmounted::Stale => eprintln!(
             "reanimator fs: the daemon was gone; removed the stale mount (its trace ends at the \
              last extent it flushed, at most about a second before it died)"

@@ -85,6 +85,8 @@ impl Mount {
             assert!(t0.elapsed() < Duration::from_secs(10), "mount did not come up in 10 s");
             std::thread::sleep(Duration::from_millis(10));
         }
+        // In the mount table before its INIT handshake is done: serving once it answers.
+        std::fs::metadata(&m.mnt).expect("the mount answers");
         m
     }
 
@@ -93,9 +95,20 @@ impl Mount {
     }
 
     /// `fs umount`, then the daemon's exit status and stderr.
-    fn finish(mut self) -> (std::process::ExitStatus, String) {
+    fn finish(self) -> (std::process::ExitStatus, String) {
+        let (code, msg) = self.umount();
+        assert_eq!(code, Some(0), "fs umount: {msg}");
+        self.wait()
+    }
+
+    /// `fs umount` (any outcome): its exit status and stderr.
+    fn umount(&self) -> (Option<i32>, String) {
         let out = bin().args(["fs", "umount"]).arg(&self.mnt).output().unwrap();
-        assert!(out.status.success(), "fs umount: {}", String::from_utf8_lossy(&out.stderr));
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+
+    /// The daemon's exit status and stderr, once it exits.
+    fn wait(mut self) -> (std::process::ExitStatus, String) {
         let child = self.child.take().unwrap();
         let out = child.wait_with_output().unwrap();
         (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
@@ -611,7 +624,15 @@ fn a_full_trace_disk_stops_recording_but_not_the_file_system() {
     );
     assert_eq!(std::fs::metadata(lower.join("big")).unwrap().len(), 300 * 65536);
     std::thread::sleep(Duration::from_millis(1500));
-    let (status, log) = mount.finish();
+    // `fs umount` says the trace failed: exit status 2 and the daemon's error in one line.
+    let (code, msg) = mount.umount();
+    assert_eq!(code, Some(2), "{msg}");
+    assert!(
+        msg.contains("trace is incomplete") && msg.contains("No space left on device"),
+        "{msg}"
+    );
+    assert_eq!(msg.lines().filter(|l| l.contains("No space")).count(), 1, "{msg}");
+    let (status, log) = mount.wait();
     assert_eq!(status.code(), Some(2), "{log}");
     assert!(log.contains("No space left on device"), "{log}");
     assert!(log.contains("recording stopped, the file system keeps serving"), "{log}");
@@ -992,5 +1013,356 @@ fn a_sealed_lz4_trace_of_the_mount_verifies_and_a_changed_byte_does_not() {
     let (code, text) = verify(&trace, &key);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("TAMPERED: extent"), "{text}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A command run as nobody (uid and gid 65534, no supplementary groups) in `cwd`.
+fn as_nobody(cwd: &Path, script: &str) -> Output {
+    Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c", script])
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+/// `fs mount` that must be refused: exit status 2 and one line, within seconds. A mount that
+/// came up instead is unmounted before the test fails.
+fn refused(args: &[&std::ffi::OsStr]) -> String {
+    let mut child = bin().args(["fs", "mount"]).args(args).stderr(Stdio::piped()).spawn().unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if child.try_wait().unwrap().is_none() {
+        // SAFETY: kill takes no pointers; the pid is our child's. SIGTERM unmounts.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    }
+    let out = child.wait_with_output().unwrap();
+    let msg = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.code() != Some(2) {
+        let _ = bin().args(["fs", "umount"]).arg(args[1]).output();
+        panic!("{args:?} was not refused ({}): {msg}", out.status);
+    }
+    assert_eq!(msg.trim_end().lines().count(), 1, "one line: {msg}");
+    msg
+}
+
+/// Every file the daemon writes (trace, daemon log, profile, spill file) is refused beneath
+/// LOWER — also through a symlink, or as a dangling symlink's target — and beneath the
+/// mountpoint, before anything is created: no trace, no log, no profile left behind.
+#[test]
+fn outputs_beneath_the_lower_directory_are_refused_and_leave_nothing_behind() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-outputs");
+    let (lower, mnt) = (d.join("lower"), d.join("mnt"));
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    std::os::unix::fs::symlink(&lower, d.join("via")).unwrap();
+    std::os::unix::fs::symlink(lower.join("target.ds"), d.join("dangling.ds")).unwrap();
+    let o = |p: &Path| p.as_os_str().to_owned();
+    let (l, m) = (o(&lower), o(&mnt));
+    let outside = o(&d.join("t.ds"));
+    let cases: Vec<Vec<std::ffi::OsString>> = vec![
+        vec![l.clone(), m.clone(), "-o".into(), o(&lower.join("t.ds"))],
+        vec![l.clone(), m.clone(), "-o".into(), o(&lower.join("t.ds")), "--daemon".into()],
+        vec![l.clone(), m.clone(), "-o".into(), o(&d.join("via/t.ds"))],
+        vec![l.clone(), m.clone(), "-o".into(), o(&d.join("dangling.ds"))],
+        vec![
+            l.clone(),
+            m.clone(),
+            "-o".into(),
+            outside.clone(),
+            "--profile".into(),
+            o(&lower.join("p.jsonl")),
+        ],
+        vec![
+            l.clone(),
+            m.clone(),
+            "-o".into(),
+            outside.clone(),
+            "--daemon".into(),
+            "--log".into(),
+            o(&d.join("via/d.log")),
+        ],
+        vec![
+            l.clone(),
+            m.clone(),
+            "-o".into(),
+            "tcp://127.0.0.1:9".into(),
+            "--spill".into(),
+            o(&lower.join("s.ds")),
+        ],
+    ];
+    for c in &cases {
+        let args: Vec<&std::ffi::OsStr> = c.iter().map(|a| a.as_os_str()).collect();
+        let msg = refused(&args);
+        assert!(msg.contains("beneath the lower directory"), "{c:?}: {msg}");
+        let left: Vec<_> = std::fs::read_dir(&lower).unwrap().collect();
+        assert!(left.is_empty(), "{c:?} left {left:?}");
+        assert!(!d.join("t.ds").exists() && !d.join("t.log").exists(), "{c:?}");
+    }
+    let msg = refused(&[&l, &m, "-o".as_ref(), mnt.join("t.ds").as_os_str()]);
+    assert!(msg.contains("through the mount it traces"), "{msg}");
+    let msg = refused(&[
+        &l,
+        &m,
+        "-o".as_ref(),
+        &outside,
+        "--daemon".as_ref(),
+        "--log".as_ref(),
+        mnt.join("t.log").as_os_str(),
+    ]);
+    assert!(msg.contains("through the mount it traces"), "{msg}");
+    let mut names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["dangling.ds", "lower", "mnt", "via"], "nothing new in {}", d.display());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The daemon's own files pass through untraced however they are reached: a hard link of the
+/// trace made in LOWER after the mount started, and a trace that lies in LOWER through a bind
+/// mount of its directory. Reading either through the mount records nothing (without this,
+/// each read was recorded into the trace it read, which grew without end).
+#[test]
+fn the_daemons_own_trace_read_through_the_mount_is_not_traced() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-own");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    assert!(sh(&mnt, "seq 100000 > data && cat data > /dev/null").status.success());
+    std::thread::sleep(Duration::from_millis(1500)); // a flush: the trace has extents
+    std::fs::hard_link(&trace, lower.join("link.ds")).unwrap();
+    let before = std::fs::metadata(&trace).unwrap().len();
+    // Read for 3 s (bounded: a traced read would never reach the end of a file growing as
+    // it is read).
+    let r = sh(
+        &mnt,
+        "end=$((SECONDS + 3)); while [ $SECONDS -lt $end ]; do \
+         timeout 5 cat link.ds > /dev/null || exit 1; done",
+    );
+    assert!(r.status.success(), "the trace reads through the mount: {r:?}");
+    std::thread::sleep(Duration::from_millis(1200)); // a flush
+    let grown = std::fs::metadata(&trace).unwrap().len() - before;
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    assert!(
+        jsonl(&trace, "path ~ \"**/link.ds\"").is_empty(),
+        "the trace's own reads are not in it"
+    );
+    assert!(grown < 1 << 20, "the trace grew by {grown} bytes while it was read");
+    assert!(log.contains("passed through untraced"), "{log}");
+    assert!(!jsonl(&trace, "op == read && path ~ \"**/data\"").is_empty());
+    let info = String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+    assert!(info.contains("fs_own_files_untraced"), "{info}");
+
+    // A trace in another directory, bind-mounted into LOWER before the mount starts: its path
+    // is not beneath LOWER, its inode is.
+    let (lower, mnt, other) = (d.join("lower2"), d.join("mnt2"), d.join("other"));
+    std::fs::create_dir_all(lower.join("bound")).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    let bind =
+        Command::new("mount").arg("--bind").arg(&other).arg(lower.join("bound")).output().unwrap();
+    assert!(bind.status.success(), "{}", String::from_utf8_lossy(&bind.stderr));
+    let trace = other.join("t.ds");
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let r = sh(&mnt, "for i in 1 2 3; do timeout 5 cat bound/t.ds > /dev/null || exit 1; done");
+    let (status, log) = m.finish();
+    let _ = Command::new("umount").arg(lower.join("bound")).status();
+    assert!(r.status.success(), "{r:?}");
+    assert!(status.success(), "{log}");
+    assert!(
+        jsonl(&trace, "path ~ \"**/bound/t.ds\"").is_empty(),
+        "not traced through the bind mount"
+    );
+    assert!(!jsonl(&trace, "op == lookup && path ~ \"**/bound\"").is_empty());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A mount stacked on a live mount's directories is refused (LOWER is, contains or lies
+/// beneath the other's LOWER or mountpoint; or the mountpoint is): before, the first mount
+/// could then never finish. `fs umount` of a busy mount says what it waits for, gives up at
+/// its timeout, and `--force` still finds the detached mount.
+#[test]
+fn stacked_mounts_are_refused_and_umount_never_waits_silently() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-stack");
+    let (lower, mnt, trace) = (d.join("a/lower"), d.join("a/mnt"), d.join("a.ds"));
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    std::fs::create_dir_all(lower.join("sub")).unwrap();
+    let (other_lower, other_mnt) = (d.join("b/lower"), d.join("b/mnt"));
+    std::fs::create_dir_all(&other_lower).unwrap();
+    std::fs::create_dir_all(&other_mnt).unwrap();
+    let b_trace = d.join("b.ds");
+    let o = |p: &Path| p.as_os_str().to_owned();
+    let cases: Vec<(std::ffi::OsString, std::ffi::OsString)> = vec![
+        (o(&lower), o(&other_mnt)),               // the same LOWER
+        (o(&mnt), o(&other_mnt)),                 // LOWER is the other's mountpoint
+        (o(&d.join("a")), o(&other_mnt)),         // LOWER contains both of the other's
+        (o(&lower.join("sub")), o(&other_mnt)),   // LOWER beneath the other's
+        (o(&other_lower), o(&lower.join("sub"))), // the mountpoint beneath the other's LOWER
+    ];
+    for (l, mp) in &cases {
+        for daemon in [false, true] {
+            let mut args: Vec<&std::ffi::OsStr> = vec![l, mp, "-o".as_ref(), b_trace.as_os_str()];
+            if daemon {
+                args.push("--daemon".as_ref());
+            }
+            let msg = refused(&args);
+            assert!(msg.contains("must not stack on another's directories"), "{l:?} {mp:?}: {msg}");
+            assert!(!b_trace.exists() && !d.join("b.log").exists(), "nothing left behind: {msg}");
+        }
+    }
+    // A busy mount: the daemon detaches it and waits for its last user.
+    let mut user = Command::new("sleep").arg("30").current_dir(&mnt).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let t0 = Instant::now();
+    let out = bin().args(["fs", "umount", "--timeout", "7"]).arg(&mnt).output().unwrap();
+    let msg = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{msg}");
+    assert!(t0.elapsed() < Duration::from_secs(15), "{msg}");
+    assert!(
+        msg.contains("is busy") && msg.contains("waiting 5 s for the daemon"),
+        "progress: {msg}"
+    );
+    assert!(msg.contains("did not finish within 7 s"), "{msg}");
+    // Detached (no longer in the mount table), yet `--force` finds it and cuts it off.
+    assert!(!mounted_by(&m.mnt, m.pid()));
+    let out = bin().args(["fs", "umount", "--force"]).arg(&mnt).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = user.kill();
+    let _ = user.wait();
+    let (status, log) = m.wait();
+    assert!(status.success(), "{log}");
+    assert!(bin().arg("info").arg(&trace).output().unwrap().status.success());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The mount grants no access the lower file system would refuse, and refuses none it
+/// grants: POSIX ACLs (a deny entry, a grant beyond the mode bits, one set through the mount,
+/// default ACLs of new files) hold for a real other user as on the lower directory, and a
+/// LOWER beneath a root-only directory is out of reach of other users through the mount
+/// too, in both modes, until that directory opens.
+#[test]
+fn acls_and_the_lower_directorys_ancestors_hold_through_the_mount() {
+    if !can_mount()
+        || !privileged(
+            "ACL tests",
+            ["setfacl", "getfacl", "setpriv"]
+                .iter()
+                .all(|p| have_program(p))
+                .then_some(())
+                .ok_or("needs setfacl, getfacl (package acl) and setpriv".to_string()),
+        )
+    {
+        return;
+    }
+    let d = scratch_dir("fs-acl");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    std::fs::create_dir_all(lower.join("inherit")).unwrap();
+    let setup = sh(
+        &lower,
+        "set -e; echo denied > denied; chmod 666 denied; setfacl -m u:nobody:--- denied
+         echo granted > granted; chmod 600 granted; setfacl -m u:nobody:r-- granted
+         echo later > later; chmod 644 later
+         chmod 777 inherit; setfacl -d -m u::rwx,g::rwx,o::rwx inherit",
+    );
+    assert!(setup.status.success(), "{setup:?}");
+    let probe = "cat denied; echo >> denied; cat granted; cat later; \
+                 (umask 077; echo x > inherit/new.$$; stat -c %a inherit/new.$$)";
+    let native = as_nobody(&lower, probe);
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let seen = as_nobody(&mnt, probe);
+    let text = |o: &Output| {
+        let t =
+            format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        t.replace(lower.to_str().unwrap(), "").replace(mnt.to_str().unwrap(), "")
+    };
+    let native_text = text(&native);
+    assert!(
+        native_text.contains("denied: Permission denied") && native_text.contains("granted\n"),
+        "{native_text}"
+    );
+    assert!(
+        native_text.lines().any(|l| l == "666"),
+        "a default ACL replaces the umask: {native_text}"
+    );
+    // Same answers (the file names differ by pid: compare the lines without them).
+    let norm = |t: String| {
+        t.lines().map(|l| l.split("new.").next().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(norm(text(&seen)), norm(native_text), "through the mount vs natively");
+    assert_eq!(std::fs::read_to_string(lower.join("denied")).unwrap(), "denied\n", "not written");
+    // An ACL set through the mount is the lower file's and holds at once.
+    let out = sh(&mnt, "setfacl -m u:nobody:--- later && getfacl -c later");
+    assert!(out.status.success(), "{out:?}");
+    let lower_acl = sh(&lower, "getfacl -c later");
+    assert!(String::from_utf8_lossy(&lower_acl.stdout).contains("user:nobody:---"));
+    let r = as_nobody(&mnt, "cat later");
+    assert!(!r.status.success() && text(&r).contains("Permission denied"), "{r:?}");
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    assert!(
+        !jsonl(&trace, "op == getxattr && errno == 0").is_empty(),
+        "the kernel asked for the ACLs"
+    );
+
+    // A LOWER nobody could reach: beneath a root-only directory.
+    let private = d.join("private");
+    let lower = private.join("lower");
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::write(lower.join("secret"), "secret\n").unwrap();
+    let chmod = |mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    chmod(0o700);
+    let native = as_nobody(&d, "cat private/lower/secret");
+    assert!(!native.status.success(), "nobody cannot reach it natively: {native:?}");
+    for mode in [&[][..], &["--fast"][..]] {
+        let mnt = d.join("mnt-private");
+        let trace = d.join("p.ds");
+        let m = Mount::start(&lower, &mnt, &trace, mode);
+        for probe in
+            ["cat mnt-private/secret", "ls mnt-private", "stat mnt-private", "cd mnt-private"]
+        {
+            let r = as_nobody(&d, probe);
+            assert!(!r.status.success(), "{mode:?} {probe}: {r:?}");
+            assert!(
+                text(&r).contains("Permission denied") || text(&r).contains("can't cd"),
+                "{mode:?} {probe}: {r:?}"
+            );
+        }
+        assert!(sh(&d, "cat mnt-private/secret").status.success(), "root reaches it");
+        // Opened to everybody: within the daemon's second, nobody reaches it too.
+        chmod(0o711);
+        let t0 = Instant::now();
+        while !as_nobody(&d, "cat mnt-private/secret").status.success() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "{mode:?}: still refused after chmod 711"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        chmod(0o700);
+        let t0 = Instant::now();
+        while as_nobody(&d, "cat mnt-private/secret").status.success() {
+            assert!(t0.elapsed() < Duration::from_secs(5), "{mode:?}: still open after chmod 700");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let (status, log) = m.finish();
+        assert!(status.success(), "{log}");
+        let refused = jsonl(&trace, "uid == 65534 && errno == 13");
+        assert!(!refused.is_empty(), "refusals are in the trace");
+    }
     let _ = std::fs::remove_dir_all(&d);
 }

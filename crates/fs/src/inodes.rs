@@ -197,6 +197,11 @@ impl Inodes {
         self.lock().nodes.get(&id).map(|n| n.ino)
     }
 
+    /// The node's lower (st_dev, st_ino), without opening anything.
+    pub fn key(&self, id: u64) -> Option<(u64, u64)> {
+        self.lock().nodes.get(&id).map(|n| (n.dev, n.ino))
+    }
+
     fn cache(&self, t: &mut Table, id: u64) {
         t.cached.push_back(id);
         while t.cached.len() > self.max_cached {

@@ -5,7 +5,10 @@
 //! the stream driver (one `Reanimator::FsOp` record per operation, data buffers at the chosen
 //! verbosity) and the aggregate driver (per-interval counts, bytes, errors and log2 latency
 //! histograms, `Reanimator::FsAggregate` rows). The passthrough itself is in [`passthrough`];
-//! node ids and paths in [`inodes`]; file handles in [`handles`].
+//! node ids and paths in [`inodes`]; file handles in [`handles`]; whose credentials a call
+//! runs with and who may reach LOWER in [`access`]; what keeps a mount from tracing itself
+//! (output and stacking checks, the daemon's own files) in [`guard`]; the live daemons, for
+//! other mounts and `fs umount`, in [`registry`].
 //!
 //! Modes: *fidelity* (default) gives the kernel no attribute or entry cache and drops a
 //! file's cached pages at every open, so every operation — page I/O of memory-mapped files
@@ -14,12 +17,16 @@
 //! keeps file pages between opens, and serves requests on several threads: operations the
 //! kernel answers from its caches are not seen (the trace header says so).
 
+pub mod access;
+pub mod guard;
 pub mod handles;
 pub mod inodes;
 pub mod passthrough;
+pub mod registry;
 pub mod tracer;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -64,6 +71,32 @@ pub struct MountConfig {
     /// Facts the caller adds to the header (command line, ...).
     pub info: Vec<(String, Vec<u8>)>,
     pub compression: dataseries::WriterOptions,
+    /// Other files the daemon writes (`(flag, path)`: a profile, its log), checked as the
+    /// trace is and passed through the mount untraced.
+    pub other_outputs: Vec<(String, PathBuf)>,
+}
+
+impl MountConfig {
+    /// Every local file the daemon writes, with the flag that names it.
+    pub fn outputs(&self) -> Vec<(String, PathBuf)> {
+        let mut v = Vec::new();
+        match &self.output {
+            Destination::File(p) => v.push(("-o".to_string(), p.clone())),
+            Destination::Tcp(t) => {
+                if let Some(p) = &t.spill {
+                    v.push(("--spill".to_string(), p.clone()));
+                }
+            }
+        }
+        v.extend(self.other_outputs.iter().cloned());
+        v
+    }
+}
+
+/// The checks [`mount`] makes before it creates anything (see [`guard::preflight`]), for a
+/// caller that creates files of its own first (a profile, a daemon's log).
+pub fn check(cfg: &MountConfig) -> Result<guard::Checked, Error> {
+    guard::preflight(&cfg.lower, &cfg.mountpoint, &cfg.outputs())
 }
 
 /// What a finished session did.
@@ -77,6 +110,9 @@ pub struct Summary {
     pub net: Option<NetReport>,
     /// The first trace write failure (recording stopped there).
     pub failure: Option<String>,
+    /// Operations on the daemon's own files (the trace, its log, ...), passed through
+    /// untraced.
+    pub untraced: u64,
     pub elapsed: Duration,
 }
 
@@ -195,55 +231,19 @@ pub fn mount(
     stop: &dyn Fn() -> u32,
     mut on_interval: impl FnMut(&tracer::Interval, bool),
 ) -> Result<Summary, Error> {
-    let usage = |m: String| Err(Error::Usage(m));
-    let lower = match std::fs::canonicalize(&cfg.lower) {
-        Ok(p) if p.is_dir() => p,
-        Ok(_) => return usage(format!("{}: not a directory", cfg.lower.display())),
-        Err(e) => return usage(format!("{}: {e}", cfg.lower.display())),
-    };
-    let mountpoint = match std::fs::canonicalize(&cfg.mountpoint) {
-        Ok(p) if p.is_dir() => p,
-        Ok(_) => return usage(format!("mountpoint {}: not a directory", cfg.mountpoint.display())),
-        Err(e) => return usage(format!("mountpoint {}: {e}", cfg.mountpoint.display())),
-    };
-    if let Some(m) = mounts().into_iter().find(|m| m.mountpoint == mountpoint) {
-        return usage(format!(
-            "{} is already a mount point ({} from {}); unmount it first (`reanimator fs umount {0}` \
-             for one of ours) or choose another directory",
-            mountpoint.display(),
-            m.fstype,
-            m.source
-        ));
-    }
-    if mountpoint.starts_with(&lower) || lower.starts_with(&mountpoint) {
-        return usage(format!(
-            "the mountpoint {} and the lower directory {} must not contain each other",
-            mountpoint.display(),
-            lower.display()
-        ));
-    }
-    // The trace (or the spill file of a network trace) must not be written through the mount.
-    let local = match &cfg.output {
-        Destination::File(p) => Some(p),
-        Destination::Tcp(t) => t.spill.as_ref(),
-    };
-    if let Some(out) = local {
-        let flag = if cfg.output.is_net() { "--spill" } else { "-o" };
-        let out_abs = match out.parent().filter(|p| !p.as_os_str().is_empty()) {
-            Some(p) => {
-                std::fs::canonicalize(p).map(|d| d.join(out.file_name().unwrap_or_default()))
-            }
-            None => std::env::current_dir().map(|d| d.join(out)),
+    // Held until this mount is registered: two mounts started at once see each other.
+    let registry_lock = match registry::lock() {
+        Ok(l) => Some(l),
+        Err(e) => {
+            eprintln!(
+                "reanimator fs: cannot use the registry {} ({e}): other mounts cannot see this \
+                 one, and `fs umount` cannot tell how its trace ended",
+                registry::DIR
+            );
+            None
         }
-        .map_err(|e| Error::Usage(format!("{flag} {}: {e}", out.display())))?;
-        if out_abs.starts_with(&mountpoint) {
-            return usage(format!(
-                "{flag} {}: the trace would be written through the mount it traces; write it \
-                 elsewhere",
-                out.display()
-            ));
-        }
-    }
+    };
+    let guard::Checked { lower, mountpoint } = check(&cfg)?;
     let (root_fd, mount_fd, root_st) = passthrough::open_root(&lower)
         .map_err(|e| Error::Io { what: format!("cannot open {}", lower.display()), source: e })?;
     let lower_mount = mount_of(&lower);
@@ -291,7 +291,10 @@ pub fn mount(
         ),
         (
             "fs_permissions".into(),
-            "default_permissions (kernel checks mode bits with the caller's credentials)".into(),
+            "default_permissions and POSIX ACLs (the kernel checks modes and ACLs with the \
+             caller's credentials); LOWER's ancestors' search permission checked by the daemon \
+             with the caller's credentials"
+                .into(),
         ),
         (
             "fs_locks".into(),
@@ -319,6 +322,47 @@ pub fn mount(
         WriterConfig { ds: cfg.compression.clone(), fs_ops: true, ..WriterConfig::default() };
     let (writer, net) = TraceWriter::open(&cfg.output, "fs", &info, wcfg)
         .map_err(|source| Error::Trace { path: cfg.output.to_string().into(), source })?;
+    // From here a mount that does not come up leaves no trace behind.
+    let created = match &cfg.output {
+        Destination::File(p) => Some(p.clone()),
+        Destination::Tcp(_) => None,
+    };
+    // Registered before mounting, so that a mount checking while this one comes up sees its
+    // LOWER; the lock is let go once the mount is there (in the mount table).
+    let registered = registry_lock.is_some()
+        && match registry::register(&lower, &mountpoint) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!(
+                    "reanimator fs: cannot register in {} ({e}): other mounts cannot see this \
+                     one, and `fs umount` cannot tell how its trace ended",
+                    registry::DIR
+                );
+                false
+            }
+        };
+    let undo = |e: Error| {
+        if let Some(p) = &created {
+            let _ = std::fs::remove_file(p);
+        }
+        if registered {
+            registry::forget();
+        }
+        e
+    };
+    let own = Arc::new(guard::OwnFiles::default());
+    for (_, p) in cfg.outputs() {
+        own.add_path(&p);
+    }
+    own.add_fd(std::io::stdout());
+    own.add_fd(std::io::stderr());
+    let reach = Arc::new(access::Reach::new(&lower, (root_st.st_dev, root_st.st_ino)));
+    let negotiated = Arc::new(passthrough::Negotiated::default());
+    let lower_acls = !matches!(
+        rustix::fs::lgetxattr(&lower, c"system.posix_acl_access", &mut [0u8; 0][..]),
+        Err(rustix::io::Errno::OPNOTSUPP)
+    );
+    let untraced = Arc::new(AtomicU64::new(0));
     let mp_bytes = {
         use std::os::unix::ffi::OsStrExt;
         mountpoint.as_os_str().as_bytes().to_vec()
@@ -334,9 +378,8 @@ pub fn mount(
         },
         writer,
     ));
-    // Modes are the callers' (the kernel applied their umask already); files we create get
-    // exactly the mode asked for.
-    rustix::process::umask(rustix::fs::Mode::empty());
+    // Files created for callers get their mode and umask on the creating thread
+    // (passthrough::TraceFs::creation_mode); the daemon's own umask stays as it was.
     // Half the descriptors for nodes, the rest for open files, directories and the trace.
     let nofile = raise_nofile();
     let max_cached = (nofile.saturating_sub(1024) / 2) as usize;
@@ -355,6 +398,12 @@ pub fn mount(
         ttl: if cfg.fast { Duration::from_secs(1) } else { Duration::ZERO },
         keep_cache: cfg.fast,
         direct_io: cfg.direct_io,
+        reach: reach.clone(),
+        own: own.clone(),
+        lower_acls,
+        negotiated: negotiated.clone(),
+        dont_mask: false,
+        untraced: untraced.clone(),
     };
     let mut fcfg = Config::default();
     fcfg.mount_options = vec![
@@ -378,13 +427,17 @@ pub fn mount(
             }
             _ => "",
         };
-        Error::Mount { mountpoint: mountpoint.clone(), source: e, hint }
+        undo(Error::Mount { mountpoint: mountpoint.clone(), source: e, hint })
     })?;
+    drop(registry_lock);
     let bg = session
         .spawn()
-        .map_err(|e| Error::Io { what: "cannot start the FUSE session".into(), source: e })?;
+        .map_err(|e| undo(Error::Io { what: "cannot start the FUSE session".into(), source: e }))?;
     // The connection's number (fusectl), for cutting it off when a detached mount stays busy.
     let minor = mounts().into_iter().find(|m| m.mountpoint == mountpoint).map(|m| m.dev_minor);
+    if registered {
+        registry::set_minor(minor.unwrap_or(0));
+    }
     ready(&lower, &mountpoint);
     let mut last_flush = Instant::now();
     let mut last_interval = Instant::now();
@@ -424,6 +477,8 @@ pub fn mount(
         }
         if last_flush.elapsed() >= Duration::from_secs(1) {
             tracer.flush();
+            own.refresh();
+            reach.refresh();
             last_flush = Instant::now();
         }
         if let Some(iv) = cfg.aggregate {
@@ -434,7 +489,7 @@ pub fn mount(
             }
         }
     }
-    let _ = bg.join();
+    let session_result = bg.join();
     if cfg.aggregate.is_some() {
         // Cut short by the unmount: partial.
         let i = tracer.rotate_interval();
@@ -450,6 +505,23 @@ pub fn mount(
     if timeouts > 0 {
         tracer.add_info("fs_proc_lookups_timed_out", timeouts.to_string().as_bytes());
     }
+    let untraced = untraced.load(Ordering::Relaxed);
+    tracer.add_info("fs_own_files_untraced", untraced.to_string().as_bytes());
+    if negotiated.refused.load(Ordering::Relaxed) {
+        let e = session_result.err().map(|e| e.to_string()).unwrap_or_default();
+        tracer.fail_with(format!(
+            "the kernel cannot check POSIX ACLs on a FUSE mount (FUSE_POSIX_ACL), so the mount \
+             served nothing ({e})"
+        ));
+    }
+    tracer.add_info(
+        "fs_posix_acl",
+        if negotiated.posix_acl.load(Ordering::Relaxed) {
+            b"checked by the kernel (FUSE_POSIX_ACL)".as_slice()
+        } else {
+            b"none: the lower file system has no POSIX ACLs".as_slice()
+        },
+    );
     let failure = tracer.finish();
     let trace_bytes = match &cfg.output {
         Destination::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
@@ -462,6 +534,7 @@ pub fn mount(
         trace_bytes,
         net: net.map(|n| n.report()),
         failure,
+        untraced,
         elapsed: t0.elapsed(),
     })
 }
@@ -486,22 +559,44 @@ pub fn abort_connection(dev_minor: u32) -> std::io::Result<()> {
 pub enum Unmounted {
     /// The daemon finished its trace and exited.
     Clean { daemon: u32 },
+    /// The daemon exited and says its trace is incomplete (a write failed: full disk, lost
+    /// collector, ...).
+    Failed { daemon: u32, reason: String },
+    /// The daemon exited without saying how its trace ended (it could not use the registry).
+    Unknown { daemon: u32 },
     /// The daemon was gone; the stale mount was removed.
     Stale,
     /// `--force`: the connection was aborted and the mount detached.
     Forced,
 }
 
+/// How often `fs umount` says what it waits for.
+const UMOUNT_PROGRESS: Duration = Duration::from_secs(5);
+
 /// `reanimator fs umount`: ask the daemon serving `mountpoint` to unmount and finish its trace,
-/// and wait for it (up to `timeout`, or until `interrupted()`).
+/// and wait for it (up to `timeout`, or until `interrupted()`), telling `progress` every few
+/// seconds what it waits for. A mount the daemon detached because it was busy (gone from the
+/// mount table, still served) is found through the registry.
 pub fn umount(
     mountpoint: &Path,
     force: bool,
     timeout: Duration,
     interrupted: &dyn Fn() -> bool,
+    progress: &dyn Fn(&str),
 ) -> Result<Unmounted, Error> {
     let mp = std::fs::canonicalize(mountpoint).unwrap_or_else(|_| mountpoint.to_path_buf());
     let Some(m) = mounts().into_iter().rev().find(|m| m.mountpoint == mp) else {
+        // Detached while busy, and still serving its last users?
+        if let Some(e) = registry::entries()
+            .into_iter()
+            .find(|e| e.mountpoint == mp && e.outcome.is_none() && e.alive())
+        {
+            if force {
+                let _ = abort_connection(e.dev_minor);
+                return Ok(Unmounted::Forced);
+            }
+            return wait_for_daemon(&mp, e.pid, true, timeout, interrupted, progress);
+        }
         return Err(Error::Usage(format!("{} is not a mount point", mp.display())));
     };
     let Some(pid) = m.source.strip_prefix(SOURCE_PREFIX).and_then(|p| p.parse::<u32>().ok()) else {
@@ -519,11 +614,6 @@ pub fn umount(
         })?;
         return Ok(Unmounted::Forced);
     }
-    let alive = |pid: u32| {
-        Path::new(&format!("/proc/{pid}")).exists()
-            && std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .is_ok_and(|s| !s.contains(") Z "))
-    };
     if !alive(pid) {
         rustix::mount::unmount(&mp, rustix::mount::UnmountFlags::empty()).map_err(|e| {
             Error::Io {
@@ -535,6 +625,7 @@ pub fn umount(
                 source: e.into(),
             }
         })?;
+        let _ = registry::take_outcome(pid);
         return Ok(Unmounted::Stale);
     }
     // SAFETY: kill takes no pointers; the pid is the daemon named by the mount's source.
@@ -544,22 +635,67 @@ pub fn umount(
             source: std::io::Error::last_os_error(),
         });
     }
+    wait_for_daemon(&mp, pid, false, timeout, interrupted, progress)
+}
+
+fn alive(pid: u32) -> bool {
+    registry::start_time(pid).is_some()
+}
+
+/// Wait for daemon `pid` (told to finish) to exit; then how its trace ended.
+fn wait_for_daemon(
+    mp: &Path,
+    pid: u32,
+    detached: bool,
+    timeout: Duration,
+    interrupted: &dyn Fn() -> bool,
+    progress: &dyn Fn(&str),
+) -> Result<Unmounted, Error> {
     let t0 = Instant::now();
+    let mut next_report = UMOUNT_PROGRESS.min(timeout);
     while alive(pid) {
         if interrupted() {
             return Err(Error::Usage(format!(
                 "interrupted while waiting for the daemon (pid {pid}) to finish its trace"
             )));
         }
-        if t0.elapsed() > timeout {
+        let waited = t0.elapsed();
+        if waited > timeout {
             return Err(Error::Usage(format!(
                 "the daemon (pid {pid}) did not finish within {} s (is the mount busy? `fuser -m \
-                 {}` lists its users; `reanimator fs umount --force` cuts them off)",
+                 {}` lists its users; `reanimator fs umount --force {1}` cuts them off)",
                 timeout.as_secs(),
                 mp.display()
             )));
         }
+        if waited >= next_report {
+            next_report += UMOUNT_PROGRESS;
+            let attached = mounts()
+                .iter()
+                .any(|m| m.mountpoint == mp && m.source == format!("{SOURCE_PREFIX}{pid}"));
+            progress(&if attached && !detached {
+                format!(
+                    "waiting {} s for the daemon (pid {pid}) to unmount {} and finish its trace",
+                    waited.as_secs(),
+                    mp.display()
+                )
+            } else {
+                format!(
+                    "waiting {} s for the daemon (pid {pid}): {} is busy (a process has a file or \
+                     its working directory there) and was detached; the trace is finished when \
+                     the last user lets go, or now with `reanimator fs umount --force {1}` (its \
+                     users get ENOTCONN); giving up after {} s",
+                    waited.as_secs(),
+                    mp.display(),
+                    timeout.as_secs()
+                )
+            });
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Ok(Unmounted::Clean { daemon: pid })
+    Ok(match registry::take_outcome(pid) {
+        Some(registry::Outcome::Finished) => Unmounted::Clean { daemon: pid },
+        Some(registry::Outcome::Failed(reason)) => Unmounted::Failed { daemon: pid, reason },
+        None => Unmounted::Unknown { daemon: pid },
+    })
 }

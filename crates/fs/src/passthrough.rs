@@ -1,13 +1,16 @@
 //! The passthrough: every FUSE operation done on the lower directory through the node's
 //! `O_PATH` descriptor, then handed to the tracer.
 //!
-//! Permissions: the mount uses `default_permissions`, so the kernel checks every access
-//! against the attributes we return (the lower file's mode, owner and group) with the caller's
-//! full credentials, supplementary groups included, exactly as it would on the lower file
-//! system; the daemon itself runs as root. Calls that create a file (create, mkdir, mknod,
-//! symlink) run with the caller's fsuid/fsgid, so new files get the owner and group the lower
-//! file system would give them (setgid directories included). ACLs on the lower files are not
-//! consulted (the kernel checks mode bits only).
+//! Permissions: the mount uses `default_permissions` and `FUSE_POSIX_ACL`, so the kernel
+//! checks every access against the attributes we return (the lower file's mode, owner and
+//! group) and its POSIX ACL (fetched with getxattr of `system.posix_acl_access`, passed
+//! through like any attribute) with the caller's full credentials, supplementary groups
+//! included, exactly as it would on the lower file system; the daemon itself runs as root.
+//! Calls that create a file (create, mkdir, mknod, symlink) run with the caller's
+//! fsuid/fsgid and umask, so new files get the owner, group, mode and inherited ACL the lower
+//! file system would give them (setgid directories and default ACLs included). What the
+//! kernel cannot see — the search permission of LOWER's ancestors — [`crate::access::Reach`]
+//! checks: callers who could not reach LOWER get EACCES for every request that names a file.
 //!
 //! Locks (`fcntl` and `flock`) are left to the kernel (the daemon does not announce
 //! `FUSE_POSIX_LOCKS`/`FUSE_FLOCK_LOCKS`): they work between processes using the mount,
@@ -16,6 +19,7 @@
 use std::ffi::{CString, OsStr};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -28,6 +32,8 @@ use fuser::{
 use ra_trace::{FsData, FsRecord};
 use rustix::fs::{AtFlags, Mode, OFlags};
 
+use crate::access::Reach;
+use crate::guard::OwnFiles;
 use crate::handles::{DirStream, Handle, Handles};
 use crate::inodes::{Inodes, NodeRef};
 use crate::tracer::{now_ns, FilterView, Tracer};
@@ -42,6 +48,28 @@ pub struct TraceFs {
     pub keep_cache: bool,
     /// `--direct-io`: no page cache on the mount; every read and write call is a request.
     pub direct_io: bool,
+    /// Who may reach LOWER (its ancestors' search permission).
+    pub reach: Arc<Reach>,
+    /// The daemon's own files: passed through untraced.
+    pub own: Arc<OwnFiles>,
+    /// Whether the lower file system has POSIX ACLs (without, mode bits are all there is
+    /// and the kernel is not asked to check ACLs).
+    pub lower_acls: bool,
+    /// What INIT settled.
+    pub negotiated: Arc<Negotiated>,
+    /// Set at INIT: the kernel sends modes unmasked with the caller's umask (FUSE_DONT_MASK).
+    pub dont_mask: bool,
+    /// Operations on [`TraceFs::own`] files, passed through untraced.
+    pub untraced: Arc<AtomicU64>,
+}
+
+/// What the kernel and the daemon settled at INIT.
+#[derive(Default)]
+pub struct Negotiated {
+    /// INIT was refused (the kernel cannot check ACLs the lower files have): nothing served.
+    pub refused: AtomicBool,
+    /// The kernel checks POSIX ACLs (FUSE_POSIX_ACL).
+    pub posix_acl: AtomicBool,
 }
 
 type Res<T> = Result<T, i32>;
@@ -109,26 +137,12 @@ fn time_ns(t: SystemTime) -> i64 {
     }
 }
 
-/// Run `f` with the calling user's fsuid/fsgid (for calls that create files); root's calls
-/// run as they are (the daemon is root).
-fn as_caller<T>(req: &Request, f: impl FnOnce() -> T) -> T {
-    if req.uid() == 0 && req.gid() == 0 {
-        return f();
-    }
-    // SAFETY: setfsuid/setfsgid change only this thread's file-system credentials and take no
-    // pointers; the previous values are restored below.
-    let (old_uid, old_gid) = unsafe {
-        let g = libc::setfsgid(req.gid());
-        let u = libc::setfsuid(req.uid());
-        (u, g)
-    };
-    let r = f();
-    // SAFETY: as above.
-    unsafe {
-        libc::setfsuid(old_uid as u32);
-        libc::setfsgid(old_gid as u32);
-    }
-    r
+/// Run `f` (a call that creates a file) with the calling user's fsuid/fsgid and, when the
+/// kernel left it to us (`umask` is `Some`), the caller's umask: the lower file system then
+/// gives the new file the owner, group and mode (or a default ACL's instead of the umask) it
+/// would give it natively. Root's calls with no umask to apply run as they are.
+fn as_caller<T>(req: &Request, umask: Option<u32>, f: impl FnOnce() -> T) -> T {
+    crate::access::as_user(req.uid(), req.gid(), None, umask, f)
 }
 
 /// One operation in flight: what the tracer needs besides the operation's own fields.
@@ -154,6 +168,49 @@ impl TraceFs {
 
     fn node(&self, id: INodeNo) -> Res<NodeRef> {
         self.inodes.get(id.0).ok_or(libc::ESTALE)
+    }
+
+    /// EACCES for a caller who could not reach LOWER on the lower file system (its ancestors'
+    /// search permission, which the kernel does not see): checked by every request that names
+    /// a file, not by those on descriptors the caller holds (as natively).
+    fn reach(&self, req: &Request) -> Res<()> {
+        if self.reach.is_open() || req.uid() == 0 {
+            return Ok(());
+        }
+        let groups = self.tracer.proc_info(req.pid()).groups.ok_or(libc::EACCES)?;
+        if self.reach.allows(req.uid(), req.gid(), &groups) {
+            Ok(())
+        } else {
+            Err(libc::EACCES)
+        }
+    }
+
+    /// The attribute cache time for a node: none for the root while some callers may not
+    /// reach LOWER, so that every path walk into the mount asks (and meets [`TraceFs::reach`]).
+    fn attr_ttl(&self, ino: INodeNo) -> Duration {
+        if ino.0 == crate::inodes::ROOT && !self.reach.is_open() {
+            Duration::ZERO
+        } else {
+            self.ttl
+        }
+    }
+
+    /// Whether the node is one of the daemon's own files (the trace, its log, ...).
+    fn is_own(&self, id: u64) -> bool {
+        !self.own.is_empty() && self.inodes.key(id).is_some_and(|(d, i)| self.own.contains(d, i))
+    }
+
+    /// The mode a creating call gives the lower file system and the umask it applies there
+    /// (on the creating thread: the daemon's own umask is left alone): the mode as asked and
+    /// the caller's umask when the kernel left the umask to us (FUSE_DONT_MASK: a directory's
+    /// default ACL then replaces it, as natively), else the mode the kernel masked already
+    /// and none.
+    fn creation_mode(&self, mode: u32, umask: u32) -> (u32, Option<u32>) {
+        if self.dont_mask {
+            (mode, Some(umask))
+        } else {
+            (mode & !umask, Some(0))
+        }
     }
 
     fn handle(&self, fh: FileHandle) -> Res<Arc<Handle>> {
@@ -261,12 +318,22 @@ fn kind_of_entry(t: rustix::fs::FileType) -> FileType {
 }
 
 impl Op<'_> {
+    /// An operation on one of the daemon's own files: counted, never recorded (reading the
+    /// trace through the mount would otherwise record it into itself).
+    fn untraced(self) {
+        self.fs.untraced.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Hand the finished operation to the tracer: `ret` its result (or 0), `err` its errno
     /// (0 on success), `size` the bytes it moved (for the filter), `fill` its own fields.
     fn done<'d>(self, err: i32, ret: i64, size: Option<u64>, fill: impl FnOnce(&mut FsRecord<'d>)) {
         let t1 = now_ns();
         let tr = &self.fs.tracer;
         if !tr.opts.stream && tr.opts.aggregate.is_none() {
+            return;
+        }
+        if self.name.is_none() && self.fs.is_own(self.node) {
+            self.untraced();
             return;
         }
         let inodes = &self.fs.inodes;
@@ -338,6 +405,24 @@ impl Filesystem for TraceFs {
         // 1 MiB per request: this kernel's max_pages_limit (256 pages).
         let _ = config.set_max_write(1 << 20);
         let _ = config.set_max_readahead(1 << 20);
+        // POSIX ACLs checked by the kernel (with default_permissions) from the
+        // system.posix_acl_* attributes getxattr passes through; the kernel then leaves the
+        // umask to us (DONT_MASK), and the lower file system applies it — or a directory's
+        // default ACL instead — with the caller's umask on the creating thread.
+        // A lower file system without ACLs has nothing to check (and the kernel's ACL
+        // lookups would cost a request each).
+        if self.lower_acls {
+            if config.add_capabilities(fuser::InitFlags::FUSE_POSIX_ACL).is_err() {
+                eprintln!(
+                    "reanimator fs: this kernel cannot check POSIX ACLs on a FUSE mount \
+                     (FUSE_POSIX_ACL): refusing to serve a mount that would ignore them"
+                );
+                self.negotiated.refused.store(true, Ordering::Relaxed);
+                return Err(std::io::Error::from_raw_os_error(libc::EPROTO));
+            }
+            self.negotiated.posix_acl.store(true, Ordering::Relaxed);
+            self.dont_mask = config.add_capabilities(fuser::InitFlags::FUSE_DONT_MASK).is_ok();
+        }
         if self.direct_io {
             // Shared mappings of direct-I/O files (kernel 6.6+); without it mmap fails.
             let _ = config.add_capabilities(fuser::InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP);
@@ -355,8 +440,11 @@ impl Filesystem for TraceFs {
 
     fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let op = self.op(req, "lookup", parent, Some(name));
-        let r = self.lookup_entry(parent, name.as_bytes());
+        let r = self.reach(req).and_then(|()| self.lookup_entry(parent, name.as_bytes()));
         self.entry_reply(&r, reply);
+        if r.as_ref().is_ok_and(|(id, _)| self.is_own(*id)) {
+            return op.untraced();
+        }
         let ino = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
         op.done(split(&r), 0, None, |rec| rec.result_inode = ino);
     }
@@ -373,11 +461,12 @@ impl Filesystem for TraceFs {
                     return rustix::fs::fstat(&h.fd).map(|s| attr_of(&s)).map_err(errno);
                 }
             }
+            self.reach(req)?;
             let n = self.node(ino)?;
             stat_fd(n.fd()).map(|s| attr_of(&s))
         })();
         match &r {
-            Ok(a) => reply.attr(&self.ttl, &FileAttr { ino, ..*a }),
+            Ok(a) => reply.attr(&self.attr_ttl(ino), &FileAttr { ino, ..*a }),
             Err(e) => reply.error(Errno::from_i32(*e)),
         }
         op.done(split(&r), 0, None, |rec| {
@@ -410,6 +499,9 @@ impl Filesystem for TraceFs {
     ) {
         let op = self.op(req, "setattr", ino, None);
         let r = (|| -> Res<FileAttr> {
+            if fh.is_none() {
+                self.reach(req)?;
+            }
             let n = self.node(ino)?;
             let h = fh.and_then(|f| self.handles.get(f.0));
             if let Some(m) = mode {
@@ -484,7 +576,7 @@ impl Filesystem for TraceFs {
             stat_fd(n.fd()).map(|s| attr_of(&s))
         })();
         match &r {
-            Ok(a) => reply.attr(&self.ttl, &FileAttr { ino, ..*a }),
+            Ok(a) => reply.attr(&self.attr_ttl(ino), &FileAttr { ino, ..*a }),
             Err(e) => reply.error(Errno::from_i32(*e)),
         }
         op.done(split(&r), 0, None, |rec| {
@@ -509,7 +601,8 @@ impl Filesystem for TraceFs {
     fn readlink(&self, req: &Request, ino: INodeNo, reply: ReplyData) {
         let op = self.op(req, "readlink", ino, None);
         let r = self
-            .node(ino)
+            .reach(req)
+            .and_then(|()| self.node(ino))
             .and_then(|n| rustix::fs::readlinkat(n.fd(), c"", Vec::new()).map_err(errno));
         match &r {
             Ok(t) => reply.data(t.as_bytes()),
@@ -535,17 +628,19 @@ impl Filesystem for TraceFs {
         reply: ReplyEntry,
     ) {
         let op = self.op(req, "mknod", parent, Some(name));
+        let (lower_mode, mask) = self.creation_mode(mode, umask);
         let mode = mode & !umask;
         let r = (|| {
+            self.reach(req)?;
             let p = self.node(parent)?;
             let c = cname(name.as_bytes())?;
             let ft = rustix::fs::FileType::from_raw_mode(mode);
-            as_caller(req, || {
+            as_caller(req, mask, || {
                 rustix::fs::mknodat(
                     p.fd(),
                     &c,
                     ft,
-                    Mode::from_raw_mode(mode & 0o7777),
+                    Mode::from_raw_mode(lower_mode & 0o7777),
                     u64::from(rdev),
                 )
             })
@@ -570,12 +665,16 @@ impl Filesystem for TraceFs {
         reply: ReplyEntry,
     ) {
         let op = self.op(req, "mkdir", parent, Some(name));
+        let (lower_mode, mask) = self.creation_mode(mode & 0o7777, umask);
         let mode = mode & !umask & 0o7777;
         let r = (|| {
+            self.reach(req)?;
             let p = self.node(parent)?;
             let c = cname(name.as_bytes())?;
-            as_caller(req, || rustix::fs::mkdirat(p.fd(), &c, Mode::from_raw_mode(mode)))
-                .map_err(errno)?;
+            as_caller(req, mask, || {
+                rustix::fs::mkdirat(p.fd(), &c, Mode::from_raw_mode(lower_mode))
+            })
+            .map_err(errno)?;
             self.lookup_entry(parent, name.as_bytes())
         })();
         self.entry_reply(&r, reply);
@@ -603,10 +702,11 @@ impl Filesystem for TraceFs {
     ) {
         let op = self.op(req, "symlink", parent, Some(link_name));
         let r = (|| {
+            self.reach(req)?;
             let p = self.node(parent)?;
             let c = cname(link_name.as_bytes())?;
             let t = cname(target.as_os_str().as_bytes())?;
-            as_caller(req, || rustix::fs::symlinkat(&t, p.fd(), &c)).map_err(errno)?;
+            as_caller(req, None, || rustix::fs::symlinkat(&t, p.fd(), &c)).map_err(errno)?;
             self.lookup_entry(parent, link_name.as_bytes())
         })();
         self.entry_reply(&r, reply);
@@ -628,6 +728,7 @@ impl Filesystem for TraceFs {
     ) {
         let op = self.op(req, "rename", parent, Some(name));
         let r = (|| -> Res<()> {
+            self.reach(req)?;
             let p = self.node(parent)?;
             let np = self.node(newparent)?;
             let c = cname(name.as_bytes())?;
@@ -666,6 +767,7 @@ impl Filesystem for TraceFs {
         // The path it was reached by before the link (the lookup below renames the node).
         let old_path = self.inodes.path(ino.0, None);
         let r = (|| {
+            self.reach(req)?;
             let n = self.node(ino)?;
             let np = self.node(newparent)?;
             let nc = cname(newname.as_bytes())?;
@@ -686,6 +788,7 @@ impl Filesystem for TraceFs {
         // O_NOFOLLOW would refuse the /proc/self/fd magic link; the node is resolved already.
         let fl = flags.0 & !(libc::O_CREAT | libc::O_EXCL | libc::O_NOCTTY | libc::O_NOFOLLOW);
         let r = (|| -> Res<u64> {
+            self.reach(req)?;
             let n = self.node(ino)?;
             let fd = rustix::fs::open(
                 n.proc_path(),
@@ -815,6 +918,7 @@ impl Filesystem for TraceFs {
     fn opendir(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let op = self.op(req, "opendir", ino, None);
         let r = (|| -> Res<u64> {
+            self.reach(req)?;
             let n = self.node(ino)?;
             let fd = rustix::fs::open(
                 n.proc_path(),
@@ -946,7 +1050,10 @@ impl Filesystem for TraceFs {
 
     fn statfs(&self, req: &Request, ino: INodeNo, reply: ReplyStatfs) {
         let op = self.op(req, "statfs", ino, None);
-        let r = self.node(ino).and_then(|n| rustix::fs::fstatfs(n.fd()).map_err(errno));
+        let r = self
+            .reach(req)
+            .and_then(|()| self.node(ino))
+            .and_then(|n| rustix::fs::fstatfs(n.fd()).map_err(errno));
         match &r {
             Ok(s) => reply.statfs(
                 s.f_blocks,
@@ -975,6 +1082,7 @@ impl Filesystem for TraceFs {
     ) {
         let op = self.op(req, "setxattr", ino, None);
         let r = (|| -> Res<()> {
+            self.reach(req)?;
             let t = self.xattr_target(ino)?;
             let c = cname(name.as_bytes())?;
             let fl = rustix::fs::XattrFlags::from_bits_retain(flags as u32);
@@ -998,6 +1106,7 @@ impl Filesystem for TraceFs {
     fn getxattr(&self, req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
         let op = self.op(req, "getxattr", ino, None);
         let r = (|| -> Res<Vec<u8>> {
+            self.reach(req)?;
             let t = self.xattr_target(ino)?;
             let c = cname(name.as_bytes())?;
             xattr_call(size, |buf| {
@@ -1026,6 +1135,7 @@ impl Filesystem for TraceFs {
     fn listxattr(&self, req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
         let op = self.op(req, "listxattr", ino, None);
         let r = (|| -> Res<Vec<u8>> {
+            self.reach(req)?;
             let t = self.xattr_target(ino)?;
             xattr_call(size, |buf| {
                 if t.symlink {
@@ -1051,6 +1161,7 @@ impl Filesystem for TraceFs {
     fn removexattr(&self, req: &Request, ino: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let op = self.op(req, "removexattr", ino, None);
         let r = (|| -> Res<()> {
+            self.reach(req)?;
             let t = self.xattr_target(ino)?;
             let c = cname(name.as_bytes())?;
             if t.symlink {
@@ -1066,7 +1177,7 @@ impl Filesystem for TraceFs {
 
     fn access(&self, req: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
         let op = self.op(req, "access", ino, None);
-        let r = self.node(ino).and_then(|n| {
+        let r = self.reach(req).and_then(|()| self.node(ino)).and_then(|n| {
             rustix::fs::accessat(
                 rustix::fs::CWD,
                 n.proc_path(),
@@ -1090,16 +1201,19 @@ impl Filesystem for TraceFs {
         reply: ReplyCreate,
     ) {
         let op = self.op(req, "create", parent, Some(name));
+        let (lower_mode, mask) = self.creation_mode(mode & 0o7777, umask);
         let mode = mode & !umask & 0o7777;
         let r = (|| -> Res<(u64, FileAttr, u64)> {
+            self.reach(req)?;
             let p = self.node(parent)?;
             let c = cname(name.as_bytes())?;
             let fl = OFlags::from_bits_retain((flags & !libc::O_NOCTTY) as u32)
                 | OFlags::CREATE
                 | OFlags::CLOEXEC;
-            let fd =
-                as_caller(req, || rustix::fs::openat(p.fd(), &c, fl, Mode::from_raw_mode(mode)))
-                    .map_err(errno)?;
+            let fd = as_caller(req, mask, || {
+                rustix::fs::openat(p.fd(), &c, fl, Mode::from_raw_mode(lower_mode))
+            })
+            .map_err(errno)?;
             let (id, attr) = self.lookup_entry(parent, name.as_bytes())?;
             let fh = self.handles.insert(Handle { fd, dir: None });
             Ok((id, attr, fh))
@@ -1347,6 +1461,7 @@ impl TraceFs {
     ) {
         let op = self.op(req, what, parent, Some(name));
         let r = (|| -> Res<()> {
+            self.reach(req)?;
             let p = self.node(parent)?;
             let c = cname(name.as_bytes())?;
             rustix::fs::unlinkat(p.fd(), &c, flags).map_err(errno)

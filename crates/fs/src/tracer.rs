@@ -37,6 +37,9 @@ pub struct ProcInfo {
     pub pid: Option<i32>,
     pub sid: Option<i32>,
     pub comm: Option<Vec<u8>>,
+    /// The thread's supplementary groups (`Groups:`), for the access check of
+    /// [`crate::access::Reach`].
+    pub groups: Option<Vec<u32>>,
 }
 
 struct ProcCache {
@@ -47,7 +50,8 @@ struct ProcCache {
     timeouts: u64,
 }
 
-/// The pid (`Tgid`), session (`NSsid`) and name of a thread, from /proc/<tid>/status.
+/// The pid (`Tgid`), session (`NSsid`), name and supplementary groups of a thread, from
+/// /proc/<tid>/status.
 ///
 /// Never /proc/<tid>/stat: reading it waits for locks a thread can hold while it waits for
 /// this file system (seen here: `ps` stuck in do_task_stat behind a process in a FUSE
@@ -63,6 +67,8 @@ fn read_proc(tid: u32) -> ProcInfo {
                 info.sid = v.split_whitespace().next().and_then(|s| s.parse().ok());
             } else if let Some(v) = l.strip_prefix("Name:") {
                 info.comm = Some(v.trim_start_matches('\t').as_bytes().to_vec());
+            } else if let Some(v) = l.strip_prefix("Groups:") {
+                info.groups = v.split_whitespace().map(|g| g.parse().ok()).collect();
             }
         }
     }
@@ -398,6 +404,12 @@ impl Tracer {
         }
         // Drop the writer without finishing: the trace stays readable up to its last extent.
         *w = None;
+    }
+
+    /// Stop recording with this failure (the trace keeps what was written).
+    pub fn fail_with(&self, msg: String) {
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        self.fail(&mut w, msg);
     }
 
     /// Write buffered records (called once a second).

@@ -1,0 +1,294 @@
+//! The daemons serving reanimator fs mounts on this machine, for what /proc/self/mountinfo
+//! does not say: one file per daemon in [`DIR`] (root's, 0700) with its lower directory,
+//! mountpoint and FUSE connection, and once it is done, how its trace ended. Other mounts
+//! read it to refuse stacking on a live mount's lower directory; `fs umount` reads how the
+//! trace ended (its exit status) and removes the file.
+//!
+//! A file is `reanimator-fs 1\0START\0MINOR\0LOWER\0MOUNTPOINT\0` and, when the daemon is
+//! done, `finished\0` or `failed\0MESSAGE\0`; START is the daemon's start time (field 22 of
+//! /proc/PID/stat), so that a reused pid is not taken for the daemon.
+
+use std::io::Write;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Where the daemons' files are.
+pub const DIR: &str = "/run/reanimator/fs";
+
+const MAGIC: &[u8] = b"reanimator-fs 1";
+
+/// Files of dead daemons older than this are removed (an `fs umount` reads its daemon's file
+/// at once; this is for daemons nobody unmounted with it).
+const KEEP_DEAD: Duration = Duration::from_secs(600);
+
+/// How a daemon's trace ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Finished,
+    Failed(String),
+}
+
+/// One daemon's file.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub pid: u32,
+    pub start: u64,
+    /// The FUSE connection (fusectl's number), for cutting off a detached mount.
+    pub dev_minor: u32,
+    pub lower: PathBuf,
+    pub mountpoint: PathBuf,
+    pub outcome: Option<Outcome>,
+}
+
+/// The registry directory, made if need be; refused unless it is root's and private.
+fn dir() -> std::io::Result<&'static Path> {
+    let d = Path::new(DIR);
+    if !d.is_dir() {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(d)?;
+    }
+    let md = std::fs::symlink_metadata(d)?;
+    if !md.is_dir() || md.uid() != 0 || md.mode() & 0o077 != 0 {
+        return Err(std::io::Error::other(format!(
+            "{DIR} is not a directory of root's that only root may use"
+        )));
+    }
+    Ok(d)
+}
+
+/// A process's start time (clock ticks since boot), or None when it is gone.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let s = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let close = s.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&s[close + 1..]).ok()?;
+    // After the name: state is field 3; starttime is field 22.
+    let mut f = rest.split_ascii_whitespace();
+    let state = f.next()?;
+    if state == "Z" || state == "X" {
+        return None;
+    }
+    f.nth(18)?.parse().ok()
+}
+
+/// Held while a mount checks for others and registers itself, so that two mounts started at
+/// once see each other.
+pub struct Lock(#[allow(dead_code)] std::fs::File);
+
+/// Waits at most [`LOCK_WAIT`] (a mount whose mountpoint hangs must not stop every other).
+pub fn lock() -> std::io::Result<Lock> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(dir()?.join(".lock"))?;
+    let t0 = std::time::Instant::now();
+    loop {
+        match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(Lock(f)),
+            Err(rustix::io::Errno::WOULDBLOCK) if t0.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                return Err(std::io::Error::other(format!(
+                    "another mount held its lock for {} s",
+                    LOCK_WAIT.as_secs()
+                )))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// How long a mount waits for another to finish mounting.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+fn encode(e: &Entry) -> Vec<u8> {
+    let mut v = Vec::new();
+    for field in [
+        MAGIC,
+        e.start.to_string().as_bytes(),
+        e.dev_minor.to_string().as_bytes(),
+        e.lower.as_os_str().as_bytes(),
+        e.mountpoint.as_os_str().as_bytes(),
+    ] {
+        v.extend_from_slice(field);
+        v.push(0);
+    }
+    match &e.outcome {
+        None => {}
+        Some(Outcome::Finished) => v.extend_from_slice(b"finished\0"),
+        Some(Outcome::Failed(m)) => {
+            v.extend_from_slice(b"failed\0");
+            v.extend(m.bytes().filter(|&b| b != 0));
+            v.push(0);
+        }
+    }
+    v
+}
+
+fn decode(pid: u32, b: &[u8]) -> Option<Entry> {
+    let mut f = b.split(|&c| c == 0);
+    if f.next()? != MAGIC {
+        return None;
+    }
+    let num = |x: &[u8]| std::str::from_utf8(x).ok()?.parse().ok();
+    let start = num(f.next()?)?;
+    let dev_minor = num(f.next()?)? as u32;
+    let lower = PathBuf::from(std::ffi::OsString::from_vec(f.next()?.to_vec()));
+    let mountpoint = PathBuf::from(std::ffi::OsString::from_vec(f.next()?.to_vec()));
+    let outcome = match f.next() {
+        Some(b"finished") => Some(Outcome::Finished),
+        Some(b"failed") => {
+            Some(Outcome::Failed(String::from_utf8_lossy(f.next().unwrap_or_default()).into()))
+        }
+        _ => None,
+    };
+    Some(Entry { pid, start, dev_minor, lower, mountpoint, outcome })
+}
+
+fn write(e: &Entry) -> std::io::Result<()> {
+    let d = dir()?;
+    let tmp = d.join(format!(".{}.new", e.pid));
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(&encode(e))?;
+    drop(f);
+    std::fs::rename(&tmp, d.join(e.pid.to_string()))
+}
+
+/// This daemon is about to serve `mountpoint` from `lower` (its FUSE connection follows,
+/// [`set_minor`]).
+pub fn register(lower: &Path, mountpoint: &Path) -> std::io::Result<()> {
+    let pid = std::process::id();
+    let start = start_time(pid).unwrap_or(0);
+    clean();
+    write(&Entry {
+        pid,
+        start,
+        dev_minor: 0,
+        lower: lower.to_path_buf(),
+        mountpoint: mountpoint.to_path_buf(),
+        outcome: None,
+    })
+}
+
+/// The mount is up on FUSE connection `dev_minor`.
+pub fn set_minor(dev_minor: u32) {
+    if let Some(mut e) = read(std::process::id()) {
+        e.dev_minor = dev_minor;
+        let _ = write(&e);
+    }
+}
+
+/// This daemon never mounted: its file goes.
+pub fn forget() {
+    let _ = std::fs::remove_file(Path::new(DIR).join(std::process::id().to_string()));
+}
+
+/// This daemon is done: say how its trace ended (for `fs umount`). Nothing when it never
+/// registered.
+pub fn finish(outcome: Outcome) {
+    let pid = std::process::id();
+    if let Some(mut e) = read(pid) {
+        e.outcome = Some(outcome);
+        let _ = write(&e);
+    }
+}
+
+/// The file of daemon `pid`, if it has one.
+pub fn read(pid: u32) -> Option<Entry> {
+    let b = std::fs::read(Path::new(DIR).join(pid.to_string())).ok()?;
+    decode(pid, &b)
+}
+
+/// Every daemon's file.
+pub fn entries() -> Vec<Entry> {
+    let Ok(rd) = std::fs::read_dir(DIR) else { return Vec::new() };
+    rd.filter_map(|e| {
+        let e = e.ok()?;
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        decode(pid, &std::fs::read(e.path()).ok()?)
+    })
+    .collect()
+}
+
+impl Entry {
+    /// Whether the daemon that wrote this is still running.
+    pub fn alive(&self) -> bool {
+        start_time(self.pid).is_some_and(|s| s == self.start)
+    }
+}
+
+/// How daemon `pid`'s trace ended, once it has exited; its file is removed.
+pub fn take_outcome(pid: u32) -> Option<Outcome> {
+    let e = read(pid)?;
+    let _ = std::fs::remove_file(Path::new(DIR).join(pid.to_string()));
+    e.outcome
+}
+
+/// Remove the files of daemons that are gone (after [`KEEP_DEAD`]).
+fn clean() {
+    let Ok(rd) = std::fs::read_dir(DIR) else { return };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let old = e
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > KEEP_DEAD);
+        if old && read(pid).is_none_or(|en| !en.alive()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_read_back_as_written() {
+        let e = Entry {
+            pid: 7,
+            start: 123,
+            dev_minor: 45,
+            lower: PathBuf::from(std::ffi::OsString::from_vec(b"/a b/\xff".to_vec())),
+            mountpoint: PathBuf::from("/m"),
+            outcome: None,
+        };
+        let back = decode(7, &encode(&e)).unwrap();
+        assert_eq!((back.start, back.dev_minor, back.outcome), (123, 45, None));
+        assert_eq!((back.lower, back.mountpoint), (e.lower.clone(), e.mountpoint.clone()));
+        for o in [Outcome::Finished, Outcome::Failed("cannot write: No space".into())] {
+            let e = Entry { outcome: Some(o.clone()), ..e.clone() };
+            assert_eq!(decode(7, &encode(&e)).unwrap().outcome, Some(o));
+        }
+        assert!(decode(7, b"something else\0").is_none());
+        assert!(decode(7, b"").is_none());
+    }
+
+    #[test]
+    fn this_process_is_alive_and_has_a_start_time() {
+        let me = std::process::id();
+        let start = start_time(me).unwrap();
+        let e = Entry {
+            pid: me,
+            start,
+            dev_minor: 0,
+            lower: "/".into(),
+            mountpoint: "/".into(),
+            outcome: None,
+        };
+        assert!(e.alive());
+        assert!(!Entry { start: start + 1, ..e }.alive(), "a reused pid is not the daemon");
+    }
+}
