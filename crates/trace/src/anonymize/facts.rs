@@ -103,6 +103,10 @@ pub const FACTS: &[(&str, FactRule)] = {
         ("fs_node_descriptors", Keep),
         ("fs_discarded_records", Keep),
         ("fs_proc_lookups_timed_out", Keep),
+        // How many of the daemon's own files (its trace, log, spill) it passed through
+        // untraced, and whether the kernel checked ACLs: counts and a fixed phrase.
+        ("fs_own_files_untraced", Keep),
+        ("fs_posix_acl", Keep),
         // A network sender's spill file (docs/NETWORK.md).
         ("spill_stream_offset", Keep),
         ("spill_reason", Removed),
