@@ -79,7 +79,7 @@ impl TypeLibrary {
         self.by_name.get(name).cloned()
     }
 
-    fn register(&mut self, t: ExtentType) -> Result<()> {
+    fn register(&mut self, t: Arc<ExtentType>) -> Result<()> {
         if t.name() == XMLTYPE_NAME || t.name() == INDEX_NAME {
             // The built-in definitions always win (C++ resolves these names without a lookup).
             return Ok(());
@@ -88,13 +88,35 @@ impl TypeLibrary {
             Some(old) if old.xml() == t.xml() => Ok(()),
             Some(_) => Err(Error::TypeConflict { name: t.name().to_string() }),
             None => {
-                let t = Arc::new(t);
                 self.by_name.insert(t.name().to_string(), Arc::clone(&t));
                 self.user.push(t);
                 Ok(())
             }
         }
     }
+}
+
+/// Types parsed from their XML text, shared by every reader of the process: one program's
+/// traces (and every open of one trace) declare the same types, and parsing a trace's ~175
+/// descriptions was most of the cost of opening it. At most [`PARSED_MAX`] entries (the map is
+/// emptied when full), so hostile files cannot grow it.
+static PARSED: std::sync::Mutex<Option<HashMap<String, Arc<ExtentType>>>> =
+    std::sync::Mutex::new(None);
+const PARSED_MAX: usize = 2048;
+
+fn parse_type(xml: &str) -> Result<Arc<ExtentType>> {
+    let lock = || PARSED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(t) = lock().as_ref().and_then(|m| m.get(xml)) {
+        return Ok(Arc::clone(t));
+    }
+    let t = Arc::new(ExtentType::from_xml(xml)?);
+    let mut m = lock();
+    let m = m.get_or_insert_with(HashMap::new);
+    if m.len() >= PARSED_MAX {
+        m.clear();
+    }
+    m.insert(xml.to_string(), Arc::clone(&t));
+    Ok(t)
 }
 
 /// What a reader reads from: a DataSeries file, or an encrypted one ([`crate::crypt`]) read
@@ -363,7 +385,7 @@ impl DsReader {
             let xml = std::str::from_utf8(x).map_err(|e| Error::XmlParse {
                 detail: format!("type description is not UTF-8: {e}"),
             })?;
-            lib.register(ExtentType::from_xml(xml)?)?;
+            lib.register(parse_type(xml)?)?;
         }
         r.lib = Arc::new(lib);
         r.data_start = FILE_HEADER_LEN + h.total_len;
