@@ -72,9 +72,7 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
     // slices of the map until the encoder has copied them.
     // (Where it cannot be mapped it is read as before.)
     trace.map_file();
-    if let Some(c) = trace.cut_tail() {
-        eprintln!("reanimator: note: {} {c}: the calls before it are compiled", a.trace.display());
-    }
+    crate::note_incomplete(&a.trace, trace.incomplete(), "the calls it holds are compiled");
     if trace.dataseries().encryption().is_some() {
         eprintln!(
             "reanimator: warning: {} is encrypted, and its plan is not: {} holds the trace's \

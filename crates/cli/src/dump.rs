@@ -71,12 +71,13 @@ pub fn run(a: DumpArgs) -> Result<ExitCode> {
     if is_trace && !a.raw && !(a.format == Format::Csv && a.types.len() == 1) {
         let tr = TraceReader::from_ds(ds)
             .with_context(|| format!("cannot read trace {}", path.display()))?;
-        if let Some(c) = tr.cut_tail() {
-            eprintln!("reanimator: note: {} {c}; the ones before it follow", path.display());
-        }
+        crate::note_incomplete(path, tr.incomplete(), "the records it holds follow");
         dump_events(&tr, &a, filter.as_ref(), &mut out)
             .with_context(|| format!("reading {}", path.display()))?;
     } else {
+        // (One cut inside an extent ends the raw dump with an error naming that extent.)
+        let incomplete = ds.incomplete().filter(|i| i.cut_tail.is_none());
+        crate::note_incomplete(path, incomplete, "the records it holds follow");
         dump_records(&ds, &a, filter.as_ref(), &mut out)
             .with_context(|| format!("reading {}", path.display()))?;
     }

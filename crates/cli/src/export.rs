@@ -55,9 +55,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
     let path = &a.trace;
     let tr =
         TraceReader::open(path).with_context(|| format!("cannot read trace {}", path.display()))?;
-    if let Some(c) = tr.cut_tail() {
-        eprintln!("reanimator: note: {} {c}; the calls before it are exported", path.display());
-    }
+    crate::note_incomplete(path, tr.incomplete(), "the calls it holds are exported");
     let filter = match &a.filter {
         Some(src) => {
             let f = Filter::parse(src).map_err(|e| anyhow::anyhow!("--where: {e}"))?;

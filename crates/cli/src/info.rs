@@ -172,7 +172,10 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         progress.finish();
     }
 
-    let trace = if is_trace { TraceReader::from_ds(DsReader::open(path)?).ok() } else { None };
+    // (The same reader: with --key, its seal was checked once, when it was opened.)
+    let trace = if is_trace { TraceReader::from_ds(ds.clone()).ok() } else { None };
+    crate::note_incomplete(path, ds.incomplete_with(cut_tail), "what it holds is described");
+    let seal = ds.seal_status();
     let kind = match trace.as_ref().map(TraceReader::kind) {
         Some(TraceKind::Ours) => "reanimator",
         Some(TraceKind::ReAnimator) => "re-animator",
@@ -256,6 +259,11 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
                 "key_id": e.key_id, "chunks": e.chunks, "complete": e.complete,
                 "size_on_disk": disk_len})),
             "sealed": ds.type_by_name(dataseries::seal::SEAL_TYPE_NAME).is_some(),
+            "seal_verified": seal.map(|s| json!({"key_id": s.summary.key_id,
+                "serial": s.summary.serial, "extents": s.summary.extents,
+                "bytes": s.summary.bytes, "seals": s.summary.seals,
+                "complete": s.cut.is_none(), "cut": s.cut.as_ref().map(|f| f.why.clone()),
+                "left_out_bytes": s.left_out})),
             "byte_order": if ds.is_big_endian() { "big-endian" } else { "little-endian" },
             "complete": matches!(trailer, TrailerStatus::Valid { .. }),
             "cut": matches!(trailer, TrailerStatus::Missing),
@@ -290,8 +298,36 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
                 if e.complete { "" } else { "; CUT: the last chunk is missing" }
             )?;
         }
-        if ds.type_by_name(dataseries::seal::SEAL_TYPE_NAME).is_some() {
-            writeln!(out, "Sealed      yes: check it with `reanimator verify --key KEYFILE`")?;
+        match seal {
+            Some(s) => {
+                let v = &s.summary;
+                write!(
+                    out,
+                    "Sealed      yes, verified with key {}: {} extents ({} bytes) by {} seals, \
+                     serial {}",
+                    v.key_id,
+                    v.extents,
+                    thousands(v.bytes),
+                    v.seals,
+                    v.serial
+                )?;
+                match &s.cut {
+                    None => writeln!(out)?,
+                    Some(f) => writeln!(
+                        out,
+                        "; CUT: {}; the {} bytes after the verified part are left out",
+                        f.why,
+                        thousands(s.left_out)
+                    )?,
+                }
+            }
+            None if ds.type_by_name(dataseries::seal::SEAL_TYPE_NAME).is_some() => {
+                writeln!(
+                    out,
+                    "Sealed      yes: check it with --key KEYFILE (or `reanimator verify`)"
+                )?;
+            }
+            None => {}
         }
         writeln!(
             out,

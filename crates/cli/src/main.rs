@@ -44,9 +44,16 @@ use clap::{Parser, Subcommand};
     reanimator export t.ds --format fio-iolog -o t.iolog --prefix /mnt/scratch\n  \
     reanimator anonymize t.ds t-anon.ds --key anon.key --fields path,uid,gid,pid")]
 struct Cli {
-    /// The key file (`reanimator keygen`) of encrypted traces to read, and of the seal to
-    /// check with `verify`; `collect`'s master key; with `-o tcp://`, the host key
-    /// (`keygen --host`) a sender authenticates to the collector with (docs/NETWORK.md).
+    /// The key file (`reanimator keygen`) of encrypted traces to read and of sealed traces to
+    /// check. With it, `info`, `dump`, `replay`, `compile`, `profile`, `export` and `diff`
+    /// check the seal of every trace they read: the whole trace is read once when opened,
+    /// and a modified, dropped, reordered or inserted extent, or a missing seal, stops them
+    /// with one line and exit status 1; a trace that is not sealed (unless encrypted with
+    /// the key) is refused the same way. A trace cut before its final seal is read up to its
+    /// last seal, with a note. `verify` checks the seal alone; `collect` takes its master key
+    /// and checks the streams it receives; with `-o tcp://` it is the host key (`keygen
+    /// --host`) a sender authenticates with (docs/NETWORK.md); `anonymize` derives its
+    /// pseudonyms from it.
     #[arg(long, global = true, value_name = "KEYFILE")]
     key: Option<std::path::PathBuf>,
     #[command(subcommand)]
@@ -119,6 +126,20 @@ fn main() -> ExitCode {
     };
     if let Some(k) = &key {
         k.allow_reading();
+        // A reader given a key checks it: these commands open every trace with the seal
+        // check (dataseries::seal::set_check_key).
+        if matches!(
+            cli.command,
+            Command::Info(_)
+                | Command::Dump(_)
+                | Command::Replay(_)
+                | Command::Compile(_)
+                | Command::Profile(_)
+                | Command::Export(_)
+                | Command::Diff(_)
+        ) {
+            k.check_seals();
+        }
     }
     let result = match cli.command {
         Command::Info(a) => info::run(a),
@@ -148,8 +169,34 @@ fn main() -> ExitCode {
             }
             let _ = std::io::stdout().flush();
             eprintln!("reanimator: error: {}", one_line(&err));
-            ExitCode::from(2)
+            // A trace proven tampered with (a seal or an encrypted chunk that does not
+            // verify) is the reader's answer, like `verify`'s: 1. Other trouble: 2.
+            ExitCode::from(if tampering(&err) { 1 } else { 2 })
         }
+    }
+}
+
+/// Whether the error (or one of its causes) proves the trace was tampered with.
+fn tampering(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<dataseries::Error>().is_some_and(dataseries::Error::is_tampering)
+            || c.downcast_ref::<ra_trace::Error>().is_some_and(ra_trace::Error::is_tampering)
+            || c.downcast_ref::<std::io::Error>().is_some_and(|e| {
+                e.get_ref().is_some_and(|e| e.is::<dataseries::crypt::ChunkAuthFailed>())
+            })
+    })
+}
+
+/// The note every reader gives for a trace that is not whole (cut, unfinished, an encrypted
+/// one without its last chunk, a sealed one whose tail is not verified): one line on stderr,
+/// `then` saying what the command does with what is there.
+pub(crate) fn note_incomplete(
+    path: &std::path::Path,
+    incomplete: Option<dataseries::Incomplete>,
+    then: &str,
+) {
+    if let Some(i) = incomplete {
+        eprintln!("reanimator: note: {} {i}; {then}", path.display());
     }
 }
 

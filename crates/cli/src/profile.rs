@@ -302,9 +302,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
     if let Some(f) = &filter {
         crate::dump::check_fields(f, &crate::dump::known_event_fields(&tr))?;
     }
-    if let Some(c) = tr.cut_tail() {
-        eprintln!("reanimator: note: {} {c}; the ones before it are profiled", path.display());
-    }
+    crate::note_incomplete(path, tr.incomplete(), "the calls it holds are profiled");
     let info = |k: &str| tr.info_value(k).map(|v| String::from_utf8_lossy(v).into_owned());
     let meta = Meta {
         source: format!("trace:{}", path.display()),

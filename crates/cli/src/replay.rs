@@ -493,19 +493,11 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
         Some(_) => None,
     };
     if let (None, Some(t)) = (&plan, &trace) {
-        if let Some(c) = t.cut_tail() {
-            eprintln!(
-                "reanimator: note: {} {c}: the calls before it are replayed, and end-state checks \
-                 may differ",
-                a.trace.display()
-            );
-        } else if !t.is_complete() {
-            eprintln!(
-                "reanimator: note: {} is unfinished (the recorder did not close it): the calls it \
-                 holds are replayed",
-                a.trace.display()
-            );
-        }
+        crate::note_incomplete(
+            &a.trace,
+            t.incomplete(),
+            "the calls it holds are replayed, and end-state checks may differ",
+        );
     }
     if let Some(why) = &snapshots_missing {
         if matches!(a.init, InitArg::Auto | InitArg::Snapshot) {

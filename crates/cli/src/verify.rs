@@ -1,22 +1,29 @@
 //! `reanimator verify TRACE --key KEYFILE`: checks a sealed trace's MAC chain and says which
-//! extent failed and why. Exit status 0 intact, 1 tampered (or cut), 2 trouble.
+//! extent failed and why. Exit status 0 intact; 1 tampered, cut, not sealed or not a trace at
+//! all; 2 trouble that says nothing of the file (it cannot be opened, no key, another key).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use dataseries::seal::{verify_file, SealFailure, SealSummary, Verdict};
-use ra_trace::key::{Key, Purpose};
+use dataseries::seal::{verify_file, FailureKind, SealFailure, SealSummary, Verdict};
+use ra_trace::key::Key;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
     reanimator keygen trace.key\n  \
     reanimator record --seal trace.key -o t.ds -- make\n  \
     reanimator verify t.ds --key trace.key\n\n\
-Exit status: 0 every extent verified and the trace is complete; 1 an extent was modified, \
-dropped, duplicated, reordered or inserted, or the trace was cut (its final seal is \
-missing); 2 trouble (no such file, not a sealed trace, unreadable key file).")]
+Every byte is checked: the extents by their MACs, the file header, the final seal, the \
+index and the trailer against those a sealing writer writes for them, and an encrypted \
+trace's chunks by their encryption.\n\n\
+Exit status: 0 every extent verified and the trace is complete; 1 anything else about the \
+file: an extent was modified, dropped, duplicated, reordered or inserted, the header, index \
+or trailer was changed, the trace was cut (its final seal, index, trailer or last \
+encrypted chunk is missing), it is not sealed (or its seal was removed), or it is not a \
+DataSeries file at all; 2 trouble that says nothing of the file: no such file, no --key or \
+an unreadable key file, a key other than the one it was sealed or encrypted with.")]
 pub struct VerifyArgs {
     /// The sealed trace.
     #[arg(value_name = "TRACE")]
@@ -35,13 +42,14 @@ fn summary_json(s: &SealSummary) -> serde_json::Value {
 
 fn failure_json(f: &SealFailure) -> serde_json::Value {
     serde_json::json!({
-        "extent": f.seq, "offset": f.offset, "why": f.why, "truncated": f.truncated,
+        "extent": f.seq, "offset": f.offset, "why": f.why, "truncated": f.is_cut(),
+        "not_sealed": f.kind == FailureKind::NotSealed,
     })
 }
 
 pub fn run(a: VerifyArgs, key: Option<&Key>) -> Result<ExitCode> {
     let key = key.context("give the key file the trace was sealed with: --key KEYFILE")?;
-    let verdict = verify_file(&a.trace, key.derive(Purpose::Seal))
+    let verdict = verify_file(&a.trace, &key.seal_key())
         .with_context(|| format!("cannot verify {}", a.trace.display()))?;
     let name = a.trace.display();
     match verdict {
@@ -57,15 +65,6 @@ pub fn run(a: VerifyArgs, key: Option<&Key>) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Verdict::Tampered(f, s)
-            if f.seq == Some(0) && !s.key_id.is_empty() && s.key_id != key.fingerprint() =>
-        {
-            anyhow::bail!(
-                "{name} was sealed with key {}, and --key holds key {}: give the key file it was sealed with",
-                s.key_id,
-                key.fingerprint()
-            )
-        }
         Verdict::Tampered(f, s) => {
             if a.json {
                 let j = serde_json::json!({
@@ -74,12 +73,18 @@ pub fn run(a: VerifyArgs, key: Option<&Key>) -> Result<ExitCode> {
                 });
                 println!("{j}");
             } else {
-                let what = if f.truncated { "CUT" } else { "TAMPERED" };
+                let what = match f.kind {
+                    FailureKind::Cut => "CUT",
+                    FailureKind::NotSealed => "NOT SEALED",
+                    _ => "TAMPERED",
+                };
                 println!("{name}: {what}: {f}");
-                println!(
-                    "  verified before it: {} extents ({} bytes) by {} seals",
-                    s.extents, s.bytes, s.seals
-                );
+                if f.kind != FailureKind::NotSealed {
+                    println!(
+                        "  verified before it: {} extents ({} bytes) by {} seals",
+                        s.extents, s.bytes, s.seals
+                    );
+                }
             }
             Ok(ExitCode::from(1))
         }

@@ -144,7 +144,7 @@ fn a_sealed_trace_verifies_and_every_change_is_named() {
     keygen(&other);
     let (code, text) = verify(&t, &other);
     assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("was sealed with key"), "{text}");
+    assert!(text.contains("sealed with key") && text.contains("not with the key given"), "{text}");
     assert!(!text.contains(&hex[..16]), "{text}");
 
     // No seal at all.
@@ -156,9 +156,10 @@ fn a_sealed_trace_verifies_and_every_change_is_named() {
         .output()
         .unwrap();
     assert!(o.status.success());
+    // No seal at all: not proven, so not intact (its seal may have been removed).
     let (code, text) = verify(&u, &key);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("not sealed"), "{text}");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("NOT SEALED"), "{text}");
 }
 
 #[test]
@@ -273,7 +274,7 @@ fn an_encrypted_trace_shows_nothing_without_its_key_and_everything_with_it() {
     b[n / 2] ^= 4;
     std::fs::write(&x, &b).unwrap();
     let (code, _, err) = run(&["dump".as_ref(), "--key".as_ref(), k, x.as_os_str()]);
-    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("fails authentication"), "{err}");
 
     // Cut: the last chunk missing; info says so, and the seal says the trace was cut.
@@ -282,4 +283,192 @@ fn an_encrypted_trace_shows_nothing_without_its_key_and_everything_with_it() {
     assert!(out.contains("CUT"), "{out}{err}");
     let (code, out, _) = run(&["verify".as_ref(), "--key".as_ref(), k, x.as_os_str()]);
     assert_eq!(code, Some(1), "{out}");
+}
+
+/// `reanimator record -q --backend ptrace [FLAGS] -o T -- sh -c SCRIPT`, which must succeed.
+fn record_sealed(t: &Path, flags: &[&std::ffi::OsStr]) {
+    let o = bin()
+        .args(["record", "-q", "--backend", "ptrace"])
+        .args(flags)
+        .arg("-o")
+        .arg(t)
+        .args(["--", "sh", "-c", "cat /etc/services > /dev/null; ls / > /dev/null"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Every command that reads a trace, on `t` (each with outputs and a root of its own under
+/// `d`), with `--key KEY` when given: (command, exit status, stderr).
+fn every_reader(
+    d: &Path,
+    t: &Path,
+    key: Option<&Path>,
+) -> Vec<(&'static str, Option<i32>, String)> {
+    let mut out = Vec::new();
+    for cmd in ["info", "dump", "replay", "compile", "profile", "export"] {
+        let mut c = bin();
+        c.arg(cmd).arg(t);
+        let plan = d.join("x.plan");
+        let _ = std::fs::remove_file(&plan);
+        let root = d.join("root");
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        match cmd {
+            "replay" => c.arg("--root").arg(&root).arg("--init=infer"),
+            "compile" => c.arg("-o").arg(&plan),
+            "export" => c.args(["--format", "fio-iolog", "-o"]).arg(d.join("x.iolog")),
+            _ => &mut c,
+        };
+        if let Some(k) = key {
+            c.arg("--key").arg(k);
+        }
+        let o = c.output().unwrap();
+        out.push((cmd, o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned()));
+    }
+    out
+}
+
+/// The extent checksums of the trace in `bytes` made right after a change at `pos` (what
+/// anyone can do without the key), and the trailer's hash.
+fn reseal(bytes: &mut [u8], types_from: &Path, pos: usize) {
+    let r = dataseries::DsReader::open(types_from).unwrap();
+    let lookup = |n: &str| r.type_by_name(n).cloned();
+    let ext = extents(types_from);
+    if let Some((o, _, l)) =
+        ext.iter().find(|(o, _, l)| (*o as usize..*o as usize + l).contains(&pos))
+    {
+        let o = *o as usize;
+        dataseries::raw::reseal_extent(&mut bytes[o..o + l], false, &lookup).unwrap();
+    }
+    let n = bytes.len();
+    let mut t: [u8; 28] = bytes[n - 28..].try_into().unwrap();
+    dataseries::raw::reseal_trailer(&mut t, false);
+    bytes[n - 28..].copy_from_slice(&t);
+}
+
+/// Issue 39, item 5: with `--key`, `info`, `dump`, `replay`, `compile`, `profile` and
+/// `export` check the seal of the trace they read and stop at a tampered one with one line
+/// and exit status 1 (before: they read it, exit 0); an unsealed trace is refused too.
+#[test]
+fn every_reader_given_the_key_refuses_a_tampered_trace() {
+    let d = ra_testkit::scratch_dir("readers-seal");
+    let key = keygen(&d.join("key"));
+    let k = key.as_os_str();
+    // Uncompressed, so that a record can be changed in place.
+    let t = d.join("t.ds");
+    record_sealed(&t, &["--seal".as_ref(), k, "--compress".as_ref(), "none".as_ref()]);
+    let te = d.join("te.ds");
+    record_sealed(&te, &["--seal".as_ref(), k, "--encrypt".as_ref(), k]);
+    let u = d.join("u.ds");
+    record_sealed(&u, &[]);
+    for trace in [&t, &te] {
+        for (cmd, code, err) in every_reader(&d, trace, Some(&key)) {
+            assert_eq!(code, Some(0), "{cmd} {}: {err}", trace.display());
+            assert!(!err.contains("is unfinished"), "{cmd}: {err}");
+        }
+    }
+    let bytes = std::fs::read(&t).unwrap();
+    let ext = extents(&t);
+    let n = bytes.len();
+    let x = d.join("x.ds");
+    let mut forgeries: Vec<(&str, Vec<u8>)> = Vec::new();
+    // A record of a system-call extent changed, its checksums made right.
+    let (o, _, l) = ext.iter().find(|e| e.1.ends_with("Syscall::openat")).unwrap().clone();
+    let mut b = bytes.clone();
+    let at = o as usize + l - 20;
+    b[at] ^= 0x08;
+    reseal(&mut b, &t, at);
+    forgeries.push(("a record", b));
+    // The file header's NaN payload.
+    let mut b = bytes.clone();
+    b[33] ^= 1;
+    forgeries.push(("the header's NaN", b));
+    // The trailer's chained checksum, its hash made right.
+    let mut b = bytes.clone();
+    b[n - 16] ^= 1;
+    reseal(&mut b, &t, n - 16);
+    forgeries.push(("the trailer's checksum", b));
+    // The last byte of the final seal, resealed.
+    let (fo, _, fl) = ext[ext.len() - 2].clone();
+    let mut b = bytes.clone();
+    b[fo as usize + fl - 1] ^= 1;
+    reseal(&mut b, &t, fo as usize + fl - 1);
+    forgeries.push(("the final seal", b));
+    let eb = std::fs::read(&te).unwrap();
+    let mut b = eb.clone();
+    b[eb.len() / 2] ^= 0x10;
+    forgeries.push(("an encrypted chunk", b));
+    let mut b = eb.clone();
+    b[33] ^= 1;
+    forgeries.push(("the encryption header's key id", b));
+    for (what, f) in &forgeries {
+        std::fs::write(&x, f).unwrap();
+        if *what == "a record" {
+            // Without the key, the change goes unseen (its checksums are right).
+            let o = bin().arg("dump").arg(&x).output().unwrap();
+            assert!(o.status.success(), "{what}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        let (code, text) = verify(&x, &key);
+        assert_eq!(code, Some(1), "verify, {what}: {text}");
+        for (cmd, code, err) in every_reader(&d, &x, Some(&key)) {
+            assert_eq!(code, Some(1), "{cmd}, {what}: {err}");
+            assert_eq!(err.lines().count(), 1, "{cmd}, {what}: {err}");
+            assert!(err.starts_with("reanimator: error: ") && !err.contains("panicked"), "{err}");
+        }
+    }
+    // The record's extent is named by its offset.
+    std::fs::write(&x, &forgeries[0].1).unwrap();
+    let out = bin().arg("dump").arg(&x).arg("--key").arg(&key).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("at offset {o}: its MAC does not verify")), "{err}");
+    // Not sealed: refused by a reader given a key, read without one.
+    for (cmd, code, err) in every_reader(&d, &u, Some(&key)) {
+        assert_eq!(code, Some(1), "{cmd}: {err}");
+        assert!(err.contains("not sealed"), "{cmd}: {err}");
+    }
+}
+
+/// Issue 39, item 5: a trace cut at an extent boundary, and an encrypted one without its
+/// last chunk, get a note from every reader (before: from `info` and `replay` only), with or
+/// without the key.
+#[test]
+fn every_reader_notes_a_cut_trace() {
+    let d = ra_testkit::scratch_dir("readers-cut");
+    let key = keygen(&d.join("key"));
+    let k = key.as_os_str();
+    let t = d.join("t.ds");
+    record_sealed(&t, &["--seal".as_ref(), k]);
+    let te = d.join("te.ds");
+    record_sealed(&te, &["--seal".as_ref(), k, "--encrypt".as_ref(), k]);
+    // Cut where its final seal starts: every other extent is whole.
+    let ext = extents(&t);
+    let final_seal = ext[ext.len() - 2].0 as usize;
+    let c = d.join("cut.ds");
+    std::fs::write(&c, &std::fs::read(&t).unwrap()[..final_seal]).unwrap();
+    // The encrypted one without its last chunk (a chunk: 8-byte head, data, 16-byte tag).
+    let eb = std::fs::read(&te).unwrap();
+    let mut at = 64;
+    let mut last = at;
+    while at + 8 <= eb.len() {
+        last = at;
+        at += 8 + u32::from_le_bytes(eb[at..at + 4].try_into().unwrap()) as usize + 16;
+    }
+    assert!(last > 64, "more than one chunk");
+    let ce = d.join("cut-enc.ds");
+    std::fs::write(&ce, &eb[..last]).unwrap();
+    for (trace, key) in [(&c, None), (&c, Some(key.as_path())), (&ce, Some(key.as_path()))] {
+        for (cmd, code, err) in every_reader(&d, trace, key) {
+            let what = format!("{cmd} {} (key: {})", trace.display(), key.is_some());
+            assert_ne!(code, Some(2), "{what}: {err}");
+            let notes: Vec<&str> =
+                err.lines().filter(|l| l.starts_with("reanimator: note: ")).collect();
+            let note = notes.iter().find(|l| l.contains("is unfinished"));
+            let note = note.unwrap_or_else(|| panic!("{what}: no note: {err}"));
+            assert!(note.contains(&trace.display().to_string()), "{what}: {note}");
+            if trace == &ce {
+                assert!(note.contains("lacks its last chunk"), "{what}: {note}");
+            }
+        }
+    }
 }

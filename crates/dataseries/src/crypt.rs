@@ -332,6 +332,50 @@ fn damaged(what: String) -> Error {
     Error::Encrypted { detail: what }
 }
 
+/// An encrypted chunk that fails authentication (the [`std::io::Error`] a read of it
+/// returns carries this): it was modified, moved, or comes from another file.
+#[derive(Debug)]
+pub struct ChunkAuthFailed {
+    /// The chunk's number.
+    pub chunk: u64,
+    /// Its file offset.
+    pub offset: u64,
+}
+
+impl std::fmt::Display for ChunkAuthFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "encrypted chunk {} (file offset {}) fails authentication: modified, moved or from \
+             another file",
+            self.chunk, self.offset
+        )
+    }
+}
+
+impl std::error::Error for ChunkAuthFailed {}
+
+/// Whether chunk 0 of `file` authenticates under `key` with `header` (as AAD): tells a file
+/// whose header names another key from one whose key id was changed.
+fn first_chunk_opens(file: &File, header: &[u8; HEADER_LEN], key: &SecretKey) -> bool {
+    let mut head = [0u8; CHUNK_HEAD];
+    if crate::reader::read_at(file, &mut head, HEADER_LEN as u64).is_err() {
+        return false;
+    }
+    let len = u32::from_le_bytes(head[..4].try_into().unwrap_or_default());
+    let flags = u32::from_le_bytes(head[4..].try_into().unwrap_or_default());
+    if len as usize > CHUNK {
+        return false;
+    }
+    let mut buf = vec![0u8; len as usize + TAG_LEN];
+    if crate::reader::read_at(file, &mut buf, (HEADER_LEN + CHUNK_HEAD) as u64).is_err() {
+        return false;
+    }
+    let serial: [u8; 16] = header[16..32].try_into().unwrap_or_default();
+    let a = aad(header, 0, len, flags);
+    file_cipher(&key.0, &serial).open_in_place(nonce(0), Aad::from(&a[..]), &mut buf).is_ok()
+}
+
 impl Decryptor {
     /// Opens an encrypted file with the keys set by [`set_read_keys`].
     pub(crate) fn open(file: File, path: &str) -> Result<Self> {
@@ -345,18 +389,35 @@ impl Decryptor {
         let key_id: [u8; 8] = h[32..40].try_into().unwrap_or_default();
         let keys = READ_KEYS.get().map(Vec::as_slice).unwrap_or_default();
         let Some((_, key)) = keys.iter().find(|(id, _)| *id == key_id) else {
-            return Err(damaged(if keys.is_empty() {
-                format!(
-                    "{path} is encrypted (key {}): give the key file with --key KEYFILE",
-                    hex(&key_id)
-                )
-            } else {
-                format!(
-                    "{path} is encrypted with key {}, not with the key given ({})",
-                    hex(&key_id),
-                    keys.iter().map(|(id, _)| hex(id)).collect::<Vec<_>>().join(", ")
-                )
-            }));
+            // The header's key id is authenticated with the rest of it: if chunk 0 opens
+            // with one of our keys under the header as it was with that key's id, the id was
+            // changed, which is tampering, not another key.
+            for (id, key) in keys {
+                let mut was = h;
+                was[32..40].copy_from_slice(id);
+                if first_chunk_opens(&file, &was, key) {
+                    return Err(damaged(format!(
+                        "{path}: the encrypted header names key {}, but its chunks are encrypted \
+                         with the key given ({}): its key id was changed",
+                        hex(&key_id),
+                        hex(id)
+                    )));
+                }
+            }
+            return Err(Error::EncryptionKey {
+                detail: if keys.is_empty() {
+                    format!(
+                        "{path} is encrypted (key {}): give the key file with --key KEYFILE",
+                        hex(&key_id)
+                    )
+                } else {
+                    format!(
+                        "{path} is encrypted with key {}, not with the key given ({})",
+                        hex(&key_id),
+                        keys.iter().map(|(id, _)| hex(id)).collect::<Vec<_>>().join(", ")
+                    )
+                },
+            });
         };
         let max = u32::from_le_bytes(h[12..16].try_into().unwrap_or_default()) as usize;
         if max == 0 || max > CHUNK {
@@ -433,11 +494,7 @@ impl Decryptor {
         self.cipher.open_in_place(nonce(i as u64), Aad::from(&a[..]), &mut buf).map_err(|_| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
-                format!(
-                    "encrypted chunk {i} (file offset {}) fails authentication: modified, \
-                         moved or from another file",
-                    c.at - CHUNK_HEAD as u64
-                ),
+                ChunkAuthFailed { chunk: i as u64, offset: c.at - CHUNK_HEAD as u64 },
             )
         })?;
         buf.truncate(c.len as usize);
@@ -546,12 +603,24 @@ mod tests {
         std::fs::write(&p, &t).unwrap();
         assert!(open(&p).unwrap_err().to_string().contains("appended"));
 
-        // Another key id.
+        // The key id changed: chunk 0 still opens with the key given, so it is tampering.
         let mut t = bytes.clone();
         t[32] ^= 1;
         std::fs::write(&p, &t).unwrap();
-        let e = open(&p).unwrap_err().to_string();
-        assert!(e.contains("not with the key given"), "{e}");
+        let e = open(&p).unwrap_err();
+        assert!(matches!(e, Error::Encrypted { .. }) && e.is_tampering(), "{e}");
+        assert!(e.to_string().contains("its key id was changed"), "{e}");
+
+        // Another key: said so, and not tampering.
+        let other = EncryptOptions { key: SecretKey([9; 32]), key_id: [6; 8], serial: [6; 16] };
+        let mut e = Encryptor::new(&other, 0).unwrap();
+        let mut f = File::create(&p).unwrap();
+        e.write(&mut f, &data[..5000]).unwrap();
+        e.flush(&mut f, true).unwrap();
+        drop(f);
+        let e = open(&p).unwrap_err();
+        assert!(matches!(e, Error::EncryptionKey { .. }) && !e.is_tampering(), "{e}");
+        assert!(e.to_string().contains("not with the key given"), "{e}");
 
         // A damaged chunk head.
         let mut t = bytes.clone();

@@ -280,18 +280,22 @@ pub enum Error {
         /// Field name.
         field: String,
     },
-    /// An encrypted file that cannot be read: no key or another key, damaged, or appended to.
+    /// An encrypted file that cannot be read: damaged, or appended to.
     #[error("{detail}")]
     Encrypted {
         /// What is wrong (never the key).
         detail: String,
     },
-    /// A seal was to be verified on a file that has none.
+    /// An encrypted file read without its key, or with another.
     #[error("{detail}")]
-    NotSealed {
-        /// What is missing.
+    EncryptionKey {
+        /// Which key the file needs (its public id, never a key).
         detail: String,
     },
+    /// A seal check failed ([`crate::seal`]): the file was changed, cut before its first seal,
+    /// is not sealed, or was sealed with another key.
+    #[error("seal check failed: {0}")]
+    Seal(crate::seal::SealFailure),
     /// The writer was asked to write an extent whose type was not declared at creation.
     #[error("extent type '{type_name}' was not declared to the writer")]
     TypeNotDeclared {
@@ -330,6 +334,35 @@ pub enum Error {
 impl Error {
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io { context: context.into(), source }
+    }
+
+    /// The error is proof that the file was tampered with (or cut before anything in it
+    /// could be verified): a seal that does not verify or is missing where a seal key was
+    /// given, an encrypted chunk that fails authentication, damaged encryption framing. Not
+    /// for another key (that is the reader's mistake), nor for the checksum errors of a file
+    /// read without a key (damage and tampering look alike there).
+    pub fn is_tampering(&self) -> bool {
+        match self {
+            Error::Seal(f) => f.kind != crate::seal::FailureKind::WrongKey,
+            Error::Encrypted { .. } => true,
+            Error::Io { source, .. } => {
+                source.get_ref().is_some_and(|e| e.is::<crate::crypt::ChunkAuthFailed>())
+            }
+            _ => false,
+        }
+    }
+
+    /// The seal failure, for [`Error::Seal`].
+    pub fn seal_failure(&self) -> Option<&crate::seal::SealFailure> {
+        match self {
+            Error::Seal(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// An extent (or its header) that does not fit in what is left of the file.
+    pub(crate) fn cut_short(&self) -> bool {
+        matches!(self, Error::TruncatedExtent { .. })
     }
 
     pub(crate) fn invalid_type(

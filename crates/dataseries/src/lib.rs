@@ -33,7 +33,9 @@ pub mod text;
 pub use compress::Compression;
 pub use error::{Checksum, CutTail, Error, Section};
 pub use extent::{Extent, ExtentBuilder, Value};
-pub use reader::{DsReader, ExtentHeader, ExtentStream, HeaderIter, StreamOptions, TrailerStatus};
+pub use reader::{
+    DsReader, ExtentHeader, ExtentStream, HeaderIter, Incomplete, StreamOptions, TrailerStatus,
+};
 pub use types::{ExtentType, ExtentTypeBuilder, FieldDesc, FieldType};
 pub use writer::{DsWriter, WriterOptions};
 

@@ -60,6 +60,52 @@ pub enum TrailerStatus {
     Corrupt(String),
 }
 
+/// How a file falls short of whole, for the note every reader gives ([`DsReader::incomplete`]).
+/// `Display` is one phrase that follows the file's name: "t.ds is unfinished: ...".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Incomplete {
+    /// Encrypted and without its last chunk: the whole chunks it has.
+    pub chunks: Option<u64>,
+    /// Read with a seal key and cut before its final seal, index or trailer: why, and the
+    /// bytes after the verified part, which are left out.
+    pub seal_cut: Option<(String, u64)>,
+    /// It ends inside an extent (the extents before it are whole).
+    pub cut_tail: Option<crate::CutTail>,
+}
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("is unfinished")?;
+        let mut sep = ": ";
+        if let Some(n) = self.chunks {
+            let s = if n == 1 { "" } else { "s" };
+            write!(
+                f,
+                "{sep}it is encrypted and lacks its last chunk (it ends after {n} whole chunk{s})"
+            )?;
+            sep = "; ";
+        }
+        match &self.seal_cut {
+            Some((_, left)) if *left > 0 => {
+                write!(
+                    f,
+                    "{sep}its seal verifies what comes before its last seal, and the {left} bytes \
+                     after it, which no seal covers, are left out"
+                )?;
+            }
+            Some((why, _)) => write!(f, "{sep}{why}; everything in it is verified")?,
+            None => match &self.cut_tail {
+                Some(c) => write!(f, "{sep}it {c}")?,
+                None => write!(
+                    f,
+                    "{sep}it has no trailer (its writer was stopped, or it was cut after an extent)"
+                )?,
+            },
+        }
+        Ok(())
+    }
+}
+
 /// The types known to a reader: the two built-ins plus the file's XmlType records.
 #[derive(Debug)]
 pub(crate) struct TypeLibrary {
@@ -79,7 +125,7 @@ impl TypeLibrary {
         self.by_name.get(name).cloned()
     }
 
-    fn register(&mut self, t: ExtentType) -> Result<()> {
+    fn register(&mut self, t: Arc<ExtentType>) -> Result<()> {
         if t.name() == XMLTYPE_NAME || t.name() == INDEX_NAME {
             // The built-in definitions always win (C++ resolves these names without a lookup).
             return Ok(());
@@ -88,13 +134,35 @@ impl TypeLibrary {
             Some(old) if old.xml() == t.xml() => Ok(()),
             Some(_) => Err(Error::TypeConflict { name: t.name().to_string() }),
             None => {
-                let t = Arc::new(t);
                 self.by_name.insert(t.name().to_string(), Arc::clone(&t));
                 self.user.push(t);
                 Ok(())
             }
         }
     }
+}
+
+/// Types parsed from their XML text, shared by every reader of the process: one program's
+/// traces (and every open of one trace) declare the same types, and parsing a trace's ~175
+/// descriptions was most of the cost of opening it. At most [`PARSED_MAX`] entries (the map is
+/// emptied when full), so hostile files cannot grow it.
+static PARSED: std::sync::Mutex<Option<HashMap<String, Arc<ExtentType>>>> =
+    std::sync::Mutex::new(None);
+const PARSED_MAX: usize = 2048;
+
+fn parse_type(xml: &str) -> Result<Arc<ExtentType>> {
+    let lock = || PARSED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(t) = lock().as_ref().and_then(|m| m.get(xml)) {
+        return Ok(Arc::clone(t));
+    }
+    let t = Arc::new(ExtentType::from_xml(xml)?);
+    let mut m = lock();
+    let m = m.get_or_insert_with(HashMap::new);
+    if m.len() >= PARSED_MAX {
+        m.clear();
+    }
+    m.insert(xml.to_string(), Arc::clone(&t));
+    Ok(t)
 }
 
 /// What a reader reads from: a DataSeries file, or an encrypted one ([`crate::crypt`]) read
@@ -246,6 +314,57 @@ pub struct DsReader {
     pool: Arc<crate::pool::BufPool>,
     /// The whole file memory-mapped ([`DsReader::map_file`]), if it is.
     map: Option<Arc<memmap2::Mmap>>,
+    /// Opened with a seal key: every extent the check at open verified. Headers come from
+    /// here, and every extent read is checked against its digest.
+    sealed: Option<Arc<SealTable>>,
+    /// What the seal check at open established.
+    seal: Option<crate::seal::SealStatus>,
+}
+
+/// The extents a seal check verified, in file order, for the reads that follow.
+#[derive(Debug)]
+pub(crate) struct SealTable {
+    extents: Vec<crate::seal::SealedExtent>,
+}
+
+impl SealTable {
+    fn find(&self, offset: u64) -> Option<(usize, &crate::seal::SealedExtent)> {
+        let i = self.extents.binary_search_by_key(&offset, |e| e.offset).ok()?;
+        Some((i, &self.extents[i]))
+    }
+
+    fn failure(seq: Option<usize>, offset: u64, why: &str) -> Error {
+        Error::Seal(crate::seal::SealFailure {
+            seq: seq.map(|s| s as u64),
+            offset: Some(offset),
+            why: why.to_string(),
+            kind: crate::seal::FailureKind::Tampered,
+        })
+    }
+
+    /// The verified header of the extent at `offset`.
+    fn header(&self, offset: u64) -> Result<RawHeader> {
+        match self.find(offset) {
+            Some((_, e)) => Ok(e.header.clone()),
+            None => Err(Self::failure(None, offset, "no extent the seal verified starts here")),
+        }
+    }
+
+    /// Checks that `bytes`, read at `offset`, are the extent the seal verified there.
+    fn check(&self, offset: u64, bytes: &[u8]) -> Result<()> {
+        let Some((i, e)) = self.find(offset) else {
+            return Err(Self::failure(None, offset, "no extent the seal verified starts here"));
+        };
+        if bytes.len() as u64 != e.header.total_len || *blake3::hash(bytes).as_bytes() != e.digest {
+            return Err(Self::failure(
+                Some(i),
+                offset,
+                "its bytes are not those its seal verified when the file was opened: the file \
+                 changed while being read",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// One extent's bytes in a memory map, as the owner of shared bytes. When the last slice is
@@ -301,8 +420,26 @@ impl Default for StreamOptions {
 
 impl DsReader {
     /// Opens a file: checks the header, reads, decodes and registers the XmlType extent, and
-    /// determines the trailer status (without failing on a bad trailer).
+    /// determines the trailer status (without failing on a bad trailer). When the process
+    /// set a seal key ([`crate::seal::set_check_key`]), checks the file's seal as
+    /// [`DsReader::open_with`] does.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, crate::seal::check_key())
+    }
+
+    /// [`DsReader::open`], checking the file's seal with `seal` (none: not checked).
+    ///
+    /// With a key, the whole file is read once at open: every extent's MAC in file order,
+    /// the final seal, and the header, index and trailer, which must be exactly those a
+    /// sealing writer writes ([`crate::seal`]). A failure is [`Error::Seal`], naming the first
+    /// extent that does not verify. Afterwards headers come from what was verified and every
+    /// extent read is checked against the digest verified at open (48 bytes and a header
+    /// per extent are kept). A file cut before its final seal opens as the part its seals
+    /// verify, unfinished ([`DsReader::incomplete`] says what was left out); one cut before
+    /// its first seal does not open. A file that declares no seal is [`Error::Seal`] of kind
+    /// [`crate::seal::FailureKind::NotSealed`] — unless it is encrypted: its chunks are then
+    /// authenticated by the encryption (and its last chunk proves where it ends).
+    pub fn open_with(path: impl AsRef<Path>, seal: Option<&crate::seal::SealKey>) -> Result<Self> {
         let path = path.as_ref();
         let file =
             File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
@@ -347,8 +484,11 @@ impl DsReader {
             data_start: FILE_HEADER_LEN,
             pool: Arc::default(),
             map: None,
+            sealed: None,
+            seal: None,
         };
         let (h, bytes) = r.read_raw_extent(FILE_HEADER_LEN)?;
+        let xml_digest = seal.map(|_| *blake3::hash(&bytes).as_bytes());
         if h.name.as_deref() != Some(XMLTYPE_NAME) {
             return Err(Error::BadTypeLibrary {
                 extent_offset: FILE_HEADER_LEN,
@@ -363,7 +503,7 @@ impl DsReader {
             let xml = std::str::from_utf8(x).map_err(|e| Error::XmlParse {
                 detail: format!("type description is not UTF-8: {e}"),
             })?;
-            lib.register(ExtentType::from_xml(xml)?)?;
+            lib.register(parse_type(xml)?)?;
         }
         r.lib = Arc::new(lib);
         r.data_start = FILE_HEADER_LEN + h.total_len;
@@ -375,7 +515,117 @@ impl DsReader {
             r.trailer = TrailerStatus::Missing;
             r.trailer_err = Some((len - TRAILER_LEN, "marker"));
         }
+        if let (Some(key), Some(d)) = (seal, xml_digest) {
+            r.check_seal(key, d)?;
+        }
         Ok(r)
+    }
+
+    /// The seal check of [`DsReader::open_with`]; `xml_digest` is the digest of the type
+    /// library's bytes as read to build the library.
+    fn check_seal(&mut self, key: &crate::seal::SealKey, xml_digest: [u8; 32]) -> Result<()> {
+        use crate::seal::{FailureKind, SealFailure, SEAL_TYPE_NAME};
+        let declared =
+            self.lib.get(SEAL_TYPE_NAME).is_some_and(|t| t.xml() == crate::seal::seal_type().xml());
+        if !declared {
+            if matches!(*self.file, Input::Encrypted(_)) {
+                return Ok(());
+            }
+            return Err(Error::Seal(SealFailure {
+                seq: None,
+                offset: None,
+                why: format!(
+                    "not sealed: the file declares no `{SEAL_TYPE_NAME}` extent type (it was \
+                     written without a seal, or its seal was removed), and a reader given a seal \
+                     key reads sealed files only"
+                ),
+                kind: FailureKind::NotSealed,
+            }));
+        }
+        let c = crate::seal::check(self, key, true);
+        let cut = match c.failure {
+            Some(f) if !f.is_cut() => return Err(Error::Seal(f)),
+            cut => cut,
+        };
+        match c.extents.first() {
+            None => {
+                let why = cut.map_or_else(String::new, |f| format!(": {}", f.why));
+                return Err(Error::Seal(SealFailure {
+                    seq: None,
+                    offset: None,
+                    why: format!("cut before its first seal, nothing in it is verified{why}"),
+                    kind: FailureKind::Cut,
+                }));
+            }
+            Some(e) if e.digest != xml_digest => {
+                return Err(SealTable::failure(
+                    Some(0),
+                    FILE_HEADER_LEN,
+                    "the type library changed while the file was opened",
+                ))
+            }
+            Some(_) => {}
+        }
+        let left_out = if cut.is_some() {
+            let left = self.len - c.end;
+            // The reader sees the verified part only: an unfinished file ending there.
+            self.len = c.end;
+            self.trailer = TrailerStatus::Missing;
+            self.trailer_err = Some((c.end, "marker"));
+            left
+        } else {
+            0
+        };
+        self.seal = Some(crate::seal::SealStatus { summary: c.summary, cut, left_out, end: c.end });
+        self.sealed = Some(Arc::new(SealTable { extents: c.extents }));
+        Ok(())
+    }
+
+    /// Whether (and how) the file falls short of whole: no trailer, cut inside an extent, an
+    /// encrypted file without its last chunk, a sealed one read with its key and cut before
+    /// its final seal. `None` for a whole file. Walks the extent headers of a file without
+    /// trailer (to find a cut extent).
+    pub fn incomplete(&self) -> Option<Incomplete> {
+        let cut_tail = match self.trailer {
+            TrailerStatus::Missing if self.sealed.is_none() => {
+                self.headers().find_map(|h| h.err().and_then(|e| e.cut_tail()))
+            }
+            _ => None,
+        };
+        self.incomplete_with(cut_tail)
+    }
+
+    /// [`DsReader::incomplete`] for a caller that walked the headers itself and found the
+    /// file cut inside this extent (or not).
+    pub fn incomplete_with(&self, cut_tail: Option<crate::CutTail>) -> Option<Incomplete> {
+        let chunks = self.encryption().filter(|e| !e.complete).map(|e| e.chunks);
+        let seal_cut =
+            self.seal.as_ref().and_then(|s| s.cut.as_ref().map(|f| (f.why.clone(), s.left_out)));
+        let missing = matches!(self.trailer, TrailerStatus::Missing);
+        (missing || chunks.is_some() || seal_cut.is_some()).then_some(Incomplete {
+            chunks,
+            seal_cut,
+            cut_tail,
+        })
+    }
+
+    /// What the seal check at open established (opened with a seal key, and sealed).
+    pub fn seal_status(&self) -> Option<&crate::seal::SealStatus> {
+        self.seal.as_ref()
+    }
+
+    /// The bytes at `offset` (for the seal check).
+    pub(crate) fn read_bytes(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        read_vec(&self.file, offset, len)
+    }
+
+    /// The header of the extent at `offset`: the verified one for a sealed reader, else read
+    /// and checked to fit in the file.
+    pub(crate) fn header_at(&self, offset: u64) -> Result<RawHeader> {
+        match &self.sealed {
+            Some(t) => t.header(offset),
+            None => read_header_at(&self.file, self.len, self.be, offset),
+        }
     }
 
     /// Whether the extents, followed header by header from the first data extent, end exactly
@@ -396,12 +646,15 @@ impl DsReader {
     /// Reads the raw bytes of the extent at `offset` after checking its header fits the file.
     /// The buffer comes from the reader's pool ([`DsReader::read_extent_at`] gives it back).
     fn read_raw_extent(&self, offset: u64) -> Result<(RawHeader, Vec<u8>)> {
-        let h = read_header_at(&self.file, self.len, self.be, offset)?;
+        let h = self.header_at(offset)?;
         let len = h.total_len as usize;
         let mut bytes = self.pool.take(len);
         self.file
             .read_at(&mut bytes, offset)
             .map_err(|e| Error::io(format!("reading {len} bytes at offset {offset}"), e))?;
+        if let Some(t) = &self.sealed {
+            t.check(offset, &bytes)?;
+        }
         Ok((h, bytes))
     }
 
@@ -448,6 +701,9 @@ impl DsReader {
         std::iter::from_fn(move || {
             Some(w.next_header()?.and_then(|(off, h)| {
                 let bytes = read_vec(&self.file, off, h.total_len as usize)?;
+                if let Some(t) = &self.sealed {
+                    t.check(off, &bytes)?;
+                }
                 Ok((off, h.name_lossy(), bytes))
             }))
         })
@@ -462,6 +718,7 @@ impl DsReader {
             done: false,
             trailer_ok: matches!(self.trailer, TrailerStatus::Valid { .. }),
             trailer_err: self.trailer_err,
+            sealed: self.sealed.clone(),
         }
     }
 
@@ -587,7 +844,7 @@ impl DsReader {
     pub fn read_extent_at(&self, offset: u64) -> Result<Extent> {
         let bytes = match &self.map {
             Some(map) => {
-                let h = read_header_at(&self.file, self.len, self.be, offset)?;
+                let h = self.header_at(offset)?;
                 let (at, len) = (offset as usize, h.total_len as usize);
                 // (read_header_at checked that the extent ends inside the file's length at
                 // open; the map is as long.) Its pages mapped in one call, and a file cut
@@ -600,6 +857,9 @@ impl DsReader {
                         return Err(Error::io(what, e));
                     }
                     _ => {}
+                }
+                if let Some(t) = &self.sealed {
+                    t.check(offset, &map[at..at + len])?;
                 }
                 let owner = MappedExtent { map: Arc::clone(map), at, len };
                 codec::Stored::Shared(bytes::Bytes::from_owner(owner))
@@ -777,6 +1037,8 @@ struct Walker {
     done: bool,
     trailer_ok: bool,
     trailer_err: Option<(u64, &'static str)>,
+    /// A sealed reader's verified extents: the walk goes through them alone.
+    sealed: Option<Arc<SealTable>>,
 }
 
 impl Walker {
@@ -796,6 +1058,13 @@ impl Walker {
         let pos = self.pos;
         if pos >= self.len {
             return None;
+        }
+        if let Some(t) = &self.sealed {
+            // The verified extents end at the index (the trailer follows) or where a cut
+            // file's verified part ends (`len`).
+            let (_, e) = t.find(pos)?;
+            self.pos = pos + e.header.total_len;
+            return Some(Ok((pos, e.header.clone())));
         }
         let remaining = self.len - pos;
         if remaining >= 4 {
@@ -883,7 +1152,14 @@ impl Source {
                     continue;
                 }
             }
-            return match read_vec(&self.walker.file, off, h.total_len as usize) {
+            let r =
+                read_vec(&self.walker.file, off, h.total_len as usize).and_then(|b| {
+                    match &self.walker.sealed {
+                        Some(t) => t.check(off, &b).map(|()| b),
+                        None => Ok(b),
+                    }
+                });
+            return match r {
                 Ok(b) => Some(Ok((off, b))),
                 Err(e) => {
                     self.walker.done = true;

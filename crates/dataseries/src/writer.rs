@@ -316,6 +316,11 @@ impl<W: Write + Send + 'static> DsWriter<W> {
         }
     }
 
+    /// Uncompressed (the final seal and the index of a sealed file: see `write_seal`).
+    fn raw_options(&self) -> EncodeOptions<'_> {
+        EncodeOptions { fixed_modes: &[], var_modes: &[], level: self.level, big_endian: false }
+    }
+
     fn write_bytes(&mut self, b: &[u8]) -> Result<()> {
         let at = self.offset;
         let out = self.out.as_mut().ok_or(Error::WriterPoisoned)?;
@@ -374,7 +379,10 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             return Ok(());
         }
         let b = s.build(last)?;
-        let enc = encode_owned(b, &self.encode_options());
+        // No MAC covers the final seal's own bytes: it is stored uncompressed, so that a
+        // verifier can require exactly the bytes it rebuilds from the records it checked.
+        let opts = if last { self.raw_options() } else { self.encode_options() };
+        let enc = encode_owned(b, &opts);
         let enc = enc.inspect_err(|_| self.poisoned = true)?;
         self.append_extent(crate::seal::SEAL_TYPE_NAME.to_string(), enc)
     }
@@ -532,7 +540,10 @@ impl<W: Write + Send + 'static> DsWriter<W> {
             b.set(0, Value::Int64(*off as i64))?;
             b.set(1, Value::Bytes(name.as_bytes()))?;
         }
-        let enc = encode_owned(b, &self.encode_options())?;
+        // A sealed file's index is checked byte for byte against the one a verifier builds
+        // from the extents (it carries no MAC): stored uncompressed, as the final seal.
+        let opts = if self.sealer.is_some() { self.raw_options() } else { self.encode_options() };
+        let enc = encode_owned(b, &opts)?;
         let packed = enc.len() as i32;
         for p in enc.parts() {
             if !p.is_empty() {

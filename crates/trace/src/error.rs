@@ -52,4 +52,11 @@ pub enum Error {
     WrongKey { given: String, expected: Option<String> },
 }
 
+impl Error {
+    /// Proof that the trace was tampered with ([`dataseries::Error::is_tampering`]).
+    pub fn is_tampering(&self) -> bool {
+        matches!(self, Error::DataSeries(e) if e.is_tampering())
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;

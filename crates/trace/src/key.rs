@@ -300,6 +300,22 @@ impl Key {
         }
     }
 
+    /// The key that checks traces sealed with this key file.
+    pub fn seal_key(&self) -> dataseries::seal::SealKey {
+        dataseries::seal::SealKey {
+            mac: dataseries::seal::SecretKey(self.derive(Purpose::Seal)),
+            id: self.id(),
+        }
+    }
+
+    /// Makes this process's DataSeries readers check every file's seal with this key
+    /// ([`dataseries::seal::set_check_key`]): a trace that is not sealed (and not
+    /// encrypted), or whose seal does not verify, fails to open; one cut before its final
+    /// seal reads as its verified part.
+    pub fn check_seals(&self) {
+        dataseries::seal::set_check_key(self.seal_key());
+    }
+
     /// Lets this process's DataSeries readers decrypt traces encrypted with this key.
     pub fn allow_reading(&self) {
         dataseries::crypt::set_read_keys(vec![(

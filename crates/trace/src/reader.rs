@@ -204,6 +204,13 @@ impl TraceReader {
         self.cut_tail
     }
 
+    /// How the trace falls short of whole, for the note every reader gives: no trailer, cut
+    /// inside an extent, encrypted without its last chunk, or (read with a seal key) cut
+    /// before its final seal. `None` for a whole trace.
+    pub fn incomplete(&self) -> Option<dataseries::Incomplete> {
+        self.ds.incomplete_with(self.cut_tail)
+    }
+
     /// The trace info records (key, value), in file order.
     pub fn info(&self) -> &[(String, Vec<u8>)] {
         &self.info
