@@ -144,8 +144,8 @@ pub fn open_how(flags: i32, mode: u32, strict: bool) -> Result<(i32, u32), i32> 
     }
     if f & libc::O_TMPFILE == libc::O_TMPFILE {
         // O_TMPFILE needs O_DIRECTORY's bit as part of it, and write access; no O_CREAT.
-        let acc = f & libc::O_ACCMODE;
-        if f & libc::O_CREAT != 0 || (acc != libc::O_WRONLY && acc != libc::O_RDWR) {
+        // (The kernel's ACC_MODE counts access mode 3 as writing, as O_RDWR.)
+        if f & libc::O_CREAT != 0 || f & libc::O_ACCMODE == libc::O_RDONLY {
             return Err(libc::EINVAL);
         }
     } else if f & libc::O_TMPFILE & !libc::O_DIRECTORY != 0 {
@@ -822,7 +822,16 @@ impl Call<'_> {
             H::Copy => self.copy(name),
             H::Open => self.open(name),
             H::MemfdCreate => {
-                let n = self.cstring_arg("name")?;
+                // The kernel checks the flags before it reads the name: where the trace has no
+                // name (a bad pointer), the kernel's own check of the flags answers first.
+                let n = match self.cstring_arg("name") {
+                    Err(e) => {
+                        return Err(sys::memfd_create(c"", self.i("flags")? as u32)
+                            .err()
+                            .unwrap_or(e))
+                    }
+                    Ok(n) => n,
+                };
                 let fd = sys::memfd_create(&n, (self.i("flags")? as u32) | libc::MFD_CLOEXEC)?;
                 let cloexec = self.i("flags")? as u32 & libc::MFD_CLOEXEC != 0;
                 Ok(Act::Issued(self.install(fd, b"memfd:".to_vec(), cloexec, 0)?))
@@ -928,6 +937,10 @@ impl Call<'_> {
             }
             H::Link => {
                 let flags = self.flags_or_0("flags")? as i32;
+                // The kernel refuses unknown flags before it reads either name (do_linkat).
+                if flags & !(libc::AT_SYMLINK_FOLLOW | libc::AT_EMPTY_PATH) != 0 {
+                    return Err(libc::EINVAL);
+                }
                 let old = self.path("oldpath")?.to_vec();
                 let new = self.path("newpath")?.to_vec();
                 let follow = flags & libc::AT_SYMLINK_FOLLOW != 0;
@@ -1935,16 +1948,42 @@ impl Call<'_> {
                 (sys::stat_bytes(raw)?, "statbuf")
             }
             "statx" => {
-                let p = self.path("pathname")?.to_vec();
                 let flags = self.i("flags")? as i32;
+                let mask = self.i("mask")? as u32;
+                // The kernel's checks before the lookup (do_statx, vfs_statx): reserved mask
+                // bits and both sync types, then unknown flags; but an empty path with
+                // AT_EMPTY_PATH on a descriptor looks the descriptor up before the flags
+                // (do_statx_fd).
+                const STATX_RESERVED: u32 = 0x8000_0000;
+                const VALID: i32 = libc::AT_SYMLINK_NOFOLLOW
+                    | libc::AT_NO_AUTOMOUNT
+                    | libc::AT_EMPTY_PATH
+                    | libc::AT_STATX_SYNC_TYPE;
+                let sync = flags & libc::AT_STATX_SYNC_TYPE;
+                if mask & STATX_RESERVED != 0 || sync == libc::AT_STATX_SYNC_TYPE {
+                    return Err(libc::EINVAL);
+                }
+                let empty_ok = flags & libc::AT_EMPTY_PATH != 0;
+                // A NULL path with AT_EMPTY_PATH is an empty one.
+                let p = match path_arg(self.ev, "pathname") {
+                    None if empty_ok => Vec::new(),
+                    p => p.map(<[u8]>::to_vec).unwrap_or_default(),
+                };
+                let by_fd = empty_ok && p.is_empty() && self.dirfd("dirfd").is_some_and(|d| d >= 0);
+                if !by_fd && flags & !VALID != 0 {
+                    return Err(libc::EINVAL);
+                }
+                let p = if by_fd { p } else { self.path("pathname")?.to_vec() };
                 let l = self.locate(
                     self.dirfd("dirfd"),
                     &p,
                     flags & libc::AT_SYMLINK_NOFOLLOW == 0,
-                    flags & libc::AT_EMPTY_PATH != 0,
+                    empty_ok,
                 )?;
-                let sync = flags & libc::AT_STATX_SYNC_TYPE;
-                (sys::statx_bytes(l.fd(), sync, self.i("mask")? as u32)?, "statxbuf")
+                if flags & !VALID != 0 {
+                    return Err(libc::EINVAL);
+                }
+                (sys::statx_bytes(l.fd(), sync, mask)?, "statxbuf")
             }
             _ => {
                 let p = self.path("pathname")?.to_vec();
@@ -2152,8 +2191,42 @@ impl Call<'_> {
     }
 
     fn xattr(&mut self, name: &str) -> Result<Act, i32> {
-        let by_fd = name.starts_with('f');
-        let nofollow = name.starts_with('l');
+        // The family's twelve calls are a prefix and an operation: none (a path), `l` (a path
+        // whose last symlink is not followed) or `f` (a descriptor), then `setxattr`,
+        // `getxattr`, `listxattr` or `removexattr`.
+        const OPS: [&str; 4] = ["setxattr", "getxattr", "listxattr", "removexattr"];
+        let Some((prefix, op)) = OPS.iter().find_map(|op| Some((name.strip_suffix(op)?, *op)))
+        else {
+            return Ok(Act::Sim);
+        };
+        let (by_fd, nofollow) = match prefix {
+            "" => (false, false),
+            "l" => (false, true),
+            "f" => (true, false),
+            _ => return Ok(Act::Sim),
+        };
+        // The kernel's checks before it looks at the path or the descriptor
+        // (path_setxattrat, setxattr_copy, import_xattr_name): the flags, the name (empty or
+        // longer than XATTR_NAME_MAX: ERANGE), the value's size (E2BIG).
+        const XATTR_SIZE_MAX: i64 = 65536;
+        if op == "setxattr"
+            && self.i("flags")? & !i64::from(libc::XATTR_CREATE | libc::XATTR_REPLACE) != 0
+        {
+            return Err(libc::EINVAL);
+        }
+        let xname = if op == "listxattr" {
+            None
+        } else {
+            let n = path_arg(self.ev, "name").ok_or(libc::EFAULT)?;
+            if !xattr_name_valid(n) {
+                return Err(libc::ERANGE);
+            }
+            Some(cstr(n)?)
+        };
+        let xname = || xname.clone().ok_or(libc::EFAULT);
+        if op == "setxattr" && self.i("size")? > XATTR_SIZE_MAX {
+            return Err(libc::E2BIG);
+        }
         // Target: an fd of the program (f*) or the path located in the root.
         let target: Located = if by_fd {
             let f = self.file("fd")?;
@@ -2166,13 +2239,13 @@ impl Call<'_> {
             self.locate(None, &p, !nofollow, false)?
         };
         let fd = target.fd();
-        let op = name.trim_start_matches(['f', 'l']);
-        let xname =
-            || -> Result<CString, i32> { cstr(path_arg(self.ev, "name").ok_or(libc::EFAULT)?) };
         // Path forms act on the located file through its /proc/self/fd magic link (the xattr
         // *at calls refuse O_PATH descriptors); descriptor forms act on the program's fd.
         let proc_path =
             if by_fd { None } else { Some(cstr(format!("/proc/self/fd/{fd}").as_bytes())?) };
+        // What a get or list returned: a size query (size 0) returns the value's size and
+        // copies nothing.
+        let returned = |b: &[u8], r: R| b[..(r.unwrap_or(0).max(0) as usize).min(b.len())].to_vec();
         let r = match op {
             "setxattr" => {
                 let n = xname()?;
@@ -2193,7 +2266,7 @@ impl Call<'_> {
                         None => sys::fgetxattr(fd, &n, b),
                         Some(p) => sys::getxattr_path(p, &n, b),
                     };
-                    (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
+                    (r, returned(b, r))
                 });
                 if r.is_ok() && size > 0 {
                     self.check_data("value", &got);
@@ -2207,7 +2280,7 @@ impl Call<'_> {
                         None => sys::flistxattr(fd, b),
                         Some(p) => sys::listxattr_path(p, b),
                     };
-                    (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
+                    (r, returned(b, r))
                 });
                 if r.is_ok() && size > 0 {
                     // The names as a set: their order is the file system's.
@@ -2222,14 +2295,13 @@ impl Call<'_> {
                 }
                 r
             }
-            "removexattr" => {
+            _ => {
                 let n = xname()?;
                 match &proc_path {
                     None => sys::fremovexattr(fd, &n),
                     Some(p) => sys::removexattr_path(p, &n),
                 }
             }
-            _ => return Ok(Act::Sim),
         };
         Ok(Act::Issued(r?))
     }
@@ -2631,6 +2703,13 @@ impl Call<'_> {
         drop(mm);
         drop(old);
     }
+}
+
+/// An extended attribute's name the kernel takes (`import_xattr_name`): 1 to `XATTR_NAME_MAX`
+/// (255) bytes. Any other name is `ERANGE` before the path or descriptor is looked at.
+pub(crate) fn xattr_name_valid(name: &[u8]) -> bool {
+    const XATTR_NAME_MAX: usize = 255;
+    (1..=XATTR_NAME_MAX).contains(&name.len())
 }
 
 /// A located file: one the call owns (O_PATH from the root) or a program's descriptor.

@@ -520,6 +520,19 @@ pub fn infer_from(
     Ok(st.stats)
 }
 
+/// A failed xattr read that found its file: no such attribute (`ENODATA`), none supported
+/// (`ENOTSUP`), or a buffer too small for it (`ERANGE`, unless the name itself is one the
+/// kernel refuses with `ERANGE` before it looks the file up).
+fn xattr_found(ev: &Event) -> bool {
+    match ev.errno {
+        Some(libc::ENODATA | libc::ENOTSUP) => true,
+        Some(libc::ERANGE) => {
+            crate::shadow::path_arg(ev, "name").is_none_or(crate::calls::xattr_name_valid)
+        }
+        _ => false,
+    }
+}
+
 /// What one call shows about the initial state. `paths` were resolved before the model
 /// stepped over the call; descriptors are looked up after it (reads leave the offset after the
 /// data they read).
@@ -581,7 +594,7 @@ fn observe(
             }
         }
         H::Xattr if matches!(name, "fgetxattr" | "flistxattr") => {
-            let found = matches!(ev.errno, Some(libc::ENODATA | libc::ERANGE | libc::ENOTSUP));
+            let found = xattr_found(ev);
             if let Some(p) = fd_path(sh, "fd").filter(|_| success || found) {
                 st.exists(&p, None);
             }
@@ -603,7 +616,7 @@ fn observe(
         }
         H::Xattr if matches!(name, "getxattr" | "lgetxattr" | "listxattr" | "llistxattr") => {
             let Some(p) = first else { return Ok(()) };
-            if success || matches!(ev.errno, Some(libc::ENODATA | libc::ERANGE | libc::ENOTSUP)) {
+            if success || xattr_found(ev) {
                 let written = st.written.contains(&p);
                 if let Some(n) = st.exists(&p, None) {
                     if success && name.ends_with("getxattr") && !written {
