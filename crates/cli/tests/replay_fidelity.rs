@@ -20,6 +20,8 @@ both_backends!(
     modes_and_flags_reach_the_kernel_as_the_program_passed_them,
     xattr_size_queries_and_the_three_list_calls_are_issued_and_verified,
     pages_read_through_a_mapping_are_evidence_of_the_initial_content,
+    record_locks_beyond_32_bits_replay_at_their_offsets,
+    out_of_range_fractions_of_a_second_replay_as_invalid,
 );
 
 /// One recording of `fidelity MODE ARGS` in its own directory.
@@ -222,4 +224,53 @@ fn pages_read_through_a_mapping_are_evidence_of_the_initial_content() {
         let replayed = std::fs::read(root.join(c.work.strip_prefix("/").unwrap()).join("data"));
         assert!(replayed.unwrap() == content, "the restored file is the recorded one");
     }
+}
+
+/// What `dump --format jsonl` shows at JSON pointer `at` of each of the trace's `call`s.
+fn dumped(trace: &Path, call: &str, at: &str) -> Vec<Value> {
+    let o = bin()
+        .arg("dump")
+        .arg(trace)
+        .args(["--format", "jsonl", "--where"])
+        .arg(format!("call == {call}"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "dump: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap().pointer(at).cloned().unwrap_or_default())
+        .collect()
+}
+
+/// Item 9. A parent's record locks at 5 GiB (3 GiB long), from 40 GiB to the end, and an OFD
+/// lock at 6 GiB, which a forked child's locks below and between them miss and inside them
+/// meet: Re-Animator's int32 `lock_start`/`lock_length` hold none of these values (null), and
+/// the replay locked from 0 instead, so the child's locks below them were refused (`EAGAIN`
+/// for 0) and its `F_GETLK` below them found a lock. Both recorders write `lock_start64` and
+/// `lock_length64` (trace schema 3), which the replay uses.
+fn record_locks_beyond_32_bits_replay_at_their_offsets() {
+    let c = Case::record("locks", &["locks"], |_| {});
+    let starts = dumped(&c.trace, "fcntl", "/extra/lock_start64");
+    assert!(starts.contains(&Value::from(5i64 << 32)), "lock_start64 holds 5 GiB: {starts:?}");
+    let old = dumped(&c.trace, "fcntl", "/extra/lock_start");
+    assert!(!old.contains(&Value::from(5i64 << 32)), "Re-Animator's int32 column: {old:?}");
+    let r = c.replay_clean();
+    r.assert_issued("fcntl", 12);
+}
+
+/// Item 9. `utimes` with `tv_usec` = 1,000,000 or -1, `futimesat` and `utimensat` with
+/// `tv_nsec` = 10^9 or -5: `EINVAL`. Re-Animator's nanosecond columns (`access_time`,
+/// `mod_time`) fold such a fraction into the seconds, and the call replayed as a valid one
+/// (0); `times_raw` (trace schema 3) holds the struct as the program passed it.
+fn out_of_range_fractions_of_a_second_replay_as_invalid() {
+    let c = Case::record("times", &["times"], |_| {});
+    // The struct as passed: 1,000,000 µs (0x0f4240) after the 8 bytes of tv_sec.
+    let times = dumped(&c.trace, "utimes", "/args/times/hex");
+    let usec = |t: &Value| t.as_str().and_then(|h| h.get(16..32)).map(str::to_string);
+    let kept = times.iter().filter_map(usec).any(|u| u == "40420f0000000000");
+    assert!(kept, "utimes' times as the program passed them: {times:?}");
+    let r = c.replay_clean();
+    r.assert_issued("utimes", 3);
+    r.assert_issued("futimesat", 2);
+    r.assert_issued("utimensat", 4);
 }

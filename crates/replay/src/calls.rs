@@ -2447,16 +2447,20 @@ impl Call<'_> {
         let mut lk: libc::flock = unsafe { std::mem::zeroed() };
         lk.l_type = x("lock_type").unwrap_or(0) as i16;
         lk.l_whence = x("lock_whence").unwrap_or(0) as i16;
-        lk.l_start = x("lock_start").unwrap_or(0);
-        lk.l_len = x("lock_length").unwrap_or(0);
+        // The whole values (schema 3); Re-Animator's int32 columns hold no value beyond 32
+        // bits (null), and older traces only those.
+        lk.l_start = x(ra_trace::schema::LOCK_START64).or_else(|| x("lock_start")).unwrap_or(0);
+        lk.l_len = x(ra_trace::schema::LOCK_LENGTH64).or_else(|| x("lock_length")).unwrap_or(0);
         let is_get = matches!(cmd, fl::F_GETLK | fl::F_OFD_GETLK);
         if is_get {
-            // The columns hold the kernel's answer; ask about the whole file for the lock type
-            // the program most likely asked about (a write lock conflicts with everything).
-            lk.l_type = libc::F_WRLCK as i16;
-            lk.l_whence = libc::SEEK_SET as i16;
-            lk.l_start = 0;
-            lk.l_len = 0;
+            // The columns hold the kernel's answer: where no lock conflicted (F_UNLCK) the
+            // program's own range (the kernel changes only `l_type`; the type it asked about
+            // is lost), else the conflicting lock. Ask about that range: as a read lock where
+            // none conflicted (it conflicts only with write locks, which would have
+            // conflicted with the program's request of either type), as a write lock where
+            // one did (it conflicts with any other owner's lock there).
+            let none = lk.l_type == libc::F_UNLCK as i16;
+            lk.l_type = if none { libc::F_RDLCK } else { libc::F_WRLCK } as i16;
         }
         // POSIX locks (owned by the process's descriptor table) as OFD locks on the table's
         // own description of the file.

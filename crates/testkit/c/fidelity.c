@@ -215,6 +215,13 @@ static void mode_locks(void)
 			fprintf(stderr, "fidelity: F_GETLK below the locks found one\n");
 			failures++;
 		}
+		struct flock in = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 7 * G,
+				    .l_len = 5 };
+		expect("child F_GETLK inside 5G", fcntl(cfd, F_GETLK, &in), 0);
+		if (in.l_type != F_WRLCK || in.l_start != 5 * G || in.l_len != 3 * G) {
+			fprintf(stderr, "fidelity: F_GETLK inside 5G did not find the parent's lock\n");
+			failures++;
+		}
 		if (write(done[1], "d", 1) != 1)
 			_exit(1);
 		_exit(failures ? 1 : 0);
