@@ -9,8 +9,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
 
-use ra_testkit::{backend, both_backends};
+use ra_testkit::{backend, both_backends, privileged, scratch_dir};
 use serde_json::Value;
 
 use common::bin;
@@ -22,6 +24,7 @@ both_backends!(
     pages_read_through_a_mapping_are_evidence_of_the_initial_content,
     record_locks_beyond_32_bits_replay_at_their_offsets,
     out_of_range_fractions_of_a_second_replay_as_invalid,
+    a_tree_deeper_than_path_max_replays_beneath_its_directories,
 );
 
 /// One recording of `fidelity MODE ARGS` in its own directory.
@@ -273,4 +276,117 @@ fn out_of_range_fractions_of_a_second_replay_as_invalid() {
     r.assert_issued("utimes", 3);
     r.assert_issued("futimesat", 2);
     r.assert_issued("utimensat", 4);
+}
+
+/// Item 16, a system-call trace: 50 directories of 100-byte names (5 KB deep) made and
+/// entered with `mkdirat`/`openat` relative to the last, a file written, read and removed at
+/// the bottom, the tree removed again. Each call names a short path, but its directory's path
+/// is longer than `PATH_MAX`, which `/proc/self/fd` cannot show and `openat2` does not take:
+/// the replay failed `ENAMETOOLONG` from the 40th level and simulated the rest.
+fn a_tree_deeper_than_path_max_replays_beneath_its_directories() {
+    let c = Case::record("deep", &["deep", "50"], |_| {});
+    let r = c.replay_clean();
+    r.assert_issued("mkdirat", 50);
+    r.assert_issued("openat", 52);
+    r.assert_issued("unlinkat", 51);
+    r.assert_issued("read", 1);
+}
+
+/// Item 16, a file-system trace: the same tree made on a `reanimator fs` mount (root),
+/// whose trace names every file by its whole path from the mount (up to 5 KB), replayed into
+/// an empty root: every operation issued and matched (113 failed `ENAMETOOLONG` before), and
+/// the replayed tree equals the lower directory's.
+#[test]
+fn a_file_system_trace_of_a_tree_deeper_than_path_max_replays() {
+    let ok = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
+        Ok(())
+    } else {
+        Err("needs root and /dev/fuse".to_string())
+    };
+    if !privileged("reanimator fs", ok) {
+        return;
+    }
+    let d = scratch_dir("fidelity-fs-deep");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let m = Mount::start(&lower, &mnt, &trace);
+    let o = std::process::Command::new(ra_testkit::program("fidelity"))
+        .args(["deep", "50", "keep"])
+        .current_dir(&m.mnt)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "fidelity deep on the mount: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    m.finish();
+    let c = Case { base: d.clone(), work: d.join("mnt"), trace };
+    let r = c.replay_clean();
+    r.assert_issued("mkdirat", 50);
+    let replayed = d.join("root").join(c.work.canonicalize().unwrap().strip_prefix("/").unwrap());
+    let diff = bin().arg("diff").arg(&lower).arg(&replayed).output().unwrap();
+    assert!(
+        diff.status.success(),
+        "lower vs replayed: {}{}",
+        String::from_utf8_lossy(&diff.stdout),
+        String::from_utf8_lossy(&diff.stderr)
+    );
+}
+
+/// A `reanimator fs` mount of `lower` at `mnt`, tracing into `trace`; unmounted when dropped.
+struct Mount {
+    child: Option<Child>,
+    mnt: PathBuf,
+}
+
+impl Mount {
+    fn start(lower: &Path, mnt: &Path, trace: &Path) -> Mount {
+        std::fs::create_dir_all(lower).unwrap();
+        std::fs::create_dir_all(mnt).unwrap();
+        let child = bin()
+            .args(["fs", "mount"])
+            .arg(lower)
+            .arg(mnt)
+            .arg("-o")
+            .arg(trace)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start reanimator fs");
+        let mut m = Mount { mnt: mnt.canonicalize().unwrap(), child: Some(child) };
+        let want = format!("reanimator:{}", m.child.as_ref().unwrap().id());
+        let mounted = |mnt: &Path| {
+            std::fs::read_to_string("/proc/self/mountinfo")
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l.split(' ').nth(4) == mnt.to_str() && l.contains(&want))
+        };
+        let t0 = Instant::now();
+        while !mounted(&m.mnt) {
+            if let Some(st) = m.child.as_mut().unwrap().try_wait().unwrap() {
+                let out = m.child.take().unwrap().wait_with_output().unwrap();
+                panic!("fs mount exited ({st}): {}", String::from_utf8_lossy(&out.stderr));
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "mount did not come up in 10 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        m
+    }
+
+    /// `fs umount`; the daemon must finish its trace.
+    fn finish(mut self) {
+        let out = bin().args(["fs", "umount"]).arg(&self.mnt).output().unwrap();
+        assert!(out.status.success(), "fs umount: {}", String::from_utf8_lossy(&out.stderr));
+        let out = self.child.take().unwrap().wait_with_output().unwrap();
+        assert!(out.status.success(), "fs daemon: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = bin().args(["fs", "umount", "--force"]).arg(&self.mnt).output();
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }

@@ -13,7 +13,7 @@ use ra_syscalls::{flags as fl, Handler as H, ReplayPolicy, Ret};
 use ra_trace::structs::{parse_dirents, parse_dirents64};
 use ra_trace::{ArgValue, Event};
 
-use crate::sandbox::{creates, cstr, join, normalize, Root, VALID_OPEN_FLAGS};
+use crate::sandbox::{creates, cstr, join, normalize, Root, PATH_MAX, VALID_OPEN_FLAGS};
 use crate::shadow::{fd_pair, ok, passed_descriptors, path_arg, Placement};
 use crate::sys::{self, R};
 use crate::verify::{self, Diff};
@@ -154,9 +154,6 @@ pub fn open_how(flags: i32, mode: u32, strict: bool) -> Result<(i32, u32), i32> 
     }
     Ok((f, m))
 }
-
-/// `PATH_MAX`: a path of this many bytes or more is `ENAMETOOLONG` before anything is looked up.
-const PATH_MAX: usize = 4096;
 
 /// `/proc/self/fd/N[/rest]` (also `/proc/thread-self/fd/N`): the descriptor and the rest.
 fn proc_fd_path(p: &[u8]) -> Option<(i32, &[u8])> {
@@ -489,14 +486,16 @@ impl Call<'_> {
         if path.is_empty() {
             return Err(libc::ENOENT);
         }
-        if path.len() >= PATH_MAX {
+        // (A file-system trace's paths are whole paths from its mount, not a program's: a
+        // deep tree's are longer than PATH_MAX, and replay resolves them in steps.)
+        if path.len() >= PATH_MAX && self.ev.extra_bytes(ra_trace::FS_OPERATION).is_none() {
             return Err(libc::ENAMETOOLONG);
         }
         if let Some((fd, rest)) = proc_fd_path(path) {
             // /proc/self/fd/N/...: the program's own descriptor N (glibc's fchmodat idiom).
             let f = self.entry(fd.into())?.file;
             let Some(raw) = f.raw() else { return Err(SIMULATED) };
-            let base = self.sh.root.logical_path_of(raw).ok_or(libc::ENOENT)?;
+            let base = self.sh.root.logical_path_or(raw, &f.path).ok_or(libc::ENOENT)?;
             return Ok(if rest.is_empty() { base } else { join(&base, rest) });
         }
         if path.starts_with(b"/") {
@@ -507,7 +506,8 @@ impl Call<'_> {
             Some(fd) => {
                 let f = self.entry(fd)?.file;
                 let Some(raw) = f.raw() else { return Err(SIMULATED) };
-                let base = self.sh.root.logical_path_of(raw).ok_or(libc::ENOENT)?;
+                // (A directory deeper than PATH_MAX: the path it was opened by.)
+                let base = self.sh.root.logical_path_or(raw, &f.path).ok_or(libc::ENOENT)?;
                 Ok(join(&base, path))
             }
         }
@@ -1117,7 +1117,7 @@ impl Call<'_> {
                 if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
                     return Err(libc::ENOTDIR);
                 }
-                let logical = self.sh.root.logical_path_of(raw).ok_or(libc::ENOENT)?;
+                let logical = self.sh.root.logical_path_or(raw, &f.path).ok_or(libc::ENOENT)?;
                 lock(&self.p.fs).cwd = logical;
                 Ok(Act::Emulated(0))
             }

@@ -22,9 +22,11 @@
  *   race N    a parent and a forked child race N rounds on directory race.d: the child
  *             makes and removes race.d/sub and race.d/file, the parent stats race.d, lists
  *             it and looks the names up, so that results show which call ran first.
- *   deep N    a chain of N directories of 100-byte names (beyond PATH_MAX), made and entered
+ *   deep N [keep]
+ *             a chain of N directories of 100-byte names (beyond PATH_MAX), made and entered
  *             with mkdirat/openat relative to the last one, a file written at the bottom,
- *             then stat'ed, read back and removed bottom-up again with unlinkat.
+ *             then stat'ed, read back and (without `keep`) removed bottom-up again with
+ *             unlinkat.
  *
  * Exit status 0 when every call answered as the kernel documents it, 1 (with the call on
  * stderr) otherwise: a recorded trace is then known to hold the intended results.
@@ -386,7 +388,7 @@ static void mode_race(int rounds)
 
 /* ---- deep: a tree deeper than PATH_MAX ------------------------------------------------ */
 
-static void mode_deep(int depth)
+static void mode_deep(int depth, int keep)
 {
 	char name[101];
 	memset(name, 'd', 100);
@@ -419,6 +421,12 @@ static void mode_deep(int depth)
 	expect("openat bottom.txt to read", f, 0);
 	expect("read bottom.txt", read(f, buf, sizeof buf), 0);
 	close(f);
+	if (keep) {
+		for (int i = 0; i <= depth; i++)
+			close(fds[i]);
+		free(fds);
+		return;
+	}
 	expect("unlinkat bottom.txt", unlinkat(fds[depth], "bottom.txt", 0), 0);
 	for (int i = depth - 1; i >= 0; i--) {
 		snprintf(name, sizeof name, "%03d", i);
@@ -434,7 +442,8 @@ static void mode_deep(int depth)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: fidelity flags|create|locks|times|xattr|mmap F|race N|deep N\n");
+		fprintf(stderr,
+			"usage: fidelity flags|create|locks|times|xattr|mmap F|race N|deep N [keep]\n");
 		return 2;
 	}
 	const char *m = argv[1];
@@ -452,8 +461,8 @@ int main(int argc, char **argv)
 		mode_mmap(argv[2]);
 	else if (!strcmp(m, "race") && argc == 3)
 		mode_race(atoi(argv[2]));
-	else if (!strcmp(m, "deep") && argc == 3)
-		mode_deep(atoi(argv[2]));
+	else if (!strcmp(m, "deep") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "keep"))))
+		mode_deep(atoi(argv[2]), argc == 4);
 	else {
 		fprintf(stderr, "fidelity: unknown mode %s\n", m);
 		return 2;
