@@ -101,6 +101,12 @@ const NAME_LOOKAHEAD: usize = 256;
 /// after it; every change looks).
 const OUTCOME_LOOKAHEAD: usize = 64;
 
+/// Calls looked ahead at, at most, for the change of another thread that an observation
+/// contradicting the calls placed saw done (only such an observation looks). Under ptrace a
+/// change can be recorded long after the calls that saw it: a child's `mkdir` returned 11 ms
+/// late, 409 calls of its parent (which saw the new directory) after them.
+const OUTCOME_EXPLAIN_LOOKAHEAD: usize = 4096;
+
 /// Calls looked ahead at, at most, for a call of another thread that took the descriptor
 /// number a call takes and returned before that call was called (recorded out of order).
 const TAKER_LOOKAHEAD: usize = 256;
@@ -143,6 +149,8 @@ struct DirState {
     /// A `stat` showed a link count below 2: this file system does not count subdirectories
     /// (btrfs), and link counts say nothing of them.
     flat_links: bool,
+    /// The trace made it with `mkdir`: it held nothing but what the calls placed since made.
+    made_empty: bool,
     /// The last call placed on it.
     last_seq: u64,
 }
@@ -401,9 +409,13 @@ impl<I> Planner<I> {
                     st.made.push_back(name);
                 }
             }
-            let new_dir = match fact {
-                DirFact::Change { name, made: true, subdir: Some(true) } => Some(name),
-                _ => None,
+            // The directory a change made (`mkdir`) starts anew, empty; one it removed or
+            // renamed (away, or into place, with content) is no longer known.
+            let (new_dir, gone) = match fact {
+                DirFact::Change { name, made: true, subdir: Some(true) } => (Some(name), None),
+                DirFact::Change { name, made: false, subdir: Some(true) | None }
+                | DirFact::Change { name, made: true, subdir: None } => (None, Some(name)),
+                _ => (None, None),
             };
             let kept = match fact {
                 DirFact::Change { .. } => &mut st.changes,
@@ -416,9 +428,17 @@ impl<I> Planner<I> {
             kept.push_back(Recent { seq, called, returned, tid, fact, links });
             st.last_seq = seq;
             if let Some(name) = new_dir {
-                // A directory made by the trace starts empty: 2 links ("." and its name).
-                let new = self.dirs.entry(name).or_default();
-                *new = DirState { nlink: Some(2), last_seq: seq, ..DirState::default() };
+                // 2 links: "." and its name.
+                let new = DirState {
+                    nlink: Some(2),
+                    made_empty: true,
+                    last_seq: seq,
+                    ..DirState::default()
+                };
+                self.dirs.insert(name, new);
+            }
+            if let Some(name) = gone {
+                self.dirs.remove(&name);
             }
         }
         if self.dirs.len() > DIRS_KEPT {
@@ -675,19 +695,16 @@ struct Known<'a> {
 
 impl Known<'_> {
     /// Whether the name with key `name` in directory `dir` exists after the calls placed, as
-    /// far as the trace shows: made or removed last, or missing from a directory the trace
-    /// made and has not changed since (None: unknown).
+    /// far as the trace shows: made or removed last, or never made in a directory the trace
+    /// made empty (None: unknown).
     fn exists(&self, dir: u64, name: u64) -> Option<bool> {
-        let state = |k: u64| {
-            let l = self.last_key.get(&k)?;
-            match (l.made, l.removed) {
-                (Some(m), Some(r)) => Some(m > r),
-                (Some(_), None) => Some(true),
-                (None, Some(_)) => Some(false),
-                (None, None) => None,
-            }
-        };
-        state(name).or_else(|| state(dir).filter(|&made| made).map(|_| false))
+        let changed = self.last_key.get(&name).and_then(|l| match (l.made, l.removed) {
+            (Some(m), Some(r)) => Some(m > r),
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            (None, None) => None,
+        });
+        changed.or_else(|| self.dirs.get(&dir).filter(|st| st.made_empty).map(|_| false))
     }
 
     /// Whether the observation `fact` of directory `dir` contradicts what the calls placed
@@ -715,7 +732,7 @@ impl Known<'_> {
 }
 
 /// The outcome rule for calls ahead: the position in `pending` (filled from `iter` up to
-/// [`NAME_LOOKAHEAD`] calls) of a call of another thread on a directory `ev` acts on or
+/// [`OUTCOME_LOOKAHEAD`] or [`OUTCOME_EXPLAIN_LOOKAHEAD`] calls) of a call of another thread on a directory `ev` acts on or
 /// looks at, overlapping `ev` and its thread's next call, that ran before `ev` as the two
 /// calls' outcomes say (stress-ng's `dir` stressor, and test programs of two processes on one
 /// directory, under ptrace, where a call's recorded interval is long):
@@ -749,11 +766,14 @@ fn outcome_ahead(
         return None;
     }
     let changes = wanted.iter().all(|(_, f, _)| matches!(f, DirFact::Change { .. }));
-    let limit = if changes { OUTCOME_LOOKAHEAD } else { NAME_LOOKAHEAD };
-    // Only another thread's call ahead can have run first (one thread removing a tree: none).
-    pending.fill_to(limit.min(64), iter, read_error);
-    if !pending.threads.keys().any(|&t| t != tid) {
-        return None;
+    let limit = if changes { OUTCOME_LOOKAHEAD } else { OUTCOME_EXPLAIN_LOOKAHEAD };
+    // Only another thread's call ahead can have run first: a change, searched for on every
+    // change, looks only where one is ahead (one thread removing a tree: none).
+    if changes {
+        pending.fill_to(limit, iter, read_error);
+        if !pending.threads.keys().any(|&t| t != tid) {
+            return None;
+        }
     }
     let i = pending.find_if(
         iter,
