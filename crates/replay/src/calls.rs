@@ -1973,7 +1973,7 @@ impl Call<'_> {
                 if !by_fd && flags & !VALID != 0 {
                     return Err(libc::EINVAL);
                 }
-                let p = if by_fd { p } else { self.path("pathname")?.to_vec() };
+                let p = if empty_ok { p } else { self.path("pathname")?.to_vec() };
                 let l = self.locate(
                     self.dirfd("dirfd"),
                     &p,
