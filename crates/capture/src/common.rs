@@ -244,6 +244,9 @@ pub(crate) fn flock_columns_from(b: &[u8]) -> Vec<(String, ra_trace::ExtraValue)
         ("lock_start", i64_at(8)),
         ("lock_length", i64_at(16)),
         ("lock_pid", i32_at(24)),
+        // Whole: Re-Animator's int32 columns hold no value beyond 32 bits.
+        (ra_trace::schema::LOCK_START64, i64_at(8)),
+        (ra_trace::schema::LOCK_LENGTH64, i64_at(16)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), ExtraValue::Int(v)))

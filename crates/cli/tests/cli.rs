@@ -45,7 +45,7 @@ fn info_describes_the_example_trace() {
     let o = run(&["info", &example()]);
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(out.contains("reanimator system-call trace, schema 2"), "{out}");
+    assert!(out.contains("reanimator system-call trace, schema 3"), "{out}");
     assert!(out.contains("complete (trailer valid, index verified against the extents)"), "{out}");
     assert!(out.contains("command            cat /etc/hostname"), "{out}");
     assert!(out.contains("IOTTAFSL::Trace::Syscall::openat"), "{out}");

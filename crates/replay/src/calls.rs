@@ -13,7 +13,7 @@ use ra_syscalls::{flags as fl, Handler as H, ReplayPolicy, Ret};
 use ra_trace::structs::{parse_dirents, parse_dirents64};
 use ra_trace::{ArgValue, Event};
 
-use crate::sandbox::{creates, cstr, join, normalize, Root, VALID_OPEN_FLAGS};
+use crate::sandbox::{creates, cstr, join, normalize, Root, PATH_MAX, VALID_OPEN_FLAGS};
 use crate::shadow::{fd_pair, ok, passed_descriptors, path_arg, Placement};
 use crate::sys::{self, R};
 use crate::verify::{self, Diff};
@@ -144,8 +144,8 @@ pub fn open_how(flags: i32, mode: u32, strict: bool) -> Result<(i32, u32), i32> 
     }
     if f & libc::O_TMPFILE == libc::O_TMPFILE {
         // O_TMPFILE needs O_DIRECTORY's bit as part of it, and write access; no O_CREAT.
-        let acc = f & libc::O_ACCMODE;
-        if f & libc::O_CREAT != 0 || (acc != libc::O_WRONLY && acc != libc::O_RDWR) {
+        // (The kernel's ACC_MODE counts access mode 3 as writing, as O_RDWR.)
+        if f & libc::O_CREAT != 0 || f & libc::O_ACCMODE == libc::O_RDONLY {
             return Err(libc::EINVAL);
         }
     } else if f & libc::O_TMPFILE & !libc::O_DIRECTORY != 0 {
@@ -154,9 +154,6 @@ pub fn open_how(flags: i32, mode: u32, strict: bool) -> Result<(i32, u32), i32> 
     }
     Ok((f, m))
 }
-
-/// `PATH_MAX`: a path of this many bytes or more is `ENAMETOOLONG` before anything is looked up.
-const PATH_MAX: usize = 4096;
 
 /// `/proc/self/fd/N[/rest]` (also `/proc/thread-self/fd/N`): the descriptor and the rest.
 fn proc_fd_path(p: &[u8]) -> Option<(i32, &[u8])> {
@@ -489,14 +486,16 @@ impl Call<'_> {
         if path.is_empty() {
             return Err(libc::ENOENT);
         }
-        if path.len() >= PATH_MAX {
+        // (A file-system trace's paths are whole paths from its mount, not a program's: a
+        // deep tree's are longer than PATH_MAX, and replay resolves them in steps.)
+        if path.len() >= PATH_MAX && self.ev.extra_bytes(ra_trace::FS_OPERATION).is_none() {
             return Err(libc::ENAMETOOLONG);
         }
         if let Some((fd, rest)) = proc_fd_path(path) {
             // /proc/self/fd/N/...: the program's own descriptor N (glibc's fchmodat idiom).
             let f = self.entry(fd.into())?.file;
             let Some(raw) = f.raw() else { return Err(SIMULATED) };
-            let base = self.sh.root.logical_path_of(raw).ok_or(libc::ENOENT)?;
+            let base = self.sh.root.logical_path_or(raw, &f.path).ok_or(libc::ENOENT)?;
             return Ok(if rest.is_empty() { base } else { join(&base, rest) });
         }
         if path.starts_with(b"/") {
@@ -507,7 +506,8 @@ impl Call<'_> {
             Some(fd) => {
                 let f = self.entry(fd)?.file;
                 let Some(raw) = f.raw() else { return Err(SIMULATED) };
-                let base = self.sh.root.logical_path_of(raw).ok_or(libc::ENOENT)?;
+                // (A directory deeper than PATH_MAX: the path it was opened by.)
+                let base = self.sh.root.logical_path_or(raw, &f.path).ok_or(libc::ENOENT)?;
                 Ok(join(&base, path))
             }
         }
@@ -822,7 +822,16 @@ impl Call<'_> {
             H::Copy => self.copy(name),
             H::Open => self.open(name),
             H::MemfdCreate => {
-                let n = self.cstring_arg("name")?;
+                // The kernel checks the flags before it reads the name: where the trace has no
+                // name (a bad pointer), the kernel's own check of the flags answers first.
+                let n = match self.cstring_arg("name") {
+                    Err(e) => {
+                        return Err(sys::memfd_create(c"", self.i("flags")? as u32)
+                            .err()
+                            .unwrap_or(e))
+                    }
+                    Ok(n) => n,
+                };
                 let fd = sys::memfd_create(&n, (self.i("flags")? as u32) | libc::MFD_CLOEXEC)?;
                 let cloexec = self.i("flags")? as u32 & libc::MFD_CLOEXEC != 0;
                 Ok(Act::Issued(self.install(fd, b"memfd:".to_vec(), cloexec, 0)?))
@@ -928,6 +937,10 @@ impl Call<'_> {
             }
             H::Link => {
                 let flags = self.flags_or_0("flags")? as i32;
+                // The kernel refuses unknown flags before it reads either name (do_linkat).
+                if flags & !(libc::AT_SYMLINK_FOLLOW | libc::AT_EMPTY_PATH) != 0 {
+                    return Err(libc::EINVAL);
+                }
                 let old = self.path("oldpath")?.to_vec();
                 let new = self.path("newpath")?.to_vec();
                 let follow = flags & libc::AT_SYMLINK_FOLLOW != 0;
@@ -1104,7 +1117,7 @@ impl Call<'_> {
                 if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
                     return Err(libc::ENOTDIR);
                 }
-                let logical = self.sh.root.logical_path_of(raw).ok_or(libc::ENOENT)?;
+                let logical = self.sh.root.logical_path_or(raw, &f.path).ok_or(libc::ENOENT)?;
                 lock(&self.p.fs).cwd = logical;
                 Ok(Act::Emulated(0))
             }
@@ -1935,16 +1948,42 @@ impl Call<'_> {
                 (sys::stat_bytes(raw)?, "statbuf")
             }
             "statx" => {
-                let p = self.path("pathname")?.to_vec();
                 let flags = self.i("flags")? as i32;
+                let mask = self.i("mask")? as u32;
+                // The kernel's checks before the lookup (do_statx, vfs_statx): reserved mask
+                // bits and both sync types, then unknown flags; but an empty path with
+                // AT_EMPTY_PATH on a descriptor looks the descriptor up before the flags
+                // (do_statx_fd).
+                const STATX_RESERVED: u32 = 0x8000_0000;
+                const VALID: i32 = libc::AT_SYMLINK_NOFOLLOW
+                    | libc::AT_NO_AUTOMOUNT
+                    | libc::AT_EMPTY_PATH
+                    | libc::AT_STATX_SYNC_TYPE;
+                let sync = flags & libc::AT_STATX_SYNC_TYPE;
+                if mask & STATX_RESERVED != 0 || sync == libc::AT_STATX_SYNC_TYPE {
+                    return Err(libc::EINVAL);
+                }
+                let empty_ok = flags & libc::AT_EMPTY_PATH != 0;
+                // A NULL path with AT_EMPTY_PATH is an empty one.
+                let p = match path_arg(self.ev, "pathname") {
+                    None if empty_ok => Vec::new(),
+                    p => p.map(<[u8]>::to_vec).unwrap_or_default(),
+                };
+                let by_fd = empty_ok && p.is_empty() && self.dirfd("dirfd").is_some_and(|d| d >= 0);
+                if !by_fd && flags & !VALID != 0 {
+                    return Err(libc::EINVAL);
+                }
+                let p = if empty_ok { p } else { self.path("pathname")?.to_vec() };
                 let l = self.locate(
                     self.dirfd("dirfd"),
                     &p,
                     flags & libc::AT_SYMLINK_NOFOLLOW == 0,
-                    flags & libc::AT_EMPTY_PATH != 0,
+                    empty_ok,
                 )?;
-                let sync = flags & libc::AT_STATX_SYNC_TYPE;
-                (sys::statx_bytes(l.fd(), sync, self.i("mask")? as u32)?, "statxbuf")
+                if flags & !VALID != 0 {
+                    return Err(libc::EINVAL);
+                }
+                (sys::statx_bytes(l.fd(), sync, mask)?, "statxbuf")
             }
             _ => {
                 let p = self.path("pathname")?.to_vec();
@@ -2152,8 +2191,42 @@ impl Call<'_> {
     }
 
     fn xattr(&mut self, name: &str) -> Result<Act, i32> {
-        let by_fd = name.starts_with('f');
-        let nofollow = name.starts_with('l');
+        // The family's twelve calls are a prefix and an operation: none (a path), `l` (a path
+        // whose last symlink is not followed) or `f` (a descriptor), then `setxattr`,
+        // `getxattr`, `listxattr` or `removexattr`.
+        const OPS: [&str; 4] = ["setxattr", "getxattr", "listxattr", "removexattr"];
+        let Some((prefix, op)) = OPS.iter().find_map(|op| Some((name.strip_suffix(op)?, *op)))
+        else {
+            return Ok(Act::Sim);
+        };
+        let (by_fd, nofollow) = match prefix {
+            "" => (false, false),
+            "l" => (false, true),
+            "f" => (true, false),
+            _ => return Ok(Act::Sim),
+        };
+        // The kernel's checks before it looks at the path or the descriptor
+        // (path_setxattrat, setxattr_copy, import_xattr_name): the flags, the name (empty or
+        // longer than XATTR_NAME_MAX: ERANGE), the value's size (E2BIG).
+        const XATTR_SIZE_MAX: i64 = 65536;
+        if op == "setxattr"
+            && self.i("flags")? & !i64::from(libc::XATTR_CREATE | libc::XATTR_REPLACE) != 0
+        {
+            return Err(libc::EINVAL);
+        }
+        let xname = if op == "listxattr" {
+            None
+        } else {
+            let n = path_arg(self.ev, "name").ok_or(libc::EFAULT)?;
+            if !xattr_name_valid(n) {
+                return Err(libc::ERANGE);
+            }
+            Some(cstr(n)?)
+        };
+        let xname = || xname.clone().ok_or(libc::EFAULT);
+        if op == "setxattr" && self.i("size")? > XATTR_SIZE_MAX {
+            return Err(libc::E2BIG);
+        }
         // Target: an fd of the program (f*) or the path located in the root.
         let target: Located = if by_fd {
             let f = self.file("fd")?;
@@ -2166,13 +2239,13 @@ impl Call<'_> {
             self.locate(None, &p, !nofollow, false)?
         };
         let fd = target.fd();
-        let op = name.trim_start_matches(['f', 'l']);
-        let xname =
-            || -> Result<CString, i32> { cstr(path_arg(self.ev, "name").ok_or(libc::EFAULT)?) };
         // Path forms act on the located file through its /proc/self/fd magic link (the xattr
         // *at calls refuse O_PATH descriptors); descriptor forms act on the program's fd.
         let proc_path =
             if by_fd { None } else { Some(cstr(format!("/proc/self/fd/{fd}").as_bytes())?) };
+        // What a get or list returned: a size query (size 0) returns the value's size and
+        // copies nothing.
+        let returned = |b: &[u8], r: R| b[..(r.unwrap_or(0).max(0) as usize).min(b.len())].to_vec();
         let r = match op {
             "setxattr" => {
                 let n = xname()?;
@@ -2193,7 +2266,7 @@ impl Call<'_> {
                         None => sys::fgetxattr(fd, &n, b),
                         Some(p) => sys::getxattr_path(p, &n, b),
                     };
-                    (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
+                    (r, returned(b, r))
                 });
                 if r.is_ok() && size > 0 {
                     self.check_data("value", &got);
@@ -2207,7 +2280,7 @@ impl Call<'_> {
                         None => sys::flistxattr(fd, b),
                         Some(p) => sys::listxattr_path(p, b),
                     };
-                    (r, b[..r.unwrap_or(0).max(0) as usize].to_vec())
+                    (r, returned(b, r))
                 });
                 if r.is_ok() && size > 0 {
                     // The names as a set: their order is the file system's.
@@ -2222,14 +2295,13 @@ impl Call<'_> {
                 }
                 r
             }
-            "removexattr" => {
+            _ => {
                 let n = xname()?;
                 match &proc_path {
                     None => sys::fremovexattr(fd, &n),
                     Some(p) => sys::removexattr_path(p, &n),
                 }
             }
-            _ => return Ok(Act::Sim),
         };
         Ok(Act::Issued(r?))
     }
@@ -2375,16 +2447,20 @@ impl Call<'_> {
         let mut lk: libc::flock = unsafe { std::mem::zeroed() };
         lk.l_type = x("lock_type").unwrap_or(0) as i16;
         lk.l_whence = x("lock_whence").unwrap_or(0) as i16;
-        lk.l_start = x("lock_start").unwrap_or(0);
-        lk.l_len = x("lock_length").unwrap_or(0);
+        // The whole values (schema 3); Re-Animator's int32 columns hold no value beyond 32
+        // bits (null), and older traces only those.
+        lk.l_start = x(ra_trace::schema::LOCK_START64).or_else(|| x("lock_start")).unwrap_or(0);
+        lk.l_len = x(ra_trace::schema::LOCK_LENGTH64).or_else(|| x("lock_length")).unwrap_or(0);
         let is_get = matches!(cmd, fl::F_GETLK | fl::F_OFD_GETLK);
         if is_get {
-            // The columns hold the kernel's answer; ask about the whole file for the lock type
-            // the program most likely asked about (a write lock conflicts with everything).
-            lk.l_type = libc::F_WRLCK as i16;
-            lk.l_whence = libc::SEEK_SET as i16;
-            lk.l_start = 0;
-            lk.l_len = 0;
+            // The columns hold the kernel's answer: where no lock conflicted (F_UNLCK) the
+            // program's own range (the kernel changes only `l_type`; the type it asked about
+            // is lost), else the conflicting lock. Ask about that range: as a read lock where
+            // none conflicted (it conflicts only with write locks, which would have
+            // conflicted with the program's request of either type), as a write lock where
+            // one did (it conflicts with any other owner's lock there).
+            let none = lk.l_type == libc::F_UNLCK as i16;
+            lk.l_type = if none { libc::F_RDLCK } else { libc::F_WRLCK } as i16;
         }
         // POSIX locks (owned by the process's descriptor table) as OFD locks on the table's
         // own description of the file.
@@ -2631,6 +2707,13 @@ impl Call<'_> {
         drop(mm);
         drop(old);
     }
+}
+
+/// An extended attribute's name the kernel takes (`import_xattr_name`): 1 to `XATTR_NAME_MAX`
+/// (255) bytes. Any other name is `ERANGE` before the path or descriptor is looked at.
+pub(crate) fn xattr_name_valid(name: &[u8]) -> bool {
+    const XATTR_NAME_MAX: usize = 255;
+    (1..=XATTR_NAME_MAX).contains(&name.len())
 }
 
 /// A located file: one the call owns (O_PATH from the root) or a program's descriptor.

@@ -1,7 +1,8 @@
 //! `--init=infer`: recreate beneath the root the files the trace shows to have existed before
 //! it started — opened without creating them, stat'ed, read, listed, executed, removed or
 //! renamed away — with their types, sizes, modes and owners where a `stat` showed them, and
-//! their content where reads captured it (zeros elsewhere).
+//! their content where reads (and pages read through mappings: `mmappread`) captured it
+//! (zeros elsewhere).
 //!
 //! One pass over the trace runs the [`Shadow`] model and keeps, per path, what the first
 //! observation said, as long as nothing in the trace had changed that path before. Data read
@@ -135,10 +136,46 @@ struct Infer<'a> {
     unknown: Unknown,
     /// Set by Ctrl-C: the pass over the calls and the filling of holes end early (EINTR).
     stop: &'a AtomicBool,
+    /// Each process's file mappings: start address -> (length, the file's path), so that a
+    /// page record names the file its mapping was made on.
+    maps: HashMap<ProcId, BTreeMap<u64, (u64, Vec<u8>)>>,
     stats: InferStats,
 }
 
 impl Infer<'_> {
+    /// The file mapped at `addr` in process `p`, if the trace showed the mapping made.
+    fn mapped_file(&self, p: ProcId, addr: u64) -> Option<&[u8]> {
+        let (&start, (len, path)) = self.maps.get(&p)?.range(..=addr).next_back()?;
+        (addr < start.saturating_add(*len)).then_some(path.as_slice())
+    }
+    /// Forget the mappings of `p` that start in `[addr, addr + len)` (munmap, or mmap with
+    /// MAP_FIXED over them).
+    fn unmap(&mut self, p: ProcId, addr: u64, len: u64) {
+        if let Some(m) = self.maps.get_mut(&p) {
+            let gone: Vec<u64> = m.range(addr..addr.saturating_add(len)).map(|(&a, _)| a).collect();
+            for a in gone {
+                m.remove(&a);
+            }
+        }
+    }
+    /// A page a program read through a mapping of `p`'s file at offset `off` (a whole page:
+    /// past the file's end it shows zeros). The page existed, so the file reaches into it;
+    /// its bytes within the file are the file's content, like a read's. Where the file's size
+    /// is unknown, a run of zeros ending the page may lie past the end and is left out.
+    fn mapped_content(&mut self, p: &[u8], off: u64, data: &[u8]) -> Result<()> {
+        let Some(q) = self.beneath_trace_links(p) else { return Ok(()) };
+        if self.written.contains(&q) {
+            return Ok(());
+        }
+        let Some(n) = self.exists(&q, Some(Kind::File)) else { return Ok(()) };
+        n.read_end = n.read_end.max(off + 1);
+        let keep = match n.size {
+            Some(size) => usize::try_from(size.saturating_sub(off)).unwrap_or(usize::MAX),
+            None => data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1),
+        };
+        let data = &data[..keep.min(data.len())];
+        self.content(&q, off, data, data.len() as u64)
+    }
     /// Note that `p` existed (as `kind` when known), unless the trace changed it first.
     fn exists(&mut self, p: &[u8], kind: Option<Kind>) -> Option<&mut Node> {
         let p = self.beneath_trace_links(p)?;
@@ -487,6 +524,7 @@ pub fn infer_from(
         special: o.special,
         unknown: o.unknown,
         stop,
+        maps: HashMap::new(),
         stats: InferStats::default(),
     };
     st.exists(&crate::sandbox::normalize(&cwd), Some(Kind::Dir));
@@ -514,10 +552,29 @@ pub fn infer_from(
         let pl = sh.step(&ev);
         let paths = before.unwrap_or_else(|| sh.paths(pl.proc, &ev));
         observe(&mut st, &sh, &ev, def.name, pl.proc, paths)?;
+        // A new process has its parent's mappings (a thread shares them: same process).
+        if let Some((child, _)) = pl.child {
+            if let Some(m) = st.maps.get(&pl.proc).cloned() {
+                st.maps.insert(child, m);
+            }
+        }
     }
     interpreters(&mut st);
     create(&mut st)?;
     Ok(st.stats)
+}
+
+/// A failed xattr read that found its file: no such attribute (`ENODATA`), none supported
+/// (`ENOTSUP`), or a buffer too small for it (`ERANGE`, unless the name itself is one the
+/// kernel refuses with `ERANGE` before it looks the file up).
+fn xattr_found(ev: &Event) -> bool {
+    match ev.errno {
+        Some(libc::ENODATA | libc::ENOTSUP) => true,
+        Some(libc::ERANGE) => {
+            crate::shadow::path_arg(ev, "name").is_none_or(crate::calls::xattr_name_valid)
+        }
+        _ => false,
+    }
 }
 
 /// What one call shows about the initial state. `paths` were resolved before the model
@@ -581,7 +638,7 @@ fn observe(
             }
         }
         H::Xattr if matches!(name, "fgetxattr" | "flistxattr") => {
-            let found = matches!(ev.errno, Some(libc::ENODATA | libc::ERANGE | libc::ENOTSUP));
+            let found = xattr_found(ev);
             if let Some(p) = fd_path(sh, "fd").filter(|_| success || found) {
                 st.exists(&p, None);
             }
@@ -603,7 +660,7 @@ fn observe(
         }
         H::Xattr if matches!(name, "getxattr" | "lgetxattr" | "listxattr" | "llistxattr") => {
             let Some(p) = first else { return Ok(()) };
-            if success || matches!(ev.errno, Some(libc::ENODATA | libc::ERANGE | libc::ENOTSUP)) {
+            if success || xattr_found(ev) {
                 let written = st.written.contains(&p);
                 if let Some(n) = st.exists(&p, None) {
                     if success && name.ends_with("getxattr") && !written {
@@ -630,6 +687,10 @@ fn observe(
             }
         }
         H::Exec => {
+            if success {
+                // A new address space.
+                st.maps.remove(&proc);
+            }
             if let Some(p) = first {
                 if success {
                     if let Some(n) = st.exists(&p, Some(Kind::File)) {
@@ -786,11 +847,62 @@ fn observe(
                 st.written.insert(p);
             }
         }
-        H::FdInts | H::MmapPage if matches!(name, "ftruncate" | "fallocate" | "mmappwrite") => {
+        H::FdInts if matches!(name, "ftruncate" | "fallocate") => {
             if let Some(p) = fd_path(sh, "fd") {
                 st.written.insert(p);
             }
         }
+        H::Mmap if success => {
+            let (addr, len) = (ev.ret.unwrap_or(0) as u64, int_arg(ev, "length").unwrap_or(0));
+            let flags = int_arg(ev, "flags").unwrap_or(0) as i32;
+            if flags & libc::MAP_FIXED != 0 {
+                st.unmap(proc, addr, len as u64);
+            }
+            if flags & libc::MAP_ANONYMOUS == 0 {
+                if let Some(p) = fd_path(sh, "fd") {
+                    st.maps.entry(proc).or_default().insert(addr, (len as u64, p));
+                }
+            }
+        }
+        H::Munmap if success => {
+            let (addr, len) = (int_arg(ev, "addr"), int_arg(ev, "length"));
+            st.unmap(proc, addr.unwrap_or(0) as u64, len.unwrap_or(0) as u64);
+        }
+        H::Mremap if success => {
+            let old = int_arg(ev, "old_address").unwrap_or(0) as u64;
+            let moved = st.maps.get_mut(&proc).and_then(|m| m.remove(&old));
+            if let Some((_, p)) = moved {
+                let len = int_arg(ev, "new_size").unwrap_or(0) as u64;
+                st.maps.entry(proc).or_default().insert(ev.ret.unwrap_or(0) as u64, (len, p));
+            }
+        }
+        // A page record: bytes read or written through a file mapping, of the file the mapping
+        // was made on (by address; the descriptor may have been closed and reused since), else
+        // of the path the recorder named, else of the descriptor's file.
+        H::MmapPage if success => {
+            let mapped = int_arg(ev, "address")
+                .filter(|&a| a != 0)
+                .and_then(|a| st.mapped_file(proc, a as u64))
+                .map(<[u8]>::to_vec);
+            let named = || {
+                crate::shadow::path_arg(ev, "pathname")
+                    .filter(|p| p.starts_with(b"/"))
+                    .map(crate::sandbox::normalize)
+            };
+            let Some(p) = mapped.or_else(named).or_else(|| fd_path(sh, "fd")) else {
+                return Ok(());
+            };
+            let read = ev.def.and_then(|d| d.arg("buf")).is_some_and(|(_, a)| a.kind.is_output());
+            if !read {
+                st.written.insert(p);
+                return Ok(());
+            }
+            let off = int_arg(ev, "offset").unwrap_or(-1);
+            if let (Some(ArgValue::Data(d)), true) = (ev.arg("buf"), off >= 0) {
+                st.mapped_content(&p, off as u64, d)?;
+            }
+        }
+
         _ => {}
     }
     Ok(())

@@ -15,7 +15,8 @@ use std::collections::{BTreeMap, VecDeque};
 use ra_trace::{Event, ExtraValue, TraceReader};
 
 use crate::shadow::{
-    changes_names, clone_flags, ok, passed_descriptors, taken_numbers, NameKeys, Placement, Shadow,
+    changes_names, clone_flags, ok, passed_descriptors, taken_numbers, DirFact, NameKeys, Order,
+    Placement, Shadow,
 };
 use crate::world::{ProcId, PASSED_MAX};
 
@@ -100,9 +101,81 @@ const LOOKAHEAD_BYTES: usize = 64 << 20;
 /// failed on (it overlapped the failure, so it returned soon after).
 const NAME_LOOKAHEAD: usize = 256;
 
+/// Calls looked ahead at, at most, for an observation of another thread that saw a directory
+/// as it was before the change being placed (it overlapped the change, so it returned soon
+/// after it; every change looks).
+const OUTCOME_LOOKAHEAD: usize = 64;
+
+/// Calls looked ahead at, at most, for the change of another thread that an observation
+/// contradicting the calls placed saw done (only such an observation looks). Under ptrace a
+/// change can be recorded long after the calls that saw it: a child's `mkdir` returned 11 ms
+/// late, 409 calls of its parent (which saw the new directory) after them.
+const OUTCOME_EXPLAIN_LOOKAHEAD: usize = 4096;
+
 /// Calls looked ahead at, at most, for a call of another thread that took the descriptor
 /// number a call takes and returned before that call was called (recorded out of order).
 const TAKER_LOOKAHEAD: usize = 256;
+
+/// Changes and observations of one directory kept, at most (each), for the outcome rules
+/// ([`DirState`]).
+const DIR_RECENT: usize = 16;
+/// Names made in one directory (and not removed since) kept, at most ([`DirState::made`]).
+const DIR_MADE: usize = 256;
+/// Directories whose recent calls are kept, at most: beyond, those not used for longest are
+/// forgotten.
+const DIRS_KEPT: usize = 4096;
+
+/// A call placed on a directory, kept for the outcome rules: when it ran and what it did to
+/// the directory's names or saw of them.
+struct Recent {
+    seq: u64,
+    called: i64,
+    returned: i64,
+    tid: i32,
+    fact: DirFact,
+    /// A change of a subdirectory: the directory's link count before and after it, where the
+    /// model knew it.
+    links: Links,
+}
+
+/// What the planner keeps of one directory for ordering overlapping calls on it by their
+/// outcomes.
+#[derive(Default)]
+struct DirState {
+    /// The last changes of its names, and the last observations of them.
+    changes: VecDeque<Recent>,
+    observations: VecDeque<Recent>,
+    /// Names the calls placed made in it and did not remove since (at most [`DIR_MADE`]; the
+    /// oldest go first): those a whole listing must show.
+    made: VecDeque<u64>,
+    /// The directory's link count after the calls placed so far (from the last `stat` of it,
+    /// plus the subdirectories made and removed since).
+    nlink: Option<u64>,
+    /// A `stat` showed a link count below 2: this file system does not count subdirectories
+    /// (btrfs), and link counts say nothing of them.
+    flat_links: bool,
+    /// The trace made it with `mkdir`: it held nothing but what the calls placed since made.
+    made_empty: bool,
+    /// The last call placed on it.
+    last_seq: u64,
+}
+
+impl DirState {
+    /// The link counts before and after the change `fact`, where the model knows them.
+    fn links_of(&self, fact: &DirFact) -> Links {
+        let DirFact::Change { made, subdir: Some(true), .. } = fact else { return None };
+        let before = self.nlink.filter(|_| !self.flat_links)?;
+        Some((before, if *made { before + 1 } else { before.saturating_sub(1) }))
+    }
+}
+
+/// A directory's link count before and after a change of a subdirectory, where known.
+type Links = Option<(u64, u64)>;
+
+/// Two calls' recorded intervals overlap: either may have run first.
+fn overlap(a: (i64, i64), b: (i64, i64)) -> bool {
+    a.0 <= b.1 && b.0 <= a.1
+}
 
 /// The planner's note on a `recvmsg` that received descriptors: the `unique_id` of the
 /// `sendmsg` that sent them (an integer field of [`Event::extra`]; plans carry it). The replay
@@ -139,6 +212,8 @@ pub struct Planner<I> {
     /// once each.
     put_back: HashSet<u64>,
     last_key: HashMap<u64, KeyLast>,
+    /// Directories' recent calls and link counts, for the outcome rules.
+    dirs: HashMap<u64, DirState>,
     child_dep: HashMap<i32, u64>,
     proc_tids: HashMap<ProcId, HashSet<i32>>,
     /// The last call placed of each thread whose process lives (threads that ended with
@@ -165,6 +240,7 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Planner<I> {
             brought_forward: HashSet::new(),
             put_back: HashSet::new(),
             last_key: HashMap::new(),
+            dirs: HashMap::new(),
             child_dep: HashMap::new(),
             proc_tids: HashMap::new(),
             thread_last: HashMap::new(),
@@ -265,10 +341,12 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
                 let (shadow, pending) = (&self.shadow, &mut self.pending);
                 let (iter, read_error) = (&mut self.iter, &mut self.read_error);
                 let unsent = self.rights_sent.is_empty();
+                let known = Known { dirs: &self.dirs, last_key: &self.last_key };
                 let found = (ev.unique_id >= self.facts.synthetic)
                     .then(|| freer_ahead(shadow, &ev, tid, pending, iter, read_error))
                     .flatten()
                     .or_else(|| explainer_ahead(shadow, &ev, tid, pending, iter, read_error))
+                    .or_else(|| outcome_ahead(shadow, &known, &ev, tid, pending, iter, read_error))
                     .or_else(|| {
                         unsent.then(|| sender_ahead(&ev, tid, pending, iter, read_error)).flatten()
                     });
@@ -286,6 +364,95 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
 impl<I> Planner<I> {
     fn warn(&mut self, w: &str) {
         *self.notes.warnings.entry(w.to_string()).or_default() += 1;
+    }
+
+    /// The outcome rule for calls already placed: call `seq` (of thread `tid`, recorded over
+    /// `span`), which did or saw `facts`, waits for each recent call of another thread on the
+    /// same directory that overlapped it and that, by what one of the two recorded, ran
+    /// first: the change a listing or lookup saw done (or a link count counted), the
+    /// observation that saw the directory as it was before this change. Then the
+    /// directories' models take the call in.
+    fn outcome_deps(
+        &mut self,
+        facts: Vec<(u64, DirFact)>,
+        seq: u64,
+        span: (i64, i64),
+        tid: i32,
+        deps: &mut Vec<u64>,
+    ) {
+        for (dir, fact) in facts {
+            let st = self.dirs.entry(dir).or_default();
+            let links = st.links_of(&fact);
+            let recent = st.changes.iter().chain(&st.observations);
+            for r in recent.filter(|r| r.tid != tid && overlap((r.called, r.returned), span)) {
+                let first = match (&fact, &r.fact) {
+                    (DirFact::Change { .. }, obs) => obs.says(&fact, links) == Some(Order::Before),
+                    (obs, DirFact::Change { .. }) => {
+                        obs.says(&r.fact, r.links) == Some(Order::After)
+                    }
+                    _ => false,
+                };
+                if first {
+                    deps.push(r.seq);
+                }
+            }
+            match &fact {
+                DirFact::Nlink(n) => {
+                    st.flat_links |= *n < 2;
+                    st.nlink = Some(*n);
+                }
+                DirFact::Change { subdir: Some(true), .. } => st.nlink = links.map(|l| l.1),
+                DirFact::Change { subdir: None, .. } => st.nlink = None,
+                _ => {}
+            }
+            if let DirFact::Change { name, made, .. } = fact {
+                st.made.retain(|&n| n != name);
+                if made {
+                    if st.made.len() == DIR_MADE {
+                        st.made.pop_front();
+                    }
+                    st.made.push_back(name);
+                }
+            }
+            // The directory a change made (`mkdir`) starts anew, empty; one it removed or
+            // renamed (away, or into place, with content) is no longer known.
+            let (new_dir, gone) = match fact {
+                DirFact::Change { name, made: true, subdir: Some(true) } => (Some(name), None),
+                DirFact::Change { name, made: false, subdir: Some(true) | None }
+                | DirFact::Change { name, made: true, subdir: None } => (None, Some(name)),
+                _ => (None, None),
+            };
+            let kept = match fact {
+                DirFact::Change { .. } => &mut st.changes,
+                _ => &mut st.observations,
+            };
+            if kept.len() == DIR_RECENT {
+                kept.pop_front();
+            }
+            let (called, returned) = span;
+            kept.push_back(Recent { seq, called, returned, tid, fact, links });
+            st.last_seq = seq;
+            if let Some(name) = new_dir {
+                // 2 links: "." and its name.
+                let new = DirState {
+                    nlink: Some(2),
+                    made_empty: true,
+                    last_seq: seq,
+                    ..DirState::default()
+                };
+                self.dirs.insert(name, new);
+            }
+            if let Some(name) = gone {
+                self.dirs.remove(&name);
+            }
+        }
+        if self.dirs.len() > DIRS_KEPT {
+            // Forget the directories not used for longest (half of them at a time).
+            let mut seqs: Vec<u64> = self.dirs.values().map(|d| d.last_seq).collect();
+            seqs.sort_unstable();
+            let cut = seqs[seqs.len() / 2];
+            self.dirs.retain(|_, d| d.last_seq > cut);
+        }
     }
 
     /// Step the model over `ev` and compute its gates.
@@ -325,7 +492,11 @@ impl<I> Planner<I> {
             None => {}
         }
         let name = ev.def.map_or("", |d| d.name);
+        // What the call did to directories' names or saw of them, as the model stands before it.
+        let dir_facts = self.shadow.proc_id_of(tid).map(|p| self.shadow.dir_facts(p, &ev));
         let mut pl = self.shadow.step(&ev);
+        // (A process's first call: resolved in the process the model just made.)
+        let dir_facts = dir_facts.or_else(|| Some(self.shadow.dir_facts(pl.proc, &ev)));
         pl.inherited = ev.unique_id < self.facts.synthetic && name == "openat";
         let mut called = ev.time_called.unwrap_or(self.last_time).max(i64::MIN + 1);
         let ret = ev.time_returned.unwrap_or(called).max(called);
@@ -353,6 +524,9 @@ impl<I> Planner<I> {
         pl.keys.dedup();
         let lock_wait = ev.waits_for_lock().then_some(ret);
         key_deps(&mut self.last_key, &pl.keys, &pl.names, seq, called, lock_wait, &mut deps);
+        if let Some(facts) = dir_facts {
+            self.outcome_deps(facts, seq, (called, ret), tid, &mut deps);
+        }
         // Descriptor numbers: strictly in recorded order (a number is taken only after it was
         // freed, whenever the two calls were called).
         pl.fd_keys.sort_unstable();
@@ -518,6 +692,133 @@ fn explainer_ahead(
     (!pending.q.iter().take(i).any(|e| e.tid.or(e.pid) == t)).then_some(i)
 }
 
+/// What the planner knows when it searches ahead for the outcome rule.
+struct Known<'a> {
+    dirs: &'a HashMap<u64, DirState>,
+    last_key: &'a HashMap<u64, KeyLast>,
+}
+
+impl Known<'_> {
+    /// Whether the name with key `name` in directory `dir` exists after the calls placed, as
+    /// far as the trace shows: made or removed last, or never made in a directory the trace
+    /// made empty (None: unknown).
+    fn exists(&self, dir: u64, name: u64) -> Option<bool> {
+        let changed = self.last_key.get(&name).and_then(|l| match (l.made, l.removed) {
+            (Some(m), Some(r)) => Some(m > r),
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            (None, None) => None,
+        });
+        changed.or_else(|| self.dirs.get(&dir).filter(|st| st.made_empty).map(|_| false))
+    }
+
+    /// Whether the observation `fact` of directory `dir` contradicts what the calls placed
+    /// leave there: a name found that is gone or was never made in it, one missed that was
+    /// made, a link count other than the directory's.
+    fn contradicts(&self, dir: u64, fact: &DirFact) -> bool {
+        let st = self.dirs.get(&dir);
+        match fact {
+            DirFact::Names { present, absent, whole } => {
+                present.iter().any(|&k| self.exists(dir, k) == Some(false))
+                    || absent.iter().any(|&k| self.exists(dir, k) == Some(true))
+                    || (*whole
+                        && st.is_some_and(|st| {
+                            st.made
+                                .iter()
+                                .any(|k| !present.contains(k) && self.exists(dir, *k) == Some(true))
+                        }))
+            }
+            DirFact::Nlink(n) => {
+                st.is_some_and(|st| !st.flat_links && *n >= 2 && st.nlink.is_some_and(|m| m != *n))
+            }
+            DirFact::Change { .. } => false,
+        }
+    }
+}
+
+/// The outcome rule for calls ahead: the position in `pending` (filled from `iter` up to
+/// [`OUTCOME_LOOKAHEAD`] or [`OUTCOME_EXPLAIN_LOOKAHEAD`] calls) of a call of another thread on a directory `ev` acts on or
+/// looks at, overlapping `ev` and its thread's next call, that ran before `ev` as the two
+/// calls' outcomes say (stress-ng's `dir` stressor, and test programs of two processes on one
+/// directory, under ptrace, where a call's recorded interval is long):
+/// - `ev` changed a name, and the call ahead saw the directory as it was before: the name
+///   missing that `ev` made, or there that `ev` removed, or the link count before `ev`;
+/// - `ev` saw what the calls placed so far contradict (a name there that is gone, a link
+///   count other than the model's), and the call ahead made it so.
+fn outcome_ahead(
+    shadow: &Shadow,
+    known: &Known<'_>,
+    ev: &Event,
+    tid: i32,
+    pending: &mut Ahead,
+    iter: &mut impl Iterator<Item = ra_trace::Result<Event>>,
+    read_error: &mut Option<ra_trace::Error>,
+) -> Option<usize> {
+    let p = shadow.proc_id_of(tid)?;
+    let facts = shadow.dir_facts(p, ev);
+    if facts.is_empty() {
+        return None;
+    }
+    let span = (ev.time_called?, ev.time_returned.or(ev.time_called)?);
+    // What each fact wants of a call ahead on its directory: a change this observation saw
+    // done, or an observation that saw this change not yet done.
+    let wanted: Vec<(u64, &DirFact, Links)> = facts
+        .iter()
+        .filter(|(dir, f)| matches!(f, DirFact::Change { .. }) || known.contradicts(*dir, f))
+        .map(|(dir, f)| (*dir, f, known.dirs.get(dir).and_then(|st| st.links_of(f))))
+        .collect();
+    if wanted.is_empty() {
+        return None;
+    }
+    let changes = wanted.iter().all(|(_, f, _)| matches!(f, DirFact::Change { .. }));
+    let limit = if changes { OUTCOME_LOOKAHEAD } else { OUTCOME_EXPLAIN_LOOKAHEAD };
+    // Only another thread's call ahead can have run first: a change, searched for on every
+    // change, looks only where one is ahead (one thread removing a tree: none).
+    if changes {
+        pending.fill_to(limit, iter, read_error);
+        if !pending.threads.keys().any(|&t| t != tid) {
+            return None;
+        }
+    }
+    let i = pending.find_if(
+        iter,
+        read_error,
+        limit,
+        |_| true,
+        |e| {
+            let Some(t) = e.tid.or(e.pid) else { return false };
+            let Some(called) = e.time_called else { return false };
+            let returned = e.time_returned.unwrap_or(called);
+            if t == tid || !overlap((called, returned), span) || e.def.is_none() {
+                return false;
+            }
+            let Some(q) = shadow.proc_id_of(t) else { return false };
+            let theirs = shadow.dir_facts(q, e);
+            wanted.iter().any(|&(dir, mine, links)| {
+                theirs.iter().any(|(d, other)| {
+                    *d == dir
+                        && match (mine, other) {
+                            // (Before this change, and as the calls placed leave the
+                            // directory: a listing that also saw a later change of another
+                            // name done does not belong before this one.)
+                            (DirFact::Change { .. }, obs) => {
+                                obs.says(mine, links) == Some(Order::Before)
+                                    && !known.contradicts(dir, obs)
+                            }
+                            (obs, ch @ DirFact::Change { .. }) => {
+                                let links = known.dirs.get(&dir).and_then(|st| st.links_of(ch));
+                                obs.says(ch, links) == Some(Order::After)
+                            }
+                            _ => false,
+                        }
+                })
+            })
+        },
+    )?;
+    let t = pending.q[i].tid.or(pending.q[i].pid);
+    (!pending.q.iter().take(i).any(|e| e.tid.or(e.pid) == t)).then_some(i)
+}
+
 /// When `ev` received descriptors and no message placed so far sent any: the position in
 /// `pending` (filled from `iter` up to [`TAKER_LOOKAHEAD`] calls) of the first call of another
 /// thread that sent some (the receiver's `recvmsg` returned before the sender's `sendmsg`, so
@@ -677,6 +978,8 @@ struct Ahead {
     takes: HashMap<i32, u32>,
     /// How many of the calls ahead made or removed a name, by [`name_bases`].
     name_changes: HashMap<u64, u32>,
+    /// How many of the calls ahead each thread made.
+    threads: HashMap<i32, u32>,
 }
 
 /// Count one more or one fewer of `k` (a key counted down to zero is removed).
@@ -745,6 +1048,9 @@ impl Ahead {
         }
         for n in taken_numbers(e) {
             count(&mut self.takes, n, add);
+        }
+        if let Some(t) = e.tid.or(e.pid) {
+            count(&mut self.threads, t, add);
         }
     }
     fn pop_front(&mut self) -> Option<Event> {
@@ -973,6 +1279,96 @@ mod tests {
         assert_eq!(order, vec![1, 2, 5, 3, 4, 6, 7]);
         let failed = placed.iter().find(|p| p.ev.unique_id == 3).expect("placed");
         assert!(failed.deps.contains(&2), "the EEXIST waits for the mkdir: {:?}", failed.deps);
+    }
+
+    /// A `struct stat` of a directory with `nlink` links.
+    fn dir_stat(nlink: u64) -> ra_trace::ArgValue {
+        let mut b = vec![0u8; 144];
+        b[16..24].copy_from_slice(&nlink.to_le_bytes());
+        b[24..28].copy_from_slice(&(libc::S_IFDIR | 0o755).to_le_bytes());
+        ra_trace::ArgValue::data(b)
+    }
+
+    /// One `linux_dirent64` record per name.
+    fn dirents(names: &[&str]) -> ra_trace::ArgValue {
+        let mut b = Vec::new();
+        for n in names {
+            let len = (19 + n.len() + 1).next_multiple_of(8);
+            let mut r = vec![0u8; len];
+            r[16..18].copy_from_slice(&(len as u16).to_le_bytes());
+            r[18] = 4;
+            r[19..19 + n.len()].copy_from_slice(n.as_bytes());
+            b.extend(r);
+        }
+        ra_trace::ArgValue::data(b)
+    }
+
+    /// Two processes on one directory under ptrace (fidelity.c's `race`): process 200's
+    /// listing of `d`, which shows `sub`, returned (and was recorded) before process 100's
+    /// `mkdir("d/sub")` returned, which it overlapped. The mkdir comes first, and the listing
+    /// waits for it; in the recorded order the two ran at once and the listing could miss
+    /// `sub`.
+    #[test]
+    fn a_listing_that_saw_a_name_comes_after_the_overlapping_call_that_made_it() {
+        let timed = |id: u64, called: i64, ret: i64, e: Event| Event {
+            unique_id: id,
+            time_called: Some(called),
+            time_returned: Some(ret),
+            ..e
+        };
+        let evs = vec![
+            timed(1, 1, 2, event("mkdir", 100, 0, 0, &[("pathname", path("/w/d"))])),
+            timed(2, 3, 4, open4(200, "/w/d")),
+            timed(
+                3,
+                20,
+                25,
+                event(
+                    "getdents64",
+                    200,
+                    72,
+                    0,
+                    &[("fd", Int(4)), ("dirp", dirents(&[".", "sub", ".."])), ("count", Int(4096))],
+                ),
+            ),
+            timed(4, 10, 30, event("mkdir", 100, 0, 0, &[("pathname", path("/w/d/sub"))])),
+        ];
+        let placed: Vec<Placed> =
+            Planner::new(evs.into_iter().map(Ok), facts()).map(|p| p.expect("placed")).collect();
+        let order: Vec<u64> = placed.iter().map(|p| p.ev.unique_id).collect();
+        assert_eq!(order, vec![1, 2, 4, 3]);
+        assert!(placed[3].deps.contains(&placed[2].seq), "{:?}", placed[3].deps);
+    }
+
+    /// The other way round: process 100's `rmdir("d/sub")` returned first, and process 200's
+    /// `stat("d")`, called before it returned, still counted `sub`'s link (3). The stat comes
+    /// first and the rmdir waits for it; a stat after both (2 links) keeps its place.
+    #[test]
+    fn a_stat_that_counted_a_link_comes_before_the_overlapping_rmdir() {
+        let timed = |id: u64, called: i64, ret: i64, e: Event| Event {
+            unique_id: id,
+            time_called: Some(called),
+            time_returned: Some(ret),
+            ..e
+        };
+        let stat = |n: u64| {
+            event("stat", 200, 0, 0, &[("pathname", path("/w/d")), ("statbuf", dir_stat(n))])
+        };
+        let evs = vec![
+            timed(1, 1, 2, event("mkdir", 100, 0, 0, &[("pathname", path("/w/d"))])),
+            timed(2, 3, 4, event("mkdir", 100, 0, 0, &[("pathname", path("/w/d/sub"))])),
+            timed(3, 5, 6, stat(3)),
+            timed(4, 10, 20, event("rmdir", 100, 0, 0, &[("pathname", path("/w/d/sub"))])),
+            timed(5, 12, 25, stat(3)),
+            timed(6, 26, 27, stat(2)),
+        ];
+        let placed: Vec<Placed> =
+            Planner::new(evs.into_iter().map(Ok), facts()).map(|p| p.expect("placed")).collect();
+        let order: Vec<u64> = placed.iter().map(|p| p.ev.unique_id).collect();
+        assert_eq!(order, vec![1, 2, 3, 5, 4, 6]);
+        let seq = |id: u64| placed.iter().find(|p| p.ev.unique_id == id).expect("placed").seq;
+        let rmdir = placed.iter().find(|p| p.ev.unique_id == 4).expect("placed");
+        assert!(rmdir.deps.contains(&seq(5)), "the rmdir waits for the stat: {:?}", rmdir.deps);
     }
 
     /// The stepwise search finds the first match a search of the whole look-ahead finds,

@@ -92,40 +92,35 @@ impl Root {
     /// (absolute or relative to the root: both start at the root). Always adds `O_CLOEXEC`
     /// (the replayer never execs; the recorded flag is tracked by the fd table). Errors are
     /// errno values, as the replayed call would report them.
+    ///
+    /// A path of `PATH_MAX` bytes or more, which the kernel takes from no program (a
+    /// file-system trace names a deep tree's files by their whole path from the mount; a
+    /// descriptor of a deep directory is known by the path it was opened by), is resolved in
+    /// steps of whole components, each shorter than `PATH_MAX`: the first in the root, every
+    /// further one beneath the directory the last step reached (`RESOLVE_BENEATH`: a `..` or
+    /// an absolute symlink that would climb out of it fails with `EXDEV`).
     pub fn open(&self, path: &[u8], flags: i32, mode: u32) -> Result<OwnedFd, i32> {
         if path.is_empty() {
             return Err(libc::ENOENT);
         }
-        let c = cstr(path)?;
-        let flags = (flags & VALID_OPEN_FLAGS) | libc::O_CLOEXEC;
-        // SAFETY: open_how is plain data; all-zero is valid.
-        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-        how.flags = flags as u32 as u64;
-        how.mode = if creates(flags) { u64::from(mode & 0o7777) } else { 0 };
-        how.resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS;
-        // RESOLVE_IN_ROOT answers EAGAIN when a concurrent rename could have let `..` escape;
-        // retrying is what the man page asks for.
-        for _ in 0..64 {
-            // SAFETY: `how` is a valid open_how of the size passed; `c` is NUL-terminated.
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_openat2,
-                    self.fd.as_raw_fd(),
-                    c.as_ptr(),
-                    &how as *const libc::open_how,
-                    std::mem::size_of::<libc::open_how>(),
-                )
-            };
-            if r >= 0 {
-                // SAFETY: openat2 returned a new descriptor that nobody else owns.
-                return Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) });
-            }
-            let e = errno();
-            if e != libc::EAGAIN && e != libc::EINTR {
-                return Err(e);
-            }
+        let in_root = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS;
+        if path.len() < PATH_MAX {
+            return openat2(self.fd.as_raw_fd(), path, flags, mode, in_root);
         }
-        Err(libc::EAGAIN)
+        let (dirs, last) = steps(path);
+        let mut dir: Option<OwnedFd> = None;
+        for step in dirs {
+            let (at, resolve) = match &dir {
+                None => (self.fd.as_raw_fd(), in_root),
+                Some(d) => (d.as_raw_fd(), libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS),
+            };
+            dir = Some(openat2(at, step, libc::O_PATH | libc::O_DIRECTORY, 0, resolve)?);
+        }
+        let (at, resolve) = match &dir {
+            None => (self.fd.as_raw_fd(), in_root),
+            Some(d) => (d.as_raw_fd(), libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS),
+        };
+        openat2(at, last, flags, mode, resolve)
     }
 
     /// An `O_PATH` descriptor for `path`, following a final symlink when `follow`.
@@ -155,8 +150,25 @@ impl Root {
         Ok((fd, cstr(name)?))
     }
 
+    /// [`Root::logical_path_of`], or `known` (the path the descriptor was opened by) where
+    /// its path is too long for the kernel to show (`ENAMETOOLONG`: a directory deeper than
+    /// `PATH_MAX`) and `known` still names that file.
+    pub fn logical_path_or(&self, fd: RawFd, known: &[u8]) -> Option<Vec<u8>> {
+        match std::fs::read_link(format!("/proc/self/fd/{fd}")) {
+            Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) && !known.is_empty() => {
+                let id = |st: libc::stat| (st.st_dev, st.st_ino);
+                let there = self.open(known, libc::O_PATH | libc::O_NOFOLLOW, 0).ok()?;
+                let same = crate::sys::fstat_at(there.as_raw_fd()).ok().map(id)
+                    == crate::sys::fstat_at(fd).ok().map(id);
+                same.then(|| known.to_vec())
+            }
+            _ => self.logical_path_of(fd),
+        }
+    }
+
     /// The logical path (beneath the root, starting with `/`) of an open descriptor, from
-    /// `/proc/self/fd`. `None` when the file is not beneath the root (or was deleted).
+    /// `/proc/self/fd`. `None` when the file is not beneath the root (or was deleted), or its
+    /// path is longer than the kernel shows ([`Root::logical_path_or`]).
     pub fn logical_path_of(&self, fd: RawFd) -> Option<Vec<u8>> {
         let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
         let b = link.as_os_str().as_bytes();
@@ -169,6 +181,76 @@ impl Root {
         }
         None
     }
+}
+
+/// `PATH_MAX`: the longest path the kernel takes is one byte shorter (with its NUL, this).
+pub(crate) const PATH_MAX: usize = 4096;
+
+/// `openat2(at, path, flags | O_CLOEXEC, mode, resolve)`, with the flags `openat2` accepts
+/// and the mode only where the flags create; retried on `EAGAIN` (a concurrent rename could
+/// have let `..` escape: the man page asks for a retry) and `EINTR`.
+fn openat2(at: RawFd, path: &[u8], flags: i32, mode: u32, resolve: u64) -> Result<OwnedFd, i32> {
+    let c = cstr(path)?;
+    let flags = (flags & VALID_OPEN_FLAGS) | libc::O_CLOEXEC;
+    // SAFETY: open_how is plain data; all-zero is valid.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = flags as u32 as u64;
+    how.mode = if creates(flags) { u64::from(mode & 0o7777) } else { 0 };
+    how.resolve = resolve;
+    for _ in 0..64 {
+        // SAFETY: `how` is a valid open_how of the size passed; `c` is NUL-terminated.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                at,
+                c.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        if r >= 0 {
+            // SAFETY: openat2 returned a new descriptor that nobody else owns.
+            return Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) });
+        }
+        let e = errno();
+        if e != libc::EAGAIN && e != libc::EINTR {
+            return Err(e);
+        }
+    }
+    Err(libc::EAGAIN)
+}
+
+/// A long path cut at component boundaries into steps shorter than `PATH_MAX` ([`Root::open`]):
+/// the directories to walk, and the rest (the last component, with any trailing slashes),
+/// which the last step opens. A component longer than a step stays whole (the kernel's
+/// `ENAMETOOLONG`).
+fn steps(path: &[u8]) -> (Vec<&[u8]>, &[u8]) {
+    const STEP: usize = PATH_MAX / 2;
+    let mut end = path.len();
+    while end > 1 && path[end - 1] == b'/' {
+        end -= 1;
+    }
+    let last_start = path[..end].iter().rposition(|&c| c == b'/').map_or(0, |i| i + 1);
+    let (dirs, last) = (&path[..last_start], &path[last_start..]);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < dirs.len() {
+        // The longest run of whole components from `start` within a step.
+        let mut cut = start;
+        let mut at = start;
+        while at < dirs.len() {
+            let next =
+                dirs[at..].iter().position(|&c| c == b'/').map_or(dirs.len(), |i| at + i + 1);
+            if next - start > STEP && cut > start {
+                break;
+            }
+            cut = next;
+            at = next;
+        }
+        out.push(&dirs[start..cut]);
+        start = cut;
+    }
+    (out, last)
 }
 
 /// `base` joined with `p`: `p` itself when absolute, else `base/p` (no normalization: the
@@ -221,6 +303,60 @@ mod tests {
         assert_eq!(join(b"/a", b"/etc/x"), b"/etc/x");
         assert_eq!(normalize(b"/a/./b/../../../c//d/"), b"/c/d");
         assert_eq!(normalize(b""), b"/");
+    }
+
+    /// A path longer than PATH_MAX is cut into steps of whole components, each shorter,
+    /// which put together give the path again; the last component (with its trailing
+    /// slashes) is the last step's.
+    #[test]
+    fn long_paths_are_cut_at_components() {
+        let comp = [b'c'; 100];
+        let mut p = b"/".to_vec();
+        for _ in 0..90 {
+            p.extend_from_slice(&comp);
+            p.push(b'/');
+        }
+        p.extend_from_slice(b"last//");
+        let (dirs, last) = steps(&p);
+        assert_eq!(last, b"last//");
+        assert!(dirs.len() >= 3, "{} steps", dirs.len());
+        assert!(dirs.iter().all(|d| d.len() < PATH_MAX && d.ends_with(b"/")));
+        assert_eq!([dirs.concat(), last.to_vec()].concat(), p);
+    }
+
+    /// A tree deeper than PATH_MAX opens through its whole path, beneath the root; a long
+    /// path whose `..`s would climb out stays in (the first step) or fails (a later one).
+    #[test]
+    fn paths_longer_than_path_max_resolve_in_steps_beneath_the_root() {
+        let base = std::env::temp_dir().join(format!("ra-sandbox-deep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        let r = Root::new(&root).unwrap();
+        let mut logical = Vec::new();
+        for _ in 0..30 {
+            logical.push(b'/');
+            logical.extend_from_slice(&[b'd'; 200]);
+        }
+        crate::init::mkdirs(&r, &logical).unwrap();
+        logical.extend_from_slice(b"/f");
+        assert!(logical.len() > PATH_MAX);
+        let f = r.open(&logical, libc::O_CREAT | libc::O_WRONLY, 0o644).unwrap();
+        let st = crate::sys::fstat_at(f.as_raw_fd()).unwrap();
+        assert_eq!(st.st_mode & libc::S_IFMT, libc::S_IFREG);
+        let (dir, n) = r.parent(&logical).unwrap();
+        assert_eq!(n.as_bytes(), b"f");
+        // The descriptor's path is too long for /proc/self/fd; the known one is checked.
+        assert_eq!(r.logical_path_of(dir.as_raw_fd()), None);
+        let known = &logical[..logical.len() - 2];
+        assert_eq!(r.logical_path_or(dir.as_raw_fd(), known).as_deref(), Some(known));
+        assert_eq!(r.logical_path_or(dir.as_raw_fd(), &logical[..logical.len() - 203]), None);
+        std::fs::write(base.join("secret"), b"outside").unwrap();
+        let climb = [b"/".to_vec(), b"../".repeat(2000), b"secret".to_vec()].concat();
+        assert!(r.open(&climb, libc::O_RDONLY, 0).is_err());
+        let up = [logical[..logical.len() - 2].to_vec(), b"/..".repeat(1400), b"/secret".to_vec()];
+        assert!(r.open(&up.concat(), libc::O_RDONLY, 0).is_err());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]

@@ -69,6 +69,70 @@ impl NameKeys {
     }
 }
 
+/// What a call did to one directory's names, or what its result shows of them: the facts that
+/// order two overlapping calls of different threads on one directory when their outcomes say
+/// which ran first ([`DirFact::says`]; the planner's `outcome` rules).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DirFact {
+    /// The call made (`made`) or removed the name with key `name`; `subdir`: whether it was a
+    /// directory (which changes the directory's link count), None when unknown (a rename).
+    Change { name: u64, made: bool, subdir: Option<bool> },
+    /// Names the call found existing (`present`) and missing (`absent`), by key; `whole`: a
+    /// listing of the whole directory, which found every other name missing.
+    Names { present: Vec<u64>, absent: Vec<u64>, whole: bool },
+    /// The directory's link count, as a `stat` of it showed.
+    Nlink(u64),
+}
+
+/// Which of two overlapping calls ran first, as an outcome shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    Before,
+    After,
+}
+
+impl DirFact {
+    /// What this observation (a [`DirFact::Names`] or [`DirFact::Nlink`]) says of the
+    /// change `ch` to the same directory: that it ran before it (it saw the name as the
+    /// change found it, or the link count before it), after it, or nothing. `links`: the
+    /// directory's link count before and after `ch`, where known.
+    pub fn says(&self, ch: &DirFact, links: Option<(u64, u64)>) -> Option<Order> {
+        let DirFact::Change { name, made, .. } = ch else { return None };
+        match self {
+            DirFact::Names { present, absent, whole } => {
+                let there = if present.contains(name) {
+                    true
+                } else if *whole || absent.contains(name) {
+                    false
+                } else {
+                    return None;
+                };
+                Some(if there == *made { Order::After } else { Order::Before })
+            }
+            DirFact::Nlink(n) => {
+                let (before, after) = links?;
+                if before == after {
+                    None
+                } else if *n == after {
+                    Some(Order::After)
+                } else if *n == before {
+                    Some(Order::Before)
+                } else {
+                    None
+                }
+            }
+            DirFact::Change { .. } => None,
+        }
+    }
+}
+
+/// Names listed in one `getdents` call, at most, that count as a fact about them (a larger
+/// listing says nothing: the facts stay small).
+const LISTED_MAX: usize = 1024;
+/// The longest `linux_dirent64` record (a 255-byte name): a listing that left this much of its
+/// buffer unused returned every entry left.
+const DIRENT_MAX: i64 = 280;
+
 /// [`NameKeys`] of `ev`, whose resolved paths' keys (in argument order) are `paths`.
 fn name_keys(def: &ra_syscalls::SyscallDef, ev: &Event, paths: &[u64]) -> NameKeys {
     use ra_syscalls::Handler as H;
@@ -94,6 +158,31 @@ fn name_keys(def: &ra_syscalls::SyscallDef, ev: &Event, paths: &[u64]) -> NameKe
         nk.missing = paths.to_vec();
     }
     nk
+}
+
+/// An open that may create or empty its file (`O_CREAT`, `O_TMPFILE`, `O_TRUNC`): not a
+/// plain lookup.
+fn creates_or_truncates(ev: &Event) -> bool {
+    let f = ev.open_flags().unwrap_or(0) as i32;
+    f & (libc::O_CREAT | libc::O_TRUNC) != 0 || f & libc::O_TMPFILE == libc::O_TMPFILE
+}
+
+/// The link count a successful `stat`/`statx` recorded, when it stat'ed a directory.
+fn dir_nlink(ev: &Event) -> Option<u64> {
+    let def = ev.def?;
+    def.args.iter().zip(&ev.args).find_map(|(a, v)| match (a.kind, v) {
+        (ra_syscalls::ArgKind::OutStruct(ra_syscalls::Struct::Stat, _), ArgValue::Data(d)) => {
+            let s = ra_trace::structs::Stat::decode(d)?;
+            (s.mode & libc::S_IFMT == libc::S_IFDIR).then_some(s.nlink)
+        }
+        (ra_syscalls::ArgKind::OutStruct(ra_syscalls::Struct::Statx, _), ArgValue::Data(d)) => {
+            let s = ra_trace::structs::Statx::decode(d)?;
+            let mask = libc::STATX_TYPE | libc::STATX_NLINK;
+            (s.mask & mask == mask && u32::from(s.mode) & libc::S_IFMT == libc::S_IFDIR)
+                .then_some(u64::from(s.nlink))
+        }
+        _ => None,
+    })
 }
 
 /// The descriptor numbers a successful call takes, as its record says: the new descriptors it
@@ -338,6 +427,118 @@ impl Shadow {
         name_keys(def, ev, &keys)
     }
 
+    /// [`DirFact`]s of `ev`, a call of process `p`, as the model stands before it: each with
+    /// the key of its directory. Names a call made or removed (a rename: both); what a
+    /// successful lookup (`stat`, `access`, `readlink`, `statfs`, an open that creates
+    /// nothing) found, or one failed with `ENOENT` missed, in the directory above its path; a
+    /// directory's link count from a `stat` of it; the names a `getdents` listed (a whole
+    /// listing: the stream's first call, with room left in its buffer).
+    pub fn dir_facts(&self, p: ProcId, ev: &Event) -> Vec<(u64, DirFact)> {
+        let mut out = Vec::new();
+        let Some(def) = ev.def else { return out };
+        let handler = def.replay.handler();
+        let under = |path: &[u8]| parent_of(path).map(key_of);
+        if matches!(handler, Some(H::Getdents)) {
+            let Some(f) = int_arg(ev, "fd").and_then(|fd| self.file(p, fd as i32)) else {
+                return out;
+            };
+            let f = f.borrow();
+            let ret = ev.ret.unwrap_or(0);
+            if !ok(ev) || f.path.is_empty() || (ret == 0 && f.offset != 0) {
+                return out;
+            }
+            let ents = match ev.arg("dirp").and_then(ArgValue::as_data) {
+                Some(d) if def.name == "getdents" => ra_trace::structs::parse_dirents(d),
+                Some(d) => ra_trace::structs::parse_dirents64(d),
+                None if ret == 0 => Vec::new(),
+                None => return out,
+            };
+            if ents.len() > LISTED_MAX {
+                return out;
+            }
+            // An entry's path: the directory's (normalized) and its name (one component).
+            let mut p = f.path.clone();
+            if !p.ends_with(b"/") {
+                p.push(b'/');
+            }
+            let at = p.len();
+            let present = ents
+                .iter()
+                .filter(|e| e.name != b"." && e.name != b"..")
+                .map(|e| {
+                    p.truncate(at);
+                    p.extend_from_slice(&e.name);
+                    key_of(&p)
+                })
+                .collect();
+            let count = int_arg(ev, "count").unwrap_or(0);
+            let whole = f.offset == 0 && ret + DIRENT_MAX <= count;
+            out.push((f.key, DirFact::Names { present, absent: Vec::new(), whole }));
+            return out;
+        }
+        let lookup = match handler {
+            Some(H::Stat | H::Access | H::Readlink | H::Statfs) => true,
+            Some(H::Open) => !creates_or_truncates(ev),
+            _ => false,
+        };
+        let change = ok(ev) && changes_names(def, ev);
+        if !change && !lookup {
+            return out;
+        }
+        let paths = self.paths(p, ev);
+        if change {
+            let exchange = handler == Some(H::Rename)
+                && int_arg(ev, "flags").unwrap_or(0) & i64::from(libc::RENAME_EXCHANGE) != 0;
+            let dir_removed = def.name == "rmdir"
+                || int_arg(ev, "flags").unwrap_or(0) & i64::from(libc::AT_REMOVEDIR) != 0;
+            let change = |path: &Vec<u8>, made: bool, subdir: Option<bool>| {
+                under(path).map(|d| (d, DirFact::Change { name: key_of(path), made, subdir }))
+            };
+            match (handler, paths.first(), paths.last()) {
+                (_, None, _) | (_, _, None) => {}
+                (Some(H::Rename), Some(a), Some(b)) if !exchange => {
+                    out.extend(change(a, false, None));
+                    out.extend(change(b, true, None));
+                }
+                (Some(H::Rename), ..) => {}
+                (Some(H::Unlink), Some(a), _) => out.extend(change(a, false, Some(dir_removed))),
+                (Some(H::Mkdir), _, Some(b)) => out.extend(change(b, true, Some(true))),
+                (_, _, Some(b)) => out.extend(change(b, true, Some(false))),
+            }
+            return out;
+        }
+        if paths.len() != 1 {
+            // fstat of a directory's descriptor: its link count.
+            if ok(ev) && handler == Some(H::Stat) && def.arg("fd").is_some() {
+                let f = int_arg(ev, "fd").and_then(|fd| self.file(p, fd as i32));
+                if let (Some(f), Some(n)) = (f, dir_nlink(ev)) {
+                    let k = f.borrow().key;
+                    if k != 0 {
+                        out.push((k, DirFact::Nlink(n)));
+                    }
+                }
+            }
+            return out;
+        }
+        let path = &paths[0];
+        let Some(dir) = under(path) else { return out };
+        if ok(ev) {
+            out.push((
+                dir,
+                DirFact::Names { present: vec![key_of(path)], absent: Vec::new(), whole: false },
+            ));
+            if let Some(n) = dir_nlink(ev) {
+                out.push((key_of(path), DirFact::Nlink(n)));
+            }
+        } else if ev.errno == Some(libc::ENOENT) {
+            out.push((
+                dir,
+                DirFact::Names { present: Vec::new(), absent: vec![key_of(path)], whole: false },
+            ));
+        }
+        out
+    }
+
     /// The (dirfd, path) pairs a call names, resolved: first the call's own path, then (for
     /// two-path calls) the second.
     pub fn paths(&self, p: ProcId, ev: &Event) -> Vec<Vec<u8>> {
@@ -542,8 +743,9 @@ impl Shadow {
                     }
                 }
             }
-            // Calls that move the offset (not the positional forms).
-            Some(H::Read | H::Write | H::ReadV | H::WriteV)
+            // Calls that move the offset (not the positional forms; a directory stream's
+            // position counts the bytes listed, so that 0 says the stream starts).
+            Some(H::Read | H::Write | H::ReadV | H::WriteV | H::Getdents)
                 if success && def.arg("offset").is_none() =>
             {
                 if let Some(f) = int_arg(ev, "fd").and_then(|fd| self.file(proc, fd as i32)) {

@@ -243,9 +243,11 @@ pub fn faccessat2(fd: RawFd, mode: i32, flags: i32) -> R {
 pub fn mkdirat(dir: RawFd, name: &CStr, mode: u32) -> R {
     rx_unit(rustix::fs::mkdirat(bfd(dir), name, Mode::from_raw_mode(mode)))
 }
+/// `mknodat` with the mode as given: a mode without a file type (`0`, `0644`) makes a regular
+/// file, as the program's did (a typed wrapper would have to invent a type for it).
 pub fn mknodat(dir: RawFd, name: &CStr, mode: u32, dev: u64) -> R {
-    let kind = rustix::fs::FileType::from_raw_mode(mode);
-    rx_unit(rustix::fs::mknodat(bfd(dir), name, kind, Mode::from_raw_mode(mode), dev))
+    // SAFETY: `name` is NUL-terminated; `dir` is open for the call.
+    r(unsafe { libc::syscall(libc::SYS_mknodat, dir, name.as_ptr(), mode, dev) })
 }
 pub fn unlinkat(dir: RawFd, name: &CStr, flags: i32) -> R {
     rx_unit(rustix::fs::unlinkat(bfd(dir), name, AtFlags::from_bits_retain(flags as u32)))
@@ -294,11 +296,17 @@ pub fn setxattr_path(p: &CStr, name: &CStr, value: &[u8], flags: i32) -> R {
     let flags = rustix::fs::XattrFlags::from_bits_retain(flags as u32);
     rx_unit(rustix::fs::setxattr(p, name, value, flags))
 }
+/// The value's size when `buf` is empty (a size query: nothing is copied), else the bytes
+/// copied into `buf`; the same for the other `get`/`list` wrappers.
 pub fn getxattr_path(p: &CStr, name: &CStr, buf: &mut [u8]) -> R {
-    rx_len(rustix::fs::getxattr(p, name, buf))
+    // SAFETY: `p` and `name` are NUL-terminated; `buf` is valid for writes of its length (the
+    // kernel writes nothing for a length of 0).
+    r(unsafe { libc::getxattr(p.as_ptr(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) }
+        as i64)
 }
 pub fn listxattr_path(p: &CStr, buf: &mut [u8]) -> R {
-    rx_len(rustix::fs::listxattr(p, buf))
+    // SAFETY: as in `getxattr_path`.
+    r(unsafe { libc::listxattr(p.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) } as i64)
 }
 pub fn removexattr_path(p: &CStr, name: &CStr) -> R {
     rx_unit(rustix::fs::removexattr(p, name))
@@ -375,10 +383,12 @@ pub fn fsetxattr(fd: RawFd, name: &CStr, value: &[u8], flags: i32) -> R {
     rx_unit(rustix::fs::fsetxattr(bfd(fd), name, value, flags))
 }
 pub fn fgetxattr(fd: RawFd, name: &CStr, buf: &mut [u8]) -> R {
-    rx_len(rustix::fs::fgetxattr(bfd(fd), name, buf))
+    // SAFETY: as in `getxattr_path`; `fd` is open for the call.
+    r(unsafe { libc::fgetxattr(fd, name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) } as i64)
 }
 pub fn flistxattr(fd: RawFd, buf: &mut [u8]) -> R {
-    rx_len(rustix::fs::flistxattr(bfd(fd), buf))
+    // SAFETY: as in `getxattr_path`; `fd` is open for the call.
+    r(unsafe { libc::flistxattr(fd, buf.as_mut_ptr().cast(), buf.len()) } as i64)
 }
 pub fn fremovexattr(fd: RawFd, name: &CStr) -> R {
     rx_unit(rustix::fs::fremovexattr(bfd(fd), name))

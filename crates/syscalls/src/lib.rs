@@ -272,6 +272,15 @@ impl Struct {
             _ => &[],
         }
     }
+
+    /// True when [`Struct::ra_decoded_columns`] cannot hold every value of the struct: a
+    /// `timeval`'s microseconds or a `timespec`'s nanoseconds out of range (the kernel's
+    /// `EINVAL`) fold into the seconds of Re-Animator's nanosecond columns, and the call would
+    /// read back as a valid one. Such an argument also gets its raw bytes in a column of its own
+    /// (`<argument>_raw`, nullable; trace schema 3).
+    pub fn ra_decoded_loses_values(self) -> bool {
+        matches!(self, Struct::Timeval2 | Struct::Timespec2)
+    }
 }
 
 /// What an argument is, and for pointers which way the data flows.

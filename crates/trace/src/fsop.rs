@@ -389,6 +389,12 @@ pub fn is_fs_event(ev: &Event) -> bool {
     ev.def.is_none() && ev.extra.iter().any(|(k, _)| k == "fuse_unique")
 }
 
+/// The extra field ([`Event::extra`]) of a call [`to_syscalls`] made: the name of the
+/// file-system operation it reproduces. Its paths are whole paths from the mount's root that the
+/// tracing file system built, not arguments a program passed: they can be longer than
+/// `PATH_MAX` (a deep tree), which the kernel refuses in a program's arguments.
+pub const FS_OPERATION: &str = "fs_operation";
+
 /// The process every replayed file-system operation runs in: the operations are issued in the
 /// order the file system saw them, by one thread, sharing one descriptor table (FUSE file
 /// handles become its descriptors).
@@ -419,6 +425,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
         e.ret = ev.ret;
         e.errno = ev.errno;
         e.buffer_not_captured = ev.buffer_not_captured;
+        e.extra.push((FS_OPERATION.into(), ExtraValue::Bytes(ev.name.as_bytes().to_vec())));
         for (k, v) in args {
             let set = e.set_arg(k, v.clone());
             debug_assert!(set, "{name} has no argument {k}");

@@ -34,7 +34,7 @@ mod writer;
 pub use direct::TraceFile;
 pub use error::{Error, Result};
 pub use event::{ArgValue, Bytes, Event, ExtraValue, IovValue, KernelCopy};
-pub use fsop::{FsData, FsRecord, FS_OP_TYPE};
+pub use fsop::{FsData, FsRecord, FS_OPERATION, FS_OP_TYPE};
 pub use net::{Destination, NetReport, NetStatus, TraceOutput};
 pub use reader::{EventIter, LostRecord, TraceKind, TraceReader};
 pub use schema::Schema;

@@ -587,8 +587,12 @@ fn decode_event(
                     Some(_),
                 ) if cols.is_some() => {
                     let cols = cols.expect("checked");
+                    // The raw bytes where the trace has them (schema 3: the columns cannot
+                    // hold every value), else the struct rebuilt from its columns.
+                    let raw = l.struct_raw.get(i).copied().flatten().and_then(|f| e.bytes(row, f));
                     let vals: Option<Vec<i64>> = cols.iter().map(|&c| int_of(e, row, c)).collect();
-                    match vals.and_then(|v| crate::structs::columns_to_struct(s, &v)) {
+                    let rebuilt = || vals.and_then(|v| crate::structs::columns_to_struct(s, &v));
+                    match raw.map(<[u8]>::to_vec).or_else(rebuilt) {
                         Some(bytes) => ArgValue::data(bytes),
                         None if ev.buffer_not_captured => ArgValue::NotCaptured,
                         None => ArgValue::Absent,

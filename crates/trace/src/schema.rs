@@ -28,7 +28,7 @@ pub const NAMESPACE: &str = "reanimator.rs";
 /// Version of the types we add and of our additions to Re-Animator's types.
 pub const VERSION: &str = "1.0";
 /// Our schema version as recorded in the trace info (`schema_version`).
-pub const SCHEMA_VERSION: &str = "2";
+pub const SCHEMA_VERSION: &str = "3";
 /// Key/value facts about a recording: `key`, `value` (both variable32).
 pub const INFO_TYPE: &str = "Reanimator::TraceInfo";
 /// Dropped events: per call type and time range, how many.
@@ -127,6 +127,10 @@ pub struct CallLayout {
     /// Per argument: the integer columns a struct argument is stored in, for structs that
     /// Re-Animator keeps only decoded (pipe fds, utime times, rlimits).
     pub struct_columns: Vec<Option<Vec<usize>>>,
+    /// Per argument: the column of its raw bytes, for a struct kept decoded in columns that
+    /// cannot hold all its values ([`raw_struct_column`]; absent from Re-Animator's traces
+    /// and ours before schema 3).
+    pub struct_raw: Vec<Option<usize>>,
     /// Fields that neither a common field, an argument nor the multi-record bookkeeping fills,
     /// in field order: derived columns, `full_pathname`, ... (`Event::extra` on reading).
     pub extra_fields: Vec<usize>,
@@ -165,12 +169,23 @@ impl CallLayout {
                     .collect()
             })
             .unwrap_or_default();
+        let struct_raw: Vec<Option<usize>> = def
+            .map(|d| {
+                d.args
+                    .iter()
+                    .zip(&struct_columns)
+                    .map(|(a, cols)| cols.as_ref().and(raw_struct_column(a)))
+                    .map(|c| c.and_then(|c| ty.field_index(&c)))
+                    .collect()
+            })
+            .unwrap_or_default();
         let iov_number = ty.field_index("iov_number");
         let bytes_requested = ty.field_index("bytes_requested");
         let continuation = ty.field_index("continuation_number");
         let mut mapped = common.indices();
         mapped.extend(arg_fields.iter().flatten());
         mapped.extend(struct_columns.iter().flatten().flatten());
+        mapped.extend(struct_raw.iter().flatten());
         mapped.extend(iov_number.iter().chain(&continuation));
         if iov_number.is_some() {
             mapped.extend(bytes_requested);
@@ -186,6 +201,7 @@ impl CallLayout {
             bytes_requested,
             continuation,
             struct_columns,
+            struct_raw,
             extra_fields,
             derived,
             ty,
@@ -482,9 +498,34 @@ pub const COPIED_DATA: &str = "data_copied";
 /// [`SyscallDef::msg_arg`]: ra_syscalls::SyscallDef::msg_arg
 pub const SCM_RIGHTS: &str = "scm_rights";
 
+/// The columns of `fcntl` (registry handler `Fcntl`) that hold a `struct flock`'s `l_start`
+/// and `l_len` whole (int64, nullable): Re-Animator's `lock_start` and `lock_length` are
+/// int32, null for a value beyond 32 bits (trace schema 3). Null when the call had no
+/// `struct flock` or the recorder did not read it (Re-Animator's traces, ours before schema 3).
+pub const LOCK_START64: &str = "lock_start64";
+pub const LOCK_LENGTH64: &str = "lock_length64";
+
+/// The column of an argument's raw struct bytes, for a struct Re-Animator's schema keeps only
+/// decoded in columns that cannot hold all its values
+/// ([`Struct::ra_decoded_loses_values`]): `utimes`' and `utimensat`'s `times_raw`.
+pub fn raw_struct_column(a: &ra_syscalls::Arg) -> Option<String> {
+    match a.kind {
+        ArgKind::InStruct(s, _) | ArgKind::OutStruct(s, _) | ArgKind::InOutStruct(s, _)
+            if s.ra_decoded_loses_values() && !s.ra_decoded_columns().is_empty() =>
+        {
+            Some(format!("{}_raw", a.name))
+        }
+        _ => None,
+    }
+}
+
 /// Columns every call of this kind gets beyond its arguments.
 fn class_fields(def: &SyscallDef) -> Vec<FieldDesc> {
     let mut v = Vec::new();
+    if def.replay.handler() == Some(ra_syscalls::Handler::Fcntl) {
+        v.push(FieldDesc::new(LOCK_START64, FieldType::Int64).nullable(true));
+        v.push(FieldDesc::new(LOCK_LENGTH64, FieldType::Int64).nullable(true));
+    }
     if ra_syscalls::io_class(def.name) == ra_syscalls::IoClass::Read {
         v.push(FieldDesc::new(CACHE_MISS_PAGES, FieldType::Int64).nullable(true));
     }
@@ -548,10 +589,16 @@ pub fn extent_type_for(def: &SyscallDef) -> dataseries::Result<ExtentType> {
             }
             b = b.field(d);
         }
-        // Arguments Re-Animator did not record get columns after its own.
+        // Arguments Re-Animator did not record get columns after its own; so do the raw
+        // bytes of structs its columns hold only in part.
         for (_, a) in def.ra_extension_args() {
             let (t, nullable) = field_type_for(a.kind);
             b = b.field(FieldDesc::new(a.field, t).nullable(nullable));
+        }
+        for a in def.args {
+            if let Some(c) = raw_struct_column(a) {
+                b = b.field(FieldDesc::new(&c, FieldType::Variable32).nullable(true));
+            }
         }
         for f in class_fields(def) {
             b = b.field(f);

@@ -733,6 +733,9 @@ fn write_args(st: &mut CallState, ev: &Event) -> Result<()> {
                     set_int(&mut st.builder, &ty, *c, x)?;
                 }
             }
+            if let Some(Some(raw)) = st.layout.struct_raw.get(i) {
+                set_bytes(&mut st.builder, &ty, *raw, d)?;
+            }
             continue;
         }
         match v {

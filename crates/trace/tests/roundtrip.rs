@@ -132,7 +132,7 @@ fn every_registry_call_round_trips() {
     assert_same(&written, &shared);
     assert!(r.is_complete());
     assert_eq!(r.info_value("command"), Some(&b"test"[..]));
-    assert_eq!(r.info_value("schema_version"), Some(&b"2"[..]));
+    assert_eq!(r.info_value("schema_version"), Some(&b"3"[..]));
 }
 
 #[test]
@@ -336,4 +336,36 @@ fn leaving_out_derived_columns_loses_nothing() {
     for (f, g) in full.iter().zip(&again) {
         assert_eq!(f.extra, g.extra, "{}", f.name);
     }
+}
+
+/// Values Re-Animator's columns cannot hold come back whole (schema 3): a `timeval` with
+/// 1,000,000 µs and a `timespec` with 10^9 ns (the kernel's `EINVAL`; the nanosecond columns
+/// fold them into the seconds and the call read back as valid), while `access_time` and
+/// `mod_time` hold what they always did.
+#[test]
+fn out_of_range_time_fractions_round_trip_beside_re_animator_s_columns() {
+    let dir = tempdir();
+    let path = dir.join("times.ds");
+    let words = |v: &[i64]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+    let mut w = TraceWriter::create(&path, &[], WriterConfig::default()).unwrap();
+    let mut written = Vec::new();
+    for (name, times) in [
+        ("utimes", words(&[1000, 1_000_000, 2000, -1])),
+        ("utimensat", words(&[3, 1_000_000_000, 4, 0])),
+    ] {
+        let mut e = sample_event(ra_syscalls::lookup(name).unwrap(), 1);
+        assert!(e.set_arg("times", ArgValue::data(times)));
+        (e.ret, e.errno) = (Some(-1), Some(libc::EINVAL));
+        e.unique_id = w.append(&e).unwrap();
+        written.push(e);
+    }
+    w.finish().unwrap();
+    assert_same(&written, &read_all(&path));
+    // Re-Animator's columns, as before: the fractions folded into nanoseconds.
+    let ds = dataseries::DsReader::open(&path).unwrap();
+    let ext = ds.extents_of("IOTTAFSL::Trace::Syscall::utimes").next().unwrap().unwrap();
+    let ty = ext.extent_type().clone();
+    let col = |n: &str| ext.i64(0, ty.field_index(n).unwrap());
+    assert_eq!(col("access_time"), Some(1001 * 1_000_000_000));
+    assert_eq!(col("mod_time"), Some(2000 * 1_000_000_000 - 1000));
 }
