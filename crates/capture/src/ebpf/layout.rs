@@ -75,6 +75,9 @@ pub const DF_RESET: u8 = 4;
 pub const DF_FLAT: u8 = 8;
 /// The exec's file name as the kernel holds it (`bprm->filename`): the entry copy faulted.
 pub const DF_BPRM: u8 = 16;
+/// RK_DEFER of a string that was not paged in: read the NUL-terminated string at `addr`, at
+/// most `len` bytes with its NUL.
+pub const DF_STR: u8 = 32;
 
 pub const CF_NO_RETURN: u32 = 1;
 /// The thread is being stopped (SIGSTOP) for user space to read back the bytes a kernel-side

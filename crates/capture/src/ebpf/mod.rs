@@ -436,6 +436,19 @@ impl State<'_> {
         match layout::parse(data) {
             None => self.unparsed += 1,
             Some(Record::Data(d)) => self.asm.chunk(&d, d.payload, false),
+            Some(Record::Defer(d)) if d.flags & layout::DF_STR != 0 => {
+                // A string input the kernel never read (not paged in): read as the ptrace
+                // recorder reads it, once the thread has stopped, paging it in.
+                let got = if wait_stopped(d.tid) {
+                    crate::ptrace::mem::read_cstr(d.tid as i32, d.addr, d.len as usize)
+                } else {
+                    None
+                };
+                // (Unreadable: the call's own EFAULT, or a capture loss; the event says which.)
+                let (bytes, whole) = got.unwrap_or_default();
+                self.asm.piece(&d, &bytes, !whole, true);
+                *self.defers_done.entry(d.tgid).or_default() += 1;
+            }
             Some(Record::Defer(d)) => {
                 // Read once the thread has stopped (the BPF program sent it SIGSTOP in the
                 // same sys_exit, so it stops before running any more of its own code), in

@@ -159,7 +159,7 @@ struct tstate {
 	__u8 lost;
 	__u8 c1_slot; /* emit_call1: the argument slot of the one chunk ... */
 	__u8 refetch; /* string slots whose copy at entry faulted (read again: recover_inputs) */
-	__u8 pad[1];
+	__u8 can_defer; /* sys_exit, throttle mode: a string that faults is read by user space */
 	__u32 added_pages; /* pages added to the page cache during the call (see rec_call) */
 	__u64 c1_ptr; /* ... its address and length */
 	__u64 c1_len;
@@ -630,6 +630,23 @@ static long sstep(__u64 i, void *ctx)
 		w->stage = 0;
 	}
 	r = bpf_probe_read_user_str(s->sbuf, SCHUNK, (const void *)(w->seg_base + w->seg_off));
+	if (r <= 0 && s->can_defer && w->kind == AK_STR) {
+		/* Not paged in: the kernel never read it (a call that failed first, as memfd_create
+		 * with bad flags does). User space reads it, paging it in, while the thread is
+		 * stopped: what the ptrace recorder reads too. */
+		fill_hdr(&s->sh, s, RK_DEFER);
+		s->sh.flags = DF_STR;
+		s->sh.addr = w->seg_base + w->seg_off;
+		s->sh.len = w->max > w->seg_off ? w->max - w->seg_off : 0;
+		if (s->lost || small_record(s, &s->sh)) {
+			mark_lost(s, 0);
+		} else {
+			s->ndefer++;
+			STAT(deferred, 1);
+		}
+		w->vec++;
+		return 1;
+	}
 	if (r <= 0) {
 		fill_hdr(&s->sh, s, RK_DATA);
 		s->sh.flags = DF_FAULT;
@@ -1757,6 +1774,9 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	ok = !(ret < 0 && ret >= -4095);
+	/* Throttle mode can stop the thread here: a string input that was never paged in is
+	 * then read by user space (sstep). */
+	s->can_defer = throttle;
 	if (s->refetch)
 		refetch_inputs(s, r);
 	/* A kernel-side copy that moved bytes: stopped with the call, like a deferral, for user
@@ -1767,6 +1787,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		if (emit_call(s, ret, readback ? CF_READBACK : 0) && readback)
 			s->ndefer++;
 	}
+	s->can_defer = 0;
 	if (throttle)
 		maybe_stop(s->id_tgid, s->ndefer, s->avail);
 	return 0;

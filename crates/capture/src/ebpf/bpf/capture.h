@@ -103,6 +103,10 @@ struct syscall_rule {
 #define DF_BPRM 16 /* AK_STR: the exec's file name as the kernel holds it (bprm->filename), the
                     * entry copy having faulted: execveat's "/dev/fd/N[/path]" for dirfd N */
 
+#define DF_STR 32  /* RK_DEFER of a string whose page was not present (the call failed before
+                    * the kernel read it): user space reads the NUL-terminated string at `addr`,
+                    * at most `len` bytes with its NUL, while the thread is stopped */
+
 /*
  * RK_DATA: `len` payload bytes follow. They are bytes [off, off + len) of segment `seg` of
  * vector `vec` of argument slot `slot` (vectors: iovecs, messages, strings; segments: the
