@@ -44,6 +44,9 @@ pub enum Target {
 pub struct Options {
     pub selection: Selection,
     pub data: DataMode,
+    /// Also record reads through private file mappings that are no program image
+    /// (`mmappread` records; `record --mmap-private`, eBPF backend, docs/EBPF.md).
+    pub mmap_private: bool,
 }
 
 /// How a recording ended.

@@ -113,6 +113,14 @@ pub struct RecordArgs {
     /// call).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub ring_size: Option<u64>,
+    /// Also record data read through private file mappings (`mmappread` page records, ebpf
+    /// backend): files a program maps MAP_PRIVATE to read them, as git does its pack files.
+    /// Program images are left out: executables and libraries (every mapping of a file that
+    /// was mapped executable, or by the dynamic loader), their read-only data included.
+    /// Writes to private mappings never reach the file and are never recorded. Shared file
+    /// mappings are always recorded. The ptrace backend records no page records at all.
+    #[arg(long)]
+    pub mmap_private: bool,
     /// Record every process in this cgroup (v2 directory, e.g.
     /// /sys/fs/cgroup/system.slice/foo.service) and below, until Ctrl-C (ebpf backend).
     #[arg(long, value_name = "PATH", conflicts_with_all = ["command", "pid"])]
@@ -279,11 +287,17 @@ pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> 
         (Some(pid), _) => Target::Pid(pid),
         (None, None) => Target::Command(a.command.clone()),
     };
-    let opts = Options { selection, data };
+    let opts = Options { selection, data, mmap_private: a.mmap_private };
     if let Some(n) = a.ring_size {
         ebpf::check_ring_size(n)?;
     }
     let mut backend = choose_backend(&a, &target, &opts)?;
+    if a.mmap_private && backend.name() == "ptrace" {
+        eprintln!(
+            "reanimator: warning: --mmap-private does nothing with the ptrace backend: it \
+             cannot see loads and stores to mapped memory, so it records no page records"
+        );
+    }
     let data_name = format!("{:?}", a.data).to_lowercase();
     // The umask the command starts with (replay applies it to files the trace creates).
     let status = match a.pid {

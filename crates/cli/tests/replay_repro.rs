@@ -333,9 +333,13 @@ fn mremap_growing_a_shared_mapping_replays_memory_safely() {
     for mode in ["map", "pread"] {
         let x = r.replay(&["--mmap", mode]);
         assert_eq!(x.mismatches(), 0, "--mmap {mode}: {}", x.show());
-        // The replay reproduces every page record the trace holds. What a backend could not
-        // capture (ptrace: mapped writes at all; eBPF: see docs/EBPF.md) differs in content
-        // only.
+        // The replay reproduces every page record the trace holds. What ptrace cannot capture
+        // (mapped writes at all) differs in content only; the eBPF trace has every page,
+        // those of large folios that one fault mapped whole included (issue 39, item 14:
+        // pages 11521..16129 were missing, uncounted).
+        if backend() == "ebpf" {
+            assert!(x.final_diffs().is_empty(), "--mmap {mode}: {}", x.show());
+        }
         for d in x.final_diffs() {
             assert_eq!(d, "~ mm.bin: content differs", "--mmap {mode}: {}", x.show());
         }

@@ -696,16 +696,19 @@ impl Call<'_> {
         })
     }
 
-    /// A path argument the recorder could not capture, and why: recorded empty in a call
-    /// that succeeded although the kernel answers `ENOENT` for an empty path (no
-    /// `AT_EMPTY_PATH`); not captured at all; or cut short (its copy faulted before the NUL: the
-    /// event says `buffer_not_captured`). Issuing the call would invent its argument.
+    /// A name the call is given (a path, or another C string: `memfd_create`'s name, an
+    /// xattr name, a mount's source) that the recorder could not capture, and why: not
+    /// captured at all; cut short (its copy faulted before the NUL: the event says
+    /// `buffer_not_captured`); or, for a path, recorded empty in a call that succeeded
+    /// although the kernel answers `ENOENT` for an empty path (no `AT_EMPTY_PATH`). Issuing
+    /// the call would invent its argument.
     fn uncaptured_path(&self) -> Option<(&'static str, &'static str)> {
         let def = self.ev.def?;
-        let incomplete = def.args.iter().zip(&self.ev.args).find_map(|(a, v)| match (a.kind, v) {
-            (ra_syscalls::ArgKind::Path, ArgValue::NotCaptured) => Some((a.name, "not captured")),
-            (ra_syscalls::ArgKind::Path, ArgValue::Data(d))
-                if self.ev.buffer_not_captured && d.last() != Some(&0) =>
+        let given_name = |k: ra_syscalls::ArgKind| k.is_c_string() && !k.is_output();
+        let incomplete = def.args.iter().zip(&self.ev.args).find_map(|(a, v)| match v {
+            ArgValue::NotCaptured if given_name(a.kind) => Some((a.name, "not captured")),
+            ArgValue::Data(d)
+                if given_name(a.kind) && self.ev.buffer_not_captured && d.last() != Some(&0) =>
             {
                 Some((a.name, "cut short (its copy faulted)"))
             }
@@ -769,7 +772,7 @@ impl Call<'_> {
         }
         if let Some((arg, why)) = self.uncaptured_path() {
             self.warn(format!(
-                "{}: `{arg}` {why}: the recorder did not capture the path; not issued",
+                "{}: `{arg}` {why}: the recorder did not capture the argument; not issued",
                 def.name
             ));
             if handler == H::Exec {

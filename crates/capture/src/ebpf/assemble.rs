@@ -154,13 +154,16 @@ pub struct Assembler {
     by_nr: Vec<Option<&'static SyscallDef>>,
     clock: Clock,
     partial: IdMap<u32, Partial>,
-    /// Shared file mappings per process.
+    /// Shared file mappings per process (and private ones with `private_mappings`).
     regions: IdMap<u32, Vec<Region>>,
+    /// `--mmap-private`: private file mappings have page records too.
+    private_mappings: bool,
     stamps: IdMap<u32, Stamp>,
     pub stats: AsmStats,
 }
 
 const MAP_SHARED: i64 = 0x1;
+const MAP_ANONYMOUS: i64 = 0x20;
 const PAGE: u64 = 4096;
 
 /// Most vectors a record may name (IOV_MAX messages, or argv strings): a bound on what a
@@ -181,6 +184,7 @@ impl Assembler {
             clock,
             partial: IdMap::default(),
             regions: IdMap::default(),
+            private_mappings: false,
             stamps: IdMap::default(),
             stats: AsmStats::default(),
         }
@@ -293,6 +297,12 @@ impl Assembler {
         Some(ev)
     }
 
+    /// Follow private file mappings too (`--mmap-private`: their reads have page records).
+    pub fn with_private_mappings(mut self, on: bool) -> Assembler {
+        self.private_mappings = on;
+        self
+    }
+
     /// A new process gets a copy of its parent's mappings.
     pub fn forked(&mut self, parent: u32, child: u32) {
         if let Some(r) = self.regions.get(&parent).cloned() {
@@ -318,7 +328,10 @@ impl Assembler {
                     start,
                     end(start, int("length")),
                 );
-                if int("flags") & MAP_SHARED != 0 && int("fd") >= 0 {
+                let flags = int("flags");
+                let recorded = flags & MAP_SHARED != 0
+                    || (self.private_mappings && flags & MAP_ANONYMOUS == 0);
+                if recorded && int("fd") >= 0 {
                     let end = end(start, int("length"));
                     self.regions.entry(tgid).or_default().push(Region {
                         start,

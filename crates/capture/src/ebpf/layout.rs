@@ -13,7 +13,11 @@ pub const XARG: usize = 6;
 pub const NSLOTS: usize = 7;
 pub const LOST_MMAP_READ: u32 = MAX_NR as u32;
 pub const LOST_MMAP_WRITE: u32 = MAX_NR as u32 + 1;
-pub const LOST_SLOTS: u32 = MAX_NR as u32 + 2;
+/// Pages that could not be followed (a fault whose mapping could not be looked up, a large
+/// folio that could not be found, a full table of written pages).
+pub const LOST_MMAP_READ_UNSEEN: u32 = MAX_NR as u32 + 2;
+pub const LOST_MMAP_WRITE_UNSEEN: u32 = MAX_NR as u32 + 3;
+pub const LOST_SLOTS: u32 = MAX_NR as u32 + 4;
 
 pub const AK_SCALAR: u8 = 0;
 pub const AK_STR: u8 = 1;
@@ -75,6 +79,9 @@ pub const DF_RESET: u8 = 4;
 pub const DF_FLAT: u8 = 8;
 /// The exec's file name as the kernel holds it (`bprm->filename`): the entry copy faulted.
 pub const DF_BPRM: u8 = 16;
+/// RK_DEFER of a string that was not paged in: read the NUL-terminated string at `addr`, at
+/// most `len` bytes with its NUL.
+pub const DF_STR: u8 = 32;
 
 pub const CF_NO_RETURN: u32 = 1;
 /// The thread is being stopped (SIGSTOP) for user space to read back the bytes a kernel-side
@@ -406,6 +413,8 @@ pub struct Stats {
     pub page_walks: u64,
     pub pages_cached_vma: u64,
     pub inputs_recovered: u64,
+    pub pages_folio: u64,
+    pub pages_retried: u64,
 }
 
 impl Stats {
@@ -426,6 +435,8 @@ impl Stats {
         self.page_walks += f(8);
         self.pages_cached_vma += f(9);
         self.inputs_recovered += f(10);
+        self.pages_folio += f(11);
+        self.pages_retried += f(12);
     }
 }
 

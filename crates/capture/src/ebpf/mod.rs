@@ -41,7 +41,10 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, OpenObject, RingBufferBuilder};
 
 use self::assemble::{Assembler, Clock};
-use self::layout::{LostSlot, Record, Stats, LOST_MMAP_READ, LOST_MMAP_WRITE, LOST_SLOTS};
+use self::layout::{
+    LostSlot, Record, Stats, LOST_MMAP_READ, LOST_MMAP_READ_UNSEEN, LOST_MMAP_WRITE,
+    LOST_MMAP_WRITE_UNSEEN, LOST_SLOTS,
+};
 use crate::common::{inherited_fds, proc_info, resolve, synthetic_fds};
 use crate::sink::{LostBatch, TraceSink};
 use crate::{
@@ -193,6 +196,7 @@ struct Params {
     throttle: bool,
     use_cgroup: bool,
     mmap_pages: bool,
+    mmap_private: bool,
 }
 
 impl Params {
@@ -203,6 +207,7 @@ impl Params {
             throttle: cfg.loss == LossPolicy::Throttle,
             use_cgroup: matches!(target, Target::Cgroup(_)),
             mmap_pages: !opts.selection.pseudo().is_empty(),
+            mmap_private: opts.mmap_private,
         }
     }
 }
@@ -215,6 +220,7 @@ impl Default for Params {
             throttle: true,
             use_cgroup: false,
             mmap_pages: true,
+            mmap_private: false,
         }
     }
 }
@@ -243,9 +249,11 @@ fn load<'obj>(
     ro.use_cgroup = u32::from(p.use_cgroup);
     ro.self_tgid = std::process::id();
     ro.mmap_pages = u32::from(p.mmap_pages);
+    ro.mmap_private = u32::from(p.mmap_pages && p.mmap_private);
     ro.noop = u32::from(noop_requested());
     // Without mmap page records the page-fault tracepoints stay off altogether.
     open.progs.on_page_fault.set_autoload(p.mmap_pages);
+    open.progs.on_page_fault_kernel.set_autoload(p.mmap_pages);
     open.progs.on_map_pages.set_autoload(p.mmap_pages);
     open.progs.on_exec.set_autoload(p.mmap_pages);
     open.load().map_err(|e| fail("load", e))
@@ -436,6 +444,19 @@ impl State<'_> {
         match layout::parse(data) {
             None => self.unparsed += 1,
             Some(Record::Data(d)) => self.asm.chunk(&d, d.payload, false),
+            Some(Record::Defer(d)) if d.flags & layout::DF_STR != 0 => {
+                // A string input the kernel never read (not paged in): read as the ptrace
+                // recorder reads it, once the thread has stopped, paging it in.
+                let got = if wait_stopped(d.tid) {
+                    crate::ptrace::mem::read_cstr(d.tid as i32, d.addr, d.len as usize)
+                } else {
+                    None
+                };
+                // (Unreadable: the call's own EFAULT, or a capture loss; the event says which.)
+                let (bytes, whole) = got.unwrap_or_default();
+                self.asm.piece(&d, &bytes, !whole, true);
+                *self.defers_done.entry(d.tgid).or_default() += 1;
+            }
             Some(Record::Defer(d)) => {
                 // Read once the thread has stopped (the BPF program sent it SIGSTOP in the
                 // same sys_exit, so it stops before running any more of its own code), in
@@ -572,11 +593,17 @@ fn wait_stopped(tid: u32) -> bool {
 /// Trace names by lost-table slot.
 fn slot_name(asm_names: &[Option<&'static str>], slot: u32) -> String {
     match slot {
-        LOST_MMAP_READ => "mmappread".into(),
-        LOST_MMAP_WRITE => "mmappwrite".into(),
+        LOST_MMAP_READ | LOST_MMAP_READ_UNSEEN => "mmappread".into(),
+        LOST_MMAP_WRITE | LOST_MMAP_WRITE_UNSEEN => "mmappwrite".into(),
         s => asm_names.get(s as usize).copied().flatten().unwrap_or("").into(),
     }
 }
+
+/// Why pages counted in the `*_UNSEEN` lost slots are missing.
+const UNSEEN_PAGES: &str = "mmap pages not followed: a page fault whose mapping could not be \
+     looked up (bpf_find_vma busy, at the fault and at the next system call), a large folio \
+     that could not be found, or a full table of written pages (65,536): each may be a page \
+     record missing (docs/EBPF.md)";
 
 /// Loss accounting: turns the per-CPU lost counters into `Reanimator::Lost` records, one per
 /// call type and interval in which losses happened.
@@ -651,7 +678,10 @@ impl LossBook {
                 count: count as i64,
                 bytes: sum.bytes.saturating_sub(prev.bytes) as i64,
                 time_range: Some((clock.wall(first), clock.wall(sum.last_ns))),
-                reason: self.reason.to_string(),
+                reason: match slot {
+                    LOST_MMAP_READ_UNSEEN | LOST_MMAP_WRITE_UNSEEN => UNSEEN_PAGES.to_string(),
+                    _ => self.reason.to_string(),
+                },
             })?;
             self.total += count;
             self.prev[slot as usize] = sum;
@@ -761,6 +791,7 @@ fn prog_infos(
     if p.mmap_pages {
         // (Loaded only then.)
         progs.push(("page_fault", skel.progs.on_page_fault.as_fd().as_raw_fd()));
+        progs.push(("page_fault_kernel", skel.progs.on_page_fault_kernel.as_fd().as_raw_fd()));
         progs.push(("map_pages", skel.progs.on_map_pages.as_fd().as_raw_fd()));
     }
     progs
@@ -945,7 +976,8 @@ fn record(
     };
 
     let state = RefCell::new(State {
-        asm: Assembler::new(&opts.selection, opts.data, clock),
+        asm: Assembler::new(&opts.selection, opts.data, clock)
+            .with_private_mappings(params.mmap_pages && params.mmap_private),
         sink,
         out,
         error: None,
@@ -1139,10 +1171,18 @@ fn record(
     fact("ebpf_inputs_recovered", stats.inputs_recovered.to_string());
     if params.mmap_pages {
         fact("ebpf_page_table_walks", stats.page_walks.to_string());
-        // Faults of a process with shared file mappings whose mapping could not be looked up
-        // (bpf_find_vma busy) and was not the cached one: a page of a shared file mapping
-        // among them is missing from the page records.
+        // Faults of a process with recorded file mappings whose mapping could not be looked
+        // up (bpf_find_vma busy) at the fault nor at the thread's next system call: each is
+        // counted lost (a page record may be missing), in the `Lost` records too.
         fact("ebpf_unclassified_faults", stats.pages_unclassified.to_string());
+        // Those looked up late, at the next system call, and recorded then.
+        fact("ebpf_faults_classified_late", stats.pages_retried.to_string());
+        // Pages of large folios that a fault of a neighbour mapped (written ones are
+        // recorded at their flush point, read ones at once).
+        fact("ebpf_folio_pages", stats.pages_folio.to_string());
+        if params.mmap_private {
+            fact("ebpf_mmap_private", "1".into());
+        }
     }
     fact("ebpf_recursion_misses", misses.to_string());
     if noop_requested() {

@@ -58,6 +58,7 @@ const volatile __u32 chunk_max = 1 << 20; /* largest payload of one RK_DATA reco
 const volatile __u32 use_cgroup = 0;     /* targets = the tasks under cgroups[0] */
 const volatile __u32 self_tgid = 0;      /* never traced (the recorder) */
 const volatile __u32 mmap_pages = 0;     /* record mmappread / mmappwrite pages */
+const volatile __u32 mmap_private = 0;   /* --mmap-private: reads of private file mappings too */
 /* Benchmarks only (REANIMATOR_BPF_NOOP=1): sys_enter and sys_exit return at once, recording
  * nothing: what the two syscall tracepoints cost with programs attached, the floor of any
  * tracer built on them. (Read-only data: when 0, the verifier removes the test.) */
@@ -159,7 +160,7 @@ struct tstate {
 	__u8 lost;
 	__u8 c1_slot; /* emit_call1: the argument slot of the one chunk ... */
 	__u8 refetch; /* string slots whose copy at entry faulted (read again: recover_inputs) */
-	__u8 pad[1];
+	__u8 can_defer; /* sys_exit, throttle mode: a string that faults is read by user space */
 	__u32 added_pages; /* pages added to the page cache during the call (see rec_call) */
 	__u64 c1_ptr; /* ... its address and length */
 	__u64 c1_len;
@@ -175,16 +176,28 @@ struct tstate {
 	__u32 id_sid;
 	__u32 id_pad;
 	struct walk w;
-	/* mmap pages: the page of the last read fault, recorded at the thread's next fault or
-	 * system call (it is mapped by then), and the mapping it is in. */
-	__u64 pend_addr;
+	/* mmap pages: the thread's last fault in a recorded file mapping, finished at its next
+	 * fault, system call or exit (the fault has been handled by then): the page of a read
+	 * fault is recorded then (it is mapped), and the neighbours of the faulting page in its
+	 * large folio that the fault mapped with it are taken (see finish_fault). */
+	__u64 pend_addr;    /* PK_READ: the page still to record (0 once recorded) */
+	__u64 pend_page;    /* the faulting page */
 	__u64 pend_off;
 	__u64 pend_ino;
-	__u64 vm_start;
+	__u64 vm_start;     /* the mapping it is in */
 	__u64 vm_end;
 	__u64 vm_pgoff;
+	__u64 pend_mapping; /* its file's struct address_space */
+	__u64 pend_folio;   /* PK_WRITE: the folio of the page when the fault began (0: none) */
+	__u64 pend_bits[8]; /* ... and which of its pages were mapped then (bit i: page i) */
 	__u32 pend_dev;
-	__u32 pad1;
+	__u32 pend_flags;   /* DP_* */
+	__u8 pend_kind;     /* PK_* */
+	__u8 pend_around;   /* PK_READ: the fault-around reported the faulting page's range */
+	__u8 nretry;        /* faults whose mapping could not be looked up yet (retry[]) */
+	__u8 pad1;
+	/* Those faults: page address | RT_* flags, classified at the next system call. */
+	__u64 retry[4];
 	/* A string chunk is read here first (its length is unknown until read), then output. */
 	struct rec_data sh;
 	__u8 sbuf[2 * SCHUNK];
@@ -231,8 +244,11 @@ struct dirty_page {
 	__u64 off;
 	__u64 ino;
 	__u32 dev;
-	__u32 pad;
+	__u32 flags; /* DP_* */
 };
+/* A file whose pages are never written back (tmpfs, shmem): msync leaves them writable, so
+ * they stay in the table after it (later writes take no fault). */
+#define DP_NOWB 1
 
 /* Pages written through a shared file mapping, waiting for a flush point (munmap, msync,
  * mremap, exit_group, execve, process exit). */
@@ -243,6 +259,28 @@ struct {
 	__type(key, struct page_key);
 	__type(value, struct dirty_page);
 } dirty SEC(".maps");
+
+/* Pages of a large folio that a write fault of one of them mapped writable (see
+ * walk_folio): one entry per fault, keyed by its first page, a bit per page. (An entry per
+ * page would need hundreds of element allocations in one program run, more than the hash
+ * map's per-CPU cache holds: they failed.) Flushed with `dirty`. */
+struct dirty_run {
+	__u64 off; /* the file offset of the key's page */
+	__u64 ino;
+	__u32 dev;
+	__u32 npages;
+	__u32 flags; /* DP_* */
+	__u32 pad;
+	__u64 bits[8]; /* bit i: the page at key.addr + i * 4096 */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct page_key);
+	__type(value, struct dirty_run);
+} dirty_runs SEC(".maps");
 
 /* What the mmap page records know of each process (`procmm`, by tgid):
  *
@@ -269,6 +307,17 @@ struct {
 #define NR_REMAP_FILE_PAGES 216
 #define MAP_SHARED_BIT 0x01 /* MAP_SHARED and MAP_SHARED_VALIDATE (0x03) */
 #define MAP_ANONYMOUS 0x20
+#define MAP_DENYWRITE 0x0800 /* ignored by the kernel; glibc's ld.so maps every ELF segment so */
+#define PROT_EXEC 0x4
+#define NR_MSYNC 26
+
+/* struct tstate.pend_kind */
+#define PK_NONE 0
+#define PK_READ 1
+#define PK_WRITE 2
+/* struct tstate.retry[]: the page's address with these flags */
+#define RT_WRITE 1
+#define RT_PROT 2
 
 struct proc_mm {
 	__u64 dirty;
@@ -286,7 +335,26 @@ struct proc_mm {
 	__u64 c_pgoff;
 	__u64 c_ino;
 	__u64 c_dev;
+	__u64 c_mapping;
+	__u32 c_kind;
+	__u32 c_flags;
+	/* The last mapping a fault was found in that is not recorded (anonymous memory, program
+	 * text): a burst of faults there (a new heap, a memset) needs no lookup either. */
+	__u32 n_valid;
+	__u64 n_start;
+	__u64 n_end;
+	/* Bumped whenever both are cleared: a lookup that raced with a change of the mappings
+	 * does not store its (stale) answer. */
+	__u64 gen;
+	/* Where its `seen` entries are: the pages of [sr_start, sr_end), the span of the
+	 * mappings pages were recorded in. Forgetting them deletes those pages one by one when
+	 * the span is small, instead of walking the whole table (every bucket: milliseconds),
+	 * which every program reading one file through a mapping paid at each munmap and exit
+	 * (glibc maps gconv-modules.cache shared in every program that converts characters). */
+	__u64 sr_start;
+	__u64 sr_end;
 };
+#define FORGET_MAX 65536 /* pages deleted one by one at most; a larger range is walked */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -357,7 +425,8 @@ static __always_inline int is_target(__u32 tgid)
 	return bpf_map_lookup_elem(&targets, &tgid) != 0;
 }
 
-static __always_inline void account_lost(__u32 slot, __u64 bytes)
+/* `n` records of lost-table slot `slot` lost, `bytes` of data with them. */
+static __always_inline void account_lost_n(__u32 slot, __u64 n, __u64 bytes)
 {
 	struct lost_slot *l = bpf_map_lookup_elem(&lost, &slot);
 	struct stats *s = st();
@@ -366,12 +435,17 @@ static __always_inline void account_lost(__u32 slot, __u64 bytes)
 	if (l) {
 		if (!l->count)
 			l->first_ns = now;
-		__sync_fetch_and_add(&l->count, 1);
+		__sync_fetch_and_add(&l->count, n);
 		__sync_fetch_and_add(&l->bytes, bytes);
 		l->last_ns = now;
 	}
 	if (s)
-		__sync_fetch_and_add(&s->lost_calls, 1);
+		__sync_fetch_and_add(&s->lost_calls, n);
+}
+
+static __always_inline void account_lost(__u32 slot, __u64 bytes)
+{
+	account_lost_n(slot, 1, bytes);
 }
 
 /* ---- the byte engine: buffers, iovecs, messages ------------------------------------------- */
@@ -630,6 +704,23 @@ static long sstep(__u64 i, void *ctx)
 		w->stage = 0;
 	}
 	r = bpf_probe_read_user_str(s->sbuf, SCHUNK, (const void *)(w->seg_base + w->seg_off));
+	if (r <= 0 && s->can_defer && w->kind == AK_STR) {
+		/* Not paged in: the kernel never read it (a call that failed first, as memfd_create
+		 * with bad flags does). User space reads it, paging it in, while the thread is
+		 * stopped: what the ptrace recorder reads too. */
+		fill_hdr(&s->sh, s, RK_DEFER);
+		s->sh.flags = DF_STR;
+		s->sh.addr = w->seg_base + w->seg_off;
+		s->sh.len = w->max > w->seg_off ? w->max - w->seg_off : 0;
+		if (s->lost || small_record(s, &s->sh)) {
+			mark_lost(s, 0);
+		} else {
+			s->ndefer++;
+			STAT(deferred, 1);
+		}
+		w->vec++;
+		return 1;
+	}
 	if (r <= 0) {
 		fill_hdr(&s->sh, s, RK_DATA);
 		s->sh.flags = DF_FAULT;
@@ -1406,33 +1497,319 @@ static __always_inline int is_seen(__u32 tgid, __u64 addr)
 	return bpf_map_lookup_elem(&seen, &k) != 0;
 }
 
-static __always_inline void mark_seen(__u32 tgid, __u64 addr)
+/* The page at `addr` of the mapping [lo, hi) was recorded as read. */
+/* (Global, see capture_slot.) */
+__noinline int mark_seen(__u32 tgid, __u64 addr, __u64 lo, __u64 hi)
 {
 	struct page_key k = {.tgid = tgid, .addr = addr};
 	__u8 one = 1;
+	struct proc_mm *pc;
 
-	if (bpf_map_update_elem(&seen, &k, &one, BPF_NOEXIST) == 0) {
+	if (bpf_map_update_elem(&seen, &k, &one, BPF_NOEXIST))
+		return 0;
+	pc = proc_mm(tgid);
+	if (!pc) {
+		__sync_fetch_and_add(&uncounted, 1);
+		return 0;
+	}
+	__sync_fetch_and_add(&pc->seen, 1);
+	if (pc->sr_end <= pc->sr_start) {
+		pc->sr_start = lo;
+		pc->sr_end = hi;
+	} else {
+		if (lo < pc->sr_start)
+			pc->sr_start = lo;
+		if (hi > pc->sr_end)
+			pc->sr_end = hi;
+	}
+	return 0;
+}
+
+/* A page written through a shared file mapping, to be recorded at the next flush point.
+ * Returns 1 when it is new in the table. A full table counts the page lost. */
+/* (Global, see capture_slot.) */
+__noinline int mark_dirty(__u32 tgid, __u64 page, __u64 off, __u64 ino, __u64 dev_flags)
+{
+	struct page_key k = {.tgid = tgid, .addr = page};
+	struct dirty_page d = {.off = off, .ino = ino, .dev = dev_flags, .flags = dev_flags >> 32};
+
+	if (bpf_map_update_elem(&dirty, &k, &d, BPF_NOEXIST) == 0) {
 		struct proc_mm *pc = proc_mm(tgid);
 
 		if (pc)
-			__sync_fetch_and_add(&pc->seen, 1);
+			__sync_fetch_and_add(&pc->dirty, 1);
 		else
 			__sync_fetch_and_add(&uncounted, 1);
+		return 1;
 	}
+	if (!bpf_map_lookup_elem(&dirty, &k))
+		account_lost(LOST_MMAP_WRITE_UNSEEN, 4096); /* the table is full */
+	return 0;
 }
 
-/* The page of the thread's last read fault: it is mapped now. */
-static __always_inline void flush_pending_read(struct tstate *s, __u32 tgid)
+/* Whether the page at `addr` is mapped in the current process (a read that cannot fault). */
+static __always_inline int mapped(__u64 addr)
 {
-	__u64 addr = s->pend_addr;
+	__u8 c;
 
-	if (!addr)
+	return bpf_probe_read_user(&c, 1, (const void *)addr) == 0;
+}
+
+/* ---- large folios ----------------------------------------------------------------------------
+ *
+ * A fault that finds its page in a large folio may map the whole folio: since Linux 6.18,
+ * finish_fault() maps every page of the folio that lies in the mapping and in the faulting
+ * page's page table (mm/memory.c; before, only shmem/tmpfs), with write permission and dirty
+ * when the fault is a write, and the pages without a fault of their own. The kernel writes the
+ * whole folio back. So the pages the fault mapped are found from the folio: the one holding
+ * the page in the file's page cache (mapping->i_pages, an xarray of folios by page index). */
+
+#define XA_CHUNK_SHIFT 6
+#define XA_CHUNK_MASK 63
+#define XA_MAX_DEPTH 11 /* 64-bit indices, 6 bits per level */
+#define FOLIO_MAX 512   /* pages in the largest page cache folio (a PMD's: MAX_PAGECACHE_ORDER) */
+#define PMD_SPAN (512ULL << 12)
+
+/* An xarray entry: a node (internal, above 4096), a sibling (internal, the canonical slot's
+ * offset below 64: a multi-index entry's other slots), another internal entry (retry, zero),
+ * a value (bit 0: shadow entries of evicted pages), or a pointer (a folio). */
+static __always_inline int xa_is_internal(__u64 e) { return (e & 3) == 2; }
+static __always_inline int xa_is_node(__u64 e) { return xa_is_internal(e) && e > 4096; }
+static __always_inline int xa_is_sibling(__u64 e) { return xa_is_internal(e) && (e >> 2) < 64; }
+
+/* struct tstate.pend_folio of a fault found late (retry_faults): what was mapped before it is
+ * not known. */
+#define FOLIO_UNKNOWN (~0ULL)
+
+struct folio_ext {
+	__u64 folio; /* 0: no folio holds the page */
+	__u64 index; /* the page index of its first page */
+	__u64 nr;    /* its pages */
+};
+
+/* The folio of the page cache of `mapping` holding page `index`, looked up as xa_load()
+ * does (without its RCU: a concurrent change shows as an inconsistent answer, checked at the
+ * end). Returns 0 (out->folio 0 when none holds it) or -1 when it could not be told. */
+__noinline int find_folio(__u64 mapping, __u64 index, struct folio_ext *out)
+{
+	struct address_space *as = (struct address_space *)mapping;
+	__u32 soff = bpf_core_field_offset(struct xa_node, slots);
+	__u64 e = 0, base = 0;
+	struct folio *f;
+
+	if (!out || !as)
+		return -1;
+	out->folio = 0;
+	out->index = 0;
+	out->nr = 0;
+	e = (__u64)BPF_CORE_READ(as, i_pages.xa_head);
+	if (!xa_is_node(e) && index != 0)
+		return 0; /* a single entry only holds index 0 */
+	for (int lvl = 0; lvl < XA_MAX_DEPTH && xa_is_node(e); lvl++) {
+		__u64 n = e - 2, off;
+		__u8 shift = 0;
+
+		if (bpf_probe_read_kernel(&shift, 1,
+					  (void *)n + bpf_core_field_offset(struct xa_node, shift)))
+			return -1;
+		if (shift >= 64)
+			return -1;
+		off = index >> shift;
+		if (lvl == 0 && off > XA_CHUNK_MASK)
+			return 0; /* beyond the tree */
+		off &= XA_CHUNK_MASK;
+		if (bpf_probe_read_kernel(&e, 8, (void *)(n + soff + off * 8)))
+			return -1;
+		if (xa_is_sibling(e)) {
+			off = e >> 2;
+			if (bpf_probe_read_kernel(&e, 8, (void *)(n + soff + (off & XA_CHUNK_MASK) * 8)))
+				return -1;
+		}
+	}
+	if (xa_is_node(e))
+		return -1;
+	if (!e || (e & 1))
+		return 0; /* empty, or a shadow entry: nothing in the cache */
+	if (xa_is_internal(e))
+		return -1; /* retry: being changed */
+	f = (struct folio *)e;
+	if ((__u64)BPF_CORE_READ(f, mapping) != mapping)
+		return -1;
+	base = BPF_CORE_READ(f, index);
+	out->nr = folio_pages(f);
+	if (index < base || index >= base + out->nr || out->nr > FOLIO_MAX)
+		return -1;
+	out->folio = e;
+	out->index = base;
+	return 0;
+}
+
+/* Pages of a folio a write fault mapped with its own: into `dirty_runs` (merged with an
+ * entry for the same first page). A full table counts them lost. */
+static __always_inline void add_run(__u32 tgid, __u64 base, struct dirty_run *run)
+{
+	struct page_key k = {.tgid = tgid, .addr = base};
+	struct dirty_run *old;
+
+	if (bpf_map_update_elem(&dirty_runs, &k, run, BPF_NOEXIST) == 0) {
+		struct proc_mm *pc = proc_mm(tgid);
+
+		if (pc)
+			__sync_fetch_and_add(&pc->dirty, 1);
+		else
+			__sync_fetch_and_add(&uncounted, 1);
 		return;
-	s->pend_addr = 0;
-	if (is_seen(tgid, addr))
+	}
+	old = bpf_map_lookup_elem(&dirty_runs, &k);
+	if (!old) {
+		__u64 n = 0;
+
+#pragma unroll
+		for (int w = 0; w < 8; w++)
+			n += __builtin_popcountll(run->bits[w]);
+		account_lost_n(LOST_MMAP_WRITE_UNSEEN, n, n * 4096); /* the table is full */
 		return;
-	if (emit_page(PG_READ | PG_ALWAYS, addr, s->pend_off, s->pend_ino, s->pend_dev) == 0)
-		mark_seen(tgid, addr);
+	}
+#pragma unroll
+	for (int w = 0; w < 8; w++)
+		old->bits[w] |= run->bits[w];
+	if (old->npages < run->npages)
+		old->npages = run->npages;
+}
+
+/* The pages of a folio in the faulting page's mapping and page table. */
+struct fwalk {
+	struct tstate *s;
+	struct folio_ext fx;
+	__u64 lo; /* addresses [lo, hi): the mapping within the faulting page's page table */
+	__u64 hi;
+	__u32 tgid;
+	__u32 added;
+	__u32 mode;
+	__u32 pad;
+	__u64 base;           /* FW_WRITE: the address of the run's first page ... */
+	struct dirty_run run; /* ... and the run */
+};
+#define FW_BEFORE 0 /* note which pages are mapped (pend_bits) */
+#define FW_WRITE 1  /* mark dirty those the fault mapped */
+#define FW_READ 2   /* record those not recorded yet */
+
+/* The address of page i of the folio, or 0 when it is outside [lo, hi). */
+static __always_inline __u64 fw_addr(struct fwalk *c, __u64 i)
+{
+	struct tstate *s = c->s;
+	__u64 pgoff = c->fx.index + i, addr;
+
+	if (pgoff < s->vm_pgoff)
+		return 0;
+	addr = s->vm_start + ((pgoff - s->vm_pgoff) << 12);
+	if (addr < c->lo || addr >= c->hi)
+		return 0;
+	return addr;
+}
+
+static long fw_step(__u64 i, void *ctx)
+{
+	struct fwalk *c = ctx;
+	struct tstate *s = c->s;
+	__u64 addr = fw_addr(c, i), bit = 1ULL << (i & 63);
+	__u32 w = (i >> 6) & 7;
+
+	if (!addr || addr == s->pend_page)
+		return 0;
+	if (c->mode == FW_BEFORE) {
+		if (mapped(addr))
+			s->pend_bits[w] |= bit;
+	} else if (c->mode == FW_WRITE) {
+		__u64 j = (addr - c->base) >> 12;
+
+		if (c->fx.folio == s->pend_folio && (s->pend_bits[w] & bit))
+			return 0; /* mapped before this fault: not by it */
+		if (s->pend_folio == FOLIO_UNKNOWN && is_seen(c->tgid, addr))
+			return 0; /* (not known: a page read before was mapped by an earlier fault) */
+		if (j < FOLIO_MAX && mapped(addr)) {
+			c->run.bits[(j >> 6) & 7] |= 1ULL << (j & 63);
+			c->added++;
+		}
+	} else if (!is_seen(c->tgid, addr) &&
+		   emit_page(PG_READ, addr, (c->fx.index + i) << 12, s->pend_ino, s->pend_dev) == 0) {
+		mark_seen(c->tgid, addr, s->vm_start, s->vm_end);
+		c->added++;
+	}
+	return 0;
+}
+
+/* Walk the folio holding the pending page (in `mode`). Returns -1 when it could not be
+ * looked up. */
+/* (Global, see capture_slot.) */
+__noinline int walk_folio(struct tstate *s, __u32 tgid, __u32 mode)
+{
+	struct fwalk c = {.s = s, .tgid = tgid, .mode = mode};
+	__u64 idx, pmd;
+
+	if (!s)
+		return -1;
+	idx = s->vm_pgoff + ((s->pend_page - s->vm_start) >> 12);
+	pmd = s->pend_page & ~(PMD_SPAN - 1);
+
+	if (find_folio(s->pend_mapping, idx, &c.fx))
+		return -1;
+	if (mode == FW_BEFORE)
+		s->pend_folio = c.fx.folio;
+	if (c.fx.nr <= 1)
+		return 0;
+	c.lo = s->vm_start > pmd ? s->vm_start : pmd;
+	c.hi = s->vm_end < pmd + PMD_SPAN ? s->vm_end : pmd + PMD_SPAN;
+	if (mode == FW_WRITE) {
+		/* The run starts at the folio's first page in [lo, hi). */
+		__u64 first = c.fx.index < s->vm_pgoff ? s->vm_pgoff : c.fx.index;
+
+		c.base = s->vm_start + ((first - s->vm_pgoff) << 12);
+		if (c.base < c.lo)
+			c.base = c.lo;
+		c.run.off = (s->vm_pgoff + ((c.base - s->vm_start) >> 12)) << 12;
+		c.run.ino = s->pend_ino;
+		c.run.dev = s->pend_dev;
+		c.run.flags = s->pend_flags;
+		c.run.npages = c.fx.nr > FOLIO_MAX ? FOLIO_MAX : c.fx.nr;
+	}
+	bpf_loop(c.fx.nr > FOLIO_MAX ? FOLIO_MAX : c.fx.nr, fw_step, &c, 0);
+	if (!c.added)
+		return 0;
+	STAT(pages_folio, c.added);
+	if (mode == FW_WRITE)
+		add_run(tgid, c.base, &c.run);
+	return 0;
+}
+
+/* The thread's last fault in a recorded file mapping is done: record the page it made
+ * readable, and the neighbours it mapped with it in the page's large folio (written ones go
+ * to the dirty table, read ones are recorded now). */
+/* (Global, see capture_slot.) */
+__noinline int finish_fault(struct tstate *s, __u32 tgid)
+{
+	__u8 kind;
+
+	if (!s)
+		return 0;
+	kind = s->pend_kind;
+	s->pend_kind = PK_NONE;
+	if (kind == PK_READ) {
+		__u64 addr = s->pend_addr;
+
+		s->pend_addr = 0;
+		if (addr && !is_seen(tgid, addr) &&
+		    emit_page(PG_READ | PG_ALWAYS, addr, s->pend_off, s->pend_ino, s->pend_dev) == 0)
+			mark_seen(tgid, addr, s->vm_start, s->vm_end);
+		/* A fault-around maps (and on_map_pages recorded) the range it reports; a read
+		 * fault without one mapped its page's folio, as much of it as fits. */
+		if (!s->pend_around && walk_folio(s, tgid, FW_READ))
+			account_lost(LOST_MMAP_READ_UNSEEN, 0);
+	} else if (kind == PK_WRITE) {
+		if (walk_folio(s, tgid, FW_WRITE))
+			account_lost(LOST_MMAP_WRITE_UNSEEN, 0);
+	}
+	return 0;
 }
 
 struct vma_info {
@@ -1440,25 +1817,158 @@ struct vma_info {
 	__u64 end;
 	__u64 pgoff;
 	__u64 ino;
+	__u64 mapping;
 	__u32 dev;
-	__u32 shared_file;
+	__u32 kind;  /* VK_* */
+	__u32 flags; /* DP_* */
+	__u32 pad;
 };
+#define VK_NONE 0
+#define VK_SHARED 1  /* a shared file mapping: reads and writes recorded */
+#define VK_PRIVATE 2 /* a private file mapping that is no program image (--mmap-private): reads */
+
+/* Files mapped as program images (ELF executables and libraries: see mark_image). */
+struct file_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct file_key);
+	__type(value, __u8);
+} images SEC(".maps");
 
 static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
 	struct vma_info *v = ctx;
 	struct file *f = vma->vm_file;
+	unsigned long fl = vma->vm_flags;
 
-	/* Shared memory that is no file (MAP_SHARED|MAP_ANONYMOUS, System V shm, io_uring rings)
-	 * is backed by kernel-internal inodes: its loads and stores are no file I/O. */
-	if (!f || !(vma->vm_flags & VM_SHARED) || (f->f_inode->i_flags & S_PRIVATE))
-		return 0;
-	v->shared_file = 1;
 	v->start = vma->vm_start;
 	v->end = vma->vm_end;
+	/* Shared memory that is no file (MAP_SHARED|MAP_ANONYMOUS, System V shm, io_uring rings)
+	 * is backed by kernel-internal inodes: its loads and stores are no file I/O. */
+	if (!f || (f->f_inode->i_flags & S_PRIVATE))
+		return 0;
 	v->pgoff = vma->vm_pgoff;
 	v->ino = f->f_inode->i_ino;
 	v->dev = f->f_inode->i_sb->s_dev;
+	v->mapping = (__u64)f->f_mapping;
+	if (f->f_inode->i_sb->s_magic == TMPFS_MAGIC)
+		v->flags = DP_NOWB;
+	/* VM_MAYSHARE, not VM_SHARED: a MAP_SHARED mapping of a file opened read-only has only
+	 * the former, and reads through it are file I/O like any other. */
+	if (fl & VM_MAYSHARE) {
+		v->kind = VK_SHARED;
+	} else if (mmap_private && !(fl & VM_EXEC) && !(f->f_flags & __FMODE_EXEC)) {
+		struct file_key k = {.ino = v->ino, .dev = v->dev};
+
+		if (!bpf_map_lookup_elem(&images, &k))
+			v->kind = VK_PRIVATE;
+	}
+	return 0;
+}
+
+/* mmap of descriptor `fd` as a program image (PROT_EXEC, or MAP_DENYWRITE, which glibc's
+ * loader passes for every segment): the file's private mappings are program text and data,
+ * not recorded by --mmap-private (the executable and the ELF interpreter the kernel maps
+ * itself are told by __FMODE_EXEC). */
+static __always_inline void mark_image(struct task_struct *t, __s32 fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct file **fds, *f = 0;
+	struct inode *ino;
+	__u8 one = 1;
+
+	if (!fdt || fd < 0 || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
+		return;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (!fds || bpf_probe_read_kernel(&f, sizeof(f), fds + fd) || !f)
+		return;
+	ino = BPF_CORE_READ(f, f_inode);
+	if (!ino)
+		return;
+	struct file_key k = {.ino = BPF_CORE_READ(ino, i_ino), .dev = BPF_CORE_READ(ino, i_sb, s_dev)};
+
+	bpf_map_update_elem(&images, &k, &one, BPF_ANY);
+}
+
+/* Forget the process's cached mappings (before a call that changes its mappings). */
+static __always_inline void forget_mappings(__u32 tgid)
+{
+	struct proc_mm *pm = bpf_map_lookup_elem(&procmm, &tgid);
+
+	if (pm) {
+		pm->c_valid = 0;
+		pm->n_valid = 0;
+		__sync_fetch_and_add(&pm->gen, 1);
+	}
+}
+
+#define ENOENT 2
+#define EBUSY 16
+
+/* The mapping of `address` in the current process, from the process's cached ones or
+ * bpf_find_vma. Returns 0 (v->kind VK_NONE when it is not recorded) or -1 when it could not
+ * be looked up now (bpf_find_vma answers -EBUSY until the irq_work releasing its previous
+ * mmap lock has run: on this VM, the next tick). */
+/* (Global, see capture_slot.) */
+__noinline int classify(__u32 tgid, __u64 address, struct vma_info *v)
+{
+	struct proc_mm *m = bpf_map_lookup_elem(&procmm, &tgid);
+	__u64 gen = 0;
+	long r;
+
+	if (!v)
+		return 0;
+
+	if (m && m->c_valid && address >= m->c_start && address < m->c_end) {
+		v->kind = m->c_kind;
+		v->start = m->c_start;
+		v->end = m->c_end;
+		v->pgoff = m->c_pgoff;
+		v->ino = m->c_ino;
+		v->dev = m->c_dev;
+		v->mapping = m->c_mapping;
+		v->flags = m->c_flags;
+		STAT(pages_cached_vma, 1);
+		return 0;
+	}
+	if (m && m->n_valid && address >= m->n_start && address < m->n_end)
+		return 0;
+	if (m)
+		gen = m->gen;
+	/* (The callback's context must be on the stack.) */
+	struct vma_info found = {};
+
+	r = bpf_find_vma(bpf_get_current_task_btf(), address, vma_cb, &found, 0);
+	if (r == -ENOENT)
+		return 0; /* no mapping there: the fault is the program's error */
+	if (r)
+		return -1;
+	*v = found;
+	m = proc_mm(tgid);
+	if (!m || m->gen != gen)
+		return 0;
+	if (v->kind) {
+		m->c_start = v->start;
+		m->c_end = v->end;
+		m->c_pgoff = v->pgoff;
+		m->c_ino = v->ino;
+		m->c_dev = v->dev;
+		m->c_mapping = v->mapping;
+		m->c_kind = v->kind;
+		m->c_flags = v->flags;
+		m->c_valid = 1;
+	} else {
+		m->n_start = v->start;
+		m->n_end = v->end;
+		m->n_valid = 1;
+	}
 	return 0;
 }
 
@@ -1468,7 +1978,22 @@ struct flush_ctx {
 	__u64 lo;
 	__u64 hi;
 	__u64 deleted;
+	__u32 how; /* FL_* */
+	__u32 pad;
 };
+/* flush_pages' `how` */
+#define FL_FORGET 1  /* the range is unmapped (or the address space goes): forget what was read */
+#define FL_MSYNC 2   /* msync: the pages stay mapped ... */
+#define FL_MS_SYNC 4 /* ... and with MS_SYNC are written back and write-protected (a later write
+		      * faults again), except where nothing is written back (DP_NOWB); MS_ASYNC
+		      * does nothing, so the pages stay dirty and writable */
+#define MS_SYNC 4
+
+/* Whether a flushed page stays in the table (still writable without a fault). */
+static __always_inline int stays_dirty(struct flush_ctx *c, __u32 flags)
+{
+	return (c->how & FL_MSYNC) && (!(c->how & FL_MS_SYNC) || (flags & DP_NOWB));
+}
 
 static long flush_dirty_cb(void *map, struct page_key *k, struct dirty_page *d, void *ctx)
 {
@@ -1477,7 +2002,49 @@ static long flush_dirty_cb(void *map, struct page_key *k, struct dirty_page *d, 
 	if (k->tgid != c->tgid || (!c->all && (k->addr < c->lo || k->addr >= c->hi)))
 		return 0;
 	emit_page(PG_WRITE | PG_ALWAYS, k->addr, d->off, d->ino, d->dev);
-	if (bpf_map_delete_elem(map, k) == 0)
+	if (!stays_dirty(c, d->flags) && bpf_map_delete_elem(map, k) == 0)
+		c->deleted++;
+	return 0;
+}
+
+struct run_ctx {
+	struct flush_ctx *c;
+	struct page_key *k;
+	struct dirty_run *d;
+};
+
+static long run_step(__u64 i, void *ctx)
+{
+	struct run_ctx *r = ctx;
+	struct flush_ctx *c = r->c;
+	__u64 addr = r->k->addr + (i << 12), bit = 1ULL << (i & 63);
+	__u32 w = (i >> 6) & 7;
+	struct page_key pk = {.tgid = c->tgid, .addr = addr};
+
+	if (!(r->d->bits[w] & bit) || (!c->all && (addr < c->lo || addr >= c->hi)))
+		return 0;
+	if (!stays_dirty(c, r->d->flags))
+		r->d->bits[w] &= ~bit;
+	/* (A page with an entry of its own is recorded from that one.) */
+	if (!bpf_map_lookup_elem(&dirty, &pk))
+		emit_page(PG_WRITE | PG_ALWAYS, addr, r->d->off + (i << 12), r->d->ino, r->d->dev);
+	return 0;
+}
+
+static long flush_run_cb(void *map, struct page_key *k, struct dirty_run *d, void *ctx)
+{
+	struct flush_ctx *c = ctx;
+	struct run_ctx r = {.c = c, .k = k, .d = d};
+	__u64 left = 0;
+
+	if (k->tgid != c->tgid || (!c->all && (k->addr + ((__u64)d->npages << 12) <= c->lo ||
+					       k->addr >= c->hi)))
+		return 0;
+	bpf_loop(d->npages > FOLIO_MAX ? FOLIO_MAX : d->npages, run_step, &r, 0);
+#pragma unroll
+	for (int w = 0; w < 8; w++)
+		left |= d->bits[w];
+	if (!left && bpf_map_delete_elem(map, k) == 0)
 		c->deleted++;
 	return 0;
 }
@@ -1492,101 +2059,232 @@ static long forget_seen_cb(void *map, struct page_key *k, __u8 *v, void *ctx)
 	return 0;
 }
 
+struct forget_ctx {
+	__u64 at;
+	__u64 deleted;
+	__u32 tgid;
+};
+
+static long forget_step(__u64 i, void *ctx)
+{
+	struct forget_ctx *f = ctx;
+	struct page_key k = {.tgid = f->tgid, .addr = f->at + (i << 12)};
+
+	if (bpf_map_delete_elem(&seen, &k) == 0)
+		f->deleted++;
+	return 0;
+}
+
+/* Forget the process's `seen` entries of c's range page by page, within the span they are in
+ * (see proc_mm). Returns 1 when that is too many pages: the table is walked instead. */
+static __always_inline int forget_seen_pages(struct proc_mm *pc, struct flush_ctx *c)
+{
+	struct forget_ctx f = {.tgid = c->tgid};
+	__u64 lo = pc->sr_start, hi = pc->sr_end;
+
+	if (!c->all) {
+		if (c->lo > lo)
+			lo = c->lo;
+		if (c->hi < hi)
+			hi = c->hi;
+	}
+	if (lo >= hi)
+		return 0;
+	if ((hi - lo) >> 12 > FORGET_MAX)
+		return 1;
+	f.at = lo;
+	bpf_loop((hi - lo) >> 12, forget_step, &f, 0);
+	c->deleted = f.deleted;
+	if (c->all || (c->lo <= pc->sr_start && pc->sr_end <= c->hi))
+		pc->sr_end = pc->sr_start = 0; /* none left */
+	return 0;
+}
+
 /* Before munmap / msync / mremap / exit_group / execve: record the process's dirty pages of
  * the range (their content now is what reaches the file), and forget which pages of it were
  * read (a new mapping there starts afresh). */
-static __always_inline void flush_pages(__u32 tgid, __u32 all, __u64 lo, __u64 len)
+/* (Global, see capture_slot.) */
+__noinline int flush_pages(__u32 tgid, __u32 all, __u64 lo, __u64 len, __u32 how)
 {
-	struct flush_ctx c = {.tgid = tgid, .all = all, .lo = lo & ~4095ULL, .hi = lo + len};
+	struct flush_ctx c = {.tgid = tgid, .all = all, .lo = lo & ~4095ULL, .hi = lo + len, .how = how};
 	struct proc_mm *pc = bpf_map_lookup_elem(&procmm, &tgid);
 	int walk_all = uncounted != 0;
 
 	if (!pc && !walk_all)
-		return;
+		return 0;
 	if (walk_all || pc->dirty) {
+		/* Runs first: a page of a run that has an entry of its own in `dirty` is left to
+		 * that one. */
+		bpf_for_each_map_elem(&dirty_runs, flush_run_cb, &c, 0);
 		bpf_for_each_map_elem(&dirty, flush_dirty_cb, &c, 0);
 		STAT(page_walks, 1);
 		if (pc)
 			__sync_fetch_and_add(&pc->dirty, -c.deleted);
 	}
-	if ((walk_all || pc->seen) && (c.all || bpf_get_current_pid_tgid() >> 32 == tgid)) {
+	if ((how & FL_FORGET) && (walk_all || pc->seen) && (c.all || bpf_get_current_pid_tgid() >> 32 == tgid)) {
 		c.deleted = 0;
-		bpf_for_each_map_elem(&seen, forget_seen_cb, &c, 0);
-		STAT(page_walks, 1);
+		if (walk_all || !pc || forget_seen_pages(pc, &c)) {
+			bpf_for_each_map_elem(&seen, forget_seen_cb, &c, 0);
+			STAT(page_walks, 1);
+			if (pc && c.all)
+				pc->sr_end = pc->sr_start = 0;
+		}
 		if (pc)
 			__sync_fetch_and_add(&pc->seen, -c.deleted);
 	}
+	return 0;
 }
 
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(on_page_fault, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+/* note_fault's `how` */
+#define NF_WRITE 1 /* a write fault */
+#define NF_PROT 2  /* its page was mapped (read-only): a protection fault */
+#define NF_LATE 4  /* the fault is over: found at the next system call (retry_faults) */
+
+/* A fault at `address` in the recorded mapping `v`. */
+/* (Global, see capture_slot.) */
+__noinline int note_fault(struct tstate *s, struct vma_info *v, __u64 address, __u32 tgid,
+			  __u32 how)
+{
+	__u64 page = address & ~4095ULL, off;
+	int write = how & NF_WRITE, prot = how & NF_PROT, late = how & NF_LATE;
+
+	if (!s || !v || !v->kind)
+		return 0;
+	off = page - v->start + (v->pgoff << 12);
+	s->pend_page = page;
+	s->pend_off = off;
+	s->pend_ino = v->ino;
+	s->pend_dev = v->dev;
+	s->pend_flags = v->flags;
+	s->vm_start = v->start;
+	s->vm_end = v->end;
+	s->vm_pgoff = v->pgoff;
+	s->pend_mapping = v->mapping;
+	s->pend_around = 0;
+	s->pend_folio = 0;
+	__builtin_memset(s->pend_bits, 0, sizeof(s->pend_bits));
+	if (write) {
+		if (v->kind != VK_SHARED)
+			return 0; /* a private mapping's copy: no file I/O */
+		mark_dirty(tgid, page, off, v->ino, v->dev | ((__u64)v->flags << 32));
+		if (prot)
+			return 0; /* a mapped page made writable: that page alone */
+		/* Mapping it may map its folio: which of the folio's pages are mapped already? */
+		if (late || walk_folio(s, tgid, FW_BEFORE))
+			s->pend_folio = FOLIO_UNKNOWN;
+		s->pend_kind = PK_WRITE;
+		if (late)
+			finish_fault(s, tgid);
+		return 0;
+	}
+	if (is_seen(tgid, page))
+		return 0;
+	s->pend_kind = PK_READ;
+	s->pend_addr = page;
+	if (late)
+		finish_fault(s, tgid);
+	return 0;
+}
+
+/* Faults whose mapping could not be looked up when they happened, looked up again (at a
+ * system call, where bpf_find_vma does not need the irq_work; `final` at the thread's exit):
+ * recorded late, or, when they still cannot be, counted lost. */
+struct retry_ctx {
+	struct tstate *s;
+	__u32 tgid;
+	__u32 final;
+	__u32 kept;
+};
+
+static long retry_step(__u64 k, void *ctx)
+{
+	struct retry_ctx *c = ctx;
+	struct tstate *s = c->s;
+	struct vma_info v = {};
+	__u64 e = s->retry[k & 3];
+
+	if (classify(c->tgid, e & ~4095ULL, &v)) {
+		if (c->final) {
+			account_lost((e & RT_WRITE) ? LOST_MMAP_WRITE_UNSEEN : LOST_MMAP_READ_UNSEEN, 0);
+			STAT(pages_unclassified, 1);
+		} else {
+			s->retry[c->kept & 3] = e; /* (kept <= k) */
+			c->kept++;
+		}
+		return 0;
+	}
+	STAT(pages_retried, 1);
+	note_fault(s, &v, e & ~4095ULL, c->tgid,
+		   ((e & RT_WRITE) ? NF_WRITE : 0) | ((e & RT_PROT) ? NF_PROT : 0) | NF_LATE);
+	return 0;
+}
+
+/* (Global, see capture_slot.) */
+__noinline int retry_faults(struct tstate *s, __u32 tgid, __u32 final)
+{
+	struct retry_ctx c = {.s = s, .tgid = tgid, .final = final};
+
+	if (!s)
+		return 0;
+	bpf_loop(s->nretry > 4 ? 4 : s->nretry, retry_step, &c, 0);
+	s->nretry = c.kept;
+	return 0;
+}
+
+/* A page fault of a traced thread (from user mode, or the kernel's access to user memory in
+ * a system call: read(2) into a mapping writes through it). */
+/* (Global, see capture_slot: both fault programs call it.) */
+__noinline int on_fault(__u64 address, __u64 error_code)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct task_struct *t;
 	struct vma_info v = {};
 	struct tstate *s;
-	__u64 page = address & ~4095ULL;
-
 	struct proc_mm *m;
 
 	if (!is_target(tgid))
 		return 0;
 	m = bpf_map_lookup_elem(&procmm, &tgid);
 	if (m && m->state == MS_CLEAN)
-		return 0; /* no shared file mapping, and no read pending (see procmm) */
+		return 0; /* no recorded file mapping, and nothing pending (see procmm) */
 	t = bpf_get_current_task_btf();
 	s = bpf_task_storage_get(&tstates, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s)
 		return 0;
-	flush_pending_read(s, tgid);
-	if (m && m->c_valid && address >= m->c_start && address < m->c_end) {
-		v.shared_file = 1;
-		v.start = m->c_start;
-		v.end = m->c_end;
-		v.pgoff = m->c_pgoff;
-		v.ino = m->c_ino;
-		v.dev = m->c_dev;
-		STAT(pages_cached_vma, 1);
-	} else if (bpf_find_vma(t, address, vma_cb, &v, 0)) {
-		STAT(pages_unclassified, 1);
-		return 0;
-	} else if (v.shared_file && (m = proc_mm(tgid))) {
-		m->c_start = v.start;
-		m->c_end = v.end;
-		m->c_pgoff = v.pgoff;
-		m->c_ino = v.ino;
-		m->c_dev = v.dev;
-		m->c_valid = 1;
-	}
-	if (!v.shared_file)
-		return 0;
-	if (error_code & X86_PF_WRITE) {
-		struct page_key k = {.tgid = tgid, .addr = page};
-		struct dirty_page d = {
-			.off = page - v.start + (v.pgoff << 12), .ino = v.ino, .dev = v.dev};
+	finish_fault(s, tgid);
+	if (classify(tgid, address, &v)) {
+		__u64 e = (address & ~4095ULL) | ((error_code & X86_PF_WRITE) ? RT_WRITE : 0) |
+			  ((error_code & X86_PF_PROT) ? RT_PROT : 0);
 
-		if (bpf_map_update_elem(&dirty, &k, &d, BPF_NOEXIST) == 0) {
-			struct proc_mm *pc = proc_mm(tgid);
-
-			if (pc)
-				__sync_fetch_and_add(&pc->dirty, 1);
-			else
-				__sync_fetch_and_add(&uncounted, 1);
-		} else if (!bpf_map_lookup_elem(&dirty, &k)) {
-			account_lost(LOST_MMAP_WRITE, 4096); /* the dirty-page table is full */
+		if (s->nretry < 4) {
+			s->retry[s->nretry & 3] = e;
+			s->nretry++;
+		} else {
+			account_lost((e & RT_WRITE) ? LOST_MMAP_WRITE_UNSEEN : LOST_MMAP_READ_UNSEEN, 0);
+			STAT(pages_unclassified, 1);
 		}
 		return 0;
 	}
-	if (is_seen(tgid, page))
-		return 0;
-	s->pend_addr = page;
-	s->pend_off = page - v.start + (v.pgoff << 12);
-	s->pend_ino = v.ino;
-	s->pend_dev = v.dev;
-	s->vm_start = v.start;
-	s->vm_end = v.end;
-	s->vm_pgoff = v.pgoff;
+	note_fault(s, &v, address, tgid,
+		   ((error_code & X86_PF_WRITE) ? NF_WRITE : 0) | ((error_code & X86_PF_PROT) ? NF_PROT : 0));
 	return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(on_page_fault, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+	return on_fault(address, error_code);
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(on_page_fault_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	/* User memory only, and not the non-faulting reads of BPF programs (these very ones
+	 * included) and other pagefault_disable() sections, which map nothing. */
+	if (address >> 63 || bpf_get_current_task_btf()->pagefault_disabled)
+		return 0;
+	return on_fault(address, error_code);
 }
 
 struct mp_ctx {
@@ -1606,7 +2304,7 @@ static long map_step(__u64 i, void *ctx)
 		return 0;
 	/* Mapped by the fault-around just now, or not (not in the page cache): -1, skipped. */
 	if (emit_page(PG_READ, addr, pgoff << 12, s->pend_ino, s->pend_dev) == 0) {
-		mark_seen(c->tgid, addr);
+		mark_seen(c->tgid, addr, s->vm_start, s->vm_end);
 		if (addr == s->pend_addr)
 			s->pend_addr = 0;
 	}
@@ -1625,11 +2323,12 @@ int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long start, u
 	if (!is_target(tgid))
 		return 0;
 	s = bpf_task_storage_get(&tstates, bpf_get_current_task_btf(), 0, 0);
-	if (!s || !s->pend_addr || mapping->host->i_ino != s->pend_ino || end < start)
+	if (!s || s->pend_kind != PK_READ || mapping->host->i_ino != s->pend_ino || end < start)
 		return 0;
 	c.s = s;
 	c.start = start;
 	c.tgid = tgid;
+	s->pend_around = 1;
 	bpf_loop(end - start + 1 > 512 ? 512 : end - start + 1, map_step, &c, 0);
 	return 0;
 }
@@ -1660,27 +2359,35 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 		return 0; /* an i386 call: its numbers are another table */
 	nr = id;
 	if (mmap_pages) {
-		if (s)
-			flush_pending_read(s, tgid);
-		/* Marked before the call runs: conservative if it fails. */
-		if ((nr == NR_MMAP && (regs->r10 & MAP_SHARED_BIT) && !(regs->r10 & MAP_ANONYMOUS) &&
-		     (int)regs->r8 >= 0) ||
-		    nr == NR_SHMAT)
-			set_mapstate(tgid, MS_SHARED);
-		/* Calls that change the mappings: the cached mapping may no longer be there. */
-		if (nr == NR_MMAP || nr == NR_MUNMAP || nr == NR_MREMAP || nr == NR_MPROTECT ||
-		    nr == NR_SHMDT || nr == NR_REMAP_FILE_PAGES) {
-			struct proc_mm *pm = bpf_map_lookup_elem(&procmm, &tgid);
-
-			if (pm)
-				pm->c_valid = 0;
+		if (s) {
+			finish_fault(s, tgid);
+			if (s->nretry)
+				retry_faults(s, tgid, 0);
 		}
+		/* Marked before the call runs: conservative if it fails. */
+		if (nr == NR_MMAP && !(regs->r10 & MAP_ANONYMOUS) && (int)regs->r8 >= 0) {
+			if (regs->r10 & MAP_SHARED_BIT)
+				set_mapstate(tgid, MS_SHARED);
+			else if (mmap_private && ((regs->dx & PROT_EXEC) || (regs->r10 & MAP_DENYWRITE)))
+				mark_image(t, regs->r8);
+			else if (mmap_private)
+				set_mapstate(tgid, MS_SHARED);
+		}
+		if (nr == NR_SHMAT)
+			set_mapstate(tgid, MS_SHARED);
+		/* Calls that change the mappings: the cached ones may no longer be there. */
+		if (nr == NR_MMAP || nr == NR_MUNMAP || nr == NR_MREMAP || nr == NR_MPROTECT ||
+		    nr == NR_SHMDT || nr == NR_REMAP_FILE_PAGES)
+			forget_mappings(tgid);
 	}
 	r = bpf_map_lookup_elem(&rules, &nr);
 	if (!r)
 		return 0;
+	/* (msync keeps the mapping: what of it was read stays recorded.) */
 	if (mmap_pages && (r->flags & (RF_FLUSH_RANGE | RF_FLUSH_ALL)))
-		flush_pages(tgid, !!(r->flags & RF_FLUSH_ALL), regs->di, regs->si);
+		flush_pages(tgid, !!(r->flags & RF_FLUSH_ALL), regs->di, regs->si,
+			    nr != NR_MSYNC ? FL_FORGET
+					   : FL_MSYNC | ((regs->dx & MS_SYNC) ? FL_MS_SYNC : 0));
 	if (!(r->flags & RF_CAPTURE))
 		return 0;
 	if (!s) /* this thread's first call */
@@ -1757,6 +2464,9 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	ok = !(ret < 0 && ret >= -4095);
+	/* Throttle mode can stop the thread here: a string input that was never paged in is
+	 * then read by user space (sstep). */
+	s->can_defer = throttle;
 	if (s->refetch)
 		refetch_inputs(s, r);
 	/* A kernel-side copy that moved bytes: stopped with the call, like a deferral, for user
@@ -1767,6 +2477,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		if (emit_call(s, ret, readback ? CF_READBACK : 0) && readback)
 			s->ndefer++;
 	}
+	s->can_defer = 0;
 	if (throttle)
 		maybe_stop(s->id_tgid, s->ndefer, s->avail);
 	return 0;
@@ -1783,10 +2494,20 @@ int BPF_PROG(on_exec, struct task_struct *p, int old_pid, struct linux_binprm *b
 	if (!is_target(tgid))
 		return 0;
 	set_mapstate(tgid, MS_CLEAN);
+	forget_mappings(tgid);
 	struct tstate *s = bpf_task_storage_get(&tstates, p, 0, 0);
 
 	if (s && s->active && s->refetch)
 		recover_exec_inputs(s, bprm);
+	if (s && s->nretry) {
+		/* Faults in the old address space that could not be looked up: too late now
+		 * (counted as read faults, the kind of most). */
+		account_lost_n(LOST_MMAP_READ_UNSEEN, s->nretry, 0);
+		STAT(pages_unclassified, s->nretry);
+		s->nretry = 0;
+	}
+	if (s)
+		s->pend_kind = PK_NONE;
 	return 0;
 }
 
@@ -1841,10 +2562,13 @@ int BPF_PROG(on_task_exit, struct task_struct *t, bool group_dead)
 		inside = 1;
 	}
 	if (mmap_pages) {
-		if (s)
-			flush_pending_read(s, tgid);
+		if (s) {
+			finish_fault(s, tgid);
+			if (s->nretry)
+				retry_faults(s, tgid, 1);
+		}
 		if (group_dead) {
-			flush_pages(tgid, 1, 0, 0);
+			flush_pages(tgid, 1, 0, 0, FL_FORGET);
 			bpf_map_delete_elem(&procmm, &tgid);
 		}
 	}

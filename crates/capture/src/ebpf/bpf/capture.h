@@ -19,9 +19,14 @@
 #define NARGS 6        /* syscall argument registers */
 #define XARG 6         /* the "extra" slot: a struct an integer argument points to (fcntl locks) */
 #define NSLOTS 7       /* NARGS + XARG */
-#define LOST_MMAP_READ MAX_NR        /* lost-table index of mmappread */
-#define LOST_MMAP_WRITE (MAX_NR + 1) /* lost-table index of mmappwrite */
-#define LOST_SLOTS (MAX_NR + 2)
+#define LOST_MMAP_READ MAX_NR        /* lost-table index of mmappread (ring full) */
+#define LOST_MMAP_WRITE (MAX_NR + 1) /* lost-table index of mmappwrite (ring full) */
+/* Pages that could not be followed (a fault whose mapping could not be looked up, a large
+ * folio that could not be found, a full table of written pages): possibly page records
+ * missing from the trace. */
+#define LOST_MMAP_READ_UNSEEN (MAX_NR + 2)
+#define LOST_MMAP_WRITE_UNSEEN (MAX_NR + 3)
+#define LOST_SLOTS (MAX_NR + 4)
 
 /* struct arg_rule.kind */
 #define AK_SCALAR 0  /* a register value; nothing to copy */
@@ -102,6 +107,9 @@ struct syscall_rule {
 #define DF_FLAT 8  /* AK_STRV: strings back to back, each with its NUL (the kernel's copy) */
 #define DF_BPRM 16 /* AK_STR: the exec's file name as the kernel holds it (bprm->filename), the
                     * entry copy having faulted: execveat's "/dev/fd/N[/path]" for dirfd N */
+#define DF_STR 32  /* RK_DEFER of a string whose page was not present (the call failed before
+                    * the kernel read it): user space reads the NUL-terminated string at `addr`,
+                    * at most `len` bytes with its NUL, while the thread is stopped */
 
 /*
  * RK_DATA: `len` payload bytes follow. They are bytes [off, off + len) of segment `seg` of
@@ -220,7 +228,9 @@ struct stats {
 	__u64 page_walks;     /* walks of the dirty / seen page tables at flush points */
 	__u64 pages_cached_vma; /* faults classified by the process's cached mapping */
 	__u64 inputs_recovered; /* string inputs that faulted at entry, read again later */
-	__u64 pad[5];         /* (calls and data records are counted in user space) */
+	__u64 pages_folio;    /* pages of large folios mapped by a fault of a neighbour */
+	__u64 pages_retried;  /* faults classified late (at the next system call) */
+	__u64 pad[3];         /* (calls and data records are counted in user space) */
 };
 
 #endif

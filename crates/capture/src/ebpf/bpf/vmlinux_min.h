@@ -147,12 +147,21 @@ struct task_struct {
 	int exit_code;
 	struct mm_struct *mm;
 	struct files_struct *files;
+	int pagefault_disabled;
 };
 
-struct files_struct;
+struct fdtable {
+	unsigned int max_fds;
+	struct file **fd;
+};
+
+struct files_struct {
+	struct fdtable *fdt;
+};
 
 struct super_block {
 	unsigned int s_dev;
+	unsigned long s_magic;
 };
 
 struct inode {
@@ -163,6 +172,8 @@ struct inode {
 
 struct file {
 	struct inode *f_inode;
+	struct address_space *f_mapping;
+	unsigned int f_flags;
 };
 
 struct vm_area_struct {
@@ -173,22 +184,45 @@ struct vm_area_struct {
 	struct file *vm_file;
 };
 
+/* The page cache of a file: an xarray of folios by page index (include/linux/xarray.h). */
+struct xarray {
+	void *xa_head;
+};
+
+struct xa_node {
+	unsigned char shift;
+	void *slots[64];
+};
+
 struct address_space {
 	struct inode *host;
+	struct xarray i_pages;
 };
 
 /* The order of a large folio (include/linux/mm.h folio_order: `_flags_1 & 0xff` when
- * PG_head is set in its flags, the first word of every folio). */
+ * PG_head is set in its flags, the first word of every folio); the file and the page index
+ * of its first page. */
 struct folio {
+	struct address_space *mapping;
+	unsigned long index;
 	unsigned long _flags_1;
 };
 
-/* include/linux/mm.h */
+/* include/linux/mm.h. A MAP_SHARED mapping of a file opened read-only has VM_MAYSHARE
+ * without VM_SHARED (do_mmap clears VM_SHARED when the file is not open for writing). */
+#define VM_EXEC 0x00000004
 #define VM_SHARED 0x00000008
+#define VM_MAYSHARE 0x00000080
+/* include/linux/fs.h: a file opened to be executed (execve's image and ELF interpreter);
+ * in f_flags, not f_mode (do_open_execat passes it with the open flags). */
+#define __FMODE_EXEC 0x20
 /* include/linux/fs.h: an inode internal to the kernel (shmem_kernel_file_setup: shared
  * anonymous memory, /dev/zero mapped shared, System V shared memory; anonymous inodes). */
 #define S_PRIVATE (1 << 9)
+/* include/uapi/linux/magic.h: tmpfs and shmem (memfd), whose pages are never written back */
+#define TMPFS_MAGIC 0x01021994
 /* arch/x86/include/asm/trap_pf.h */
+#define X86_PF_PROT 1
 #define X86_PF_WRITE 2
 
 #pragma clang attribute pop

@@ -11,15 +11,6 @@
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
-struct fdtable {
-	unsigned int max_fds;
-	struct file **fd;
-};
-
-struct files_struct {
-	struct fdtable *fdt;
-};
-
 struct gendisk {
 	int major;
 	int first_minor;
