@@ -44,6 +44,11 @@ with the key. The key never appears in the output, in messages or in --json (onl
 fingerprint). OUT is written as .OUT.partial beside it and renamed when complete: a failed \
 or stopped (Ctrl-C) run leaves neither. See docs/ANONYMIZE.md.")]
 pub struct AnonymizeArgs {
+    /// The key file (`reanimator keygen`) the pseudonyms are derived from (the same key, the
+    /// same pseudonyms), that encrypts the reversible table, and that decrypts an encrypted
+    /// IN.
+    #[arg(long, value_name = "KEYFILE")]
+    pub key: Option<PathBuf>,
     /// The trace to read.
     #[arg(value_name = "IN")]
     pub input: PathBuf,
@@ -86,7 +91,7 @@ fn fields(s: &str) -> Result<Vec<Field>> {
     anonymize::parse_fields(s).map_err(anyhow::Error::msg)
 }
 
-/// `key`: the global `--key KEYFILE` (also what reads an encrypted IN).
+/// `key`: its `--key KEYFILE` (also what reads an encrypted IN).
 pub fn run(a: AnonymizeArgs, key: Option<&Key>) -> Result<ExitCode> {
     let Some(key) = key else {
         bail!("anonymize needs the key file: --key KEYFILE (`reanimator keygen FILE` makes one)")

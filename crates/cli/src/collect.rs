@@ -82,6 +82,12 @@ const SERIALS: &str = ".collected-serials";
     stream start and end on stdout (JSON Lines with --json). Ctrl-C or SIGTERM stops within \
     a second; streams still open are cut.")]
 pub struct CollectArgs {
+    /// The master key (`reanimator keygen`): senders authenticate with host keys derived
+    /// from it (`keygen --host NAME --from MASTER`), and every stream's seal is checked under
+    /// its host's key as it arrives. Without it the collector authenticates nobody (loopback
+    /// only, unless --insecure).
+    #[arg(long, value_name = "KEYFILE")]
+    pub key: Option<PathBuf>,
     /// Address to listen on (port 0: any free port; the first output line names it).
     #[arg(long, value_name = "ADDR:PORT", required_unless_present = "join")]
     listen: Option<String>,
@@ -146,7 +152,7 @@ fn parse_rate(s: &str) -> Result<u64, String> {
     }
 }
 
-/// `key`: the global `--key MASTER`: senders authenticate with host keys derived from it,
+/// `key`: its `--key MASTER`: senders authenticate with host keys derived from it,
 /// and every stream's seal is checked under its host's key (see the help text).
 pub fn run(a: CollectArgs, key: Option<&Key>) -> Result<ExitCode> {
     if let Some(j) = &a.join {

@@ -31,6 +31,8 @@ use crate::partial::Partial;
     docs/REPLAY.md.\n\n\
     Exit status: 0 when the plan was written, 2 when it could not be.")]
 pub struct CompileArgs {
+    #[command(flatten)]
+    pub key: crate::output::ReadKeyArgs,
     /// The trace to compile (ours or an original Re-Animator trace).
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,

@@ -46,6 +46,8 @@ use crate::progress::ScanProgress;
     reanimator diff trace.ds:end /tmp/replay-root --times\n  \
     reanimator diff -q a.jsonl b.jsonl && echo same")]
 pub struct DiffArgs {
+    #[command(flatten)]
+    pub key: crate::output::ReadKeyArgs,
     /// The first tree (directory, manifest, TRACE.ds:start, TRACE.ds:end).
     #[arg(value_name = "A")]
     pub a: OsString,

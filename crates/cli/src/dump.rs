@@ -29,6 +29,8 @@ pub enum Format {
 
 #[derive(Args, Debug)]
 pub struct DumpArgs {
+    #[command(flatten)]
+    pub key: crate::output::ReadKeyArgs,
     /// The trace or DataSeries file.
     pub file: PathBuf,
     /// Output format.

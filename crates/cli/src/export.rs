@@ -30,6 +30,8 @@ pub enum Format {
     fio --name=replay --read_iolog=job.iolog --ioengine=psync\n  \
     reanimator export trace.ds --format fio-iolog --where 'path ~ \"/data/**\"' -o data.iolog")]
 pub struct ExportArgs {
+    #[command(flatten)]
+    pub key: crate::output::ReadKeyArgs,
     /// The trace (recorded by `reanimator record`, or Re-Animator's).
     pub trace: PathBuf,
     /// Output format.

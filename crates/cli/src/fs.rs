@@ -21,6 +21,16 @@ pub struct FsArgs {
     cmd: FsCmd,
 }
 
+impl FsArgs {
+    /// `fs mount --key`: the host key of a `-o tcp://` trace.
+    pub fn key(&self) -> Option<&std::path::Path> {
+        match &self.cmd {
+            FsCmd::Mount(m) => m.key.as_deref(),
+            _ => None,
+        }
+    }
+}
+
 // (Parsed once per run: the size of the mount variant does not matter.)
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
@@ -73,13 +83,18 @@ Examples:\n  \
     reanimator fs mount /srv/data /mnt/traced -o t.ds --aggregate=5 --print-aggregate\n  \
     reanimator fs umount /mnt/traced")]
 pub struct MountArgs {
+    /// With `-o tcp://`: the host key (`reanimator keygen --host NAME --from MASTER`) the
+    /// daemon authenticates to the collector with; the trace is then sealed with it
+    /// (docs/NETWORK.md).
+    #[arg(long, value_name = "KEYFILE")]
+    pub key: Option<PathBuf>,
     /// The directory to trace (any file system).
     lower: PathBuf,
     /// An empty directory to mount the traced view on.
     mountpoint: PathBuf,
     /// The trace file to write (not inside MOUNTPOINT; created mode 0600, readable by you
     /// alone, as is its .log), or tcp://HOST:PORT[/LABEL] to stream it to `reanimator
-    /// collect` (with the global `--key HOSTKEY` the sender authenticates and the trace is
+    /// collect` (with `--key HOSTKEY` the sender authenticates and the trace is
     /// sealed with that host key, docs/NETWORK.md).
     #[arg(short = 'o', long = "output", value_name = "TRACE")]
     output: PathBuf,
@@ -158,7 +173,7 @@ fn stops() -> u32 {
     STOP_REQUESTS.load(Ordering::Relaxed).max(0) as u32
 }
 
-/// `key`: the global `--key`, a host key to authenticate to the collector with `-o tcp://`.
+/// `key`: its `--key`, a host key to authenticate to the collector with `-o tcp://`.
 pub fn run(a: FsArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     match a.cmd {
         FsCmd::Mount(m) => mount(m, key),

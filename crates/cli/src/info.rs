@@ -16,6 +16,8 @@ use crate::progress::Progress;
 
 #[derive(Args, Debug)]
 pub struct InfoArgs {
+    #[command(flatten)]
+    pub key: crate::output::ReadKeyArgs,
     /// The trace, DataSeries file or compiled plan (`reanimator compile`).
     pub file: PathBuf,
     /// Print one JSON object instead of the table.

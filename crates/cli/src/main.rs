@@ -44,18 +44,6 @@ use clap::{Parser, Subcommand};
     reanimator export t.ds --format fio-iolog -o t.iolog --prefix /mnt/scratch\n  \
     reanimator anonymize t.ds t-anon.ds --key anon.key --fields path,uid,gid,pid")]
 struct Cli {
-    /// The key file (`reanimator keygen`) of encrypted traces to read and of sealed traces to
-    /// check. With it, `info`, `dump`, `replay`, `compile`, `profile`, `export` and `diff`
-    /// check the seal of every trace they read: the whole trace is read once when opened,
-    /// and a modified, dropped, reordered or inserted extent, or a missing seal, stops them
-    /// with one line and exit status 1; a trace that is not sealed (unless encrypted with
-    /// the key) is refused the same way. A trace cut before its final seal is read up to its
-    /// last seal, with a note. `verify` checks the seal alone; `collect` takes its master key
-    /// and checks the streams it receives; with `-o tcp://` it is the host key (`keygen
-    /// --host`) a sender authenticates with (docs/NETWORK.md); `anonymize` derives its
-    /// pseudonyms from it.
-    #[arg(long, global = true, value_name = "KEYFILE")]
-    key: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -117,7 +105,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     mapfault::report_cut_maps();
-    let key = match cli.key.as_deref().map(ra_trace::key::Key::load).transpose() {
+    let key = match key_file(&cli.command).map(ra_trace::key::Key::load).transpose() {
         Ok(k) => k,
         Err(e) => {
             eprintln!("reanimator: error: --key: {e}");
@@ -173,6 +161,25 @@ fn main() -> ExitCode {
             // verify) is the reader's answer, like `verify`'s: 1. Other trouble: 2.
             ExitCode::from(if tampering(&err) { 1 } else { 2 })
         }
+    }
+}
+
+/// The `--key` of the command, on the commands that read keys.
+fn key_file(c: &Command) -> Option<&std::path::Path> {
+    match c {
+        Command::Info(a) => a.key.key.as_deref(),
+        Command::Dump(a) => a.key.key.as_deref(),
+        Command::Replay(a) => a.key.key.as_deref(),
+        Command::Compile(a) => a.key.key.as_deref(),
+        Command::Profile(a) => a.key.key.as_deref(),
+        Command::Export(a) => a.key.key.as_deref(),
+        Command::Diff(a) => a.key.key.as_deref(),
+        Command::Record(a) => a.key.as_deref(),
+        Command::Fs(a) => a.key(),
+        Command::Collect(a) => a.key.as_deref(),
+        Command::Verify(a) => a.key.as_deref(),
+        Command::Anonymize(a) => a.key.as_deref(),
+        Command::Snapshot(_) | Command::Keygen(_) => None,
     }
 }
 

@@ -34,6 +34,20 @@ impl Compress {
     }
 }
 
+/// `--key` of the commands that read traces (info, dump, replay, compile, profile, export,
+/// diff).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ReadKeyArgs {
+    /// The key file (`reanimator keygen`) the trace was encrypted or sealed with: decrypts an
+    /// encrypted trace, and checks the seal of every trace read (the whole trace once, when
+    /// opened): a modified, dropped, reordered or inserted extent, or a missing seal, stops
+    /// the command with one line and exit status 1; a trace that is not sealed (unless
+    /// encrypted with the key) is refused the same way. A trace cut before its final seal is
+    /// read up to its last seal, with a note.
+    #[arg(long, value_name = "KEYFILE")]
+    pub key: Option<PathBuf>,
+}
+
 /// Flags of the output chain.
 #[derive(Args, Debug, Clone)]
 pub struct ChainArgs {
@@ -117,7 +131,7 @@ impl ChainArgs {
 impl NetArgs {
     /// Where `-o OUTPUT` sends the trace: a file, or `tcp://HOST:PORT[/LABEL]` (a collector,
     /// `reanimator collect`), with these network settings, the chain `chain` (not every part
-    /// of which can be streamed) and the global `--key`: a host key (`reanimator keygen
+    /// of which can be streamed) and its `--key`: a host key (`reanimator keygen
     /// --host`) the sender authenticates with.
     pub fn destination(
         &self,

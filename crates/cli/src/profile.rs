@@ -84,6 +84,8 @@ check (buckets add up to the count, the total lies within the buckets' bounds). 
 has the details."
 )]
 pub struct ProfileArgs {
+    #[command(flatten)]
+    pub key: crate::output::ReadKeyArgs,
     #[command(subcommand)]
     pub sub: Option<ProfileSub>,
     /// A trace (syscall or fs, ours or Re-Animator's) or a JSON profile to show again. Without
@@ -402,7 +404,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
             sink.finish()?;
             return Ok(ExitCode::SUCCESS);
         }
-        bail!("{}: the trace holds no operations to profile", path.display());
+        eprintln!("reanimator: note: {} holds no operations: the profile is empty", path.display());
     }
     let missing: u64 =
         unknown.missing.values().sum::<u64>() + unknown.negative.values().sum::<u64>();

@@ -82,6 +82,11 @@ pub enum Cpu {
     `reanimator diff OUT.ds:start OUT.ds:end` compares them, replay recreates the start state. \
     Symlinks are never followed and other file systems are not entered.")]
 pub struct RecordArgs {
+    /// With `-o tcp://`: the host key (`reanimator keygen --host NAME --from MASTER`) this
+    /// sender authenticates to the collector with; the trace is then sealed with it
+    /// (docs/NETWORK.md).
+    #[arg(long, value_name = "KEYFILE")]
+    pub key: Option<PathBuf>,
     /// The trace file to write (replaced if it exists; created mode 0600, readable by you
     /// alone, whatever the umask: it holds every byte the command read), or
     /// tcp://HOST:PORT[/LABEL] to stream it to `reanimator collect` (see --spill; with the
@@ -251,7 +256,7 @@ fn scan_options(progress: &ScanProgress, dir: &std::path::Path, phase: Phase) ->
     }
 }
 
-/// `key`: the global `--key`, a host key to authenticate to the collector with `-o tcp://`.
+/// `key`: its `--key`, a host key to authenticate to the collector with `-o tcp://`.
 pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     let selection = Selection::parse(&a.syscalls).context("--syscalls")?;
     let dest = a.net.destination(&a.chain, &a.output, key)?;

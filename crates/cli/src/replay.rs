@@ -131,6 +131,8 @@ pub enum InitUnknown {
     the recording and the roots agree on every call and on their trees, 1 otherwise, 2 when \
     a replay could not run.")]
 pub struct ReplayArgs {
+    #[command(flatten)]
+    pub key: crate::output::ReadKeyArgs,
     /// The trace to replay (ours or an original Re-Animator trace), or a plan compiled from
     /// one (reanimator compile).
     #[arg(value_name = "TRACE")]

@@ -25,6 +25,9 @@ encrypted chunk is missing), it is not sealed (or its seal was removed), or it i
 DataSeries file at all; 2 trouble that says nothing of the file: no such file, no --key or \
 an unreadable key file, a key other than the one it was sealed or encrypted with.")]
 pub struct VerifyArgs {
+    /// The key file the trace was sealed (and encrypted) with.
+    #[arg(long, value_name = "KEYFILE")]
+    pub key: Option<std::path::PathBuf>,
     /// The sealed trace.
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,

@@ -319,3 +319,42 @@ fn the_readme_demo_records_replays_and_ends_identical() {
     assert!(out.contains("against its recorded end state: identical"), "{out}");
     assert!(out.contains("no differences"), "{out}");
 }
+
+/// `--key` is offered where a key is read, and only there (it was a global option every
+/// command listed); anonymize, which writes a file, offers no network flags.
+#[test]
+fn help_offers_key_and_network_flags_only_where_they_apply() {
+    let help = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.push("--help");
+        let o = run(&a);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    for c in [
+        &["info"][..],
+        &["dump"],
+        &["replay"],
+        &["compile"],
+        &["profile"],
+        &["export"],
+        &["diff"],
+        &["verify"],
+        &["collect"],
+        &["anonymize"],
+        &["record"],
+        &["fs", "mount"],
+    ] {
+        assert!(help(c).contains("--key <KEYFILE>"), "{c:?} reads a key");
+    }
+    for c in [&["snapshot"][..], &["keygen"], &["fs", "umount"], &["profile", "merge"]] {
+        assert!(!help(c).contains("--key <KEYFILE>"), "{c:?} reads no key");
+    }
+    let a = help(&["anonymize"]);
+    assert!(!a.contains("--spill") && !a.contains("--net-buffer"), "{a}");
+    assert!(help(&["record"]).contains("--spill"));
+    // Given where the command reads none: refused, not ignored.
+    let o = run(&["snapshot", "--key", "k", ".", "-o", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--key"), "{}", stderr(&o));
+}

@@ -78,6 +78,9 @@ pub const FACTS: &[(&str, FactRule)] = {
         ("ebpf_recursion_misses", Keep),
         ("ebpf_noop", Keep),
         ("ebpf_prog_ns_per_run", Keep),
+        ("ebpf_faults_classified_late", Keep),
+        ("ebpf_folio_pages", Keep),
+        ("ebpf_mmap_private", Keep),
         // `reanimator fs` (hostname, kernel, command, data_mode, start_time above).
         ("source", Keep),
         ("fs_lower", Path),
