@@ -201,6 +201,8 @@ fn report(a: &AnonymizeArgs, s: &Summary) -> Result<()> {
             "fields": fields,
             "data_buffers_replaced": s.data_buffers,
             "collisions_resolved": s.collisions,
+            "xattr_names_lengthened": s.xattr_names_lengthened,
+            "xattr_size_answers_not_kept": s.xattr_size_answers_not_kept(),
             "reverse_table_entries": s.table_entries,
             "key_fingerprint": s.key_fingerprint,
         });
@@ -222,6 +224,15 @@ fn report(a: &AnonymizeArgs, s: &Summary) -> Result<()> {
                 String::new()
             }
         );
+        if s.xattr_names_lengthened > 0 {
+            eprintln!(
+                "note: {} extended attribute names got pseudonyms longer than themselves (every \
+                 candidate of their length was taken): up to {} listxattr size answers (size \
+                 queries, ERANGE) may differ in a replay",
+                s.xattr_names_lengthened,
+                s.xattr_size_answers_not_kept()
+            );
+        }
     }
     Ok(())
 }

@@ -203,9 +203,28 @@ pub struct Summary {
     pub data_buffers: u64,
     /// Pseudonyms that had to be lengthened to stay distinct.
     pub collisions: u64,
+    /// Extended attribute names whose pseudonym is longer than the name
+    /// ([`Pseudonymizer::xattr_name`]).
+    pub xattr_names_lengthened: u64,
+    /// Size answers of the `listxattr` family ([`xattr::is_size_answer`]) in the trace; when
+    /// a name was lengthened, any of them may no longer be what a replay gets.
+    pub xattr_size_answers: u64,
     /// Entries stored in the reverse table.
     pub table_entries: u64,
     pub key_fingerprint: String,
+}
+
+impl Summary {
+    /// The size answers that a replay of the output may see otherwise (an upper bound: the
+    /// trace does not say which names a size query counted): all of them once a name was
+    /// lengthened, none otherwise.
+    pub fn xattr_size_answers_not_kept(&self) -> u64 {
+        if self.xattr_names_lengthened > 0 {
+            self.xattr_size_answers
+        } else {
+            0
+        }
+    }
 }
 
 /// Replaces values in one direction: a [`Pseudonymizer`] (anonymize) or a [`Reverser`].
@@ -214,6 +233,9 @@ pub trait Mapper {
     fn on(&self, f: Field) -> bool;
     /// One path component, or one string of field `f`.
     fn string(&mut self, f: Field, v: &[u8]) -> Vec<u8>;
+    /// An extended attribute's name after its namespace (`path`), its length kept
+    /// ([`Pseudonymizer::xattr_name`]).
+    fn xattr_name(&mut self, v: &[u8]) -> Vec<u8>;
     fn id(&mut self, f: Field, v: i64) -> i64;
     /// An instant of the trace's own clock (ns; [`time`]).
     fn clock(&mut self, ns: i64) -> i64;
@@ -237,6 +259,9 @@ impl Mapper for Forward {
     }
     fn string(&mut self, f: Field, v: &[u8]) -> Vec<u8> {
         self.p.string(f, v)
+    }
+    fn xattr_name(&mut self, v: &[u8]) -> Vec<u8> {
+        self.p.xattr_name(v)
     }
     fn id(&mut self, f: Field, v: i64) -> i64 {
         self.p.id(f, v)
@@ -278,6 +303,9 @@ impl Mapper for Backward {
             return v.to_vec();
         }
         self.r.string(f, v)
+    }
+    fn xattr_name(&mut self, v: &[u8]) -> Vec<u8> {
+        self.string(Field::Path, v)
     }
     fn id(&mut self, f: Field, v: i64) -> i64 {
         self.r.id(f, v)
@@ -1222,6 +1250,7 @@ fn rewrite(
     }
     for ev in tr.events(None) {
         let mut ev = ev?;
+        summary.xattr_size_answers += u64::from(m.on(Field::Path) && xattr::is_size_answer(&ev));
         if crate::fsop::is_fs_event(&ev) {
             summary.data_buffers += map_fs_event(m, &mut ev, data);
             w.append_fs_preserving(&fs_record(&ev), ev.unique_id)?;
@@ -1338,6 +1367,8 @@ pub fn anonymize_trace(input: &Path, out: &Path, key: &Key, opts: &Options) -> R
         summary.fields.insert(*f, (rep, distinct));
         summary.collisions += coll;
     }
+    summary.xattr_names_lengthened =
+        m.p.strings(Field::Path).map_or(0, |t| t.xattr_lengthened);
     Ok(summary)
 }
 

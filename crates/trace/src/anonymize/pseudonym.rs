@@ -28,24 +28,48 @@ const ID_SPAN: u64 = 1 << 30;
 const PID_BASE: i64 = 300;
 const PID_MAX: i64 = 1 << 22;
 
+/// Fresh tries at a name's own length before an extended attribute's pseudonym is made
+/// longer ([`Pseudonymizer::xattr_name`]): it is lengthened only when this many keyed
+/// candidates in a row are taken, which, short of a length whose 32^len pseudonyms are
+/// nearly all in use, does not happen.
+const XATTR_TRIES: u64 = 64;
+
+/// Salts of extended attribute names' pseudonyms: apart from path components' (salts from 0),
+/// so that an attribute and a file of one name get unrelated pseudonyms.
+const XATTR_SALT: u64 = 1 << 63;
+
 /// One field's table of strings: original → pseudonym and the pseudonyms taken.
 #[derive(Default)]
 pub struct StringTable {
     forward: HashMap<Vec<u8>, Vec<u8>>,
-    taken: HashSet<Vec<u8>>,
+    /// Extended attribute names (after their namespace) → their length-keeping pseudonyms
+    /// ([`Pseudonymizer::xattr_name`]; `path` only).
+    xattr: HashMap<Vec<u8>, Vec<u8>>,
+    /// Every pseudonym given, of either kind → its original: one pseudonym never stands for
+    /// two values, so the reverse table is one map.
+    taken: HashMap<Vec<u8>, Vec<u8>>,
     /// How many times a value was replaced (every occurrence).
     pub replaced: u64,
-    /// Pseudonyms that had to be longer than [`PSEUDONYM_CHARS`] to stay distinct.
+    /// Pseudonyms that had to be longer than [`PSEUDONYM_CHARS`] (an attribute name's: other
+    /// than its first candidate) to stay distinct.
     pub collisions: u64,
+    /// Extended attribute names whose pseudonym is longer than the name: every keyed
+    /// candidate of the name's length was taken.
+    pub xattr_lengthened: u64,
 }
 
 impl StringTable {
     /// (pseudonym, original) pairs, for the reverse table.
     pub fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
-        self.forward.iter().map(|(o, p)| (p.as_slice(), o.as_slice()))
+        self.taken.iter().map(|(p, o)| (p.as_slice(), o.as_slice()))
     }
+    /// Distinct values replaced (a value that names a file and an attribute counts once).
     pub fn distinct(&self) -> usize {
-        self.forward.len()
+        self.forward.len() + self.xattr.keys().filter(|v| !self.forward.contains_key(*v)).count()
+    }
+    /// Whether `p` is free to stand for `value`.
+    fn free(&self, p: &[u8], value: &[u8]) -> bool {
+        self.taken.get(p).is_none_or(|o| o == value)
     }
 }
 
@@ -172,7 +196,7 @@ impl Pseudonymizer {
                 long.iter().map(|b| ALPHABET[usize::from(b & 31)]).collect()
             };
             p.extend_from_slice(ext);
-            if !table.taken.contains(&p) && !self.keep_names.contains(&p) {
+            if table.free(&p, value) && !self.keep_names.contains(&p) {
                 break p;
             }
             // Two values, one pseudonym: never merge them; a longer one for the newcomer.
@@ -187,8 +211,59 @@ impl Pseudonymizer {
                 h.finalize_xof().fill(&mut raw);
             }
         };
-        table.taken.insert(p.clone());
+        table.taken.insert(p.clone(), value.to_vec());
         table.forward.insert(value.to_vec(), p.clone());
+        p
+    }
+
+    /// The pseudonym of an extended attribute's name after its namespace (`checksum` of
+    /// `user.checksum`): as long as the name, so that every size the kernel reports for a
+    /// list of names (`listxattr`'s, a size query's, an `ERANGE`) is the same for the
+    /// pseudonyms; with `--keep-extensions`, the extension kept and the stem replaced. Its
+    /// own keyed candidates (other salts than path components'), checked against every
+    /// pseudonym of `path` (a reverse table maps each to one original), against kept names
+    /// and against the names the kernel interprets (`security.ima` must not appear from a
+    /// `security.<three letters>`). When [`XATTR_TRIES`] candidates of its length are all
+    /// taken, the name gets a longer one (counted in `xattr_lengthened`).
+    pub fn xattr_name(&mut self, value: &[u8]) -> Vec<u8> {
+        if value.is_empty() || self.keeps_name(value) {
+            return value.to_vec();
+        }
+        let table = self.strings.entry(Field::Path).or_default();
+        table.replaced += u64::from(self.counting);
+        if let Some(p) = table.xattr.get(value) {
+            return p.clone();
+        }
+        let ext: &[u8] = if self.keep_extensions { extension(value) } else { b"" };
+        let stem = value.len() - ext.len();
+        let mut len = stem;
+        let mut tries = 0u64;
+        let mut retried = false;
+        let p = loop {
+            let salt = XATTR_SALT | ((len as u64) << 16) | tries;
+            let mut raw = vec![0u8; len];
+            self.xof(Field::Path, value, salt, &mut raw);
+            let mut p: Vec<u8> = raw.iter().map(|b| ALPHABET[usize::from(b & 31)]).collect();
+            p.extend_from_slice(ext);
+            let table = &self.strings[&Field::Path];
+            if table.free(&p, value)
+                && !self.keep_names.contains(&p)
+                && !super::xattr::is_kernel_rest(&p)
+            {
+                break p;
+            }
+            retried = true;
+            tries += 1;
+            if tries == XATTR_TRIES {
+                tries = 0;
+                len += 1;
+            }
+        };
+        let table = self.strings.get_mut(&Field::Path).expect("inserted above");
+        table.collisions += u64::from(retried);
+        table.xattr_lengthened += u64::from(len > stem);
+        table.taken.insert(p.clone(), value.to_vec());
+        table.xattr.insert(value.to_vec(), p.clone());
         p
     }
 

@@ -816,7 +816,10 @@ fn xattr_names_are_names_values_data_and_acls_permissions() {
     w.append(&e).unwrap();
     w.finish().unwrap();
     let mut m = forward(&[Field::Path, Field::Uid]);
-    let p = m.string(Field::Path, b"alice-secret");
+    let p = m.xattr_name(b"alice-secret");
+    // The name's length is kept, so that listxattr's size answers stay true.
+    assert_eq!(p.len(), b"alice-secret".len());
+    assert_ne!(p, m.string(Field::Path, b"alice-secret"), "unrelated to the file name's");
     let name = [b"user.".as_slice(), &p].concat();
     let uid = m.id(Field::Uid, 1000) as u32;
     for mode in [DataMode::Keep, DataMode::Drop] {
@@ -963,4 +966,29 @@ fn drop_also_drops_the_digests_a_hashed_recording_holds() {
         assert_eq!(bytes.windows(32).any(|w| w == digest.as_bytes()), kept, "{mode:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn xattr_pseudonyms_keep_length_and_never_merge_two_names() {
+    let mut m = forward(&[Field::Path]);
+    // Every one-letter name: 36 originals for 32 one-letter pseudonyms; some must lengthen,
+    // none may share a pseudonym, and none may become a kernel-interpreted name.
+    let mut seen = std::collections::HashMap::new();
+    let names: Vec<Vec<u8>> = (b'a'..=b'z').chain(b'0'..=b'9').map(|c| vec![c]).collect();
+    for n in &names {
+        let p = m.xattr_name(n);
+        assert!(p.len() >= 1);
+        assert!(!super::xattr::is_kernel_rest(&p));
+        if let Some(prev) = seen.insert(p.clone(), n.clone()) {
+            panic!("{n:?} and {prev:?} share the pseudonym {p:?}");
+        }
+        assert_eq!(m.xattr_name(n), p, "stable");
+    }
+    let short = seen.keys().filter(|p| p.len() == 1).count();
+    assert!(short <= 32 && short >= 28, "{short} of 36 kept one letter");
+    for n in [b"checksum".as_slice(), b"selinux-like-but-not", b"x"] {
+        if n.len() > 1 {
+            assert_eq!(m.xattr_name(n).len(), n.len());
+        }
+    }
 }

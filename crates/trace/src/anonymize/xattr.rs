@@ -15,7 +15,10 @@
 
 use std::collections::BTreeMap;
 
+use ra_syscalls::Meaning;
+
 use super::{DataMode, Field, Mapper};
+use crate::event::{ArgValue, Event};
 
 /// Namespaces of extended attribute names (the part before and with the first dot).
 const NAMESPACES: [&[u8]; 4] = [b"user.", b"trusted.", b"security.", b"system."];
@@ -41,15 +44,52 @@ pub const KERNEL_NAMES: &[&[u8]] = &[
     b"security.SMACK64IPOUT",
 ];
 
-/// One attribute name (without NUL) through `m`.
+/// Whether `rest` after some namespace is a name [`KERNEL_NAMES`] holds (a pseudonym must
+/// not become one: `security.<pseudonym>` would be read by the kernel).
+pub fn is_kernel_rest(rest: &[u8]) -> bool {
+    KERNEL_NAMES.iter().any(|k| {
+        NAMESPACES.iter().any(|ns| k.len() == ns.len() + rest.len() && k.starts_with(ns))
+            && k.ends_with(rest)
+    })
+}
+
+/// One attribute name (without NUL) through `m`: the namespace kept, the rest replaced by a
+/// pseudonym of its length ([`Mapper::xattr_name`]).
 pub fn map_name(m: &mut dyn Mapper, name: &[u8]) -> Vec<u8> {
     if KERNEL_NAMES.contains(&name) || name.is_empty() {
         return name.to_vec();
     }
     match NAMESPACES.iter().find(|ns| name.starts_with(ns) && name.len() > ns.len()) {
-        Some(ns) => [*ns, m.string(Field::Path, &name[ns.len()..]).as_slice()].concat(),
-        None => m.string(Field::Path, name),
+        Some(ns) => [*ns, m.xattr_name(&name[ns.len()..]).as_slice()].concat(),
+        None => m.xattr_name(name),
     }
+}
+
+/// Whether a `listxattr`-family call or `fs` operation answered with a size computed from a
+/// file's names that the trace does not show: a size query (size 0: the list's length) or
+/// `ERANGE` (the list is longer than the size given). Such an answer is right for the
+/// pseudonyms because they keep every name's length; a name that had to be lengthened
+/// (`xattr_lengthened`) could make it wrong.
+pub fn is_size_answer(ev: &Event) -> bool {
+    let size = if crate::fsop::is_fs_event(ev) {
+        if ev.name != "listxattr" {
+            return false;
+        }
+        ev.extra_int("length")
+    } else {
+        let Some(def) = ev.def else { return false };
+        let Some(capacity) = def.args.iter().find_map(|a| match a.meaning {
+            Meaning::XattrNames { capacity } => Some(capacity),
+            _ => None,
+        }) else {
+            return false;
+        };
+        match ev.args.get(capacity) {
+            Some(ArgValue::Int(n)) => Some(*n),
+            _ => None,
+        }
+    };
+    ev.errno == Some(libc::ERANGE) || (size == Some(0) && ev.ret.is_some_and(|r| r > 0))
 }
 
 /// A name as calls store it, with its NUL.
