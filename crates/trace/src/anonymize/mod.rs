@@ -1367,8 +1367,7 @@ pub fn anonymize_trace(input: &Path, out: &Path, key: &Key, opts: &Options) -> R
         summary.fields.insert(*f, (rep, distinct));
         summary.collisions += coll;
     }
-    summary.xattr_names_lengthened =
-        m.p.strings(Field::Path).map_or(0, |t| t.xattr_lengthened);
+    summary.xattr_names_lengthened = m.p.strings(Field::Path).map_or(0, |t| t.xattr_lengthened);
     Ok(summary)
 }
 
