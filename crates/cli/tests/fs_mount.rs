@@ -248,7 +248,7 @@ fn real_programs_on_the_mount_leave_the_tree_they_leave_natively() {
 
 #[test]
 fn a_trace_of_the_mount_replays_to_the_same_tree() {
-    if !can_mount() || !have_program("tar") {
+    if !can_mount() || !have_program("tar") || !have_program("python3") {
         return;
     }
     let d = scratch_dir("fs-replay");
@@ -259,7 +259,10 @@ fn a_trace_of_the_mount_replays_to_the_same_tree() {
         &mnt,
         &format!(
             "set -e; tar xf {}; mv linux/netfilter nf; rm -r linux/can; ln -s nf linkdir; \
-             chmod 700 nf; touch -d 2001-01-01 nf/x_tables.h; truncate -s 10 linux/fs.h",
+             chmod 700 nf; touch -d 2001-01-01 nf/x_tables.h; truncate -s 10 linux/fs.h; \
+             cp nf/x_tables.h xcopy; python3 -c \"import os; a = os.open('nf/x_tables.h', \
+             os.O_RDONLY); b = os.open('part', os.O_WRONLY | os.O_CREAT, 0o644); \
+             assert os.copy_file_range(a, b, 300, 100, 10) == 300\"",
             tar.display()
         ),
     );

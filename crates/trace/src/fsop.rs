@@ -709,9 +709,15 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
         }
         "copy_file_range" => {
             let (Some(fd), Some(out)) = (fh, int("fh_out")) else { return Vec::new() };
-            let mut off_in = 0i64.to_ne_bytes().to_vec();
-            off_in.copy_from_slice(&int("offset").unwrap_or(0).to_ne_bytes());
-            let off_out = int("offset_out").unwrap_or(0).to_ne_bytes().to_vec();
+            // A recorded copy_file_range holds its offsets as the kernel wrote them back
+            // (after the bytes moved; `Event::copy` subtracts them again); the operation
+            // holds where the copy started.
+            let moved = match (ev.errno.unwrap_or(0), ev.ret) {
+                (0, Some(r)) if r > 0 => r,
+                _ => 0,
+            };
+            let after = |k: &str| (int(k).unwrap_or(0) + moved).to_le_bytes().to_vec();
+            let (off_in, off_out) = (after("offset"), after("offset_out"));
             opt(mk(
                 "copy_file_range",
                 &[

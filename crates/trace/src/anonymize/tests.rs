@@ -977,7 +977,7 @@ fn xattr_pseudonyms_keep_length_and_never_merge_two_names() {
     let names: Vec<Vec<u8>> = (b'a'..=b'z').chain(b'0'..=b'9').map(|c| vec![c]).collect();
     for n in &names {
         let p = m.xattr_name(n);
-        assert!(p.len() >= 1);
+        assert!(!p.is_empty());
         assert!(!super::xattr::is_kernel_rest(&p));
         if let Some(prev) = seen.insert(p.clone(), n.clone()) {
             panic!("{n:?} and {prev:?} share the pseudonym {p:?}");
@@ -985,7 +985,7 @@ fn xattr_pseudonyms_keep_length_and_never_merge_two_names() {
         assert_eq!(m.xattr_name(n), p, "stable");
     }
     let short = seen.keys().filter(|p| p.len() == 1).count();
-    assert!(short <= 32 && short >= 28, "{short} of 36 kept one letter");
+    assert!((28..=32).contains(&short), "{short} of 36 kept one letter");
     for n in [b"checksum".as_slice(), b"selinux-like-but-not", b"x"] {
         if n.len() > 1 {
             assert_eq!(m.xattr_name(n).len(), n.len());
