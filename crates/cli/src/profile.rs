@@ -207,11 +207,17 @@ pub fn make_sink(a: &ProfileArgs) -> Result<Tee> {
     if a.json {
         tee.0.push(Box::new(JsonSink::new(out)));
     } else {
-        let opts = TextOptions { timestamp: a.timestamp, utc_offset_s: offset, table: a.table };
+        let opts = TextOptions {
+            timestamp: a.timestamp,
+            utc_offset_s: offset,
+            table: a.table,
+            ..TextOptions::default()
+        };
         tee.0.push(Box::new(TextSink::new(out, opts)));
     }
     if let Some(p) = &a.svg {
-        let opts = SvgOptions { top: a.svg_top.max(1), utc_offset_s: offset };
+        let opts =
+            SvgOptions { top: a.svg_top.max(1), utc_offset_s: offset, ..SvgOptions::default() };
         tee.0.push(Box::new(SvgSink::new(create(p)?, opts)));
     }
     Ok(tee)
@@ -313,7 +319,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
         by: a.by.name().to_string(),
         host: info("hostname").unwrap_or_default(),
         kernel: info("kernel").unwrap_or_default(),
-        overhead: None,
+        ..Meta::default()
     };
     let big = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) >= 64 << 20;
     let total: u64 = if big {

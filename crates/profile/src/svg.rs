@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::rows::{human_ns, short_ns};
+use crate::rows::{human, human_ns, short_ns, weighted, Weight};
 use crate::text::clock;
-use crate::{bucket_bounds, Hist, Interval, Key, Meta, BUCKETS};
+use crate::{Hist, Interval, Key, Meta, BUCKETS};
 
 /// How the SVG is drawn.
 #[derive(Clone, Debug)]
@@ -18,11 +18,13 @@ pub struct SvgOptions {
     pub top: usize,
     /// Local time's offset from UTC in seconds (cell titles show the clock).
     pub utc_offset_s: i64,
+    /// Colour and bars by calls, or by the time they took (`--weight time`).
+    pub weight: Weight,
 }
 
 impl Default for SvgOptions {
     fn default() -> Self {
-        SvgOptions { top: 12, utc_offset_s: 0 }
+        SvgOptions { top: 12, utc_offset_s: 0, weight: Weight::Count }
     }
 }
 
@@ -53,7 +55,8 @@ impl HeatMaps {
         for (k, h) in &iv.hists {
             let kc = self.keys.entry(k.clone()).or_default();
             kc.total.merge(h);
-            for (b, &c) in h.buckets.iter().enumerate() {
+            let values = weighted(h, self.meta.buckets, self.opts.weight);
+            for (b, &c) in values.iter().enumerate() {
                 if c > 0 {
                     kc.cells.push((col, b as u8, c));
                 }
@@ -63,6 +66,11 @@ impl HeatMaps {
 
     /// The geometry of the picture.
     pub fn layout(&self) -> Layout {
+        let scale = self.meta.buckets;
+        let unit = self.meta.unit();
+        let time = self.opts.weight == Weight::Time;
+        let show = |c: u64| if time { format!("{} of time", human_ns(c)) } else { c.to_string() };
+        let axis = |v: u64| if unit == "ns" { short_ns(v) } else { human(v, unit) };
         let mut order: Vec<(&Key, &KeyCells)> = self.keys.iter().collect();
         order
             .sort_by(|a, b| b.1.total.total_ns.cmp(&a.1.total.total_ns).then_with(|| a.0.cmp(b.0)));
@@ -96,7 +104,7 @@ impl HeatMaps {
                 .iter()
                 .map(|&(col, b, c)| {
                     let (s, e, partial) = self.cols[col as usize];
-                    let (blo, bhi) = bucket_bounds(b as usize);
+                    let (blo, bhi) = scale.bounds(b as usize);
                     Rect {
                         x: LEFT + col * cell_w,
                         y: row_y(b as usize),
@@ -104,22 +112,24 @@ impl HeatMaps {
                         h: CELL_H,
                         fill: heat_colour(c, max_cell),
                         title: format!(
-                            "{:.3} .. {:.3} s ({} .. {}{}): {blo} .. {bhi} ns: {c}",
+                            "{:.3} .. {:.3} s ({} .. {}{}): {blo} .. {bhi} {unit}: {}",
                             s.saturating_sub(origin) as f64 / 1e9,
                             e.saturating_sub(origin) as f64 / 1e9,
                             clock(s, self.opts.utc_offset_s),
                             clock(e, self.opts.utc_offset_s),
-                            if partial { ", partial" } else { "" }
+                            if partial { ", partial" } else { "" },
+                            show(c)
                         ),
                     }
                 })
                 .collect();
-            let max_bar = kc.total.buckets.iter().copied().max().unwrap_or(1).max(1);
+            let totals = weighted(&kc.total, scale, self.opts.weight);
+            let max_bar = totals.iter().copied().max().unwrap_or(1).max(1);
             let bars = (lo_b..=hi_b)
-                .filter(|&b| kc.total.buckets[b] > 0)
+                .filter(|&b| totals[b] > 0)
                 .map(|b| {
-                    let c = kc.total.buckets[b];
-                    let (blo, bhi) = bucket_bounds(b);
+                    let c = totals[b];
+                    let (blo, bhi) = scale.bounds(b);
                     Rect {
                         x: LEFT + heat_w + GAP,
                         y: row_y(b) + 1,
@@ -127,20 +137,20 @@ impl HeatMaps {
                             .max(1),
                         h: CELL_H - 2,
                         fill: (70, 110, 180),
-                        title: format!("{blo} .. {bhi} ns: {c} in the whole profile"),
+                        title: format!("{blo} .. {bhi} {unit}: {} in the whole profile", show(c)),
                     }
                 })
                 .collect();
             let bar_labels: Vec<Label> = (lo_b..=hi_b)
-                .filter(|&b| kc.total.buckets[b] > 0)
+                .filter(|&b| totals[b] > 0)
                 .map(|b| {
-                    let c = kc.total.buckets[b];
+                    let c = totals[b];
                     let w =
                         ((u128::from(c) * u128::from(BAR_W) / u128::from(max_bar)) as u32).max(1);
                     Label {
                         x: LEFT + heat_w + GAP + w + 3,
                         y: row_y(b) + CELL_H - 2,
-                        text: c.to_string(),
+                        text: if time { human_ns(c) } else { c.to_string() },
                         anchor: "start",
                     }
                 })
@@ -149,7 +159,7 @@ impl HeatMaps {
                 .map(|b| Label {
                     x: LEFT - 4,
                     y: row_y(b) + CELL_H - 2,
-                    text: short_ns(bucket_bounds(b).0),
+                    text: axis(scale.bounds(b).0),
                     anchor: "end",
                 })
                 .collect();
@@ -164,7 +174,7 @@ impl HeatMaps {
                     anchor: "start",
                 })
                 .collect();
-            let s = crate::rows::summary(&kc.total);
+            let s = crate::rows::summary_in(&kc.total, scale);
             panels.push(Panel {
                 heading: Label {
                     x: LEFT,
@@ -179,9 +189,9 @@ impl HeatMaps {
                             format!(" [{}]", key.group)
                         },
                         s.count,
-                        human_ns(s.total_ns),
-                        human_ns(s.p50_ns),
-                        human_ns(s.p99_ns),
+                        human(s.total_ns, unit),
+                        human(s.p50_ns, unit),
+                        human(s.p99_ns, unit),
                         s.errors
                     ),
                     anchor: "start",
@@ -204,8 +214,16 @@ impl HeatMaps {
             width,
             height: y + 10,
             title: format!(
-                "reanimator profile: {} ({}), {every}, by {}",
-                self.meta.target, self.meta.source, self.meta.by
+                "reanimator profile: {} ({}), {every}, by {}{}{}",
+                self.meta.target,
+                self.meta.source,
+                self.meta.by,
+                if self.meta.is_latency() {
+                    String::new()
+                } else {
+                    format!(", {} ({unit})", self.meta.value)
+                },
+                if time { ", colour and bars: time spent (count x latency)" } else { "" }
             ),
             note: (left_out > 0).then(|| {
                 format!("{left_out} more keys not shown (smaller total time; see --svg-top)")

@@ -4,11 +4,12 @@
 
 use std::io::{self, Write};
 
-use crate::rows::{self, human_ns, HistRows, Summary};
-use crate::{Interval, Key, Meta};
+use crate::peaks::{self, Peak};
+use crate::rows::{self, human, human_ns, HistRows, Summary, Weight};
+use crate::{Interval, Key, Meta, Scale};
 
 /// How text is laid out.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct TextOptions {
     /// Print the wall-clock time of each interval's end (bcc's `-T`, `%H:%M:%S`).
     pub timestamp: bool,
@@ -16,6 +17,24 @@ pub struct TextOptions {
     pub utc_offset_s: i64,
     /// One line per key instead of histograms.
     pub table: bool,
+    /// Rows and bars show calls per bucket, or the time they took (`--weight time`).
+    pub weight: Weight,
+    /// The profile's buckets and unit (from its meta; `TextSink` sets them).
+    pub scale: Scale,
+    pub unit: &'static str,
+}
+
+impl Default for TextOptions {
+    fn default() -> Self {
+        TextOptions {
+            timestamp: false,
+            utc_offset_s: 0,
+            table: false,
+            weight: Weight::Count,
+            scale: Scale::Log2,
+            unit: "ns",
+        }
+    }
 }
 
 /// Everything one interval's text shows, computed.
@@ -32,6 +51,9 @@ pub struct IntervalView<'a> {
     pub read_hit_ratio: Option<f64>,
     pub checks_ok: usize,
     pub checks_failed: usize,
+    pub weight: Weight,
+    pub unit: &'static str,
+    pub scale: Scale,
 }
 
 /// One key's block.
@@ -39,21 +61,55 @@ pub struct Block<'a> {
     pub key: &'a Key,
     pub summary: Summary,
     pub rows: HistRows,
+    pub peaks: Vec<Peak>,
+    /// With `--weight time`: the bucket that accounts for the most time, its share of the
+    /// time, and the latencies below which half and nine tenths of the time was spent.
+    pub time: Option<TimeView>,
+}
+
+/// The time-weighted figures of a histogram.
+pub struct TimeView {
+    pub top_bucket: usize,
+    pub top_lo: u64,
+    pub top_hi: u64,
+    pub top_share: f64,
+    pub p50: u64,
+    pub p90: u64,
+}
+
+impl TimeView {
+    pub fn new(h: &crate::Hist, scale: Scale) -> TimeView {
+        let t = peaks::bucket_time(h, scale);
+        let sum: u128 = t.iter().map(|&x| u128::from(x)).sum();
+        let top = (0..t.len()).max_by_key(|&k| (t[k], std::cmp::Reverse(k))).unwrap_or(0);
+        let (lo, hi) = scale.bounds(top);
+        TimeView {
+            top_bucket: top,
+            top_lo: lo,
+            top_hi: hi,
+            top_share: if sum == 0 { 0.0 } else { t[top] as f64 / sum as f64 },
+            p50: rows::weighted_quantile(&t, h, scale, 0.5),
+            p90: rows::weighted_quantile(&t, h, scale, 0.9),
+        }
+    }
 }
 
 impl<'a> IntervalView<'a> {
     /// `origin_ns`: the start of the profile's first interval (times are shown relative to it).
     pub fn new(iv: &'a Interval, origin_ns: u64, opts: &TextOptions) -> IntervalView<'a> {
+        let sc = opts.scale;
         let blocks = iv
             .hists
             .iter()
             .map(|(key, h)| Block {
                 key,
-                summary: rows::summary(h),
-                rows: rows::hist_rows(&h.buckets),
+                summary: rows::summary_in(h, sc),
+                rows: rows::hist_rows_in(&rows::weighted(h, sc, opts.weight), sc),
+                peaks: peaks::peaks(h, sc),
+                time: (opts.weight == Weight::Time).then(|| TimeView::new(h, sc)),
             })
             .collect();
-        let (checks_ok, checks_failed) = rows::interval_checks(iv);
+        let (checks_ok, checks_failed) = rows::interval_checks_in(iv, sc);
         IntervalView {
             clock: opts.timestamp.then(|| clock(iv.end_ns, opts.utc_offset_s)),
             rel_start_s: iv.start_ns.saturating_sub(origin_ns) as f64 / 1e9,
@@ -64,6 +120,9 @@ impl<'a> IntervalView<'a> {
             read_hit_ratio: rows::read_hit_ratio(&iv.counters),
             checks_ok,
             checks_failed,
+            weight: opts.weight,
+            unit: opts.unit,
+            scale: sc,
         }
     }
 }
@@ -83,6 +142,20 @@ pub fn write_meta(out: &mut dyn Write, m: &Meta) -> io::Result<()> {
         format!("intervals of {}", human_ns(m.interval_ns))
     };
     writeln!(out, "profile of {} ({}), {every}, by {}", m.target, m.source, m.by)?;
+    if !m.is_latency() {
+        writeln!(out, "value profile: histograms of {} ({}), not of latencies", m.value, m.unit())?;
+    }
+    if m.buckets != Scale::Log2 {
+        writeln!(out, "buckets: {} (--buckets)", m.buckets)?;
+    }
+    if m.sample > 1 {
+        writeln!(
+            out,
+            "sampled: one call in {} per thread was counted; counts, totals and errors are \
+             scaled by {} (min and max as observed)",
+            m.sample, m.sample
+        )?;
+    }
     if let Some(o) = &m.overhead {
         writeln!(
             out,
@@ -113,7 +186,7 @@ fn write_header(out: &mut dyn Write, v: &IntervalView) -> io::Result<()> {
 }
 
 /// `syscall read  [comm=cat]  count N, total X, avg Y, p50 A, p99 B, errors E`.
-fn write_title(out: &mut dyn Write, b: &Block) -> io::Result<()> {
+fn write_title(out: &mut dyn Write, b: &Block, unit: &str) -> io::Result<()> {
     let s = &b.summary;
     write!(out, "{} {}", b.key.layer, b.key.op)?;
     if !b.key.group.is_empty() {
@@ -123,26 +196,41 @@ fn write_title(out: &mut dyn Write, b: &Block) -> io::Result<()> {
         out,
         "  count {}, total {}, avg {}, p50 {}, p99 {}, errors {}",
         s.count,
-        human_ns(s.total_ns),
-        human_ns(s.avg_ns),
-        human_ns(s.p50_ns),
-        human_ns(s.p99_ns),
+        human(s.total_ns, unit),
+        human(s.avg_ns, unit),
+        human(s.p50_ns, unit),
+        human(s.p99_ns, unit),
         s.errors
     )
 }
 
 /// bcc's `print_log2_hist` rows, in nanoseconds.
 pub fn write_log2_hist(out: &mut dyn Write, r: &HistRows) -> io::Result<()> {
+    write_hist(out, r, "nsecs", Weight::Count)
+}
+
+/// bcc's `print_log2_hist` rows: `label` names the values (`nsecs`, `bytes`), `weight`
+/// what the column holds (`count`, or `time_ns` with `--weight time`).
+pub fn write_hist(
+    out: &mut dyn Write,
+    r: &HistRows,
+    label: &str,
+    weight: Weight,
+) -> io::Result<()> {
     if r.rows.is_empty() {
         return Ok(());
     }
-    let (pad, label) = if r.value_width == 10 { (5, 19) } else { (15, 29) };
-    writeln!(out, "{:pad$}{:<label$} : count    distribution", "", "nsecs")?;
+    let (pad, lw) = if r.value_width == 10 { (5, 19) } else { (15, 29) };
+    let (head, cw) = match weight {
+        Weight::Count => ("count   ", 8),
+        Weight::Time => ("time_ns     ", 12),
+    };
+    writeln!(out, "{:pad$}{:<lw$} : {head} distribution", "", label)?;
     let w = r.value_width;
     for row in &r.rows {
         writeln!(
             out,
-            "{:>w$} -> {:<w$} : {:<8} |{:<sw$}|",
+            "{:>w$} -> {:<w$} : {:<cw$} |{:<sw$}|",
             row.lo_ns,
             row.hi_ns,
             row.count,
@@ -151,6 +239,39 @@ pub fn write_log2_hist(out: &mut dyn Write, r: &HistRows) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// `peaks: 2: 512 ns .. 2.0 us (mode 1024 -> 2047) 97.1% of calls, 12.0% of time; ...`.
+pub fn write_peaks(out: &mut dyn Write, p: &[Peak], scale: Scale, unit: &str) -> io::Result<()> {
+    if p.is_empty() {
+        return Ok(());
+    }
+    let what = if unit == "ns" { "time" } else { "the sum" };
+    write!(out, "peaks: {}", p.len())?;
+    for (i, pk) in p.iter().enumerate() {
+        let (mlo, mhi) = scale.bounds(pk.mode_bucket);
+        write!(
+            out,
+            "{} {}..{} (mode {} -> {}) {:.1}% of calls, {:.1}% of {what}",
+            if i == 0 { ":" } else { ";" },
+            human(pk.lo, unit),
+            human(pk.hi, unit),
+            mlo,
+            mhi,
+            pk.calls_share * 100.0,
+            pk.time_share * 100.0
+        )?;
+    }
+    writeln!(out)
+}
+
+/// The label of a histogram's value column.
+fn value_label(unit: &str) -> &'static str {
+    match unit {
+        "bytes" => "bytes",
+        "calls" => "calls",
+        _ => "nsecs",
+    }
 }
 
 /// `check: ok (buckets N = count N; total T within [lo, hi])` or `CHECK FAILED (...)`.
@@ -190,8 +311,21 @@ pub fn write_interval(out: &mut dyn Write, v: &IntervalView) -> io::Result<()> {
     write_header(out, v)?;
     for b in &v.blocks {
         writeln!(out)?;
-        write_title(out, b)?;
-        write_log2_hist(out, &b.rows)?;
+        write_title(out, b, v.unit)?;
+        write_hist(out, &b.rows, value_label(v.unit), v.weight)?;
+        if let Some(t) = &b.time {
+            writeln!(
+                out,
+                "time: {:.1}% in bucket {} -> {}; half of the time in calls up to {}, nine \
+                 tenths up to {}",
+                t.top_share * 100.0,
+                t.top_lo,
+                t.top_hi,
+                human(t.p50, v.unit),
+                human(t.p90, v.unit)
+            )?;
+        }
+        write_peaks(out, &b.peaks, v.scale, v.unit)?;
         write_check(out, &b.summary.check)?;
     }
     write_counters(out, v)?;
@@ -208,6 +342,25 @@ fn write_footer(out: &mut dyn Write, v: &IntervalView) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The `--table --weight time` column heads.
+fn write_time_table_head(out: &mut dyn Write, unit: &str) -> io::Result<()> {
+    let u = if unit == "ns" { "us" } else { unit };
+    writeln!(
+        out,
+        "{:<8} {:<16} {:<20} {:>9} {:>12} {:>25} {:>9} {:>12} {:>12} {:>5} check",
+        "layer",
+        "op",
+        "group",
+        "count",
+        if unit == "ns" { "total_ms" } else { "total" },
+        "top_bucket",
+        "top_share",
+        format!("tp50_{u}"),
+        format!("tp90_{u}"),
+        "peaks"
+    )
 }
 
 /// The `--table` column heads.
@@ -233,8 +386,32 @@ pub fn write_table_head(out: &mut dyn Write) -> io::Result<()> {
 /// One interval as table lines (after its header line).
 pub fn write_table_interval(out: &mut dyn Write, v: &IntervalView) -> io::Result<()> {
     write_header(out, v)?;
+    let ns = v.unit == "ns";
+    let us = |x: u64| if ns { x as f64 / 1e3 } else { x as f64 };
+    if v.weight == Weight::Time {
+        write_time_table_head(out, v.unit)?;
+        for b in &v.blocks {
+            let (s, Some(t)) = (&b.summary, &b.time) else { continue };
+            writeln!(
+                out,
+                "{:<8} {:<16} {:<20} {:>9} {:>12.3} {:>25} {:>8.1}% {:>12.1} {:>12.1} {:>5} {}",
+                b.key.layer,
+                b.key.op,
+                if b.key.group.is_empty() { "-" } else { &b.key.group },
+                s.count,
+                if ns { s.total_ns as f64 / 1e6 } else { s.total_ns as f64 },
+                format!("{} -> {}", t.top_lo, t.top_hi),
+                t.top_share * 100.0,
+                us(t.p50),
+                us(t.p90),
+                b.peaks.len(),
+                if s.check.ok { "ok" } else { "FAILED" }
+            )?;
+        }
+        write_counters(out, v)?;
+        return write_footer(out, v);
+    }
     write_table_head(out)?;
-    let us = |ns: u64| ns as f64 / 1e3;
     for b in &v.blocks {
         let s = &b.summary;
         writeln!(
