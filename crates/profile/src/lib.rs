@@ -16,6 +16,7 @@ pub mod compare;
 pub mod correlate;
 pub mod json;
 pub mod merge;
+pub mod metrics;
 pub mod peaks;
 pub mod rows;
 pub mod scale;
@@ -303,8 +304,8 @@ pub struct Meta {
     pub overhead: Option<Overhead>,
     /// How values are binned (`log2`, the default; `log10`; `linear:WIDTH`).
     pub buckets: Scale,
-    /// `--sample N`: one call in N per thread was counted and the counts scaled by N
-    /// (1: every call).
+    /// `--sample N`: each call was counted with probability 1/N (one in N per thread on
+    /// average) and the counts scaled by N (1: every call).
     #[serde(deserialize_with = "sample_or_one")]
     pub sample: u64,
     /// What the histograms hold: `latency` (ns; the default) or, for a value profile
