@@ -23,7 +23,8 @@ use crate::{Error, Hist, Interval, Key, Meta, Profile, BUCKETS};
 pub struct CompareOptions {
     /// The family-wise false-alarm rate (default 0.01).
     pub alpha: f64,
-    /// The least share of calls that must move bucket (default 0.05).
+    /// The least share of calls that must move bucket (default 0.2: repeated runs of one
+    /// workload on a busy machine moved up to 13.5% of their calls, docs/PROFILE.md).
     pub min_shift: f64,
     /// Compare interval `i` of A with interval `i` of B (by position from each profile's
     /// start) instead of the whole profiles.
@@ -32,7 +33,7 @@ pub struct CompareOptions {
 
 impl Default for CompareOptions {
     fn default() -> Self {
-        CompareOptions { alpha: 0.01, min_shift: 0.05, per_interval: false }
+        CompareOptions { alpha: 0.01, min_shift: 0.2, per_interval: false }
     }
 }
 

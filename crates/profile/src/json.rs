@@ -231,6 +231,59 @@ fn parse_hist(o: &Map<String, Value>, n: usize, scale: Scale) -> Result<(Key, Hi
     Ok((key, h))
 }
 
+fn summary_value(s: &crate::rows::Summary) -> Value {
+    json!({
+        "count": s.count, "errors": s.errors, "total_ns": s.total_ns, "min_ns": s.min_ns,
+        "max_ns": s.max_ns, "p50_ns": s.p50_ns, "p90_ns": s.p90_ns, "p99_ns": s.p99_ns,
+    })
+}
+
+/// A comparison as JSON Lines: a `compare` line (the inputs and the test's thresholds), then
+/// a `key_diff` line per key (verdict, both summaries, the test, the buckets of both sides
+/// from `first_bucket` on).
+pub fn comparison_values(c: &crate::compare::Comparison) -> Vec<Value> {
+    let mut out = vec![json!({
+        "type": "compare", "version": VERSION, "a": c.a_name, "b": c.b_name,
+        "a_meta": meta_value(&c.a_meta), "b_meta": meta_value(&c.b_meta),
+        "alpha": c.opts.alpha, "min_shift": c.opts.min_shift, "per_interval": c.opts.per_interval,
+        "tested": c.tested, "p_threshold": c.threshold,
+        "differ": c.keys.iter().filter(|k| k.verdict == crate::compare::Verdict::Differs).count(),
+        "keys": c.keys.len(),
+    })];
+    for k in &c.keys {
+        out.push(json!({
+            "type": "key_diff", "layer": k.key.layer, "op": k.key.op, "group": k.key.group,
+            "interval": k.interval, "verdict": k.verdict,
+            "a": summary_value(&k.sa), "b": summary_value(&k.sb),
+            "chi2": k.test.chi2, "df": k.test.df, "p": k.test.p, "bins": k.test.bins,
+            "shift": k.test.shift,
+            "first_bucket": k.buckets.first().map_or(0, |b| b.bucket),
+            "a_buckets": k.buckets.iter().map(|b| b.a).collect::<Vec<_>>(),
+            "b_buckets": k.buckets.iter().map(|b| b.b).collect::<Vec<_>>(),
+        }));
+    }
+    out
+}
+
+/// Correlations as JSON Lines: one `correlation` line per pair, with its coefficients and
+/// the aligned series (`start_ns`, and per key `count`, `mean_ns` (null without calls),
+/// `total_ns`).
+pub fn correlation_values(m: &Meta, pairs: &[crate::correlate::Pair]) -> Vec<Value> {
+    let key = |k: &Key| json!({"layer": k.layer, "op": k.op, "group": k.group});
+    let series = |s: &crate::correlate::Series| json!({"key": key(&s.key), "count": s.counts, "mean_ns": s.mean_ns, "total_ns": s.total_ns});
+    pairs
+        .iter()
+        .map(|p| {
+            json!({
+                "type": "correlation", "interval_ns": m.interval_ns, "target": m.target,
+                "a": series(&p.a), "b": series(&p.b), "start_ns": p.starts,
+                "r_count": p.r_count, "r_latency": p.r_latency,
+                "latency_points": p.latency_points, "r_time": p.r_time,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -354,6 +354,199 @@ pub fn render(l: &Layout) -> String {
     s
 }
 
+/// Two histograms of each key side by side (`profile compare --svg`): per key (differing
+/// first, at most `top`), A's and B's share of calls per bucket as horizontal bars, A in blue
+/// on the left, B in orange on the right, sharing the bucket rows.
+pub fn comparison_layout(c: &crate::compare::Comparison, top: usize) -> Layout {
+    let unit = c.a_meta.unit();
+    let scale = c.a_meta.buckets;
+    let axis = |v: u64| if unit == "ns" { short_ns(v) } else { human(v, unit) };
+    let mut panels = Vec::new();
+    let mut y = TOP;
+    for k in c.keys.iter().take(top) {
+        let rows = k.buckets.len() as u32;
+        let head_y = y + 12;
+        let top_y = y + 18;
+        let maxs =
+            k.buckets.iter().map(|b| b.a_share.max(b.b_share)).fold(0.0f64, f64::max).max(1e-9);
+        let row_y = |i: usize| top_y + (rows - 1 - i as u32) * CELL_H;
+        let mut bars = Vec::new();
+        let mut labels = Vec::new();
+        for (i, d) in k.buckets.iter().enumerate() {
+            for (side, share, n, fill) in
+                [(0u32, d.a_share, d.a, (70, 110, 180)), (1, d.b_share, d.b, (230, 130, 40))]
+            {
+                let w = ((share / maxs) * f64::from(BAR_W)).round() as u32;
+                let x = LEFT + side * (BAR_W + GAP);
+                if n > 0 {
+                    bars.push(Rect {
+                        x,
+                        y: row_y(i) + 1,
+                        w: w.max(1),
+                        h: CELL_H - 2,
+                        fill,
+                        title: format!(
+                            "{}: {} .. {} {unit}: {n} calls, {:.1}%",
+                            if side == 0 { "A" } else { "B" },
+                            d.lo,
+                            d.hi,
+                            share * 100.0
+                        ),
+                    });
+                    labels.push(Label {
+                        x: x + w.max(1) + 3,
+                        y: row_y(i) + CELL_H - 2,
+                        text: format!("{:.1}%", share * 100.0),
+                        anchor: "start",
+                    });
+                }
+            }
+            labels.push(Label {
+                x: LEFT - 4,
+                y: row_y(i) + CELL_H - 2,
+                text: axis(scale.bounds(d.bucket).0),
+                anchor: "end",
+            });
+        }
+        let verdict = k.verdict.name();
+        panels.push(Panel {
+            heading: Label {
+                x: LEFT,
+                y: head_y,
+                text: format!(
+                    "{} {}{}: {verdict}; count {} -> {}, total {} -> {}, p {:.1e}, {:.1}% moved",
+                    k.key.layer,
+                    k.key.op,
+                    if k.key.group.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [{}]", k.key.group)
+                    },
+                    k.sa.count,
+                    k.sb.count,
+                    human(k.sa.total_ns, unit),
+                    human(k.sb.total_ns, unit),
+                    k.test.p,
+                    k.test.shift * 100.0
+                ),
+                anchor: "start",
+            },
+            frame: Rect {
+                x: LEFT,
+                y: top_y,
+                w: 2 * BAR_W + GAP,
+                h: rows * CELL_H,
+                fill: (255, 255, 255),
+                title: String::new(),
+            },
+            cells: Vec::new(),
+            bars,
+            labels,
+        });
+        y = top_y + rows * CELL_H + 16;
+    }
+    Layout {
+        width: LEFT + 2 * BAR_W + GAP + 80,
+        height: y + 10,
+        title: format!("reanimator profile compare: A {} (blue) vs B {} (orange)", c.a_name, c.b_name),
+        note: Some(format!(
+            "{} of {} keys differ (p < {:.1e} and >= {:.0}% of calls moved); bars: share of each side's calls",
+            c.keys.iter().filter(|k| k.verdict == crate::compare::Verdict::Differs).count(),
+            c.keys.len(),
+            c.threshold,
+            c.opts.min_shift * 100.0
+        )),
+        panels,
+    }
+}
+
+/// Aligned series of correlated pairs (`--correlate ... --svg`): per pair two rows of bars
+/// over the same interval axis, the total time of A's calls per interval above B's.
+pub fn correlation_layout(m: &Meta, pairs: &[crate::correlate::Pair]) -> Layout {
+    const ROW_H: u32 = 60;
+    let n = pairs.iter().map(|p| p.starts.len()).max().unwrap_or(0) as u32;
+    let col_w = (800 / n.max(1)).clamp(2, 24);
+    let mut panels = Vec::new();
+    let mut y = TOP;
+    let name = |k: &Key| {
+        format!(
+            "{}:{}{}",
+            k.layer,
+            k.op,
+            if k.group.is_empty() { String::new() } else { format!("@{}", k.group) }
+        )
+    };
+    for p in pairs {
+        let head_y = y + 12;
+        let mut bars = Vec::new();
+        let mut labels = Vec::new();
+        for (row, s, fill) in [(0u32, &p.a, (70, 110, 180)), (1, &p.b, (230, 130, 40))] {
+            let base = y + 18 + row * (ROW_H + 8);
+            let max = s.total_ns.iter().copied().max().unwrap_or(0).max(1);
+            for (i, &t) in s.total_ns.iter().enumerate() {
+                let h = ((u128::from(t) * u128::from(ROW_H)) / u128::from(max)) as u32;
+                if t > 0 {
+                    bars.push(Rect {
+                        x: LEFT + i as u32 * col_w,
+                        y: base + ROW_H - h.max(1),
+                        w: col_w.saturating_sub(1).max(1),
+                        h: h.max(1),
+                        fill,
+                        title: format!(
+                            "{}: interval {i}: {} calls, {} in total",
+                            name(&s.key),
+                            s.counts[i],
+                            human_ns(t)
+                        ),
+                    });
+                }
+            }
+            labels.push(Label {
+                x: LEFT - 4,
+                y: base + ROW_H / 2,
+                text: if row == 0 { "A".into() } else { "B".into() },
+                anchor: "end",
+            });
+            labels.push(Label { x: LEFT - 4, y: base + 9, text: human_ns(max), anchor: "end" });
+        }
+        let r = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:+.2}"));
+        panels.push(Panel {
+            heading: Label {
+                x: LEFT,
+                y: head_y,
+                text: format!(
+                    "A {} / B {}: r(count) {}, r(latency) {}, r(time) {}",
+                    name(&p.a.key),
+                    name(&p.b.key),
+                    r(p.r_count),
+                    r(p.r_latency),
+                    r(p.r_time)
+                ),
+                anchor: "start",
+            },
+            frame: Rect {
+                x: LEFT,
+                y: y + 18,
+                w: n.max(1) * col_w,
+                h: 2 * ROW_H + 8,
+                fill: (255, 255, 255),
+                title: String::new(),
+            },
+            cells: Vec::new(),
+            bars,
+            labels,
+        });
+        y += 18 + 2 * ROW_H + 8 + 24;
+    }
+    Layout {
+        width: LEFT + (n.max(1) * col_w).max(500) + 40,
+        height: y + 10,
+        title: format!("reanimator profile: correlation over time of {} ({})", m.target, m.source),
+        note: Some("bars: total time of each key's calls per interval, on one time axis".into()),
+        panels,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

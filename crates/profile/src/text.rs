@@ -151,8 +151,8 @@ pub fn write_meta(out: &mut dyn Write, m: &Meta) -> io::Result<()> {
     if m.sample > 1 {
         writeln!(
             out,
-            "sampled: one call in {} per thread was counted; counts, totals and errors are \
-             scaled by {} (min and max as observed)",
+            "sampled: each call counted with probability 1/{} (one in {} on average); counts, \
+             totals and errors are scaled by it (min and max as observed)",
             m.sample, m.sample
         )?;
     }
@@ -276,10 +276,15 @@ fn value_label(unit: &str) -> &'static str {
 
 /// `check: ok (buckets N = count N; total T within [lo, hi])` or `CHECK FAILED (...)`.
 pub fn write_check(out: &mut dyn Write, c: &crate::Check) -> io::Result<()> {
+    write_check_in(out, c, "ns")
+}
+
+/// [`write_check`] for values in `unit` (`ns`, `bytes`, `calls`).
+pub fn write_check_in(out: &mut dyn Write, c: &crate::Check, unit: &str) -> io::Result<()> {
     let within = c.total_lo_ns <= c.total_ns && c.total_ns <= c.total_hi_ns;
     writeln!(
         out,
-        "{} (buckets {} {} count {}; total {} ns {} [{}, {}])",
+        "{} (buckets {} {} count {}; total {} {unit} {} [{}, {}])",
         if c.ok { "check: ok" } else { "CHECK FAILED" },
         c.buckets_sum,
         if c.buckets_sum == c.count { "=" } else { "!=" },
@@ -326,7 +331,7 @@ pub fn write_interval(out: &mut dyn Write, v: &IntervalView) -> io::Result<()> {
             )?;
         }
         write_peaks(out, &b.peaks, v.scale, v.unit)?;
-        write_check(out, &b.summary.check)?;
+        write_check_in(out, &b.summary.check, v.unit)?;
     }
     write_counters(out, v)?;
     write_footer(out, v)
@@ -434,6 +439,178 @@ pub fn write_table_interval(out: &mut dyn Write, v: &IntervalView) -> io::Result
     }
     write_counters(out, v)?;
     write_footer(out, v)
+}
+
+/// `+12.5%`, or `new` from zero.
+fn change(a: u64, b: u64) -> String {
+    match crate::compare::percent(a, b) {
+        Some(p) => format!("{p:+.1}%"),
+        None if b == 0 => "=".into(),
+        None => "new".into(),
+    }
+}
+
+/// A comparison (`profile compare`): the verdict's rule, then per key its verdict and
+/// changes, and for keys that differ (or were too few to test) the buckets side by side.
+pub fn write_comparison(out: &mut dyn Write, c: &crate::compare::Comparison) -> io::Result<()> {
+    use crate::compare::Verdict;
+    let unit = c.a_meta.unit();
+    let describe = |m: &Meta| {
+        let every = if m.interval_ns == 0 {
+            "one interval".to_string()
+        } else {
+            format!("intervals of {}", human_ns(m.interval_ns))
+        };
+        format!("{} ({}), {every}, by {}", m.target, m.source, m.by)
+    };
+    writeln!(out, "A: {}: {}", c.a_name, describe(&c.a_meta))?;
+    writeln!(out, "B: {}: {}", c.b_name, describe(&c.b_meta))?;
+    if c.a_meta.sample > 1 {
+        writeln!(out, "both sampled: one call in {} counted, counts scaled", c.a_meta.sample)?;
+    }
+    let differ = c.keys.iter().filter(|k| k.verdict == Verdict::Differs).count();
+    writeln!(
+        out,
+        "test: chi-square homogeneity of the bucket counts per key (buckets with an expected \
+         count under 5 merged); {} keys tested, a key DIFFERS when p < {} / {} = {:.2e} and at \
+         least {:.1}% of its calls moved bucket",
+        c.tested,
+        c.opts.alpha,
+        c.tested.max(1),
+        c.threshold,
+        c.opts.min_shift * 100.0
+    )?;
+    writeln!(out, "result: {differ} of {} keys differ", c.keys.len())?;
+    for k in &c.keys {
+        writeln!(out)?;
+        write!(out, "{:<8} ", k.verdict.name())?;
+        if let Some(i) = k.interval {
+            write!(out, "interval {i}: ")?;
+        }
+        write!(out, "{} {}", k.key.layer, k.key.op)?;
+        if !k.key.group.is_empty() {
+            write!(out, "  [{}]", k.key.group)?;
+        }
+        writeln!(out)?;
+        let (a, b) = (&k.sa, &k.sb);
+        writeln!(
+            out,
+            "  count {} -> {} ({}), total {} -> {} ({}), p50 {} -> {}, p90 {} -> {}, p99 {} -> {}",
+            a.count,
+            b.count,
+            change(a.count, b.count),
+            human(a.total_ns, unit),
+            human(b.total_ns, unit),
+            change(a.total_ns, b.total_ns),
+            human(a.p50_ns, unit),
+            human(b.p50_ns, unit),
+            human(a.p90_ns, unit),
+            human(b.p90_ns, unit),
+            human(a.p99_ns, unit),
+            human(b.p99_ns, unit)
+        )?;
+        if k.test.df > 0 {
+            writeln!(
+                out,
+                "  chi2 {:.1}, df {}, p {:.2e}; {:.1}% of calls moved bucket",
+                k.test.chi2,
+                k.test.df,
+                k.test.p,
+                k.test.shift * 100.0
+            )?;
+        }
+        if matches!(k.verdict, Verdict::Differs | Verdict::TooFew) {
+            let label = value_label(unit);
+            writeln!(
+                out,
+                "  {:>21} -> {:<21} : {:>9} {:>9} {:>7} {:>7}",
+                label, "", "A", "B", "A%", "B%"
+            )?;
+            for d in &k.buckets {
+                let bar = |share: f64| "*".repeat((share * 20.0).round() as usize);
+                writeln!(
+                    out,
+                    "  {:>21} -> {:<21} : {:>9} {:>9} {:>6.1}% {:>6.1}% |{:<20}|{:<20}|",
+                    d.lo,
+                    d.hi,
+                    d.a,
+                    d.b,
+                    d.a_share * 100.0,
+                    d.b_share * 100.0,
+                    bar(d.a_share),
+                    bar(d.b_share)
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Correlations (`--correlate`): per pair its coefficients, then the aligned series.
+pub fn write_correlations(
+    out: &mut dyn Write,
+    m: &Meta,
+    pairs: &[crate::correlate::Pair],
+    intervals: usize,
+) -> io::Result<()> {
+    let name = |k: &Key| {
+        if k.group.is_empty() {
+            format!("{}:{}", k.layer, k.op)
+        } else {
+            format!("{}:{}@{}", k.layer, k.op, k.group)
+        }
+    };
+    let r = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:+.3}"));
+    let every = if m.interval_ns == 0 { "one interval".into() } else { human_ns(m.interval_ns) };
+    writeln!(
+        out,
+        "correlation over {intervals} intervals of {every} of {} ({}): Pearson's r of the \
+         per-interval counts, mean latencies (intervals where both have calls) and total times",
+        m.target, m.source
+    )?;
+    if intervals < 3 {
+        writeln!(out, "(fewer than 3 intervals: no coefficient; profile with --interval)")?;
+    }
+    if pairs.is_empty() {
+        writeln!(
+            out,
+            "no pair of keys has calls in at least {} intervals",
+            crate::correlate::MIN_RANKED_POINTS
+        )?;
+    }
+    for p in pairs {
+        let (na, nb) = (name(&p.a.key), name(&p.b.key));
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{na} and {nb}: r(count) {}, r(latency) {} over {} intervals, r(time) {}",
+            r(p.r_count),
+            r(p.r_latency),
+            p.latency_points,
+            r(p.r_time)
+        )?;
+        writeln!(
+            out,
+            "  {:>10} {:>10} {:>12} {:>12} {:>10} {:>12} {:>12}",
+            "t_s", "A_count", "A_mean", "A_total", "B_count", "B_mean", "B_total"
+        )?;
+        let origin = p.starts.first().copied().unwrap_or(0);
+        for i in 0..p.starts.len() {
+            let mean = |v: Option<u64>| v.map_or("-".to_string(), human_ns);
+            writeln!(
+                out,
+                "  {:>10.3} {:>10} {:>12} {:>12} {:>10} {:>12} {:>12}",
+                p.starts[i].saturating_sub(origin) as f64 / 1e9,
+                p.a.counts[i],
+                mean(p.a.mean_ns[i]),
+                human_ns(p.a.total_ns[i]),
+                p.b.counts[i],
+                mean(p.b.mean_ns[i]),
+                human_ns(p.b.total_ns[i])
+            )?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -94,6 +94,9 @@ pub struct LiveOptions {
     pub calibrate: bool,
     /// Budget for the kernel's histogram map, in bytes.
     pub map_bytes: u64,
+    /// `--sample N`: time each system call with probability 1/N and scale the counts by N
+    /// (1: every call).
+    pub sample: u64,
 }
 
 /// How a live profile ended.
@@ -256,6 +259,7 @@ pub fn run(
         if let By::Path(d) = opts.by {
             ro.path_depth = d;
         }
+        ro.sample_n = u32::try_from(opts.sample.max(1)).unwrap_or(u32::MAX);
     }
     let p = &mut open.progs;
     let sys = has("syscall");
@@ -352,6 +356,7 @@ pub fn run(
     };
     let meta = Meta {
         overhead,
+        sample: opts.sample.max(1),
         ..Meta::local("ebpf", target, opts.interval.as_nanos() as u64, opts.by.name())
     };
     out(LiveEvent::Meta(&meta)).map_err(output_error)?;
@@ -425,11 +430,25 @@ pub fn run(
         if call_array {
             read_calls(&skel, old, &mut names, &mut iv.hists)?;
         }
+        if opts.sample > 1 {
+            // Sampled in the kernel: each system call was timed with probability 1/N.
+            for (k, h) in iv.hists.iter_mut() {
+                if k.layer == "syscall" {
+                    h.scale_counts(opts.sample);
+                }
+            }
+        }
         let counters = read_counters(&skel)?;
         let delta = |i: u32| counters[i as usize] - last_counters[i as usize];
         if has("cache") {
-            iv.counters.insert("page_cache.read_pages_requested".into(), delta(C_GET_PAGES));
-            iv.counters.insert("page_cache.read_pages_added".into(), delta(C_ADD_READ));
+            // The reads' pages are counted in the sampled reads only: scaled as they are.
+            let s = opts.sample.max(1);
+            iv.counters.insert(
+                "page_cache.read_pages_requested".into(),
+                delta(C_GET_PAGES).saturating_mul(s),
+            );
+            iv.counters
+                .insert("page_cache.read_pages_added".into(), delta(C_ADD_READ).saturating_mul(s));
             iv.counters.insert("page_cache.other_pages_added".into(), delta(C_ADD_OTHER));
         }
         if delta(C_NO_SPACE) > 0 {

@@ -74,6 +74,9 @@ const volatile __u32 by = BY_CALL;
 const volatile __u32 call_array = 0;
 /* --by path: the directory this many levels below the file system's root. */
 const volatile __u32 path_depth = 1;
+/* --sample N: each call of a target thread is timed with probability 1/N (random, so that a
+ * periodic sequence of calls such as read, write, read, write does not alias with N). */
+const volatile __u32 sample_n = 1;
 /* Set by user space at run time. */
 __u32 calib_tgid = 0;
 /* The interval's epoch bit, part of every key (see profile.rs). */
@@ -360,6 +363,12 @@ int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long id)
 	}
 	if ((__u64)id >= MAX_NR || (t->thread_info.status & TS_COMPAT))
 		return 0;
+	if (sample_n > 1 && s->target) {
+		if (bpf_get_prandom_u32() % sample_n) {
+			s->active = 0;
+			return 0;
+		}
+	}
 	s->nr = id;
 	s->group = 0;
 	s->dev = 0;
