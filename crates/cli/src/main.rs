@@ -16,6 +16,7 @@ mod output;
 mod partial;
 mod profile;
 mod profile_live;
+mod profile_metrics;
 mod progress;
 mod record;
 mod records;

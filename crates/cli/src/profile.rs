@@ -218,6 +218,11 @@ pub struct ProfileArgs {
     /// pairs. Prints the coefficients and the aligned series instead of the histograms.
     #[arg(long, value_name = "KEYS")]
     pub correlate: Vec<String>,
+    /// Live: serve the profile's cumulative histograms as Prometheus metrics at
+    /// http://ADDR/metrics (loopback addresses only: OpenMetrics or Prometheus text, and
+    /// the protobuf format that carries native histograms).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
     /// Live: run and profile this command.
     #[arg(last = true, value_name = "CMD")]
     pub cmd: Vec<String>,
@@ -278,6 +283,9 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode> {
     a.sample()?;
     a.value()?;
     a.weight()?;
+    if a.listen.is_some() && a.trace.is_some() {
+        bail!("--listen serves live profiles; {} is profiled offline (give -p, --cgroup, --all or -- CMD)", a.trace.as_ref().map_or(String::new(), |t| t.display().to_string()));
+    }
     let mut sink = make_sink(&a)?;
     match &a.trace {
         Some(path) => {
@@ -308,7 +316,7 @@ fn create(path: &Path) -> Result<BufWriter<File>> {
 }
 
 /// The text or JSON output (stdout or `-o`), and the SVG beside it; with `--correlate`, the
-/// correlation report instead.
+/// correlation report instead; with `--listen`, the metrics endpoint beside them.
 pub fn make_sink(a: &ProfileArgs) -> Result<Tee> {
     let out: Box<dyn Write + Send> = match &a.output {
         Some(p) => Box::new(create(p)?),
@@ -317,6 +325,9 @@ pub fn make_sink(a: &ProfileArgs) -> Result<Tee> {
     let offset = utc_offset_s();
     let weight = a.weight()?;
     let mut tee = Tee::default();
+    if let Some(addr) = &a.listen {
+        tee.0.push(Box::new(crate::profile_metrics::MetricsSink::listen(addr)?));
+    }
     if !a.correlate.is_empty() {
         let what = parse_correlate(&a.correlate)?;
         let svg = match &a.svg {
