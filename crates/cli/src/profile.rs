@@ -125,7 +125,11 @@ pub struct MergeArgs {
     reanimator profile --cgroup /sys/fs/cgroup/db --json -o live.json --svg live.svg\n  \
     reanimator profile t.ds --interval 1 --by comm         # offline, from a trace\n  \
     reanimator profile live.json --svg again.svg           # a JSON profile drawn again\n  \
-    reanimator profile merge a.json b.json --total -o all.json\n\n\
+    reanimator profile merge a.json b.json --total -o all.json\n  \
+    reanimator profile compare ext4.json fuse.json --svg cmp.svg  # what changed, beyond noise\n  \
+    reanimator profile t.ds --weight time --value size --buckets log10\n  \
+    reanimator profile t.ds --interval 1 --correlate syscall:read,syscall:fsync\n  \
+    reanimator profile --listen 127.0.0.1:9464 --sample 16 --all   # for Prometheus\n\n\
 Live profiles keep their histograms in the kernel (eBPF, root) and print each interval as it \
 ends; Ctrl-C prints the interval in progress, marked partial. Every histogram states its own \
 check (buckets add up to the count, the total lies within the buckets' bounds). docs/PROFILE.md \
