@@ -27,6 +27,7 @@ fn profile(argv: &[&str], by: By, layers: &[&str]) -> (Meta, Vec<Interval>) {
         calibrate: false,
         map_bytes: 16 << 20,
         sample: 1,
+        value: None,
     };
     let mut meta = None;
     let mut ivs = Vec::new();

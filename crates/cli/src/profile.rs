@@ -211,10 +211,10 @@ pub struct ProfileArgs {
     /// class) only.
     #[arg(long, value_name = "N")]
     pub sample: Option<u64>,
-    /// Histograms of a parameter instead of latency: size (bytes moved), offset (the file
-    /// offset of a read or write), seek-distance (bytes from where the previous read or
-    /// write of the file ended), queue-depth (reads, writes and syncs of the target in
-    /// flight when the call began, itself included).
+    /// Histograms of a parameter instead of latency, from traces or live: size (bytes a read
+    /// or write moved), offset (its file offset), seek-distance (bytes from where the
+    /// previous read or write of the file ended), queue-depth (reads, writes, syncs and
+    /// async calls of the target in flight when the call began, itself included).
     #[arg(long, value_name = "NAME")]
     pub value: Option<String>,
     /// Correlate two keys over the intervals (`layer:op[@group],layer:op[@group]`, e.g.

@@ -104,12 +104,6 @@ pub fn run(a: &ProfileArgs, sink: &mut dyn ProfileSink) -> Result<ExitCode> {
         Some(s) => crate::record::parse_size(s).map_err(|e| anyhow::anyhow!("--map-size: {e}"))?,
         None => 16 << 20,
     };
-    if let Some(v) = a.value()? {
-        bail!(
-            "--value {v}: value profiles are computed from traces (record, then `reanimator \
-             profile TRACE --value {v}`); the live profiler measures latencies only"
-        );
-    }
     if a.scale()? != ra_profile::Scale::Log2 {
         bail!("--buckets: the live profiler's histograms are log2 (the kernel bins them); other buckets apply to traces");
     }
@@ -122,6 +116,7 @@ pub fn run(a: &ProfileArgs, sink: &mut dyn ProfileSink) -> Result<ExitCode> {
         calibrate: a.calibrate,
         map_bytes,
         sample: a.sample()?,
+        value: a.value()?.map(str::to_string),
     };
     crate::record::install_stop_handlers();
     let mut write_err = None;

@@ -422,10 +422,66 @@ fn sampling_in_the_kernel_scales_the_counts() {
     let t = bin().args(["profile", "--sample", "10", "--", "true"]).output().unwrap();
     assert!(String::from_utf8_lossy(&t.stdout)
         .contains("sampled: each call counted with probability 1/10"));
+}
+
+/// Live value profiles (`--value`, in the kernel) of fio's 4 KiB random reads and writes on a
+/// 16 MiB file: sizes 4 KiB, offsets within the file and spread over it, seek distances
+/// mostly not 0, queue depth 1 (psync, one job); an unknown name is one line.
+#[test]
+fn live_value_profiles_of_fio() {
+    if !root() || !ra_testkit::have_program("fio") {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("plive-value");
+    let file = dir.join("f");
+    let prof = |value: &str| {
+        let o = bin()
+            .args(["profile", "--json", "--value", value, "--", "fio", "--name=r"])
+            .arg(format!("--filename={}", file.display()))
+            .args(["--rw=randrw", "--bs=4k", "--ioengine=psync", "--size=16M", "--io_size=4M"])
+            .arg("--output=/dev/null")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v = lines(&o);
+        assert_eq!(v[0]["value"], value);
+        v
+    };
+    let h = |v: &[Value], op: &str| -> Value {
+        let hs = hists(v, "syscall", op);
+        assert!(!hs.is_empty(), "no {op}");
+        // Merged over the intervals: min, max and count are enough here.
+        let count: u64 = hs.iter().map(|h| h["count"].as_u64().unwrap()).sum();
+        let min = hs.iter().filter_map(|h| h["min_ns"].as_u64()).min().unwrap();
+        let max = hs.iter().filter_map(|h| h["max_ns"].as_u64()).max().unwrap();
+        serde_json::json!({"count": count, "min": min, "max": max})
+    };
+    let v = prof("size");
+    let w = h(&v, "pwrite64");
+    assert_eq!((w["min"].as_u64(), w["max"].as_u64()), (Some(4096), Some(4096)), "{w}");
+    assert!(w["count"].as_u64().unwrap() >= 400, "{w}");
+    let v = prof("offset");
+    let w = h(&v, "pwrite64");
+    assert!(w["max"].as_u64().unwrap() < 16 << 20 && w["max"].as_u64().unwrap() > 8 << 20, "{w}");
+    let v = prof("seek-distance");
+    let zero: u64 = hists(&v, "syscall", "pread64")
+        .iter()
+        .filter(|h| h["first_bucket"] == 0)
+        .map(|h| h["buckets"][0].as_u64().unwrap())
+        .sum();
+    let r = h(&v, "pread64");
+    assert!((zero as f64) < 0.1 * r["count"].as_u64().unwrap() as f64, "random: {r}");
+    let v = prof("queue-depth");
+    let w = h(&v, "pwrite64");
+    assert_eq!(w["min"].as_u64(), Some(1), "{w}");
+    for h in v.iter().filter(|l| l["type"] == "hist") {
+        assert_eq!(h["check_ok"], true, "{h}");
+    }
     let e = ra_testkit::assert_clean_failure(
-        &bin().args(["profile", "--value", "size", "--", "true"]).output().unwrap(),
+        &bin().args(["profile", "--value", "colour", "--", "true"]).output().unwrap(),
     );
-    assert!(e.contains("value profiles are computed from traces"), "{e}");
+    assert!(e.contains("unknown value `colour`"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A plain HTTP GET to 127.0.0.1:`port`; the body.

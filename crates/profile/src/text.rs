@@ -370,6 +370,13 @@ fn write_time_table_head(out: &mut dyn Write, unit: &str) -> io::Result<()> {
 
 /// The `--table` column heads.
 pub fn write_table_head(out: &mut dyn Write) -> io::Result<()> {
+    write_table_head_in(out, "ns")
+}
+
+/// The `--table` column heads for values in `unit`: latencies in ms (total) and us, other
+/// values as they are (`avg_bytes`, `p50_calls`).
+pub fn write_table_head_in(out: &mut dyn Write, unit: &str) -> io::Result<()> {
+    let (t, u) = if unit == "ns" { ("total_ms", "us") } else { ("total", unit) };
     writeln!(
         out,
         "{:<8} {:<16} {:<20} {:>9} {:>7} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} check",
@@ -378,13 +385,13 @@ pub fn write_table_head(out: &mut dyn Write) -> io::Result<()> {
         "group",
         "count",
         "errors",
-        "total_ms",
-        "avg_us",
-        "min_us",
-        "p50_us",
-        "p90_us",
-        "p99_us",
-        "max_us"
+        t,
+        format!("avg_{u}"),
+        format!("min_{u}"),
+        format!("p50_{u}"),
+        format!("p90_{u}"),
+        format!("p99_{u}"),
+        format!("max_{u}")
     )
 }
 
@@ -416,7 +423,7 @@ pub fn write_table_interval(out: &mut dyn Write, v: &IntervalView) -> io::Result
         write_counters(out, v)?;
         return write_footer(out, v);
     }
-    write_table_head(out)?;
+    write_table_head_in(out, v.unit)?;
     for b in &v.blocks {
         let s = &b.summary;
         writeln!(
@@ -427,7 +434,7 @@ pub fn write_table_interval(out: &mut dyn Write, v: &IntervalView) -> io::Result
             if b.key.group.is_empty() { "-" } else { &b.key.group },
             s.count,
             s.errors,
-            s.total_ns as f64 / 1e6,
+            if ns { s.total_ns as f64 / 1e6 } else { s.total_ns as f64 },
             us(s.avg_ns),
             us(s.min_ns),
             us(s.p50_ns),

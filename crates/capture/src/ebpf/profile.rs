@@ -97,6 +97,9 @@ pub struct LiveOptions {
     /// `--sample N`: time each system call with probability 1/N and scale the counts by N
     /// (1: every call).
     pub sample: u64,
+    /// `--value`: a name of [`VALUES`]: the syscall histograms hold that value instead of
+    /// latencies (None: latencies).
+    pub value: Option<String>,
 }
 
 /// How a live profile ended.
@@ -131,6 +134,12 @@ const C_ADD_OTHER: u32 = 3;
 const NCOUNTERS: u32 = 4;
 const FD_RETURNED: u8 = 0x80;
 const READ_CLASS: u8 = 0x40;
+const IO_CLASS: u8 = 0x20;
+const WRITE_CLASS: u8 = 0x10;
+
+/// What `--value` names, and the kernel's code for it (profile.bpf.c `V_*`).
+pub const VALUES: [(&str, u32); 4] =
+    [("size", 1), ("offset", 2), ("seek-distance", 3), ("queue-depth", 4)];
 const MAX_NR: u32 = 512;
 
 /// `struct hkey`.
@@ -260,6 +269,9 @@ pub fn run(
             ro.path_depth = d;
         }
         ro.sample_n = u32::try_from(opts.sample.max(1)).unwrap_or(u32::MAX);
+        if let Some(v) = &opts.value {
+            ro.value_kind = VALUES.iter().find(|(n, _)| n == v).map_or(0, |(_, k)| *k);
+        }
     }
     let p = &mut open.progs;
     let sys = has("syscall");
@@ -303,14 +315,34 @@ pub fn run(
         if def.ret == ra_syscalls::Ret::Fd {
             v |= FD_RETURNED;
         }
-        if ra_syscalls::io_class(def.name) == ra_syscalls::IoClass::Read {
+        use ra_syscalls::IoClass;
+        let class = ra_syscalls::io_class(def.name);
+        if class == IoClass::Read {
             v |= READ_CLASS;
+        }
+        if class == IoClass::Write {
+            v |= WRITE_CLASS;
+        }
+        if matches!(class, IoClass::Read | IoClass::Write | IoClass::Sync | IoClass::Async) {
+            v |= IO_CLASS;
         }
         if v != 0 {
             skel.maps
                 .fdargs
                 .update(&nr.to_ne_bytes(), &[v], MapFlags::ANY)
                 .map_err(super::bpf("filling the descriptor table"))?;
+        }
+        // --value offset: the argument that is the call's file offset (pread64, pwritev...).
+        let off = def
+            .args
+            .iter()
+            .position(|a| a.name == "offset" && a.kind == ra_syscalls::ArgKind::Int)
+            .map_or(0, |i| i as u8 + 1);
+        if off != 0 {
+            skel.maps
+                .offargs
+                .update(&nr.to_ne_bytes(), &[off], MapFlags::ANY)
+                .map_err(super::bpf("filling the offset table"))?;
         }
     }
     if let Some(f) = &cgroup {
@@ -357,6 +389,7 @@ pub fn run(
     let meta = Meta {
         overhead,
         sample: opts.sample.max(1),
+        value: opts.value.clone().unwrap_or_else(|| "latency".into()),
         ..Meta::local("ebpf", target, opts.interval.as_nanos() as u64, opts.by.name())
     };
     out(LiveEvent::Meta(&meta)).map_err(output_error)?;
