@@ -361,6 +361,8 @@ pub fn comparison_layout(c: &crate::compare::Comparison, top: usize) -> Layout {
     let unit = c.a_meta.unit();
     let scale = c.a_meta.buckets;
     let axis = |v: u64| if unit == "ns" { short_ns(v) } else { human(v, unit) };
+    // Room between the two sides for A's share labels.
+    const SIDE_GAP: u32 = 56;
     let mut panels = Vec::new();
     let mut y = TOP;
     for k in c.keys.iter().take(top) {
@@ -377,7 +379,7 @@ pub fn comparison_layout(c: &crate::compare::Comparison, top: usize) -> Layout {
                 [(0u32, d.a_share, d.a, (70, 110, 180)), (1, d.b_share, d.b, (230, 130, 40))]
             {
                 let w = ((share / maxs) * f64::from(BAR_W)).round() as u32;
-                let x = LEFT + side * (BAR_W + GAP);
+                let x = LEFT + side * (BAR_W + SIDE_GAP);
                 if n > 0 {
                     bars.push(Rect {
                         x,
@@ -434,7 +436,7 @@ pub fn comparison_layout(c: &crate::compare::Comparison, top: usize) -> Layout {
             frame: Rect {
                 x: LEFT,
                 y: top_y,
-                w: 2 * BAR_W + GAP,
+                w: 2 * BAR_W + SIDE_GAP,
                 h: rows * CELL_H,
                 fill: (255, 255, 255),
                 title: String::new(),
@@ -446,7 +448,8 @@ pub fn comparison_layout(c: &crate::compare::Comparison, top: usize) -> Layout {
         y = top_y + rows * CELL_H + 16;
     }
     Layout {
-        width: LEFT + 2 * BAR_W + GAP + 80,
+        // Wide enough for the headings (about 7 px a character at 12 px).
+        width: (LEFT + 2 * BAR_W + SIDE_GAP + 80).max(980),
         height: y + 10,
         title: format!("reanimator profile compare: A {} (blue) vs B {} (orange)", c.a_name, c.b_name),
         note: Some(format!(
