@@ -11,6 +11,10 @@ use serde_json::Value;
 
 use common::bin;
 
+/// Held by the tests that load the machine (fio, two Prometheus servers) and by the one with
+/// a tight deadline (Ctrl-C within a second), so that they do not overlap.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn root() -> bool {
     // SAFETY: geteuid has no arguments and cannot fail.
     let ok = if unsafe { libc::geteuid() } == 0 { Ok(()) } else { Err("needs root (eBPF)".into()) };
@@ -188,6 +192,8 @@ fn ctrl_c_ends_within_a_second_and_prints_the_partial_interval() {
     if !root() {
         return;
     }
+    // Not beside the tests that load both CPUs (fio, Prometheus): the deadline is tight.
+    let _quiet = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let prof = bin()
         .args(["profile", "--all", "--interval", "30", "--layers", "syscall,block"])
         .stdout(Stdio::piped())
@@ -432,6 +438,7 @@ fn live_value_profiles_of_fio() {
     if !root() || !ra_testkit::have_program("fio") {
         return;
     }
+    let _heavy = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let dir = ra_testkit::scratch_dir("plive-value");
     let file = dir.join("f");
     let prof = |value: &str| {
@@ -528,6 +535,7 @@ fn prometheus_scrapes_the_live_profile_exactly() {
     if !root() || !ra_testkit::have_program("prometheus") {
         return;
     }
+    let _heavy = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let dir = ra_testkit::scratch_dir("plive-prom");
     let port = free_port();
     let cfg = dir.join("prom.yml");
