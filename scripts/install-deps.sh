@@ -31,6 +31,9 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 #   libpython3.11-testsuite     - fs tests: Python's own test suite run over the mount
 #   librsvg2-bin                - profile tests: rsvg-convert renders `profile --svg` to PNG to check the picture
 #   bpftrace                    - bench/profile: the bpftrace one-liner `reanimator profile` is measured against
+#   prometheus                  - profile tests (crates/cli/tests/profile_live.rs): Debian's Prometheus (2.42) scrapes
+#                                   `profile --listen` on loopback, on ports of the test's own (the
+#                                   package's service on :9090 is not used)
 #   rocksdb-tools sysbench postmark - scripts/replay-conformance.sh (bench suite): db_bench, sysbench
 #                                   fileio and PostMark recorded and replayed
 #   rsync zip unzip zstd make   - scripts/replay-conformance.sh (programs suite): real programs recorded and replayed
@@ -40,7 +43,7 @@ PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates
       sqlite3 tar git coreutils fio strace hyperfine time xz-utils
       clang libelf-dev zlib1g-dev bpftool
       fuse3 acl bindfs loggedfs stress-ng dbench fsmark libpython3.11-testsuite
-      librsvg2-bin bpftrace e2fsprogs xfsprogs btrfs-progs
+      librsvg2-bin bpftrace prometheus e2fsprogs xfsprogs btrfs-progs
       rocksdb-tools sysbench postmark rsync zip unzip zstd make)
 missing=()
 for p in "${PKGS[@]}"; do

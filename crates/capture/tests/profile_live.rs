@@ -26,6 +26,8 @@ fn profile(argv: &[&str], by: By, layers: &[&str]) -> (Meta, Vec<Interval>) {
         duration: None,
         calibrate: false,
         map_bytes: 16 << 20,
+        sample: 1,
+        value: None,
     };
     let mut meta = None;
     let mut ivs = Vec::new();

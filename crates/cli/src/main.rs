@@ -16,6 +16,7 @@ mod output;
 mod partial;
 mod profile;
 mod profile_live;
+mod profile_metrics;
 mod progress;
 mod record;
 mod records;
@@ -76,7 +77,7 @@ enum Command {
     Fs(fs::FsArgs),
     /// Latency profiles (FSprof): log2 histograms of every operation's latency per interval,
     /// from a trace or live; text (bcc's layout), table, JSON Lines, SVG heat maps; `merge`.
-    Profile(profile::ProfileArgs),
+    Profile(Box<profile::ProfileArgs>),
     /// Write a trace's file I/O in another tool's format: fio's iolog (`fio --read_iolog`).
     Export(export::ExportArgs),
     /// Receive traces streamed by `record -o tcp://` and `fs mount -o tcp://`, each into its
@@ -138,7 +139,7 @@ fn main() -> ExitCode {
         Command::Snapshot(a) => snapshot::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Fs(a) => fs::run(a, key.as_ref()),
-        Command::Profile(a) => profile::run(a),
+        Command::Profile(a) => profile::run(*a),
         Command::Export(a) => export::run(a),
         Command::Keygen(a) => keygen::run(a),
         Command::Collect(a) => collect::run(a, key.as_ref()),

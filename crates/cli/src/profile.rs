@@ -12,10 +12,12 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use ra_filter::{FieldValue, Filter, Record};
 use ra_profile::accumulate::Accumulator;
+use ra_profile::rows::Weight;
 use ra_profile::sink::{JsonSink, SvgSink, Tee, TextSink};
 use ra_profile::svg::SvgOptions;
 use ra_profile::text::TextOptions;
-use ra_profile::{Key, Meta, Profile, ProfileSink};
+use ra_profile::{Key, Meta, Profile, ProfileSink, Scale};
+use ra_trace::fileio::{FileIoTracker, FileOpKind};
 use ra_trace::TraceReader;
 
 use crate::records::EventRecord;
@@ -52,6 +54,52 @@ impl By {
 pub enum ProfileSub {
     /// Combine JSON profiles exactly: histograms of the same key and interval are added.
     Merge(MergeArgs),
+    /// Compare two profiles key by key, with a test that tells changes from noise.
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Per key: the change in count, total and quantiles, the buckets side by \
+side, and the chi-square test of homogeneity on the bucket counts (sparse buckets merged). A key \
+DIFFERS when p < alpha / (keys tested) and at least --min-shift of its calls moved bucket. \
+Exit status: 0 when no key differs, 1 when one does, 2 on bad input (different groupings, \
+buckets, sampling, values, layers; different interval lengths with --per-interval).")]
+pub struct CompareArgs {
+    /// The baseline: a JSON profile (`reanimator profile --json`) or a trace.
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+    /// Compared with A: a JSON profile or a trace.
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+    /// JSON Lines instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also draw both histograms of each key side by side into this SVG file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Keys drawn in the SVG (differing keys first).
+    #[arg(long, default_value_t = 12, value_name = "N")]
+    pub svg_top: usize,
+    /// Write the text or JSON here instead of stdout (mode 0600).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The family-wise false-alarm rate of the test.
+    #[arg(long, default_value_t = 0.01)]
+    pub alpha: f64,
+    /// The least share of a key's calls that must move bucket for a change to count.
+    #[arg(long, default_value_t = 0.2, value_name = "SHARE")]
+    pub min_shift: f64,
+    /// Compare the profiles interval by interval (by position) instead of as wholes.
+    #[arg(long)]
+    pub per_interval: bool,
+    /// For traces: the interval length (seconds) and grouping they are profiled with.
+    #[arg(long, value_name = "SECONDS")]
+    pub interval: Option<f64>,
+    #[arg(long, value_enum, default_value_t = By::Call)]
+    pub by: By,
+    /// For traces: the buckets (log2, log10, linear:WIDTH).
+    #[arg(long, value_name = "SCALE")]
+    pub buckets: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -77,7 +125,11 @@ pub struct MergeArgs {
     reanimator profile --cgroup /sys/fs/cgroup/db --json -o live.json --svg live.svg\n  \
     reanimator profile t.ds --interval 1 --by comm         # offline, from a trace\n  \
     reanimator profile live.json --svg again.svg           # a JSON profile drawn again\n  \
-    reanimator profile merge a.json b.json --total -o all.json\n\n\
+    reanimator profile merge a.json b.json --total -o all.json\n  \
+    reanimator profile compare ext4.json fuse.json --svg cmp.svg  # what changed, beyond noise\n  \
+    reanimator profile t.ds --weight time --value size --buckets log10\n  \
+    reanimator profile t.ds --interval 1 --correlate syscall:read,syscall:fsync\n  \
+    reanimator profile --listen 127.0.0.1:9464 --sample 16 --all   # for Prometheus\n\n\
 Live profiles keep their histograms in the kernel (eBPF, root) and print each interval as it \
 ends; Ctrl-C prints the interval in progress, marked partial. Every histogram states its own \
 check (buckets add up to the count, the total lies within the buckets' bounds). docs/PROFILE.md \
@@ -146,10 +198,42 @@ pub struct ProfileArgs {
     /// fit is counted and reported, never dropped silently.
     #[arg(long, value_name = "BYTES")]
     pub map_size: Option<String>,
+    /// Rows, bars and heat maps show calls per bucket (count) or the time they took
+    /// (time: count x latency, FSprof's delay-weighted view).
+    #[arg(long, default_value = "count", value_name = "count|time")]
+    pub weight: String,
+    /// Buckets: log2 (the default: 2^(k-1) <= v < 2^k), log10, or linear:WIDTH (WIDTH in the
+    /// profile's unit, or with a suffix: 100us, 4k).
+    #[arg(long, value_name = "SCALE")]
+    pub buckets: Option<String>,
+    /// Count each call with probability 1/N (one in N per thread on average) and scale the
+    /// counts by N (stated in the header and the JSON). Live: the system-call layer (and
+    /// class) only.
+    #[arg(long, value_name = "N")]
+    pub sample: Option<u64>,
+    /// Histograms of a parameter instead of latency, from traces or live: size (bytes a read
+    /// or write moved), offset (its file offset), seek-distance (bytes from where the
+    /// previous read or write of the file ended), queue-depth (reads, writes, syncs and
+    /// async calls of the target in flight when the call began, itself included).
+    #[arg(long, value_name = "NAME")]
+    pub value: Option<String>,
+    /// Correlate two keys over the intervals (`layer:op[@group],layer:op[@group]`, e.g.
+    /// `syscall:read,syscall:fsync`), or `top` / `top:N` for the most strongly correlated
+    /// pairs. Prints the coefficients and the aligned series instead of the histograms.
+    #[arg(long, value_name = "KEYS")]
+    pub correlate: Vec<String>,
+    /// Live: serve the profile's cumulative histograms as Prometheus metrics at
+    /// http://ADDR/metrics (loopback addresses only: OpenMetrics or Prometheus text, and
+    /// the protobuf format that carries native histograms).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
     /// Live: run and profile this command.
     #[arg(last = true, value_name = "CMD")]
     pub cmd: Vec<String>,
 }
+
+/// The values `--value` takes.
+pub const VALUES: [&str; 4] = ["size", "offset", "seek-distance", "queue-depth"];
 
 impl ProfileArgs {
     /// `--interval` in ns (`None` when not given).
@@ -160,13 +244,52 @@ impl ProfileArgs {
             Some(s) => bail!("--interval {s}: give a positive number of seconds"),
         }
     }
+
+    /// `--buckets`, log2 unless given.
+    pub fn scale(&self) -> Result<Scale> {
+        match &self.buckets {
+            None => Ok(Scale::Log2),
+            Some(b) => Scale::parse(b).map_err(|e| anyhow::anyhow!("--buckets: {e}")),
+        }
+    }
+
+    /// `--sample`, 1 unless given.
+    pub fn sample(&self) -> Result<u64> {
+        match self.sample {
+            None => Ok(1),
+            Some(0) => bail!("--sample 0: give a positive N (one call in N is counted)"),
+            Some(n) => Ok(n),
+        }
+    }
+
+    /// `--value`, None for latency profiles.
+    pub fn value(&self) -> Result<Option<&str>> {
+        match self.value.as_deref() {
+            None | Some("latency") => Ok(None),
+            Some(v) if VALUES.contains(&v) => Ok(Some(v)),
+            Some(v) => bail!("--value: unknown value `{v}` (known: {})", VALUES.join(", ")),
+        }
+    }
+
+    fn weight(&self) -> Result<Weight> {
+        Weight::parse(&self.weight).map_err(|e| anyhow::anyhow!("{e}"))
+    }
 }
 
 pub fn run(a: ProfileArgs) -> Result<ExitCode> {
-    if let Some(ProfileSub::Merge(m)) = &a.sub {
-        return merge(m);
+    match &a.sub {
+        Some(ProfileSub::Merge(m)) => return merge(m),
+        Some(ProfileSub::Compare(c)) => return compare(c),
+        None => {}
     }
     a.interval_ns()?;
+    a.scale()?;
+    a.sample()?;
+    a.value()?;
+    a.weight()?;
+    if a.listen.is_some() && a.trace.is_some() {
+        bail!("--listen serves live profiles; {} is profiled offline (give -p, --cgroup, --all or -- CMD)", a.trace.as_ref().map_or(String::new(), |t| t.display().to_string()));
+    }
     let mut sink = make_sink(&a)?;
     match &a.trace {
         Some(path) => {
@@ -196,22 +319,48 @@ fn create(path: &Path) -> Result<BufWriter<File>> {
     Ok(BufWriter::new(f))
 }
 
-/// The text or JSON output (stdout or `-o`), and the SVG beside it.
+/// The text or JSON output (stdout or `-o`), and the SVG beside it; with `--correlate`, the
+/// correlation report instead; with `--listen`, the metrics endpoint beside them.
 pub fn make_sink(a: &ProfileArgs) -> Result<Tee> {
     let out: Box<dyn Write + Send> = match &a.output {
         Some(p) => Box::new(create(p)?),
         None => Box::new(BufWriter::new(std::io::stdout())),
     };
     let offset = utc_offset_s();
+    let weight = a.weight()?;
     let mut tee = Tee::default();
+    if let Some(addr) = &a.listen {
+        tee.0.push(Box::new(crate::profile_metrics::MetricsSink::listen(addr)?));
+    }
+    if !a.correlate.is_empty() {
+        let what = parse_correlate(&a.correlate)?;
+        let svg = match &a.svg {
+            Some(p) => Some(create(p)?),
+            None => None,
+        };
+        tee.0.push(Box::new(CorrelateSink {
+            what,
+            out,
+            svg,
+            json: a.json,
+            profile: Profile::default(),
+        }));
+        return Ok(tee);
+    }
     if a.json {
-        tee.0.push(Box::new(JsonSink::new(out)));
+        tee.0.push(Box::new(JsonSink::with_weight(out, weight)));
     } else {
-        let opts = TextOptions { timestamp: a.timestamp, utc_offset_s: offset, table: a.table };
+        let opts = TextOptions {
+            timestamp: a.timestamp,
+            utc_offset_s: offset,
+            table: a.table,
+            weight,
+            ..TextOptions::default()
+        };
         tee.0.push(Box::new(TextSink::new(out, opts)));
     }
     if let Some(p) = &a.svg {
-        let opts = SvgOptions { top: a.svg_top.max(1), utc_offset_s: offset };
+        let opts = SvgOptions { top: a.svg_top.max(1), utc_offset_s: offset, weight };
         tee.0.push(Box::new(SvgSink::new(create(p)?, opts)));
     }
     Ok(tee)
@@ -246,6 +395,163 @@ fn merge(m: &MergeArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A JSON profile as it is, or a trace profiled offline with `opts` (`--interval`, `--by`,
+/// `--buckets`).
+fn load_profile(path: &Path, opts: &[String]) -> Result<Profile> {
+    if is_json(path)? {
+        return read_json(path);
+    }
+    #[derive(clap::Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        p: ProfileArgs,
+    }
+    let mut argv = vec!["profile".to_string(), path.display().to_string()];
+    argv.extend(opts.iter().cloned());
+    let w = <Wrap as clap::Parser>::try_parse_from(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut c = ra_profile::sink::Collect::default();
+    offline(&w.p, path, &mut c)?;
+    Ok(c.0)
+}
+
+fn compare(c: &CompareArgs) -> Result<ExitCode> {
+    if !(c.alpha > 0.0 && c.alpha < 1.0) {
+        bail!("--alpha {}: give a probability between 0 and 1", c.alpha);
+    }
+    if !(0.0..=1.0).contains(&c.min_shift) {
+        bail!("--min-shift {}: give a share between 0 and 1", c.min_shift);
+    }
+    let mut opts = vec!["--by".to_string(), c.by.name().to_string()];
+    if let Some(i) = c.interval {
+        opts.extend(["--interval".to_string(), i.to_string()]);
+    }
+    if let Some(b) = &c.buckets {
+        opts.extend(["--buckets".to_string(), b.clone()]);
+    }
+    let (na, nb) = (c.a.display().to_string(), c.b.display().to_string());
+    let pa = load_profile(&c.a, &opts)?;
+    let pb = load_profile(&c.b, &opts)?;
+    let co = ra_profile::compare::CompareOptions {
+        alpha: c.alpha,
+        min_shift: c.min_shift,
+        per_interval: c.per_interval,
+    };
+    let cmp = ra_profile::compare::compare(&na, &pa, &nb, &pb, &co)
+        .map_err(|e| anyhow::anyhow!("cannot compare: {e}"))?;
+    let mut out: Box<dyn Write> = match &c.output {
+        Some(p) => Box::new(create(p)?),
+        None => Box::new(BufWriter::new(std::io::stdout())),
+    };
+    if c.json {
+        for v in ra_profile::json::comparison_values(&cmp) {
+            writeln!(out, "{v}")?;
+        }
+    } else {
+        ra_profile::text::write_comparison(&mut out, &cmp)?;
+    }
+    out.flush()?;
+    if let Some(p) = &c.svg {
+        let mut f = create(p)?;
+        f.write_all(
+            ra_profile::svg::render(&ra_profile::svg::comparison_layout(&cmp, c.svg_top.max(1)))
+                .as_bytes(),
+        )?;
+        f.flush()?;
+    }
+    let differs = cmp.keys.iter().any(|k| k.verdict == ra_profile::compare::Verdict::Differs);
+    Ok(if differs { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// What `--correlate` asks for.
+enum Correlate {
+    Pairs(Vec<(String, String)>),
+    Top(usize),
+}
+
+fn parse_correlate(given: &[String]) -> Result<Correlate> {
+    if let [one] = given {
+        if one == "top" {
+            return Ok(Correlate::Top(10));
+        }
+        if let Some(n) = one.strip_prefix("top:") {
+            let n: usize = n.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                anyhow::anyhow!("--correlate {one}: give top or top:N with N > 0")
+            })?;
+            return Ok(Correlate::Top(n));
+        }
+    }
+    let mut pairs = Vec::new();
+    for g in given {
+        let Some((a, b)) = g.split_once(',') else {
+            bail!("--correlate {g}: give two keys, layer:op,layer:op (e.g. syscall:read,syscall:fsync), or top[:N]");
+        };
+        pairs.push((a.to_string(), b.to_string()));
+    }
+    Ok(Correlate::Pairs(pairs))
+}
+
+/// `--correlate`: keeps the intervals and reports the correlations at the end.
+struct CorrelateSink {
+    what: Correlate,
+    out: Box<dyn Write + Send>,
+    svg: Option<BufWriter<File>>,
+    json: bool,
+    profile: Profile,
+}
+
+impl ProfileSink for CorrelateSink {
+    fn meta(&mut self, meta: &Meta) -> std::io::Result<()> {
+        self.profile.meta = meta.clone();
+        Ok(())
+    }
+
+    fn interval(&mut self, iv: &ra_profile::Interval) -> std::io::Result<()> {
+        self.profile.intervals.push(iv.clone());
+        Ok(())
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        use ra_profile::correlate;
+        let p = &self.profile;
+        let bad = |e: ra_profile::Error| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
+        };
+        let pairs = match &self.what {
+            Correlate::Top(n) => correlate::ranked(p, *n),
+            Correlate::Pairs(v) => {
+                let mut out = Vec::new();
+                for (a, b) in v {
+                    let ka = correlate::parse_key(a, p).map_err(bad)?;
+                    let kb = correlate::parse_key(b, p).map_err(bad)?;
+                    out.push(correlate::correlate(p, &ka, &kb));
+                }
+                out
+            }
+        };
+        if self.json {
+            for v in ra_profile::json::correlation_values(&p.meta, &pairs) {
+                writeln!(self.out, "{v}")?;
+            }
+        } else {
+            ra_profile::text::write_correlations(
+                &mut self.out,
+                &p.meta,
+                &pairs,
+                p.intervals.len(),
+            )?;
+        }
+        self.out.flush()?;
+        if let Some(f) = &mut self.svg {
+            f.write_all(
+                ra_profile::svg::render(&ra_profile::svg::correlation_layout(&p.meta, &pairs))
+                    .as_bytes(),
+            )?;
+            f.flush()?;
+        }
+        Ok(())
+    }
+}
+
 /// The group of an operation under `--by`.
 fn group(by: By, depth: usize, ev: &ra_trace::Event) -> String {
     let rec = EventRecord(ev);
@@ -268,6 +574,88 @@ fn path_prefix(p: &str, depth: usize) -> String {
     format!("{}{}", if abs { "/" } else { "" }, parts.join("/"))
 }
 
+/// SplitMix64's finaliser: a well-mixed hash of one word.
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The values of a value profile (`--value`), per call, computed in trace order.
+struct ValueState {
+    value: Option<String>,
+    tracker: FileIoTracker,
+    ops: Vec<ra_trace::fileio::FileOp>,
+    /// seek-distance: where the last read or write of each file ended.
+    ends: std::collections::HashMap<std::sync::Arc<[u8]>, u64>,
+    /// queue-depth: the return times of the I/O calls in flight.
+    in_flight: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
+}
+
+impl ValueState {
+    fn new(value: Option<&str>, cwd: Option<&[u8]>) -> ValueState {
+        ValueState {
+            value: value.map(str::to_string),
+            tracker: FileIoTracker::new(cwd),
+            ops: Vec::new(),
+            ends: Default::default(),
+            in_flight: Default::default(),
+        }
+    }
+
+    /// The values one call contributes: a read or write of a file one (its size, offset or
+    /// distance from the previous one's end; vectored calls one per call), an I/O call's
+    /// queue depth one; other calls none.
+    /// Every event of the trace passes here, in order (descriptors are followed through the
+    /// calls a filter leaves out too).
+    fn of(&mut self, ev: &ra_trace::Event) -> Vec<u64> {
+        use ra_syscalls::IoClass;
+        let Some(value) = self.value.as_deref() else { return Vec::new() };
+        if value == "queue-depth" {
+            let t = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
+            let (Some(called), Some(returned)) = (t(ev.time_called), t(ev.time_returned)) else {
+                return Vec::new();
+            };
+            let io = matches!(
+                ra_syscalls::io_class(&ev.name),
+                IoClass::Read | IoClass::Write | IoClass::Sync | IoClass::Async
+            );
+            if !io {
+                return Vec::new();
+            }
+            while self.in_flight.peek().is_some_and(|r| r.0 <= called) {
+                self.in_flight.pop();
+            }
+            let depth = self.in_flight.len() as u64 + 1;
+            self.in_flight.push(std::cmp::Reverse(returned));
+            return vec![depth];
+        }
+        self.ops.clear();
+        self.tracker.apply(ev, &mut |_, _| true, &mut self.ops);
+        let mut out = Vec::new();
+        for op in &self.ops {
+            let (offset, len) = match op.kind {
+                FileOpKind::Read { offset, len } | FileOpKind::Write { offset, len } => {
+                    (offset, len)
+                }
+                _ => continue,
+            };
+            out.push(match value {
+                "size" => len,
+                "offset" => offset,
+                _ => {
+                    // From where the previous read or write of the file ended (the first:
+                    // from offset 0).
+                    let end = self.ends.insert(op.path.clone(), offset.saturating_add(len));
+                    offset.abs_diff(end.unwrap_or(0))
+                }
+            });
+        }
+        out
+    }
+}
+
 /// Why an operation has no latency.
 #[derive(Default)]
 struct Unknown {
@@ -282,8 +670,18 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
         bail!("a trace and a live target (-p, --cgroup, --all, -- CMD) do not go together");
     }
     if is_json(path)? {
-        if a.filter.is_some() || a.interval.is_some() || a.by != By::Call {
-            bail!("--where, --interval and --by apply to traces; {} is a JSON profile (shown as it is)", path.display());
+        if a.filter.is_some()
+            || a.interval.is_some()
+            || a.by != By::Call
+            || a.buckets.is_some()
+            || a.sample.is_some()
+            || a.value.is_some()
+        {
+            bail!(
+                "--where, --interval, --by, --buckets, --sample and --value apply to traces; {} \
+                 is a JSON profile (shown as it is)",
+                path.display()
+            );
         }
         let p = read_json(path)?;
         ra_profile::sink::emit(&p, sink)?;
@@ -313,8 +711,14 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
         by: a.by.name().to_string(),
         host: info("hostname").unwrap_or_default(),
         kernel: info("kernel").unwrap_or_default(),
+        buckets: a.scale()?,
+        sample: a.sample()?,
+        value: a.value()?.unwrap_or("latency").to_string(),
         overhead: None,
     };
+    let (sample, value) = (meta.sample, a.value()?);
+    let mut values = ValueState::new(value, tr.info_value("cwd"));
+    let mut seq: std::collections::HashMap<i32, u64> = std::collections::HashMap::new();
     let big = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) >= 64 << 20;
     let total: u64 = if big {
         tr.dataseries().headers().filter_map(|h| h.ok()).map(|h| u64::from(h.nrecords)).sum()
@@ -322,7 +726,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
         0
     };
     let progress = crate::progress::Progress::calls("profiling", total);
-    let mut acc = Accumulator::new(meta.interval_ns);
+    let mut acc = Accumulator::with_scale(meta.interval_ns, meta.buckets);
     let (mut seen, mut timed) = (0u64, 0u64);
     let mut unknown = Unknown::default();
     for ev in tr.events(None) {
@@ -331,8 +735,20 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
         if seen % 4096 == 0 {
             progress.set(seen);
         }
+        let vals = values.of(&ev);
         if filter.as_ref().is_some_and(|f| !f.matches(&EventRecord(&ev))) {
             continue;
+        }
+        if sample > 1 {
+            // One call in N per thread on average, chosen by a hash of the thread and its
+            // call's position (reproducible, and a periodic sequence of calls such as read,
+            // write, read, write does not alias with N).
+            let tid = ev.tid.or(ev.pid).unwrap_or(0);
+            let n = seq.entry(tid).or_default();
+            *n += 1;
+            if splitmix(u64::from(tid as u32) << 40 ^ *n) % sample != 0 {
+                continue;
+            }
         }
         let layer = if ev.def.is_some() { "syscall" } else { "fs" };
         let t = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
@@ -353,6 +769,18 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
         let g = group(a.by, a.depth, &ev);
         let (lat, failed) = (returned - called, ev.failed());
         let class = ra_syscalls::io_class(&ev.name).name();
+        if value.is_some() {
+            for &v in &vals {
+                let keys = [
+                    Key { layer: "class".into(), op: class.into(), group: g.clone() },
+                    Key { layer: layer.into(), op: ev.name.clone(), group: g.clone() },
+                ];
+                for k in keys {
+                    acc.add_value(called, returned, k, v, failed);
+                }
+            }
+            continue;
+        }
         acc.add(
             returned,
             Key { layer: "class".into(), op: class.into(), group: g.clone() },
@@ -362,6 +790,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
         acc.add(returned, Key { layer: layer.into(), op: ev.name.clone(), group: g }, lat, failed);
     }
     progress.finish();
+    acc.scale_counts(sample);
     if seen == 0 {
         // An aggregate-only fs trace (`fs mount --aggregate-only`): its histograms are stored.
         if let Some(ivs) = aggregate_intervals(&tr, path)? {

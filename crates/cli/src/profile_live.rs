@@ -104,8 +104,20 @@ pub fn run(a: &ProfileArgs, sink: &mut dyn ProfileSink) -> Result<ExitCode> {
         Some(s) => crate::record::parse_size(s).map_err(|e| anyhow::anyhow!("--map-size: {e}"))?,
         None => 16 << 20,
     };
-    let opts =
-        LiveOptions { target, by, layers, interval, duration, calibrate: a.calibrate, map_bytes };
+    if a.scale()? != ra_profile::Scale::Log2 {
+        bail!("--buckets: the live profiler's histograms are log2 (the kernel bins them); other buckets apply to traces");
+    }
+    let opts = LiveOptions {
+        target,
+        by,
+        layers,
+        interval,
+        duration,
+        calibrate: a.calibrate,
+        map_bytes,
+        sample: a.sample()?,
+        value: a.value()?.map(str::to_string),
+    };
     crate::record::install_stop_handlers();
     let mut write_err = None;
     let outcome = live::run(&opts, |e| {

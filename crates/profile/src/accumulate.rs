@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Interval, Key};
+use crate::{Interval, Key, Scale};
 
 /// Operations in, intervals out. An operation counts in the interval in which it completed
 /// (as bcc's tools and the live profiler count).
@@ -16,12 +16,24 @@ pub struct Accumulator {
     /// single interval (`interval_ns` 0) and the partial marks.
     first_ns: u64,
     last_ns: u64,
+    scale: Scale,
 }
 
 impl Accumulator {
     /// `interval_ns` 0: one interval for everything.
     pub fn new(interval_ns: u64) -> Accumulator {
-        Accumulator { interval_ns, intervals: BTreeMap::new(), first_ns: u64::MAX, last_ns: 0 }
+        Accumulator::with_scale(interval_ns, Scale::Log2)
+    }
+
+    /// An accumulator whose histograms use the buckets of `scale` (`--buckets`).
+    pub fn with_scale(interval_ns: u64, scale: Scale) -> Accumulator {
+        Accumulator {
+            interval_ns,
+            intervals: BTreeMap::new(),
+            first_ns: u64::MAX,
+            last_ns: 0,
+            scale,
+        }
     }
 
     /// The grid cell holding time `t_ns`: `[start, end)`.
@@ -52,7 +64,25 @@ impl Accumulator {
     /// One operation that completed at `end_ns` after `latency_ns`.
     pub fn add(&mut self, end_ns: u64, key: Key, latency_ns: u64, failed: bool) {
         self.saw(end_ns.saturating_sub(latency_ns));
-        self.interval(end_ns).hists.entry(key).or_default().record(latency_ns, failed);
+        let scale = self.scale;
+        self.interval(end_ns).hists.entry(key).or_default().record_in(scale, latency_ns, failed);
+    }
+
+    /// Count one value of a value profile (`--value`: a size, an offset, a distance, a
+    /// depth) for the operation that completed at `end_ns`, which began at `start_ns`.
+    pub fn add_value(&mut self, start_ns: u64, end_ns: u64, key: Key, value: u64, failed: bool) {
+        self.saw(start_ns);
+        let scale = self.scale;
+        self.interval(end_ns).hists.entry(key).or_default().record_in(scale, value, failed);
+    }
+
+    /// Scale every histogram's counts by `n` (`--sample N`: one call in N was counted).
+    pub fn scale_counts(&mut self, n: u64) {
+        for iv in self.intervals.values_mut() {
+            for h in iv.hists.values_mut() {
+                h.scale_counts(n);
+            }
+        }
     }
 
     /// Count an event that is not a latency (an operation without one, a cache hit...).

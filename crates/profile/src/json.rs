@@ -7,8 +7,8 @@ use std::io::BufRead;
 
 use serde_json::{json, Map, Value};
 
-use crate::rows::summary;
-use crate::{Error, Hist, Interval, Key, Meta, Profile, BUCKETS};
+use crate::rows::{summary_in, Weight};
+use crate::{Error, Hist, Interval, Key, Meta, Profile, Scale, BUCKETS};
 
 /// The schema version written in the meta line.
 pub const VERSION: u64 = 1;
@@ -28,13 +28,19 @@ pub fn meta_value(m: &Meta) -> Value {
 
 /// One interval's lines: `interval`, then `hist` per key, then `counters` if any.
 pub fn interval_values(iv: &Interval) -> Vec<Value> {
+    interval_values_in(iv, Scale::Log2, Weight::Count)
+}
+
+/// [`interval_values`] for a profile binned by `scale`; with `Weight::Time` each `hist` line
+/// also has `time_buckets`.
+pub fn interval_values_in(iv: &Interval, scale: Scale, weight: Weight) -> Vec<Value> {
     let mut out = Vec::with_capacity(iv.hists.len() + 2);
     out.push(json!({
         "type": "interval", "start_ns": iv.start_ns, "end_ns": iv.end_ns,
         "partial": iv.partial, "hists": iv.hists.len(),
     }));
     for (k, h) in &iv.hists {
-        out.push(hist_value(iv, k, h));
+        out.push(hist_value_in(iv, k, h, scale, weight));
     }
     if !iv.counters.is_empty() {
         out.push(json!({
@@ -48,10 +54,17 @@ pub fn interval_values(iv: &Interval) -> Vec<Value> {
 /// One `hist` line. Buckets are trimmed to the non-empty range: `buckets[i]` is bucket
 /// `first_bucket + i`.
 pub fn hist_value(iv: &Interval, k: &Key, h: &Hist) -> Value {
-    let s = summary(h);
+    hist_value_in(iv, k, h, Scale::Log2, Weight::Count)
+}
+
+/// One `hist` line of a profile binned by `scale`, with its `peaks`, and `time_buckets`
+/// (aligned with `buckets`) under `Weight::Time`.
+pub fn hist_value_in(iv: &Interval, k: &Key, h: &Hist, scale: Scale, weight: Weight) -> Value {
+    let s = summary_in(h, scale);
     let first = h.buckets.iter().position(|&c| c > 0).unwrap_or(0);
     let last = h.buckets.iter().rposition(|&c| c > 0).map_or(first, |l| l + 1);
-    json!({
+    let peaks = crate::peaks::peaks(h, scale);
+    let mut v = json!({
         "type": "hist", "start_ns": iv.start_ns, "end_ns": iv.end_ns, "partial": iv.partial,
         "layer": k.layer, "op": k.op, "group": k.group,
         "count": h.count, "errors": h.errors, "total_ns": h.total_ns,
@@ -60,7 +73,13 @@ pub fn hist_value(iv: &Interval, k: &Key, h: &Hist) -> Value {
         "p50_ns": s.p50_ns, "p90_ns": s.p90_ns, "p99_ns": s.p99_ns,
         "first_bucket": first, "buckets": &h.buckets[first..last],
         "check_ok": s.check.ok,
-    })
+        "peaks": peaks,
+    });
+    if weight == Weight::Time {
+        let t = crate::peaks::bucket_time(h, scale);
+        v["time_buckets"] = json!(&t[first..last]);
+    }
+    v
 }
 
 /// Read a whole JSON Lines profile. Every line is checked; the first bad one is the error.
@@ -100,7 +119,8 @@ pub fn read_profile(r: impl BufRead) -> Result<Profile, Error> {
                 interval_of(&mut ivs, o, n)?;
             }
             "hist" => {
-                let (key, h) = parse_hist(o, n)?;
+                let scale = meta.as_ref().map_or(Scale::Log2, |m: &Meta| m.buckets);
+                let (key, h) = parse_hist(o, n, scale)?;
                 let iv = interval_of(&mut ivs, o, n)?;
                 if iv.hists.insert(key.clone(), h).is_some() {
                     return Err(schema(
@@ -170,7 +190,7 @@ fn interval_of<'a>(
     Ok(iv)
 }
 
-fn parse_hist(o: &Map<String, Value>, n: usize) -> Result<(Key, Hist), Error> {
+fn parse_hist(o: &Map<String, Value>, n: usize, scale: Scale) -> Result<(Key, Hist), Error> {
     let key = Key {
         layer: get_str(o, "layer", n)?,
         op: get_str(o, "op", n)?,
@@ -199,7 +219,7 @@ fn parse_hist(o: &Map<String, Value>, n: usize) -> Result<(Key, Hist), Error> {
         Some(Value::Null) | None if h.count == 0 => u64::MAX,
         _ => get_u64(o, "min_ns", n)?,
     };
-    let ok = h.check().ok;
+    let ok = h.check_in(scale).ok;
     if let Some(claim) = o.get("check_ok").and_then(Value::as_bool) {
         if claim != ok {
             return Err(schema(
@@ -209,6 +229,59 @@ fn parse_hist(o: &Map<String, Value>, n: usize) -> Result<(Key, Hist), Error> {
         }
     }
     Ok((key, h))
+}
+
+fn summary_value(s: &crate::rows::Summary) -> Value {
+    json!({
+        "count": s.count, "errors": s.errors, "total_ns": s.total_ns, "min_ns": s.min_ns,
+        "max_ns": s.max_ns, "p50_ns": s.p50_ns, "p90_ns": s.p90_ns, "p99_ns": s.p99_ns,
+    })
+}
+
+/// A comparison as JSON Lines: a `compare` line (the inputs and the test's thresholds), then
+/// a `key_diff` line per key (verdict, both summaries, the test, the buckets of both sides
+/// from `first_bucket` on).
+pub fn comparison_values(c: &crate::compare::Comparison) -> Vec<Value> {
+    let mut out = vec![json!({
+        "type": "compare", "version": VERSION, "a": c.a_name, "b": c.b_name,
+        "a_meta": meta_value(&c.a_meta), "b_meta": meta_value(&c.b_meta),
+        "alpha": c.opts.alpha, "min_shift": c.opts.min_shift, "per_interval": c.opts.per_interval,
+        "tested": c.tested, "p_threshold": c.threshold,
+        "differ": c.keys.iter().filter(|k| k.verdict == crate::compare::Verdict::Differs).count(),
+        "keys": c.keys.len(),
+    })];
+    for k in &c.keys {
+        out.push(json!({
+            "type": "key_diff", "layer": k.key.layer, "op": k.key.op, "group": k.key.group,
+            "interval": k.interval, "verdict": k.verdict,
+            "a": summary_value(&k.sa), "b": summary_value(&k.sb),
+            "chi2": k.test.chi2, "df": k.test.df, "p": k.test.p, "bins": k.test.bins,
+            "shift": k.test.shift,
+            "first_bucket": k.buckets.first().map_or(0, |b| b.bucket),
+            "a_buckets": k.buckets.iter().map(|b| b.a).collect::<Vec<_>>(),
+            "b_buckets": k.buckets.iter().map(|b| b.b).collect::<Vec<_>>(),
+        }));
+    }
+    out
+}
+
+/// Correlations as JSON Lines: one `correlation` line per pair, with its coefficients and
+/// the aligned series (`start_ns`, and per key `count`, `mean_ns` (null without calls),
+/// `total_ns`).
+pub fn correlation_values(m: &Meta, pairs: &[crate::correlate::Pair]) -> Vec<Value> {
+    let key = |k: &Key| json!({"layer": k.layer, "op": k.op, "group": k.group});
+    let series = |s: &crate::correlate::Series| json!({"key": key(&s.key), "count": s.counts, "mean_ns": s.mean_ns, "total_ns": s.total_ns});
+    pairs
+        .iter()
+        .map(|p| {
+            json!({
+                "type": "correlation", "interval_ns": m.interval_ns, "target": m.target,
+                "a": series(&p.a), "b": series(&p.b), "start_ns": p.starts,
+                "r_count": p.r_count, "r_latency": p.r_latency,
+                "latency_points": p.latency_points, "r_time": p.r_time,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

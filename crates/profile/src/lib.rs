@@ -12,12 +12,20 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub mod accumulate;
+pub mod compare;
+pub mod correlate;
 pub mod json;
 pub mod merge;
+pub mod metrics;
+pub mod peaks;
 pub mod rows;
+pub mod scale;
 pub mod sink;
+pub mod stats;
 pub mod svg;
 pub mod text;
+
+pub use scale::Scale;
 
 pub use sink::ProfileSink;
 
@@ -39,6 +47,16 @@ pub enum Error {
     IntervalMismatch { a: String, a_ns: u64, b: String, b_ns: u64 },
     #[error("groupings differ: by {a_by} in {a}, by {b_by} in {b}")]
     ByMismatch { a: String, a_by: String, b: String, b_by: String },
+    #[error("buckets differ: {a_buckets} in {a}, {b_buckets} in {b} (profile both with the same --buckets)")]
+    ScaleMismatch { a: String, a_buckets: String, b: String, b_buckets: String },
+    #[error("sampling differs: one call in {a_n} in {a}, one in {b_n} in {b} (profile both with the same --sample)")]
+    SampleMismatch { a: String, a_n: u64, b: String, b_n: u64 },
+    #[error("what is measured differs: {a_what} in {a}, {b_what} in {b}")]
+    ValueMismatch { a: String, a_what: String, b: String, b_what: String },
+    #[error("layers differ: {a} has {a_layers}, {b} has {b_layers} (profile both with the same --layers)")]
+    LayerMismatch { a: String, a_layers: String, b: String, b_layers: String },
+    #[error("{0}")]
+    BadKey(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -101,10 +119,21 @@ impl Default for Hist {
 }
 
 impl Hist {
-    /// Count one operation of `ns` nanoseconds.
+    /// Count one operation of `ns` nanoseconds (log2 buckets).
     #[inline]
     pub fn record(&mut self, ns: u64, failed: bool) {
-        self.buckets[bucket_of(ns)] += 1;
+        self.record_at(bucket_of(ns), ns, failed);
+    }
+
+    /// Count one operation of value `v` in the buckets of `scale`.
+    #[inline]
+    pub fn record_in(&mut self, scale: Scale, v: u64, failed: bool) {
+        self.record_at(scale.bucket_of(v), v, failed);
+    }
+
+    #[inline]
+    fn record_at(&mut self, bucket: usize, ns: u64, failed: bool) {
+        self.buckets[bucket] += 1;
         self.count += 1;
         self.total_ns = self.total_ns.saturating_add(ns);
         self.min_ns = self.min_ns.min(ns);
@@ -125,12 +154,31 @@ impl Hist {
         self.errors += other.errors;
     }
 
-    /// The histogram's own consistency check.
+    /// The counts of one call in `n` scaled to all calls (`--sample N`): buckets, count,
+    /// total and errors times `n`; min and max as observed. The check still holds.
+    pub fn scale_counts(&mut self, n: u64) {
+        if n <= 1 {
+            return;
+        }
+        for b in &mut self.buckets {
+            *b = b.saturating_mul(n);
+        }
+        self.count = self.count.saturating_mul(n);
+        self.total_ns = self.total_ns.saturating_mul(n);
+        self.errors = self.errors.saturating_mul(n);
+    }
+
+    /// The histogram's own consistency check (log2 buckets).
     pub fn check(&self) -> Check {
+        self.check_in(Scale::Log2)
+    }
+
+    /// The consistency check in the buckets of `scale`.
+    pub fn check_in(&self, scale: Scale) -> Check {
         let sum: u64 = self.buckets.iter().sum();
         let (mut lo, mut hi) = (0u128, 0u128);
         for (k, &c) in self.buckets.iter().enumerate() {
-            let (l, h) = bucket_bounds(k);
+            let (l, h) = scale.bounds(k);
             lo += u128::from(l) * u128::from(c);
             hi += u128::from(h) * u128::from(c);
         }
@@ -148,6 +196,11 @@ impl Hist {
     /// An estimate of the `q` quantile (0..=1) in ns: linear within the bucket that holds it,
     /// clamped to the observed min and max. Exact to within that bucket's width.
     pub fn quantile(&self, q: f64) -> u64 {
+        self.quantile_in(Scale::Log2, q)
+    }
+
+    /// [`Hist::quantile`] in the buckets of `scale`.
+    pub fn quantile_in(&self, scale: Scale, q: f64) -> u64 {
         let n: u64 = self.buckets.iter().sum();
         if n == 0 {
             return 0;
@@ -159,7 +212,7 @@ impl Hist {
                 continue;
             }
             if seen + c >= rank {
-                let (lo, hi) = bucket_bounds(k);
+                let (lo, hi) = scale.bounds(k);
                 let (lo, hi) = (lo.max(self.min_ns.min(hi)), hi.min(self.max_ns.max(lo)));
                 let frac = (rank - seen) as f64 / c as f64;
                 // `as u64` saturates; the sum may not pass u64::MAX (bucket 63).
@@ -234,7 +287,7 @@ pub struct Overhead {
 }
 
 /// A profile's description: where it came from and how it was cut.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Meta {
     /// `ebpf`, `fs`, `trace:<path>`, `merge`.
@@ -249,6 +302,52 @@ pub struct Meta {
     pub kernel: String,
     #[serde(default)]
     pub overhead: Option<Overhead>,
+    /// How values are binned (`log2`, the default; `log10`; `linear:WIDTH`).
+    pub buckets: Scale,
+    /// `--sample N`: each call was counted with probability 1/N (one in N per thread on
+    /// average) and the counts scaled by N (1: every call).
+    #[serde(deserialize_with = "sample_or_one")]
+    pub sample: u64,
+    /// What the histograms hold: `latency` (ns; the default) or, for a value profile
+    /// (`--value`), the value's name (`size`, `offset`, `seek-distance`, `queue-depth`).
+    pub value: String,
+}
+
+fn sample_or_one<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    Ok(u64::deserialize(d)?.max(1))
+}
+
+impl Default for Meta {
+    fn default() -> Self {
+        Meta {
+            source: String::new(),
+            target: String::new(),
+            interval_ns: 0,
+            by: String::new(),
+            host: String::new(),
+            kernel: String::new(),
+            overhead: None,
+            buckets: Scale::Log2,
+            sample: 1,
+            value: "latency".into(),
+        }
+    }
+}
+
+impl Meta {
+    /// Whether the histograms hold latencies (not a `--value` profile).
+    pub fn is_latency(&self) -> bool {
+        self.value.is_empty() || self.value == "latency"
+    }
+
+    /// The unit of the histograms' values: `ns`, `bytes`, `calls`.
+    pub fn unit(&self) -> &'static str {
+        match self.value.as_str() {
+            "size" | "offset" | "seek-distance" => "bytes",
+            "queue-depth" => "calls",
+            _ => "ns",
+        }
+    }
 }
 
 impl Meta {
@@ -267,7 +366,7 @@ impl Meta {
             by: by.into(),
             host: fact("hostname"),
             kernel: fact("osrelease"),
-            overhead: None,
+            ..Meta::default()
         }
     }
 }

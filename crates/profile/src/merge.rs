@@ -18,6 +18,44 @@ pub fn merge_interval(iv: &mut Interval, other: &Interval) {
     iv.end_ns = iv.end_ns.max(other.end_ns);
 }
 
+/// Profiles whose histograms can be added or compared: the same grouping, buckets,
+/// sampling and measured value.
+pub fn same_measure(a: &str, ma: &Meta, b: &str, mb: &Meta) -> Result<(), Error> {
+    if ma.by != mb.by {
+        return Err(Error::ByMismatch {
+            a: a.into(),
+            a_by: ma.by.clone(),
+            b: b.into(),
+            b_by: mb.by.clone(),
+        });
+    }
+    if ma.buckets != mb.buckets {
+        return Err(Error::ScaleMismatch {
+            a: a.into(),
+            a_buckets: ma.buckets.to_string(),
+            b: b.into(),
+            b_buckets: mb.buckets.to_string(),
+        });
+    }
+    if ma.sample != mb.sample {
+        return Err(Error::SampleMismatch {
+            a: a.into(),
+            a_n: ma.sample,
+            b: b.into(),
+            b_n: mb.sample,
+        });
+    }
+    if ma.is_latency() != mb.is_latency() || (!ma.is_latency() && ma.value != mb.value) {
+        return Err(Error::ValueMismatch {
+            a: a.into(),
+            a_what: ma.value.clone(),
+            b: b.into(),
+            b_what: mb.value.clone(),
+        });
+    }
+    Ok(())
+}
+
 /// Merge profiles. `names` label the inputs in errors. Without `total`, the inputs must use
 /// the same interval length and grouping; intervals with the same start and end are summed.
 /// With `total`, every interval of every input becomes one (interval length 0).
@@ -34,14 +72,7 @@ pub fn merge_profiles(profiles: &[(String, Profile)], total: bool) -> Result<Pro
                 b_ns: p.meta.interval_ns,
             });
         }
-        if p.meta.by != first.meta.by {
-            return Err(Error::ByMismatch {
-                a: first_name.clone(),
-                a_by: first.meta.by.clone(),
-                b: name.clone(),
-                b_by: p.meta.by.clone(),
-            });
-        }
+        same_measure(first_name, &first.meta, name, &p.meta)?;
     }
     let join = |f: fn(&Meta) -> &String| {
         let mut v: Vec<&str> = Vec::new();
@@ -61,6 +92,9 @@ pub fn merge_profiles(profiles: &[(String, Profile)], total: bool) -> Result<Pro
         host: join(|m| &m.host),
         kernel: join(|m| &m.kernel),
         overhead: None,
+        buckets: first.meta.buckets,
+        sample: first.meta.sample,
+        value: first.meta.value.clone(),
     };
     let mut out: BTreeMap<(u64, u64), Interval> = BTreeMap::new();
     for (_, p) in profiles {

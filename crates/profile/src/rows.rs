@@ -2,7 +2,7 @@
 //! Nothing here prints; `text` and `svg` only lay these values out (house rule: compute, print
 //! and serialise are separate).
 
-use crate::{bucket_bounds, Check, Hist, Interval, Key, BUCKETS};
+use crate::{Check, Hist, Interval, Key, Scale, BUCKETS};
 
 /// The figures of one histogram that every output shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,18 +21,24 @@ pub struct Summary {
     pub check: Check,
 }
 
+/// The summary of a log2 histogram.
 pub fn summary(h: &Hist) -> Summary {
+    summary_in(h, Scale::Log2)
+}
+
+/// The summary of a histogram in the buckets of `scale`.
+pub fn summary_in(h: &Hist, scale: Scale) -> Summary {
     Summary {
         count: h.count,
         errors: h.errors,
         total_ns: h.total_ns,
         avg_ns: h.total_ns.checked_div(h.count).unwrap_or(0),
         min_ns: if h.count == 0 { 0 } else { h.min_ns },
-        p50_ns: h.quantile(0.50),
-        p90_ns: h.quantile(0.90),
-        p99_ns: h.quantile(0.99),
+        p50_ns: h.quantile_in(scale, 0.50),
+        p90_ns: h.quantile_in(scale, 0.90),
+        p99_ns: h.quantile_in(scale, 0.99),
         max_ns: h.max_ns,
-        check: h.check(),
+        check: h.check_in(scale),
     }
 }
 
@@ -42,6 +48,7 @@ pub struct HistRow {
     pub bucket: usize,
     pub lo_ns: u64,
     pub hi_ns: u64,
+    /// The bucket's count, or with `--weight time` the time it accounts for (ns).
     pub count: u64,
     /// Stars drawn: `count * stars_width / max_count`, rounded down (bcc's `print_stars`).
     pub stars: usize,
@@ -58,25 +65,86 @@ pub struct HistRows {
     pub stars_width: usize,
 }
 
+/// What a histogram's rows and bars show: calls per bucket, or the time they took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Weight {
+    #[default]
+    Count,
+    /// `--weight time`: count x latency per bucket ([`crate::peaks::bucket_time`]).
+    Time,
+}
+
+impl Weight {
+    pub fn parse(s: &str) -> Result<Weight, String> {
+        match s {
+            "count" => Ok(Weight::Count),
+            "time" => Ok(Weight::Time),
+            _ => Err(format!("--weight {s}: give count or time")),
+        }
+    }
+}
+
+/// The values a histogram's rows show under `weight`.
+pub fn weighted(h: &Hist, scale: Scale, weight: Weight) -> [u64; BUCKETS] {
+    match weight {
+        Weight::Count => h.buckets,
+        Weight::Time => crate::peaks::bucket_time(h, scale),
+    }
+}
+
 /// The rows from the first to the last non-empty bucket (empty leading and trailing buckets
 /// are left out, empty buckets between them are shown). No rows for an empty histogram.
 pub fn hist_rows(buckets: &[u64; BUCKETS]) -> HistRows {
+    hist_rows_in(buckets, Scale::Log2)
+}
+
+/// [`hist_rows`] for the buckets of `scale` (`values` are counts or times per bucket).
+pub fn hist_rows_in(buckets: &[u64; BUCKETS], scale: Scale) -> HistRows {
     let first = buckets.iter().position(|&c| c > 0);
     let last = buckets.iter().rposition(|&c| c > 0);
     let (Some(first), Some(last)) = (first, last) else {
         return HistRows { rows: Vec::new(), value_width: 10, stars_width: 40 };
     };
-    let (value_width, stars_width) = if last <= 32 { (10, 40) } else { (20, 20) };
+    let wide = match scale {
+        Scale::Log2 => last > 32,
+        _ => scale.bounds(last).1 >= 10_000_000_000,
+    };
+    let (value_width, stars_width) = if wide { (20, 20) } else { (10, 40) };
     let max = buckets.iter().copied().max().unwrap_or(1).max(1);
     let rows = (first..=last)
         .map(|k| {
-            let (lo_ns, hi_ns) = bucket_bounds(k);
+            let (lo_ns, hi_ns) = scale.bounds(k);
             let count = buckets[k];
             let stars = (u128::from(count) * stars_width as u128 / u128::from(max)) as usize;
             HistRow { bucket: k, lo_ns, hi_ns, count, stars }
         })
         .collect();
     HistRows { rows, value_width, stars_width }
+}
+
+/// The value below which the share `q` of `weights` (per bucket) lies: linear within the
+/// bucket that holds it, its bounds clamped to the histogram's min and max.
+pub fn weighted_quantile(weights: &[u64; BUCKETS], h: &Hist, scale: Scale, q: f64) -> u64 {
+    let sum: f64 = weights.iter().map(|&w| w as f64).sum();
+    if sum <= 0.0 {
+        return 0;
+    }
+    let want = q.clamp(0.0, 1.0) * sum;
+    let mut seen = 0.0;
+    for (k, &w) in weights.iter().enumerate() {
+        if w == 0 {
+            continue;
+        }
+        let wf = w as f64;
+        if seen + wf >= want {
+            let (lo, hi) = scale.bounds(k);
+            let (lo, hi) = (lo.max(h.min_ns.min(hi)), hi.min(h.max_ns.max(lo)));
+            let frac = ((want - seen) / wf).clamp(0.0, 1.0);
+            return lo.saturating_add(((hi - lo) as f64 * frac) as u64).min(hi);
+        }
+        seen += wf;
+    }
+    h.max_ns
 }
 
 /// Keys of a set of histograms ordered by total time, largest first (ties by key).
@@ -88,7 +156,12 @@ pub fn keys_by_total<'a>(hists: impl Iterator<Item = (&'a Key, &'a Hist)>) -> Ve
 
 /// An interval's consistency: how many histograms pass and fail their checks.
 pub fn interval_checks(iv: &Interval) -> (usize, usize) {
-    let failed = iv.hists.values().filter(|h| !h.check().ok).count();
+    interval_checks_in(iv, Scale::Log2)
+}
+
+/// [`interval_checks`] in the buckets of `scale`.
+pub fn interval_checks_in(iv: &Interval, scale: Scale) -> (usize, usize) {
+    let failed = iv.hists.values().filter(|h| !h.check_in(scale).ok).count();
     (iv.hists.len() - failed, failed)
 }
 
@@ -103,6 +176,27 @@ pub fn human_ns(ns: u64) -> String {
         format!("{:.2} ms", f / 1e6)
     } else {
         format!("{:.2} s", f / 1e9)
+    }
+}
+
+/// A value for people in `unit`: latencies as [`human_ns`], sizes as `4.0 KiB`, counts
+/// as they are.
+pub fn human(v: u64, unit: &str) -> String {
+    match unit {
+        "ns" => human_ns(v),
+        "bytes" => {
+            let f = v as f64;
+            if v < 1 << 10 {
+                format!("{v} B")
+            } else if v < 1 << 20 {
+                format!("{:.1} KiB", f / 1024.0)
+            } else if v < 1 << 30 {
+                format!("{:.1} MiB", f / 1048576.0)
+            } else {
+                format!("{:.2} GiB", f / 1073741824.0)
+            }
+        }
+        _ => v.to_string(),
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 
+use crate::rows::Weight;
 use crate::svg::{HeatMaps, SvgOptions};
 use crate::text::{self, IntervalView, TextOptions};
 use crate::{json, Interval, Meta, Profile};
@@ -33,6 +34,8 @@ impl<W: Write> TextSink<W> {
 
 impl<W: Write> ProfileSink for TextSink<W> {
     fn meta(&mut self, meta: &Meta) -> io::Result<()> {
+        self.opts.scale = meta.buckets;
+        self.opts.unit = meta.unit();
         text::write_meta(&mut self.out, meta)?;
         self.out.flush()
     }
@@ -56,23 +59,31 @@ impl<W: Write> ProfileSink for TextSink<W> {
 /// JSON Lines (docs/PROFILE.md), one interval's lines at a time.
 pub struct JsonSink<W: Write> {
     out: W,
+    scale: crate::Scale,
+    weight: Weight,
 }
 
 impl<W: Write> JsonSink<W> {
     pub fn new(out: W) -> Self {
-        JsonSink { out }
+        JsonSink { out, scale: crate::Scale::Log2, weight: Weight::Count }
+    }
+
+    /// With `Weight::Time`, every `hist` line also carries `time_buckets`.
+    pub fn with_weight(out: W, weight: Weight) -> Self {
+        JsonSink { weight, ..JsonSink::new(out) }
     }
 }
 
 impl<W: Write> ProfileSink for JsonSink<W> {
     fn meta(&mut self, meta: &Meta) -> io::Result<()> {
+        self.scale = meta.buckets;
         // At once: a live profile's reader learns that the probes are attached.
         writeln!(self.out, "{}", json::meta_value(meta))?;
         self.out.flush()
     }
 
     fn interval(&mut self, iv: &Interval) -> io::Result<()> {
-        for v in json::interval_values(iv) {
+        for v in json::interval_values_in(iv, self.scale, self.weight) {
             writeln!(self.out, "{v}")?;
         }
         self.out.flush()

@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::rows::{human_ns, short_ns};
+use crate::rows::{human, human_ns, short_ns, weighted, Weight};
 use crate::text::clock;
-use crate::{bucket_bounds, Hist, Interval, Key, Meta, BUCKETS};
+use crate::{Hist, Interval, Key, Meta, BUCKETS};
 
 /// How the SVG is drawn.
 #[derive(Clone, Debug)]
@@ -18,11 +18,13 @@ pub struct SvgOptions {
     pub top: usize,
     /// Local time's offset from UTC in seconds (cell titles show the clock).
     pub utc_offset_s: i64,
+    /// Colour and bars by calls, or by the time they took (`--weight time`).
+    pub weight: Weight,
 }
 
 impl Default for SvgOptions {
     fn default() -> Self {
-        SvgOptions { top: 12, utc_offset_s: 0 }
+        SvgOptions { top: 12, utc_offset_s: 0, weight: Weight::Count }
     }
 }
 
@@ -53,7 +55,8 @@ impl HeatMaps {
         for (k, h) in &iv.hists {
             let kc = self.keys.entry(k.clone()).or_default();
             kc.total.merge(h);
-            for (b, &c) in h.buckets.iter().enumerate() {
+            let values = weighted(h, self.meta.buckets, self.opts.weight);
+            for (b, &c) in values.iter().enumerate() {
                 if c > 0 {
                     kc.cells.push((col, b as u8, c));
                 }
@@ -63,6 +66,11 @@ impl HeatMaps {
 
     /// The geometry of the picture.
     pub fn layout(&self) -> Layout {
+        let scale = self.meta.buckets;
+        let unit = self.meta.unit();
+        let time = self.opts.weight == Weight::Time;
+        let show = |c: u64| if time { format!("{} of time", human_ns(c)) } else { c.to_string() };
+        let axis = |v: u64| if unit == "ns" { short_ns(v) } else { human(v, unit) };
         let mut order: Vec<(&Key, &KeyCells)> = self.keys.iter().collect();
         order
             .sort_by(|a, b| b.1.total.total_ns.cmp(&a.1.total.total_ns).then_with(|| a.0.cmp(b.0)));
@@ -96,7 +104,7 @@ impl HeatMaps {
                 .iter()
                 .map(|&(col, b, c)| {
                     let (s, e, partial) = self.cols[col as usize];
-                    let (blo, bhi) = bucket_bounds(b as usize);
+                    let (blo, bhi) = scale.bounds(b as usize);
                     Rect {
                         x: LEFT + col * cell_w,
                         y: row_y(b as usize),
@@ -104,22 +112,24 @@ impl HeatMaps {
                         h: CELL_H,
                         fill: heat_colour(c, max_cell),
                         title: format!(
-                            "{:.3} .. {:.3} s ({} .. {}{}): {blo} .. {bhi} ns: {c}",
+                            "{:.3} .. {:.3} s ({} .. {}{}): {blo} .. {bhi} {unit}: {}",
                             s.saturating_sub(origin) as f64 / 1e9,
                             e.saturating_sub(origin) as f64 / 1e9,
                             clock(s, self.opts.utc_offset_s),
                             clock(e, self.opts.utc_offset_s),
-                            if partial { ", partial" } else { "" }
+                            if partial { ", partial" } else { "" },
+                            show(c)
                         ),
                     }
                 })
                 .collect();
-            let max_bar = kc.total.buckets.iter().copied().max().unwrap_or(1).max(1);
+            let totals = weighted(&kc.total, scale, self.opts.weight);
+            let max_bar = totals.iter().copied().max().unwrap_or(1).max(1);
             let bars = (lo_b..=hi_b)
-                .filter(|&b| kc.total.buckets[b] > 0)
+                .filter(|&b| totals[b] > 0)
                 .map(|b| {
-                    let c = kc.total.buckets[b];
-                    let (blo, bhi) = bucket_bounds(b);
+                    let c = totals[b];
+                    let (blo, bhi) = scale.bounds(b);
                     Rect {
                         x: LEFT + heat_w + GAP,
                         y: row_y(b) + 1,
@@ -127,20 +137,20 @@ impl HeatMaps {
                             .max(1),
                         h: CELL_H - 2,
                         fill: (70, 110, 180),
-                        title: format!("{blo} .. {bhi} ns: {c} in the whole profile"),
+                        title: format!("{blo} .. {bhi} {unit}: {} in the whole profile", show(c)),
                     }
                 })
                 .collect();
             let bar_labels: Vec<Label> = (lo_b..=hi_b)
-                .filter(|&b| kc.total.buckets[b] > 0)
+                .filter(|&b| totals[b] > 0)
                 .map(|b| {
-                    let c = kc.total.buckets[b];
+                    let c = totals[b];
                     let w =
                         ((u128::from(c) * u128::from(BAR_W) / u128::from(max_bar)) as u32).max(1);
                     Label {
                         x: LEFT + heat_w + GAP + w + 3,
                         y: row_y(b) + CELL_H - 2,
-                        text: c.to_string(),
+                        text: if time { human_ns(c) } else { c.to_string() },
                         anchor: "start",
                     }
                 })
@@ -149,7 +159,7 @@ impl HeatMaps {
                 .map(|b| Label {
                     x: LEFT - 4,
                     y: row_y(b) + CELL_H - 2,
-                    text: short_ns(bucket_bounds(b).0),
+                    text: axis(scale.bounds(b).0),
                     anchor: "end",
                 })
                 .collect();
@@ -164,7 +174,7 @@ impl HeatMaps {
                     anchor: "start",
                 })
                 .collect();
-            let s = crate::rows::summary(&kc.total);
+            let s = crate::rows::summary_in(&kc.total, scale);
             panels.push(Panel {
                 heading: Label {
                     x: LEFT,
@@ -179,9 +189,9 @@ impl HeatMaps {
                             format!(" [{}]", key.group)
                         },
                         s.count,
-                        human_ns(s.total_ns),
-                        human_ns(s.p50_ns),
-                        human_ns(s.p99_ns),
+                        human(s.total_ns, unit),
+                        human(s.p50_ns, unit),
+                        human(s.p99_ns, unit),
                         s.errors
                     ),
                     anchor: "start",
@@ -204,8 +214,16 @@ impl HeatMaps {
             width,
             height: y + 10,
             title: format!(
-                "reanimator profile: {} ({}), {every}, by {}",
-                self.meta.target, self.meta.source, self.meta.by
+                "reanimator profile: {} ({}), {every}, by {}{}{}",
+                self.meta.target,
+                self.meta.source,
+                self.meta.by,
+                if self.meta.is_latency() {
+                    String::new()
+                } else {
+                    format!(", {} ({unit})", self.meta.value)
+                },
+                if time { ", colour and bars: time spent (count x latency)" } else { "" }
             ),
             note: (left_out > 0).then(|| {
                 format!("{left_out} more keys not shown (smaller total time; see --svg-top)")
@@ -334,6 +352,202 @@ pub fn render(l: &Layout) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// Two histograms of each key side by side (`profile compare --svg`): per key (differing
+/// first, at most `top`), A's and B's share of calls per bucket as horizontal bars, A in blue
+/// on the left, B in orange on the right, sharing the bucket rows.
+pub fn comparison_layout(c: &crate::compare::Comparison, top: usize) -> Layout {
+    let unit = c.a_meta.unit();
+    let scale = c.a_meta.buckets;
+    let axis = |v: u64| if unit == "ns" { short_ns(v) } else { human(v, unit) };
+    // Room between the two sides for A's share labels.
+    const SIDE_GAP: u32 = 56;
+    let mut panels = Vec::new();
+    let mut y = TOP;
+    for k in c.keys.iter().take(top) {
+        let rows = k.buckets.len() as u32;
+        let head_y = y + 12;
+        let top_y = y + 18;
+        let maxs =
+            k.buckets.iter().map(|b| b.a_share.max(b.b_share)).fold(0.0f64, f64::max).max(1e-9);
+        let row_y = |i: usize| top_y + (rows - 1 - i as u32) * CELL_H;
+        let mut bars = Vec::new();
+        let mut labels = Vec::new();
+        for (i, d) in k.buckets.iter().enumerate() {
+            for (side, share, n, fill) in
+                [(0u32, d.a_share, d.a, (70, 110, 180)), (1, d.b_share, d.b, (230, 130, 40))]
+            {
+                let w = ((share / maxs) * f64::from(BAR_W)).round() as u32;
+                let x = LEFT + side * (BAR_W + SIDE_GAP);
+                if n > 0 {
+                    bars.push(Rect {
+                        x,
+                        y: row_y(i) + 1,
+                        w: w.max(1),
+                        h: CELL_H - 2,
+                        fill,
+                        title: format!(
+                            "{}: {} .. {} {unit}: {n} calls, {:.1}%",
+                            if side == 0 { "A" } else { "B" },
+                            d.lo,
+                            d.hi,
+                            share * 100.0
+                        ),
+                    });
+                    labels.push(Label {
+                        x: x + w.max(1) + 3,
+                        y: row_y(i) + CELL_H - 2,
+                        text: format!("{:.1}%", share * 100.0),
+                        anchor: "start",
+                    });
+                }
+            }
+            labels.push(Label {
+                x: LEFT - 4,
+                y: row_y(i) + CELL_H - 2,
+                text: axis(scale.bounds(d.bucket).0),
+                anchor: "end",
+            });
+        }
+        let verdict = k.verdict.name();
+        panels.push(Panel {
+            heading: Label {
+                x: LEFT,
+                y: head_y,
+                text: format!(
+                    "{} {}{}: {verdict}; count {} -> {}, total {} -> {}, p {:.1e}, {:.1}% moved",
+                    k.key.layer,
+                    k.key.op,
+                    if k.key.group.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [{}]", k.key.group)
+                    },
+                    k.sa.count,
+                    k.sb.count,
+                    human(k.sa.total_ns, unit),
+                    human(k.sb.total_ns, unit),
+                    k.test.p,
+                    k.test.shift * 100.0
+                ),
+                anchor: "start",
+            },
+            frame: Rect {
+                x: LEFT,
+                y: top_y,
+                w: 2 * BAR_W + SIDE_GAP,
+                h: rows * CELL_H,
+                fill: (255, 255, 255),
+                title: String::new(),
+            },
+            cells: Vec::new(),
+            bars,
+            labels,
+        });
+        y = top_y + rows * CELL_H + 16;
+    }
+    Layout {
+        // Wide enough for the headings (about 7 px a character at 12 px).
+        width: (LEFT + 2 * BAR_W + SIDE_GAP + 80).max(980),
+        height: y + 10,
+        title: format!("reanimator profile compare: A {} (blue) vs B {} (orange)", c.a_name, c.b_name),
+        note: Some(format!(
+            "{} of {} keys differ (p < {:.1e} and >= {:.0}% of calls moved); bars: share of each side's calls",
+            c.keys.iter().filter(|k| k.verdict == crate::compare::Verdict::Differs).count(),
+            c.keys.len(),
+            c.threshold,
+            c.opts.min_shift * 100.0
+        )),
+        panels,
+    }
+}
+
+/// Aligned series of correlated pairs (`--correlate ... --svg`): per pair two rows of bars
+/// over the same interval axis, the total time of A's calls per interval above B's.
+pub fn correlation_layout(m: &Meta, pairs: &[crate::correlate::Pair]) -> Layout {
+    const ROW_H: u32 = 60;
+    let n = pairs.iter().map(|p| p.starts.len()).max().unwrap_or(0) as u32;
+    let col_w = (800 / n.max(1)).clamp(2, 24);
+    let mut panels = Vec::new();
+    let mut y = TOP;
+    let name = |k: &Key| {
+        format!(
+            "{}:{}{}",
+            k.layer,
+            k.op,
+            if k.group.is_empty() { String::new() } else { format!("@{}", k.group) }
+        )
+    };
+    for p in pairs {
+        let head_y = y + 12;
+        let mut bars = Vec::new();
+        let mut labels = Vec::new();
+        for (row, s, fill) in [(0u32, &p.a, (70, 110, 180)), (1, &p.b, (230, 130, 40))] {
+            let base = y + 18 + row * (ROW_H + 8);
+            let max = s.total_ns.iter().copied().max().unwrap_or(0).max(1);
+            for (i, &t) in s.total_ns.iter().enumerate() {
+                let h = ((u128::from(t) * u128::from(ROW_H)) / u128::from(max)) as u32;
+                if t > 0 {
+                    bars.push(Rect {
+                        x: LEFT + i as u32 * col_w,
+                        y: base + ROW_H - h.max(1),
+                        w: col_w.saturating_sub(1).max(1),
+                        h: h.max(1),
+                        fill,
+                        title: format!(
+                            "{}: interval {i}: {} calls, {} in total",
+                            name(&s.key),
+                            s.counts[i],
+                            human_ns(t)
+                        ),
+                    });
+                }
+            }
+            labels.push(Label {
+                x: LEFT - 4,
+                y: base + ROW_H / 2,
+                text: if row == 0 { "A".into() } else { "B".into() },
+                anchor: "end",
+            });
+            labels.push(Label { x: LEFT - 4, y: base + 9, text: human_ns(max), anchor: "end" });
+        }
+        let r = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:+.2}"));
+        panels.push(Panel {
+            heading: Label {
+                x: LEFT,
+                y: head_y,
+                text: format!(
+                    "A {} / B {}: r(count) {}, r(latency) {}, r(time) {}",
+                    name(&p.a.key),
+                    name(&p.b.key),
+                    r(p.r_count),
+                    r(p.r_latency),
+                    r(p.r_time)
+                ),
+                anchor: "start",
+            },
+            frame: Rect {
+                x: LEFT,
+                y: y + 18,
+                w: n.max(1) * col_w,
+                h: 2 * ROW_H + 8,
+                fill: (255, 255, 255),
+                title: String::new(),
+            },
+            cells: Vec::new(),
+            bars,
+            labels,
+        });
+        y += 18 + 2 * ROW_H + 8 + 24;
+    }
+    Layout {
+        width: LEFT + (n.max(1) * col_w).max(500) + 40,
+        height: y + 10,
+        title: format!("reanimator profile: correlation over time of {} ({})", m.target, m.source),
+        note: Some("bars: total time of each key's calls per interval, on one time axis".into()),
+        panels,
+    }
 }
 
 #[cfg(test)]

@@ -4,11 +4,12 @@
 
 use std::io::{self, Write};
 
-use crate::rows::{self, human_ns, HistRows, Summary};
-use crate::{Interval, Key, Meta};
+use crate::peaks::{self, Peak};
+use crate::rows::{self, human, human_ns, HistRows, Summary, Weight};
+use crate::{Interval, Key, Meta, Scale};
 
 /// How text is laid out.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct TextOptions {
     /// Print the wall-clock time of each interval's end (bcc's `-T`, `%H:%M:%S`).
     pub timestamp: bool,
@@ -16,6 +17,24 @@ pub struct TextOptions {
     pub utc_offset_s: i64,
     /// One line per key instead of histograms.
     pub table: bool,
+    /// Rows and bars show calls per bucket, or the time they took (`--weight time`).
+    pub weight: Weight,
+    /// The profile's buckets and unit (from its meta; `TextSink` sets them).
+    pub scale: Scale,
+    pub unit: &'static str,
+}
+
+impl Default for TextOptions {
+    fn default() -> Self {
+        TextOptions {
+            timestamp: false,
+            utc_offset_s: 0,
+            table: false,
+            weight: Weight::Count,
+            scale: Scale::Log2,
+            unit: "ns",
+        }
+    }
 }
 
 /// Everything one interval's text shows, computed.
@@ -32,6 +51,9 @@ pub struct IntervalView<'a> {
     pub read_hit_ratio: Option<f64>,
     pub checks_ok: usize,
     pub checks_failed: usize,
+    pub weight: Weight,
+    pub unit: &'static str,
+    pub scale: Scale,
 }
 
 /// One key's block.
@@ -39,21 +61,55 @@ pub struct Block<'a> {
     pub key: &'a Key,
     pub summary: Summary,
     pub rows: HistRows,
+    pub peaks: Vec<Peak>,
+    /// With `--weight time`: the bucket that accounts for the most time, its share of the
+    /// time, and the latencies below which half and nine tenths of the time was spent.
+    pub time: Option<TimeView>,
+}
+
+/// The time-weighted figures of a histogram.
+pub struct TimeView {
+    pub top_bucket: usize,
+    pub top_lo: u64,
+    pub top_hi: u64,
+    pub top_share: f64,
+    pub p50: u64,
+    pub p90: u64,
+}
+
+impl TimeView {
+    pub fn new(h: &crate::Hist, scale: Scale) -> TimeView {
+        let t = peaks::bucket_time(h, scale);
+        let sum: u128 = t.iter().map(|&x| u128::from(x)).sum();
+        let top = (0..t.len()).max_by_key(|&k| (t[k], std::cmp::Reverse(k))).unwrap_or(0);
+        let (lo, hi) = scale.bounds(top);
+        TimeView {
+            top_bucket: top,
+            top_lo: lo,
+            top_hi: hi,
+            top_share: if sum == 0 { 0.0 } else { t[top] as f64 / sum as f64 },
+            p50: rows::weighted_quantile(&t, h, scale, 0.5),
+            p90: rows::weighted_quantile(&t, h, scale, 0.9),
+        }
+    }
 }
 
 impl<'a> IntervalView<'a> {
     /// `origin_ns`: the start of the profile's first interval (times are shown relative to it).
     pub fn new(iv: &'a Interval, origin_ns: u64, opts: &TextOptions) -> IntervalView<'a> {
+        let sc = opts.scale;
         let blocks = iv
             .hists
             .iter()
             .map(|(key, h)| Block {
                 key,
-                summary: rows::summary(h),
-                rows: rows::hist_rows(&h.buckets),
+                summary: rows::summary_in(h, sc),
+                rows: rows::hist_rows_in(&rows::weighted(h, sc, opts.weight), sc),
+                peaks: peaks::peaks(h, sc),
+                time: (opts.weight == Weight::Time).then(|| TimeView::new(h, sc)),
             })
             .collect();
-        let (checks_ok, checks_failed) = rows::interval_checks(iv);
+        let (checks_ok, checks_failed) = rows::interval_checks_in(iv, sc);
         IntervalView {
             clock: opts.timestamp.then(|| clock(iv.end_ns, opts.utc_offset_s)),
             rel_start_s: iv.start_ns.saturating_sub(origin_ns) as f64 / 1e9,
@@ -64,6 +120,9 @@ impl<'a> IntervalView<'a> {
             read_hit_ratio: rows::read_hit_ratio(&iv.counters),
             checks_ok,
             checks_failed,
+            weight: opts.weight,
+            unit: opts.unit,
+            scale: sc,
         }
     }
 }
@@ -83,6 +142,20 @@ pub fn write_meta(out: &mut dyn Write, m: &Meta) -> io::Result<()> {
         format!("intervals of {}", human_ns(m.interval_ns))
     };
     writeln!(out, "profile of {} ({}), {every}, by {}", m.target, m.source, m.by)?;
+    if !m.is_latency() {
+        writeln!(out, "value profile: histograms of {} ({}), not of latencies", m.value, m.unit())?;
+    }
+    if m.buckets != Scale::Log2 {
+        writeln!(out, "buckets: {} (--buckets)", m.buckets)?;
+    }
+    if m.sample > 1 {
+        writeln!(
+            out,
+            "sampled: each call counted with probability 1/{} (one in {} on average); counts, \
+             totals and errors are scaled by it (min and max as observed)",
+            m.sample, m.sample
+        )?;
+    }
     if let Some(o) = &m.overhead {
         writeln!(
             out,
@@ -113,7 +186,7 @@ fn write_header(out: &mut dyn Write, v: &IntervalView) -> io::Result<()> {
 }
 
 /// `syscall read  [comm=cat]  count N, total X, avg Y, p50 A, p99 B, errors E`.
-fn write_title(out: &mut dyn Write, b: &Block) -> io::Result<()> {
+fn write_title(out: &mut dyn Write, b: &Block, unit: &str) -> io::Result<()> {
     let s = &b.summary;
     write!(out, "{} {}", b.key.layer, b.key.op)?;
     if !b.key.group.is_empty() {
@@ -123,26 +196,41 @@ fn write_title(out: &mut dyn Write, b: &Block) -> io::Result<()> {
         out,
         "  count {}, total {}, avg {}, p50 {}, p99 {}, errors {}",
         s.count,
-        human_ns(s.total_ns),
-        human_ns(s.avg_ns),
-        human_ns(s.p50_ns),
-        human_ns(s.p99_ns),
+        human(s.total_ns, unit),
+        human(s.avg_ns, unit),
+        human(s.p50_ns, unit),
+        human(s.p99_ns, unit),
         s.errors
     )
 }
 
 /// bcc's `print_log2_hist` rows, in nanoseconds.
 pub fn write_log2_hist(out: &mut dyn Write, r: &HistRows) -> io::Result<()> {
+    write_hist(out, r, "nsecs", Weight::Count)
+}
+
+/// bcc's `print_log2_hist` rows: `label` names the values (`nsecs`, `bytes`), `weight`
+/// what the column holds (`count`, or `time_ns` with `--weight time`).
+pub fn write_hist(
+    out: &mut dyn Write,
+    r: &HistRows,
+    label: &str,
+    weight: Weight,
+) -> io::Result<()> {
     if r.rows.is_empty() {
         return Ok(());
     }
-    let (pad, label) = if r.value_width == 10 { (5, 19) } else { (15, 29) };
-    writeln!(out, "{:pad$}{:<label$} : count    distribution", "", "nsecs")?;
+    let (pad, lw) = if r.value_width == 10 { (5, 19) } else { (15, 29) };
+    let (head, cw) = match weight {
+        Weight::Count => ("count   ", 8),
+        Weight::Time => ("time_ns     ", 12),
+    };
+    writeln!(out, "{:pad$}{:<lw$} : {head} distribution", "", label)?;
     let w = r.value_width;
     for row in &r.rows {
         writeln!(
             out,
-            "{:>w$} -> {:<w$} : {:<8} |{:<sw$}|",
+            "{:>w$} -> {:<w$} : {:<cw$} |{:<sw$}|",
             row.lo_ns,
             row.hi_ns,
             row.count,
@@ -153,12 +241,50 @@ pub fn write_log2_hist(out: &mut dyn Write, r: &HistRows) -> io::Result<()> {
     Ok(())
 }
 
+/// `peaks: 2: 512 ns .. 2.0 us (mode 1024 -> 2047) 97.1% of calls, 12.0% of time; ...`.
+pub fn write_peaks(out: &mut dyn Write, p: &[Peak], scale: Scale, unit: &str) -> io::Result<()> {
+    if p.is_empty() {
+        return Ok(());
+    }
+    let what = if unit == "ns" { "time" } else { "the sum" };
+    write!(out, "peaks: {}", p.len())?;
+    for (i, pk) in p.iter().enumerate() {
+        let (mlo, mhi) = scale.bounds(pk.mode_bucket);
+        write!(
+            out,
+            "{} {}..{} (mode {} -> {}) {:.1}% of calls, {:.1}% of {what}",
+            if i == 0 { ":" } else { ";" },
+            human(pk.lo, unit),
+            human(pk.hi, unit),
+            mlo,
+            mhi,
+            pk.calls_share * 100.0,
+            pk.time_share * 100.0
+        )?;
+    }
+    writeln!(out)
+}
+
+/// The label of a histogram's value column.
+fn value_label(unit: &str) -> &'static str {
+    match unit {
+        "bytes" => "bytes",
+        "calls" => "calls",
+        _ => "nsecs",
+    }
+}
+
 /// `check: ok (buckets N = count N; total T within [lo, hi])` or `CHECK FAILED (...)`.
 pub fn write_check(out: &mut dyn Write, c: &crate::Check) -> io::Result<()> {
+    write_check_in(out, c, "ns")
+}
+
+/// [`write_check`] for values in `unit` (`ns`, `bytes`, `calls`).
+pub fn write_check_in(out: &mut dyn Write, c: &crate::Check, unit: &str) -> io::Result<()> {
     let within = c.total_lo_ns <= c.total_ns && c.total_ns <= c.total_hi_ns;
     writeln!(
         out,
-        "{} (buckets {} {} count {}; total {} ns {} [{}, {}])",
+        "{} (buckets {} {} count {}; total {} {unit} {} [{}, {}])",
         if c.ok { "check: ok" } else { "CHECK FAILED" },
         c.buckets_sum,
         if c.buckets_sum == c.count { "=" } else { "!=" },
@@ -190,9 +316,22 @@ pub fn write_interval(out: &mut dyn Write, v: &IntervalView) -> io::Result<()> {
     write_header(out, v)?;
     for b in &v.blocks {
         writeln!(out)?;
-        write_title(out, b)?;
-        write_log2_hist(out, &b.rows)?;
-        write_check(out, &b.summary.check)?;
+        write_title(out, b, v.unit)?;
+        write_hist(out, &b.rows, value_label(v.unit), v.weight)?;
+        if let Some(t) = &b.time {
+            writeln!(
+                out,
+                "time: {:.1}% in bucket {} -> {}; half of the time in calls up to {}, nine \
+                 tenths up to {}",
+                t.top_share * 100.0,
+                t.top_lo,
+                t.top_hi,
+                human(t.p50, v.unit),
+                human(t.p90, v.unit)
+            )?;
+        }
+        write_peaks(out, &b.peaks, v.scale, v.unit)?;
+        write_check_in(out, &b.summary.check, v.unit)?;
     }
     write_counters(out, v)?;
     write_footer(out, v)
@@ -210,8 +349,34 @@ fn write_footer(out: &mut dyn Write, v: &IntervalView) -> io::Result<()> {
     Ok(())
 }
 
+/// The `--table --weight time` column heads.
+fn write_time_table_head(out: &mut dyn Write, unit: &str) -> io::Result<()> {
+    let u = if unit == "ns" { "us" } else { unit };
+    writeln!(
+        out,
+        "{:<8} {:<16} {:<20} {:>9} {:>12} {:>25} {:>9} {:>12} {:>12} {:>5} check",
+        "layer",
+        "op",
+        "group",
+        "count",
+        if unit == "ns" { "total_ms" } else { "total" },
+        "top_bucket",
+        "top_share",
+        format!("tp50_{u}"),
+        format!("tp90_{u}"),
+        "peaks"
+    )
+}
+
 /// The `--table` column heads.
 pub fn write_table_head(out: &mut dyn Write) -> io::Result<()> {
+    write_table_head_in(out, "ns")
+}
+
+/// The `--table` column heads for values in `unit`: latencies in ms (total) and us, other
+/// values as they are (`avg_bytes`, `p50_calls`).
+pub fn write_table_head_in(out: &mut dyn Write, unit: &str) -> io::Result<()> {
+    let (t, u) = if unit == "ns" { ("total_ms", "us") } else { ("total", unit) };
     writeln!(
         out,
         "{:<8} {:<16} {:<20} {:>9} {:>7} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} check",
@@ -220,21 +385,45 @@ pub fn write_table_head(out: &mut dyn Write) -> io::Result<()> {
         "group",
         "count",
         "errors",
-        "total_ms",
-        "avg_us",
-        "min_us",
-        "p50_us",
-        "p90_us",
-        "p99_us",
-        "max_us"
+        t,
+        format!("avg_{u}"),
+        format!("min_{u}"),
+        format!("p50_{u}"),
+        format!("p90_{u}"),
+        format!("p99_{u}"),
+        format!("max_{u}")
     )
 }
 
 /// One interval as table lines (after its header line).
 pub fn write_table_interval(out: &mut dyn Write, v: &IntervalView) -> io::Result<()> {
     write_header(out, v)?;
-    write_table_head(out)?;
-    let us = |ns: u64| ns as f64 / 1e3;
+    let ns = v.unit == "ns";
+    let us = |x: u64| if ns { x as f64 / 1e3 } else { x as f64 };
+    if v.weight == Weight::Time {
+        write_time_table_head(out, v.unit)?;
+        for b in &v.blocks {
+            let (s, Some(t)) = (&b.summary, &b.time) else { continue };
+            writeln!(
+                out,
+                "{:<8} {:<16} {:<20} {:>9} {:>12.3} {:>25} {:>8.1}% {:>12.1} {:>12.1} {:>5} {}",
+                b.key.layer,
+                b.key.op,
+                if b.key.group.is_empty() { "-" } else { &b.key.group },
+                s.count,
+                if ns { s.total_ns as f64 / 1e6 } else { s.total_ns as f64 },
+                format!("{} -> {}", t.top_lo, t.top_hi),
+                t.top_share * 100.0,
+                us(t.p50),
+                us(t.p90),
+                b.peaks.len(),
+                if s.check.ok { "ok" } else { "FAILED" }
+            )?;
+        }
+        write_counters(out, v)?;
+        return write_footer(out, v);
+    }
+    write_table_head_in(out, v.unit)?;
     for b in &v.blocks {
         let s = &b.summary;
         writeln!(
@@ -245,7 +434,7 @@ pub fn write_table_interval(out: &mut dyn Write, v: &IntervalView) -> io::Result
             if b.key.group.is_empty() { "-" } else { &b.key.group },
             s.count,
             s.errors,
-            s.total_ns as f64 / 1e6,
+            if ns { s.total_ns as f64 / 1e6 } else { s.total_ns as f64 },
             us(s.avg_ns),
             us(s.min_ns),
             us(s.p50_ns),
@@ -257,6 +446,178 @@ pub fn write_table_interval(out: &mut dyn Write, v: &IntervalView) -> io::Result
     }
     write_counters(out, v)?;
     write_footer(out, v)
+}
+
+/// `+12.5%`, or `new` from zero.
+fn change(a: u64, b: u64) -> String {
+    match crate::compare::percent(a, b) {
+        Some(p) => format!("{p:+.1}%"),
+        None if b == 0 => "=".into(),
+        None => "new".into(),
+    }
+}
+
+/// A comparison (`profile compare`): the verdict's rule, then per key its verdict and
+/// changes, and for keys that differ (or were too few to test) the buckets side by side.
+pub fn write_comparison(out: &mut dyn Write, c: &crate::compare::Comparison) -> io::Result<()> {
+    use crate::compare::Verdict;
+    let unit = c.a_meta.unit();
+    let describe = |m: &Meta| {
+        let every = if m.interval_ns == 0 {
+            "one interval".to_string()
+        } else {
+            format!("intervals of {}", human_ns(m.interval_ns))
+        };
+        format!("{} ({}), {every}, by {}", m.target, m.source, m.by)
+    };
+    writeln!(out, "A: {}: {}", c.a_name, describe(&c.a_meta))?;
+    writeln!(out, "B: {}: {}", c.b_name, describe(&c.b_meta))?;
+    if c.a_meta.sample > 1 {
+        writeln!(out, "both sampled: one call in {} counted, counts scaled", c.a_meta.sample)?;
+    }
+    let differ = c.keys.iter().filter(|k| k.verdict == Verdict::Differs).count();
+    writeln!(
+        out,
+        "test: chi-square homogeneity of the bucket counts per key (buckets with an expected \
+         count under 5 merged); {} keys tested, a key DIFFERS when p < {} / {} = {:.2e} and at \
+         least {:.1}% of its calls moved bucket",
+        c.tested,
+        c.opts.alpha,
+        c.tested.max(1),
+        c.threshold,
+        c.opts.min_shift * 100.0
+    )?;
+    writeln!(out, "result: {differ} of {} keys differ", c.keys.len())?;
+    for k in &c.keys {
+        writeln!(out)?;
+        write!(out, "{:<8} ", k.verdict.name())?;
+        if let Some(i) = k.interval {
+            write!(out, "interval {i}: ")?;
+        }
+        write!(out, "{} {}", k.key.layer, k.key.op)?;
+        if !k.key.group.is_empty() {
+            write!(out, "  [{}]", k.key.group)?;
+        }
+        writeln!(out)?;
+        let (a, b) = (&k.sa, &k.sb);
+        writeln!(
+            out,
+            "  count {} -> {} ({}), total {} -> {} ({}), p50 {} -> {}, p90 {} -> {}, p99 {} -> {}",
+            a.count,
+            b.count,
+            change(a.count, b.count),
+            human(a.total_ns, unit),
+            human(b.total_ns, unit),
+            change(a.total_ns, b.total_ns),
+            human(a.p50_ns, unit),
+            human(b.p50_ns, unit),
+            human(a.p90_ns, unit),
+            human(b.p90_ns, unit),
+            human(a.p99_ns, unit),
+            human(b.p99_ns, unit)
+        )?;
+        if k.test.df > 0 {
+            writeln!(
+                out,
+                "  chi2 {:.1}, df {}, p {:.2e}; {:.1}% of calls moved bucket",
+                k.test.chi2,
+                k.test.df,
+                k.test.p,
+                k.test.shift * 100.0
+            )?;
+        }
+        if matches!(k.verdict, Verdict::Differs | Verdict::TooFew) {
+            let label = value_label(unit);
+            writeln!(
+                out,
+                "  {:>21} -> {:<21} : {:>9} {:>9} {:>7} {:>7}",
+                label, "", "A", "B", "A%", "B%"
+            )?;
+            for d in &k.buckets {
+                let bar = |share: f64| "*".repeat((share * 20.0).round() as usize);
+                writeln!(
+                    out,
+                    "  {:>21} -> {:<21} : {:>9} {:>9} {:>6.1}% {:>6.1}% |{:<20}|{:<20}|",
+                    d.lo,
+                    d.hi,
+                    d.a,
+                    d.b,
+                    d.a_share * 100.0,
+                    d.b_share * 100.0,
+                    bar(d.a_share),
+                    bar(d.b_share)
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Correlations (`--correlate`): per pair its coefficients, then the aligned series.
+pub fn write_correlations(
+    out: &mut dyn Write,
+    m: &Meta,
+    pairs: &[crate::correlate::Pair],
+    intervals: usize,
+) -> io::Result<()> {
+    let name = |k: &Key| {
+        if k.group.is_empty() {
+            format!("{}:{}", k.layer, k.op)
+        } else {
+            format!("{}:{}@{}", k.layer, k.op, k.group)
+        }
+    };
+    let r = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:+.3}"));
+    let every = if m.interval_ns == 0 { "one interval".into() } else { human_ns(m.interval_ns) };
+    writeln!(
+        out,
+        "correlation over {intervals} intervals of {every} of {} ({}): Pearson's r of the \
+         per-interval counts, mean latencies (intervals where both have calls) and total times",
+        m.target, m.source
+    )?;
+    if intervals < 3 {
+        writeln!(out, "(fewer than 3 intervals: no coefficient; profile with --interval)")?;
+    }
+    if pairs.is_empty() {
+        writeln!(
+            out,
+            "no pair of keys has calls in at least {} intervals",
+            crate::correlate::MIN_RANKED_POINTS
+        )?;
+    }
+    for p in pairs {
+        let (na, nb) = (name(&p.a.key), name(&p.b.key));
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{na} and {nb}: r(count) {}, r(latency) {} over {} intervals, r(time) {}",
+            r(p.r_count),
+            r(p.r_latency),
+            p.latency_points,
+            r(p.r_time)
+        )?;
+        writeln!(
+            out,
+            "  {:>10} {:>10} {:>12} {:>12} {:>10} {:>12} {:>12}",
+            "t_s", "A_count", "A_mean", "A_total", "B_count", "B_mean", "B_total"
+        )?;
+        let origin = p.starts.first().copied().unwrap_or(0);
+        for i in 0..p.starts.len() {
+            let mean = |v: Option<u64>| v.map_or("-".to_string(), human_ns);
+            writeln!(
+                out,
+                "  {:>10.3} {:>10} {:>12} {:>12} {:>10} {:>12} {:>12}",
+                p.starts[i].saturating_sub(origin) as f64 / 1e9,
+                p.a.counts[i],
+                mean(p.a.mean_ns[i]),
+                human_ns(p.a.total_ns[i]),
+                p.b.counts[i],
+                mean(p.b.mean_ns[i]),
+                human_ns(p.b.total_ns[i])
+            )?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -94,6 +94,12 @@ pub struct LiveOptions {
     pub calibrate: bool,
     /// Budget for the kernel's histogram map, in bytes.
     pub map_bytes: u64,
+    /// `--sample N`: time each system call with probability 1/N and scale the counts by N
+    /// (1: every call).
+    pub sample: u64,
+    /// `--value`: a name of [`VALUES`]: the syscall histograms hold that value instead of
+    /// latencies (None: latencies).
+    pub value: Option<String>,
 }
 
 /// How a live profile ended.
@@ -128,6 +134,12 @@ const C_ADD_OTHER: u32 = 3;
 const NCOUNTERS: u32 = 4;
 const FD_RETURNED: u8 = 0x80;
 const READ_CLASS: u8 = 0x40;
+const IO_CLASS: u8 = 0x20;
+const WRITE_CLASS: u8 = 0x10;
+
+/// What `--value` names, and the kernel's code for it (profile.bpf.c `V_*`).
+pub const VALUES: [(&str, u32); 4] =
+    [("size", 1), ("offset", 2), ("seek-distance", 3), ("queue-depth", 4)];
 const MAX_NR: u32 = 512;
 
 /// `struct hkey`.
@@ -256,6 +268,10 @@ pub fn run(
         if let By::Path(d) = opts.by {
             ro.path_depth = d;
         }
+        ro.sample_n = u32::try_from(opts.sample.max(1)).unwrap_or(u32::MAX);
+        if let Some(v) = &opts.value {
+            ro.value_kind = VALUES.iter().find(|(n, _)| n == v).map_or(0, |(_, k)| *k);
+        }
     }
     let p = &mut open.progs;
     let sys = has("syscall");
@@ -299,14 +315,34 @@ pub fn run(
         if def.ret == ra_syscalls::Ret::Fd {
             v |= FD_RETURNED;
         }
-        if ra_syscalls::io_class(def.name) == ra_syscalls::IoClass::Read {
+        use ra_syscalls::IoClass;
+        let class = ra_syscalls::io_class(def.name);
+        if class == IoClass::Read {
             v |= READ_CLASS;
+        }
+        if class == IoClass::Write {
+            v |= WRITE_CLASS;
+        }
+        if matches!(class, IoClass::Read | IoClass::Write | IoClass::Sync | IoClass::Async) {
+            v |= IO_CLASS;
         }
         if v != 0 {
             skel.maps
                 .fdargs
                 .update(&nr.to_ne_bytes(), &[v], MapFlags::ANY)
                 .map_err(super::bpf("filling the descriptor table"))?;
+        }
+        // --value offset: the argument that is the call's file offset (pread64, pwritev...).
+        let off = def
+            .args
+            .iter()
+            .position(|a| a.name == "offset" && a.kind == ra_syscalls::ArgKind::Int)
+            .map_or(0, |i| i as u8 + 1);
+        if off != 0 {
+            skel.maps
+                .offargs
+                .update(&nr.to_ne_bytes(), &[off], MapFlags::ANY)
+                .map_err(super::bpf("filling the offset table"))?;
         }
     }
     if let Some(f) = &cgroup {
@@ -352,6 +388,8 @@ pub fn run(
     };
     let meta = Meta {
         overhead,
+        sample: opts.sample.max(1),
+        value: opts.value.clone().unwrap_or_else(|| "latency".into()),
         ..Meta::local("ebpf", target, opts.interval.as_nanos() as u64, opts.by.name())
     };
     out(LiveEvent::Meta(&meta)).map_err(output_error)?;
@@ -425,11 +463,25 @@ pub fn run(
         if call_array {
             read_calls(&skel, old, &mut names, &mut iv.hists)?;
         }
+        if opts.sample > 1 {
+            // Sampled in the kernel: each system call was timed with probability 1/N.
+            for (k, h) in iv.hists.iter_mut() {
+                if k.layer == "syscall" {
+                    h.scale_counts(opts.sample);
+                }
+            }
+        }
         let counters = read_counters(&skel)?;
         let delta = |i: u32| counters[i as usize] - last_counters[i as usize];
         if has("cache") {
-            iv.counters.insert("page_cache.read_pages_requested".into(), delta(C_GET_PAGES));
-            iv.counters.insert("page_cache.read_pages_added".into(), delta(C_ADD_READ));
+            // The reads' pages are counted in the sampled reads only: scaled as they are.
+            let s = opts.sample.max(1);
+            iv.counters.insert(
+                "page_cache.read_pages_requested".into(),
+                delta(C_GET_PAGES).saturating_mul(s),
+            );
+            iv.counters
+                .insert("page_cache.read_pages_added".into(), delta(C_ADD_READ).saturating_mul(s));
             iv.counters.insert("page_cache.other_pages_added".into(), delta(C_ADD_OTHER));
         }
         if delta(C_NO_SPACE) > 0 {

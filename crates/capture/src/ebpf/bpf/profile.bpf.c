@@ -74,6 +74,16 @@ const volatile __u32 by = BY_CALL;
 const volatile __u32 call_array = 0;
 /* --by path: the directory this many levels below the file system's root. */
 const volatile __u32 path_depth = 1;
+/* --value: what the syscall histograms hold instead of latencies (V_LATENCY: latencies). */
+#define V_LATENCY 0
+#define V_SIZE 1    /* bytes a read- or write-class call moved (its return value) */
+#define V_OFFSET 2  /* the file offset it moved them at (its offset argument, or f_pos) */
+#define V_SEEK 3    /* bytes between that offset and the end of the previous one on the file */
+#define V_QDEPTH 4  /* I/O-class calls of the target in flight when it began, itself included */
+const volatile __u32 value_kind = V_LATENCY;
+/* --sample N: each call of a target thread is timed with probability 1/N (random, so that a
+ * periodic sequence of calls such as read, write, read, write does not alias with N). */
+const volatile __u32 sample_n = 1;
 /* Set by user space at run time. */
 __u32 calib_tgid = 0;
 /* The interval's epoch bit, part of every key (see profile.rs). */
@@ -154,6 +164,12 @@ struct inflight {
 	__u8 active;
 	/* A target thread (not re-checked at each call but with --cgroup). */
 	__u8 target;
+	/* --value queue-depth: this call is counted in `io_inflight`. */
+	__u8 io;
+	/* --value: the call's file offset (offset, seek-distance), its file, the queue depth. */
+	__u64 offset;
+	__u64 file;
+	__u64 depth;
 	/* ext4 operations in progress (they nest inside a call). */
 	__u64 ext4_ts[4];
 	__u64 ext4_dev[4];
@@ -165,6 +181,18 @@ struct {
 	__type(key, int);
 	__type(value, struct inflight);
 } tasks SEC(".maps");
+
+/* --value queue-depth: the target's I/O-class calls in flight. */
+__u64 io_inflight = 0;
+
+/* --value seek-distance: where the last read or write of each open file ended, by its
+ * struct file pointer (LRU: files closed long ago fall out). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);
+} file_ends SEC(".maps");
 
 /* Requests in flight: issue time by pointer. */
 struct {
@@ -339,7 +367,30 @@ struct {
 
 #define FD_RETURNED 0x80
 #define READ_CLASS 0x40
-#define FD_ARG 0x3f
+#define IO_CLASS 0x20    /* read, write, sync, async: counted by --value queue-depth */
+#define WRITE_CLASS 0x10
+#define FD_ARG 0x0f
+
+/* --value offset, seek-distance: which argument of a call is its file offset (1 + index), 0
+ * for none (the file position is used). Filled by user space from the registry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_NR);
+	__type(key, __u32);
+	__type(value, __u8);
+} offargs SEC(".maps");
+
+static __always_inline long arg_of(struct pt_regs *regs, int i)
+{
+	switch (i) {
+	case 0: return regs->di;
+	case 1: return regs->si;
+	case 2: return regs->dx;
+	case 3: return regs->r10;
+	case 4: return regs->r8;
+	default: return regs->r9;
+	}
+}
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long id)
@@ -360,6 +411,22 @@ int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long id)
 	}
 	if ((__u64)id >= MAX_NR || (t->thread_info.status & TS_COMPAT))
 		return 0;
+	if (value_kind == V_QDEPTH && s->target) {
+		__u32 nr = id;
+		__u8 *fa = bpf_map_lookup_elem(&fdargs, &nr);
+
+		s->depth = 0;
+		if (fa && (*fa & IO_CLASS)) {
+			s->depth = __sync_fetch_and_add(&io_inflight, 1) + 1;
+			s->io = 1;
+		}
+	}
+	if (sample_n > 1 && s->target) {
+		if (bpf_get_prandom_u32() % sample_n) {
+			s->active = 0;
+			return 0;
+		}
+	}
 	s->nr = id;
 	s->group = 0;
 	s->dev = 0;
@@ -380,6 +447,24 @@ int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long id)
 			fd_group(t, (int)fd, &s->group, &s->dev);
 		}
 	}
+	if (value_kind == V_OFFSET || value_kind == V_SEEK) {
+		__u32 nr = id;
+		__u8 *fa = bpf_map_lookup_elem(&fdargs, &nr);
+		__u8 *oa = bpf_map_lookup_elem(&offargs, &nr);
+
+		s->file = 0;
+		if (fa && (*fa & (READ_CLASS | WRITE_CLASS)) && (*fa & FD_ARG)) {
+			struct file *f = fd_file(t, (int)arg_of(regs, (*fa & FD_ARG) - 1));
+
+			if (f) {
+				s->file = (__u64)f;
+				if (oa && *oa)
+					s->offset = arg_of(regs, *oa - 1);
+				else
+					s->offset = BPF_CORE_READ((struct file___pos *)f, f_pos);
+			}
+		}
+	}
 	s->active = 1;
 	s->ts = bpf_ktime_get_ns();
 	return 0;
@@ -395,7 +480,13 @@ int BPF_PROG(prof_sys_exit, struct pt_regs *regs, long ret)
 	int failed = ret < 0 && ret >= -4095;
 	__u64 ns;
 
-	if (!s || !s->active)
+	if (!s)
+		return 0;
+	if (s->io) {
+		__sync_fetch_and_sub(&io_inflight, 1);
+		s->io = 0;
+	}
+	if (!s->active)
 		return 0;
 	s->active = 0;
 	ns = now - s->ts;
@@ -413,6 +504,42 @@ int BPF_PROG(prof_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	ns = ns > self_delay_ns ? ns - self_delay_ns : 0;
+	if (value_kind != V_LATENCY) {
+		/* A value instead of the latency; calls without one are not counted. */
+		__u32 nr = s->nr;
+		__u8 *fa = bpf_map_lookup_elem(&fdargs, &nr);
+		int moves = fa && (*fa & (READ_CLASS | WRITE_CLASS)) && !failed;
+
+		switch (value_kind) {
+		case V_SIZE:
+			if (!moves)
+				return 0;
+			ns = ret;
+			break;
+		case V_OFFSET:
+			if (!moves || !s->file)
+				return 0;
+			ns = s->offset;
+			break;
+		case V_SEEK: {
+			__u64 end, *last;
+
+			if (!moves || !s->file)
+				return 0;
+			last = bpf_map_lookup_elem(&file_ends, &s->file);
+			ns = last ? (s->offset > *last ? s->offset - *last : *last - s->offset)
+				  : s->offset;
+			end = s->offset + ret;
+			bpf_map_update_elem(&file_ends, &s->file, &end, BPF_ANY);
+			break;
+		}
+		default:
+			if (!s->depth)
+				return 0;
+			ns = s->depth;
+			s->depth = 0;
+		}
+	}
 	if (call_array && by == BY_CALL) {
 		__u32 idx = (epoch & 1) * MAX_NR + (s->nr & (MAX_NR - 1));
 		struct hval *v = bpf_map_lookup_elem(&calls, &idx);

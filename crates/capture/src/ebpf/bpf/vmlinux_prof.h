@@ -54,6 +54,11 @@ struct file___path {
 	struct path f_path;
 };
 
+/* And its file position (--value offset, seek-distance). */
+struct file___pos {
+	long long f_pos;
+};
+
 struct writeback_control;
 
 #pragma clang attribute pop
