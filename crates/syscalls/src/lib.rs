@@ -16,6 +16,8 @@ mod ioclass;
 pub use ioclass::{io_class, IoClass};
 mod width;
 pub use width::Width;
+mod classes;
+pub use classes::{CallClasses, SelectError, Selection};
 
 pub use defs::REGISTRY;
 
@@ -550,6 +552,21 @@ pub fn lookup(name: &str) -> Option<&'static SyscallDef> {
         .iter()
         .find(|d| d.name == name)
         .or_else(|| REGISTRY.iter().find(|d| d.trace_name == name))
+}
+
+/// Look a call up by any name it goes by: kernel name, trace name, or an alias
+/// ([`defs::ALIASES`]: the names 32-bit ABIs give it, `_llseek`, `fstatat64`, `mmap2`).
+pub fn lookup_any(name: &str) -> Option<&'static SyscallDef> {
+    lookup(name)
+        .or_else(|| defs::ALIASES.iter().find(|(a, _)| *a == name).and_then(|(_, n)| lookup(n)))
+}
+
+/// Every name [`lookup_any`] accepts (for "did you mean" suggestions).
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    REGISTRY
+        .iter()
+        .flat_map(|d| [d.name, d.trace_name])
+        .chain(defs::ALIASES.iter().map(|(a, _)| *a))
 }
 
 /// Look a call up by its trace name only.
