@@ -17,7 +17,9 @@ pub use ioclass::{io_class, IoClass};
 mod width;
 pub use width::Width;
 mod classes;
-pub use classes::{CallClasses, SelectError, Selection};
+pub use classes::{
+    call_named, class_members, is_known_syscall, CallClasses, SelectError, Selection,
+};
 
 pub use defs::REGISTRY;
 
@@ -473,6 +475,29 @@ impl SyscallDef {
     /// The x86_64 syscall number (None for Re-Animator pseudo-calls such as `mmappread`).
     pub fn nr_x86_64(&self) -> Option<u32> {
         arch::X86_64.number(self.name)
+    }
+
+    /// What the descriptors this call makes refer to, when that is no file it names: the
+    /// name `/proc/PID/fd` (and `strace -y`) gives the kernel object — `anon_inode:[eventfd]`,
+    /// `anon_inode:inotify` — or, for pipes and sockets, whose names carry an inode number a
+    /// trace does not record, `pipe` and `socket`. `memfd_create`'s descriptors are named
+    /// after its `name` argument (`/memfd:NAME (deleted)`), which this cannot give: `None`.
+    pub fn fd_object(&self) -> Option<&'static str> {
+        Some(match self.name {
+            "pipe" | "pipe2" => "pipe",
+            "socket" | "socketpair" | "accept" | "accept4" => "socket",
+            "eventfd" | "eventfd2" => "anon_inode:[eventfd]",
+            "epoll_create" | "epoll_create1" => "anon_inode:[eventpoll]",
+            "timerfd_create" => "anon_inode:[timerfd]",
+            "signalfd" | "signalfd4" => "anon_inode:[signalfd]",
+            "inotify_init" | "inotify_init1" => "anon_inode:inotify",
+            "pidfd_open" => "anon_inode:[pidfd]",
+            "io_uring_setup" => "anon_inode:[io_uring]",
+            "perf_event_open" => "anon_inode:[perf_event]",
+            "userfaultfd" => "anon_inode:[userfaultfd]",
+            "fanotify_init" => "anon_inode:[fanotify]",
+            _ => return None,
+        })
     }
 
     /// True for Re-Animator's pseudo-calls (`mmappread`, `mmappwrite`): events the tracer
