@@ -108,8 +108,9 @@ pub fn run(a: DumpArgs) -> Result<ExitCode> {
         let tr = TraceReader::from_ds(ds)
             .with_context(|| format!("cannot read trace {}", path.display()))?;
         let filter = a.filter.as_deref().map(|src| event_filter(src, &tr)).transpose()?;
+        let calls = resolve_calls(&tr, &a.types)?;
         crate::note_incomplete(path, tr.incomplete(), "the records it holds follow");
-        dump_events(&tr, &a, filter.as_ref(), &mut out)
+        dump_events(&tr, &a, &calls, filter.as_ref(), &mut out)
             .with_context(|| format!("reading {}", path.display()))?;
     } else {
         let filter = match &a.filter {
@@ -363,13 +364,14 @@ fn json_path(p: Option<&std::sync::Arc<[u8]>>) -> Json {
     p.map_or(Json::Null, |p| json_bytes(p))
 }
 
+/// `calls`: the trace names `--type` selects ([`resolve_calls`]).
 fn dump_events(
     tr: &TraceReader,
     a: &DumpArgs,
+    calls: &[String],
     filter: Option<&Filter>,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let calls = resolve_calls(tr, &a.types)?;
     let only: Vec<&str> = calls.iter().map(String::as_str).collect();
     let decode = !a.no_decode_fds;
     let mut opts = FormatOptions {

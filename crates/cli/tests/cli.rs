@@ -58,6 +58,11 @@ fn info_describes_the_example_trace() {
     // 10 events in 16 records (execve takes 1 + 3 strings + 1, writev 1 + 2), plus 6 info
     // records.
     assert_eq!(v["records"], 22);
+    // Numbers are numbers, every time nanoseconds since the epoch (`_ns`).
+    assert_eq!(v["info"]["schema_version"], 3);
+    assert_eq!(v["time_span"]["first_ns"], 1_763_800_000_000_000_000i64);
+    assert_eq!(v["time_span"]["duration_ns"], 300_000);
+    assert!(v["time_span"].get("first").is_none(), "one time format: {}", v["time_span"]);
     let calls: u64 = v["types"]
         .as_array()
         .unwrap()

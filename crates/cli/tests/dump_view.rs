@@ -102,6 +102,7 @@ fn sqlite3_descriptors_name_the_database_file() {
     let plain = dump(&trace, &["--no-decode-fds", "--where", "path ~ \"**/shop.db\""]);
     assert!(!plain.lines().any(|l| call_of(l) == "pwrite"), "{plain}");
     assert!(!plain.contains(&tagged), "{plain}");
+    let _ = std::fs::remove_dir_all(&d);
 }
 
 fn tar_with_strace_classes_records_and_selects_them() {
@@ -169,6 +170,7 @@ fn tar_with_strace_classes_records_and_selects_them() {
         &bin().arg("dump").arg(&trace).args(["--type", "reed"]).output().unwrap(),
     );
     assert!(e.contains("did you mean `read`?"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
 }
 
 fn python3_time_string_and_flag_formats_and_exit_lines() {
@@ -248,6 +250,21 @@ fn python3_time_string_and_flag_formats_and_exit_lines() {
     );
     let bad = bin().arg("dump").arg(&trace).args(["-X", "fancy"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
+    // info --json: numbers as numbers, every time as nanoseconds since the epoch.
+    let info: Json = serde_json::from_str(&ok(
+        bin().args(["info", "--json"]).arg(&trace).output().unwrap(),
+        "info --json",
+    ))
+    .unwrap();
+    let facts = &info["info"];
+    assert_eq!(facts["exit_status"], 3, "{facts}");
+    assert!(facts["synthetic_ids"].is_u64(), "{facts}");
+    assert!(facts["umask"].is_string(), "octal stays text: {facts}");
+    let (start, end) = (facts["start_time_ns"].as_i64(), facts["end_time_ns"].as_i64());
+    let (start, end) = (start.expect("start_time_ns"), end.expect("end_time_ns"));
+    let first = info["time_span"]["first_ns"].as_i64().unwrap();
+    assert!(start <= first && first <= end, "{info}");
+    let _ = std::fs::remove_dir_all(&d);
 }
 
 fn attach_names_descriptors_opened_before_it() {
@@ -299,4 +316,5 @@ fn attach_names_descriptors_opened_before_it() {
     }
     let text = dump(&trace, &["--type", "write", "-n", "4"]);
     assert!(text.contains(&format!("write({}<{}>, \"tick\\n\"", fds[0], log.display())), "{text}");
+    let _ = std::fs::remove_dir_all(&d);
 }
