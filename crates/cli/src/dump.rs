@@ -55,9 +55,11 @@ pub struct DumpArgs {
     pub types: Vec<String>,
     /// Only records matching this expression, e.g. `call == openat && errno != 0`,
     /// `path ~ "/etc/**"`, `fd == 3 and ret > 0`, `call in %file`, `call not in %network`
-    /// (call names as --type takes them). Fields: unique_id, time_called,
-    /// time_returned, duration, pid, tid, uid, gid, call, ret, errno, errno_name, path, size,
-    /// fd, every argument by man-page name and by trace field name.
+    /// (call names as --type takes them). Fields: unique_id, time_called, time_returned,
+    /// duration, pid, tid, uid, gid, call, ret, errno, errno_name, path (the file the call acts
+    /// on: what a descriptor it returned or took refers to, or its path argument), fd_path and
+    /// fd_path2 (what its descriptor arguments refer to), size, fd, every argument by man-page
+    /// name and by trace field name.
     #[arg(long = "where", short = 'w', value_name = "EXPR")]
     pub filter: Option<String>,
     /// Show at most this many bytes of each buffer in text output (0 = everything).
