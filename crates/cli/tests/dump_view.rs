@@ -130,6 +130,14 @@ fn tar_with_strace_classes_records_and_selects_them() {
     // A whole recording, selected by class, by negated class, by alias.
     let trace = d.join("all.ds");
     ok(record(&trace, &d, &[], &["tar", "cf", "b.tar", "src"]), "record");
+    // tar opens directories without O_DIRECTORY and the files in them relative to those
+    // descriptors: the files' reads name them all the same.
+    let src = d.join("src");
+    let reads = jsonl(&trace, &["--type", "read", "--where", "path ~ \"**/src/f*\""]);
+    let files: std::collections::BTreeSet<&str> =
+        reads.iter().map(|r| r["fd_path"].as_str().unwrap()).collect();
+    let want: Vec<String> = (0..3).map(|i| format!("{}/f{i}", src.display())).collect();
+    assert_eq!(files.into_iter().collect::<Vec<_>>(), want, "{reads:?}");
     let desc = dump(&trace, &["--type", "%desc"]);
     let calls: Vec<&str> = desc.lines().map(call_of).collect();
     assert!(calls.contains(&"read") && calls.contains(&"openat"), "{calls:?}");

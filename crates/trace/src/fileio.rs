@@ -579,6 +579,12 @@ impl FileIoTracker {
             None | Some(-100) => self.procs[&pid].cwd.clone(),
             dirfd => match self.entry(pid, dirfd) {
                 Some(Entry::Dir(d)) => Some(d),
+                // A directory opened without O_DIRECTORY (tar and find open them with
+                // O_NOFOLLOW|O_NONBLOCK and look with fstat): a directory all the same, since
+                // a call used it as one.
+                Some(Entry::File(o)) => {
+                    self.ofds.get(o).and_then(Option::as_ref).map(|f| f.path.clone())
+                }
                 _ => None,
             },
         };
