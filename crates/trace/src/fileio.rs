@@ -939,3 +939,75 @@ mod tests {
         assert_eq!(normalize(b"/..", None).unwrap(), b"/");
     }
 }
+
+#[cfg(test)]
+mod names {
+    use super::*;
+    use ArgValue::Int;
+
+    fn ev(name: &str, args: &[(&str, ArgValue)], ret: i64, id: u64) -> Event {
+        let mut e = Event::new(ra_syscalls::lookup(name).expect(name));
+        for (n, v) in args {
+            assert!(e.set_arg(n, v.clone()), "{name} {n}");
+        }
+        e.ret = Some(ret);
+        e.errno = Some(0);
+        e.pid = Some(10);
+        e.unique_id = id;
+        e
+    }
+
+    fn cstr(p: &str) -> ArgValue {
+        ArgValue::data([p.as_bytes(), b"\0"].concat())
+    }
+
+    /// What each call's descriptors are named, before and after it, as dump shows them.
+    fn names(synthetic: u64, events: &[Event]) -> Vec<(Vec<Option<String>>, Option<String>)> {
+        let mut t = FileIoTracker { synthetic_ids: synthetic, ..FileIoTracker::new(Some(b"/w")) };
+        let s = |p: Option<Arc<[u8]>>| p.map(|p| String::from_utf8_lossy(&p).into_owned());
+        let mut ops = Vec::new();
+        events
+            .iter()
+            .map(|e| {
+                let f = t.event_fds(e);
+                t.apply(e, &mut |_, _| true, &mut ops);
+                let ret = s(t.returned_fd(e));
+                (f.args.iter().cloned().map(s).collect::<Vec<_>>()[..2].to_vec(), ret)
+            })
+            .collect()
+    }
+
+    /// Pipes, event fds, memfds and the synthetic opens' kernel names; a number reused by a
+    /// new object no longer names the file it was.
+    #[test]
+    fn kernel_objects_are_named_as_strace_names_them() {
+        let pair: Vec<u8> = [5i32, 6].iter().flat_map(|n| n.to_le_bytes()).collect();
+        let open = |p: &str, fd: i64, id: u64| {
+            ev("openat", &[("dirfd", Int(-100)), ("pathname", cstr(p)), ("flags", Int(1))], fd, id)
+        };
+        let n = names(
+            2,
+            &[
+                open("pipe:[1234]", 1, 0),
+                open("rel/file", 3, 1),
+                ev("write", &[("fd", Int(1))], 1, 2),
+                ev("pipe2", &[("pipefd", ArgValue::data(pair)), ("flags", Int(0))], 0, 3),
+                ev("write", &[("fd", Int(6))], 1, 4),
+                ev("eventfd2", &[("initval", Int(0)), ("flags", Int(0))], 3, 5),
+                ev("read", &[("fd", Int(3))], 8, 6),
+                ev("memfd_create", &[("name", cstr("jit")), ("flags", Int(1))], 7, 7),
+                ev("write", &[("fd", Int(7))], 1, 8),
+                open("pipe:[99]", 8, 9),
+            ],
+        );
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(n[0].1, some("pipe:[1234]"), "a synthetic open names the kernel's object");
+        assert_eq!(n[1].1, some("/w/rel/file"));
+        assert_eq!(n[2].0[0], some("pipe:[1234]"));
+        assert_eq!(n[4].0[0], some("pipe"));
+        assert_eq!(n[5].1, some("anon_inode:[eventfd]"));
+        assert_eq!(n[6].0[0], some("anon_inode:[eventfd]"), "3 is no longer the file");
+        assert_eq!(n[8].0[0], some("/memfd:jit (deleted)"));
+        assert_eq!(n[9].1, some("/w/pipe:[99]"), "after the synthetic records, a relative path");
+    }
+}
