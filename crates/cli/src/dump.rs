@@ -53,6 +53,9 @@ pub struct DumpArgs {
     /// names. A name that is no call is an error.
     #[arg(long = "type", value_delimiter = ',', value_name = "CALLS")]
     pub types: Vec<String>,
+    /// strace's spelling of --type: `-e trace=%file,read` (or `-e %file,read`).
+    #[arg(short = 'e', value_name = "trace=CALLS", conflicts_with = "types")]
+    pub trace_expr: Option<String>,
     /// Only records matching this expression, e.g. `call == openat && errno != 0`,
     /// `path ~ "/etc/**"`, `fd == 3 and ret > 0`, `call in %file`, `call not in %network`
     /// (call names as --type takes them). Fields: unique_id, time_called, time_returned,
@@ -100,7 +103,15 @@ pub struct DumpArgs {
     pub raw: bool,
 }
 
-pub fn run(a: DumpArgs) -> Result<ExitCode> {
+pub fn run(mut a: DumpArgs) -> Result<ExitCode> {
+    if let Some(e) = a.trace_expr.take() {
+        let list = match e.split_once('=') {
+            Some(("trace" | "t", list)) => list,
+            Some((q, _)) => bail!("-e {e}: only strace's `trace=` is supported here, not `{q}=`"),
+            None => e.as_str(),
+        };
+        a.types = list.split(',').map(str::to_string).collect();
+    }
     let path = &a.file;
     let ds = DsReader::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let is_trace = ds.types().iter().any(|t| t.name().starts_with(PREFIX));

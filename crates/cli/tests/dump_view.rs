@@ -142,6 +142,7 @@ fn tar_with_strace_classes_records_and_selects_them() {
     let calls: Vec<&str> = desc.lines().map(call_of).collect();
     assert!(calls.contains(&"read") && calls.contains(&"openat"), "{calls:?}");
     assert!(!calls.contains(&"execve") && !calls.contains(&"exit_group"), "{calls:?}");
+    assert_eq!(desc, dump(&trace, &["-e", "trace=%desc"]), "strace's spelling");
     let not_desc = dump(&trace, &["--type", "!%desc"]);
     let calls2: Vec<&str> = not_desc.lines().filter(|l| !l.contains("+++")).map(call_of).collect();
     assert!(calls2.contains(&"execve") && !calls2.contains(&"read"), "{calls2:?}");
