@@ -257,6 +257,12 @@ fn python3_time_string_and_flag_formats_and_exit_lines() {
         last.trim_start().starts_with('[') && last.ends_with("] +++ exited with 3 +++"),
         "{all}"
     );
+    // A process killed by a signal ends with strace's line for it.
+    let killed = d.join("killed.ds");
+    let o = record(&killed, &d, &[], &["python3", "-c", "import os; os.kill(os.getpid(), 9)"]);
+    assert_eq!(o.status.code(), Some(137), "{}", String::from_utf8_lossy(&o.stderr));
+    let all = dump(&killed, &[]);
+    assert!(all.trim_end().ends_with("] +++ killed by SIGKILL +++"), "{}", &all[all.len() - 500..]);
     let bad = bin().arg("dump").arg(&trace).args(["-X", "fancy"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
     // info --json: numbers as numbers, every time as nanoseconds since the epoch.
