@@ -1,4 +1,4 @@
-"""The input of bench/replay/floor.c from `reanimator dump -s 1 -t pwrite,fadvise64 TRACE` on
+"""The input of bench/replay/floor.c from `reanimator dump -s 1 --type pwrite,fadvise64 TRACE` on
 stdin: the trace's pwrite and fadvise calls on the file of its first pwrite, one per line
 ("w OFFSET LENGTH", "a OFFSET LENGTH ADVICE"); calls on other descriptors, and writes that
 wrote less than asked, are left out (counted on stderr)."""

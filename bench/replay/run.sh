@@ -136,7 +136,7 @@ PY
 # trace's buffers, as a replay writes each call's recorded bytes).
 floor_runs() {
   local w=$1 trace=$2 i cfg
-  "$RA" dump -s 1 -t pwrite,fadvise64 "$trace" | python3 bench/replay/floor_ops.py >"$DIR/floor.ops"
+  "$RA" dump -s 1 --type pwrite,fadvise64 "$trace" | python3 bench/replay/floor_ops.py >"$DIR/floor.ops"
   for i in $(seq "$RUNS"); do
     for cfg in floor floor-data; do
       local mode=()

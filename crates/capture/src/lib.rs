@@ -127,8 +127,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    #[error("unknown system call `{name}` in --syscalls{hint}")]
-    UnknownSyscall { name: String, hint: String },
+    /// A `--syscalls` list that names nothing ([`ra_syscalls::SelectError`]'s words).
+    #[error("{why}")]
+    UnknownSyscall { why: String },
     #[error("cannot trace process {pid}: {why}")]
     Attach { pid: i32, why: String },
     #[error("the command is empty: give the program to run after `--`")]

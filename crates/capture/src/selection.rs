@@ -26,35 +26,23 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// `storage` (every class but Other), `all`, or a comma-separated list of kernel or trace
-    /// names (`openat,read,pwrite64`).
+    /// `storage` (every class but Other), `all`, or strace's `-e trace=` list
+    /// ([`ra_syscalls::Selection::parse`]: kernel or trace names and aliases, `%file`-style
+    /// classes, a leading `!` for every call but those). The process lifecycle calls are
+    /// always in (following processes needs them whatever the user asked).
     pub fn parse(spec: &str) -> Result<Selection> {
         let real = |d: &&'static SyscallDef| !d.is_pseudo();
         let pseudo = |d: &&'static SyscallDef| d.is_pseudo();
-        let mut pseudos = Vec::new();
-        let defs: Vec<&'static SyscallDef> = match spec {
-            "storage" => {
-                pseudos = REGISTRY.iter().filter(pseudo).filter(|d| d.class.is_storage()).collect();
-                REGISTRY.iter().filter(real).filter(|d| d.class.is_storage()).collect()
-            }
-            "all" => {
-                pseudos = REGISTRY.iter().filter(pseudo).collect();
-                REGISTRY.iter().filter(real).collect()
-            }
+        let (defs, pseudos): (Vec<&'static SyscallDef>, Vec<&'static SyscallDef>) = match spec {
+            "storage" => (
+                REGISTRY.iter().filter(real).filter(|d| d.class.is_storage()).collect(),
+                REGISTRY.iter().filter(pseudo).filter(|d| d.class.is_storage()).collect(),
+            ),
             list => {
-                let mut v = Vec::new();
-                for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                    let d = ra_syscalls::lookup(name).ok_or_else(|| Error::UnknownSyscall {
-                        name: name.to_string(),
-                        hint: suggest(name),
-                    })?;
-                    if d.is_pseudo() {
-                        pseudos.push(d);
-                        continue;
-                    }
-                    // Following processes needs their lifecycle calls whatever the user asked.
-                    v.push(d);
-                }
+                let chosen = ra_syscalls::Selection::parse(list)
+                    .map_err(|e| Error::UnknownSyscall { why: e.to_string() })?;
+                let mut v: Vec<&'static SyscallDef> =
+                    chosen.defs.iter().copied().filter(real).collect();
                 for always in
                     ["clone", "clone3", "fork", "vfork", "execve", "execveat", "exit", "exit_group"]
                 {
@@ -64,7 +52,7 @@ impl Selection {
                         }
                     }
                 }
-                v
+                (v, chosen.defs.iter().copied().filter(pseudo).collect())
             }
         };
         Ok(Selection { defs, pseudo: pseudos })
@@ -89,12 +77,6 @@ impl Selection {
     }
 }
 
-fn suggest(name: &str) -> String {
-    ra_filter::suggest(name, REGISTRY.iter().map(|d| d.name))
-        .map(|n| format!("; did you mean `{n}`?"))
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +95,15 @@ mod tests {
         assert!(Selection::parse("openat").unwrap().pseudo().is_empty());
         let e = Selection::parse("opnat").unwrap_err().to_string();
         assert!(e.contains("did you mean `openat`"), "{e}");
+        // strace's names: classes, aliases, negation.
+        let f = Selection::parse("%file").unwrap();
+        assert!(f.defs().iter().any(|d| d.name == "unlink"));
+        assert!(!f.defs().iter().any(|d| d.name == "read"));
+        let a = Selection::parse("_llseek,fstatat64").unwrap();
+        assert!(a.defs().iter().any(|d| d.name == "lseek"));
+        assert!(a.defs().iter().any(|d| d.name == "newfstatat"));
+        let n = Selection::parse("!%memory").unwrap();
+        assert!(!n.defs().iter().any(|d| d.name == "mmap") && n.pseudo().is_empty());
+        assert!(Selection::parse("%mem").is_err());
     }
 }

@@ -10,12 +10,13 @@ use dataseries::{DsReader, Extent, Value};
 use ra_filter::Filter;
 use ra_fsstate::JsonBytes;
 use ra_syscalls::ArgKind;
-use ra_trace::format::{format_event, FormatOptions};
+use ra_trace::fileio::{EventFds, FileIoTracker};
+use ra_trace::format::{format_event, format_event_fds, FlagStyle, FormatOptions, Hex, TimeFormat};
 use ra_trace::schema::PREFIX;
 use ra_trace::{ArgValue, Event, ExtraValue, TraceReader};
 use serde_json::{json, Map, Value as Json};
 
-use crate::records::{DsRecord, EventRecord};
+use crate::records::{DsRecord, EventRecord, FdEventRecord};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -27,6 +28,14 @@ pub enum Format {
     Jsonl,
 }
 
+/// `-X`: how flags are shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Flags {
+    Raw,
+    Abbrev,
+    Verbose,
+}
+
 #[derive(Args, Debug)]
 pub struct DumpArgs {
     #[command(flatten)]
@@ -36,14 +45,21 @@ pub struct DumpArgs {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Only these calls / extent types (comma-separated or repeated): trace names (`pread`),
-    /// kernel names (`pread64`) or full extent type names.
-    #[arg(long = "type", short = 't', value_delimiter = ',')]
+    /// Only these calls / extent types (comma-separated or repeated), as strace's `-e trace=`
+    /// names them: trace names (`pread`), kernel names and aliases (`pread64`, `_llseek`),
+    /// strace's classes (`%file`, `%desc`, `%network`, `%process`, `%memory`, `%signal`,
+    /// `%ipc`, `%creds`, `%clock`, `%stat`, `%lstat`, `%fstat`, `%%stat`, `%statfs`,
+    /// `%fstatfs`, `%%statfs`), a leading `!` for every call but those; or full extent type
+    /// names. A name that is no call is an error.
+    #[arg(long = "type", value_delimiter = ',', value_name = "CALLS")]
     pub types: Vec<String>,
     /// Only records matching this expression, e.g. `call == openat && errno != 0`,
-    /// `path ~ "/etc/**"`, `fd == 3 and ret > 0`. Fields: unique_id, time_called,
-    /// time_returned, duration, pid, tid, uid, gid, call, ret, errno, errno_name, path, size,
-    /// fd, every argument by man-page name and by trace field name.
+    /// `path ~ "/etc/**"`, `fd == 3 and ret > 0`, `call in %file`, `call not in %network`
+    /// (call names as --type takes them). Fields: unique_id, time_called, time_returned,
+    /// duration, pid, tid, uid, gid, call, ret, errno, errno_name, path (the file the call acts
+    /// on: what a descriptor it returned or took refers to, or its path argument), fd_path and
+    /// fd_path2 (what its descriptor arguments refer to), size, fd, every argument by man-page
+    /// name and by trace field name.
     #[arg(long = "where", short = 'w', value_name = "EXPR")]
     pub filter: Option<String>,
     /// Show at most this many bytes of each buffer in text output (0 = everything).
@@ -52,9 +68,33 @@ pub struct DumpArgs {
     /// Stop after this many records.
     #[arg(long, short = 'n')]
     pub limit: Option<u64>,
-    /// Print times relative to the first record shown.
+    /// Times as the wall clock (strace's `-t`: `08:26:40`; `-tt`: with microseconds; `-ttt`:
+    /// seconds.microseconds since the epoch). Without it, seconds.nanoseconds since the epoch.
+    #[arg(short = 't', action = clap::ArgAction::Count)]
+    pub time: u8,
+    /// Times as the seconds since the previous record shown (strace's `-r`).
     #[arg(long, short = 'r')]
     pub relative: bool,
+    /// Show the time spent in each call, `<0.000012>` (strace's `-T`; on unless
+    /// --no-duration).
+    #[arg(short = 'T', long = "duration", overrides_with = "no_duration")]
+    pub duration: bool,
+    /// Leave out the time spent in each call.
+    #[arg(long)]
+    pub no_duration: bool,
+    /// Strings holding a byte that is not printable ASCII in hexadecimal (`-x`, strace's);
+    /// every string in hexadecimal (`-xx`).
+    #[arg(short = 'x', action = clap::ArgAction::Count)]
+    pub hex: u8,
+    /// How flags and named constants are shown (strace's `-X`): `abbrev` (names:
+    /// `O_RDONLY|O_CLOEXEC`), `raw` (numbers: `0x80000`), `verbose` (both).
+    #[arg(short = 'X', value_enum, default_value_t = Flags::Abbrev)]
+    pub flags: Flags,
+    /// Do not follow descriptors: text shows `read(3, ...)` instead of strace `-y`'s
+    /// `read(3</srv/db/shop.db>, ...)`, JSON lines and CSV have no `fd_path`, and `--where
+    /// 'path ~ ...'` sees only the calls that name a path.
+    #[arg(long)]
+    pub no_decode_fds: bool,
     /// Print the DataSeries records extent by extent (file order), even for traces.
     #[arg(long)]
     pub raw: bool,
@@ -63,20 +103,22 @@ pub struct DumpArgs {
 pub fn run(a: DumpArgs) -> Result<ExitCode> {
     let path = &a.file;
     let ds = DsReader::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let filter = match &a.filter {
-        Some(src) => Some(Filter::parse(src).map_err(|e| anyhow::anyhow!("--where: {e}"))?),
-        None => None,
-    };
     let is_trace = ds.types().iter().any(|t| t.name().starts_with(PREFIX));
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     if is_trace && !a.raw && !(a.format == Format::Csv && a.types.len() == 1) {
         let tr = TraceReader::from_ds(ds)
             .with_context(|| format!("cannot read trace {}", path.display()))?;
+        let filter = a.filter.as_deref().map(|src| event_filter(src, &tr)).transpose()?;
+        let calls = resolve_calls(&tr, &a.types)?;
         crate::note_incomplete(path, tr.incomplete(), "the records it holds follow");
-        dump_events(&tr, &a, filter.as_ref(), &mut out)
+        dump_events(&tr, &a, &calls, filter.as_ref(), &mut out)
             .with_context(|| format!("reading {}", path.display()))?;
     } else {
+        let filter = match &a.filter {
+            Some(src) => Some(Filter::parse(src).map_err(|e| anyhow::anyhow!("--where: {e}"))?),
+            None => None,
+        };
         // (One cut inside an extent ends the raw dump with an error naming that extent.)
         let incomplete = ds.incomplete().filter(|i| i.cut_tail.is_none());
         crate::note_incomplete(path, incomplete, "the records it holds follow");
@@ -87,28 +129,78 @@ pub fn run(a: DumpArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Map user-given call names to the trace names present in the file.
-fn resolve_calls(tr: &TraceReader, names: &[String]) -> Result<Vec<String>> {
-    let present: Vec<String> = tr
-        .call_types()
+/// The trace names of the calls in this trace.
+fn present_calls(tr: &TraceReader) -> Vec<String> {
+    tr.call_types()
         .map(|(l, _)| l.ty.name().strip_prefix(PREFIX).unwrap_or_default().to_string())
-        .collect();
-    let mut out = Vec::new();
-    for n in names {
-        let n = n.strip_prefix(PREFIX).unwrap_or(n);
-        let t = if present.iter().any(|p| p == n) {
-            n.to_string()
-        } else if let Some(d) = ra_syscalls::lookup(n) {
-            d.trace_name.to_string()
-        } else {
-            let hint = ra_filter::suggest(n, present.iter().map(String::as_str))
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            bail!("--type: no call named `{n}` in this trace{hint}");
-        };
-        out.push(t);
+        .collect()
+}
+
+/// The trace names one user-given call name or class stands for: a call of this trace by its
+/// trace name, any name the registry gives a call (kernel name, trace name, alias:
+/// `pwrite64`, `pwrite`, `_llseek`), or strace's class (`%file`). A name that is no call is an
+/// error with the nearest name; a call absent from this trace is not (it matches nothing).
+pub(crate) fn call_values(token: &str, present: &[String]) -> Result<Vec<String>, String> {
+    let token = token.strip_prefix(PREFIX).unwrap_or(token);
+    if token.starts_with('%') {
+        let defs = ra_syscalls::class_members(token).map_err(|e| e.to_string())?;
+        return Ok(defs.iter().map(|d| d.trace_name.to_string()).collect());
+    }
+    if present.iter().any(|p| p == token) {
+        return Ok(vec![token.to_string()]);
+    }
+    match ra_syscalls::call_named(token) {
+        Ok(d) => Ok(vec![d.trace_name.to_string()]),
+        Err(e @ ra_syscalls::SelectError::Unknown { hint: None, .. }) => {
+            // Perhaps a near name among this trace's own calls (file-system operations).
+            match ra_filter::suggest(token, present.iter().map(String::as_str)) {
+                Some(h) => Err(format!("no call named `{token}`; did you mean `{h}`?")),
+                None => Err(e.to_string()),
+            }
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Map `--type` names and classes (strace's `-e trace=` list: `read,%file`; a leading `!`
+/// for every call but those) to the trace names present in the file.
+fn resolve_calls(tr: &TraceReader, names: &[String]) -> Result<Vec<String>> {
+    let present = present_calls(tr);
+    let mut invert = false;
+    let mut out: Vec<String> = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        let mut n = n.trim();
+        if i == 0 {
+            while let Some(rest) = n.strip_prefix('!') {
+                invert = !invert;
+                n = rest.trim_start();
+            }
+        }
+        for v in call_values(n, &present).map_err(|e| anyhow::anyhow!("--type: {e}"))? {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    if invert {
+        out = present.into_iter().filter(|p| !out.contains(p)).collect();
     }
     Ok(out)
+}
+
+/// A `--where` expression for the calls of this trace: parsed, its fields checked, and the
+/// call names it compares `call` with resolved as `--type` resolves them (`call == pwrite64`
+/// matches the trace's `pwrite`; `call in %file` every call of strace's class).
+pub(crate) fn event_filter(src: &str, tr: &TraceReader) -> Result<Filter> {
+    let mut f = Filter::parse(src).map_err(|e| anyhow::anyhow!("--where: {e}"))?;
+    check_fields(&f, &known_event_fields(tr))?;
+    let present = present_calls(tr);
+    f.resolve_values(&["call", "op", "type", "syscall"], &mut |v| {
+        let v = std::str::from_utf8(v).map_err(|_| "a call name is text".to_string())?;
+        Ok(call_values(v, &present)?.into_iter().map(String::into_bytes).collect())
+    })
+    .map_err(|e| anyhow::anyhow!("--where: {e}"))?;
+    Ok(f)
 }
 
 /// Field names a `--where` expression may use on this trace.
@@ -140,6 +232,8 @@ pub(crate) fn known_event_fields(tr: &TraceReader) -> Vec<String> {
         "path",
         "size",
         "fd",
+        "fd_path",
+        "fd_path2",
         "comm",
     ]
     .iter()
@@ -243,37 +337,124 @@ fn event_json(e: &Event) -> Json {
     })
 }
 
+/// The text line `+++ exited with 0 +++` / `+++ killed by SIGKILL +++` that follows a call
+/// ending its process, as strace prints it.
+fn exit_line(ev: &Event) -> Option<String> {
+    let def = ev.def?;
+    let status = ev.arg("status").and_then(ArgValue::as_int)?;
+    let who = match ev.pid.or(ev.tid) {
+        Some(p) => format!("[{p}]"),
+        None => "[?]".to_string(),
+    };
+    if ev.generated() {
+        // The kernel's wait status of a thread killed between calls.
+        let sig = status & 0x7f;
+        if sig != 0 {
+            let name = ra_syscalls::flags::SIGNAL.format(sig as u64);
+            let core = if status & 0x80 != 0 { " (core dumped)" } else { "" };
+            return Some(format!("{who} +++ killed by {name}{core} +++"));
+        }
+        return Some(format!("{who} +++ exited with {} +++", (status >> 8) & 0xff));
+    }
+    // exit_group ends the process; exit only its thread (the process's last exit is its
+    // end, which the trace does not mark).
+    (def.name == "exit_group").then(|| format!("{who} +++ exited with {} +++", status & 0xff))
+}
+
+/// JSON for a path a descriptor refers to (`null` when unknown).
+fn json_path(p: Option<&std::sync::Arc<[u8]>>) -> Json {
+    p.map_or(Json::Null, |p| json_bytes(p))
+}
+
+/// `calls`: the trace names `--type` selects ([`resolve_calls`]).
 fn dump_events(
     tr: &TraceReader,
     a: &DumpArgs,
+    calls: &[String],
     filter: Option<&Filter>,
     out: &mut dyn Write,
 ) -> Result<()> {
-    if let Some(f) = filter {
-        check_fields(f, &known_event_fields(tr))?;
-    }
-    let calls = resolve_calls(tr, &a.types)?;
     let only: Vec<&str> = calls.iter().map(String::as_str).collect();
-    let mut opts = FormatOptions { strsize: a.strsize, ..FormatOptions::default() };
+    let decode = !a.no_decode_fds;
+    let mut opts = FormatOptions {
+        strsize: a.strsize,
+        show_duration: !a.no_duration,
+        time_format: match (a.relative, a.time) {
+            (true, _) => TimeFormat::Relative,
+            (false, 0) => TimeFormat::Epoch,
+            (false, 1) => TimeFormat::Clock,
+            (false, 2) => TimeFormat::ClockMicros,
+            (false, _) => TimeFormat::EpochMicros,
+        },
+        hex: match a.hex {
+            0 => Hex::NonPrintable,
+            1 => Hex::NonAscii,
+            _ => Hex::All,
+        },
+        flags: match a.flags {
+            Flags::Raw => FlagStyle::Raw,
+            Flags::Abbrev => FlagStyle::Abbrev,
+            Flags::Verbose => FlagStyle::Verbose,
+        },
+        ..FormatOptions::default()
+    };
     if a.format == Format::Csv {
-        writeln!(out, "unique_id,time_called,time_returned,pid,tid,call,args,return_value,errno")?;
+        let fd_cols = if decode { ",fd_path,fd_path2" } else { "" };
+        writeln!(
+            out,
+            "unique_id,time_called,time_returned,pid,tid,call,args,return_value,errno{fd_cols}"
+        )?;
     }
+    let selected = !a.types.is_empty();
+    // Following descriptors needs every call (the opens of the files a selected read uses).
+    let read_all = decode || !selected;
+    let mut tracker = FileIoTracker::for_trace(tr);
+    let mut ops = Vec::new();
     let (mut shown, mut seen) = (0u64, 0u64);
-    for ev in tr.events(if a.types.is_empty() { None } else { Some(&only) }) {
+    for ev in tr.events(if read_all { None } else { Some(&only) }) {
         let ev = ev?;
+        let fds = if decode {
+            let mut fds = tracker.event_fds(&ev);
+            tracker.apply(&ev, &mut |_, _| true, &mut ops);
+            ops.clear();
+            fds.ret = tracker.returned_fd(&ev);
+            fds
+        } else {
+            EventFds::default()
+        };
+        if selected && read_all && !only.contains(&ev.name.as_str()) {
+            continue;
+        }
         seen += 1;
-        if filter.is_some_and(|f| !f.matches(&EventRecord(&ev))) {
+        let rec = FdEventRecord { ev: EventRecord(&ev), fds: decode.then_some(&fds) };
+        if filter.is_some_and(|f| !f.matches(&rec)) {
             continue;
         }
         if a.limit.is_some_and(|l| shown >= l) {
             break;
         }
-        if a.relative && opts.time_base.is_none() {
-            opts.time_base = ev.time_called;
+        if a.relative {
+            // strace's -r: since the previous call shown.
+            opts.time_base = opts.time_base.or(ev.time_called);
         }
+        let shown_fds = if decode { Some(&fds) } else { None };
         match a.format {
-            Format::Text => writeln!(out, "{}", format_event(&ev, &opts))?,
-            Format::Jsonl => writeln!(out, "{}", event_json(&ev))?,
+            Format::Text => {
+                writeln!(out, "{}", format_event_fds(&ev, &opts, shown_fds))?;
+                if let Some(l) = exit_line(&ev) {
+                    writeln!(out, "{:>6} {l}", "")?;
+                }
+            }
+            Format::Jsonl => {
+                let mut j = event_json(&ev);
+                if decode {
+                    let [p1, p2] = fds.first_two();
+                    j["fd_path"] = json_path(p1);
+                    j["fd_path2"] = json_path(p2);
+                    j["ret_fd_path"] = json_path(fds.ret.as_ref());
+                }
+                writeln!(out, "{j}")?
+            }
             Format::Csv => {
                 let line = format_event(
                     &ev,
@@ -301,12 +482,23 @@ fn dump_events(
                 ));
                 csv_field(&mut s, args);
                 s.push_str(&format!(",{},{}", opt(ev.ret), opt(ev.errno.map(i64::from))));
+                if decode {
+                    for p in fds.first_two() {
+                        s.push(',');
+                        if let Some(p) = p {
+                            csv_field(&mut s, &csv_text(p));
+                        }
+                    }
+                }
                 writeln!(out, "{s}")?;
             }
         }
+        if a.relative {
+            opts.time_base = ev.time_called.or(opts.time_base);
+        }
         shown += 1;
     }
-    if seen == 0 && a.types.is_empty() {
+    if seen == 0 && !selected {
         let rows = ra_trace::fsop::aggregate_rows(tr).count();
         if rows > 0 {
             eprintln!(

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use ra_filter::{FieldValue, Filter, Record};
+use ra_filter::{FieldValue, Record};
 use ra_trace::fileio::{FileIoTracker, FileOp, FileOpKind};
 use ra_trace::{Event, TraceReader};
 
@@ -59,11 +59,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         TraceReader::open(path).with_context(|| format!("cannot read trace {}", path.display()))?;
     crate::note_incomplete(path, tr.incomplete(), "the calls it holds are exported");
     let filter = match &a.filter {
-        Some(src) => {
-            let f = Filter::parse(src).map_err(|e| anyhow::anyhow!("--where: {e}"))?;
-            crate::dump::check_fields(&f, &crate::dump::known_event_fields(&tr))?;
-            Some(f)
-        }
+        Some(src) => Some(crate::dump::event_filter(src, &tr)?),
         None => None,
     };
     let prefix = match &a.prefix {
@@ -81,7 +77,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         None => Box::new(BufWriter::new(std::io::stdout().lock())),
     };
     let mut w = IologWriter::new(out, prefix);
-    let mut tracker = FileIoTracker::new(tr.info_value("cwd"));
+    let mut tracker = FileIoTracker::for_trace(&tr);
     let mut ops = Vec::new();
     let mut last_ns = 0;
     let mut keep = |ev: &Event, file: &[u8]| {

@@ -39,6 +39,39 @@ struct TypeStats {
 }
 
 /// Format nanoseconds since the epoch as RFC 3339 UTC.
+/// A trace fact in `info --json`, by the one rule of its JSON: a number is a JSON number (a
+/// decimal integer without leading zeros: `synthetic_ids`, `exit_status`; `umask`'s `0022` is
+/// octal and stays text), a time is nanoseconds since the epoch in a field named `..._ns`
+/// (`start_time`'s RFC 3339 becomes `start_time_ns`), anything else text ([`JsonBytes`]).
+///
+/// [`JsonBytes`]: ra_fsstate::JsonBytes
+fn fact_json(k: &str, v: &[u8]) -> (String, serde_json::Value) {
+    let text = std::str::from_utf8(v).ok();
+    let canonical_int = |t: &str| {
+        let digits = t.strip_prefix('-').unwrap_or(t);
+        !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && (digits == "0" || !digits.starts_with('0'))
+            && t != "-0"
+    };
+    if let Some(t) = text {
+        if k.ends_with("_time") {
+            if let Some(ns) = ra_trace::anonymize::time::parse_rfc3339(t) {
+                return (format!("{k}_ns"), json!(ns));
+            }
+        }
+        if canonical_int(t) {
+            if let Ok(n) = t.parse::<i64>() {
+                return (k.to_string(), json!(n));
+            }
+            if let Ok(n) = t.parse::<u64>() {
+                return (k.to_string(), json!(n));
+            }
+        }
+    }
+    (k.to_string(), ra_fsstate::JsonBytes::value(v))
+}
+
 pub fn rfc3339(ns: i64) -> String {
     let secs = ns.div_euclid(1_000_000_000);
     let frac = ns.rem_euclid(1_000_000_000);
@@ -216,9 +249,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             .collect();
         let info: serde_json::Map<String, serde_json::Value> = trace
             .as_ref()
-            .map(|t| {
-                t.info().iter().map(|(k, v)| (k.clone(), ra_fsstate::JsonBytes::value(v))).collect()
-            })
+            .map(|t| t.info().iter().map(|(k, v)| fact_json(k, v)).collect())
             .unwrap_or_default();
         let lost: Vec<_> = trace
             .as_ref()
@@ -227,7 +258,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
                     .iter()
                     .map(|l| {
                         json!({"syscall": l.syscall, "count": l.count, "bytes": l.bytes,
-                                    "time_first": l.time_first, "time_last": l.time_last,
+                                    "time_first_ns": l.time_first, "time_last_ns": l.time_last,
                                     "reason": l.reason})
                     })
                     .collect()
@@ -280,8 +311,8 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             "verified": !a.quick && verify_error.is_none() && header_error.is_none()
                 && index_error.is_none(),
             "index_valid": matches!(trailer, TrailerStatus::Valid { .. }) && index_error.is_none(),
-            "time_span": span.map(|(lo, hi)| json!({"first_ns": lo, "last_ns": hi, "duration_ns": hi - lo,
-                                                  "first": rfc3339(lo), "last": rfc3339(hi)})),
+            "time_span": span.map(|(lo, hi)| json!({"first_ns": lo, "last_ns": hi,
+                                                  "duration_ns": hi - lo})),
             "types": types_json,
             "info": info,
             "lost": lost,

@@ -292,18 +292,13 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
     if a.by == By::Fs {
         bail!("--by fs needs the live profiler (a trace does not say which file system a call touched)");
     }
-    let filter = match &a.filter {
-        Some(src) => {
-            let f = Filter::parse(src).map_err(|e| anyhow::anyhow!("--where: {e}"))?;
-            Some(f)
-        }
-        None => None,
-    };
+    if let Some(src) = &a.filter {
+        // The expression's syntax first, before the trace is read.
+        Filter::parse(src).map_err(|e| anyhow::anyhow!("--where: {e}"))?;
+    }
     let tr =
         TraceReader::open(path).with_context(|| format!("cannot read trace {}", path.display()))?;
-    if let Some(f) = &filter {
-        crate::dump::check_fields(f, &crate::dump::known_event_fields(&tr))?;
-    }
+    let filter = a.filter.as_deref().map(|src| crate::dump::event_filter(src, &tr)).transpose()?;
     crate::note_incomplete(path, tr.incomplete(), "the calls it holds are profiled");
     let info = |k: &str| tr.info_value(k).map(|v| String::from_utf8_lossy(v).into_owned());
     let meta = Meta {

@@ -101,8 +101,11 @@ pub struct RecordArgs {
     #[arg(long, value_enum, default_value_t = Data::Full)]
     pub data: Data,
     /// Calls to capture: `storage` (files, descriptors, memory maps, processes, sockets),
-    /// `all`, or a comma-separated list of names (`openat,pwrite64`). Process lifecycle calls
-    /// are always captured.
+    /// `all`, or strace's `-e trace=` list: names (`openat,pwrite64`; kernel, trace and
+    /// 32-bit names such as `_llseek`), strace's classes (`%file`, `%desc`, `%network`,
+    /// `%memory`, `%process`, `%signal`, `%ipc`, `%creds`, `%clock`, `%stat`, `%%stat`,
+    /// `%statfs`, ...), a leading `!` for every call but those (`!%memory`). Process
+    /// lifecycle calls are always captured.
     #[arg(long, default_value = "storage", value_name = "SET")]
     pub syscalls: String,
     /// Where the command runs relative to the tracer (ptrace backend; ignored with -p and by

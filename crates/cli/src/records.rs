@@ -100,6 +100,34 @@ impl Record for EventRecord<'_> {
     }
 }
 
+/// A trace event with what its descriptors refer to ([`ra_trace::fileio`]): `fd_path` and
+/// `fd_path2` are the first and second descriptor arguments' paths (or `pipe`, `socket`,
+/// ...), and `path` is the file the call acts on — the one a descriptor it returned was
+/// opened on, else its path argument, else its first descriptor's — so that `path ~ "..."`
+/// matches the reads, writes, closes and maps of a file, not only its open. Without
+/// descriptors (`fds` None) it is [`EventRecord`].
+pub struct FdEventRecord<'a> {
+    pub ev: EventRecord<'a>,
+    pub fds: Option<&'a ra_trace::fileio::EventFds>,
+}
+
+impl Record for FdEventRecord<'_> {
+    fn get(&self, field: &str) -> Option<FieldValue<'_>> {
+        let Some(fds) = self.fds else { return self.ev.get(field) };
+        fn bytes<'b>(p: Option<&'b std::sync::Arc<[u8]>>) -> Option<FieldValue<'b>> {
+            p.map(|p| FieldValue::Bytes(Cow::Borrowed(&p[..])))
+        }
+        match field {
+            "fd_path" => Some(bytes(fds.first_two()[0]).unwrap_or(FieldValue::Null)),
+            "fd_path2" => Some(bytes(fds.first_two()[1]).unwrap_or(FieldValue::Null)),
+            "path" => bytes(fds.ret.as_ref())
+                .or_else(|| self.ev.get("path").filter(|v| !matches!(v, FieldValue::Null)))
+                .or_else(|| bytes(fds.first_two()[0])),
+            f => self.ev.get(f),
+        }
+    }
+}
+
 /// One record of a plain DataSeries extent as a filter record (fields by name).
 pub struct DsRecord<'a> {
     pub extent: &'a Extent,

@@ -35,6 +35,10 @@ pub enum By {
     Dir,
     /// The errno returned (`success` for calls that did not fail).
     Errno,
+    /// strace's call classes (%file, %desc, %process, %memory, %network, %signal, %ipc,
+    /// %creds, %clock, %stat, ...): a call counts in every class it belongs to, so rows
+    /// overlap and % time adds up to more than 100.
+    Class,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -169,6 +173,7 @@ fn group_by(a: &StatsArgs) -> Result<GroupBy> {
         By::File => GroupBy::File,
         By::Dir => GroupBy::Dir { depth: a.depth },
         By::Errno => GroupBy::Errno,
+        By::Class => GroupBy::Class,
     })
 }
 

@@ -58,6 +58,11 @@ fn info_describes_the_example_trace() {
     // 10 events in 16 records (execve takes 1 + 3 strings + 1, writev 1 + 2), plus 6 info
     // records.
     assert_eq!(v["records"], 22);
+    // Numbers are numbers, every time nanoseconds since the epoch (`_ns`).
+    assert_eq!(v["info"]["schema_version"], 3);
+    assert_eq!(v["time_span"]["first_ns"], 1_763_800_000_000_000_000i64);
+    assert_eq!(v["time_span"]["duration_ns"], 300_000);
+    assert!(v["time_span"].get("first").is_none(), "one time format: {}", v["time_span"]);
     let calls: u64 = v["types"]
         .as_array()
         .unwrap()
@@ -74,7 +79,9 @@ fn dump_prints_strace_like_lines_in_order() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 10, "{out}");
+    // Ten calls, and the end of the process after exit_group, as strace shows it.
+    assert_eq!(lines.len(), 11, "{out}");
+    assert_eq!(lines[10].trim(), "[4242] +++ exited with 0 +++", "{out}");
     assert!(
         lines[0]
             .contains(r#"execve("/usr/bin/cat", ["cat", "/etc/hostname"], ["LANG=C.UTF-8"]) = 0"#),
@@ -98,10 +105,21 @@ fn dump_prints_strace_like_lines_in_order() {
         "{}",
         lines[3]
     );
-    assert!(lines[4].contains(r#"read(3, "reanimator-vm\n\n", 131072) = 15"#), "{}", lines[4]);
+    // Descriptors followed (strace -y): the open's result and every use of it.
+    assert!(lines[2].contains(") = 3</etc/hostname>"), "{}", lines[2]);
+    assert!(lines[3].contains("fstat(3</etc/hostname>, {"), "{}", lines[3]);
+    assert!(
+        lines[4].contains(r#"read(3</etc/hostname>, "reanimator-vm\n\n", 131072) = 15"#),
+        "{}",
+        lines[4]
+    );
+    assert!(lines[7].contains("close(3</etc/hostname>) = 0"), "{}", lines[7]);
     assert!(lines[5].contains(r#"writev(1, [{iov_base="reanimator-vm\n", iov_len=14}, {iov_base="\n", iov_len=1}], 2) = 15"#), "{}", lines[5]);
     let ids: Vec<u64> =
-        lines.iter().map(|l| l.split_whitespace().next().unwrap().parse().unwrap()).collect();
+        lines[..10].iter().map(|l| l.split_whitespace().next().unwrap().parse().unwrap()).collect();
+    // Without following descriptors, the numbers alone.
+    let o = run(&["dump", &example(), "--no-decode-fds", "--type", "read"]);
+    assert!(stdout(&o).contains(r#"read(3, "reanimator-vm"#), "{}", stdout(&o));
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
 }
 
@@ -146,8 +164,22 @@ fn dump_filters_and_formats() {
     assert!(out.contains("\"reanimator-vm\n\n\",3,\n"), "{out}");
     // CSV of all events: fixed columns.
     let o = run(&["dump", &example(), "--format", "csv"]);
-    assert!(stdout(&o)
-        .starts_with("unique_id,time_called,time_returned,pid,tid,call,args,return_value,errno\n"));
+    let out = stdout(&o);
+    assert!(out.starts_with(
+        "unique_id,time_called,time_returned,pid,tid,call,args,return_value,errno,fd_path,\
+         fd_path2\n"
+    ));
+    assert!(
+        out.contains(r#",read,"3, ""reanimator-vm\n\n"", 131072",15,0,/etc/hostname,"#),
+        "{out}"
+    );
+    // JSON lines carry them too.
+    let o = run(&["dump", &example(), "--format", "jsonl", "--type", "read,openat"]);
+    let objs: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    assert_eq!(objs[1]["ret_fd_path"], "/etc/hostname");
+    assert_eq!(objs[2]["fd_path"], "/etc/hostname");
+    assert_eq!(objs[2]["fd_path2"], serde_json::Value::Null);
 }
 
 #[test]
@@ -223,7 +255,9 @@ fn dump_of_real_reanimator_traces_shows_the_programs() {
             && out.lines().next().unwrap().contains("(synthetic)")
     );
     assert!(out.contains(r#"execve("/bin/ls", ["/bin/ls"]"#), "{}", &out[..out.len().min(2000)]);
-    assert!(out.contains("getdents(3, "), "getdents shown");
+    assert!(out.contains("getdents(3, "), "getdents shown (of \".\": no cwd in the trace)");
+    // Descriptors followed in Re-Animator's own traces too (its full_pathname column).
+    assert!(out.contains("read(3</lib/x86_64-linux-gnu/libc.so.6>, "), "descriptor paths");
     assert!(out.contains(r#"openat(AT_FDCWD, "/etc/ld.so.cache""#));
     let Some(cat) = shared("reanimator-replayer/output_lsR.ds") else { return };
     let out = stdout(&run(&["dump", &cat, "--type", "execve"]));

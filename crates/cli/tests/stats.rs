@@ -188,6 +188,8 @@ fn groups_quantiles_bytes_and_files() {
     // --where counts the calls it keeps; --by errno.
     let e = ok_stdout(&stats(&[t, "--by", "errno", "--where", "call == openat"]));
     assert!(e.contains("  ENOENT\n") && e.contains("  success\n"), "{e}");
+    let c = ok_stdout(&stats(&[t, "--by", "class"]));
+    assert!(c.contains("  %file\n") && c.contains("  %desc\n"), "{c}");
     let errs = ok_stdout(&stats(&[t, "--where", "errno_name == \"ENOENT\""]));
     assert!(errs.contains("        3         3 total"), "{errs}");
 }

@@ -198,6 +198,51 @@ impl Expr {
         }
     }
 
+    /// [`crate::Filter::resolve_values`] on this tree.
+    pub(crate) fn resolve_values(
+        &mut self,
+        fields: &[&str],
+        f: &mut crate::Resolver<'_>,
+    ) -> Result<(), String> {
+        let mut expand = |lits: &[Lit]| -> Result<Vec<Lit>, String> {
+            let mut out = Vec::new();
+            for l in lits {
+                match l {
+                    Lit::Bytes(b) => {
+                        for v in f(b)? {
+                            let v = Lit::Bytes(v);
+                            if !out.contains(&v) {
+                                out.push(v);
+                            }
+                        }
+                    }
+                    other => out.push(other.clone()),
+                }
+            }
+            Ok(out)
+        };
+        match self {
+            Expr::Compare { field, op, lit: lit @ Lit::Bytes(_) }
+                if fields.contains(&&**field) && matches!(op, CmpOp::Eq | CmpOp::Ne) =>
+            {
+                let set = expand(std::slice::from_ref(lit))?;
+                let negated = *op == CmpOp::Ne;
+                *self = Expr::In { field: field.clone(), negated, set };
+            }
+            Expr::In { field, set, .. } if fields.contains(&&**field) => {
+                *set = expand(set)?;
+            }
+            Expr::Not(e) => e.resolve_values(fields, f)?,
+            Expr::And(es) | Expr::Or(es) => {
+                for e in es {
+                    e.resolve_values(fields, f)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// Leaves that print without parentheses.
     fn is_atomic(&self) -> bool {
         matches!(self, Expr::Const(_) | Expr::Truthy(_))

@@ -166,6 +166,19 @@ impl<'s> Lexer<'s> {
             (b'-', _) => {
                 return Err(self.err(start, "expected a number after `-`"));
             }
+            // A named set (`%file`, `%%stat`): a bare word the caller gives a meaning
+            // ([`crate::Filter::resolve_values`]), e.g. strace's call classes.
+            (b'%', Some(n)) if is_ident_start(n) || n == b'%' => {
+                let mut end = start + 1;
+                while self.peek_at(end) == Some(b'%') {
+                    end += 1;
+                }
+                while self.peek_at(end).is_some_and(is_ident_continue) {
+                    end += 1;
+                }
+                self.pos = end;
+                return Ok(Token { tok: Tok::Ident(&self.src[start..end]), start, end });
+            }
             _ if is_ident_start(c) => {
                 let mut end = start + 1;
                 while self.peek_at(end).is_some_and(is_ident_continue) {

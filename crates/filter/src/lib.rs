@@ -28,6 +28,7 @@
 //! | `f !~ "glob"`           | it does not                                                      |
 //! | `f in {v1, v2, ...}`    | the field equals one of the values (`{}` is allowed and empty)   |
 //! | `f not in {v1, ...}`    | it equals none of them                                           |
+//! | `f in %name`            | the field is in the named set `%name`, which the caller defines (`call in %file`: strace's call classes) |
 //! | `f` alone               | the field is present, not null, and not `0`/`false`/empty        |
 //!
 //! `=` is accepted for `==`, `<>` for `!=` and `=~` for `~`; the printed form always uses the
@@ -300,6 +301,10 @@ impl<K: AsRef<str>> Record for Vec<(K, FieldValue<'_>)> {
     }
 }
 
+/// What [`Filter::resolve_values`] asks about each value: the values it stands for, or why it
+/// names nothing.
+pub type Resolver<'a> = dyn FnMut(&[u8]) -> Result<Vec<Vec<u8>>, String> + 'a;
+
 /// A compiled filter: immutable, `Send + Sync`, and cheap to evaluate (evaluation allocates
 /// nothing unless the record's [`Record::get`] does, or a glob pattern is over 511 tokens long).
 #[derive(Clone, Debug)]
@@ -324,6 +329,15 @@ impl Filter {
         let mut out = Vec::new();
         self.expr.collect_fields(&mut out);
         out
+    }
+
+    /// Give the string values compared with `fields` (by `==`, `!=`, `in`, `not in`) the
+    /// meaning the caller has for them: `f` turns each into the values it stands for (a call
+    /// name into the name the records hold, a named set such as `%file` into its members) or
+    /// says why it names nothing. `call == pwrite64` becomes `call in {pwrite}`; glob
+    /// patterns are left as written.
+    pub fn resolve_values(&mut self, fields: &[&str], f: &mut Resolver<'_>) -> Result<(), String> {
+        self.expr.resolve_values(fields, f)
     }
 
     /// The text the filter was parsed from.

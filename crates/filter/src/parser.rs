@@ -253,6 +253,13 @@ impl<'s> Parser<'s> {
     }
 
     fn set(&mut self) -> Result<Vec<Lit>, ParseError> {
+        // `in %file`: a named set, one bare word the caller expands.
+        if let Tok::Ident(w) = self.peek().tok {
+            if w.starts_with('%') {
+                self.bump();
+                return Ok(vec![Lit::Bytes(w.as_bytes().to_vec())]);
+            }
+        }
         if self.peek().tok != Tok::LBrace {
             return Err(self.expected("`{`"));
         }

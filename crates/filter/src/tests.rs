@@ -622,3 +622,36 @@ fn long_flat_chains_do_not_recurse() {
     let src = vec!["fd == 4"; 50_000].join(" or ");
     assert!(!Filter::parse(&src).unwrap().matches(&open_rec()));
 }
+
+/// Values of chosen fields resolved by the caller: names to what records hold, `%sets` to
+/// their members, an unknown name to an error; other fields and globs are left as written.
+#[test]
+fn resolved_values() {
+    let mut resolve = |v: &[u8]| -> Result<Vec<Vec<u8>>, String> {
+        match v {
+            b"%files" => Ok(vec![b"open".to_vec(), b"unlink".to_vec()]),
+            b"openat" => Ok(vec![b"open".to_vec()]),
+            b"open" | b"close" => Ok(vec![v.to_vec()]),
+            _ => Err(format!("no op `{}`", String::from_utf8_lossy(v))),
+        }
+    };
+    let run = |src: &str, resolve: &mut crate::Resolver<'_>| {
+        let mut f = Filter::parse(src).unwrap();
+        f.resolve_values(&["op"], resolve).map(|()| f)
+    };
+    let f = run("op in %files", &mut resolve).unwrap();
+    assert!(f.matches(&open_rec()) && !f.matches(&close_rec()));
+    assert_eq!(f.to_string(), r#"op in {"open", "unlink"}"#);
+    let f = run("op not in %files", &mut resolve).unwrap();
+    assert!(!f.matches(&open_rec()) && f.matches(&close_rec()));
+    let f = run("op == openat && !(op != openat)", &mut resolve).unwrap();
+    assert!(f.matches(&open_rec()));
+    let f = run("op in {openat, close} && path ~ \"/var/**\"", &mut resolve).unwrap();
+    assert!(f.matches(&open_rec()));
+    assert_eq!(run("op == opne", &mut resolve).unwrap_err(), "no op `opne`");
+    // Fields not named, and globs, are not resolved.
+    assert!(run("comm == opne || op ~ \"op*\"", &mut resolve).is_ok());
+    // Unresolved, `%files` is a string like any other.
+    assert!(!Filter::parse("op in %files").unwrap().matches(&open_rec()));
+    assert!(Filter::parse("op in %").is_err());
+}

@@ -48,6 +48,9 @@ pub enum GroupBy {
     Dir { depth: Option<usize> },
     /// The error the call returned (`ENOENT`), `success` for calls that did not fail.
     Errno,
+    /// strace's call classes (`%file`, `%desc`, ...; [`ra_syscalls::CallClasses`]): a call
+    /// counts in every class it belongs to (rows overlap), `<none>` for calls in none.
+    Class,
 }
 
 impl GroupBy {
@@ -60,6 +63,7 @@ impl GroupBy {
             GroupBy::File => "file",
             GroupBy::Dir { .. } => "dir",
             GroupBy::Errno => "errno",
+            GroupBy::Class => "class",
         }
     }
 }
@@ -349,7 +353,10 @@ fn min_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
 enum FileKey<'a> {
     Path(&'a [u8]),
     Owned(Vec<u8>),
-    /// A descriptor opened in the trace but not on a file (`/dev`, `/proc`, `/sys`).
+    /// A descriptor on something else, by the kernel's name of it (`pipe:[1234]`, a `/dev`
+    /// path).
+    Object(&'a [u8]),
+    /// A descriptor opened in the trace on a path that did not resolve.
     Other,
     /// A descriptor never shown opened (pipe, socket, inherited).
     Unknown,
@@ -359,7 +366,7 @@ enum FileKey<'a> {
 
 /// Labels of calls whose file is not a path.
 pub const NO_FILE: &str = "<no file>";
-pub const NOT_A_FILE: &str = "<device, /proc or /sys>";
+pub const NOT_A_FILE: &str = "<unresolved path>";
 pub const UNKNOWN_FD: &str = "<pipe, socket or inherited descriptor>";
 
 /// One streaming pass over one or more traces.
@@ -486,6 +493,10 @@ impl Accumulator {
                     path = p;
                     true
                 }
+                FileKey::Object(p) => {
+                    path.extend_from_slice(p);
+                    false
+                }
                 FileKey::Other => {
                     path.extend_from_slice(NOT_A_FILE.as_bytes());
                     false
@@ -524,6 +535,24 @@ impl Accumulator {
                     None => key.extend_from_slice(format!("errno {e}").as_bytes()),
                 },
             },
+            GroupBy::Class => {
+                let classes = ev.def.map(|d| d.classes()).unwrap_or(ra_syscalls::CallClasses::NONE);
+                let mut any = false;
+                for c in classes.names() {
+                    any = true;
+                    key.clear();
+                    key.extend_from_slice(c.as_bytes());
+                    self.groups.row(&key).add(&facts);
+                }
+                key.clear();
+                if !any {
+                    key.extend_from_slice(b"<none>");
+                    self.groups.row(&key).add(&facts);
+                }
+                self.key = key;
+                self.step(ev, pid, comm);
+                return;
+            }
             GroupBy::File | GroupBy::Dir { .. } => {}
         }
         self.groups.row(&key).add(&facts);
@@ -709,7 +738,8 @@ impl Accumulator {
 fn fd_key(t: FdTarget<'_>) -> FileKey<'_> {
     match t {
         FdTarget::File(p) | FdTarget::Dir(p) => FileKey::Path(p),
-        FdTarget::Other => FileKey::Other,
+        FdTarget::Other(Some(name)) => FileKey::Object(name),
+        FdTarget::Other(None) => FileKey::Other,
         FdTarget::Unknown => FileKey::Unknown,
     }
 }

@@ -181,3 +181,12 @@ fn errnos_and_filtered_events() {
     assert_eq!(row(&s, "success").calls, 6);
     assert_eq!((s.events, s.counted), (9, 8));
 }
+
+#[test]
+fn classes_are_straces_and_overlap() {
+    let s = run(Options { by: GroupBy::Class, ..Options::default() }, &workload());
+    // openat is %file and %desc; read, pwrite64 and close are %desc.
+    assert_eq!(row(&s, "%file").calls, 2);
+    assert_eq!(row(&s, "%desc").calls, 9);
+    assert_eq!(s.total.calls, 9, "each call once in the total");
+}

@@ -169,6 +169,35 @@ const fn new(
     }
 }
 
+/// Other names of registry calls, accepted wherever a call is named (`--syscalls`, `--type`,
+/// `--where`): what the 32-bit ABIs call them (strace's `src/linux/i386/syscallent.h` and
+/// `src/linux/32/syscallent-common-32.h`), each with the kernel name of the call here.
+pub static ALIASES: &[(&str, &str)] = &[
+    ("_llseek", "lseek"),
+    ("_newselect", "select"),
+    ("chown32", "chown"),
+    ("fchown32", "fchown"),
+    ("lchown32", "lchown"),
+    ("fadvise64_64", "fadvise64"),
+    ("fcntl64", "fcntl"),
+    ("fstat64", "fstat"),
+    ("fstatat64", "newfstatat"),
+    ("fstatfs64", "fstatfs"),
+    ("statfs64", "statfs"),
+    ("stat64", "stat"),
+    ("lstat64", "lstat"),
+    ("ftruncate64", "ftruncate"),
+    ("truncate64", "truncate"),
+    ("mmap2", "mmap"),
+    ("sendfile64", "sendfile"),
+    ("ppoll_time64", "ppoll"),
+    ("pselect6_time64", "pselect6"),
+    ("recvmmsg_time64", "recvmmsg"),
+    ("utimensat_time64", "utimensat"),
+    ("io_pgetevents_time64", "io_pgetevents"),
+    ("ugetrlimit", "getrlimit"),
+];
+
 const STAT: Struct = Struct::Stat;
 const SOCKADDR: Struct = Struct::Sockaddr;
 

@@ -16,6 +16,10 @@ mod ioclass;
 pub use ioclass::{io_class, IoClass};
 mod width;
 pub use width::Width;
+mod classes;
+pub use classes::{
+    call_named, class_members, is_known_syscall, CallClasses, SelectError, Selection,
+};
 
 pub use defs::REGISTRY;
 
@@ -473,6 +477,29 @@ impl SyscallDef {
         arch::X86_64.number(self.name)
     }
 
+    /// What the descriptors this call makes refer to, when that is no file it names: the
+    /// name `/proc/PID/fd` (and `strace -y`) gives the kernel object — `anon_inode:[eventfd]`,
+    /// `anon_inode:inotify` — or, for pipes and sockets, whose names carry an inode number a
+    /// trace does not record, `pipe` and `socket`. `memfd_create`'s descriptors are named
+    /// after its `name` argument (`/memfd:NAME (deleted)`), which this cannot give: `None`.
+    pub fn fd_object(&self) -> Option<&'static str> {
+        Some(match self.name {
+            "pipe" | "pipe2" => "pipe",
+            "socket" | "socketpair" | "accept" | "accept4" => "socket",
+            "eventfd" | "eventfd2" => "anon_inode:[eventfd]",
+            "epoll_create" | "epoll_create1" => "anon_inode:[eventpoll]",
+            "timerfd_create" => "anon_inode:[timerfd]",
+            "signalfd" | "signalfd4" => "anon_inode:[signalfd]",
+            "inotify_init" | "inotify_init1" => "anon_inode:inotify",
+            "pidfd_open" => "anon_inode:[pidfd]",
+            "io_uring_setup" => "anon_inode:[io_uring]",
+            "perf_event_open" => "anon_inode:[perf_event]",
+            "userfaultfd" => "anon_inode:[userfaultfd]",
+            "fanotify_init" => "anon_inode:[fanotify]",
+            _ => return None,
+        })
+    }
+
     /// True for Re-Animator's pseudo-calls (`mmappread`, `mmappwrite`): events the tracer
     /// synthesizes, with no syscall number.
     pub fn is_pseudo(&self) -> bool {
@@ -550,6 +577,21 @@ pub fn lookup(name: &str) -> Option<&'static SyscallDef> {
         .iter()
         .find(|d| d.name == name)
         .or_else(|| REGISTRY.iter().find(|d| d.trace_name == name))
+}
+
+/// Look a call up by any name it goes by: kernel name, trace name, or an alias
+/// ([`defs::ALIASES`]: the names 32-bit ABIs give it, `_llseek`, `fstatat64`, `mmap2`).
+pub fn lookup_any(name: &str) -> Option<&'static SyscallDef> {
+    lookup(name)
+        .or_else(|| defs::ALIASES.iter().find(|(a, _)| *a == name).and_then(|(_, n)| lookup(n)))
+}
+
+/// Every name [`lookup_any`] accepts (for "did you mean" suggestions).
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    REGISTRY
+        .iter()
+        .flat_map(|d| [d.name, d.trace_name])
+        .chain(defs::ALIASES.iter().map(|(a, _)| *a))
 }
 
 /// Look a call up by its trace name only.

@@ -9,6 +9,12 @@
 //! only for their metadata and descriptors of I/O a filter left out never appear; a path is
 //! open while any announced description of it is, and [`FileOpKind::Close`] comes when the
 //! last one is closed (or at [`FileIoTracker::finish`]).
+//!
+//! The same descriptor tables name what each descriptor refers to at any point of the trace,
+//! as `strace -y` does ([`FileIoTracker::fd_name`], [`FileIoTracker::event_fds`]): a file's or
+//! directory's path, `/dev/null`, `pipe`, `socket`, `anon_inode:[eventfd]`; the descriptors a
+//! process had before the trace began (a `-p` attach, inherited ones) from the recorders'
+//! synthetic opens. `dump`, `export --where` and `stats` see a call's file through them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,9 +70,10 @@ pub enum FdTarget<'a> {
     File(&'a [u8]),
     /// A directory or `O_PATH` descriptor.
     Dir(&'a [u8]),
-    /// Opened in the trace, but no file: under `/dev`, `/proc` or `/sys`, or a path that did
-    /// not resolve.
-    Other,
+    /// Opened in the trace, but no file whose I/O is followed: under `/dev`, `/proc` or `/sys`
+    /// (with its path), a pipe, socket or anonymous inode (with the kernel's name of it), or
+    /// a path that did not resolve (no name).
+    Other(Option<&'a [u8]>),
     /// Never shown opened: a pipe, a socket, or inherited from outside the trace.
     Unknown,
 }
@@ -77,7 +84,10 @@ enum Entry {
     File(usize),
     /// A directory (or `O_PATH` descriptor) with its path, for `*at` calls and `fchdir`.
     Dir(Arc<[u8]>),
-    Other,
+    /// Not a file whose I/O is followed: `/dev`, `/proc`, `/sys` (with the path), a pipe,
+    /// socket or anonymous inode (with the kernel's name of it), or unknown (an open of a
+    /// relative path whose directory is unknown).
+    Other(Option<Arc<[u8]>>),
 }
 
 #[derive(Clone, Debug)]
@@ -122,10 +132,35 @@ pub struct FileIoTracker {
     free_ofds: Vec<usize>,
     paths: HashMap<Arc<[u8]>, PathState>,
     initial_cwd: Option<Arc<[u8]>>,
+    /// Records with a smaller `unique_id` are the recorder's synthetic opens of descriptors
+    /// open before the trace began.
+    synthetic_ids: u64,
     skipped: Skipped,
 }
 
+/// What the descriptors of one call refer to ([`FileIoTracker::event_fds`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventFds {
+    /// Per argument (by position), for the descriptor arguments (`fd`, `dirfd` other than
+    /// `AT_FDCWD`) whose target the trace shows: what it referred to when the call began.
+    pub args: [Option<Arc<[u8]>>; 6],
+    /// The descriptor the call returned (`openat`, `socket`, `dup`): what it refers to after.
+    pub ret: Option<Arc<[u8]>>,
+}
+
+impl EventFds {
+    /// The first and second descriptor arguments' names, in argument order (`fd_path`,
+    /// `fd_path2`: `copy_file_range`'s input and output, `renameat`'s two directories).
+    pub fn first_two(&self) -> [Option<&Arc<[u8]>>; 2] {
+        let mut it = self.args.iter().flatten();
+        [it.next(), it.next()]
+    }
+}
+
 const PATH_PREFIXES_NOT_FILES: [&[u8]; 3] = [b"/dev", b"/proc", b"/sys"];
+
+/// How `/proc/PID/fd` names a descriptor of no file (the synthetic opens' "paths").
+const KERNEL_OBJECTS: [&[u8]; 3] = [b"pipe:[", b"socket:[", b"anon_inode:"];
 
 impl FileIoTracker {
     /// `cwd`: the working directory the recorded command started in (the trace's `cwd` fact),
@@ -135,6 +170,59 @@ impl FileIoTracker {
             initial_cwd: cwd.and_then(|c| normalize(c, None)).map(Arc::from),
             ..FileIoTracker::default()
         }
+    }
+
+    /// A tracker for `trace`: its `cwd` fact, and its synthetic opens (trace info
+    /// `synthetic_ids`) naming pipes and sockets by the kernel's names.
+    pub fn for_trace(trace: &crate::TraceReader) -> FileIoTracker {
+        let synthetic_ids = match trace.kind() {
+            crate::TraceKind::Ours => trace
+                .info_value("synthetic_ids")
+                .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+                .unwrap_or(0),
+            crate::TraceKind::ReAnimator => 0,
+        };
+        FileIoTracker { synthetic_ids, ..FileIoTracker::new(trace.info_value("cwd")) }
+    }
+
+    /// What descriptor `fd` of process `pid` refers to at this point of the trace, named as
+    /// `strace -y` names it: a path (files, directories, `/dev/null`), or `pipe`, `socket`,
+    /// `anon_inode:[eventfd]`, `/memfd:NAME (deleted)`; `None` for a descriptor the trace
+    /// never showed being made.
+    pub fn fd_name(&mut self, pid: i32, fd: i64) -> Option<Arc<[u8]>> {
+        self.enter(pid);
+        match self.entry(pid, Some(fd))? {
+            Entry::File(o) => self.ofds.get(o)?.as_ref().map(|o| o.path.clone()),
+            Entry::Dir(d) => Some(d),
+            Entry::Other(name) => name,
+        }
+    }
+
+    /// What the descriptor arguments of `ev` refer to, before [`FileIoTracker::apply`] is
+    /// given it (call [`FileIoTracker::returned_fd`] after, for the descriptor it returns).
+    pub fn event_fds(&mut self, ev: &Event) -> EventFds {
+        let mut out = EventFds::default();
+        let Some(def) = ev.def else { return out };
+        let pid = ev.pid.unwrap_or(0);
+        for (i, (a, v)) in def.args.iter().zip(&ev.args).enumerate().take(out.args.len()) {
+            if matches!(a.kind, ra_syscalls::ArgKind::Fd | ra_syscalls::ArgKind::DirFd) {
+                if let Some(fd) = v.as_int().filter(|&fd| fd >= 0) {
+                    out.args[i] = self.fd_name(pid, fd);
+                }
+            }
+        }
+        out
+    }
+
+    /// What the descriptor `ev` returned refers to, after [`FileIoTracker::apply`] was given
+    /// it: `None` for calls that return no descriptor, and failed ones.
+    pub fn returned_fd(&mut self, ev: &Event) -> Option<Arc<[u8]>> {
+        let def = ev.def?;
+        if def.ret != ra_syscalls::Ret::Fd || ev.failed() {
+            return None;
+        }
+        let fd = ev.ret.filter(|&r| r >= 0)?;
+        self.fd_name(ev.pid.unwrap_or(0), fd)
     }
 
     pub fn skipped(&self) -> &Skipped {
@@ -151,11 +239,14 @@ impl FileIoTracker {
         out: &mut Vec<FileOp>,
     ) {
         let Some(def) = ev.def else { return };
-        let Some(handler) = def.replay.handler() else { return };
         let pid = ev.pid.unwrap_or(0);
         self.enter(pid);
         let time = ev.time_called.unwrap_or(0);
         let ok = !ev.failed() && ev.ret.is_some_and(|r| r >= 0);
+        if ok {
+            self.new_objects(ev, pid, time, out);
+        }
+        let Some(handler) = def.replay.handler() else { return };
         let int = |name: &str| ev.arg(name).and_then(ArgValue::as_int);
         match handler {
             Handler::Open => {
@@ -327,7 +418,7 @@ impl FileIoTracker {
                 None => FdTarget::Unknown,
             },
             Some(Entry::Dir(d)) => FdTarget::Dir(d),
-            Some(Entry::Other) => FdTarget::Other,
+            Some(Entry::Other(name)) => FdTarget::Other(name.as_deref()),
         }
     }
 
@@ -337,6 +428,64 @@ impl FileIoTracker {
         match self.procs.get(&pid) {
             Some(p) => p.cwd.as_deref(),
             None => self.initial_cwd.as_deref(),
+        }
+    }
+
+    /// Descriptors of kernel objects a call made (pipes, sockets, event fds, memfds): named,
+    /// so that later calls on them show what they are, and the numbers they take no longer
+    /// refer to what they referred to before.
+    fn new_objects(&mut self, ev: &Event, pid: i32, time: i64, out: &mut Vec<FileOp>) {
+        let Some(def) = ev.def else { return };
+        let int = |name: &str| ev.arg(name).and_then(ArgValue::as_int);
+        let cloexec_bit = match def.name {
+            "memfd_create" => 1, // MFD_CLOEXEC
+            _ => i64::from(libc::O_CLOEXEC),
+        };
+        let cloexec = int(if def.name == "socket" { "type" } else { "flags" })
+            .is_some_and(|f| f & cloexec_bit != 0);
+        let (name, fds): (Arc<[u8]>, Vec<i64>) = match (def.name, def.fd_object()) {
+            ("memfd_create", _) => {
+                let n = ev.arg("name").and_then(ArgValue::as_data).map(strip_nul).unwrap_or(b"");
+                let mut p = b"/memfd:".to_vec();
+                p.extend_from_slice(n);
+                p.extend_from_slice(b" (deleted)");
+                (p.into(), ev.ret.into_iter().collect())
+            }
+            // signalfd on an existing descriptor changes its mask; it makes none.
+            ("signalfd" | "signalfd4", _) if int("fd").is_some_and(|f| f >= 0) => return,
+            (_, Some(obj)) => {
+                let fds = match def.ret {
+                    ra_syscalls::Ret::Fd => ev.ret.into_iter().collect(),
+                    // pipe, pipe2, socketpair: the two in the out argument.
+                    _ => def
+                        .args
+                        .iter()
+                        .zip(&ev.args)
+                        .find(|(a, _)| {
+                            matches!(
+                                a.kind,
+                                ra_syscalls::ArgKind::OutStruct(ra_syscalls::Struct::FdPair, _)
+                            )
+                        })
+                        .and_then(|(_, v)| v.as_data())
+                        .filter(|d| d.len() >= 8)
+                        .map(|d| {
+                            [&d[..4], &d[4..8]]
+                                .iter()
+                                .map(|b| i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                };
+                (Arc::from(obj.as_bytes()), fds)
+            }
+            _ => return,
+        };
+        for fd in fds {
+            let Ok(fd) = i32::try_from(fd) else { continue };
+            self.close(pid, fd, time, out);
+            let entry = Entry::Other(Some(name.clone()));
+            self.proc(pid).fds.insert(fd, Slot { entry, cloexec });
         }
     }
 
@@ -470,6 +619,12 @@ impl FileIoTracker {
             None | Some(-100) => self.procs[&pid].cwd.clone(),
             dirfd => match self.entry(pid, dirfd) {
                 Some(Entry::Dir(d)) => Some(d),
+                // A directory opened without O_DIRECTORY (tar and find open them with
+                // O_NOFOLLOW|O_NONBLOCK and look with fstat): a directory all the same, since
+                // a call used it as one.
+                Some(Entry::File(o)) => {
+                    self.ofds.get(o).and_then(Option::as_ref).map(|f| f.path.clone())
+                }
                 _ => None,
             },
         };
@@ -480,12 +635,21 @@ impl FileIoTracker {
             }
             _ => None,
         });
-        let path =
-            full.and_then(|f| normalize(f, None)).or_else(|| normalize(given, base.as_deref()));
+        // The recorders' synthetic opens of descriptors made before the trace began name a
+        // pipe, socket or anonymous inode as /proc/PID/fd does (`pipe:[1234]`): no path.
+        let kernel_object = ev.unique_id < self.synthetic_ids
+            && KERNEL_OBJECTS.iter().any(|k| given.starts_with(k))
+            && !given.contains(&b'/');
+        let path = if kernel_object {
+            None
+        } else {
+            full.and_then(|f| normalize(f, None)).or_else(|| normalize(given, base.as_deref()))
+        };
         let entry = match path {
+            None if kernel_object => Entry::Other(Some(given.into())),
             None => {
                 self.skipped.unresolved_path += 1;
-                Entry::Other
+                Entry::Other(None)
             }
             Some(p) => {
                 let p: Arc<[u8]> = match self.paths.get_key_value(p.as_slice()) {
@@ -495,7 +659,7 @@ impl FileIoTracker {
                 if flags & (libc::O_DIRECTORY | libc::O_PATH) != 0 {
                     Entry::Dir(p)
                 } else if PATH_PREFIXES_NOT_FILES.iter().any(|d| under(&p, d)) {
-                    Entry::Other
+                    Entry::Other(Some(p))
                 } else {
                     let st = self.paths.entry(p.clone()).or_default();
                     if flags & libc::O_TRUNC != 0 {
@@ -813,5 +977,77 @@ mod tests {
         assert_eq!(normalize(b"../../x", Some(b"/a")).unwrap(), b"/x");
         assert_eq!(normalize(b"x", None), None);
         assert_eq!(normalize(b"/..", None).unwrap(), b"/");
+    }
+}
+
+#[cfg(test)]
+mod names {
+    use super::*;
+    use ArgValue::Int;
+
+    fn ev(name: &str, args: &[(&str, ArgValue)], ret: i64, id: u64) -> Event {
+        let mut e = Event::new(ra_syscalls::lookup(name).expect(name));
+        for (n, v) in args {
+            assert!(e.set_arg(n, v.clone()), "{name} {n}");
+        }
+        e.ret = Some(ret);
+        e.errno = Some(0);
+        e.pid = Some(10);
+        e.unique_id = id;
+        e
+    }
+
+    fn cstr(p: &str) -> ArgValue {
+        ArgValue::data([p.as_bytes(), b"\0"].concat())
+    }
+
+    /// What each call's descriptors are named, before and after it, as dump shows them.
+    fn names(synthetic: u64, events: &[Event]) -> Vec<(Vec<Option<String>>, Option<String>)> {
+        let mut t = FileIoTracker { synthetic_ids: synthetic, ..FileIoTracker::new(Some(b"/w")) };
+        let s = |p: Option<Arc<[u8]>>| p.map(|p| String::from_utf8_lossy(&p).into_owned());
+        let mut ops = Vec::new();
+        events
+            .iter()
+            .map(|e| {
+                let f = t.event_fds(e);
+                t.apply(e, &mut |_, _| true, &mut ops);
+                let ret = s(t.returned_fd(e));
+                (f.args.iter().cloned().map(s).collect::<Vec<_>>()[..2].to_vec(), ret)
+            })
+            .collect()
+    }
+
+    /// Pipes, event fds, memfds and the synthetic opens' kernel names; a number reused by a
+    /// new object no longer names the file it was.
+    #[test]
+    fn kernel_objects_are_named_as_strace_names_them() {
+        let pair: Vec<u8> = [5i32, 6].iter().flat_map(|n| n.to_le_bytes()).collect();
+        let open = |p: &str, fd: i64, id: u64| {
+            ev("openat", &[("dirfd", Int(-100)), ("pathname", cstr(p)), ("flags", Int(1))], fd, id)
+        };
+        let n = names(
+            2,
+            &[
+                open("pipe:[1234]", 1, 0),
+                open("rel/file", 3, 1),
+                ev("write", &[("fd", Int(1))], 1, 2),
+                ev("pipe2", &[("pipefd", ArgValue::data(pair)), ("flags", Int(0))], 0, 3),
+                ev("write", &[("fd", Int(6))], 1, 4),
+                ev("eventfd2", &[("initval", Int(0)), ("flags", Int(0))], 3, 5),
+                ev("read", &[("fd", Int(3))], 8, 6),
+                ev("memfd_create", &[("name", cstr("jit")), ("flags", Int(1))], 7, 7),
+                ev("write", &[("fd", Int(7))], 1, 8),
+                open("pipe:[99]", 8, 9),
+            ],
+        );
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(n[0].1, some("pipe:[1234]"), "a synthetic open names the kernel's object");
+        assert_eq!(n[1].1, some("/w/rel/file"));
+        assert_eq!(n[2].0[0], some("pipe:[1234]"));
+        assert_eq!(n[4].0[0], some("pipe"));
+        assert_eq!(n[5].1, some("anon_inode:[eventfd]"));
+        assert_eq!(n[6].0[0], some("anon_inode:[eventfd]"), "3 is no longer the file");
+        assert_eq!(n[8].0[0], some("/memfd:jit (deleted)"));
+        assert_eq!(n[9].1, some("/w/pipe:[99]"), "after the synthetic records, a relative path");
     }
 }

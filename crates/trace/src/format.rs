@@ -39,18 +39,73 @@ pub fn errno_name(e: i32) -> Option<&'static str> {
 pub struct FormatOptions {
     /// Show at most this many bytes of each buffer (0 = all), like strace's `-s`.
     pub strsize: usize,
-    /// Prefix with the time (seconds.nanoseconds since the epoch, or since `time_base`).
+    /// Prefix with the time, in `time_format`.
     pub show_time: bool,
-    /// Subtract this from every time shown.
+    /// Subtract this from every time shown ([`TimeFormat::Epoch`], [`TimeFormat::Relative`]).
     pub time_base: Option<i64>,
     /// Append `<seconds>` spent in the call, like strace's `-T`.
     pub show_duration: bool,
+    /// How times are written (strace's `-t`, `-tt`, `-ttt`, `-r`).
+    pub time_format: TimeFormat,
+    /// Which strings are written in hexadecimal (strace's `-x`, `-xx`).
+    pub hex: Hex,
+    /// How flags and other named constants are written (strace's `-X`).
+    pub flags: FlagStyle,
 }
 
 impl Default for FormatOptions {
     fn default() -> Self {
-        FormatOptions { strsize: 32, show_time: true, time_base: None, show_duration: true }
+        FormatOptions {
+            strsize: 32,
+            show_time: true,
+            time_base: None,
+            show_duration: true,
+            time_format: TimeFormat::Epoch,
+            hex: Hex::NonPrintable,
+            flags: FlagStyle::Abbrev,
+        }
     }
+}
+
+/// How a call's time is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimeFormat {
+    /// Seconds.nanoseconds since the epoch (or since `time_base`): `1763800000.000123456`.
+    #[default]
+    Epoch,
+    /// The wall clock, local time, to the second (strace `-t`): `08:26:40`.
+    Clock,
+    /// The wall clock to the microsecond (strace `-tt`): `08:26:40.000123`.
+    ClockMicros,
+    /// Seconds.microseconds since the epoch (strace `-ttt`): `1763800000.000123`.
+    EpochMicros,
+    /// Seconds.microseconds since `time_base` (strace `-r`: the caller sets it to the previous
+    /// call's time): `     0.000123`.
+    Relative,
+}
+
+/// Which strings are written in hexadecimal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Hex {
+    /// Printable ASCII as it is, `\n`-style escapes, other bytes as `\xNN`.
+    #[default]
+    NonPrintable,
+    /// A string holding any byte that is not printable ASCII, whole in `\xNN` (strace `-x`).
+    NonAscii,
+    /// Every string in `\xNN` (strace `-xx`).
+    All,
+}
+
+/// How flags and named constants are written (strace's `-X`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FlagStyle {
+    /// Names: `O_RDONLY|O_CLOEXEC`, `AT_FDCWD`.
+    #[default]
+    Abbrev,
+    /// Numbers: `0x80000`, `-100`.
+    Raw,
+    /// Both: `0x80000 /* O_RDONLY|O_CLOEXEC */`.
+    Verbose,
 }
 
 /// Escape bytes as a C string literal body, strace style (lives with the DataSeries text
@@ -60,13 +115,29 @@ pub use dataseries::text::escape_bytes;
 /// `b` as strace shows a buffer: quoted, escaped ([`escape_bytes`]), cut after `strsize`
 /// bytes (0: whole) with `...` after the closing quote.
 pub fn quoted(out: &mut String, b: &[u8], strsize: usize) {
+    quoted_hex(out, b, strsize, Hex::NonPrintable)
+}
+
+/// [`quoted`], with the strings `hex` says written in `\xNN`.
+pub fn quoted_hex(out: &mut String, b: &[u8], strsize: usize, hex: Hex) {
+    let cut = strsize > 0 && b.len() > strsize;
+    let shown = if cut { &b[..strsize] } else { b };
     out.push('"');
-    if strsize > 0 && b.len() > strsize {
-        escape_bytes(out, &b[..strsize]);
-        out.push_str("\"...");
+    let all_hex = match hex {
+        Hex::NonPrintable => false,
+        Hex::NonAscii => b.iter().any(|&c| !(0x20..=0x7e).contains(&c)),
+        Hex::All => true,
+    };
+    if all_hex {
+        for c in shown {
+            let _ = write!(out, "\\x{c:02x}");
+        }
     } else {
-        escape_bytes(out, b);
-        out.push('"');
+        escape_bytes(out, shown);
+    }
+    out.push('"');
+    if cut {
+        out.push_str("...");
     }
 }
 
@@ -86,6 +157,42 @@ fn mode_str(m: u32) -> String {
 
 fn time_str(ns: i64) -> String {
     format!("{}.{:09}", ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000))
+}
+
+/// A call's time as `f` writes it (`base` subtracted for [`TimeFormat::Epoch`] and
+/// [`TimeFormat::Relative`]).
+pub fn format_time(ns: i64, f: TimeFormat, base: Option<i64>) -> String {
+    let (secs, nanos) = (ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000));
+    match f {
+        TimeFormat::Epoch => time_str(ns - base.unwrap_or(0)),
+        TimeFormat::EpochMicros => format!("{secs}.{:06}", nanos / 1000),
+        TimeFormat::Relative => {
+            // Calls are in the order they returned: one may have begun before the previous.
+            let d = ns - base.unwrap_or(ns);
+            let (sign, d) = if d < 0 { ("-", d.unsigned_abs()) } else { ("", d as u64) };
+            let secs = format!("{sign}{}", d / 1_000_000_000);
+            format!("{secs:>6}.{:06}", d % 1_000_000_000 / 1000)
+        }
+        TimeFormat::Clock | TimeFormat::ClockMicros => {
+            // Local time, as strace shows it (TZ honoured).
+            let t = secs as libc::time_t;
+            // SAFETY: libc::tm is plain integers (and a pointer), for which zeroes are valid.
+            let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+            // SAFETY: localtime_r reads t and writes the tm it is given, both live here.
+            let ok = !unsafe { libc::localtime_r(&t, &mut tm) }.is_null();
+            let (h, m, s) = if ok {
+                (tm.tm_hour as i64, tm.tm_min as i64, tm.tm_sec as i64)
+            } else {
+                let d = secs.rem_euclid(86_400);
+                (d / 3600, d / 60 % 60, d % 60)
+            };
+            if f == TimeFormat::Clock {
+                format!("{h:02}:{m:02}:{s:02}")
+            } else {
+                format!("{h:02}:{m:02}:{s:02}.{:06}", nanos / 1000)
+            }
+        }
+    }
 }
 
 fn fmt_struct(out: &mut String, s: Struct, b: &[u8], strsize: usize) {
@@ -154,6 +261,12 @@ fn fmt_struct(out: &mut String, s: Struct, b: &[u8], strsize: usize) {
 
 /// Render one argument.
 pub fn format_arg(out: &mut String, kind: ArgKind, v: &ArgValue, strsize: usize) {
+    fmt_arg(out, kind, v, &FormatOptions { strsize, ..FormatOptions::default() })
+}
+
+fn fmt_arg(out: &mut String, kind: ArgKind, v: &ArgValue, o: &FormatOptions) {
+    let strsize = o.strsize;
+    let quoted = |out: &mut String, b: &[u8], n: usize| quoted_hex(out, b, n, o.hex);
     match (kind, v) {
         (_, ArgValue::NotCaptured) => out.push_str("<not captured>"),
         (_, ArgValue::Hashed { len, blake3 }) => {
@@ -165,8 +278,20 @@ pub fn format_arg(out: &mut String, kind: ArgKind, v: &ArgValue, strsize: usize)
         }
         (k, ArgValue::Absent) if k.is_pointer_data() => out.push_str("NULL"),
         (_, ArgValue::Absent) => out.push('?'),
-        (ArgKind::DirFd, ArgValue::Int(-100)) => out.push_str("AT_FDCWD"),
-        (ArgKind::Flags(set), ArgValue::Int(x)) => out.push_str(&set.format(*x as u64)),
+        (ArgKind::DirFd, ArgValue::Int(-100)) => match o.flags {
+            FlagStyle::Abbrev => out.push_str("AT_FDCWD"),
+            FlagStyle::Raw => out.push_str("-100"),
+            FlagStyle::Verbose => out.push_str("-100 /* AT_FDCWD */"),
+        },
+        (ArgKind::Flags(set), ArgValue::Int(x)) => match o.flags {
+            FlagStyle::Abbrev => out.push_str(&set.format(*x as u64)),
+            FlagStyle::Raw => {
+                let _ = write!(out, "{:#x}", *x as u64);
+            }
+            FlagStyle::Verbose => {
+                let _ = write!(out, "{:#x} /* {} */", *x as u64, set.format(*x as u64));
+            }
+        },
         (ArgKind::Mode, ArgValue::Int(0)) => out.push('0'),
         (ArgKind::Mode, ArgValue::Int(x)) => {
             let _ = write!(out, "0{x:o}");
@@ -186,6 +311,7 @@ pub fn format_arg(out: &mut String, kind: ArgKind, v: &ArgValue, strsize: usize)
             ArgKind::InStruct(s, _) | ArgKind::OutStruct(s, _) | ArgKind::InOutStruct(s, _),
             ArgValue::Data(d),
         ) => fmt_struct(out, s, d, strsize),
+        (_, ArgValue::Data(d)) if o.hex != Hex::NonPrintable => quoted(out, d, strsize),
         (_, ArgValue::Data(d)) => quoted(out, d, strsize),
         (_, ArgValue::Iov(v)) => {
             out.push('[');
@@ -215,13 +341,32 @@ pub fn format_arg(out: &mut String, kind: ArgKind, v: &ArgValue, strsize: usize)
     }
 }
 
+/// `name` as `strace -y` appends it to a descriptor: `<name>`, bytes that are not printable
+/// escaped.
+fn push_fd_name(s: &mut String, name: &[u8]) {
+    s.push('<');
+    escape_bytes(s, name);
+    s.push('>');
+}
+
 /// One strace-like line: `ID TIME [TID] call(args) = ret ERRNO <duration>`.
 pub fn format_event(ev: &Event, o: &FormatOptions) -> String {
+    format_event_fds(ev, o, None)
+}
+
+/// [`format_event`], each descriptor followed by what it refers to as `strace -y` shows it
+/// (`read(3</etc/hostname>, ...`, `= 3</etc/hostname>`), from `fds`
+/// ([`crate::fileio::FileIoTracker::event_fds`]).
+pub fn format_event_fds(
+    ev: &Event,
+    o: &FormatOptions,
+    fds: Option<&crate::fileio::EventFds>,
+) -> String {
     let mut s = String::with_capacity(128);
     let _ = write!(s, "{:>6} ", ev.unique_id);
     if o.show_time {
         match ev.time_called {
-            Some(t) => s.push_str(&time_str(t - o.time_base.unwrap_or(0))),
+            Some(t) => s.push_str(&format_time(t, o.time_format, o.time_base)),
             None => s.push('?'),
         }
         s.push(' ');
@@ -251,7 +396,10 @@ pub fn format_event(ev: &Event, o: &FormatOptions) -> String {
                 s.push('?');
                 continue;
             }
-            format_arg(&mut s, a.kind, v, o.strsize);
+            fmt_arg(&mut s, a.kind, v, o);
+            if let Some(name) = fds.and_then(|f| f.args.get(i)?.as_deref()) {
+                push_fd_name(&mut s, name);
+            }
         }
     } else {
         for (i, (k, v)) in ev.extra.iter().enumerate() {
@@ -280,6 +428,9 @@ pub fn format_event(ev: &Event, o: &FormatOptions) -> String {
                 let _ = write!(s, " = {r:#x}");
             } else {
                 let _ = write!(s, " = {r}");
+            }
+            if let Some(name) = fds.and_then(|f| f.ret.as_deref()) {
+                push_fd_name(&mut s, name);
             }
         }
         None => s.push_str(" = ?"),
