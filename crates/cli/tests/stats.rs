@@ -331,3 +331,69 @@ fn counts_agree_with_strace_c() {
 }
 
 both_backends!(counts_agree_with_strace_c);
+
+// ---- fs traces --------------------------------------------------------------------------------
+
+fn can_mount() -> bool {
+    let ok = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
+        Ok(())
+    } else {
+        Err("needs root and /dev/fuse".to_string())
+    };
+    ra_testkit::privileged("reanimator fs", ok)
+}
+
+/// A script on a `reanimator fs` mount, its trace read by `stats` (per operation, program and
+/// file); and the same with `--aggregate-only`, whose rows `stats` counts.
+#[test]
+fn fs_traces_and_aggregate_only_traces() {
+    if !can_mount() {
+        return;
+    }
+    let d = tmp("fs");
+    let (lower, mnt) = (d.join("lower"), d.join("mnt"));
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let script = format!(
+        "head -c 10000 /dev/zero > {m}/a && cat {m}/a > /dev/null && cat {m}/a > /dev/null",
+        m = mnt.display()
+    );
+    let mut counts = Vec::new();
+    for extra in [&[][..], &["--aggregate=1", "--aggregate-only"][..]] {
+        let t = d.join(format!("fs{}.ds", extra.len()));
+        let o = bin()
+            .args(["fs", "mount"])
+            .arg(&lower)
+            .arg(&mnt)
+            .arg("-o")
+            .arg(&t)
+            .args(extra)
+            .arg("--daemon")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "mount: {}", String::from_utf8_lossy(&o.stderr));
+        let ran = Command::new("sh").args(["-c", &script]).status().unwrap();
+        let o = bin().args(["fs", "umount"]).arg(&mnt).output().unwrap();
+        assert!(o.status.success(), "umount: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(ran.success());
+        let t = t.to_str().unwrap();
+        let v: Value = serde_json::from_str(ok_stdout(&stats(&[t, "--json"])).trim()).unwrap();
+        let g =
+            |op: &str| v["groups"].as_array().unwrap().iter().find(|g| g["group"] == op).cloned();
+        let write = g("write").unwrap_or_else(|| panic!("no write: {v}"));
+        assert_eq!(write["written_bytes"], 10000, "{v}");
+        let read = g("read").unwrap_or_else(|| panic!("no read: {v}"));
+        assert_eq!(read["read_bytes"], 20000, "{v}");
+        counts.push(v["total"]["calls"].as_u64().unwrap());
+        if extra.is_empty() {
+            let c = ok_stdout(&stats(&[t, "--by", "comm"]));
+            assert!(c.contains("  cat\n") && c.contains("  head\n"), "{c}");
+            let f = ok_stdout(&stats(&[t, "--by", "file"]));
+            assert!(f.contains(&format!("  {}/a\n", mnt.display())), "{f}");
+        } else {
+            assert_eq!(v["aggregate_rows"].as_u64().map(|n| n > 0), Some(true), "{v}");
+        }
+    }
+    assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
