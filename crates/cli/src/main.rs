@@ -79,8 +79,8 @@ enum Command {
     /// Latency profiles (FSprof): log2 histograms of every operation's latency per interval,
     /// from a trace or live; text (bcc's layout), table, JSON Lines, SVG heat maps; `merge`.
     Profile(profile::ProfileArgs),
-    /// strace -c's summary of traces (calls, errors, time per call), or tables per process,
-    /// thread, program, file, directory or errno with latency quantiles, bytes read and
+    /// strace -c's summary of traces (calls, errors, time per call), or tables per call class,
+    /// process, thread, program, file, directory or errno with latency quantiles, bytes read and
     /// written, I/O sizes and the busiest files; one streaming pass in bounded memory.
     Stats(stats::StatsArgs),
     /// Write a trace's file I/O in another tool's format: fio's iolog (`fio --read_iolog`).
