@@ -23,6 +23,7 @@ mod records;
 mod replay;
 mod signals;
 mod snapshot;
+mod stats;
 mod verify;
 
 use std::io::Write;
@@ -39,6 +40,7 @@ use clap::{Parser, Subcommand};
     reanimator info trace.ds\n  \
     reanimator dump trace.ds --where 'call in {openat, read} && ret >= 0'\n  \
     reanimator dump trace.ds --format jsonl --type write | head\n  \
+    reanimator stats trace.ds --by file --top 10\n  \
     reanimator record -o t.ds --snapshot data/ -- ./job data/\n  \
     reanimator snapshot data/ -o data.jsonl\n  \
     reanimator diff t.ds:end data/\n  \
@@ -78,6 +80,10 @@ enum Command {
     /// Latency profiles (FSprof): log2 histograms of every operation's latency per interval,
     /// from a trace or live; text (bcc's layout), table, JSON Lines, SVG heat maps; `merge`.
     Profile(Box<profile::ProfileArgs>),
+    /// strace -c's summary of traces (calls, errors, time per call), or tables per call class,
+    /// process, thread, program, file, directory or errno with latency quantiles, bytes read and
+    /// written, I/O sizes and the busiest files; one streaming pass in bounded memory.
+    Stats(stats::StatsArgs),
     /// Write a trace's file I/O in another tool's format: fio's iolog (`fio --read_iolog`).
     Export(export::ExportArgs),
     /// Receive traces streamed by `record -o tcp://` and `fs mount -o tcp://`, each into its
@@ -124,6 +130,7 @@ fn main() -> ExitCode {
                 | Command::Replay(_)
                 | Command::Compile(_)
                 | Command::Profile(_)
+                | Command::Stats(_)
                 | Command::Export(_)
                 | Command::Diff(_)
         ) {
@@ -140,6 +147,7 @@ fn main() -> ExitCode {
         Command::Diff(a) => diff::run(a),
         Command::Fs(a) => fs::run(a, key.as_ref()),
         Command::Profile(a) => profile::run(*a),
+        Command::Stats(a) => stats::run(a),
         Command::Export(a) => export::run(a),
         Command::Keygen(a) => keygen::run(a),
         Command::Collect(a) => collect::run(a, key.as_ref()),
@@ -173,6 +181,7 @@ fn key_file(c: &Command) -> Option<&std::path::Path> {
         Command::Replay(a) => a.key.key.as_deref(),
         Command::Compile(a) => a.key.key.as_deref(),
         Command::Profile(a) => a.key.key.as_deref(),
+        Command::Stats(a) => a.key.key.as_deref(),
         Command::Export(a) => a.key.key.as_deref(),
         Command::Diff(a) => a.key.key.as_deref(),
         Command::Record(a) => a.key.as_deref(),

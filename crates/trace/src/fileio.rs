@@ -63,6 +63,21 @@ pub struct Skipped {
     pub filtered: u64,
 }
 
+/// What a descriptor names ([`FileIoTracker::fd_target`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FdTarget<'a> {
+    /// A file, by its absolute normalized path.
+    File(&'a [u8]),
+    /// A directory or `O_PATH` descriptor.
+    Dir(&'a [u8]),
+    /// Opened in the trace, but no file whose I/O is followed: under `/dev`, `/proc` or `/sys`
+    /// (with its path), a pipe, socket or anonymous inode (with the kernel's name of it), or
+    /// a path that did not resolve (no name).
+    Other(Option<&'a [u8]>),
+    /// Never shown opened: a pipe, a socket, or inherited from outside the trace.
+    Unknown,
+}
+
 /// What a descriptor refers to.
 #[derive(Clone, Debug)]
 enum Entry {
@@ -388,6 +403,31 @@ impl FileIoTracker {
             for fd in fds {
                 self.close(pid, fd, time_ns, out);
             }
+        }
+    }
+
+    /// What descriptor `fd` of process `pid` names, as far as the trace has shown (for
+    /// readers that attribute calls to files: `stats --by file`). Ask before applying the
+    /// call: a close forgets its descriptor.
+    pub fn fd_target(&self, pid: i32, fd: i64) -> FdTarget<'_> {
+        let slot = i32::try_from(fd).ok().and_then(|fd| self.procs.get(&pid)?.fds.get(&fd));
+        match slot.map(|s| &s.entry) {
+            None => FdTarget::Unknown,
+            Some(Entry::File(o)) => match self.ofds.get(*o).and_then(Option::as_ref) {
+                Some(o) => FdTarget::File(&o.path),
+                None => FdTarget::Unknown,
+            },
+            Some(Entry::Dir(d)) => FdTarget::Dir(d),
+            Some(Entry::Other(name)) => FdTarget::Other(name.as_deref()),
+        }
+    }
+
+    /// The working directory of process `pid` as the trace shows it (the recorded command's
+    /// for a process not seen yet), when known.
+    pub fn cwd(&self, pid: i32) -> Option<&[u8]> {
+        match self.procs.get(&pid) {
+            Some(p) => p.cwd.as_deref(),
+            None => self.initial_cwd.as_deref(),
         }
     }
 
