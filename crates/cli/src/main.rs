@@ -8,6 +8,7 @@ mod compile;
 mod diff;
 mod dump;
 mod export;
+mod export_tables;
 mod fs;
 mod info;
 mod keygen;
@@ -77,7 +78,8 @@ enum Command {
     /// Latency profiles (FSprof): log2 histograms of every operation's latency per interval,
     /// from a trace or live; text (bcc's layout), table, JSON Lines, SVG heat maps; `merge`.
     Profile(profile::ProfileArgs),
-    /// Write a trace's file I/O in another tool's format: fio's iolog (`fio --read_iolog`).
+    /// Write traces in other tools' formats: a Parquet dataset of several traces (for DuckDB,
+    /// Spark, pandas), or a trace's file I/O as fio's iolog (`fio --read_iolog`).
     Export(export::ExportArgs),
     /// Receive traces streamed by `record -o tcp://` and `fs mount -o tcp://`, each into its
     /// own file as it arrives; `--join` puts a cut stream and its sender's spill file together.

@@ -78,6 +78,9 @@ pub fn partition_value(s: &str) -> String {
     v
 }
 
+/// The name of a table's file in its partition directory.
+pub const PART_FILE: &str = "part-0.parquet";
+
 /// `DIR/TABLE/host=H/trace=T`.
 pub fn partition_dir(out: &Path, table: &str, meta: &TraceMeta) -> PathBuf {
     out.join(table).join(format!("host={}", meta.host)).join(format!("trace={}", meta.trace_id))
@@ -181,7 +184,7 @@ impl PqFile {
         codec: Codec,
     ) -> Result<PqFile> {
         ra_fsstate::private::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let dest = dir.join("part-0.parquet");
+        let dest = dir.join(PART_FILE);
         let tmp = dir.join(".part-0.parquet.partial");
         let f = ra_fsstate::private::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
         let props = properties(table, &columns, codec);

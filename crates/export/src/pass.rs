@@ -76,6 +76,8 @@ pub struct PassSummary {
     pub facts: u64,
     pub losses: u64,
     pub snapshot_entries: u64,
+    /// Text values that were not UTF-8, escaped (the sink's count: set by the caller).
+    pub escaped: u64,
 }
 
 /// Export one trace into `sink`. `progress` is told the number of calls so far every 4,096;

@@ -1,0 +1,209 @@
+//! `reanimator export --format parquet`: real traces (a program recorded by both recorders,
+//! Re-Animator's original traces, the example) exported together into one dataset, which
+//! DuckDB queries (docs/ANALYSIS.md's queries, through scripts/analysis-check.py) and pyarrow
+//! reads back, every answer and every data buffer checked against `dump --format jsonl` of
+//! the same traces; files private; bad input refused in one line.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::bin;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run reanimator")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Whether python3 has duckdb and pyarrow (scripts/install-deps.sh installs them).
+fn have_engines() -> bool {
+    let found = Command::new("python3")
+        .args(["-c", "import duckdb, pyarrow"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            !ra_testkit::require_testdata(),
+            "python3 modules duckdb and pyarrow missing and REANIMATOR_REQUIRE_TESTDATA=1 \
+             (bash scripts/install-deps.sh installs them)"
+        );
+        eprintln!("skip: python3 modules duckdb and pyarrow not installed");
+    }
+    found
+}
+
+const SCRIPT: &str = r#"
+import os, sys
+d = sys.argv[1]
+p = os.path.join(d, "log")
+fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+for i in range(7):
+    os.write(fd, b"line %d of the log, " % i + bytes(range(256)) * (i + 1))
+os.pwrite(fd, b"HEADER", 0)
+os.fsync(fd)
+os.close(fd)
+fd = os.open(p, os.O_RDONLY)
+while os.read(fd, 1000):
+    pass
+os.close(fd)
+q = os.path.join(d, "small")
+fd = os.open(q, os.O_RDWR | os.O_CREAT, 0o600)
+os.write(fd, b"x" * 10)
+os.close(fd)
+try:
+    os.open(os.path.join(d, "missing"), os.O_RDONLY)
+except FileNotFoundError:
+    pass
+"#;
+
+fn record(backend: &str, trace: &Path, work: &Path) {
+    let o = bin()
+        .args(["record", "--backend", backend, "-q", "-o", s(trace), "--", "python3", "-c"])
+        .arg(SCRIPT)
+        .arg(work)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "record: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn jsonl(trace: &Path, out: &Path) {
+    let o = run(&["dump", s(trace), "--format", "jsonl"]);
+    assert!(o.status.success(), "dump: {}", String::from_utf8_lossy(&o.stderr));
+    std::fs::write(out, &o.stdout).unwrap();
+}
+
+#[test]
+fn duckdb_and_pyarrow_answer_as_the_dumps() {
+    if !have_engines() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("export-tables-engines");
+    let dir = dir.canonicalize().unwrap();
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut traces: Vec<(PathBuf, &str)> = Vec::new();
+    let pt = dir.join("prog-ptrace.ds");
+    record("ptrace", &pt, &work);
+    traces.push((pt, "testhost"));
+    if ra_testkit::ebpf_available() {
+        let eb = dir.join("prog-ebpf.ds");
+        record("ebpf", &eb, &work);
+        traces.push((eb, "testhost"));
+    }
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/example.ds");
+    traces.push((example, "testhost"));
+    for t in ["mt.ds", "output-ee34491.ds", "output_lsR.ds"] {
+        if let Some(p) = ra_testkit::shared_testdata(&format!("dataseries/reanimator-replayer/{t}"))
+        {
+            traces.push((p, "testhost"));
+        }
+    }
+    let out = dir.join("dataset");
+    let mut args = vec!["export", "--format", "parquet", "-o", s(&out), "--data", "full"];
+    args.extend(["--threads", "2", "--host", "testhost"]);
+    let paths: Vec<String> = traces.iter().map(|(p, _)| s(p).to_string()).collect();
+    args.extend(paths.iter().map(String::as_str));
+    let err = ok(&run(&args));
+    assert_eq!(err.lines().filter(|l| l.contains(": exported ")).count(), traces.len(), "{err}");
+    // Every file 0600 and every directory 0700 (they hold the traces' paths and data).
+    let mut files = 0;
+    let mut stack = vec![out.clone()];
+    while let Some(d) = stack.pop() {
+        assert_eq!(d.metadata().unwrap().permissions().mode() & 0o777, 0o700, "{}", d.display());
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files += 1;
+                let m = p.metadata().unwrap().permissions().mode() & 0o777;
+                assert_eq!(m, 0o600, "{}", p.display());
+            }
+        }
+    }
+    assert_eq!(files, traces.len() * 5, "calls, data, facts, losses, snapshots per trace");
+    let mut check = Command::new("python3");
+    check.arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/analysis-check.py"));
+    check.arg(&out);
+    for (p, host) in &traces {
+        let id = p.file_stem().unwrap().to_str().unwrap();
+        let j = dir.join(format!("{id}.jsonl"));
+        jsonl(p, &j);
+        check.arg(format!("{host}/{id}={}", j.display()));
+        if id.starts_with("prog-") {
+            check.args(["--files", &format!("{host}/{id}")]);
+        }
+    }
+    let o = check.output().unwrap();
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{report}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(report.contains("busiest_files: ") && !report.contains("busiest_files: 0 rows"));
+    // The recorded program's own file is the busiest, with exactly the bytes it wrote and
+    // read: 7 writes of 19 + 256 (i + 1) bytes, then the 6-byte pwrite; read back whole.
+    let written: i64 = (0..7).map(|i| 19 + 256 * (i + 1)).sum::<i64>() + 6;
+    let log = format!("{}/log", work.display());
+    let q = format!(
+        "SELECT trace_id, sum(return_value) FROM read_parquet('{}/calls/*/*/*.parquet') \
+         WHERE fd_path = '{log}' AND syscall IN ('write','pwrite64','read') AND return_value > 0 \
+         GROUP BY trace_id ORDER BY trace_id",
+        out.display()
+    );
+    let o = Command::new("python3")
+        .args(["-c", "import duckdb,sys; print(duckdb.connect().execute(sys.argv[1]).fetchall())"])
+        .arg(&q)
+        .output()
+        .unwrap();
+    let got = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(got.contains(&format!("('prog-ptrace', {})", 2 * written - 6)), "{got} {q}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_is_one_line() {
+    let dir = ra_testkit::scratch_dir("export-tables-bad");
+    let out = dir.join("out");
+    let empty = dir.join("empty.ds");
+    std::fs::write(&empty, b"").unwrap();
+    let text = dir.join("notes.ds");
+    std::fs::write(&text, b"this is not a trace\n").unwrap();
+    for (f, what) in [(&empty, "empty"), (&text, "notes.ds")] {
+        let o = run(&["export", "--format", "parquet", "-o", s(&out), s(f)]);
+        let err = ra_testkit::assert_clean_failure(&o);
+        assert!(err.contains(what), "{err}");
+        assert!(!out.exists(), "nothing written for {}", f.display());
+    }
+    let o = run(&["export", "--format", "parquet", s(&text)]);
+    assert!(ra_testkit::assert_clean_failure(&o).contains("-o DIR"));
+    // A trace cut inside a random extent past the first: the calls before it are exported,
+    // with one note.
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/example.ds");
+    let bytes = std::fs::read(&example).unwrap();
+    let ds = dataseries::DsReader::open(&example).unwrap();
+    let heads: Vec<_> = ds.headers().map(Result::unwrap).collect();
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos()
+            as usize;
+    let calls: Vec<_> =
+        heads.iter().filter(|h| h.type_name.starts_with("IOTTAFSL::Trace::Syscall::")).collect();
+    let h = calls[1 + seed % (calls.len() - 1)];
+    let cut_at = (h.offset + h.packed_len / 2) as usize;
+    let cut = dir.join("cut.ds");
+    std::fs::write(&cut, &bytes[..cut_at]).unwrap();
+    let o = run(&["export", "--format", "parquet", "-o", s(&out), s(&cut)]);
+    let err = ok(&o);
+    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("reanimator: note: ")).collect();
+    assert_eq!(notes.len(), 1, "cut at {cut_at}: {err}");
+    assert!(notes[0].contains("cut.ds"), "{err}");
+    assert!(out.join("calls/host=unknown/trace=cut/part-0.parquet").is_file(), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
