@@ -474,4 +474,29 @@ mod tests {
         text_into(b"/a\\xff\\\\b\xfe", &mut p);
         assert_ne!(o, p);
     }
+
+    #[test]
+    fn trace_format_section_12_lists_every_column() {
+        let doc = include_str!("../../../docs/TRACE_FORMAT.md");
+        let sec = &doc[doc.find("## 12. Exported tables").expect("section 12")..];
+        let mark = format!("`reanimator.export_version` (**{EXPORT_VERSION}**");
+        assert!(sec.contains(&mark), "section 12 names export version {EXPORT_VERSION}");
+        let s = calls();
+        for c in &s.columns[c::FIRST_ARG as usize..] {
+            let entry = format!("`{}` {}", c.name, c.ty.name());
+            assert!(sec.contains(&entry), "docs/TRACE_FORMAT.md 12.2 lacks {entry}");
+        }
+        for c in &s.columns[..c::FIRST_ARG as usize] {
+            assert!(sec.contains(&format!("`{}`", c.name)), "12.2 lacks `{}`", c.name);
+        }
+        for t in Table::ALL {
+            for c in t.columns() {
+                assert!(sec.contains(&format!("`{}`", c.name)), "{}: `{}`", t.name(), c.name);
+                if t != Table::Calls && c.name != "host" && c.name != "trace_id" {
+                    let entry = format!("`{}` {}", c.name, c.ty.name());
+                    assert!(sec.contains(&entry), "docs/TRACE_FORMAT.md 12.3 lacks {entry}");
+                }
+            }
+        }
+    }
 }
