@@ -21,7 +21,9 @@ use crate::records::{DsRecord, EventRecord};
 pub enum Format {
     /// One strace-like line per call (traces) or ds2txt-style rows (other DataSeries files).
     Text,
-    /// Comma-separated values with a header row of field names.
+    /// Comma-separated values with a header row of field names: for a trace, the fields
+    /// `jsonl` has, `args` and `extra` as its JSON objects (every buffer whole); with one
+    /// `--type`, the extent type's own fields.
     Csv,
     /// One JSON object per line.
     Jsonl,
@@ -243,6 +245,28 @@ fn event_json(e: &Event) -> Json {
     })
 }
 
+/// The columns of `dump --format csv` of a trace: the names `--format jsonl` gives its fields
+/// and the Parquet export its columns (docs/TRACE_FORMAT.md 12.2); `args` and `extra` hold the
+/// JSON objects `--format jsonl` writes, every buffer whole.
+const CSV_COLUMNS: &[&str] = &[
+    "unique_id",
+    "call",
+    "syscall",
+    "time_called",
+    "time_returned",
+    "pid",
+    "tid",
+    "ppid",
+    "uid",
+    "gid",
+    "return_value",
+    "errno",
+    "errno_name",
+    "buffer_not_captured",
+    "args",
+    "extra",
+];
+
 fn dump_events(
     tr: &TraceReader,
     a: &DumpArgs,
@@ -256,7 +280,7 @@ fn dump_events(
     let only: Vec<&str> = calls.iter().map(String::as_str).collect();
     let mut opts = FormatOptions { strsize: a.strsize, ..FormatOptions::default() };
     if a.format == Format::Csv {
-        writeln!(out, "unique_id,time_called,time_returned,pid,tid,call,args,return_value,errno")?;
+        writeln!(out, "{}", CSV_COLUMNS.join(","))?;
     }
     let (mut shown, mut seen) = (0u64, 0u64);
     for ev in tr.events(if a.types.is_empty() { None } else { Some(&only) }) {
@@ -275,32 +299,19 @@ fn dump_events(
             Format::Text => writeln!(out, "{}", format_event(&ev, &opts))?,
             Format::Jsonl => writeln!(out, "{}", event_json(&ev))?,
             Format::Csv => {
-                let line = format_event(
-                    &ev,
-                    &FormatOptions { show_time: false, show_duration: false, ..opts.clone() },
-                );
-                // The argument list is the part between the first '(' after the call name
-                // and the matching ") = ".
-                let args = line
-                    .find(&format!("{}(", ev.name))
-                    .and_then(|i| {
-                        let start = i + ev.name.len() + 1;
-                        line.rfind(") = ").map(|j| &line[start..j])
-                    })
-                    .unwrap_or("");
+                let j = event_json(&ev);
                 let mut s = String::new();
-                let opt = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_default();
-                s.push_str(&format!(
-                    "{},{},{},{},{},{},",
-                    ev.unique_id,
-                    opt(ev.time_called),
-                    opt(ev.time_returned),
-                    opt(ev.pid.map(i64::from)),
-                    opt(ev.tid.map(i64::from)),
-                    ev.name
-                ));
-                csv_field(&mut s, args);
-                s.push_str(&format!(",{},{}", opt(ev.ret), opt(ev.errno.map(i64::from))));
+                for (i, name) in CSV_COLUMNS.iter().enumerate() {
+                    if i > 0 {
+                        s.push(',');
+                    }
+                    match &j[*name] {
+                        Json::Null => {}
+                        Json::String(t) => csv_field(&mut s, t),
+                        v @ (Json::Object(_) | Json::Array(_)) => csv_field(&mut s, &v.to_string()),
+                        v => s.push_str(&v.to_string()),
+                    }
+                }
                 writeln!(out, "{s}")?;
             }
         }

@@ -144,10 +144,12 @@ fn dump_filters_and_formats() {
     assert_eq!(out.lines().filter(|l| l.starts_with("F,")).count(), 2, "{out}");
     // (The last column, cache_miss_pages, is null: the example is not an eBPF recording.)
     assert!(out.contains("\"reanimator-vm\n\n\",3,\n"), "{out}");
-    // CSV of all events: fixed columns.
+    // CSV of all events: fixed columns, named as jsonl's fields.
     let o = run(&["dump", &example(), "--format", "csv"]);
-    assert!(stdout(&o)
-        .starts_with("unique_id,time_called,time_returned,pid,tid,call,args,return_value,errno\n"));
+    assert!(stdout(&o).starts_with(
+        "unique_id,call,syscall,time_called,time_returned,pid,tid,ppid,uid,gid,return_value,\
+         errno,errno_name,buffer_not_captured,args,extra\n"
+    ));
 }
 
 #[test]

@@ -168,6 +168,36 @@ fn duckdb_and_pyarrow_answer_as_the_dumps() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `dump --format csv` names its columns as jsonl does and keeps every buffer whole (it used
+/// to cut them at 32 bytes, strace-style, without saying so).
+#[test]
+fn dump_csv_keeps_whole_buffers_under_jsonl_names() {
+    let dir = ra_testkit::scratch_dir("export-tables-csv");
+    let dir = dir.canonicalize().unwrap();
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let t = dir.join("t.ds");
+    record("ptrace", &t, &work);
+    let o = run(&["dump", s(&t), "--format", "csv"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = String::from_utf8(o.stdout).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let o = run(&["dump", s(&t), "--format", "jsonl", "-n", "1"]);
+    let first: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for h in &header {
+        assert!(first.get(h).is_some(), "csv column {h} is not a jsonl field: {first}");
+    }
+    // The first write of the log: 19 bytes of text and 256 bytes 0..=255, in hex, whole.
+    let mut want = hex(b"line 0 of the log, ");
+    want.push_str(&hex(&(0..=255u8).collect::<Vec<u8>>()));
+    assert!(csv.contains(&want), "the 275-byte buffer, whole, in {}", &csv[..csv.len().min(3000)]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
 #[test]
 fn bad_input_is_one_line() {
     let dir = ra_testkit::scratch_dir("export-tables-bad");
