@@ -27,6 +27,11 @@ pub enum Format {
     /// `snapshots`, `profiles`, each partitioned `host=H/trace=T/` (docs/TRACE_FORMAT.md
     /// section 12, docs/ANALYSIS.md).
     Parquet,
+    /// CSV as SNIA's IOTTA repository takes traces, beneath `-o DIR`: `host=H/trace=T/`
+    /// holds `calls-FAMILY.csv` per call family (io_class), each with its documented column
+    /// set, and `facts.csv`, `losses.csv`, `snapshots.csv`, `data.csv` (docs/TRACE_FORMAT.md
+    /// 12.4); `--compress xz` for `.csv.xz`.
+    Csv,
 }
 
 impl Format {
@@ -34,6 +39,7 @@ impl Format {
         match self {
             Format::FioIolog => "fio-iolog",
             Format::Parquet => "parquet",
+            Format::Csv => "csv",
         }
     }
 }
@@ -56,7 +62,9 @@ pub enum Compress {
     Zstd,
     /// Parquet: snappy.
     Snappy,
-    /// Uncompressed.
+    /// CSV: xz (`xz -T1 -6`, xz-utils), as `.csv.xz`.
+    Xz,
+    /// Uncompressed (the default for CSV).
     None,
 }
 
@@ -65,6 +73,7 @@ impl Compress {
         match self {
             Compress::Zstd => "zstd",
             Compress::Snappy => "snappy",
+            Compress::Xz => "xz",
             Compress::None => "none",
         }
     }
@@ -94,7 +103,8 @@ pub struct ExportArgs {
     /// bytes as well (the `data` table, each distinct buffer once).
     #[arg(long, value_enum, default_value_t = DataArg::Digest)]
     pub data: DataArg,
-    /// Tables: compression (parquet: zstd, snappy or none; zstd by default).
+    /// Tables: compression (parquet: zstd, snappy or none, zstd by default; csv: xz or none,
+    /// none by default).
     #[arg(long, value_enum)]
     pub compress: Option<Compress>,
     /// Tables: traces exported at once, one thread each (default: the CPUs, at most the

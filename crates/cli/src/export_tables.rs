@@ -11,12 +11,20 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use ra_export::columns::Table;
+use ra_export::csv::{CsvCompress, CsvSink};
 use ra_export::parquet::{partition_dir, partition_value, Codec, ParquetSink};
 use ra_export::pass::{export_profile, export_trace, PassOptions, PassSummary, Sink, TraceMeta};
 use ra_export::row::DataMode;
 use ra_trace::TraceReader;
 
 use crate::export::{Compress, ExportArgs, Format};
+
+/// The format and compression of an export.
+#[derive(Clone, Copy)]
+enum Out {
+    Parquet(Codec),
+    Csv(CsvCompress),
+}
 
 /// A trace's export: what it wrote and how long it took (s).
 type Outcome = Result<(PassSummary, f64)>;
@@ -60,12 +68,17 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         bail!("--format {}: -o DIR is required (the dataset's directory)", a.format.name());
     };
     let codec = match (a.format, a.compress) {
-        (Format::Parquet, None | Some(Compress::Zstd)) => Codec::Zstd,
-        (Format::Parquet, Some(Compress::Snappy)) => Codec::Snappy,
-        (Format::Parquet, Some(Compress::None)) => Codec::None,
+        (Format::Parquet, None | Some(Compress::Zstd)) => Out::Parquet(Codec::Zstd),
+        (Format::Parquet, Some(Compress::Snappy)) => Out::Parquet(Codec::Snappy),
+        (Format::Parquet, Some(Compress::None)) => Out::Parquet(Codec::None),
+        (Format::Csv, None | Some(Compress::None)) => Out::Csv(CsvCompress::None),
+        (Format::Csv, Some(Compress::Xz)) => Out::Csv(CsvCompress::Xz),
         (f, Some(c)) => bail!("--compress {}: not for --format {}", c.name(), f.name()),
         (f, None) => bail!("--format {}: not a table format", f.name()),
     };
+    if matches!(codec, Out::Csv(_)) && !a.profiles.is_empty() {
+        bail!("--profile: only with --format parquet");
+    }
     if a.traces.is_empty() && a.profiles.is_empty() {
         bail!("nothing to export: give a trace (or --profile FILE)");
     }
@@ -178,7 +191,13 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
                 s.facts,
                 s.losses,
                 s.snapshot_entries,
-                partition_dir(&out, "TABLE", &input.meta).display(),
+                match codec {
+                    Out::Parquet(_) => partition_dir(&out, "TABLE", &input.meta),
+                    Out::Csv(_) => out
+                        .join(format!("host={}", input.meta.host))
+                        .join(format!("trace={}", input.meta.trace_id)),
+                }
+                .display(),
                 s.calls as f64 / secs.max(1e-9),
                 if s.escaped > 0 {
                     format!("; {} values that were not UTF-8 escaped as \\xNN", s.escaped)
@@ -199,8 +218,9 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         return Err(e);
     }
     for (p, meta, prof) in &profiles {
-        clear_partition(&out, meta)?;
-        let mut sink = ParquetSink::new(&out, meta, &[Table::Profiles], codec)?;
+        let Out::Parquet(pc) = codec else { unreachable!("--profile is refused for csv") };
+        clear_partition(&out, meta, codec)?;
+        let mut sink = ParquetSink::new(&out, meta, &[Table::Profiles], pc)?;
         let n = export_profile(prof, &mut sink)
             .with_context(|| format!("exporting {}", p.display()))?;
         if !a.quiet {
@@ -241,9 +261,28 @@ fn open(p: &Path, note: bool) -> Result<TraceReader> {
 
 /// Remove what an earlier export of the same trace left in any table, so that the partition
 /// holds this export alone.
-fn clear_partition(out: &Path, meta: &TraceMeta) -> Result<()> {
-    for t in Table::ALL {
-        let f = partition_dir(out, t.name(), meta).join(ra_export::parquet::PART_FILE);
+fn clear_partition(out: &Path, meta: &TraceMeta, codec: Out) -> Result<()> {
+    let files: Vec<PathBuf> = match codec {
+        Out::Parquet(_) => Table::ALL
+            .iter()
+            .map(|t| partition_dir(out, t.name(), meta).join(ra_export::parquet::PART_FILE))
+            .collect(),
+        Out::Csv(_) => {
+            let d =
+                out.join(format!("host={}", meta.host)).join(format!("trace={}", meta.trace_id));
+            match std::fs::read_dir(&d) {
+                Ok(rd) => rd
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| {
+                        let n = p.to_string_lossy();
+                        n.ends_with(".csv") || n.ends_with(".csv.xz")
+                    })
+                    .collect(),
+                Err(_) => Vec::new(),
+            }
+        }
+    };
+    for f in files {
         match std::fs::remove_file(&f) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -256,19 +295,23 @@ fn clear_partition(out: &Path, meta: &TraceMeta) -> Result<()> {
 fn export_one(
     input: &Input,
     out: &Path,
-    codec: Codec,
+    codec: Out,
     opts: &PassOptions,
     done: &AtomicU64,
     progress: &ra_replay::Progress,
 ) -> Result<PassSummary> {
     let tr = open(&input.path, false)?;
-    clear_partition(out, &input.meta)?;
-    let mut sink = ParquetSink::new(out, &input.meta, &tables(opts.data), codec)?;
+    clear_partition(out, &input.meta, codec)?;
+    let (mut pq, mut csv) = (None, None);
+    let sink: &mut dyn Sink = match codec {
+        Out::Parquet(c) => pq.insert(ParquetSink::new(out, &input.meta, &tables(opts.data), c)?),
+        Out::Csv(c) => csv.insert(CsvSink::new(out, &input.meta, &tables(opts.data), c)?),
+    };
     let mut last = 0;
     let mut s = export_trace(
         &tr,
         opts,
-        &mut sink as &mut dyn Sink,
+        sink,
         &mut |n| {
             done.fetch_add(n - last, Ordering::Relaxed);
             last = n;
@@ -276,6 +319,6 @@ fn export_one(
         &|| progress.stop.load(Ordering::Relaxed),
     )
     .with_context(|| format!("exporting {}", input.path.display()))?;
-    s.escaped = sink.escaped;
+    s.escaped = pq.map_or(0, |p| p.escaped) + csv.map_or(0, |c| c.escaped);
     Ok(s)
 }

@@ -194,6 +194,64 @@ fn dump_csv_keeps_whole_buffers_under_jsonl_names() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `export --format csv`: a file per call family under the Parquet export's column names, the
+/// same rows and values as the Parquet export (DuckDB reads both), and `--compress xz` the
+/// same bytes compressed.
+#[test]
+fn csv_export_per_family_equals_the_parquet_export() {
+    if !have_engines() || !ra_testkit::have_program("xz") {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("export-tables-iotta");
+    let dir = dir.canonicalize().unwrap();
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let t = dir.join("t.ds");
+    record("ptrace", &t, &work);
+    let (pq, csv, xz) = (dir.join("pq"), dir.join("csv"), dir.join("xz"));
+    ok(&run(&["export", s(&t), "--format", "parquet", "-o", s(&pq), "--data", "full"]));
+    ok(&run(&["export", s(&t), "--format", "csv", "-o", s(&csv), "--data", "full"]));
+    let e = ok(&run(&["export", s(&t), "--format", "csv", "-o", s(&xz), "--compress", "xz"]));
+    assert!(e.contains(": exported "), "{e}");
+    let host = std::fs::read_dir(&csv).unwrap().next().unwrap().unwrap().file_name();
+    let part = format!("{}/trace=t", host.to_str().unwrap());
+    let mut families = 0;
+    for f in std::fs::read_dir(csv.join(&part)).unwrap() {
+        let f = f.unwrap().path();
+        let name = f.file_name().unwrap().to_str().unwrap().to_string();
+        if name == "data.csv" {
+            continue;
+        }
+        let z = xz.join(&part).join(format!("{name}.xz"));
+        let o = Command::new("xz").arg("-dc").arg(&z).output().unwrap();
+        assert!(o.status.success(), "{}", z.display());
+        assert_eq!(o.stdout, std::fs::read(&f).unwrap(), "{name}: xz export differs");
+        let mode = f.metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{name}");
+        families += name.starts_with("calls-") as usize;
+    }
+    assert!(families >= 4, "read, write, open-close, sync, ... files");
+    // Every call and value the same as in Parquet: the same rows per call, the same sums.
+    let q = format!(
+        r#"
+import duckdb, sys
+c = duckdb.connect()
+pq = c.execute("SELECT call, count(*), sum(return_value), sum(buf_length), count(fd_path), max(pathname) FROM read_parquet('{pq}/calls/*/*/*.parquet') GROUP BY call ORDER BY call").fetchall()
+cv = c.execute("SELECT call, count(*), sum(return_value), sum(TRY_CAST(buf_length AS BIGINT)), count(fd_path), max(pathname) FROM read_csv('{csv}/{part}/calls-*.csv', union_by_name = true, all_varchar = false) GROUP BY call ORDER BY call").fetchall()
+assert pq == cv, (pq, cv)
+d1 = c.execute("SELECT count(*), sum(length), sum(octet_length(bytes)) FROM read_parquet('{pq}/data/*/*/*.parquet')").fetchall()
+d2 = c.execute("SELECT count(*), sum(length), sum(octet_length(unhex(bytes))) FROM read_csv('{csv}/{part}/data.csv', types = {{'bytes': 'VARCHAR'}})").fetchall()
+assert d1 == d2, (d1, d2)
+print(len(pq), "calls equal;", d1)
+"#,
+        pq = pq.display(),
+        csv = csv.display()
+    );
+    let o = Command::new("python3").args(["-c", &q]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }

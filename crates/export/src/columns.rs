@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use ra_syscalls::{ArgKind, Meaning, Struct, SyscallDef, REGISTRY};
 
 /// The version of the tables' layout (columns, their types and meanings). Written into every
-/// Parquet file's key-value metadata (`reanimator.export_version`) and every CSV header comment.
+/// Parquet file's key-value metadata (`reanimator.export_version`); docs/TRACE_FORMAT.md 12.1.
 pub const EXPORT_VERSION: u32 = 1;
 
 /// A column's type. Parquet: `Int64`/`Int32` as INT64/INT32, `Bool` BOOLEAN, `Text` a UTF-8

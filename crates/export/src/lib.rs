@@ -1,9 +1,10 @@
 //! Traces as tables and timelines: one streaming pass over a trace ([`pass`]), each event made
 //! a row of the `calls` table ([`row`], columns from the registry in [`columns`]), handed to a
-//! sink per format ([`parquet`]). docs/TRACE_FORMAT.md section 12 documents the tables.
+//! sink per format ([`parquet`], [`csv`]). docs/TRACE_FORMAT.md section 12 documents the tables.
 
 pub mod buffer;
 pub mod columns;
+pub mod csv;
 pub mod parquet;
 pub mod pass;
 pub mod row;
