@@ -32,6 +32,10 @@ pub enum Format {
     /// set, and `facts.csv`, `losses.csv`, `snapshots.csv`, `data.csv` (docs/TRACE_FORMAT.md
     /// 12.4); `--compress xz` for `.csv.xz`.
     Csv,
+    /// The trace-event JSON that ui.perfetto.dev and chrome://tracing open, into `-o FILE`
+    /// (one trace): a track per thread, each call a slice with its arguments, bytes read and
+    /// written as counters per process, processes named.
+    ChromeTrace,
 }
 
 impl Format {
@@ -40,6 +44,7 @@ impl Format {
             Format::FioIolog => "fio-iolog",
             Format::Parquet => "parquet",
             Format::Csv => "csv",
+            Format::ChromeTrace => "chrome-trace",
         }
     }
 }

@@ -15,6 +15,7 @@ use ra_export::csv::{CsvCompress, CsvSink};
 use ra_export::parquet::{partition_dir, partition_value, Codec, ParquetSink};
 use ra_export::pass::{export_profile, export_trace, PassOptions, PassSummary, Sink, TraceMeta};
 use ra_export::row::DataMode;
+use ra_export::timeline::ChromeSink;
 use ra_trace::TraceReader;
 
 use crate::export::{Compress, ExportArgs, Format};
@@ -24,6 +25,8 @@ use crate::export::{Compress, ExportArgs, Format};
 enum Out {
     Parquet(Codec),
     Csv(CsvCompress),
+    /// Chrome trace-event JSON into the file `-o` names.
+    Chrome,
 }
 
 /// A trace's export: what it wrote and how long it took (s).
@@ -73,11 +76,15 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         (Format::Parquet, Some(Compress::None)) => Out::Parquet(Codec::None),
         (Format::Csv, None | Some(Compress::None)) => Out::Csv(CsvCompress::None),
         (Format::Csv, Some(Compress::Xz)) => Out::Csv(CsvCompress::Xz),
+        (Format::ChromeTrace, None) => Out::Chrome,
         (f, Some(c)) => bail!("--compress {}: not for --format {}", c.name(), f.name()),
         (f, None) => bail!("--format {}: not a table format", f.name()),
     };
-    if matches!(codec, Out::Csv(_)) && !a.profiles.is_empty() {
+    if !matches!(codec, Out::Parquet(_)) && !a.profiles.is_empty() {
         bail!("--profile: only with --format parquet");
+    }
+    if matches!(codec, Out::Chrome) && a.traces.len() != 1 {
+        bail!("--format chrome-trace takes one trace (and -o FILE)");
     }
     if a.traces.is_empty() && a.profiles.is_empty() {
         bail!("nothing to export: give a trace (or --profile FILE)");
@@ -127,8 +134,10 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
             );
         }
     }
-    ra_fsstate::private::create_dir_all(&out)
-        .with_context(|| format!("cannot create {}", out.display()))?;
+    if !matches!(codec, Out::Chrome) {
+        ra_fsstate::private::create_dir_all(&out)
+            .with_context(|| format!("cannot create {}", out.display()))?;
+    }
     let data = data_mode(&a);
     let opts = PassOptions { data, ..PassOptions::default() };
     let progress = Arc::new(ra_replay::Progress::default());
@@ -196,6 +205,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
                     Out::Csv(_) => out
                         .join(format!("host={}", input.meta.host))
                         .join(format!("trace={}", input.meta.trace_id)),
+                    Out::Chrome => out.clone(),
                 }
                 .display(),
                 s.calls as f64 / secs.max(1e-9),
@@ -267,6 +277,7 @@ fn clear_partition(out: &Path, meta: &TraceMeta, codec: Out) -> Result<()> {
             .iter()
             .map(|t| partition_dir(out, t.name(), meta).join(ra_export::parquet::PART_FILE))
             .collect(),
+        Out::Chrome => Vec::new(),
         Out::Csv(_) => {
             let d =
                 out.join(format!("host={}", meta.host)).join(format!("trace={}", meta.trace_id));
@@ -302,8 +313,9 @@ fn export_one(
 ) -> Result<PassSummary> {
     let tr = open(&input.path, false)?;
     clear_partition(out, &input.meta, codec)?;
-    let (mut pq, mut csv) = (None, None);
+    let (mut pq, mut csv, mut chrome) = (None, None, None);
     let sink: &mut dyn Sink = match codec {
+        Out::Chrome => chrome.insert(ChromeSink::new(out, &input.meta)?),
         Out::Parquet(c) => pq.insert(ParquetSink::new(out, &input.meta, &tables(opts.data), c)?),
         Out::Csv(c) => csv.insert(CsvSink::new(out, &input.meta, &tables(opts.data), c)?),
     };

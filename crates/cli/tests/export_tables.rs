@@ -252,6 +252,64 @@ print(len(pq), "calls equal;", d1)
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `export --format chrome-trace`: one slice per call (the dump's calls, in the same number),
+/// a named track per thread, processes named, and byte counters that end at what the
+/// process's writes returned.
+#[test]
+fn chrome_trace_has_a_slice_per_call_and_byte_counters() {
+    let dir = ra_testkit::scratch_dir("export-tables-chrome");
+    let dir = dir.canonicalize().unwrap();
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let t = dir.join("t.ds");
+    record("ptrace", &t, &work);
+    let out = dir.join("t.json");
+    ok(&run(&["export", s(&t), "--format", "chrome-trace", "-o", s(&out)]));
+    assert_eq!(out.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let evs = j["traceEvents"].as_array().unwrap();
+    let o = run(&["dump", s(&t), "--format", "jsonl"]);
+    let calls: Vec<serde_json::Value> = o
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let slices: Vec<_> = evs.iter().filter(|e| e["ph"] == "X").collect();
+    assert_eq!(slices.len(), calls.len());
+    for (x, c) in slices.iter().zip(&calls) {
+        assert_eq!(x["args"]["unique_id"], c["unique_id"]);
+        assert_eq!(x["name"], c["call"]);
+        assert_eq!(x["tid"], c["tid"]);
+    }
+    let tids: std::collections::BTreeSet<i64> =
+        calls.iter().map(|c| c["tid"].as_i64().unwrap()).collect();
+    let named: std::collections::BTreeSet<i64> = evs
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| e["tid"].as_i64().unwrap())
+        .collect();
+    assert_eq!(named, tids);
+    assert!(evs.iter().any(|e| e["ph"] == "M"
+        && e["name"] == "process_name"
+        && e["args"]["name"].as_str().unwrap().starts_with("python3")));
+    let written: i64 = calls
+        .iter()
+        .filter(|c| ["write", "pwrite64", "writev"].contains(&c["syscall"].as_str().unwrap_or("")))
+        .filter_map(|c| c["return_value"].as_i64().filter(|&r| r > 0))
+        .sum();
+    // Each process's counter only grows; their last values add up to all the writes.
+    let mut per_pid = std::collections::BTreeMap::new();
+    for e in evs.iter().filter(|e| e["ph"] == "C") {
+        let w = e["args"]["written"].as_i64().unwrap();
+        let last = per_pid.entry(e["pid"].as_i64().unwrap()).or_insert(0);
+        assert!(w >= *last, "{e}");
+        *last = w;
+    }
+    assert_eq!(per_pid.values().sum::<i64>(), written, "{per_pid:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }

@@ -8,6 +8,7 @@ pub mod csv;
 pub mod parquet;
 pub mod pass;
 pub mod row;
+pub mod timeline;
 
 use std::path::{Path, PathBuf};
 
