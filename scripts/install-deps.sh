@@ -30,6 +30,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 #   dbench                      - fs tests: dbench's NetBench-style client load over the mount
 #   fsmark                      - bench/fs: fs_mark, the metadata-heavy workload (many small files)
 #   libpython3.11-testsuite     - fs tests: Python's own test suite run over the mount
+#   babeltrace2                 - export tests: reads `export --format ctf` back (crates/cli/tests/export_tables.rs)
 #   librsvg2-bin                - profile tests: rsvg-convert renders `profile --svg` to PNG to check the picture
 #   bpftrace                    - bench/profile: the bpftrace one-liner `reanimator profile` is measured against
 #   rocksdb-tools sysbench postmark - scripts/replay-conformance.sh (bench suite): db_bench, sysbench
@@ -41,7 +42,7 @@ PKGS=(build-essential pkg-config python3 python3-pip linux-libc-dev ca-certifica
       sqlite3 tar git coreutils fio strace hyperfine time xz-utils
       clang libelf-dev zlib1g-dev bpftool
       fuse3 acl bindfs loggedfs stress-ng dbench fsmark libpython3.11-testsuite
-      librsvg2-bin bpftrace e2fsprogs xfsprogs btrfs-progs
+      librsvg2-bin babeltrace2 bpftrace e2fsprogs xfsprogs btrfs-progs
       rocksdb-tools sysbench postmark rsync zip unzip zstd make)
 missing=()
 for p in "${PKGS[@]}"; do

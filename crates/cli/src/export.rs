@@ -36,6 +36,10 @@ pub enum Format {
     /// (one trace): a track per thread, each call a slice with its arguments, bytes read and
     /// written as counters per process, processes named.
     ChromeTrace,
+    /// CTF 1.8 as LTTng's kernel tracer writes system calls (babeltrace2, Trace Compass), into
+    /// the directory `-o DIR` (one trace): `syscall_entry_NAME` / `syscall_exit_NAME` events,
+    /// a stream per thread.
+    Ctf,
 }
 
 impl Format {
@@ -45,6 +49,7 @@ impl Format {
             Format::Parquet => "parquet",
             Format::Csv => "csv",
             Format::ChromeTrace => "chrome-trace",
+            Format::Ctf => "ctf",
         }
     }
 }

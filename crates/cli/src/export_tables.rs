@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use ra_export::columns::Table;
 use ra_export::csv::{CsvCompress, CsvSink};
+use ra_export::ctf::CtfSink;
 use ra_export::parquet::{partition_dir, partition_value, Codec, ParquetSink};
 use ra_export::pass::{export_profile, export_trace, PassOptions, PassSummary, Sink, TraceMeta};
 use ra_export::row::DataMode;
@@ -27,6 +28,8 @@ enum Out {
     Csv(CsvCompress),
     /// Chrome trace-event JSON into the file `-o` names.
     Chrome,
+    /// A CTF trace directory at `-o`.
+    Ctf,
 }
 
 /// A trace's export: what it wrote and how long it took (s).
@@ -77,14 +80,15 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         (Format::Csv, None | Some(Compress::None)) => Out::Csv(CsvCompress::None),
         (Format::Csv, Some(Compress::Xz)) => Out::Csv(CsvCompress::Xz),
         (Format::ChromeTrace, None) => Out::Chrome,
+        (Format::Ctf, None) => Out::Ctf,
         (f, Some(c)) => bail!("--compress {}: not for --format {}", c.name(), f.name()),
         (f, None) => bail!("--format {}: not a table format", f.name()),
     };
     if !matches!(codec, Out::Parquet(_)) && !a.profiles.is_empty() {
         bail!("--profile: only with --format parquet");
     }
-    if matches!(codec, Out::Chrome) && a.traces.len() != 1 {
-        bail!("--format chrome-trace takes one trace (and -o FILE)");
+    if matches!(codec, Out::Chrome | Out::Ctf) && a.traces.len() != 1 {
+        bail!("--format {} takes one trace", a.format.name());
     }
     if a.traces.is_empty() && a.profiles.is_empty() {
         bail!("nothing to export: give a trace (or --profile FILE)");
@@ -134,7 +138,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
             );
         }
     }
-    if !matches!(codec, Out::Chrome) {
+    if !matches!(codec, Out::Chrome | Out::Ctf) {
         ra_fsstate::private::create_dir_all(&out)
             .with_context(|| format!("cannot create {}", out.display()))?;
     }
@@ -205,7 +209,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
                     Out::Csv(_) => out
                         .join(format!("host={}", input.meta.host))
                         .join(format!("trace={}", input.meta.trace_id)),
-                    Out::Chrome => out.clone(),
+                    Out::Chrome | Out::Ctf => out.clone(),
                 }
                 .display(),
                 s.calls as f64 / secs.max(1e-9),
@@ -277,7 +281,7 @@ fn clear_partition(out: &Path, meta: &TraceMeta, codec: Out) -> Result<()> {
             .iter()
             .map(|t| partition_dir(out, t.name(), meta).join(ra_export::parquet::PART_FILE))
             .collect(),
-        Out::Chrome => Vec::new(),
+        Out::Chrome | Out::Ctf => Vec::new(),
         Out::Csv(_) => {
             let d =
                 out.join(format!("host={}", meta.host)).join(format!("trace={}", meta.trace_id));
@@ -313,8 +317,9 @@ fn export_one(
 ) -> Result<PassSummary> {
     let tr = open(&input.path, false)?;
     clear_partition(out, &input.meta, codec)?;
-    let (mut pq, mut csv, mut chrome) = (None, None, None);
+    let (mut pq, mut csv, mut chrome, mut ctf) = (None, None, None, None);
     let sink: &mut dyn Sink = match codec {
+        Out::Ctf => ctf.insert(CtfSink::new(out, &input.meta)?),
         Out::Chrome => chrome.insert(ChromeSink::new(out, &input.meta)?),
         Out::Parquet(c) => pq.insert(ParquetSink::new(out, &input.meta, &tables(opts.data), c)?),
         Out::Csv(c) => csv.insert(CsvSink::new(out, &input.meta, &tables(opts.data), c)?),

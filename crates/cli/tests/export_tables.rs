@@ -310,6 +310,47 @@ fn chrome_trace_has_a_slice_per_call_and_byte_counters() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `export --format ctf`: babeltrace2 (Debian's) reads the CTF trace back with an entry and
+/// an exit event per call of the dump, in the calls' pid and tid, with their arguments.
+#[test]
+fn ctf_reads_back_in_babeltrace2() {
+    if !ra_testkit::have_program("babeltrace2") {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("export-tables-ctf");
+    let dir = dir.canonicalize().unwrap();
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let t = dir.join("t.ds");
+    record("ptrace", &t, &work);
+    let out = dir.join("ctf");
+    ok(&run(&["export", s(&t), "--format", "ctf", "-o", s(&out)]));
+    let o = Command::new("babeltrace2").arg(&out).output().unwrap();
+    assert!(o.status.success(), "babeltrace2: {}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let o = run(&["dump", s(&t), "--format", "jsonl"]);
+    let calls: Vec<serde_json::Value> = o
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let count = |what: &str, want: &dyn Fn(&serde_json::Value) -> bool| {
+        let got = text.lines().filter(|l| l.contains(what)).count();
+        (got, calls.iter().filter(|c| want(c)).count())
+    };
+    let (got, want) = count(" syscall_entry_", &|c| !c["syscall"].is_null());
+    assert_eq!(got, want, "entries");
+    let (got, want) = count(" syscall_exit_", &|c| !c["time_returned"].is_null());
+    assert_eq!(got, want, "exits");
+    let (got, want) = count(" syscall_entry_pwrite64:", &|c| c["syscall"] == "pwrite64");
+    assert_eq!((got, want), (1, 1));
+    let log = format!("pathname = \"{}/log\"", work.display());
+    assert_eq!(text.lines().filter(|l| l.contains(&log)).count(), 2, "two opens of the log");
+    assert!(text.lines().any(|l| l.contains("syscall_entry_pwrite64") && l.contains("count = 6")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }

@@ -5,6 +5,7 @@
 pub mod buffer;
 pub mod columns;
 pub mod csv;
+pub mod ctf;
 pub mod parquet;
 pub mod pass;
 pub mod row;
