@@ -144,7 +144,7 @@ pub enum ArgHow {
     /// captured, or the length a digest-only trace kept) and `NAME_digest` (BLAKE3 of the
     /// bytes, vectors concatenated), the bytes themselves in the `data` table.
     Data,
-    /// String arrays (argv, envp): `NAME`, list<string>.
+    /// String arrays (argv, envp): `NAME`, `list<string>`.
     List,
 }
 
