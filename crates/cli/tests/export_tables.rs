@@ -351,6 +351,66 @@ fn ctf_reads_back_in_babeltrace2() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A `reanimator fs` trace lands in the same columns as the recorders' (root: FUSE): a FUSE
+/// `read` is `syscall` pread64 with `fd`, `count`, `offset`, `buf_length` and `fd_path`.
+#[test]
+fn fs_traces_fill_the_system_calls_columns() {
+    let root = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
+        Ok(())
+    } else {
+        Err("needs root and /dev/fuse".to_string())
+    };
+    if !ra_testkit::privileged("fs trace export", root) || !have_engines() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("export-tables-fs");
+    let dir = dir.canonicalize().unwrap();
+    let (lower, mnt, t) = (dir.join("lower"), dir.join("mnt"), dir.join("fs.ds"));
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mut child = bin()
+        .args(["fs", "mount", s(&lower), s(&mnt), "-o", s(&t)])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let mounted = || {
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .any(|l| l.split(' ').nth(4) == Some(s(&mnt)))
+    };
+    while !mounted() {
+        assert!(t0.elapsed().as_secs() < 10, "mount did not come up");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::metadata(&mnt).unwrap();
+    let f = mnt.join("log");
+    std::fs::write(&f, [7u8; 300]).unwrap();
+    assert_eq!(std::fs::read(&f).unwrap().len(), 300);
+    let o = bin().args(["fs", "umount", s(&mnt)]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    child.wait().unwrap();
+    let out = dir.join("pq");
+    ok(&run(&["export", s(&t), "--format", "parquet", "-o", s(&out)]));
+    let q = format!(
+        "SELECT backend, syscall, sum(return_value), sum(buf_length), min(fd_path), count(fd), \
+         count(\"count\"), count(\"offset\") FROM read_parquet('{}/calls/*/*/*.parquet') \
+         WHERE call IN ('read', 'write') AND return_value > 0 GROUP BY ALL ORDER BY syscall",
+        out.display()
+    );
+    let o = Command::new("python3")
+        .args(["-c", "import duckdb,sys; print(duckdb.connect().execute(sys.argv[1]).fetchall())"])
+        .arg(&q)
+        .output()
+        .unwrap();
+    let got = String::from_utf8_lossy(&o.stdout).into_owned();
+    let log = f.display();
+    assert!(got.contains(&format!("('fs', 'pread64', 300, 300, '{log}', 1, 1, 1)")), "{got}");
+    assert!(got.contains(&format!("('fs', 'pwrite64', 300, 300, '{log}', 1, 1, 1)")), "{got}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
