@@ -105,8 +105,9 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, short = 'f', value_enum)]
     pub format: Format,
-    /// fio-iolog: write here instead of stdout. parquet: the dataset's directory (created
-    /// 0700; files 0600: they hold the traces' paths and data).
+    /// fio-iolog: write here instead of stdout. parquet, csv: the dataset's directory
+    /// (created 0700; files 0600: they hold the traces' paths and data). chrome-trace: the
+    /// JSON file. ctf: the CTF trace directory.
     #[arg(short = 'o', long, value_name = "FILE|DIR")]
     pub output: Option<PathBuf>,
     /// Tables: which data buffers to keep: lengths only, their BLAKE3 digests too, or the

@@ -78,8 +78,9 @@ enum Command {
     /// Latency profiles (FSprof): log2 histograms of every operation's latency per interval,
     /// from a trace or live; text (bcc's layout), table, JSON Lines, SVG heat maps; `merge`.
     Profile(profile::ProfileArgs),
-    /// Write traces in other tools' formats: a Parquet dataset of several traces (for DuckDB,
-    /// Spark, pandas), or a trace's file I/O as fio's iolog (`fio --read_iolog`).
+    /// Write traces in other tools' formats: a Parquet or CSV dataset of several traces (for
+    /// DuckDB, Spark, pandas; SNIA IOTTA), a timeline (Perfetto's trace-event JSON, CTF for
+    /// babeltrace2), or a trace's file I/O as fio's iolog (`fio --read_iolog`).
     Export(export::ExportArgs),
     /// Receive traces streamed by `record -o tcp://` and `fs mount -o tcp://`, each into its
     /// own file as it arrives; `--join` puts a cut stream and its sender's spill file together.
