@@ -8,6 +8,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 # Debian packages:
 #   build-essential pkg-config  - C toolchain for crates with C parts (libfuzzer-sys, codecs)
 #   python3                     - the independent DataSeries decoder used as a test oracle, generators, bench parsers
+#   python3-pip                 - installs the Python modules below (duckdb, pyarrow)
 #   linux-libc-dev              - UAPI headers the syscall number tables are generated from
 #   sqlite3                     - workload of the record tests (crates/cli/tests/record_programs.rs) and bench/record
 #   tar                         - record tests: traced tar x / tar c of trees the tests build
@@ -29,6 +30,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 #   dbench                      - fs tests: dbench's NetBench-style client load over the mount
 #   fsmark                      - bench/fs: fs_mark, the metadata-heavy workload (many small files)
 #   libpython3.11-testsuite     - fs tests: Python's own test suite run over the mount
+#   babeltrace2                 - export tests: reads `export --format ctf` back (crates/cli/tests/export_tables.rs)
 #   librsvg2-bin                - profile tests: rsvg-convert renders `profile --svg` to PNG to check the picture
 #   bpftrace                    - bench/profile: the bpftrace one-liner `reanimator profile` is measured against
 #   prometheus                  - profile tests (crates/cli/tests/profile_live.rs): Debian's Prometheus (2.42) scrapes
@@ -39,11 +41,11 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 #   rsync zip unzip zstd make   - scripts/replay-conformance.sh (programs suite): real programs recorded and replayed
 #   e2fsprogs xfsprogs btrfs-progs - replay --compare tests (crates/cli/tests/replay_compare.rs): mkfs.ext4, mkfs.xfs, mkfs.btrfs for
 #                                   loop-device roots (with tmpfs)
-PKGS=(build-essential pkg-config python3 linux-libc-dev ca-certificates
+PKGS=(build-essential pkg-config python3 python3-pip linux-libc-dev ca-certificates
       sqlite3 tar git coreutils fio strace hyperfine time xz-utils
       clang libelf-dev zlib1g-dev bpftool
       fuse3 acl bindfs loggedfs stress-ng dbench fsmark libpython3.11-testsuite
-      librsvg2-bin bpftrace prometheus e2fsprogs xfsprogs btrfs-progs
+      librsvg2-bin bpftrace babeltrace2 prometheus e2fsprogs xfsprogs btrfs-progs
       rocksdb-tools sysbench postmark rsync zip unzip zstd make)
 missing=()
 for p in "${PKGS[@]}"; do
@@ -54,6 +56,19 @@ if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python modules (pip): duckdb, pyarrow - the engines `export --format parquet` is checked
+#   with (crates/cli/tests/export_tables.rs runs scripts/analysis-check.py, docs/ANALYSIS.md).
+#   pyspark is optional (scripts/spark-example.sh installs it when run).
+PYMODS=(duckdb pyarrow)
+pymissing=()
+for m in "${PYMODS[@]}"; do python3 -c "import $m" 2>/dev/null || pymissing+=("$m"); done
+if [ "${#pymissing[@]}" -gt 0 ]; then
+  echo "install-deps: pip installing ${pymissing[*]}"
+  # Debian's own python3 refuses pip outside a venv (PEP 668) unless told.
+  python3 -m pip install -q "${pymissing[@]}" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "${pymissing[@]}"
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -11,7 +11,7 @@ use ra_filter::Filter;
 use ra_fsstate::JsonBytes;
 use ra_syscalls::ArgKind;
 use ra_trace::fileio::{EventFds, FileIoTracker};
-use ra_trace::format::{format_event, format_event_fds, FlagStyle, FormatOptions, Hex, TimeFormat};
+use ra_trace::format::{format_event_fds, FlagStyle, FormatOptions, Hex, TimeFormat};
 use ra_trace::schema::PREFIX;
 use ra_trace::{ArgValue, Event, ExtraValue, TraceReader};
 use serde_json::{json, Map, Value as Json};
@@ -22,7 +22,9 @@ use crate::records::{DsRecord, EventRecord, FdEventRecord};
 pub enum Format {
     /// One strace-like line per call (traces) or ds2txt-style rows (other DataSeries files).
     Text,
-    /// Comma-separated values with a header row of field names.
+    /// Comma-separated values with a header row of field names: for a trace, the fields
+    /// `jsonl` has, `args` and `extra` as its JSON objects (every buffer whole); with one
+    /// `--type`, the extent type's own fields.
     Csv,
     /// One JSON object per line.
     Jsonl,
@@ -377,6 +379,28 @@ fn json_path(p: Option<&std::sync::Arc<[u8]>>) -> Json {
     p.map_or(Json::Null, |p| json_bytes(p))
 }
 
+/// The columns of `dump --format csv` of a trace: the names `--format jsonl` gives its fields
+/// and the Parquet export its columns (docs/TRACE_FORMAT.md 12.2); `args` and `extra` hold the
+/// JSON objects `--format jsonl` writes, every buffer whole.
+const CSV_COLUMNS: &[&str] = &[
+    "unique_id",
+    "call",
+    "syscall",
+    "time_called",
+    "time_returned",
+    "pid",
+    "tid",
+    "ppid",
+    "uid",
+    "gid",
+    "return_value",
+    "errno",
+    "errno_name",
+    "buffer_not_captured",
+    "args",
+    "extra",
+];
+
 /// `calls`: the trace names `--type` selects ([`resolve_calls`]).
 fn dump_events(
     tr: &TraceReader,
@@ -411,10 +435,7 @@ fn dump_events(
     };
     if a.format == Format::Csv {
         let fd_cols = if decode { ",fd_path,fd_path2" } else { "" };
-        writeln!(
-            out,
-            "unique_id,time_called,time_returned,pid,tid,call,args,return_value,errno{fd_cols}"
-        )?;
+        writeln!(out, "{}{fd_cols}", CSV_COLUMNS.join(","))?;
     }
     let selected = !a.types.is_empty();
     // Following descriptors needs every call (the opens of the files a selected read uses).
@@ -467,38 +488,24 @@ fn dump_events(
                 writeln!(out, "{j}")?
             }
             Format::Csv => {
-                let line = format_event(
-                    &ev,
-                    &FormatOptions { show_time: false, show_duration: false, ..opts.clone() },
-                );
-                // The argument list is the part between the first '(' after the call name
-                // and the matching ") = ".
-                let args = line
-                    .find(&format!("{}(", ev.name))
-                    .and_then(|i| {
-                        let start = i + ev.name.len() + 1;
-                        line.rfind(") = ").map(|j| &line[start..j])
-                    })
-                    .unwrap_or("");
-                let mut s = String::new();
-                let opt = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_default();
-                s.push_str(&format!(
-                    "{},{},{},{},{},{},",
-                    ev.unique_id,
-                    opt(ev.time_called),
-                    opt(ev.time_returned),
-                    opt(ev.pid.map(i64::from)),
-                    opt(ev.tid.map(i64::from)),
-                    ev.name
-                ));
-                csv_field(&mut s, args);
-                s.push_str(&format!(",{},{}", opt(ev.ret), opt(ev.errno.map(i64::from))));
+                let mut j = event_json(&ev);
+                let mut columns = CSV_COLUMNS.to_vec();
                 if decode {
-                    for p in fds.first_two() {
+                    let [p1, p2] = fds.first_two();
+                    j["fd_path"] = json_path(p1);
+                    j["fd_path2"] = json_path(p2);
+                    columns.extend(["fd_path", "fd_path2"]);
+                }
+                let mut s = String::new();
+                for (i, name) in columns.iter().enumerate() {
+                    if i > 0 {
                         s.push(',');
-                        if let Some(p) = p {
-                            csv_field(&mut s, &csv_text(p));
-                        }
+                    }
+                    match &j[*name] {
+                        Json::Null => {}
+                        Json::String(t) => csv_field(&mut s, t),
+                        v @ (Json::Object(_) | Json::Array(_)) => csv_field(&mut s, &v.to_string()),
+                        v => s.push_str(&v.to_string()),
                     }
                 }
                 writeln!(out, "{s}")?;

@@ -1,5 +1,6 @@
-//! `reanimator export`: a trace's file I/O in another tool's format. For now fio's iolog
-//! version 3 (`fio --read_iolog=FILE` replays it). Which calls become which operations is
+//! `reanimator export`: traces in other tools' formats. Tables (Parquet, CSV) are
+//! `export_tables`'s; this module holds the arguments and fio's iolog version 3 (`fio
+//! --read_iolog=FILE` replays it). Which calls become which operations is
 //! `ra_trace::fileio`'s job; this module names the files and writes the lines.
 
 use std::cmp::Reverse;
@@ -20,26 +21,118 @@ use crate::records::EventRecord;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// fio's iolog version 3 (timestamps in microseconds): `fio --read_iolog=FILE`.
+    /// fio's iolog version 3 (timestamps in microseconds): `fio --read_iolog=FILE`. One trace.
     FioIolog,
+    /// A Parquet dataset beneath `-o DIR`: tables `calls`, `data`, `facts`, `losses`,
+    /// `snapshots`, `profiles`, each partitioned `host=H/trace=T/` (docs/TRACE_FORMAT.md
+    /// section 12, docs/ANALYSIS.md).
+    Parquet,
+    /// CSV as SNIA's IOTTA repository takes traces, beneath `-o DIR`: `host=H/trace=T/`
+    /// holds `calls-FAMILY.csv` per call family (io_class), each with its documented column
+    /// set, and `facts.csv`, `losses.csv`, `snapshots.csv`, `data.csv` (docs/TRACE_FORMAT.md
+    /// 12.4); `--compress xz` for `.csv.xz`.
+    Csv,
+    /// The trace-event JSON that ui.perfetto.dev and chrome://tracing open, into `-o FILE`
+    /// (one trace): a track per thread, each call a slice with its arguments, bytes read and
+    /// written as counters per process, processes named.
+    ChromeTrace,
+    /// CTF 1.8 as LTTng's kernel tracer writes system calls (babeltrace2, Trace Compass), into
+    /// the directory `-o DIR` (one trace): `syscall_entry_NAME` / `syscall_exit_NAME` events,
+    /// a stream per thread.
+    Ctf,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::FioIolog => "fio-iolog",
+            Format::Parquet => "parquet",
+            Format::Csv => "csv",
+            Format::ChromeTrace => "chrome-trace",
+            Format::Ctf => "ctf",
+        }
+    }
+}
+
+/// Which data buffers an export keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DataArg {
+    /// Lengths only.
+    None,
+    /// Lengths and BLAKE3 digests (`NAME_digest` columns).
+    Digest,
+    /// Lengths, digests and the bytes, each distinct buffer once, in the `data` table.
+    Full,
+}
+
+/// Compression of the files an export writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Compress {
+    /// Parquet: zstd (level 1), the default.
+    Zstd,
+    /// Parquet: snappy.
+    Snappy,
+    /// CSV: xz (`xz -T1 -6`, xz-utils), as `.csv.xz`.
+    Xz,
+    /// Uncompressed (the default for CSV).
+    None,
+}
+
+impl Compress {
+    pub fn name(self) -> &'static str {
+        match self {
+            Compress::Zstd => "zstd",
+            Compress::Snappy => "snappy",
+            Compress::Xz => "xz",
+            Compress::None => "none",
+        }
+    }
 }
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
+    reanimator export host*/run*.ds --format parquet -o dataset/ --threads 2\n  \
+    duckdb -c \"SELECT call, count(*) FROM 'dataset/calls/**/*.parquet' GROUP BY call\"\n  \
     reanimator export trace.ds --format fio-iolog -o job.iolog --prefix /mnt/scratch\n  \
     fio --name=replay --read_iolog=job.iolog --ioengine=psync\n  \
     reanimator export trace.ds --format fio-iolog --where 'path ~ \"/data/**\"' -o data.iolog")]
 pub struct ExportArgs {
     #[command(flatten)]
     pub key: crate::output::ReadKeyArgs,
-    /// The trace (recorded by `reanimator record`, or Re-Animator's).
-    pub trace: PathBuf,
+    /// The traces (recorded by `reanimator record` or `reanimator fs`, or Re-Animator's);
+    /// fio-iolog takes one.
+    pub traces: Vec<PathBuf>,
     /// Output format.
     #[arg(long, short = 'f', value_enum)]
     pub format: Format,
-    /// Write here instead of stdout (mode 0600: it holds the trace's paths).
-    #[arg(short = 'o', long, value_name = "FILE")]
+    /// fio-iolog: write here instead of stdout. parquet, csv: the dataset's directory
+    /// (created 0700; files 0600: they hold the traces' paths and data). chrome-trace: the
+    /// JSON file. ctf: the CTF trace directory.
+    #[arg(short = 'o', long, value_name = "FILE|DIR")]
     pub output: Option<PathBuf>,
+    /// Tables: which data buffers to keep: lengths only, their BLAKE3 digests too, or the
+    /// bytes as well (the `data` table, each distinct buffer once).
+    #[arg(long, value_enum, default_value_t = DataArg::Digest)]
+    pub data: DataArg,
+    /// Tables: compression (parquet: zstd, snappy or none, zstd by default; csv: xz or none,
+    /// none by default).
+    #[arg(long, value_enum)]
+    pub compress: Option<Compress>,
+    /// Tables: traces exported at once, one thread each (default: the CPUs, at most the
+    /// number of traces).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Tables: the `host` column and partition of every trace given, instead of each
+    /// trace's `hostname` fact (`unknown` without one).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Tables: also export this profile (`reanimator profile --json`) into the `profiles`
+    /// table, one row per interval, key and bucket (repeatable).
+    #[arg(long = "profile", value_name = "FILE")]
+    pub profiles: Vec<PathBuf>,
+    /// Tables: no progress bar and no summary lines.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Re-root the recorded absolute paths beneath this directory (`/a/b` becomes `DIR/a/b`),
     /// creating the files' directories there (fio does not), and laying out each file the
     /// log reads at the size its reads need (extended with zeros, sparse; an existing larger
@@ -54,7 +147,14 @@ pub struct ExportArgs {
 }
 
 pub fn run(a: ExportArgs) -> Result<ExitCode> {
-    let path = &a.trace;
+    if a.format != Format::FioIolog {
+        return crate::export_tables::run(a);
+    }
+    let path = match a.traces.as_slice() {
+        [one] => one,
+        [] => anyhow::bail!("--format fio-iolog: give the trace"),
+        _ => anyhow::bail!("--format fio-iolog takes one trace"),
+    };
     let tr =
         TraceReader::open(path).with_context(|| format!("cannot read trace {}", path.display()))?;
     crate::note_incomplete(path, tr.incomplete(), "the calls it holds are exported");

@@ -8,6 +8,7 @@ mod compile;
 mod diff;
 mod dump;
 mod export;
+mod export_tables;
 mod fs;
 mod info;
 mod keygen;
@@ -84,7 +85,9 @@ enum Command {
     /// process, thread, program, file, directory or errno with latency quantiles, bytes read and
     /// written, I/O sizes and the busiest files; one streaming pass in bounded memory.
     Stats(stats::StatsArgs),
-    /// Write a trace's file I/O in another tool's format: fio's iolog (`fio --read_iolog`).
+    /// Write traces in other tools' formats: a Parquet or CSV dataset of several traces (for
+    /// DuckDB, Spark, pandas; SNIA IOTTA), a timeline (Perfetto's trace-event JSON, CTF for
+    /// babeltrace2), or a trace's file I/O as fio's iolog (`fio --read_iolog`).
     Export(export::ExportArgs),
     /// Receive traces streamed by `record -o tcp://` and `fs mount -o tcp://`, each into its
     /// own file as it arrives; `--join` puts a cut stream and its sender's spill file together.

@@ -229,6 +229,18 @@ impl FileIoTracker {
         &self.skipped
     }
 
+    /// The path of the file or directory that descriptor `fd` of process `pid` names at this
+    /// point of the trace (absolute, normalized), as far as the trace shows: `None` for
+    /// pipes, sockets, `/dev`, `/proc` and `/sys` files, and descriptors never seen opened.
+    pub fn descriptor_path(&self, pid: i32, fd: i64) -> Option<&Arc<[u8]>> {
+        let fd = i32::try_from(fd).ok()?;
+        match &self.procs.get(&pid)?.fds.get(&fd)?.entry {
+            Entry::File(o) => self.ofds.get(*o)?.as_ref().map(|f| &f.path),
+            Entry::Dir(p) => Some(p),
+            Entry::Other(_) => None,
+        }
+    }
+
     /// Apply one event (in trace order) and append the operations it makes to `out`. `keep`
     /// is asked about every read, write and sync (with the file's path); those it refuses are
     /// left out (counted as `filtered`) and do not announce their file.
