@@ -77,6 +77,7 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('--mmap-private', '--mmap-private', [CompletionResultType]::ParameterName, 'Also record data read through private file mappings (`mmappread` page records, ebpf backend): files a program maps MAP_PRIVATE to read them, as git does its pack files. Program images are left out: executables and libraries (every mapping of a file that was mapped executable, or by the dynamic loader), their read-only data included. Writes to private mappings never reach the file and are never recorded. Shared file mappings are always recorded. The ptrace backend records no page records at all')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Don''t print the summary line')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Don''t print the summary line')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the summary as JSON on stdout when the recording ends (calls, data bytes, processes, threads, lost calls, throttle stops, exit status, elapsed seconds, the trace''s path and size or where a network trace went, snapshots), instead of the line on stderr')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -211,6 +212,7 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('--print-aggregate', '--print-aggregate', [CompletionResultType]::ParameterName, 'Print each aggregate interval on stderr as it closes (bcc-style histograms)')
             [CompletionResult]::new('--aggregate-only', '--aggregate-only', [CompletionResultType]::ParameterName, 'With --aggregate: record no per-operation records, only the aggregates')
             [CompletionResult]::new('--daemon', '--daemon', [CompletionResultType]::ParameterName, 'Detach once the mount is up (the daemon keeps running; stop it with `fs umount`)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'When the mount ends, print its summary as JSON on stdout (operations, recorded, filtered out, untraced, elapsed seconds, the trace''s path and size, and whether it is complete), as `fs umount --json` does')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -220,6 +222,7 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
         'reanimator;fs;umount' {
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'How long to wait for the daemon to finish its trace (what it waits for is said every 5 s)')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Cut the connection off (pending and future operations fail with ENOTCONN) and detach the mount: for a daemon that was killed or hangs. The trace keeps what was written')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print how the trace ended as JSON on stdout: `ended` (finished, incomplete, unknown, stale, forced), the daemon, and what it did (operations, recorded, filtered out, untraced, elapsed seconds, the trace''s path and size) when it said')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

@@ -574,7 +574,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__fs__subcmd__mount)
-            opts="-o -h -V --key --output --data --fast --fidelity --direct-io --threads --filter --aggregate --aggregate-by --aggregate-depth --print-aggregate --profile --aggregate-only --compress --seal --encrypt --spill --net-buffer --daemon --log --help --version"
+            opts="-o -h -V --key --output --data --fast --fidelity --direct-io --threads --filter --aggregate --aggregate-by --aggregate-depth --print-aggregate --profile --aggregate-only --compress --seal --encrypt --spill --net-buffer --daemon --json --log --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -652,7 +652,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__fs__subcmd__umount)
-            opts="-h -V --force --timeout --help --version"
+            opts="-h -V --force --timeout --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1174,7 +1174,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__record)
-            opts="-o -q -p -h -V --key --output --backend --data --syscalls --cpu --loss --ring-size --mmap-private --cgroup --compress --seal --encrypt --spill --net-buffer --snapshot --quiet --pid --help --version"
+            opts="-o -q -p -h -V --key --output --backend --data --syscalls --cpu --loss --ring-size --mmap-private --cgroup --compress --seal --encrypt --spill --net-buffer --snapshot --quiet --json --pid --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

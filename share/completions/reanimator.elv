@@ -72,6 +72,7 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand --mmap-private 'Also record data read through private file mappings (`mmappread` page records, ebpf backend): files a program maps MAP_PRIVATE to read them, as git does its pack files. Program images are left out: executables and libraries (every mapping of a file that was mapped executable, or by the dynamic loader), their read-only data included. Writes to private mappings never reach the file and are never recorded. Shared file mappings are always recorded. The ptrace backend records no page records at all'
             cand -q 'Don''t print the summary line'
             cand --quiet 'Don''t print the summary line'
+            cand --json 'Print the summary as JSON on stdout when the recording ends (calls, data bytes, processes, threads, lost calls, throttle stops, exit status, elapsed seconds, the trace''s path and size or where a network trace went, snapshots), instead of the line on stderr'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -199,6 +200,7 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand --print-aggregate 'Print each aggregate interval on stderr as it closes (bcc-style histograms)'
             cand --aggregate-only 'With --aggregate: record no per-operation records, only the aggregates'
             cand --daemon 'Detach once the mount is up (the daemon keeps running; stop it with `fs umount`)'
+            cand --json 'When the mount ends, print its summary as JSON on stdout (operations, recorded, filtered out, untraced, elapsed seconds, the trace''s path and size, and whether it is complete), as `fs umount --json` does'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -207,6 +209,7 @@ set edit:completion:arg-completer[reanimator] = {|@words|
         &'reanimator;fs;umount'= {
             cand --timeout 'How long to wait for the daemon to finish its trace (what it waits for is said every 5 s)'
             cand --force 'Cut the connection off (pending and future operations fail with ENOTCONN) and detach the mount: for a daemon that was killed or hangs. The trace keeps what was written'
+            cand --json 'Print how the trace ended as JSON on stdout: `ended` (finished, incomplete, unknown, stale, forced), the daemon, and what it did (operations, recorded, filtered out, untraced, elapsed seconds, the trace''s path and size) when it said'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

@@ -557,11 +557,11 @@ pub fn abort_connection(dev_minor: u32) -> std::io::Result<()> {
 
 /// How `fs umount` went.
 pub enum Unmounted {
-    /// The daemon finished its trace and exited.
-    Clean { daemon: u32 },
+    /// The daemon finished its trace and exited (`totals`: what it did, when it said).
+    Clean { daemon: u32, totals: Option<registry::Totals> },
     /// The daemon exited and says its trace is incomplete (a write failed: full disk, lost
     /// collector, ...).
-    Failed { daemon: u32, reason: String },
+    Failed { daemon: u32, reason: String, totals: Option<registry::Totals> },
     /// The daemon exited without saying how its trace ended (it could not use the registry).
     Unknown { daemon: u32 },
     /// The daemon was gone; the stale mount was removed.
@@ -694,8 +694,10 @@ fn wait_for_daemon(
         std::thread::sleep(Duration::from_millis(20));
     }
     Ok(match registry::take_outcome(pid) {
-        Some(registry::Outcome::Finished) => Unmounted::Clean { daemon: pid },
-        Some(registry::Outcome::Failed(reason)) => Unmounted::Failed { daemon: pid, reason },
+        Some((registry::Outcome::Finished, totals)) => Unmounted::Clean { daemon: pid, totals },
+        Some((registry::Outcome::Failed(reason), totals)) => {
+            Unmounted::Failed { daemon: pid, reason, totals }
+        }
         None => Unmounted::Unknown { daemon: pid },
     })
 }
