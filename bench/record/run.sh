@@ -32,6 +32,10 @@
 # The output-chain comparison:
 #   CONFIGS="vanilla ebpf-full ebpf-lz4 ebpf-seal-lz4 ebpf-encrypt ebpf-seal-lz4-encrypt" \
 #   WORKLOADS="fio fiorand sqlite dd4k" bash bench/record/run.sh 3
+# What `record --print` costs (reanimator-print, ebpf-print: each call also printed into a
+# file), against the same recorder without it:
+#   CONFIGS="vanilla reanimator reanimator-print ebpf-full ebpf-print" WORKLOADS=fio \
+#   bash bench/record/run.sh 3
 # Needs only what scripts/install-deps.sh installs (fio, sqlite3, strace, python3, cargo).
 set -euo pipefail
 export LC_ALL=C
@@ -86,6 +90,11 @@ bench() {
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress none --encrypt "$KEY" -o "$out" --) ;;
     ebpf-seal-lz4-encrypt)
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress lz4 --seal "$KEY" --encrypt "$KEY" -o "$out" --) ;;
+    # Live output (issue 40 item 5): each call also printed, as dump shows it, into a file.
+    reanimator-print)
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --compress none --print="$DIR/out.print" -o "$out" --) ;;
+    ebpf-print)
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress none --print="$DIR/out.print" -o "$out" --) ;;
     # ebpf-full without the trace writer: events assembled, then dropped.
     ebpf-discard)
       out="$DIR/out.ds"; wrap=(env REANIMATOR_DISCARD_EVENTS=1 "$RA" record --backend ebpf --data full --compress none -o "$out" --) ;;

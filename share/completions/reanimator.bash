@@ -1174,7 +1174,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__record)
-            opts="-o -q -p -h -V --key --output --backend --data --syscalls --cpu --loss --ring-size --mmap-private --cgroup --compress --seal --encrypt --spill --net-buffer --snapshot --quiet --json --pid --help --version"
+            opts="-o -q -p -h -V --key --output --backend --data --syscalls --cpu --loss --ring-size --mmap-private --cgroup --compress --seal --encrypt --spill --net-buffer --snapshot --quiet --print --print-strsize --json --pid --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1241,6 +1241,14 @@ _reanimator() {
                     return 0
                     ;;
                 --snapshot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --print)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --print-strsize)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

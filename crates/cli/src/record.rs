@@ -142,6 +142,17 @@ pub struct RecordArgs {
     /// Don't print the summary line.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Also print each call as it completes, as `reanimator dump` shows it (strace-like
+    /// lines, buffers cut at --print-strsize bytes), on stderr or into FILE (created mode
+    /// 0600: it quotes traced data). The lines are printed by a thread of their own that the
+    /// recording never waits for: when they cannot be printed as fast as calls are recorded
+    /// (a slow terminal), lines are left out and a line says how many; the trace has every
+    /// call.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub print: Option<PathBuf>,
+    /// With --print: show at most this many bytes of each buffer (0: all), as dump's -s.
+    #[arg(long, value_name = "N", default_value_t = 32, requires = "print")]
+    pub print_strsize: usize,
     /// Print the summary as JSON on stdout when the recording ends (calls, data bytes,
     /// processes, threads, lost calls, throttle stops, exit status, elapsed seconds, the
     /// trace's path and size or where a network trace went, snapshots), instead of the line
@@ -335,6 +346,23 @@ pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> 
         ("arch", machine.as_bytes()),
         ("start_time", start.as_bytes()),
     ];
+    let mut print = match &a.print {
+        None => None,
+        Some(p) => Some(ra_capture::sink::Print {
+            out: if p.as_os_str() == "-" {
+                Box::new(std::io::stderr())
+            } else {
+                Box::new(
+                    ra_fsstate::private::create(p)
+                        .with_context(|| format!("--print: cannot create {}", p.display()))?,
+                )
+            },
+            format: ra_trace::format::FormatOptions {
+                strsize: a.print_strsize,
+                ..Default::default()
+            },
+        }),
+    };
     let ds = a.chain.writer_options_for(&dest)?;
     let cfg = WriterConfig { ds, ..WriterConfig::default() };
     install_stop_handlers();
@@ -342,7 +370,7 @@ pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> 
     let (w, net) = TraceWriter::open(&dest, &stream_label(&target), &info, cfg)
         .with_context(|| format!("cannot create the trace {}", a.output.display()))?;
     let mut sink = if snapshot_dirs.is_empty() {
-        TraceSink::from_writer(w, &a.output).context("starting the trace writer")?
+        TraceSink::with_printer(w, &a.output, print.take()).context("starting the trace writer")?
     } else {
         let mut w = w;
         for (i, d) in snapshot_dirs.iter().enumerate() {
@@ -365,7 +393,7 @@ pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> 
                 }
             }
         }
-        TraceSink::from_writer(w, &a.output).context("starting the trace writer")?
+        TraceSink::with_printer(w, &a.output, print.take()).context("starting the trace writer")?
     };
     let t0 = Instant::now();
     let outcome = backend.record(&target, &opts, &mut sink);

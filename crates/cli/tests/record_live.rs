@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -10,7 +11,11 @@ use ra_testkit::{backend, both_backends, have_program};
 
 use common::bin;
 
-both_backends!(record_json_summarizes_the_trace);
+both_backends!(
+    record_json_summarizes_the_trace,
+    print_shows_each_call_as_dump_does,
+    print_to_an_output_nobody_reads_never_holds_the_recording,
+);
 
 fn record(dir: &Path) -> Command {
     let mut c = bin();
@@ -72,4 +77,105 @@ fn record_json_summarizes_the_trace() {
     assert_eq!(j["trace"]["bytes"], std::fs::metadata(&trace).unwrap().len(), "{j:#}");
     assert!(j["elapsed_s"].as_f64().unwrap() > 0.0, "{j:#}");
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A line's parts that do not depend on how an argument is stored: `ID TIME [TID] call(` and
+/// `) = RET ERRNO <DURATION>` (the live line shows the registers as captured; the trace
+/// stores some arguments narrower, e.g. fcntl's third as an int).
+fn ends(line: &str) -> (String, String) {
+    let open = line.find('(').unwrap_or(line.len());
+    let close = line.rfind(") = ").unwrap_or(line.len());
+    (line[..open].to_string(), line[close..].to_string())
+}
+
+/// `record --print=FILE` on a real program (python3 writing, renaming and reading files,
+/// under sh): a line per call the trace holds, in its order, as `reanimator dump` prints
+/// them, and the file is private.
+fn print_shows_each_call_as_dump_does() {
+    if !have_program("python3") {
+        return;
+    }
+    let d = ra_testkit::case_dir("live-print", "python3");
+    let script = "import os\nfor i in range(50):\n    p = f'work/f{i}'\n    open(p, 'w').write('x' * (i * 100))\n    os.rename(p, p + '.txt')\n    open(p + '.txt').read()\n";
+    std::fs::write(d.join("s.py"), script).unwrap();
+    let o = record(&d)
+        .args(["--print=live.txt", "-q", "-o", "t.ds", "--", "sh", "-c", "python3 s.py"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let live = std::fs::read_to_string(d.join("live.txt")).unwrap();
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(d.join("live.txt")).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+    let dump = bin().arg("dump").arg(d.join("t.ds")).output().unwrap();
+    assert!(dump.status.success(), "{}", stderr(&dump));
+    let dump = String::from_utf8_lossy(&dump.stdout).into_owned();
+    let (live, dump): (Vec<&str>, Vec<&str>) = (live.lines().collect(), dump.lines().collect());
+    assert!(live.len() > 50 * 6, "{} lines", live.len());
+    assert_eq!(live.len(), dump.len(), "a line per call");
+    let mut same = 0;
+    for (l, t) in live.iter().zip(&dump) {
+        assert_eq!(ends(l), ends(t), "\nlive: {l}\ndump: {t}");
+        same += usize::from(l == t);
+    }
+    // Nearly every line is the very same text.
+    assert!(same * 100 >= live.len() * 95, "{same} of {} lines identical", live.len());
+    assert!(live.iter().any(|l| l.contains("rename(") && l.contains("work/f49\", ")), "{live:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `--print` into a FIFO that is open but never read: the printer blocks once the pipe is
+/// full, and the recording neither waits for it nor loses a call: record ends in time, the
+/// trace holds every call, and a warning says lines were not printed.
+fn print_to_an_output_nobody_reads_never_holds_the_recording() {
+    if !have_program("python3") {
+        return;
+    }
+    let d = ra_testkit::case_dir("live-stuck", "python3");
+    let fifo = d.join("fifo");
+    let made = Command::new("mkfifo").arg("-m600").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    // Opened for reading (so the recorder's open for writing succeeds), never read.
+    let _reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(&fifo)
+        .unwrap();
+    let child = record(&d)
+        .args(["--json", "--print=fifo", "-o", "t.ds", "--", "python3", "-c"])
+        .arg("import os\nfor i in range(20000): os.stat('/')")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_or_kill(child, std::time::Duration::from_secs(120));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("--print") && err.contains("the trace has every call"), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let events = jsonl(&d.join("t.ds"));
+    let stats =
+        events.iter().filter(|e| e["call"].as_str().is_some_and(|c| c.contains("stat"))).count();
+    assert!(stats >= 20000, "{stats} stat calls");
+    assert_eq!(
+        j["calls"].as_u64().unwrap() + j["synthetic_ids"].as_u64().unwrap(),
+        events.len() as u64
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The child's output once it exits; killed (and the test failed) when it runs past
+/// `limit`, a recorder that waits for its printer.
+fn wait_or_kill(mut child: std::process::Child, limit: std::time::Duration) -> Output {
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!("still running after {limit:?}: {}", stderr(&o));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
 }
