@@ -15,6 +15,7 @@ both_backends!(
     record_json_summarizes_the_trace,
     print_shows_each_call_as_dump_does,
     print_to_an_output_nobody_reads_never_holds_the_recording,
+    ctrl_c_ends_a_printing_recording_within_seconds,
 );
 
 fn record(dir: &Path) -> Command {
@@ -178,4 +179,42 @@ fn wait_or_kill(mut child: std::process::Child, limit: std::time::Duration) -> O
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     child.wait_with_output().unwrap()
+}
+
+/// Ctrl-C (SIGINT to the recorder) while it prints into an output nobody reads: the command
+/// is stopped and the recorder exits within seconds (it waits at most a second for its
+/// printer), its trace finished.
+fn ctrl_c_ends_a_printing_recording_within_seconds() {
+    if !have_program("python3") {
+        return;
+    }
+    let d = ra_testkit::case_dir("live-ctrlc", "python3");
+    let fifo = d.join("fifo");
+    let made = Command::new("mkfifo").arg("-m600").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let _reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(&fifo)
+        .unwrap();
+    let child = record(&d)
+        .args(["-q", "--print=fifo", "-o", "t.ds", "--", "python3", "-c"])
+        .arg("import os, time\nwhile True: os.stat('/')")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Long enough for the FIFO to fill (64 KiB of lines) and the printer to block.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let t0 = std::time::Instant::now();
+    let o = wait_or_kill(child, std::time::Duration::from_secs(30));
+    let took = t0.elapsed();
+    assert!(took < std::time::Duration::from_secs(4), "{took:?}: {}", stderr(&o));
+    let info = bin().arg("info").arg(d.join("t.ds")).output().unwrap();
+    assert!(info.status.success(), "{}", stderr(&info));
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(!text.contains("unfinished"), "{text}");
+    let _ = std::fs::remove_dir_all(&d);
 }
