@@ -8,15 +8,12 @@
 //! with the ring filling up, which its loss policy handles), and events held back for new
 //! threads at most [`HOLD_BYTES`]. Bytes are [`Event::memory_bytes`].
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
-use ra_trace::format::FormatOptions;
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use ra_trace::{Event, TraceOutput, TraceWriter, WriterConfig};
 
 use crate::common::IdMap;
@@ -70,111 +67,10 @@ pub struct TraceSink {
     /// The same, by creating thread.
     creators: IdMap<i32, Vec<i32>>,
     /// `record --print`'s thread, ended after the writer's.
-    printer: Option<PrinterThread>,
+    printer: Option<ra_trace::live::LivePrinter>,
 }
 
-/// Where `record --print` writes its lines, and how.
-pub struct Print {
-    pub out: Box<dyn Write + Send>,
-    /// What [`ra_trace::format::format_event`] shows (dump's options).
-    pub format: FormatOptions,
-}
-
-/// Bytes of call previews ([`ra_trace::format::preview`]) waiting for the printer at most:
-/// beyond, the writer drops lines (counted and said) instead of waiting, so that printing
-/// never slows the recording.
-pub const PRINT_QUEUE_BYTES: usize = 4 << 20;
-
-/// What the writer thread shares with the printer thread.
-struct PrintShared {
-    /// Preview bytes queued.
-    queued: AtomicUsize,
-    /// Lines dropped since the printer last said so.
-    dropped: AtomicU64,
-}
-
-/// The writer thread's end of the printer.
-struct PrintFeed {
-    tx: Sender<(Vec<Event>, usize)>,
-    shared: Arc<PrintShared>,
-    strsize: usize,
-}
-
-impl PrintFeed {
-    /// Hand `batch` (previews, `bytes` of them) to the printer, or drop it when the printer
-    /// is behind or gone.
-    fn send(&self, batch: Vec<Event>, bytes: usize) {
-        if batch.is_empty() {
-            return;
-        }
-        let n = batch.len() as u64;
-        if self.shared.queued.load(Ordering::Relaxed) + bytes > PRINT_QUEUE_BYTES {
-            self.shared.dropped.fetch_add(n, Ordering::Relaxed);
-            return;
-        }
-        self.shared.queued.fetch_add(bytes, Ordering::Relaxed);
-        if let Err(TrySendError::Full((b, bytes)) | TrySendError::Disconnected((b, bytes))) =
-            self.tx.try_send((batch, bytes))
-        {
-            self.shared.queued.fetch_sub(bytes, Ordering::Relaxed);
-            self.shared.dropped.fetch_add(b.len() as u64, Ordering::Relaxed);
-        }
-    }
-}
-
-/// The printer thread, which says on `done` when it has printed everything (or how it
-/// failed).
-struct PrinterThread {
-    done: Receiver<std::io::Result<()>>,
-}
-
-/// How long the recording's end waits for the printer to print what it holds: an output
-/// that takes no lines (a full pipe nobody reads) must not keep the recorder from exiting.
-const PRINT_DRAIN: Duration = Duration::from_secs(1);
-
-/// Format and write the lines the writer hands over, until the writer ends.
-fn print_lines(
-    rx: Receiver<(Vec<Event>, usize)>,
-    shared: &PrintShared,
-    mut p: Print,
-) -> std::io::Result<()> {
-    let mut failed: Option<std::io::Error> = None;
-    let mut out = std::io::BufWriter::with_capacity(64 << 10, &mut p.out);
-    for (batch, bytes) in rx.iter() {
-        shared.queued.fetch_sub(bytes, Ordering::Relaxed);
-        if failed.is_some() {
-            continue;
-        }
-        let r = (|| {
-            let dropped = shared.dropped.swap(0, Ordering::Relaxed);
-            if dropped > 0 {
-                writeln!(
-                    out,
-                    "reanimator: --print fell behind the recording: {dropped} calls not shown                      (they are in the trace)"
-                )?;
-            }
-            for e in &batch {
-                writeln!(out, "{}", ra_trace::format::format_event(e, &p.format))?;
-            }
-            out.flush()
-        })();
-        if let Err(e) = r {
-            failed = Some(e);
-        }
-    }
-    let dropped = shared.dropped.swap(0, Ordering::Relaxed);
-    if failed.is_none() && dropped > 0 {
-        let _ = writeln!(
-            out,
-            "reanimator: --print fell behind the recording: {dropped} calls not shown (they are              in the trace)"
-        );
-    }
-    let flushed = out.flush();
-    match failed {
-        Some(e) => Err(e),
-        None => flushed,
-    }
-}
+pub use ra_trace::live::Print;
 
 /// Events handed to the writer at once...
 pub const BATCH: usize = 256;
@@ -265,28 +161,11 @@ impl TraceSink {
         path: &Path,
         print: Option<Print>,
     ) -> Result<TraceSink> {
-        let mut printer = None;
-        let feed = match print {
-            Some(p) => {
-                let (tx, rx) = bounded::<(Vec<Event>, usize)>(64);
-                let shared = Arc::new(PrintShared {
-                    queued: AtomicUsize::new(0),
-                    dropped: AtomicU64::new(0),
-                });
-                let strsize = p.format.strsize;
-                let sh = Arc::clone(&shared);
-                let (done_tx, done) = bounded(1);
-                std::thread::Builder::new()
-                    .name("trace-print".into())
-                    .spawn(move || {
-                        let _ = done_tx.send(print_lines(rx, &sh, p));
-                    })
-                    .map_err(|source| Error::Sys { call: "spawning the printer thread", source })?;
-                printer = Some(PrinterThread { done });
-                Some(PrintFeed { tx, shared, strsize })
-            }
-            None => None,
-        };
+        let printer = print
+            .map(ra_trace::live::LivePrinter::start)
+            .transpose()
+            .map_err(|source| Error::Sys { call: "spawning the printer thread", source })?;
+        let feed = printer.as_ref().map(ra_trace::live::LivePrinter::feed);
         // A bounded queue, in messages and in bytes (the gate): a tracer that outruns the
         // disk waits instead of growing memory.
         let (tx, rx) = bounded::<Msg>(64);
@@ -466,25 +345,12 @@ impl TraceSink {
         r
     }
 
-    /// Wait (at most [`PRINT_DRAIN`]) for the printer to print what it was given (the writer
-    /// has ended, so nothing more comes); a write error of its is said once, here: it never
-    /// stops the recording.
+    /// Wait (at most a second) for the printer to print what it was given (the writer has
+    /// ended, so nothing more comes); a failure of its is said once, here: it never stops
+    /// the recording.
     fn stop_printer(&mut self) {
-        if let Some(p) = self.printer.take() {
-            match p.done.recv_timeout(PRINT_DRAIN) {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => eprintln!(
-                    "reanimator: warning: --print stopped: {e} (the trace has every call)"
-                ),
-                Err(RecvTimeoutError::Timeout) => eprintln!(
-                    "reanimator: warning: --print: its output took no lines for {} s; the last \
-                     lines were not printed (the trace has every call)",
-                    PRINT_DRAIN.as_secs()
-                ),
-                Err(RecvTimeoutError::Disconnected) => {
-                    eprintln!("reanimator: warning: --print stopped (the trace has every call)")
-                }
-            }
+        if let Some(w) = self.printer.take().and_then(ra_trace::live::LivePrinter::finish) {
+            eprintln!("reanimator: warning: {w}");
         }
     }
 }
@@ -493,7 +359,7 @@ fn run<W: std::io::Write + Send + 'static>(
     w: &mut TraceWriter<W>,
     rx: Receiver<Msg>,
     gate: &Gate,
-    print: Option<PrintFeed>,
+    print: Option<ra_trace::live::Feed>,
 ) -> ra_trace::Result<SinkStats> {
     let mut last_flush = Instant::now();
     let mut warned = false;
@@ -508,15 +374,11 @@ fn run<W: std::io::Write + Send + 'static>(
                     }
                     Some(p) => {
                         let mut previews = Vec::with_capacity(v.len());
-                        let mut preview_bytes = 0;
                         for e in &v {
                             let id = w.append(e)?;
-                            let mut pe = ra_trace::format::preview(e, p.strsize);
-                            pe.unique_id = id;
-                            preview_bytes += pe.memory_bytes();
-                            previews.push(pe);
+                            previews.push(p.preview(e, id));
                         }
-                        p.send(previews, preview_bytes);
+                        p.send(previews);
                     }
                 }
                 drop(v);
