@@ -574,7 +574,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__fs__subcmd__mount)
-            opts="-o -h -V --key --output --data --fast --fidelity --direct-io --threads --filter --aggregate --aggregate-by --aggregate-depth --print-aggregate --profile --aggregate-only --compress --seal --encrypt --spill --net-buffer --daemon --json --log --help --version"
+            opts="-o -h -V --key --output --data --fast --fidelity --direct-io --threads --filter --aggregate --aggregate-by --aggregate-depth --print-aggregate --profile --aggregate-only --compress --seal --encrypt --spill --net-buffer --daemon --print --json --log --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -637,6 +637,10 @@ _reanimator() {
                     return 0
                     ;;
                 --net-buffer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --print)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -195,6 +195,7 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand --encrypt 'Encrypt the trace with the key in KEYFILE (AES-256-GCM over 1 MiB chunks): without the key it shows its size and nothing else. `info`, `dump`, `replay`, `verify` and the other readers take `--key KEYFILE`. Compression and sealing apply before encryption'
             cand --spill 'With `-o tcp://HOST:PORT`: when the collector fails (connection lost, collector killed, no acknowledgement for 30 s), go on writing here: a trace holding everything the collector did not acknowledge (`reanimator collect --join` puts the two parts together). Without it such a failure stops the recording'
             cand --net-buffer 'With `-o tcp://`: bytes sent and not yet acknowledged by the collector, at most (K, M, G suffixes), or one extent if that is larger; the trace writer waits beyond (backpressure)'
+            cand --print 'Also print each operation recorded, as `reanimator dump` shows it, on stderr or into FILE (created mode 0600; not beneath LOWER or MOUNTPOINT), by a thread the file system never waits for: lines it cannot print in time are left out and counted (the trace has every operation)'
             cand --log 'With --daemon: the daemon''s log (default: the trace''s name with `.log`, or reanimator-fs-PID.log in the temporary directory for a tcp:// trace)'
             cand --fast 'Kernel caches on, several threads (see Modes below)'
             cand --fidelity 'Every operation reaches the tracer (the default; see Modes below)'

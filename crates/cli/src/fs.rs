@@ -148,6 +148,12 @@ pub struct MountArgs {
     /// Detach once the mount is up (the daemon keeps running; stop it with `fs umount`).
     #[arg(long)]
     daemon: bool,
+    /// Also print each operation recorded, as `reanimator dump` shows it, on stderr or into
+    /// FILE (created mode 0600; not beneath LOWER or MOUNTPOINT), by a thread the file system
+    /// never waits for: lines it cannot print in time are left out and counted (the trace
+    /// has every operation).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    print: Option<PathBuf>,
     /// When the mount ends, print its summary as JSON on stdout (operations, recorded,
     /// filtered out, untraced, elapsed seconds, the trace's path and size, and whether it is
     /// complete), as `fs umount --json` does.
@@ -274,6 +280,9 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     if let Some((p, _)) = &log {
         other_outputs.push(("--log".to_string(), p.clone()));
     }
+    if let Some(p) = a.print.as_ref().filter(|p| p.as_os_str() != "-") {
+        other_outputs.push(("--print".to_string(), p.clone()));
+    }
     let cfg = MountConfig {
         lower: a.lower.clone(),
         mountpoint: a.mountpoint.clone(),
@@ -293,12 +302,28 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         group_by,
         info: vec![("command".into(), command.join(" ").into_bytes())],
         other_outputs,
+        print: None,
     };
     // Refused before any file (log, profile, trace) is created.
     ra_fs::check(&cfg)?;
     if let Some(log) = log {
         return daemonize(&a, &log.0, log.1);
     }
+    let mut cfg = cfg;
+    cfg.print = match &a.print {
+        None => None,
+        Some(p) => Some(ra_trace::live::Print {
+            out: if p.as_os_str() == "-" {
+                Box::new(std::io::stderr())
+            } else {
+                Box::new(
+                    ra_fsstate::private::create(p)
+                        .with_context(|| format!("--print: cannot create {}", p.display()))?,
+                )
+            },
+            format: ra_trace::format::FormatOptions::default(),
+        }),
+    };
     let mut profile = match &a.profile {
         Some(p) => {
             let f = ra_fsstate::private::create(p)

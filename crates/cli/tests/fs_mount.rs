@@ -1404,3 +1404,31 @@ fn umount_json_gives_the_daemons_summary() {
     assert_eq!(records, n("recorded"), "{j:#}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `fs mount --print=FILE`: a line per operation recorded, as `reanimator dump` shows the
+/// trace, in its order, while real programs (tar, sh) work on the mount; the file is private
+/// (issue 40 item 5).
+#[test]
+fn print_shows_each_operation_as_dump_does() {
+    if !can_mount() || !have_program("tar") {
+        return;
+    }
+    let d = scratch_dir("fs-print");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let live = d.join("live.txt");
+    let print = format!("--print={}", live.display());
+    let m = Mount::start(&lower, &mnt, &trace, &[print.as_str()]);
+    let out = sh(&mnt, "set -e; mkdir src; for i in 1 2 3 4 5; do head -c 5000 /dev/zero > src/f$i; done; tar cf a.tar src; mv a.tar b.tar; tar tf b.tar >/dev/null");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&live).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    let printed = std::fs::read_to_string(&live).unwrap();
+    let dumped = dump(&trace, &[]);
+    assert!(printed.lines().count() > 20, "{printed}");
+    assert_eq!(printed, dumped, "the live lines are the dump's");
+    assert!(printed.lines().any(|l| l.contains("rename(")), "{printed}");
+    let _ = std::fs::remove_dir_all(&d);
+}

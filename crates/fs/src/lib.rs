@@ -74,6 +74,8 @@ pub struct MountConfig {
     /// Other files the daemon writes (`(flag, path)`: a profile, its log), checked as the
     /// trace is and passed through the mount untraced.
     pub other_outputs: Vec<(String, PathBuf)>,
+    /// `--print`: each operation recorded is also printed, as `reanimator dump` shows it.
+    pub print: Option<ra_trace::live::Print>,
 }
 
 impl MountConfig {
@@ -368,6 +370,13 @@ pub fn mount(
         mountpoint.as_os_str().as_bytes().to_vec()
     };
     let mp_prefix = if mp_bytes == b"/" { Vec::new() } else { mp_bytes.clone() };
+    let printer = match cfg.print {
+        Some(p) => Some(ra_trace::live::LivePrinter::start(p).map_err(|e| Error::Io {
+            what: "cannot start the --print thread".into(),
+            source: e,
+        })?),
+        None => None,
+    };
     let tracer = Arc::new(tracer::Tracer::new(
         tracer::TracerOptions {
             data: cfg.data,
@@ -377,6 +386,7 @@ pub fn mount(
             mountpoint: mp_prefix.clone(),
         },
         writer,
+        printer.as_ref().map(ra_trace::live::LivePrinter::feed),
     ));
     // Files created for callers get their mode and umask on the creating thread
     // (passthrough::TraceFs::creation_mode); the daemon's own umask stays as it was.
@@ -523,6 +533,9 @@ pub fn mount(
         },
     );
     let failure = tracer.finish();
+    if let Some(w) = printer.and_then(ra_trace::live::LivePrinter::finish) {
+        eprintln!("reanimator fs: warning: {w}");
+    }
     let trace_bytes = match &cfg.output {
         Destination::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
         Destination::Tcp(_) => 0,

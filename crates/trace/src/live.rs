@@ -53,6 +53,11 @@ impl Feed {
         p
     }
 
+    /// The bytes of a buffer a line shows (dump's `-s`; 0: all).
+    pub fn strsize(&self) -> usize {
+        self.strsize
+    }
+
     /// Hand `batch` (previews) to the printer, or drop it when the printer is behind or gone.
     pub fn send(&self, batch: Vec<Event>) {
         if batch.is_empty() {
