@@ -73,12 +73,15 @@ RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-
                   "reanimator-samecpu", "reanimator-anycpu",
                   "ebpf-noop", "ebpf-discard", "ebpf-full", "ebpf-hash", "ebpf-none",
                   "ebpf-lz4", "ebpf-zlib", "ebpf-seal", "ebpf-seal-lz4", "ebpf-encrypt",
-                  "ebpf-seal-lz4-encrypt"]
+                  "ebpf-seal-lz4-encrypt", "reanimator-print", "ebpf-print"]
 # The output chain's rows (issue 19) are compared with the same recorder writing a plain
 # trace: ebpf-full, or (ptrace) reanimator.
 CHAIN_REF = {c: "ebpf-full" for c in ("ebpf-lz4", "ebpf-zlib", "ebpf-seal", "ebpf-seal-lz4",
                                       "ebpf-encrypt", "ebpf-seal-lz4-encrypt")}
 CHAIN_REF["reanimator-lz4"] = "reanimator"
+# `record --print` (issue 40 item 5) against the same recorder without it.
+CHAIN_REF["reanimator-print"] = "reanimator"
+CHAIN_REF["ebpf-print"] = "ebpf-full"
 
 
 def record_table(rows):

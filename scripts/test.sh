@@ -13,6 +13,7 @@ step "generated files are fresh"
 python3 scripts/gen-syscall-tables.py --check
 python3 scripts/gen-errno-table.py --check
 python3 scripts/gen-strace-classes.py --check
+bash scripts/gen-cli-docs.sh --check
 
 step "clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -32,6 +32,10 @@
 # The output-chain comparison:
 #   CONFIGS="vanilla ebpf-full ebpf-lz4 ebpf-seal-lz4 ebpf-encrypt ebpf-seal-lz4-encrypt" \
 #   WORKLOADS="fio fiorand sqlite dd4k" bash bench/record/run.sh 3
+# What `record --print` costs (reanimator-print, ebpf-print: each call also printed into a
+# file), against the same recorder without it:
+#   SECTION=record-print CONFIGS="vanilla reanimator reanimator-print ebpf-full ebpf-print" \
+#   WORKLOADS=fio FIO_SECONDS=5 bash bench/record/run.sh 5
 # Needs only what scripts/install-deps.sh installs (fio, sqlite3, strace, python3, cargo).
 set -euo pipefail
 export LC_ALL=C
@@ -86,6 +90,11 @@ bench() {
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress none --encrypt "$KEY" -o "$out" --) ;;
     ebpf-seal-lz4-encrypt)
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress lz4 --seal "$KEY" --encrypt "$KEY" -o "$out" --) ;;
+    # Live output (issue 40 item 5): each call also printed, as dump shows it, into a file.
+    reanimator-print)
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ptrace --data full --compress none --print="$DIR/out.print" -o "$out" --) ;;
+    ebpf-print)
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress none --print="$DIR/out.print" -o "$out" --) ;;
     # ebpf-full without the trace writer: events assembled, then dropped.
     ebpf-discard)
       out="$DIR/out.ds"; wrap=(env REANIMATOR_DISCARD_EVENTS=1 "$RA" record --backend ebpf --data full --compress none -o "$out" --) ;;
@@ -118,7 +127,11 @@ bench() {
   cpu=$(awk -v a="$(cpu_of "$DIR/times.0")" -v b="$(cpu_of "$DIR/times.1")" 'BEGIN { printf "%.3f", b - a }')
   [ -n "$out" ] && [ -e "$out" ] && size=$(stat -c %s "$out")
   local info="$DIR/none.json"
-  if [[ "$cfg" = ebpf* ]]; then info="$DIR/info.json"; "$RA" info --key "$KEY" --json "$out" >"$info"; fi
+  # The key only for the sealed and encrypted traces: a reader given a key checks the seal
+  # and refuses an unsealed trace.
+  local -a key=()
+  [[ "$cfg" = *seal* || "$cfg" = *encrypt* ]] && key=(--key "$KEY")
+  if [[ "$cfg" = ebpf* ]]; then info="$DIR/info.json"; "$RA" info "${key[@]}" --json "$out" >"$info"; fi
   python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" "$info" "$DIR/inner.t" "$DIR/rss.t" >>"$OUT"
   printf '%-7s %-10s run %s: %s\n' "$workload" "$cfg" "$run" "$(tail -n 1 "$OUT")" >&2
   rm -f "$DIR"/out.* "$DIR/dd.dat"
@@ -220,6 +233,12 @@ fi
 if [ -n "$CHAIN" ]; then
   cmd="CONFIGS=\"$CONFIGS\" $cmd"
   section="record-chain-$(echo $WORKLOADS | tr ' ' '-')"
+fi
+# SECTION=NAME: the table goes to a section of that name (e.g. record-print), so that a
+# comparison of a few configurations replaces no other table.
+if [ -n "${SECTION:-}" ]; then
+  cmd="SECTION=$SECTION $cmd"
+  section=$SECTION
 fi
 python3 bench/update_perf.py "$section" "$OUT" "$cmd"
 cat "$OUT"

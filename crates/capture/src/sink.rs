@@ -66,7 +66,11 @@ pub struct TraceSink {
     held_bytes: usize,
     /// The same, by creating thread.
     creators: IdMap<i32, Vec<i32>>,
+    /// `record --print`'s thread, ended after the writer's.
+    printer: Option<ra_trace::live::LivePrinter>,
 }
+
+pub use ra_trace::live::Print;
 
 /// Events handed to the writer at once...
 pub const BATCH: usize = 256;
@@ -145,7 +149,23 @@ impl TraceSink {
 
     /// Run an open writer of the trace `path` (e.g. one that already holds directory
     /// snapshots) on the writer thread.
-    pub fn from_writer(mut w: TraceWriter<TraceOutput>, path: &Path) -> Result<TraceSink> {
+    pub fn from_writer(w: TraceWriter<TraceOutput>, path: &Path) -> Result<TraceSink> {
+        TraceSink::with_printer(w, path, None)
+    }
+
+    /// [`TraceSink::from_writer`], and with `print` every call written to the trace is also
+    /// printed as `reanimator dump` shows it, by a thread of its own fed without waiting
+    /// (lines it cannot take in time are dropped and counted: [`PRINT_QUEUE_BYTES`]).
+    pub fn with_printer(
+        mut w: TraceWriter<TraceOutput>,
+        path: &Path,
+        print: Option<Print>,
+    ) -> Result<TraceSink> {
+        let printer = print
+            .map(ra_trace::live::LivePrinter::start)
+            .transpose()
+            .map_err(|source| Error::Sys { call: "spawning the printer thread", source })?;
+        let feed = printer.as_ref().map(ra_trace::live::LivePrinter::feed);
         // A bounded queue, in messages and in bytes (the gate): a tracer that outruns the
         // disk waits instead of growing memory.
         let (tx, rx) = bounded::<Msg>(64);
@@ -155,7 +175,7 @@ impl TraceSink {
         let thread = std::thread::Builder::new()
             .name("trace-writer".into())
             .spawn(move || {
-                run(&mut w, rx, &done.0)
+                run(&mut w, rx, &done.0, feed)
                     .map(|s| (w, s))
                     .map_err(|source| Error::TraceWrite { path: p, source })
             })
@@ -170,6 +190,7 @@ impl TraceSink {
             held: IdMap::default(),
             held_bytes: 0,
             creators: IdMap::default(),
+            printer,
         })
     }
 
@@ -316,9 +337,20 @@ impl TraceSink {
         self.release_all()?;
         self.send_batch()?;
         drop(self.tx.take());
-        match self.thread.take().map(JoinHandle::join) {
+        let r = match self.thread.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
             _ => Err(Error::WriterGone),
+        };
+        self.stop_printer();
+        r
+    }
+
+    /// Wait (at most a second) for the printer to print what it was given (the writer has
+    /// ended, so nothing more comes); a failure of its is said once, here: it never stops
+    /// the recording.
+    fn stop_printer(&mut self) {
+        if let Some(w) = self.printer.take().and_then(ra_trace::live::LivePrinter::finish) {
+            eprintln!("reanimator: warning: {w}");
         }
     }
 }
@@ -327,14 +359,27 @@ fn run<W: std::io::Write + Send + 'static>(
     w: &mut TraceWriter<W>,
     rx: Receiver<Msg>,
     gate: &Gate,
+    print: Option<ra_trace::live::Feed>,
 ) -> ra_trace::Result<SinkStats> {
     let mut last_flush = Instant::now();
     let mut warned = false;
     loop {
         match rx.recv_timeout(Duration::from_millis(250)) {
             Ok(Msg::Events(v, bytes)) => {
-                for e in &v {
-                    w.append(e)?;
+                match &print {
+                    None => {
+                        for e in &v {
+                            w.append(e)?;
+                        }
+                    }
+                    Some(p) => {
+                        let mut previews = Vec::with_capacity(v.len());
+                        for e in &v {
+                            let id = w.append(e)?;
+                            previews.push(p.preview(e, id));
+                        }
+                        p.send(previews);
+                    }
                 }
                 drop(v);
                 gate.release(bytes);

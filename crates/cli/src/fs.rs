@@ -148,6 +148,17 @@ pub struct MountArgs {
     /// Detach once the mount is up (the daemon keeps running; stop it with `fs umount`).
     #[arg(long)]
     daemon: bool,
+    /// Also print each operation recorded, as `reanimator dump` shows it, on stderr or into
+    /// FILE (created mode 0600; not beneath LOWER or MOUNTPOINT), by a thread the file system
+    /// never waits for: lines it cannot print in time are left out and counted (the trace
+    /// has every operation).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    print: Option<PathBuf>,
+    /// When the mount ends, print its summary as JSON on stdout (operations, recorded,
+    /// filtered out, untraced, elapsed seconds, the trace's path and size, and whether it is
+    /// complete), as `fs umount --json` does.
+    #[arg(long, conflicts_with = "daemon")]
+    json: bool,
     /// With --daemon: the daemon's log (default: the trace's name with `.log`, or
     /// reanimator-fs-PID.log in the temporary directory for a tcp:// trace).
     #[arg(long, value_name = "FILE", requires = "daemon")]
@@ -166,6 +177,50 @@ pub struct UmountArgs {
     /// 5 s).
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     timeout: u64,
+    /// Print how the trace ended as JSON on stdout: `ended` (finished, incomplete, unknown,
+    /// stale, forced), the daemon, and what it did (operations, recorded, filtered out,
+    /// untraced, elapsed seconds, the trace's path and size) when it said.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The `--json` summary of a mount (`fs mount --json`, `fs umount --json`); `totals` is what
+/// the daemon did, when known.
+fn summary_json(
+    mountpoint: &std::path::Path,
+    daemon: Option<u32>,
+    ended: &str,
+    reason: Option<&str>,
+    totals: Option<&ra_fs::registry::Totals>,
+) -> serde_json::Value {
+    let mut j = serde_json::json!({
+        "mountpoint": mountpoint.display().to_string(),
+        "daemon": daemon,
+        "ended": ended,
+        "reason": reason,
+    });
+    if let Some(t) = totals {
+        for (k, v) in [
+            ("operations", serde_json::json!(t.operations)),
+            ("recorded", t.recorded.into()),
+            ("filtered_out", t.filtered_out.into()),
+            ("untraced", t.untraced.into()),
+            ("elapsed_s", (t.elapsed_ns as f64 / 1e9).into()),
+            ("trace", serde_json::json!({"path": t.trace, "bytes": t.trace_bytes})),
+        ] {
+            j[k] = v;
+        }
+    }
+    j
+}
+
+/// `j` on stdout, through a String (a closed pipe is then an io::Error: a normal end).
+fn print_json(j: &serde_json::Value) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", serde_json::to_string_pretty(j)?)?;
+    out.flush()?;
+    Ok(())
 }
 
 /// Stop requests (Ctrl-C, SIGTERM, SIGHUP), counted by record's handlers.
@@ -225,6 +280,9 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     if let Some((p, _)) = &log {
         other_outputs.push(("--log".to_string(), p.clone()));
     }
+    if let Some(p) = a.print.as_ref().filter(|p| p.as_os_str() != "-") {
+        other_outputs.push(("--print".to_string(), p.clone()));
+    }
     let cfg = MountConfig {
         lower: a.lower.clone(),
         mountpoint: a.mountpoint.clone(),
@@ -244,12 +302,28 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         group_by,
         info: vec![("command".into(), command.join(" ").into_bytes())],
         other_outputs,
+        print: None,
     };
     // Refused before any file (log, profile, trace) is created.
     ra_fs::check(&cfg)?;
     if let Some(log) = log {
         return daemonize(&a, &log.0, log.1);
     }
+    let mut cfg = cfg;
+    cfg.print = match &a.print {
+        None => None,
+        Some(p) => Some(ra_trace::live::Print {
+            out: if p.as_os_str() == "-" {
+                Box::new(std::io::stderr())
+            } else {
+                Box::new(
+                    ra_fsstate::private::create(p)
+                        .with_context(|| format!("--print: cannot create {}", p.display()))?,
+                )
+            },
+            format: ra_trace::format::FormatOptions::default(),
+        }),
+    };
     let mut profile = match &a.profile {
         Some(p) => {
             let f = ra_fsstate::private::create(p)
@@ -313,7 +387,7 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     let summary = match summary {
         Ok(s) => s,
         Err(e) => {
-            ra_fs::registry::finish(ra_fs::registry::Outcome::Failed(e.to_string()));
+            ra_fs::registry::finish(ra_fs::registry::Outcome::Failed(e.to_string()), None);
             if let (Some((p, _)), ra_fs::Error::Usage(_) | ra_fs::Error::Mount { .. }) =
                 (&profile, &e)
             {
@@ -344,12 +418,40 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     if let Some((p, _)) = &profile {
         eprintln!("reanimator fs: profile {}", p.display());
     }
-    if let Some(f) = summary.failure.or(profile_error) {
+    let totals = ra_fs::registry::Totals {
+        operations: summary.operations,
+        recorded: summary.recorded,
+        filtered_out: summary.filtered_out,
+        untraced: summary.untraced,
+        elapsed_ns: summary.elapsed.as_nanos().min(u64::MAX as u128) as u64,
+        trace: match &summary.net {
+            Some(r) => format!("tcp://{}", r.addr),
+            None => {
+                std::path::absolute(&a.output).unwrap_or(a.output.clone()).display().to_string()
+            }
+        },
+        trace_bytes: summary.net.as_ref().map_or(summary.trace_bytes, |r| r.acked),
+    };
+    let failure = summary.failure.or(profile_error);
+    if a.json {
+        let ended = if failure.is_some() { "incomplete" } else { "finished" };
+        let j = summary_json(
+            &a.mountpoint,
+            Some(std::process::id()),
+            ended,
+            failure.as_deref(),
+            Some(&totals),
+        );
+        if let Err(e) = print_json(&j) {
+            eprintln!("reanimator fs: --json: {e}");
+        }
+    }
+    if let Some(f) = failure {
         eprintln!("reanimator fs: the trace is incomplete: {f}");
-        ra_fs::registry::finish(ra_fs::registry::Outcome::Failed(f));
+        ra_fs::registry::finish(ra_fs::registry::Outcome::Failed(f), Some(totals));
         return Ok(ExitCode::from(2));
     }
-    ra_fs::registry::finish(ra_fs::registry::Outcome::Finished);
+    ra_fs::registry::finish(ra_fs::registry::Outcome::Finished, Some(totals));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -448,11 +550,31 @@ fn umount(a: UmountArgs) -> Result<ExitCode> {
         &|| stops() > 0,
         &|m| eprintln!("reanimator fs: {m}"),
     )?;
+    if a.json {
+        let j = match &r {
+            Unmounted::Clean { daemon, totals } => {
+                summary_json(&a.mountpoint, Some(*daemon), "finished", None, totals.as_ref())
+            }
+            Unmounted::Failed { daemon, reason, totals } => summary_json(
+                &a.mountpoint,
+                Some(*daemon),
+                "incomplete",
+                Some(reason),
+                totals.as_ref(),
+            ),
+            Unmounted::Unknown { daemon } => {
+                summary_json(&a.mountpoint, Some(*daemon), "unknown", None, None)
+            }
+            Unmounted::Stale => summary_json(&a.mountpoint, None, "stale", None, None),
+            Unmounted::Forced => summary_json(&a.mountpoint, None, "forced", None, None),
+        };
+        print_json(&j)?;
+    }
     match r {
-        Unmounted::Clean { daemon } => {
+        Unmounted::Clean { daemon, .. } => {
             eprintln!("reanimator fs: unmounted; daemon {daemon} finished its trace")
         }
-        Unmounted::Failed { daemon, reason } => {
+        Unmounted::Failed { daemon, reason, .. } => {
             eprintln!("reanimator fs: unmounted; daemon {daemon}'s trace is incomplete: {reason}");
             return Ok(ExitCode::from(2));
         }

@@ -2,10 +2,12 @@
 //! library crates (`dataseries`, `ra-syscalls`, `ra-trace`, `ra-filter`).
 
 mod anonymize;
+mod clidocs;
 mod collect;
 mod compare;
 mod compile;
 mod diff;
+mod doctor;
 mod dump;
 mod export;
 mod export_tables;
@@ -103,6 +105,14 @@ enum Command {
     /// consistently, so that it still replays to a tree of the same shape; `--reverse`
     /// restores the fields stored reversibly.
     Anonymize(anonymize::AnonymizeArgs),
+    /// Say which backends and features work on this machine and, for each that does not,
+    /// why and what to do (eBPF and BTF, capabilities, ptrace_scope, perf_event_paranoid,
+    /// FUSE, cgroup v2, ring buffer memory, free space).
+    Doctor(doctor::DoctorArgs),
+    /// Write shell completions for bash, zsh, fish, elvish or powershell on stdout.
+    Completions(clidocs::CompletionsArgs),
+    /// Write a man page for reanimator and each of its subcommands into a directory.
+    Man(clidocs::ManArgs),
 }
 
 /// mimalloc instead of glibc's malloc: the recorder's threads hand buffers to each other
@@ -156,6 +166,9 @@ fn main() -> ExitCode {
         Command::Collect(a) => collect::run(a, key.as_ref()),
         Command::Verify(a) => verify::run(a, key.as_ref()),
         Command::Anonymize(a) => anonymize::run(a, key.as_ref()),
+        Command::Doctor(a) => doctor::run(a),
+        Command::Completions(a) => clidocs::run_completions(a),
+        Command::Man(a) => clidocs::run_man(a),
     };
     match result {
         Ok(code) => code,
@@ -192,7 +205,11 @@ fn key_file(c: &Command) -> Option<&std::path::Path> {
         Command::Collect(a) => a.key.as_deref(),
         Command::Verify(a) => a.key.as_deref(),
         Command::Anonymize(a) => a.key.as_deref(),
-        Command::Snapshot(_) | Command::Keygen(_) => None,
+        Command::Snapshot(_)
+        | Command::Keygen(_)
+        | Command::Doctor(_)
+        | Command::Completions(_)
+        | Command::Man(_) => None,
     }
 }
 

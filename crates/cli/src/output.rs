@@ -193,3 +193,17 @@ pub fn net_summary(r: &ra_trace::NetReport) -> String {
     }
     s
 }
+
+/// What became of a network trace, for the `--json` summaries: where it went, the bytes the
+/// collector acknowledged, its file there, and the spill file if one was used.
+pub fn net_json(r: &ra_trace::NetReport) -> serde_json::Value {
+    serde_json::json!({
+        "destination": format!("tcp://{}", r.addr),
+        "acknowledged_bytes": r.acked,
+        "collector_file": r.remote_name,
+        "spill": r.spill.as_ref().map(|(p, from)| serde_json::json!({
+            "path": p.display().to_string(),
+            "from_byte": from,
+        })),
+    })
+}

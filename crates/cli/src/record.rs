@@ -1,6 +1,7 @@
 //! `reanimator record`: run a command and capture its storage system calls into a trace.
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -144,6 +145,23 @@ pub struct RecordArgs {
     /// Don't print the summary line.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Also print each call as it completes, as `reanimator dump` shows it (strace-like
+    /// lines, buffers cut at --print-strsize bytes), on stderr or into FILE (created mode
+    /// 0600: it quotes traced data). The lines are printed by a thread of their own that the
+    /// recording never waits for: when they cannot be printed as fast as calls are recorded
+    /// (a slow terminal), lines are left out and a line says how many; the trace has every
+    /// call.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub print: Option<PathBuf>,
+    /// With --print: show at most this many bytes of each buffer (0: all), as dump's -s.
+    #[arg(long, value_name = "N", default_value_t = 32, requires = "print")]
+    pub print_strsize: usize,
+    /// Print the summary as JSON on stdout when the recording ends (calls, data bytes,
+    /// processes, threads, lost calls, throttle stops, exit status, elapsed seconds, the
+    /// trace's path and size or where a network trace went, snapshots), instead of the line
+    /// on stderr.
+    #[arg(long)]
+    pub json: bool,
     /// Attach to this running process (every thread) instead of starting a command; Ctrl-C
     /// detaches and leaves it running. Its open descriptors are recorded first as synthetic
     /// `openat` records (trace info `synthetic_ids` says how many).
@@ -331,6 +349,23 @@ pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> 
         ("arch", machine.as_bytes()),
         ("start_time", start.as_bytes()),
     ];
+    let mut print = match &a.print {
+        None => None,
+        Some(p) => Some(ra_capture::sink::Print {
+            out: if p.as_os_str() == "-" {
+                Box::new(std::io::stderr())
+            } else {
+                Box::new(
+                    ra_fsstate::private::create(p)
+                        .with_context(|| format!("--print: cannot create {}", p.display()))?,
+                )
+            },
+            format: ra_trace::format::FormatOptions {
+                strsize: a.print_strsize,
+                ..Default::default()
+            },
+        }),
+    };
     let ds = a.chain.writer_options_for(&dest)?;
     let cfg = WriterConfig { ds, ..WriterConfig::default() };
     install_stop_handlers();
@@ -338,7 +373,7 @@ pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> 
     let (w, net) = TraceWriter::open(&dest, &stream_label(&target), &info, cfg)
         .with_context(|| format!("cannot create the trace {}", a.output.display()))?;
     let mut sink = if snapshot_dirs.is_empty() {
-        TraceSink::from_writer(w, &a.output).context("starting the trace writer")?
+        TraceSink::with_printer(w, &a.output, print.take()).context("starting the trace writer")?
     } else {
         let mut w = w;
         for (i, d) in snapshot_dirs.iter().enumerate() {
@@ -361,7 +396,7 @@ pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> 
                 }
             }
         }
-        TraceSink::from_writer(w, &a.output).context("starting the trace writer")?
+        TraceSink::with_printer(w, &a.output, print.take()).context("starting the trace writer")?
     };
     let t0 = Instant::now();
     let outcome = backend.record(&target, &opts, &mut sink);
@@ -431,7 +466,32 @@ pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> 
         Some(n) => crate::output::net_summary(&n.report()),
         None => format!("{} ({:.1} MB)", a.output.display(), file_bytes as f64 / 1e6),
     };
-    if !a.quiet {
+    if a.json {
+        let summary = Summary {
+            command: &command,
+            backend: backend.name(),
+            outcome: &outcome,
+            elapsed_s: elapsed.as_secs_f64(),
+            trace: match &net {
+                Some(n) => crate::output::net_json(&n.report()),
+                None => serde_json::json!({
+                    "path": a.output.display().to_string(),
+                    "bytes": file_bytes,
+                }),
+            },
+            detached: a.pid.map(process_alive),
+            snapshots: snapshot_dirs
+                .iter()
+                .zip(&starts)
+                .enumerate()
+                .map(|(i, (d, s))| (d.as_path(), s, ends.get(i).and_then(Option::as_ref)))
+                .collect(),
+        };
+        // Through a String: a closed pipe is then an io::Error (main: a normal end).
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", serde_json::to_string_pretty(&summary.to_json())?)?;
+        out.flush()?;
+    } else if !a.quiet {
         let ended = match (a.pid, &a.cgroup) {
             (_, Some(cg)) => format!("stopped recording the cgroup {}", cg.display()),
             (Some(pid), _) if process_alive(pid) => {
@@ -476,6 +536,51 @@ pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> 
         }
     }
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
+}
+
+/// What `record --json` prints.
+struct Summary<'a> {
+    command: &'a str,
+    backend: &'static str,
+    outcome: &'a ra_capture::Outcome,
+    elapsed_s: f64,
+    /// The file (`path`, `bytes`) or where the network trace went (`output::net_json`).
+    trace: serde_json::Value,
+    /// With -p: whether the process still runs (detached) or ended while recorded.
+    detached: Option<bool>,
+    snapshots: Vec<(&'a std::path::Path, &'a PhaseInfo, Option<&'a PhaseInfo>)>,
+}
+
+impl Summary<'_> {
+    fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let o = self.outcome;
+        let fact =
+            |k: &str| o.facts.iter().find(|(n, _)| n == k).and_then(|(_, v)| v.parse::<u64>().ok());
+        json!({
+            "command": self.command,
+            "backend": self.backend,
+            "exit_status": o.exit_code,
+            "calls": o.events,
+            "data_bytes": o.data_bytes,
+            "processes": o.processes,
+            "threads": o.threads,
+            "lost_calls": o.lost_events,
+            // The eBPF backend with --loss throttle stops producers; null where nothing can
+            // be throttled (ptrace, --loss drop).
+            "throttle_stops": fact("ebpf_throttle_stops"),
+            "synthetic_ids": o.synthetic_ids,
+            "elapsed_s": self.elapsed_s,
+            "detached": self.detached,
+            "trace": self.trace,
+            "snapshots": self.snapshots.iter().map(|(d, s, e)| json!({
+                "dir": d.display().to_string(),
+                "start": {"entries": s.entries, "files": s.files, "file_bytes": s.file_bytes,
+                          "contents_stored": s.blobs, "contents_bytes": s.blob_bytes},
+                "end": e.map(|e| json!({"entries": e.entries})),
+            })).collect::<Vec<_>>(),
+        })
+    }
 }
 
 /// The stream's name at a collector: the command's file name, or what is attached to.

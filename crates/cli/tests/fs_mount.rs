@@ -1369,3 +1369,69 @@ fn acls_and_the_lower_directorys_ancestors_hold_through_the_mount() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `fs umount --json` says how the trace ended and what the daemon did, with the numbers of
+/// its own summary line; the trace it names is there with the size it gives, and holds the
+/// operations it says were recorded (issue 40 item 6).
+#[test]
+fn umount_json_gives_the_daemons_summary() {
+    if !can_mount() || !have_program("tar") {
+        return;
+    }
+    let d = scratch_dir("fs-umount-json");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let m = Mount::start(&lower, &mnt, &trace, &["--filter", "op != getattr"]);
+    let out = sh(&mnt, "set -e; mkdir src; for i in 1 2 3; do echo $i > src/f$i; done; tar cf a.tar src; tar tf a.tar >/dev/null");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let o = bin().args(["fs", "umount", "--json"]).arg(&m.mnt).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pid = m.pid();
+    let (status, log) = m.wait();
+    assert!(status.success(), "{log}");
+    assert_eq!(j["ended"], "finished", "{j:#}");
+    assert_eq!(j["daemon"], pid, "{j:#}");
+    let n = |k: &str| j[k].as_u64().unwrap_or_else(|| panic!("{k}: {j:#}"));
+    assert!(n("recorded") > 0 && n("filtered_out") > 0, "{j:#}");
+    assert_eq!(n("operations"), n("recorded") + n("filtered_out") + n("untraced"), "{j:#}");
+    // The daemon's own line says the same.
+    let line = format!("{} operations in", n("operations"));
+    assert!(log.contains(&line), "{line} in {log}");
+    assert!(
+        log.contains(&format!("{} recorded, {} filtered out", n("recorded"), n("filtered_out"))),
+        "{log}"
+    );
+    assert_eq!(j["trace"]["path"], trace.display().to_string(), "{j:#}");
+    assert_eq!(j["trace"]["bytes"], std::fs::metadata(&trace).unwrap().len(), "{j:#}");
+    let records = jsonl(&trace, "true").len() as u64;
+    assert_eq!(records, n("recorded"), "{j:#}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `fs mount --print=FILE`: a line per operation recorded, as `reanimator dump` shows the
+/// trace, in its order, while real programs (tar, sh) work on the mount; the file is private
+/// (issue 40 item 5).
+#[test]
+fn print_shows_each_operation_as_dump_does() {
+    if !can_mount() || !have_program("tar") {
+        return;
+    }
+    let d = scratch_dir("fs-print");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let live = d.join("live.txt");
+    let print = format!("--print={}", live.display());
+    let m = Mount::start(&lower, &mnt, &trace, &[print.as_str()]);
+    let out = sh(&mnt, "set -e; mkdir src; for i in 1 2 3 4 5; do head -c 5000 /dev/zero > src/f$i; done; tar cf a.tar src; mv a.tar b.tar; tar tf b.tar >/dev/null");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&live).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    let printed = std::fs::read_to_string(&live).unwrap();
+    let dumped = dump(&trace, &[]);
+    assert!(printed.lines().count() > 20, "{printed}");
+    assert_eq!(printed, dumped, "the live lines are the dump's");
+    assert!(printed.lines().any(|l| l.contains("rename(")), "{printed}");
+    let _ = std::fs::remove_dir_all(&d);
+}

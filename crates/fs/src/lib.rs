@@ -74,6 +74,8 @@ pub struct MountConfig {
     /// Other files the daemon writes (`(flag, path)`: a profile, its log), checked as the
     /// trace is and passed through the mount untraced.
     pub other_outputs: Vec<(String, PathBuf)>,
+    /// `--print`: each operation recorded is also printed, as `reanimator dump` shows it.
+    pub print: Option<ra_trace::live::Print>,
 }
 
 impl MountConfig {
@@ -368,6 +370,13 @@ pub fn mount(
         mountpoint.as_os_str().as_bytes().to_vec()
     };
     let mp_prefix = if mp_bytes == b"/" { Vec::new() } else { mp_bytes.clone() };
+    let printer = match cfg.print {
+        Some(p) => Some(ra_trace::live::LivePrinter::start(p).map_err(|e| Error::Io {
+            what: "cannot start the --print thread".into(),
+            source: e,
+        })?),
+        None => None,
+    };
     let tracer = Arc::new(tracer::Tracer::new(
         tracer::TracerOptions {
             data: cfg.data,
@@ -377,6 +386,7 @@ pub fn mount(
             mountpoint: mp_prefix.clone(),
         },
         writer,
+        printer.as_ref().map(ra_trace::live::LivePrinter::feed),
     ));
     // Files created for callers get their mode and umask on the creating thread
     // (passthrough::TraceFs::creation_mode); the daemon's own umask stays as it was.
@@ -523,6 +533,9 @@ pub fn mount(
         },
     );
     let failure = tracer.finish();
+    if let Some(w) = printer.and_then(ra_trace::live::LivePrinter::finish) {
+        eprintln!("reanimator fs: warning: {w}");
+    }
     let trace_bytes = match &cfg.output {
         Destination::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
         Destination::Tcp(_) => 0,
@@ -557,11 +570,11 @@ pub fn abort_connection(dev_minor: u32) -> std::io::Result<()> {
 
 /// How `fs umount` went.
 pub enum Unmounted {
-    /// The daemon finished its trace and exited.
-    Clean { daemon: u32 },
+    /// The daemon finished its trace and exited (`totals`: what it did, when it said).
+    Clean { daemon: u32, totals: Option<registry::Totals> },
     /// The daemon exited and says its trace is incomplete (a write failed: full disk, lost
     /// collector, ...).
-    Failed { daemon: u32, reason: String },
+    Failed { daemon: u32, reason: String, totals: Option<registry::Totals> },
     /// The daemon exited without saying how its trace ended (it could not use the registry).
     Unknown { daemon: u32 },
     /// The daemon was gone; the stale mount was removed.
@@ -694,8 +707,10 @@ fn wait_for_daemon(
         std::thread::sleep(Duration::from_millis(20));
     }
     Ok(match registry::take_outcome(pid) {
-        Some(registry::Outcome::Finished) => Unmounted::Clean { daemon: pid },
-        Some(registry::Outcome::Failed(reason)) => Unmounted::Failed { daemon: pid, reason },
+        Some((registry::Outcome::Finished, totals)) => Unmounted::Clean { daemon: pid, totals },
+        Some((registry::Outcome::Failed(reason), totals)) => {
+            Unmounted::Failed { daemon: pid, reason, totals }
+        }
         None => Unmounted::Unknown { daemon: pid },
     })
 }

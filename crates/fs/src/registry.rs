@@ -5,7 +5,8 @@
 //! trace ended (its exit status) and removes the file.
 //!
 //! A file is `reanimator-fs 1\0START\0MINOR\0LOWER\0MOUNTPOINT\0` and, when the daemon is
-//! done, `finished\0` or `failed\0MESSAGE\0`; START is the daemon's start time (field 22 of
+//! done, `finished\0` or `failed\0MESSAGE\0`, then `totals\0` and the [`Totals`] fields
+//! each followed by NUL (for `fs umount --json`); START is the daemon's start time (field 22 of
 //! /proc/PID/stat), so that a reused pid is not taken for the daemon.
 
 use std::io::Write;
@@ -30,6 +31,20 @@ pub enum Outcome {
     Failed(String),
 }
 
+/// What a daemon did, as its summary line says it, for `fs umount --json`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub operations: u64,
+    pub recorded: u64,
+    pub filtered_out: u64,
+    pub untraced: u64,
+    pub elapsed_ns: u64,
+    /// The trace file's path, or `tcp://ADDR` for a network trace.
+    pub trace: String,
+    /// The trace file's size, or the bytes the collector acknowledged.
+    pub trace_bytes: u64,
+}
+
 /// One daemon's file.
 #[derive(Clone, Debug)]
 pub struct Entry {
@@ -40,6 +55,7 @@ pub struct Entry {
     pub lower: PathBuf,
     pub mountpoint: PathBuf,
     pub outcome: Option<Outcome>,
+    pub totals: Option<Totals>,
 }
 
 /// The registry directory, made if need be; refused unless it is root's and private.
@@ -125,6 +141,16 @@ fn encode(e: &Entry) -> Vec<u8> {
             v.push(0);
         }
     }
+    if let (Some(_), Some(t)) = (&e.outcome, &e.totals) {
+        v.extend_from_slice(b"totals\0");
+        for n in [t.operations, t.recorded, t.filtered_out, t.untraced, t.elapsed_ns, t.trace_bytes]
+        {
+            v.extend_from_slice(n.to_string().as_bytes());
+            v.push(0);
+        }
+        v.extend(t.trace.bytes().filter(|&b| b != 0));
+        v.push(0);
+    }
     v
 }
 
@@ -145,7 +171,22 @@ fn decode(pid: u32, b: &[u8]) -> Option<Entry> {
         }
         _ => None,
     };
-    Some(Entry { pid, start, dev_minor, lower, mountpoint, outcome })
+    let totals = (f.next() == Some(b"totals")).then(|| -> Option<Totals> {
+        let mut n = || -> Option<u64> { num(f.next()?) };
+        let (operations, recorded, filtered_out, untraced, elapsed_ns, trace_bytes) =
+            (n()?, n()?, n()?, n()?, n()?, n()?);
+        let trace = String::from_utf8_lossy(f.next()?).into_owned();
+        Some(Totals {
+            operations,
+            recorded,
+            filtered_out,
+            untraced,
+            elapsed_ns,
+            trace,
+            trace_bytes,
+        })
+    });
+    Some(Entry { pid, start, dev_minor, lower, mountpoint, outcome, totals: totals.flatten() })
 }
 
 fn write(e: &Entry) -> std::io::Result<()> {
@@ -175,6 +216,7 @@ pub fn register(lower: &Path, mountpoint: &Path) -> std::io::Result<()> {
         lower: lower.to_path_buf(),
         mountpoint: mountpoint.to_path_buf(),
         outcome: None,
+        totals: None,
     })
 }
 
@@ -191,12 +233,13 @@ pub fn forget() {
     let _ = std::fs::remove_file(Path::new(DIR).join(std::process::id().to_string()));
 }
 
-/// This daemon is done: say how its trace ended (for `fs umount`). Nothing when it never
-/// registered.
-pub fn finish(outcome: Outcome) {
+/// This daemon is done: say how its trace ended and, when it served, what it did (for `fs
+/// umount`). Nothing when it never registered.
+pub fn finish(outcome: Outcome, totals: Option<Totals>) {
     let pid = std::process::id();
     if let Some(mut e) = read(pid) {
         e.outcome = Some(outcome);
+        e.totals = totals;
         let _ = write(&e);
     }
 }
@@ -225,11 +268,11 @@ impl Entry {
     }
 }
 
-/// How daemon `pid`'s trace ended, once it has exited; its file is removed.
-pub fn take_outcome(pid: u32) -> Option<Outcome> {
+/// How daemon `pid`'s trace ended and what it did, once it has exited; its file is removed.
+pub fn take_outcome(pid: u32) -> Option<(Outcome, Option<Totals>)> {
     let e = read(pid)?;
     let _ = std::fs::remove_file(Path::new(DIR).join(pid.to_string()));
-    e.outcome
+    e.outcome.map(|o| (o, e.totals))
 }
 
 /// Remove the files of daemons that are gone (after [`KEEP_DEAD`]).
@@ -264,13 +307,26 @@ mod tests {
             lower: PathBuf::from(std::ffi::OsString::from_vec(b"/a b/\xff".to_vec())),
             mountpoint: PathBuf::from("/m"),
             outcome: None,
+            totals: None,
         };
         let back = decode(7, &encode(&e)).unwrap();
         assert_eq!((back.start, back.dev_minor, back.outcome), (123, 45, None));
         assert_eq!((back.lower, back.mountpoint), (e.lower.clone(), e.mountpoint.clone()));
         for o in [Outcome::Finished, Outcome::Failed("cannot write: No space".into())] {
             let e = Entry { outcome: Some(o.clone()), ..e.clone() };
-            assert_eq!(decode(7, &encode(&e)).unwrap().outcome, Some(o));
+            assert_eq!(decode(7, &encode(&e)).unwrap().outcome, Some(o.clone()));
+            let t = Totals {
+                operations: 9,
+                recorded: 8,
+                filtered_out: 1,
+                untraced: 2,
+                elapsed_ns: 3_000_000_000,
+                trace: "/t/a b.ds".into(),
+                trace_bytes: 4096,
+            };
+            let e = Entry { outcome: Some(o.clone()), totals: Some(t.clone()), ..e.clone() };
+            let back = decode(7, &encode(&e)).unwrap();
+            assert_eq!((back.outcome, back.totals), (Some(o), Some(t)));
         }
         assert!(decode(7, b"something else\0").is_none());
         assert!(decode(7, b"").is_none());
@@ -287,6 +343,7 @@ mod tests {
             lower: "/".into(),
             mountpoint: "/".into(),
             outcome: None,
+            totals: None,
         };
         assert!(e.alive());
         assert!(!Entry { start: start + 1, ..e }.alive(), "a reused pid is not the daemon");

@@ -270,6 +270,9 @@ pub struct Tracer {
     /// dropped instead of written, to measure the trace writer's share.
     pub discard: bool,
     pub discarded: AtomicU64,
+    /// `fs mount --print`: each record written is also handed to the live printer (taken
+    /// out when the trace is finished, so the printer sees its input end).
+    print: Mutex<Option<ra_trace::live::Feed>>,
 }
 
 /// An error and its causes on one line (`a: b: c`), leaving out causes its text already ends with.
@@ -294,8 +297,13 @@ pub fn now_ns() -> i64 {
 }
 
 impl Tracer {
-    pub fn new(opts: TracerOptions, writer: TraceWriter<TraceOutput>) -> Tracer {
+    pub fn new(
+        opts: TracerOptions,
+        writer: TraceWriter<TraceOutput>,
+        print: Option<ra_trace::live::Feed>,
+    ) -> Tracer {
         Tracer {
+            print: Mutex::new(print),
             opts,
             writer: Mutex::new(Some(writer)),
             procs: Mutex::new(ProcCache { map: HashMap::new(), timeouts: 0 }),
@@ -384,10 +392,20 @@ impl Tracer {
         }
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(wr) = w.as_mut() {
-            if let Err(e) = wr.append_fs(&r) {
-                self.fail(&mut w, format!("cannot write the trace: {}", chain(&e)));
-            } else {
-                self.recorded.fetch_add(1, Ordering::Relaxed);
+            match wr.append_fs(&r) {
+                Err(e) => self.fail(&mut w, format!("cannot write the trace: {}", chain(&e))),
+                Ok(id) => {
+                    self.recorded.fetch_add(1, Ordering::Relaxed);
+                    // Under the writer's lock: lines in trace order. The send never waits.
+                    let p = self.print.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some(f) = p.as_ref() {
+                        let cut = match f.strsize() {
+                            0 => usize::MAX,
+                            n => n + 1,
+                        };
+                        f.send(vec![f.preview(&r.to_event_cut(id, cut), id)]);
+                    }
+                }
             }
         }
     }
@@ -455,6 +473,7 @@ impl Tracer {
 
     /// Finish the trace (index and trailer). Returns the first failure, if any.
     pub fn finish(&self) -> Option<String> {
+        drop(self.print.lock().unwrap_or_else(|e| e.into_inner()).take());
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(wr) = w.take() {
             if let Err(e) = wr.finish() {

@@ -490,3 +490,88 @@ mod tests {
         assert!(format_event(&ev, &o).ends_with(" = 6 (data \"he\"...)"));
     }
 }
+
+/// `ev` with every buffer that [`format_event`] cuts at `strsize` (`0`: none) cut one byte
+/// after it (so the `...` still shows), copied: what a live printer holds while the call's
+/// line waits to be printed, in bytes bounded by `strsize` and the call's paths and structs
+/// (shown whole), however large the call's buffers. `format_event(&preview(ev, s), o)` is
+/// `format_event(ev, o)` for `o.strsize == s`.
+pub fn preview(ev: &Event, strsize: usize) -> Event {
+    let cut = |d: &[u8]| -> crate::Bytes {
+        let n = if strsize == 0 { d.len() } else { d.len().min(strsize + 1) };
+        d[..n].to_vec().into()
+    };
+    let kinds = ev.def.map(|d| d.args).unwrap_or_default();
+    let args = ev
+        .args
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let kind = kinds.get(i).map(|a| a.kind);
+            let whole = kind.is_some_and(|k| {
+                k.is_c_string()
+                    || matches!(
+                        k,
+                        ArgKind::InStruct(..) | ArgKind::OutStruct(..) | ArgKind::InOutStruct(..)
+                    )
+            });
+            match v {
+                ArgValue::Data(d) if !whole => ArgValue::Data(cut(d)),
+                ArgValue::Iov(v) => ArgValue::Iov(
+                    v.iter()
+                        .map(|iov| crate::IovValue {
+                            requested: iov.requested,
+                            data: iov.data.as_deref().map(cut),
+                        })
+                        .collect(),
+                ),
+                other => other.clone(),
+            }
+        })
+        .collect();
+    let extra = ev
+        .extra
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                ExtraValue::Bytes(b) if strsize > 0 && b.len() > strsize + 1 => {
+                    ExtraValue::Bytes(b[..strsize + 1].to_vec())
+                }
+                other => other.clone(),
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    Event { args, extra, name: ev.name.clone(), ..*ev }
+}
+
+#[cfg(test)]
+mod preview_tests {
+    use super::*;
+
+    /// A preview prints as the event does, and holds a 1 MiB write's first bytes only.
+    #[test]
+    fn a_preview_prints_as_the_event_and_holds_little() {
+        let mut w = Event::new(ra_syscalls::lookup("write").unwrap());
+        w.args =
+            vec![ArgValue::Int(3), ArgValue::data(vec![b'x'; 1 << 20]), ArgValue::Int(1 << 20)];
+        w.ret = Some(1 << 20);
+        let mut o = Event::new(ra_syscalls::lookup("openat").unwrap());
+        o.args[0] = ArgValue::Int(-100);
+        o.args[1] = ArgValue::data(vec![b'p'; 300].into_iter().chain([0]).collect::<Vec<u8>>());
+        o.ret = Some(3);
+        let mut v = Event::new(ra_syscalls::lookup("writev").unwrap());
+        v.args[1] = ArgValue::Iov(vec![
+            crate::IovValue { requested: 100, data: Some(vec![b'a'; 100].into()) },
+            crate::IovValue { requested: 2, data: Some(b"bc".to_vec().into()) },
+        ]);
+        v.ret = Some(102);
+        for ev in [&w, &o, &v] {
+            for s in [0, 1, 32] {
+                let f = FormatOptions { strsize: s, ..FormatOptions::default() };
+                assert_eq!(format_event(&preview(ev, s), &f), format_event(ev, &f));
+            }
+        }
+        assert!(preview(&w, 32).memory_bytes() < 4096, "{}", preview(&w, 32).memory_bytes());
+    }
+}

@@ -365,6 +365,135 @@ pub struct FsRecord<'a> {
 }
 
 impl FsRecord<'_> {
+    /// Every column the writer stores for this record, as (column, value), in column order
+    /// (`id`: its unique id); the columns left out are null.
+    pub fn columns(&self, id: u64) -> Vec<(usize, dataseries::Value<'_>)> {
+        use dataseries::Value;
+        let mut v: Vec<(usize, Value<'_>)> = Vec::with_capacity(24);
+        let i64v = Value::Int64;
+        v.push((col::UNIQUE_ID, i64v(id as i64)));
+        v.push((col::TIME_CALLED, i64v(self.time_called)));
+        v.push((col::TIME_RETURNED, i64v(self.time_returned)));
+        if let Some(p) = self.pid {
+            v.push((col::PID, Value::Int32(p)));
+        }
+        v.push((col::TID, Value::Int32(self.tid)));
+        v.push((col::UID, Value::Int32(self.uid)));
+        v.push((col::GID, Value::Int32(self.gid)));
+        v.push((col::RET, i64v(self.ret)));
+        v.push((col::ERRNO, Value::Int32(self.errno)));
+        v.push((col::OPERATION, Value::Bytes(self.op.as_bytes())));
+        v.push((col::FUSE_UNIQUE, i64v(self.fuse_unique as i64)));
+        v.push((col::NODEID, i64v(self.nodeid as i64)));
+        for (f, b) in [
+            (col::COMM, &self.comm),
+            (col::PATH, &self.path),
+            (col::NEW_PATH, &self.new_path),
+            (col::NAME, &self.name),
+        ] {
+            if let Some(b) = b {
+                v.push((f, Value::Bytes(b)));
+            }
+        }
+        for (f, x) in [
+            (col::INODE, self.inode),
+            (col::FH, self.fh),
+            (col::OFFSET, self.offset),
+            (col::LENGTH, self.length),
+            (col::FLAGS, self.flags),
+            (col::ATIME, self.atime),
+            (col::MTIME, self.mtime),
+            (col::FH_OUT, self.fh_out),
+            (col::OFFSET_OUT, self.offset_out),
+            (col::RESULT_INODE, self.result_inode),
+            (col::RESULT_SIZE, self.result_size),
+        ] {
+            if let Some(x) = x {
+                v.push((f, i64v(x)));
+            }
+        }
+        for (f, x) in [
+            (col::MODE, self.mode),
+            (col::OWNER_UID, self.owner_uid),
+            (col::OWNER_GID, self.owner_gid),
+        ] {
+            if let Some(x) = x {
+                v.push((f, Value::Int32(x)));
+            }
+        }
+        v.push((col::ATIME_NOW, Value::Bool(self.atime_now)));
+        v.push((col::MTIME_NOW, Value::Bool(self.mtime_now)));
+        match &self.data {
+            FsData::None => {}
+            FsData::Full(d) => {
+                v.push((col::DATA, Value::Bytes(d)));
+                v.push((col::DATA_LENGTH, i64v(d.len() as i64)));
+            }
+            FsData::Hashed { len, blake3 } => {
+                v.push((col::DATA_LENGTH, i64v(*len as i64)));
+                v.push((col::DATA_BLAKE3, Value::Bytes(blake3)));
+                v.push((col::NOT_CAPTURED, Value::Bool(true)));
+            }
+            FsData::Length(len) => {
+                v.push((col::DATA_LENGTH, i64v(*len as i64)));
+                v.push((col::NOT_CAPTURED, Value::Bool(true)));
+            }
+        }
+        v.sort_by_key(|(c, _)| *c);
+        v
+    }
+
+    /// The record as the reader gives it back once written with unique id `id` (a named
+    /// event without registry entry; the operation's non-null, non-false columns as
+    /// [`Event::extra`]).
+    pub fn to_event(&self, id: u64) -> Event {
+        self.to_event_cut(id, usize::MAX)
+    }
+
+    /// [`FsRecord::to_event`] with byte columns cut after `max_bytes` (what a live printer
+    /// needs of a large read or write, without copying the rest).
+    pub fn to_event_cut(&self, id: u64, max_bytes: usize) -> Event {
+        use dataseries::Value;
+        let ty = fs_op_type();
+        let mut ev = Event {
+            def: None,
+            name: self.op.to_string(),
+            unique_id: id,
+            time_called: Some(self.time_called),
+            time_returned: Some(self.time_returned),
+            time_recorded: None,
+            pid: self.pid,
+            tid: Some(self.tid),
+            ppid: None,
+            uid: Some(self.uid),
+            gid: Some(self.gid),
+            sid: None,
+            pgid: None,
+            ret: Some(self.ret),
+            errno: Some(self.errno),
+            buffer_not_captured: false,
+            args: Vec::new(),
+            extra: Vec::new(),
+        };
+        for (c, v) in self.columns(id) {
+            if c == col::NOT_CAPTURED {
+                ev.buffer_not_captured = v == Value::Bool(true);
+            }
+            if c <= col::OPERATION || matches!(v, Value::Null | Value::Bool(false)) {
+                continue;
+            }
+            let x = match v {
+                Value::Bytes(b) => ExtraValue::Bytes(b[..b.len().min(max_bytes)].to_vec()),
+                Value::Bool(b) => ExtraValue::Bool(b),
+                Value::Int32(i) => ExtraValue::Int(i.into()),
+                Value::Int64(i) => ExtraValue::Int(i),
+                _ => continue,
+            };
+            ev.extra.push((ty.fields()[c].name.clone(), x));
+        }
+        ev
+    }
+
     /// Approximate memory held (queues count it against their byte budgets).
     pub fn memory_bytes(&self) -> usize {
         let v = |o: &Option<Vec<u8>>| o.as_ref().map_or(0, Vec::len);

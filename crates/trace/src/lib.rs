@@ -23,6 +23,7 @@ pub mod fileio;
 pub mod format;
 pub mod fsop;
 pub mod key;
+pub mod live;
 pub mod net;
 pub mod quirks;
 mod reader;

@@ -355,7 +355,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
     }
 
     fn write_fs(&mut self, r: &crate::fsop::FsRecord<'_>, id: u64) -> Result<()> {
-        use crate::fsop::{col, FsData};
+        use crate::fsop::FsData;
         let max = self.cfg.max_buffer_bytes;
         let Some(b) = self.fs.as_mut() else {
             return Err(Error::UnknownCall(format!("{} (writer without fs_ops)", r.op)));
@@ -372,72 +372,8 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         }
         let before = b.approx_bytes();
         b.start_record();
-        let i64v = |v: i64| Value::Int64(v);
-        b.set(col::UNIQUE_ID, i64v(id as i64))?;
-        b.set(col::TIME_CALLED, i64v(r.time_called))?;
-        b.set(col::TIME_RETURNED, i64v(r.time_returned))?;
-        if let Some(p) = r.pid {
-            b.set(col::PID, Value::Int32(p))?;
-        }
-        b.set(col::TID, Value::Int32(r.tid))?;
-        b.set(col::UID, Value::Int32(r.uid))?;
-        b.set(col::GID, Value::Int32(r.gid))?;
-        b.set(col::RET, i64v(r.ret))?;
-        b.set(col::ERRNO, Value::Int32(r.errno))?;
-        b.set(col::OPERATION, Value::Bytes(r.op.as_bytes()))?;
-        b.set(col::FUSE_UNIQUE, i64v(r.fuse_unique as i64))?;
-        b.set(col::NODEID, i64v(r.nodeid as i64))?;
-        for (f, v) in [
-            (col::COMM, &r.comm),
-            (col::PATH, &r.path),
-            (col::NEW_PATH, &r.new_path),
-            (col::NAME, &r.name),
-        ] {
-            if let Some(v) = v {
-                b.set(f, Value::Bytes(v))?;
-            }
-        }
-        for (f, v) in [
-            (col::INODE, r.inode),
-            (col::FH, r.fh),
-            (col::OFFSET, r.offset),
-            (col::LENGTH, r.length),
-            (col::FLAGS, r.flags),
-            (col::ATIME, r.atime),
-            (col::MTIME, r.mtime),
-            (col::FH_OUT, r.fh_out),
-            (col::OFFSET_OUT, r.offset_out),
-            (col::RESULT_INODE, r.result_inode),
-            (col::RESULT_SIZE, r.result_size),
-        ] {
-            if let Some(v) = v {
-                b.set(f, i64v(v))?;
-            }
-        }
-        for (f, v) in
-            [(col::MODE, r.mode), (col::OWNER_UID, r.owner_uid), (col::OWNER_GID, r.owner_gid)]
-        {
-            if let Some(v) = v {
-                b.set(f, Value::Int32(v))?;
-            }
-        }
-        b.set(col::ATIME_NOW, Value::Bool(r.atime_now))?;
-        b.set(col::MTIME_NOW, Value::Bool(r.mtime_now))?;
-        match &r.data {
-            FsData::None => {}
-            FsData::Full(d) => {
-                b.set(col::DATA, Value::Bytes(d))?;
-                b.set(col::DATA_LENGTH, i64v(d.len() as i64))?;
-            }
-            FsData::Hashed { len, blake3 } => {
-                b.set(col::DATA_LENGTH, i64v(*len as i64))?;
-                b.set(col::DATA_BLAKE3, Value::Bytes(blake3))?;
-                b.set(col::NOT_CAPTURED, Value::Bool(true))?;
-            }
-            FsData::Length(len) => {
-                b.set(col::DATA_LENGTH, i64v(*len as i64))?;
-                b.set(col::NOT_CAPTURED, Value::Bool(true))?;
-            }
+        for (c, v) in r.columns(id) {
+            b.set(c, v)?;
         }
         let after = b.approx_bytes();
         self.records += 1;
