@@ -412,8 +412,13 @@ fn serve<FS: Filesystem + 'static>(
     }
     let n = depth * qids.len();
     let setup = (|| -> io::Result<_> {
+        // Only this thread submits to and waits on its ring (replies are sent from the
+        // handlers it calls): the kernel's task work (handing a request to an entry) then runs
+        // when the thread waits for completions, without interrupting it (as libfuse does).
         let ring = IoUring::<squeue::Entry128, cqueue::Entry>::builder()
             .setup_cqsize(((n + 1) * 2) as u32)
+            .setup_single_issuer()
+            .setup_defer_taskrun()
             .build((n + 1) as u32)?;
         let queue = Arc::new(Ring { ring, sq: Mutex::new(()), fd: dev.as_raw_fd() });
         let mut bufs = Vec::with_capacity(n * 2);
