@@ -31,17 +31,15 @@ def fmt(x, p=2):
     return "" if x is None else f"{x:,.{p}f}"
 
 
-print("| workload | config | runs | figure (median) | requests | daemon CPU s | CPU µs / request | context switches / request |")
+print("| workload | config | runs | figure: median (runs) | requests | daemon CPU s | CPU µs / request | context switches / request |")
 print("|---|---|---|---|---|---|---|---|")
 for k in order:
     rs = by[k]
     w, c = k
-    if "iops" in rs[0]:
-        fig = f"{fmt(med(rs, lambda r: r.get('iops')), 0)} IOPS"
-    elif "files_s" in rs[0]:
-        fig = f"{fmt(med(rs, lambda r: r.get('wall_s')))} s"
-    else:
-        fig = f"{fmt(med(rs, lambda r: r.get('wall_s')))} s"
+    key, unit, p = ("iops", "IOPS", 0) if "iops" in rs[0] else ("wall_s", "s", 2)
+    fig = f"{fmt(med(rs, lambda r: r.get(key)), p)} {unit}"
+    if len(rs) > 1:
+        fig += " (" + ", ".join(fmt(r.get(key), p) for r in rs) + ")"
     req = med(rs, lambda r: r.get("fs_ops"))
     cpu = med(rs, lambda r: r.get("daemon_cpu_s"))
     us = med(rs, lambda r: r["daemon_cpu_s"] * 1e6 / r["fs_ops"] if r.get("fs_ops") and "daemon_cpu_s" in r else None)
