@@ -7,8 +7,8 @@ Plain keys are copied (numbers as numbers). Files named by these keys are read i
   fsmark_out=F  fs_mark's report: its files/s (the mean of its rounds, -L);
   info_json=F   `reanimator info --json` of the trace: its operation records, lost calls;
   daemon_err=F  reanimator fs's stderr: operations served, recorded, filtered out;
-  daemon_t=F    GNU time's "%M %U %S" around the FUSE daemon: its peak RSS (MB, 1 MB = 1024 KB)
-                and CPU seconds from mount to exit."""
+  daemon_t=F    GNU time's "%M %U %S %w %c" around the FUSE daemon: its peak RSS (MB, 1 MB =
+                1024 KB), CPU seconds and voluntary/involuntary context switches, mount to exit."""
 import json
 import re
 import sys
@@ -55,9 +55,10 @@ if "daemon_err" in files:
         row["fs_ops"], row["fs_recorded"], row["fs_filtered"] = (int(g) for g in m.groups())
 if "daemon_t" in files:
     try:
-        rss, user, sys_ = open(files["daemon_t"]).read().split()[-3:]
+        rss, user, sys_, vcsw, ivcsw = open(files["daemon_t"]).read().split()[-5:]
         row["daemon_rss_mb"] = round(int(rss) / 1024, 1)
         row["daemon_cpu_s"] = round(float(user) + float(sys_), 2)
+        row["daemon_vcsw"], row["daemon_ivcsw"] = int(vcsw), int(ivcsw)
     except (OSError, ValueError):
         pass
 print(json.dumps(row))

@@ -15,6 +15,10 @@
 #   reanimator-discard   ... `--data full` with REANIMATOR_DISCARD_EVENTS=1: every record built
 #                        and dropped (the per-stage A/B: full minus discard = the trace writer);
 #   reanimator-fast      ... `--fast`;
+#   reanimator-full-dev  ... `--data full --transport dev` (/dev/fuse; the rows above take the
+#                        default transport, io_uring where the kernel's enable_uring is on);
+#   reanimator-every-lookup ... `--data full --every-lookup` (no entry cache: the old default);
+#   reanimator-fast-dev  ... `--fast --transport dev`;
 #   reanimator-filtered  ... `--filter 'path ~ "/nomatch/**"'`: nothing matches, every call
 #                        passes through untraced (the cost of the daemon without its trace);
 #                        (these five with --compress none: lz4, the default since issue 19,
@@ -63,7 +67,7 @@ source bench/lib.sh
 REPS="${1:-${REPS:-3}}"
 FIO_SECONDS="${FIO_SECONDS:-10}"
 ALL_WORKLOADS="randread randwrite untar fsmark sqlite"
-ALL_CONFIGS="native bindfs bindfs-nocache loggedfs reanimator-none reanimator-full reanimator-discard reanimator-fast reanimator-filtered"
+ALL_CONFIGS="native bindfs bindfs-nocache loggedfs reanimator-none reanimator-full reanimator-full-dev reanimator-every-lookup reanimator-discard reanimator-fast reanimator-fast-dev reanimator-filtered"
 CHAIN_CONFIGS="reanimator-lz4 reanimator-seal-lz4 reanimator-encrypt reanimator-seal-lz4-encrypt"
 WORKLOADS="${WORKLOADS:-$ALL_WORKLOADS}"
 CONFIGS="${CONFIGS:-$ALL_CONFIGS}"
@@ -159,6 +163,12 @@ start_fs() {
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=(env REANIMATOR_DISCARD_EVENTS=1 "$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --compress none) ;;
     reanimator-fast)
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --fast --compress none) ;;
+    reanimator-fast-dev)
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --fast --transport dev --compress none) ;;
+    reanimator-full-dev)
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --transport dev --compress none) ;;
+    reanimator-every-lookup)
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --every-lookup --compress none) ;;
     reanimator-filtered)
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --filter 'path ~ "/nomatch/**"' --compress none) ;;
     reanimator-lz4)
@@ -172,8 +182,9 @@ start_fs() {
   esac
   W=$MNTED
   is_fuse "$MNTED" && die "$MNTED is already a FUSE mount before $cfg starts"
-  # GNU time around the daemon: peak RSS (KB), user and system seconds, mount to exit.
-  /usr/bin/time -f '%M %U %S' -o "$DIR/daemon.t" "${cmd[@]}" </dev/null >"$DIR/daemon.out" 2>"$DIR/daemon.err" &
+  # GNU time around the daemon: peak RSS (KB), user and system seconds, voluntary and
+  # involuntary context switches, mount to exit.
+  /usr/bin/time -f '%M %U %S %w %c' -o "$DIR/daemon.t" "${cmd[@]}" </dev/null >"$DIR/daemon.out" 2>"$DIR/daemon.err" &
   DPID=$!
   t0=$SECONDS
   # Up: the mount is in the mount table (and reanimator has said "... mounted LOWER at MNT ...").
@@ -308,13 +319,17 @@ bench() {
   [ -n "$OUTF" ] && [ -e "$OUTF" ] && size=$(stat -c %s "$OUTF")
   if [[ $CFG = reanimator-* ]]; then
     [ -e "$OUTF" ] || die "$CFG wrote no trace at $OUTF"
-    "$RA" info --key "$KEY" --json "$OUTF" >"$DIR/info.json" 2>"$DIR/info.err" || {
+    # The key only for the sealed and encrypted rows: a reader given a key reads sealed
+    # files only.
+    local -a keyargs=()
+    [[ $CFG = *seal* || $CFG = *encrypt* ]] && keyargs=(--key "$KEY")
+    "$RA" info "${keyargs[@]}" --json "$OUTF" >"$DIR/info.json" 2>"$DIR/info.err" || {
       echo "bench/fs: \`reanimator info --json\` of $CFG's trace failed:" >&2; cat "$DIR/info.err" >&2; exit 1
     }
     kv+=(info_json="$DIR/info.json" daemon_err="$DIR/daemon.err")
     # fio: how many of its reads or writes reached the trace.
     if [[ $WORKLOAD = rand* ]]; then
-      kv+=(rw_records="$("$RA" dump --key "$KEY" "$OUTF" --where 'call in {read, write}' | wc -l)")
+      kv+=(rw_records="$("$RA" dump "${keyargs[@]}" "$OUTF" --where 'call in {read, write}' | wc -l)")
     fi
   fi
   [ "$CFG" = loggedfs ] && [ -e "$OUTF" ] && calls=$(wc -l <"$OUTF") && kv+=(log_lines="$calls")

@@ -613,7 +613,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__fs__subcmd__mount)
-            opts="-o -h -V --key --output --data --fast --fidelity --direct-io --threads --filter --aggregate --aggregate-by --aggregate-depth --print-aggregate --profile --aggregate-only --compress --seal --encrypt --spill --net-buffer --daemon --print --json --log --help --version"
+            opts="-o -h -V --key --output --data --fast --fidelity --every-lookup --transport --direct-io --threads --filter --aggregate --aggregate-by --aggregate-depth --print-aggregate --profile --aggregate-only --compress --seal --encrypt --spill --net-buffer --daemon --print --json --log --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -633,6 +633,10 @@ _reanimator() {
                     ;;
                 --data)
                     COMPREPLY=($(compgen -W "full hash none" -- "${cur}"))
+                    return 0
+                    ;;
+                --transport)
+                    COMPREPLY=($(compgen -W "auto uring dev" -- "${cur}"))
                     return 0
                     ;;
                 --threads)

@@ -46,6 +46,16 @@ enum FsCmd {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TransportArg {
+    /// io_uring where the kernel offers it, else /dev/fuse.
+    Auto,
+    /// FUSE-over-io_uring.
+    Uring,
+    /// /dev/fuse.
+    Dev,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum By {
     /// Per operation.
     Op,
@@ -58,13 +68,26 @@ enum By {
 
 #[derive(Args, Debug)]
 #[command(after_help = "Modes:\n  \
-    --fidelity (default): the kernel caches no attributes or directory entries and drops a \
-    file's cached pages at each open, so every operation reaches the tracer, page I/O of \
-    memory-mapped files included; one worker thread, so the trace's order is the order \
-    operations were served in. Slower: each stat, open and path walk costs a round trip.\n  \
-    --fast: attributes and entries cached for 1 s, file pages kept between opens, several \
-    worker threads. Much faster for metadata-heavy work, but operations the kernel answers \
-    from its caches never reach the tracer (the trace header says which mode ran).\n\n\
+    --fidelity (default): the kernel keeps names for 1 s (its dentry cache) but no attributes, \
+    and drops a file's cached pages at each open: every stat, permission check, open, read and \
+    write reaches the tracer, page I/O of memory-mapped files included; a lookup of a name \
+    looked up, created or listed in the last second is answered by the kernel (as under a \
+    stackable file system such as Tracefs). One worker thread, so that the trace's order is \
+    the order operations were answered in.\n  \
+    --every-lookup: no name cache either: each path walk's lookups reach the tracer too; one \
+    worker thread. Slower: each path component costs a round trip.\n  \
+    --fast: attributes and names cached for 1 s, file pages kept between opens, one worker per \
+    CPU. Fastest for metadata-heavy work, but operations the kernel answers from its caches \
+    never reach the tracer.\n  \
+    In every mode writeback caching and FUSE passthrough stay off (they would take reads and \
+    writes out of the daemon's view); the trace header (fs_mode, fs_kernel_cache) says what \
+    the mode could not see.\n\n\
+Transport (--transport): `uring` serves requests over FUSE-over-io_uring (Linux 6.14+: one \
+ring per CPU, each answer and the next request in one command); `dev` reads and writes \
+/dev/fuse; `auto` (the default) takes io_uring where the kernel offers it (the fuse module's \
+enable_uring parameter) and says why when it falls back to /dev/fuse. `uring` turns that \
+parameter on when it is off, and is refused where the kernel has none. \
+REANIMATOR_FS_TRANSPORT=auto|uring|dev sets the default.\n\n\
 Permissions: the mount grants no access the lower file system would refuse. The kernel checks \
 every access with the caller's credentials against the lower files' modes, owners and POSIX \
 ACLs; the daemon refuses callers who could not search LOWER's ancestors; files are created \
@@ -103,17 +126,27 @@ pub struct MountArgs {
     #[arg(long, value_enum, default_value_t = Data::Full)]
     data: Data,
     /// Kernel caches on, several threads (see Modes below).
-    #[arg(long, conflicts_with = "fidelity")]
+    #[arg(long, conflicts_with_all = ["fidelity", "every_lookup"])]
     fast: bool,
-    /// Every operation reaches the tracer (the default; see Modes below).
-    #[arg(long)]
+    /// Names cached 1 s, attributes asked every time (the default; see Modes below).
+    #[arg(long, conflicts_with = "every_lookup")]
     fidelity: bool,
+    /// No kernel cache at all: every lookup of every path walk reaches the tracer; one
+    /// worker thread (see Modes below).
+    #[arg(long)]
+    every_lookup: bool,
+    /// How requests reach the daemon: auto (io_uring where the kernel offers it, else
+    /// /dev/fuse), uring, dev (default: REANIMATOR_FS_TRANSPORT, else auto; see Transport
+    /// below).
+    #[arg(long, value_enum)]
+    transport: Option<TransportArg>,
     /// No page cache on the mount (FOPEN_DIRECT_IO): each read and write call a program makes
     /// reaches the tracer as one operation (split at 1 MiB), even rereads of cached data;
     /// shared mmaps still work. Slower for programs that reread.
     #[arg(long)]
     direct_io: bool,
-    /// FUSE worker threads (default: 1 with --fidelity, the CPU count with --fast).
+    /// FUSE worker threads (default: 1, the CPU count with --fast; more than one on io_uring
+    /// means one per CPU, each pinned to its CPU).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Option<u32>,
     /// Record only operations for which this expression holds (see Filters below).
@@ -237,6 +270,15 @@ pub fn run(a: FsArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
 }
 
 fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
+    let transport = match a.transport {
+        Some(t) => t,
+        None => match std::env::var("REANIMATOR_FS_TRANSPORT") {
+            Err(_) => TransportArg::Auto,
+            Ok(v) => TransportArg::from_str(&v, true).map_err(|_| {
+                anyhow::anyhow!("REANIMATOR_FS_TRANSPORT={v:?}: expected auto, uring or dev")
+            })?,
+        },
+    };
     let filter = match &a.filter {
         Some(src) => {
             let f = ra_filter::Filter::parse(src).map_err(|e| anyhow::anyhow!(e.render(src)))?;
@@ -294,6 +336,12 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
             Data::None => DataMode::None,
         },
         fast: a.fast,
+        every_lookup: a.every_lookup,
+        transport: match transport {
+            TransportArg::Auto => ra_fs::Transport::Auto,
+            TransportArg::Uring => ra_fs::Transport::Uring,
+            TransportArg::Dev => ra_fs::Transport::Dev,
+        },
         direct_io: a.direct_io,
         threads: a.threads.map(|t| t as usize),
         filter,

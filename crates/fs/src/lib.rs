@@ -24,7 +24,9 @@ pub mod inodes;
 pub mod passthrough;
 pub mod registry;
 pub mod tracer;
+pub mod uring;
 
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -48,6 +50,24 @@ pub enum Error {
     Io { what: String, source: std::io::Error },
 }
 
+/// How requests reach the daemon: `fs mount --transport`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Transport {
+    /// FUSE-over-io_uring where the kernel offers it (the fuse module's `enable_uring`),
+    /// /dev/fuse otherwise (the reason is printed and put in the header).
+    #[default]
+    Auto,
+    /// FUSE-over-io_uring; the kernel's switch is turned on if it is off; refused where the
+    /// kernel has none.
+    Uring,
+    /// /dev/fuse reads and writes, one descriptor per worker thread.
+    Dev,
+}
+
+/// How long the default mode lets the kernel keep a name (its dentry cache): the time within
+/// which a name already looked up, created or listed is not looked up again.
+pub const ENTRY_TTL: Duration = Duration::from_secs(1);
+
 /// Everything `fs mount` is told.
 pub struct MountConfig {
     pub lower: PathBuf,
@@ -56,6 +76,11 @@ pub struct MountConfig {
     pub output: Destination,
     pub data: DataMode,
     pub fast: bool,
+    /// `--every-lookup`: no entry cache either, so that every path walk's lookups reach the
+    /// daemon (the default caches names for [`ENTRY_TTL`] and asks for attributes every time).
+    pub every_lookup: bool,
+    /// How requests reach the daemon.
+    pub transport: Transport,
     /// Open files with FOPEN_DIRECT_IO: every read and write call reaches the tracer as the
     /// program made it (no page cache on the mount).
     pub direct_io: bool,
@@ -249,12 +274,42 @@ pub fn mount(
     let (root_fd, mount_fd, root_st) = passthrough::open_root(&lower)
         .map_err(|e| Error::Io { what: format!("cannot open {}", lower.display()), source: e })?;
     let lower_mount = mount_of(&lower);
+    // One thread but with --fast, so that the trace's order is the order the operations were
+    // answered in (each reply goes out before its record is written: with two threads, a
+    // program's next operation could be written before the one it waited for).
     let threads = cfg.threads.unwrap_or(if cfg.fast {
         std::thread::available_parallelism().map_or(2, |n| n.get()).max(2)
     } else {
         1
     });
-    let mode = if cfg.fast { "fast" } else { "fidelity" };
+    // The transport: io_uring where the kernel offers it (or as asked), else /dev/fuse.
+    let uring_refused = match cfg.transport {
+        Transport::Dev => Some("/dev/fuse as asked (--transport dev)".to_string()),
+        Transport::Auto => uring::unavailable(),
+        Transport::Uring => {
+            if uring::unavailable().is_some() && std::fs::write(uring::ENABLE_PARAM, b"1").is_ok() {
+                eprintln!(
+                    "reanimator fs: turned the kernel's FUSE-over-io_uring on ({} = Y) for \
+                     --transport uring",
+                    uring::ENABLE_PARAM
+                );
+            }
+            if let Some(why) = uring::unavailable() {
+                return Err(Error::Usage(format!("--transport uring: {why}")));
+            }
+            None
+        }
+    };
+    if let (Transport::Auto, Some(why)) = (cfg.transport, &uring_refused) {
+        eprintln!("reanimator fs: serving over /dev/fuse: {why}");
+    }
+    let mode = if cfg.fast {
+        "fast"
+    } else if cfg.every_lookup {
+        "every-lookup"
+    } else {
+        "fidelity"
+    };
     let mut facts: Vec<(String, String)> = vec![
         ("source".into(), "reanimator fs (FUSE)".into()),
         ("fs_lower".into(), lower.display().to_string()),
@@ -266,8 +321,17 @@ pub fn mount(
                 "attributes and entries cached 1 s, file pages kept between opens: operations the \
                  kernel answers from its caches are not in the trace"
                     .into()
+            } else if cfg.every_lookup {
+                "none: every operation reaches the daemon, each path walk's lookups included".into()
             } else {
-                "none: every operation reaches the daemon".into()
+                format!(
+                    "names cached {} s (the dentry cache), attributes asked every time, file pages \
+                     dropped at each open: a lookup of a name looked up, created or listed in \
+                     the last {0} s is answered by the kernel and not in the trace (what a \
+                     stackable file system such as Tracefs does not see either); every stat, \
+                     permission check, open, read and write reaches the daemon",
+                    ENTRY_TTL.as_secs()
+                )
             },
         ),
         ("fs_threads".into(), threads.to_string()),
@@ -405,7 +469,15 @@ pub fn mount(
         ),
         handles: handles::Handles::default(),
         tracer: tracer.clone(),
-        ttl: if cfg.fast { Duration::from_secs(1) } else { Duration::ZERO },
+        attr_ttl: if cfg.fast { Duration::from_secs(1) } else { Duration::ZERO },
+        entry_ttl: if cfg.fast {
+            Duration::from_secs(1)
+        } else if cfg.every_lookup {
+            Duration::ZERO
+        } else {
+            ENTRY_TTL
+        },
+        want_uring: uring_refused.is_none(),
         keep_cache: cfg.fast,
         direct_io: cfg.direct_io,
         reach: reach.clone(),
@@ -424,8 +496,11 @@ pub fn mount(
         MountOption::Suid,
     ];
     fcfg.acl = SessionACL::All;
-    fcfg.n_threads = Some(threads);
-    fcfg.clone_fd = threads > 1;
+    // With io_uring, /dev/fuse carries only FORGET and INTERRUPT (and what comes before the
+    // rings are up): one thread.
+    let dev_threads = if uring_refused.is_none() { 1 } else { threads };
+    fcfg.n_threads = Some(dev_threads);
+    fcfg.clone_fd = dev_threads > 1;
     let t0 = Instant::now();
     let session = fuser::Session::new(fs, &mountpoint, &fcfg).map_err(|e| {
         let hint = match e.raw_os_error() {
@@ -440,11 +515,49 @@ pub fn mount(
         undo(Error::Mount { mountpoint: mountpoint.clone(), source: e, hint })
     })?;
     drop(registry_lock);
-    let bg = session
-        .spawn()
-        .map_err(|e| undo(Error::Io { what: "cannot start the FUSE session".into(), source: e }))?;
     // The connection's number (fusectl), for cutting it off when a detached mount stays busy.
     let minor = mounts().into_iter().find(|m| m.mountpoint == mountpoint).map(|m| m.dev_minor);
+    let start_err = |e: std::io::Error| {
+        // The kernel holds every request until the rings are up: cut the connection off
+        // rather than leave a mount that hangs its users.
+        if let Some(m) = minor {
+            let _ = abort_connection(m);
+        }
+        let _ = rustix::mount::unmount(&mountpoint, rustix::mount::UnmountFlags::DETACH);
+        undo(Error::Io { what: "cannot start the FUSE session".into(), source: e })
+    };
+    let (bg, rings, transport) = if negotiated.uring.load(std::sync::atomic::Ordering::Relaxed) {
+        let dev = rustix::io::fcntl_dupfd_cloexec(&session, 0).map_err(|e| start_err(e.into()))?;
+        let (bg, dispatcher) = session.spawn_with_dispatcher().map_err(start_err)?;
+        let payload = uring::payload_size(passthrough::MAX_WRITE);
+        let rings = uring::start(dev.as_fd(), dispatcher, uring::QUEUE_DEPTH, payload, threads > 1)
+            .map_err(|e| {
+                let e = std::io::Error::new(e.kind(), format!("FUSE-over-io_uring: {e}"));
+                start_err(e)
+            })?;
+        let served_by = if rings.threads() > 1 {
+            "each served by a thread pinned to its CPU"
+        } else {
+            "all served by one thread"
+        };
+        let t = format!(
+            "io_uring: {} queues (one per possible CPU, {served_by}) of {} entries, {} KiB \
+             payload each; FORGET and INTERRUPT on /dev/fuse",
+            rings.queues,
+            rings.depth,
+            rings.payload / 1024
+        );
+        (bg, Some(rings), t)
+    } else {
+        let why = uring_refused.clone().unwrap_or_else(|| {
+            let w = "the kernel did not agree to FUSE_OVER_IO_URING at INIT".to_string();
+            eprintln!("reanimator fs: serving over /dev/fuse with one thread: {w}");
+            w
+        });
+        let bg = session.spawn().map_err(start_err)?;
+        (bg, None, format!("/dev/fuse: {dev_threads} thread(s); not io_uring: {why}"))
+    };
+    tracer.add_info("fs_transport", transport.as_bytes());
     if registered {
         registry::set_minor(minor.unwrap_or(0));
     }
@@ -455,7 +568,7 @@ pub fn mount(
     let mut detached = false;
     loop {
         std::thread::sleep(Duration::from_millis(50));
-        if bg.guard.is_finished() {
+        if bg.guard.is_finished() && rings.as_ref().is_none_or(uring::Rings::finished) {
             break;
         }
         let stops = stop();
@@ -500,6 +613,13 @@ pub fn mount(
         }
     }
     let session_result = bg.join();
+    if let Some(r) = rings {
+        let (served, err) = r.stop();
+        tracer.add_info("fs_uring_requests", served.to_string().as_bytes());
+        if let Some(e) = err {
+            eprintln!("reanimator fs: {e}");
+        }
+    }
     if cfg.aggregate.is_some() {
         // Cut short by the unmount: partial.
         let i = tracer.rotate_interval();

@@ -42,8 +42,13 @@ pub struct TraceFs {
     pub inodes: Inodes,
     pub handles: Handles,
     pub tracer: Arc<Tracer>,
-    /// Attribute and entry cache time the kernel is given (zero in fidelity mode).
-    pub ttl: Duration,
+    /// Attribute cache time the kernel is given (zero but in `--fast`: attributes are asked
+    /// for every time).
+    pub attr_ttl: Duration,
+    /// Entry (name) cache time: zero with `--every-lookup`, so that every path walk asks.
+    pub entry_ttl: Duration,
+    /// Ask the kernel for FUSE-over-io_uring at INIT (`--transport uring`).
+    pub want_uring: bool,
     /// `--fast`: let the kernel keep file pages between opens.
     pub keep_cache: bool,
     /// `--direct-io`: no page cache on the mount; every read and write call is a request.
@@ -70,9 +75,15 @@ pub struct Negotiated {
     pub refused: AtomicBool,
     /// The kernel checks POSIX ACLs (FUSE_POSIX_ACL).
     pub posix_acl: AtomicBool,
+    /// The kernel agreed to FUSE-over-io_uring (FUSE_OVER_IO_URING).
+    pub uring: AtomicBool,
 }
 
 type Res<T> = Result<T, i32>;
+
+/// The largest read and write request asked for at INIT (and with it `max_pages`): 1 MiB,
+/// this kernel's `max_pages_limit` of 256 pages.
+pub const MAX_WRITE: usize = 1 << 20;
 
 fn errno(e: rustix::io::Errno) -> i32 {
     e.raw_os_error()
@@ -191,7 +202,7 @@ impl TraceFs {
         if ino.0 == crate::inodes::ROOT && !self.reach.is_open() {
             Duration::ZERO
         } else {
-            self.ttl
+            self.attr_ttl
         }
     }
 
@@ -298,7 +309,7 @@ impl TraceFs {
                 // The node id is ours; st_ino stays the lower file's.
                 let mut a = *attr;
                 a.ino = INodeNo(*id);
-                reply.entry(&self.ttl, &a, Generation(0));
+                reply.entry_with_ttls(&self.attr_ttl(a.ino), &self.entry_ttl, &a, Generation(0));
             }
             Err(e) => reply.error(Errno::from_i32(*e)),
         }
@@ -403,8 +414,8 @@ fn split<T>(r: &Res<T>) -> i32 {
 impl Filesystem for TraceFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         // 1 MiB per request: this kernel's max_pages_limit (256 pages).
-        let _ = config.set_max_write(1 << 20);
-        let _ = config.set_max_readahead(1 << 20);
+        let _ = config.set_max_write(MAX_WRITE as u32);
+        let _ = config.set_max_readahead(MAX_WRITE as u32);
         // POSIX ACLs checked by the kernel (with default_permissions) from the
         // system.posix_acl_* attributes getxattr passes through; the kernel then leaves the
         // umask to us (DONT_MASK), and the lower file system applies it — or a directory's
@@ -427,10 +438,15 @@ impl Filesystem for TraceFs {
             // Shared mappings of direct-I/O files (kernel 6.6+); without it mmap fails.
             let _ = config.add_capabilities(fuser::InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP);
         }
-        if !self.ttl.is_zero() {
-            // With caches, READDIRPLUS's attributes are kept and spare the lookups that
+        if self.want_uring {
+            // Granted only where the kernel offers it (the fuse module's enable_uring).
+            let ok = config.add_capabilities(fuser::InitFlags::FUSE_OVER_IO_URING).is_ok();
+            self.negotiated.uring.store(ok, Ordering::Relaxed);
+        }
+        if !self.entry_ttl.is_zero() {
+            // With an entry cache, READDIRPLUS's entries are kept and spare the lookups that
             // follow a listing; AUTO lets the kernel use it only when they do follow (ls -l).
-            // Without caches (fidelity) the kernel would look every name up again anyway.
+            // Without one (--every-lookup) the kernel would look every name up again anyway.
             let _ = config.add_capabilities(
                 fuser::InitFlags::FUSE_DO_READDIRPLUS | fuser::InitFlags::FUSE_READDIRPLUS_AUTO,
             );
@@ -1001,11 +1017,12 @@ impl Filesystem for TraceFs {
                 Err(libc::ENOENT) => return Ok(None),
                 Err(e) => return Err(e),
             };
-            let full = reply.add(
+            let full = reply.add_with_ttls(
                 INodeNo(id),
                 e.offset() as u64,
                 name,
-                &self.ttl,
+                &self.attr_ttl,
+                &self.entry_ttl,
                 &FileAttr { ino: INodeNo(id), ..attr },
                 Generation(0),
             );
@@ -1219,8 +1236,9 @@ impl Filesystem for TraceFs {
             Ok((id, attr, fh))
         })();
         match &r {
-            Ok((id, attr, fh)) => reply.created(
-                &self.ttl,
+            Ok((id, attr, fh)) => reply.created_with_ttls(
+                &self.attr_ttl,
+                &self.entry_ttl,
                 &FileAttr { ino: INodeNo(*id), ..*attr },
                 Generation(0),
                 FileHandle(*fh),

@@ -91,7 +91,7 @@ pub fn start_time(pid: u32) -> Option<u64> {
 /// once see each other.
 pub struct Lock(#[allow(dead_code)] std::fs::File);
 
-/// Waits at most [`LOCK_WAIT`] (a mount whose mountpoint hangs must not stop every other).
+/// Waits at most `LOCK_WAIT` (a mount whose mountpoint hangs must not stop every other).
 pub fn lock() -> std::io::Result<Lock> {
     let f = std::fs::OpenOptions::new()
         .create(true)
