@@ -299,27 +299,28 @@ fn checks() -> Vec<Check> {
     v.push(match read_trim("/sys/module/fuse/parameters/enable_uring").as_deref() {
         Some("Y") => check(
             "FUSE over io_uring",
-            "nothing yet",
+            "fs mount --transport auto|uring",
             Status::Ok,
-            "enabled (fuse.enable_uring=Y); fs mount serves requests by reading /dev/fuse, \
-             which works either way",
+            "enabled (fuse.enable_uring=Y): fs mount serves requests over io_uring rings by \
+             default (--transport auto)",
             None,
         ),
         Some(s) => check(
             "FUSE over io_uring",
-            "nothing yet",
+            "fs mount --transport auto|uring",
             Status::Ok,
             format!(
-                "off (fuse.enable_uring={s}); fs mount serves requests by reading /dev/fuse and \
-                 does not need it"
+                "off (fuse.enable_uring={s}): fs mount --transport auto reads /dev/fuse; \
+                 --transport uring turns the parameter on (as root) and uses the rings"
             ),
             None,
         ),
         None => check(
             "FUSE over io_uring",
-            "nothing yet",
+            "fs mount --transport uring",
             Status::Ok,
-            "this kernel has no fuse.enable_uring; fs mount does not need it",
+            "this kernel has no fuse.enable_uring (Linux 6.14+, CONFIG_FUSE_IO_URING): fs mount \
+             reads /dev/fuse (--transport dev), which works everywhere",
             None,
         ),
     });

@@ -110,6 +110,10 @@ pub const FACTS: &[(&str, FactRule)] = {
         // untraced, and whether the kernel checked ACLs: counts and a fixed phrase.
         ("fs_own_files_untraced", Keep),
         ("fs_posix_acl", Keep),
+        // The transport the daemon served (a fixed phrase with counts, or why not io_uring)
+        // and how many requests came over io_uring rings.
+        ("fs_transport", Keep),
+        ("fs_uring_requests", Keep),
         // A network sender's spill file (docs/NETWORK.md).
         ("spill_stream_offset", Keep),
         ("spill_reason", Removed),
