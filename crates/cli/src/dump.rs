@@ -164,9 +164,13 @@ pub(crate) fn call_values(token: &str, present: &[String]) -> Result<Vec<String>
     }
     match ra_syscalls::call_named(token) {
         Ok(d) => Ok(vec![d.trace_name.to_string()]),
+        // A file-system operation of `reanimator fs` traces (`create`, `lookup`, ...).
+        Err(_) if ra_trace::fsop::OPERATIONS.contains(&token) => Ok(vec![token.to_string()]),
         Err(e @ ra_syscalls::SelectError::Unknown { hint: None, .. }) => {
-            // Perhaps a near name among this trace's own calls (file-system operations).
-            match ra_filter::suggest(token, present.iter().map(String::as_str)) {
+            // Perhaps a near name among this trace's own calls or the file-system operations.
+            let near = present.iter().map(String::as_str);
+            match ra_filter::suggest(token, near.chain(ra_trace::fsop::OPERATIONS.iter().copied()))
+            {
                 Some(h) => Err(format!("no call named `{token}`; did you mean `{h}`?")),
                 None => Err(e.to_string()),
             }

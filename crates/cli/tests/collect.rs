@@ -147,8 +147,12 @@ fn ids(trace: &Path) -> Vec<u64> {
 /// The trace's read and write calls as dump prints them, without the columns that differ
 /// between two runs (id, time, pid, duration).
 fn io_calls(trace: &Path) -> Vec<String> {
-    let o =
-        bin().arg("dump").arg(trace).args(["--where", "call in {read, write}"]).output().unwrap();
+    let o = bin()
+        .arg("dump")
+        .arg(trace)
+        .args(["--no-decode-fds", "--where", "call in {read, write}"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "dump: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout)
         .unwrap()

@@ -20,6 +20,52 @@ use crate::schema::{NAMESPACE, VERSION};
 /// Extent type of file-system operation records.
 pub const FS_OP_TYPE: &str = "Reanimator::FsOp";
 
+/// The names of the file-system operations `reanimator fs` records (FUSE's requests), as the
+/// `operation` column holds them: what `--where 'call == create'` and `--type` may name in an
+/// fs trace besides the system calls of the registry.
+pub const OPERATIONS: &[&str] = &[
+    "access",
+    "batch_forget",
+    "bmap",
+    "copy_file_range",
+    "create",
+    "fallocate",
+    "flush",
+    "forget",
+    "fsync",
+    "fsyncdir",
+    "getattr",
+    "getlk",
+    "getxattr",
+    "ioctl",
+    "link",
+    "listxattr",
+    "lookup",
+    "lseek",
+    "mkdir",
+    "mknod",
+    "open",
+    "opendir",
+    "poll",
+    "read",
+    "readdir",
+    "readdirplus",
+    "readlink",
+    "release",
+    "releasedir",
+    "removexattr",
+    "rename",
+    "rmdir",
+    "setattr",
+    "setlk",
+    "setxattr",
+    "statfs",
+    "symlink",
+    "tmpfile",
+    "unlink",
+    "write",
+];
+
 /// Column positions of [`FS_OP_TYPE`] (the order [`fs_op_type`] declares them in).
 pub mod col {
     pub const UNIQUE_ID: usize = 0;
