@@ -155,7 +155,7 @@ impl TraceSink {
 
     /// [`TraceSink::from_writer`], and with `print` every call written to the trace is also
     /// printed as `reanimator dump` shows it, by a thread of its own fed without waiting
-    /// (lines it cannot take in time are dropped and counted: [`PRINT_QUEUE_BYTES`]).
+    /// (lines it cannot take in time are dropped and counted: [`ra_trace::live::PRINT_QUEUE_BYTES`]).
     pub fn with_printer(
         mut w: TraceWriter<TraceOutput>,
         path: &Path,

@@ -18,7 +18,7 @@
 //! (`i` being the final seal extent's own number), proves where the file ends: a file cut
 //! anywhere before it lacks it. The bytes no MAC covers are fixed by the ones it does: the
 //! file header, the final seal extent, the index extent and the trailer must be exactly what a
-//! sealing writer writes (the final seal and the index uncompressed), so [`check`] — which
+//! sealing writer writes (the final seal and the index uncompressed), so `check` — which
 //! [`verify_file`] and every [`DsReader`](crate::DsReader) opened with a [`SealKey`] run —
 //! rebuilds them from the verified extents and compares byte for byte.
 

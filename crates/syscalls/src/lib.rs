@@ -580,7 +580,7 @@ pub fn lookup(name: &str) -> Option<&'static SyscallDef> {
 }
 
 /// Look a call up by any name it goes by: kernel name, trace name, or an alias
-/// ([`defs::ALIASES`]: the names 32-bit ABIs give it, `_llseek`, `fstatat64`, `mmap2`).
+/// (`defs::ALIASES`: the names 32-bit ABIs give it, `_llseek`, `fstatat64`, `mmap2`).
 pub fn lookup_any(name: &str) -> Option<&'static SyscallDef> {
     lookup(name)
         .or_else(|| defs::ALIASES.iter().find(|(a, _)| *a == name).and_then(|(_, n)| lookup(n)))

@@ -223,7 +223,7 @@ impl Pseudonymizer {
     /// own keyed candidates (other salts than path components'), checked against every
     /// pseudonym of `path` (a reverse table maps each to one original), against kept names
     /// and against the names the kernel interprets (`security.ima` must not appear from a
-    /// `security.<three letters>`). When [`XATTR_TRIES`] candidates of its length are all
+    /// `security.<three letters>`). When `XATTR_TRIES` (64) candidates of its length are all
     /// taken, the name gets a longer one (counted in `xattr_lengthened`).
     pub fn xattr_name(&mut self, value: &[u8]) -> Vec<u8> {
         if value.is_empty() || self.keeps_name(value) {
