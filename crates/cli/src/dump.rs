@@ -437,9 +437,13 @@ fn dump_events(
         },
         ..FormatOptions::default()
     };
+    // The CSV columns: jsonl's fields, and the descriptors' files when they are decoded.
+    let mut csv_columns = CSV_COLUMNS.to_vec();
+    if decode {
+        csv_columns.extend(["fd_path", "fd_path2"]);
+    }
     if a.format == Format::Csv {
-        let fd_cols = if decode { ",fd_path,fd_path2" } else { "" };
-        writeln!(out, "{}{fd_cols}", CSV_COLUMNS.join(","))?;
+        writeln!(out, "{}", csv_columns.join(","))?;
     }
     let selected = !a.types.is_empty();
     // Following descriptors needs every call (the opens of the files a selected read uses).
@@ -493,15 +497,13 @@ fn dump_events(
             }
             Format::Csv => {
                 let mut j = event_json(&ev);
-                let mut columns = CSV_COLUMNS.to_vec();
                 if decode {
                     let [p1, p2] = fds.first_two();
                     j["fd_path"] = json_path(p1);
                     j["fd_path2"] = json_path(p2);
-                    columns.extend(["fd_path", "fd_path2"]);
                 }
                 let mut s = String::new();
-                for (i, name) in columns.iter().enumerate() {
+                for (i, name) in csv_columns.iter().enumerate() {
                     if i > 0 {
                         s.push(',');
                     }

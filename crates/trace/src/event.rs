@@ -205,15 +205,21 @@ impl Event {
         Some(u64::from_le_bytes(how.get(0..8)?.try_into().ok()?) as i64)
     }
 
+    /// The bytes a call that succeeded says it moved (its positive return value), else 0:
+    /// how far a copy's in-out offsets advanced.
+    pub fn bytes_moved(&self) -> i64 {
+        match (self.errno.unwrap_or(0), self.ret) {
+            (0, Some(r)) if r > 0 => r,
+            _ => 0,
+        }
+    }
+
     /// A kernel-side copy's ends as the call found them ([`SyscallDef::copy_ends`]); None for
     /// other calls or when a descriptor is missing. Offsets are those before the call (the
     /// trace keeps the in-out offsets as the kernel wrote them back, after the bytes moved).
     pub fn copy(&self) -> Option<KernelCopy<'_>> {
         let ends = self.def?.copy_ends()?;
-        let moved = match (self.errno.unwrap_or(0), self.ret) {
-            (0, Some(r)) if r > 0 => r,
-            _ => 0,
-        };
+        let moved = self.bytes_moved();
         let before = |i: Option<usize>| -> Option<i64> {
             let d = self.args.get(i?)?.as_data()?;
             Some(i64::from_le_bytes(d.get(0..8)?.try_into().ok()?) - moved)

@@ -887,10 +887,7 @@ pub fn to_syscalls(ev: &Event) -> Vec<Event> {
             // A recorded copy_file_range holds its offsets as the kernel wrote them back
             // (after the bytes moved; `Event::copy` subtracts them again); the operation
             // holds where the copy started.
-            let moved = match (ev.errno.unwrap_or(0), ev.ret) {
-                (0, Some(r)) if r > 0 => r,
-                _ => 0,
-            };
+            let moved = ev.bytes_moved();
             let after = |k: &str| (int(k).unwrap_or(0) + moved).to_le_bytes().to_vec();
             let (off_in, off_out) = (after("offset"), after("offset_out"));
             opt(mk(
