@@ -61,7 +61,7 @@ need_pkg() { # need_pkg COMMAND-OR-PATH PACKAGE
     [ -e "$1" ] || command -v "$1" >/dev/null 2>&1
 }
 
-WORK=$(mktemp -d "$WORKBASE/fs-conformance.XXXXXX")
+WORK=$(mktemp -d "$WORKBASE/fs-conformance.XXXXXX") || { echo "fs-conformance: cannot make a work directory in $WORKBASE (does it exist?)" >&2; exit 2; }
 chmod 755 "$WORK"
 REPORT=$WORK/report.txt
 DIFFS=0

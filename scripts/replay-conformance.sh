@@ -53,7 +53,7 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 R=${REANIMATOR:-${CARGO_TARGET_DIR:-$HERE/target}/release/reanimator}
 [ -x "$R" ] || { echo "replay-conformance: no reanimator binary at $R (cargo build --release)" >&2; exit 2; }
 PY=${PYTHON:-/usr/bin/python3}
-WORK=$(mktemp -d "$WORKBASE/replay-conformance.XXXXXX")
+WORK=$(mktemp -d "$WORKBASE/replay-conformance.XXXXXX") || { echo "replay-conformance: cannot make a work directory in $WORKBASE (does it exist?)" >&2; exit 2; }
 chmod 755 "$WORK"
 REPORT=$WORK/report.txt
 DIFFS=0 KNOWN=0 UNITS=0 SKIPS=0
