@@ -90,7 +90,6 @@ WHY[stress-link]="the stressor links, reads links and stats files outside its te
 # seen and not yet found, never a known limit (those are ALLOW entries above). Every
 # quarantined difference is printed and counted in the summary line.
 declare -A QUARANTINE
-QUARANTINE[mp-main/ebpf]="intermittent since 2026-12-02 (eBPF recordings, in five of seven quick runs today; never seen with ptrace): a child of the multiprocessing tests gets descriptor 4 from openat where 3 was recorded right after close_range(3, 4) and execve, and the replay's mmappread pages then split differently between issued and simulated; not root-caused yet"
 QUARANTINED=0
 
 # Options a unit's replays need.

@@ -849,3 +849,47 @@ fn a_descriptor_passed_over_a_unix_socket_replays_as_the_file_it_named() {
     assert_eq!(report["per_call"]["read"]["mismatched"], 0, "{}", report["per_call"]);
     c.replay_and_check(&trace);
 }
+
+/// Two children posix_spawn()ed (glibc: clone with CLONE_VM|CLONE_VFORK) by one parent share its
+/// address space until they exec. Found by replay-conformance's mp-main (Python's
+/// multiprocessing): the replay's exec cleared the one address space the parent and all its
+/// vfork children shared, so the second child's exec took the first child's mapping; the first
+/// child's page records then found no mapping, fell back to the descriptor the mapping was made
+/// with (closed long since), and made up an entry at its number, so that the child's next open
+/// got the number after the recorded one. The replay must find every page's mapping and give
+/// the open its recorded number.
+#[test]
+fn vfork_siblings_execs_keep_each_other_s_mappings() {
+    if !ebpf_available() {
+        return;
+    }
+    ra_testkit::set_backend("ebpf");
+    let c = Case::new("vforksibs");
+    std::fs::write(c.work.join("data"), content(7, 16 * 4096)).unwrap();
+    // The first child maps the file, closes its descriptor, waits for the second child's exec,
+    // reads the pages, and opens a file (which must get the number the mapping's had).
+    let first = "import mmap, os, time\n\
+        fd = os.open('data', os.O_RDONLY)\n\
+        m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)\n\
+        os.close(fd)\n\
+        time.sleep(0.6)\n\
+        s = sum(m[i * 4096] for i in range(16))\n\
+        out = os.open('out', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)\n\
+        assert out == fd, (out, fd)\n\
+        os.write(out, str(s).encode())\n\
+        os.close(out)\n";
+    let parent = format!(
+        "import os, time\n\
+         a = os.posix_spawn('/usr/bin/python3', ['python3', '-c', {first:?}], os.environ)\n\
+         time.sleep(0.2)\n\
+         b = os.posix_spawn('/bin/true', ['true'], os.environ)\n\
+         for p in (b, a):\n    _, st = os.waitpid(p, 0)\n    assert st == 0, st\n"
+    );
+    let trace = c.record_python(&parent);
+    let r = c.replay_with(&trace, &[]);
+    // (The interpreter's own shared mappings, such as glibc's gconv cache, have page records too.)
+    let pages = &r["per_call"]["mmappread"];
+    assert!(pages["matched"].as_u64().unwrap() >= 16, "{}", r["per_call"]);
+    assert_eq!(pages["matched"], pages["replayed"], "{}", r["per_call"]);
+    c.replay_and_check(&trace);
+}

@@ -1559,8 +1559,23 @@ impl Call<'_> {
             // (MAP_SHARED|MAP_ANONYMOUS, System V shm), whose pages the eBPF recorder recorded
             // before 2026-11-28. Nothing of a file to replay.
             None if fd < 0 => return Ok(Act::Sim),
-            // The mapping is gone from the model (unmapped before the record): the descriptor.
-            None => (self.file("fd")?, None),
+            // The mapping is gone from the model (unmapped before the record): the descriptor,
+            // if it is still open. It is looked up, never made up: the record's descriptor is
+            // the one the mapping was made with, usually closed since (ld.so closes it right
+            // after mmap), and a made-up entry would take its number from the next open.
+            None => {
+                let open = i32::try_from(fd).ok().and_then(|n| lock(&self.p.fds).get(n).cloned());
+                match open {
+                    Some(e) => (e.file, None),
+                    None => {
+                        self.warn(format!(
+                            "a page of a mapping made with descriptor {fd}, which is closed, and \
+                             no mapping of the trace covers its address: simulated"
+                        ));
+                        return Ok(Act::Sim);
+                    }
+                }
+            }
         };
         let Some(raw) = f.raw() else { return Ok(Act::Sim) };
         let size = sys::fstat_at(raw)?.st_size;
@@ -2700,15 +2715,13 @@ impl Call<'_> {
         Ok(Act::Emulated(0))
     }
 
-    /// What a successful exec does to the process's state: close-on-exec descriptors are
-    /// closed and the address space is new.
+    /// What a successful exec does to the process's state ([`Process::after_exec`]): its
+    /// own descriptor table without the close-on-exec descriptors, and a new address space.
     fn exec_effect(&mut self) {
-        let gone = lock(&self.p.fds).exec();
+        let (next, gone) = self.p.after_exec();
         self.closed(&gone);
-        let mut mm = lock(&self.p.mm);
-        let old = std::mem::take(&mut mm.maps);
-        drop(mm);
-        drop(old);
+        drop(gone);
+        self.sh.procs.insert(self.pl.proc, next);
     }
 }
 

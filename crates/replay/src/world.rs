@@ -368,6 +368,24 @@ impl Process {
         }
     }
 
+    /// The process a successful exec leaves (the kernel's `begin_new_exec`): a descriptor
+    /// table of its own (`unshare_files`: a table shared with CLONE_FILES stays the other
+    /// process's) without the close-on-exec entries, which are returned so they close outside
+    /// any lock, and a new address space (a vfork child shared its parent's until now: clearing
+    /// that one would take the parent's mappings, and every sibling's). cwd and umask stay
+    /// shared as they were.
+    pub fn after_exec(&self) -> (Process, Vec<FdEntry>) {
+        let mut t = lock(&self.fds).clone();
+        let gone = t.exec();
+        let p = Process {
+            fds: Arc::new(Mutex::new(t)),
+            fs: self.fs.clone(),
+            mm: Arc::new(Mutex::new(MemMap::default())),
+            locks: self.locks.clone(),
+        };
+        (p, gone)
+    }
+
     /// The child of `clone(flags)`.
     pub fn clone_with(&self, flags: u64) -> Process {
         let share = |bit: i32| flags & bit as u64 != 0;
