@@ -121,13 +121,13 @@ impl Context {
         let pid = ev.pid.unwrap_or(0);
         if after {
             if def.ret == ra_syscalls::Ret::Fd && !ev.failed() {
-                return self.files.descriptor_path(pid, ev.ret?).cloned();
+                return self.files.fd_target(pid, ev.ret?).path().cloned();
             }
             return None;
         }
         let (i, _) = def.args.iter().enumerate().find(|(_, a)| a.kind == ArgKind::Fd)?;
         let fd = ev.args.get(i)?.as_int()?;
-        self.files.descriptor_path(pid, fd).cloned()
+        self.files.fd_target(pid, fd).path().cloned()
     }
 
     /// Step the model over one event; returns its descriptor's path.

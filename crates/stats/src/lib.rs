@@ -709,7 +709,7 @@ impl Accumulator {
                     let base: Option<&[u8]> = match dirfd {
                         None | Some(-100) => t.cwd(pid),
                         Some(d) => match t.fd_target(pid, d) {
-                            FdTarget::Dir(p) | FdTarget::File(p) => Some(p),
+                            FdTarget::Dir(p) | FdTarget::File(p) => Some(&**p),
                             _ => None,
                         },
                     };

@@ -11,7 +11,7 @@
 //! last one is closed (or at [`FileIoTracker::finish`]).
 //!
 //! The same descriptor tables name what each descriptor refers to at any point of the trace,
-//! as `strace -y` does ([`FileIoTracker::fd_name`], [`FileIoTracker::event_fds`]): a file's or
+//! as `strace -y` does ([`FileIoTracker::fd_target`], [`FileIoTracker::event_fds`]): a file's or
 //! directory's path, `/dev/null`, `pipe`, `socket`, `anon_inode:[eventfd]`; the descriptors a
 //! process had before the trace began (a `-p` attach, inherited ones) from the recorders'
 //! synthetic opens. `dump`, `export --where` and `stats` see a call's file through them.
@@ -67,15 +67,37 @@ pub struct Skipped {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FdTarget<'a> {
     /// A file, by its absolute normalized path.
-    File(&'a [u8]),
+    File(&'a Arc<[u8]>),
     /// A directory or `O_PATH` descriptor.
-    Dir(&'a [u8]),
+    Dir(&'a Arc<[u8]>),
     /// Opened in the trace, but no file whose I/O is followed: under `/dev`, `/proc` or `/sys`
     /// (with its path), a pipe, socket or anonymous inode (with the kernel's name of it), or
     /// a path that did not resolve (no name).
-    Other(Option<&'a [u8]>),
+    Other(Option<&'a Arc<[u8]>>),
     /// Never shown opened: a pipe, a socket, or inherited from outside the trace.
     Unknown,
+}
+
+impl<'a> FdTarget<'a> {
+    /// The path of a file or directory (absolute, normalized); `None` for pipes, sockets,
+    /// `/dev`, `/proc` and `/sys` files, and descriptors never seen opened.
+    pub fn path(self) -> Option<&'a Arc<[u8]>> {
+        match self {
+            FdTarget::File(p) | FdTarget::Dir(p) => Some(p),
+            FdTarget::Other(_) | FdTarget::Unknown => None,
+        }
+    }
+
+    /// The name `strace -y` gives it: a path (files, directories, `/dev/null`), or `pipe`,
+    /// `socket`, `anon_inode:[eventfd]`, `/memfd:NAME (deleted)`; `None` for a descriptor the
+    /// trace never showed being made.
+    pub fn name(self) -> Option<&'a Arc<[u8]>> {
+        match self {
+            FdTarget::File(p) | FdTarget::Dir(p) => Some(p),
+            FdTarget::Other(n) => n,
+            FdTarget::Unknown => None,
+        }
+    }
 }
 
 /// What a descriptor refers to.
@@ -185,29 +207,16 @@ impl FileIoTracker {
         FileIoTracker { synthetic_ids, ..FileIoTracker::new(trace.info_value("cwd")) }
     }
 
-    /// What descriptor `fd` of process `pid` refers to at this point of the trace, named as
-    /// `strace -y` names it: a path (files, directories, `/dev/null`), or `pipe`, `socket`,
-    /// `anon_inode:[eventfd]`, `/memfd:NAME (deleted)`; `None` for a descriptor the trace
-    /// never showed being made.
-    pub fn fd_name(&mut self, pid: i32, fd: i64) -> Option<Arc<[u8]>> {
-        self.enter(pid);
-        match self.entry(pid, Some(fd))? {
-            Entry::File(o) => self.ofds.get(o)?.as_ref().map(|o| o.path.clone()),
-            Entry::Dir(d) => Some(d),
-            Entry::Other(name) => name,
-        }
-    }
-
     /// What the descriptor arguments of `ev` refer to, before [`FileIoTracker::apply`] is
     /// given it (call [`FileIoTracker::returned_fd`] after, for the descriptor it returns).
-    pub fn event_fds(&mut self, ev: &Event) -> EventFds {
+    pub fn event_fds(&self, ev: &Event) -> EventFds {
         let mut out = EventFds::default();
         let Some(def) = ev.def else { return out };
         let pid = ev.pid.unwrap_or(0);
         for (i, (a, v)) in def.args.iter().zip(&ev.args).enumerate().take(out.args.len()) {
             if matches!(a.kind, ra_syscalls::ArgKind::Fd | ra_syscalls::ArgKind::DirFd) {
                 if let Some(fd) = v.as_int().filter(|&fd| fd >= 0) {
-                    out.args[i] = self.fd_name(pid, fd);
+                    out.args[i] = self.fd_target(pid, fd).name().cloned();
                 }
             }
         }
@@ -216,29 +225,17 @@ impl FileIoTracker {
 
     /// What the descriptor `ev` returned refers to, after [`FileIoTracker::apply`] was given
     /// it: `None` for calls that return no descriptor, and failed ones.
-    pub fn returned_fd(&mut self, ev: &Event) -> Option<Arc<[u8]>> {
+    pub fn returned_fd(&self, ev: &Event) -> Option<Arc<[u8]>> {
         let def = ev.def?;
         if def.ret != ra_syscalls::Ret::Fd || ev.failed() {
             return None;
         }
         let fd = ev.ret.filter(|&r| r >= 0)?;
-        self.fd_name(ev.pid.unwrap_or(0), fd)
+        self.fd_target(ev.pid.unwrap_or(0), fd).name().cloned()
     }
 
     pub fn skipped(&self) -> &Skipped {
         &self.skipped
-    }
-
-    /// The path of the file or directory that descriptor `fd` of process `pid` names at this
-    /// point of the trace (absolute, normalized), as far as the trace shows: `None` for
-    /// pipes, sockets, `/dev`, `/proc` and `/sys` files, and descriptors never seen opened.
-    pub fn descriptor_path(&self, pid: i32, fd: i64) -> Option<&Arc<[u8]>> {
-        let fd = i32::try_from(fd).ok()?;
-        match &self.procs.get(&pid)?.fds.get(&fd)?.entry {
-            Entry::File(o) => self.ofds.get(*o)?.as_ref().map(|f| &f.path),
-            Entry::Dir(p) => Some(p),
-            Entry::Other(_) => None,
-        }
     }
 
     /// Apply one event (in trace order) and append the operations it makes to `out`. `keep`
@@ -418,11 +415,15 @@ impl FileIoTracker {
         }
     }
 
-    /// What descriptor `fd` of process `pid` names, as far as the trace has shown (for
-    /// readers that attribute calls to files: `stats --by file`). Ask before applying the
-    /// call: a close forgets its descriptor.
+    /// What descriptor `fd` of process `pid` names at this point of the trace, as far as the
+    /// trace has shown: the one lookup of a descriptor for every reader (dump's `strace -y`
+    /// names through [`FdTarget::name`], export's and stats' files through
+    /// [`FdTarget::path`]). Ask before applying the call (a close forgets its descriptor). A
+    /// child not seen yet has the table it inherits from its parent.
     pub fn fd_target(&self, pid: i32, fd: i64) -> FdTarget<'_> {
-        let slot = i32::try_from(fd).ok().and_then(|fd| self.procs.get(&pid)?.fds.get(&fd));
+        let proc =
+            self.procs.get(&pid).or_else(|| self.procs.get(self.pending_children.get(&pid)?));
+        let slot = i32::try_from(fd).ok().and_then(|fd| proc?.fds.get(&fd));
         match slot.map(|s| &s.entry) {
             None => FdTarget::Unknown,
             Some(Entry::File(o)) => match self.ofds.get(*o).and_then(Option::as_ref) {
@@ -430,7 +431,7 @@ impl FileIoTracker {
                 None => FdTarget::Unknown,
             },
             Some(Entry::Dir(d)) => FdTarget::Dir(d),
-            Some(Entry::Other(name)) => FdTarget::Other(name.as_deref()),
+            Some(Entry::Other(name)) => FdTarget::Other(name.as_ref()),
         }
     }
 
