@@ -89,7 +89,7 @@ mod tests {
         let l = Selection::parse("openat,pwrite64").unwrap();
         assert!(l.defs().iter().any(|d| d.name == "pwrite64"));
         assert!(l.defs().iter().any(|d| d.name == "execve"), "lifecycle calls always");
-        assert_eq!(s.pseudo().len(), 2, "mmappread, mmappwrite");
+        assert_eq!(s.pseudo().len(), 3, "mmappread, mmappwrite, io_uring_op");
         let p = Selection::parse("mmappwrite,openat").unwrap();
         assert_eq!(p.pseudo().iter().map(|d| d.name).collect::<Vec<_>>(), ["mmappwrite"]);
         assert!(Selection::parse("openat").unwrap().pseudo().is_empty());

@@ -363,19 +363,24 @@ fn run<W: std::io::Write + Send + 'static>(
 ) -> ra_trace::Result<SinkStats> {
     let mut last_flush = Instant::now();
     let mut warned = false;
+    let mut enters = EnterIds::default();
     loop {
         match rx.recv_timeout(Duration::from_millis(250)) {
-            Ok(Msg::Events(v, bytes)) => {
+            Ok(Msg::Events(mut v, bytes)) => {
                 match &print {
                     None => {
-                        for e in &v {
-                            w.append(e)?;
+                        for e in &mut v {
+                            let key = enters.resolve(e);
+                            let id = w.append(e)?;
+                            enters.note(key, id);
                         }
                     }
                     Some(p) => {
                         let mut previews = Vec::with_capacity(v.len());
-                        for e in &v {
+                        for e in &mut v {
+                            let key = enters.resolve(e);
                             let id = w.append(e)?;
+                            enters.note(key, id);
                             previews.push(p.preview(e, id));
                         }
                         p.send(previews);
@@ -407,6 +412,50 @@ fn run<W: std::io::Write + Send + 'static>(
         }
     }
     Ok(SinkStats { events: w.events(), records: w.records(), file_bytes: 0 })
+}
+
+/// The extra field through which a recorder ties an io_uring request (`io_uring_op`) to the
+/// `io_uring_enter` that submitted it: both carry the same key (the call's thread and
+/// per-thread number), and the writer thread, which assigns unique ids, turns the request's
+/// into its `enter_id` argument. The recorder hands a request over after its call.
+pub(crate) const ENTER_REF: &str = "uring_enter_ref";
+
+/// The unique ids of the last [`EnterIds::KEEP`] submitting calls, by key.
+#[derive(Default)]
+struct EnterIds {
+    ids: std::collections::HashMap<i64, u64>,
+    order: std::collections::VecDeque<i64>,
+}
+
+impl EnterIds {
+    const KEEP: usize = 1 << 14;
+
+    /// Take the key off `e`: a submitting call's is returned (to be noted with its id), a
+    /// request's becomes its `enter_id` when the call is known.
+    fn resolve(&mut self, e: &mut Event) -> Option<i64> {
+        let at = e.extra.iter().position(|(k, _)| k == ENTER_REF)?;
+        let (_, v) = e.extra.remove(at);
+        let ra_trace::ExtraValue::Int(key) = v else { return None };
+        if e.def.and_then(|d| d.replay.handler()) == Some(ra_syscalls::Handler::UringOp) {
+            if let Some(&id) = self.ids.get(&key) {
+                e.set_arg("enter_id", ra_trace::ArgValue::Int(id as i64));
+            }
+            return None;
+        }
+        Some(key)
+    }
+
+    fn note(&mut self, key: Option<i64>, id: u64) {
+        let Some(key) = key else { return };
+        if self.ids.insert(key, id).is_none() {
+            self.order.push_back(key);
+        }
+        while self.order.len() > Self::KEEP {
+            if let Some(k) = self.order.pop_front() {
+                self.ids.remove(&k);
+            }
+        }
+    }
 }
 
 fn finish<W: std::io::Write + Send + 'static>(

@@ -618,7 +618,7 @@ impl ValueState {
                 return Vec::new();
             };
             let io = matches!(
-                ra_syscalls::io_class(&ev.name),
+                ev.io_class(),
                 IoClass::Read | IoClass::Write | IoClass::Sync | IoClass::Async
             );
             if !io {
@@ -763,7 +763,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
         timed += 1;
         let g = group(a.by, a.depth, &ev);
         let (lat, failed) = (returned - called, ev.failed());
-        let class = ra_syscalls::io_class(&ev.name).name();
+        let class = ev.io_class().name();
         if value.is_some() {
             for &v in &vals {
                 let keys = [

@@ -32,6 +32,7 @@ use common::bin;
 const EXCLUDED: &[(&str, &str)] = &[
     ("mmappread", "Re-Animator pseudo-call synthesized by a tracer; no syscall number"),
     ("mmappwrite", "Re-Animator pseudo-call synthesized by a tracer; no syscall number"),
+    ("io_uring_op", "an io_uring request, not a call: crates/cli/tests/record_uring.rs"),
 ];
 
 #[test]

@@ -81,7 +81,7 @@ pub fn class(ev: &Event) -> &'static str {
 /// The call's I/O class (`ra_syscalls::io_class`: read, write, meta, sync, open/close, dir,
 /// async, other).
 pub fn io_class(ev: &Event) -> &'static str {
-    ra_syscalls::io_class(&ev.name).name()
+    ev.io_class().name()
 }
 
 /// Follows the trace for what a row needs beyond its event: descriptor paths

@@ -698,6 +698,10 @@ impl Accumulator {
             };
         };
         let Some(t) = self.tracker.as_ref() else { return FileKey::None };
+        if ev.uring_fixed_file() {
+            // An index into the ring's registered files, which the trace does not resolve.
+            return FileKey::Unknown;
+        }
         let mut dirfd = None;
         let mut fd = None;
         for (a, v) in def.args.iter().zip(&ev.args) {
@@ -746,6 +750,10 @@ fn fd_key(t: FdTarget<'_>) -> FileKey<'_> {
 
 /// The name a call is counted under: the kernel's name (strace's), else the trace's.
 pub fn call_name(ev: &Event) -> &str {
+    if let Some(op) = ev.uring_op() {
+        // An io_uring request is counted under its operation (`io_uring:write`).
+        return op.call_name();
+    }
     match ev.def {
         Some(d) => d.name,
         None => &ev.name,
@@ -776,6 +784,14 @@ pub fn data_moved(ev: &Event) -> (Option<u64>, Option<u64>) {
         Some(Handler::Read | Handler::ReadV) => (Some(moved()), None),
         Some(Handler::Write | Handler::WriteV) => (None, Some(moved())),
         Some(Handler::Copy) => (Some(moved()), Some(moved())),
+        Some(Handler::UringOp) => {
+            use ra_syscalls::uring::UringData;
+            match ev.uring_op().map(|o| o.data) {
+                Some(UringData::Out | UringData::OutVec) => (Some(moved()), None),
+                Some(UringData::In | UringData::InVec) => (None, Some(moved())),
+                _ => (None, None),
+            }
+        }
         _ => (None, None),
     }
 }

@@ -65,8 +65,10 @@ pub fn io_class(op: &str) -> IoClass {
         | "llistxattr" | "flistxattr" | "removexattr" | "lremovexattr" | "fremovexattr"
         | "lookup" | "getattr" | "setattr" | "lseek" | "fadvise64" | "flock" | "fcntl"
         | "ioctl" => IoClass::Meta,
-        "io_uring_setup" | "io_uring_enter" | "io_uring_register" | "io_setup" | "io_destroy"
-        | "io_submit" | "io_cancel" | "io_getevents" | "io_pgetevents" => IoClass::Async,
+        "io_uring_setup" | "io_uring_enter" | "io_uring_register" | "io_uring_op" | "io_setup"
+        | "io_destroy" | "io_submit" | "io_cancel" | "io_getevents" | "io_pgetevents" => {
+            IoClass::Async
+        }
         _ => IoClass::Other,
     }
 }

@@ -13,6 +13,7 @@ pub mod arch;
 mod defs;
 pub mod flags;
 mod ioclass;
+pub mod uring;
 pub use ioclass::{io_class, IoClass};
 mod width;
 pub use width::Width;
@@ -76,6 +77,9 @@ pub enum Handler {
     /// io_uring and Linux AIO (`io_uring_enter`, `io_submit`, ...): the I/O they submit runs
     /// outside system calls and is not in the trace; simulated, with a warning.
     AsyncIo,
+    /// `io_uring_op`: one io_uring request (SQE and CQE), recorded by the eBPF recorder. Not
+    /// replayed yet: replay says so and counts them (the files they touched can differ).
+    UringOp,
     /// `lseek`.
     Seek,
     /// The descriptor translated, every other argument an integer passed on as recorded

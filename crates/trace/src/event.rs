@@ -277,6 +277,34 @@ impl Event {
 
     /// Bytes of captured buffers: data buffers, paths and struct results (`Data`) and the
     /// vectors' data (`Iov`). What the recorders report as "MB of data".
+    /// An io_uring request's opcode entry (`io_uring_op` events); None for other events and
+    /// opcodes newer than the table.
+    pub fn uring_op(&self) -> Option<&'static ra_syscalls::uring::UringOp> {
+        let d = self.def?;
+        if d.replay.handler() != Some(ra_syscalls::Handler::UringOp) {
+            return None;
+        }
+        ra_syscalls::uring::lookup(self.arg("opcode")?.as_int()?)
+    }
+
+    /// An io_uring request on a registered file (`IOSQE_FIXED_FILE`): its `fd` is an index
+    /// into the ring's file table, not a descriptor.
+    pub fn uring_fixed_file(&self) -> bool {
+        self.uring_op().is_some()
+            && self.arg("sqe_flags").and_then(ArgValue::as_int).unwrap_or(0)
+                & i64::from(ra_syscalls::uring::IOSQE_FIXED_FILE)
+                != 0
+    }
+
+    /// The I/O class of what the event did: its call's, or for an io_uring request its
+    /// opcode's (a `write` request is a write).
+    pub fn io_class(&self) -> ra_syscalls::IoClass {
+        match self.uring_op() {
+            Some(op) => op.io_class(),
+            None => ra_syscalls::io_class(&self.name),
+        }
+    }
+
     pub fn data_bytes(&self) -> u64 {
         self.args
             .iter()

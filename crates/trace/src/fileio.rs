@@ -212,6 +212,9 @@ impl FileIoTracker {
     pub fn event_fds(&self, ev: &Event) -> EventFds {
         let mut out = EventFds::default();
         let Some(def) = ev.def else { return out };
+        if ev.uring_fixed_file() {
+            return out;
+        }
         let pid = ev.pid.unwrap_or(0);
         for (i, (a, v)) in def.args.iter().zip(&ev.args).enumerate().take(out.args.len()) {
             if matches!(a.kind, ra_syscalls::ArgKind::Fd | ra_syscalls::ArgKind::DirFd) {

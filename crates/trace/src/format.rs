@@ -383,9 +383,15 @@ pub fn format_event_fds(
         }
         (None, None) => s.push_str("[?] "),
     }
-    s.push_str(&ev.name);
-    s.push('(');
-    if let Some(def) = ev.def {
+    let uring = ev.def.is_some_and(|d| d.replay.handler() == Some(ra_syscalls::Handler::UringOp));
+    if uring {
+        fmt_uring_op(&mut s, ev, o, fds);
+    } else {
+        s.push_str(&ev.name);
+        s.push('(');
+    }
+    if uring {
+    } else if let Some(def) = ev.def {
         let no_result = ev.failed() || ev.ret.is_none();
         for (i, (a, v)) in def.args.iter().zip(&ev.args).enumerate() {
             if i > 0 {
@@ -420,7 +426,10 @@ pub fn format_event_fds(
             }
         }
     }
-    s.push(')');
+    if !uring {
+        // (fmt_uring_op closes its own, then adds the SQE's flags)
+        s.push(')');
+    }
     match ev.ret {
         Some(r) => {
             let hex = ev.def.is_some_and(|d| d.ret == ra_syscalls::Ret::Addr) && r > 0;
@@ -463,12 +472,117 @@ pub fn format_event_fds(
     if ev.generated() {
         s.push_str(" (generated: killed between calls)");
     }
-    if o.show_duration {
+    if uring {
+        // From submission to completion, always: what a request's latency is.
+        if let Some(d) = ev.duration_ns() {
+            let _ = write!(s, " <{}.{:03} us>", d / 1000, (d % 1000).abs());
+        }
+    } else if o.show_duration {
         if let Some(d) = ev.duration_ns() {
             let _ = write!(s, " <{}.{:09}>", d / 1_000_000_000, (d % 1_000_000_000).abs());
         }
     }
     s
+}
+
+/// An io_uring request (`io_uring_op`) as the call it stands for, up to its closing
+/// parenthesis: `[uring 5] write(3</data/f>, "...", 4096, 8192)` (ring descriptor 5; `[fixed
+/// 2]` for a registered file; the offset left out when it is the file position), then its
+/// SQE flags (`IOSQE_IO_LINK`, ...). Opcodes without a decoder show their SQE.
+fn fmt_uring_op(
+    s: &mut String,
+    ev: &Event,
+    o: &FormatOptions,
+    fds: Option<&crate::fileio::EventFds>,
+) {
+    use ra_syscalls::uring::{self, UringData};
+    let int = |n: &str| ev.arg(n).and_then(ArgValue::as_int);
+    match int("ring_fd").filter(|&fd| fd >= 0) {
+        Some(fd) => {
+            let _ = write!(s, "[uring {fd}] ");
+        }
+        None => s.push_str("[uring ?] "),
+    }
+    let opcode = int("opcode").unwrap_or(-1);
+    let Some(op) = uring::lookup(opcode) else {
+        let _ = write!(s, "opcode_{opcode}(");
+        if let Some(ArgValue::Data(q)) = ev.arg("sqe") {
+            s.push_str("sqe=");
+            quoted_hex(s, q, q.len(), Hex::All);
+        }
+        s.push(')');
+        return;
+    };
+    let sqe_flags = int("sqe_flags").unwrap_or(0) as u8;
+    let op_flags = int("op_flags").unwrap_or(0) as u32;
+    let name = match op.name {
+        "fsync" if op_flags & uring::IORING_FSYNC_DATASYNC != 0 => "fdatasync",
+        n => n,
+    };
+    s.push_str(name);
+    s.push('(');
+    let fd = int("fd").unwrap_or(-1);
+    if sqe_flags & uring::IOSQE_FIXED_FILE != 0 {
+        let _ = write!(s, "[fixed {fd}]");
+    } else if op.syscall.is_none() {
+        // io_uring's own operations (nop, timeouts, futexes): `fd` names no file.
+        let _ = write!(s, "{fd}");
+    } else {
+        let _ = write!(s, "{fd}");
+        let at = ev.def.and_then(|d| d.arg("fd")).map(|(i, _)| i);
+        if let Some(name) = at.and_then(|i| fds.and_then(|f| f.args.get(i)?.as_deref())) {
+            push_fd_name(s, name);
+        }
+    }
+    let off = int("offset").unwrap_or(0);
+    let len = int("len").unwrap_or(0);
+    let push_off = |s: &mut String| {
+        // -1: the file position (read/write without an offset)
+        if off != -1 {
+            let _ = write!(s, ", {off}");
+        }
+    };
+    match op.data {
+        UringData::In | UringData::Out => {
+            let buf = if op.data == UringData::In { "buf_in" } else { "buf_out" };
+            s.push_str(", ");
+            match ev.arg(buf) {
+                Some(v @ (ArgValue::Data(_) | ArgValue::NotCaptured | ArgValue::Hashed { .. })) => {
+                    fmt_arg(s, ArgKind::InBuf(ra_syscalls::Len::Ret), v, o)
+                }
+                _ => {
+                    let _ = write!(s, "{:#x}", int("addr").unwrap_or(0));
+                }
+            }
+            let _ = write!(s, ", {len}");
+            push_off(s);
+        }
+        UringData::InVec | UringData::OutVec => {
+            let _ = write!(s, ", {:#x}, {len}", int("addr").unwrap_or(0));
+            push_off(s);
+        }
+        UringData::None if op.decoded => {
+            let _ = write!(s, ", {:#x}, {len}, {off}, {op_flags:#x}", int("addr").unwrap_or(0));
+        }
+        UringData::None => {
+            if let Some(ArgValue::Data(q)) = ev.arg("sqe") {
+                s.push_str(", sqe=");
+                quoted_hex(s, q, q.len(), Hex::All);
+            }
+        }
+    }
+    s.push(')');
+    for (bit, n) in [
+        (uring::IOSQE_IO_LINK, "IOSQE_IO_LINK"),
+        (uring::IOSQE_IO_HARDLINK, "IOSQE_IO_HARDLINK"),
+        (uring::IOSQE_IO_DRAIN, "IOSQE_IO_DRAIN"),
+        (uring::IOSQE_ASYNC, "IOSQE_ASYNC"),
+        (uring::IOSQE_BUFFER_SELECT, "IOSQE_BUFFER_SELECT"),
+    ] {
+        if sqe_flags & bit != 0 {
+            let _ = write!(s, " {n}");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,9 @@ pub const LOST_MMAP_WRITE: u32 = MAX_NR as u32 + 1;
 /// folio that could not be found, a full table of written pages).
 pub const LOST_MMAP_READ_UNSEEN: u32 = MAX_NR as u32 + 2;
 pub const LOST_MMAP_WRITE_UNSEEN: u32 = MAX_NR as u32 + 3;
-pub const LOST_SLOTS: u32 = MAX_NR as u32 + 4;
+/// io_uring operations whose record did not fit the ring.
+pub const LOST_URING: u32 = MAX_NR as u32 + 4;
+pub const LOST_SLOTS: u32 = MAX_NR as u32 + 5;
 
 pub const AK_SCALAR: u8 = 0;
 pub const AK_STR: u8 = 1;
@@ -67,6 +69,25 @@ pub const RK_PAGE: u32 = 6;
 pub const RK_STOP: u32 = 7;
 /// A call and its one data chunk in one record: `rec_call`, then an RK_DATA record.
 pub const RK_CALL1: u32 = 8;
+/// io_uring: a request's SQE as the kernel read it (`struct rec_uring`).
+pub const RK_URING_SUBMIT: u32 = 10;
+/// io_uring: its CQE (`struct rec_uring`).
+pub const RK_URING_COMPLETE: u32 = 11;
+/// io_uring: a chunk of a request's data (`struct rec_uring_data` and the bytes).
+pub const RK_URING_DATA: u32 = 12;
+
+/// `struct rec_uring.flags`.
+pub const UF_SQPOLL: u32 = 1;
+pub const UF_NO_MM: u32 = 2;
+pub const UF_DATA_LOST: u32 = 4;
+pub const UF_NO_SUBMIT: u32 = 8;
+pub const UF_BUF_SELECT: u32 = 16;
+pub const UF_MORE: u32 = 32;
+
+/// `struct rec_uring`: 88 bytes of fields, then the 64-byte SQE.
+pub const REC_URING_SIZE: usize = 152;
+/// `struct rec_uring_data`.
+pub const REC_URING_DATA_SIZE: usize = 32;
 
 pub const PG_READ: u32 = 1;
 pub const PG_WRITE: u32 = 2;
@@ -252,6 +273,39 @@ pub struct TaskRec {
     pub group_dead: bool,
 }
 
+/// `struct rec_uring`: an io_uring request's submission or completion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UringRec {
+    pub complete: bool,
+    pub tid: u32,
+    pub tgid: u32,
+    pub flags: u32,
+    pub ts: u64,
+    pub ctx: u64,
+    pub serial: u64,
+    pub enter_tid: u32,
+    pub enter_seq: u32,
+    pub res: i32,
+    pub cflags: u32,
+    pub user_data: u64,
+    pub opcode: u32,
+    pub data_len: u32,
+    pub ino: u64,
+    pub dev: u32,
+    pub ring_flags: u32,
+    pub sqe: [u8; 64],
+}
+
+/// `struct rec_uring_data` and its payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UringDataRec<'a> {
+    pub tid: u32,
+    pub tgid: u32,
+    pub serial: u64,
+    pub off: u64,
+    pub payload: &'a [u8],
+}
+
 /// One ring record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Record<'a> {
@@ -265,6 +319,8 @@ pub enum Record<'a> {
     /// Throttle: a process was just stopped.
     Stop(TaskRec),
     Page(PageRec<'a>),
+    Uring(Box<UringRec>),
+    UringData(UringDataRec<'a>),
 }
 
 /// The fields of a `rec_call` at the start of `b` (at least REC_CALL_SIZE bytes).
@@ -350,6 +406,38 @@ pub fn parse(b: &[u8]) -> Option<Record<'_>> {
                 ino: u64_at(b, 40),
                 dev: u32_at(b, 48),
                 payload: b.get(REC_PAGE_SIZE..REC_PAGE_SIZE + len)?,
+            }))
+        }
+        k @ (RK_URING_SUBMIT | RK_URING_COMPLETE) if b.len() >= REC_URING_SIZE => {
+            Some(Record::Uring(Box::new(UringRec {
+                complete: k == RK_URING_COMPLETE,
+                tid: u32_at(b, 4),
+                tgid: u32_at(b, 8),
+                flags: u32_at(b, 12),
+                ts: u64_at(b, 16),
+                ctx: u64_at(b, 24),
+                serial: u64_at(b, 32),
+                enter_tid: u32_at(b, 40),
+                enter_seq: u32_at(b, 44),
+                res: u32_at(b, 48) as i32,
+                cflags: u32_at(b, 52),
+                user_data: u64_at(b, 56),
+                opcode: u32_at(b, 64),
+                data_len: u32_at(b, 68),
+                ino: u64_at(b, 72),
+                dev: u32_at(b, 80),
+                ring_flags: u32_at(b, 84),
+                sqe: b[88..152].try_into().ok()?,
+            })))
+        }
+        RK_URING_DATA if b.len() >= REC_URING_DATA_SIZE => {
+            let len = u32_at(b, 12) as usize;
+            Some(Record::UringData(UringDataRec {
+                tid: u32_at(b, 4),
+                tgid: u32_at(b, 8),
+                serial: u64_at(b, 16),
+                off: u64_at(b, 24),
+                payload: b.get(REC_URING_DATA_SIZE..REC_URING_DATA_SIZE + len)?,
             }))
         }
         k @ (RK_FORK | RK_EXIT | RK_STOP) if b.len() >= REC_TASK_SIZE => {

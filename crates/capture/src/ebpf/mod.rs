@@ -13,6 +13,7 @@ mod layout;
 mod probe;
 pub mod profile;
 mod rules;
+mod uring;
 
 #[allow(
     clippy::all,
@@ -419,6 +420,19 @@ struct State<'s> {
     pseudo: Vec<&'static ra_syscalls::SyscallDef>,
     /// The calls recorded.
     selection: crate::Selection,
+    /// io_uring requests between their records (`io_uring_op` wanted: `Some`).
+    uring: Option<uring::UringAsm>,
+    /// Requests completed before the `io_uring_enter` that submitted them was recorded, per
+    /// submitting thread: handed over after it (see `sink::ENTER_REF`).
+    uring_wait: HashMap<u32, std::collections::VecDeque<(u32, ra_trace::Event)>>,
+    /// The last call number recorded per thread.
+    last_seq: HashMap<u32, u32>,
+    /// Per thread, its last io_uring_enter (call number, ring descriptor); per ring, the
+    /// descriptor it was last entered by: each request's `ring_fd`.
+    enter_fds: HashMap<u32, (u32, i64)>,
+    ring_fds: HashMap<i64, i64>,
+    clock: Clock,
+    data: DataMode,
 }
 
 impl State<'_> {
@@ -428,16 +442,94 @@ impl State<'_> {
     /// that the process is continued.
     fn call(&mut self, c: &layout::CallRec) -> i32 {
         let mut ev = self.asm.call(c);
+        if self.uring.is_some() {
+            if let Some(e) = ev.as_mut().filter(|e| e.name == "io_uring_enter") {
+                let key = uring::call_key(c.entry_tid, c.seq);
+                e.extra.push((uring::ENTER_REF.into(), ra_trace::ExtraValue::Int(key)));
+                if let Some(fd) = e.arg("fd").and_then(ra_trace::ArgValue::as_int) {
+                    self.enter_fds.insert(c.entry_tid, (c.seq, fd));
+                }
+            }
+        }
         if c.flags & layout::CF_READBACK != 0 {
             if let Some(ev) = ev.as_mut().filter(|_| wait_stopped(c.tid)) {
                 crate::common::add_copied_data(c.tid as i32, ev);
             }
             *self.defers_done.entry(c.tgid).or_default() += 1;
         }
-        match ev {
+        let r = match ev {
             Some(ev) => self.emit(ev),
             None => 0,
+        };
+        if self.uring.is_some() {
+            self.last_seq.insert(c.entry_tid, c.seq);
+            self.release_uring(c.entry_tid, Some(c.seq));
         }
+        r
+    }
+
+    /// An io_uring record.
+    fn uring(&mut self, r: Box<layout::UringRec>) {
+        let Some(u) = self.uring.as_mut() else { return };
+        if !r.complete {
+            u.submit(r);
+            return;
+        }
+        let ev = u.complete(&r, &self.asm, &self.clock, self.data);
+        // Its submitting call first: held until that call's record has come.
+        let key = ev.extra.iter().find(|(k, _)| k == uring::ENTER_REF).map(|(_, v)| v.clone());
+        if let Some(ra_trace::ExtraValue::Int(k)) = key {
+            let (tid, seq) = ((k >> 32) as u32, k as u32);
+            if self.last_seq.get(&tid).is_none_or(|&s| s < seq) {
+                let q = self.uring_wait.entry(tid).or_default();
+                q.push_back((seq, ev));
+                if q.len() > uring::MAX_IN_FLIGHT {
+                    if let Some((_, e)) = q.pop_front() {
+                        self.emit_op(e);
+                    }
+                }
+                return;
+            }
+        }
+        self.emit_op(ev);
+    }
+
+    /// Hand over the requests thread `tid` submitted in calls up to `seq` (None: all).
+    fn release_uring(&mut self, tid: u32, seq: Option<u32>) {
+        let Some(q) = self.uring_wait.get_mut(&tid) else { return };
+        let mut out = Vec::new();
+        while q.front().is_some_and(|(s, _)| seq.is_none_or(|x| *s <= x)) {
+            if let Some((_, e)) = q.pop_front() {
+                out.push(e);
+            }
+        }
+        if q.is_empty() {
+            self.uring_wait.remove(&tid);
+        }
+        for e in out {
+            self.emit_op(e);
+        }
+    }
+
+    /// Hand over a request, with its ring's descriptor.
+    fn emit_op(&mut self, mut ev: ra_trace::Event) -> i32 {
+        let key = ev.extra.iter().find(|(k, _)| k == uring::ENTER_REF).map(|(_, v)| v.clone());
+        let ring = ev.arg("ring").and_then(ra_trace::ArgValue::as_int).unwrap_or(0);
+        let mut fd = None;
+        if let Some(ra_trace::ExtraValue::Int(k)) = key {
+            let (tid, seq) = ((k >> 32) as u32, k as u32);
+            fd = self.enter_fds.get(&tid).filter(|(s, _)| *s == seq).map(|&(_, fd)| fd);
+        }
+        match fd {
+            Some(fd) => {
+                self.ring_fds.insert(ring, fd);
+            }
+            None => fd = self.ring_fds.get(&ring).copied(),
+        }
+        if let Some(fd) = fd {
+            ev.set_arg("ring_fd", ra_trace::ArgValue::Int(fd));
+        }
+        self.emit(ev)
     }
 
     fn on_record(&mut self, data: &[u8]) -> i32 {
@@ -521,6 +613,8 @@ impl State<'_> {
                     }
                 }
                 self.asm.thread_gone(t.tid);
+                self.release_uring(t.tid, None);
+                self.last_seq.remove(&t.tid);
                 if self.failed.is_none() {
                     let r = self.sink.thread_gone(t.tid as i32);
                     self.check(r);
@@ -530,6 +624,12 @@ impl State<'_> {
                 }
             }
             Some(Record::Stop(_)) => self.stop_seen = true,
+            Some(Record::Uring(r)) => self.uring(r),
+            Some(Record::UringData(d)) => {
+                if let Some(u) = self.uring.as_mut() {
+                    u.data(&d);
+                }
+            }
         }
         0
     }
@@ -595,6 +695,7 @@ fn slot_name(asm_names: &[Option<&'static str>], slot: u32) -> String {
     match slot {
         LOST_MMAP_READ | LOST_MMAP_READ_UNSEEN => "mmappread".into(),
         LOST_MMAP_WRITE | LOST_MMAP_WRITE_UNSEEN => "mmappwrite".into(),
+        layout::LOST_URING => "io_uring_op".into(),
         s => asm_names.get(s as usize).copied().flatten().unwrap_or("").into(),
     }
 }
@@ -995,6 +1096,18 @@ fn record(
         deferred_short: 0,
         pseudo: opts.selection.pseudo().to_vec(),
         selection: opts.selection.clone(),
+        uring: opts
+            .selection
+            .pseudo()
+            .iter()
+            .any(|d| d.replay.handler() == Some(ra_syscalls::Handler::UringOp))
+            .then(uring::UringAsm::default),
+        uring_wait: HashMap::new(),
+        last_seq: HashMap::new(),
+        enter_fds: HashMap::new(),
+        ring_fds: HashMap::new(),
+        clock,
+        data: opts.data,
     });
     let mut rb = RingBufferBuilder::new();
     rb.add(&skel.maps.rb, |data: &[u8]| state.borrow_mut().on_record(data))
@@ -1139,7 +1252,12 @@ fn record(
         }
         return Err(e.stopped(fate));
     }
+    let waiting: Vec<u32> = st.uring_wait.keys().copied().collect();
+    for tid in waiting {
+        st.release_uring(tid, None);
+    }
     book.flush(&skel, &stats, &clock, st.sink)?;
+    let uring_facts = st.uring.as_ref().map(uring::UringAsm::facts);
     let mut out = st.out;
     out.exit_code = match mode {
         Mode::Command { status, .. } => status.unwrap_or(128 + libc::SIGKILL),
@@ -1149,6 +1267,9 @@ fn record(
     out.lost_events = book.total;
     let a = st.asm.stats;
     let mut fact = |k: &str, v: String| out.facts.push((k.to_string(), v));
+    for (k, v) in uring_facts.into_iter().flatten() {
+        fact(k, v.to_string());
+    }
     fact("ebpf_loss_policy", cfg.loss.name().into());
     fact("ebpf_ring_bytes", cfg.ring_bytes.to_string());
     fact("lost_events", book.total.to_string());

@@ -81,6 +81,11 @@ pub const FACTS: &[(&str, FactRule)] = {
         ("ebpf_faults_classified_late", Keep),
         ("ebpf_folio_pages", Keep),
         ("ebpf_mmap_private", Keep),
+        // io_uring requests (counts only).
+        ("uring_ops", Keep),
+        ("uring_not_completed", Keep),
+        ("uring_data_not_captured", Keep),
+        ("uring_dropped", Keep),
         // `reanimator fs` (hostname, kernel, command, data_mode, start_time above).
         ("source", Keep),
         ("fs_lower", Path),

@@ -2595,3 +2595,274 @@ int BPF_PROG(on_add_folio, struct folio *folio)
 		s->added_pages += folio_pages(folio);
 	return 0;
 }
+
+/* ---- io_uring operations (capture.h, RK_URING_*) ----------------------------------------- */
+
+#define NR_IO_URING_ENTER 426
+#define IORING_SETUP_SQPOLL (1U << 1)
+#define IORING_SETUP_SQE128 (1U << 10)
+#define IOSQE_BUFFER_SELECT (1U << 5)
+#define IORING_CQE_F_MORE (1U << 1)
+/* include/uapi/linux/io_uring.h opcodes whose buffer is one contiguous range */
+#define IORING_OP_READ_FIXED 4
+#define IORING_OP_WRITE_FIXED 5
+#define IORING_OP_READ 22
+#define IORING_OP_WRITE 23
+#define IORING_OP_SEND 26
+#define IORING_OP_RECV 27
+
+/* A request between its SUBMIT and its COMPLETE. */
+struct uring_flight {
+	__u64 serial;
+	__u64 addr; /* a read's buffer, read at completion */
+	__u64 len;
+	__u64 mm;   /* the submitter's struct mm_struct * */
+	__u32 flags;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 16);
+	__type(key, __u64); /* struct io_kiocb * */
+	__type(value, struct uring_flight);
+} uring_flight SEC(".maps");
+
+__u64 uring_serial = 0;
+
+struct ucopy {
+	__u64 addr;
+	__u64 len;
+	__u64 off;
+	__u64 serial;
+	__u32 tid;
+	__u32 tgid;
+	__u32 lost;
+};
+
+/* Each thread's copy in progress, in task storage (not on the stack: the verifier would
+ * follow its values exactly through every step and never converge). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ucopy);
+} ucopies SEC(".maps");
+
+struct uctx {
+	struct ucopy *u;
+};
+
+/* One chunk of a request's buffer into the ring as an RK_URING_DATA record. */
+static long ucopy_step(__u64 i, void *ctx)
+{
+	struct ucopy *u = ((struct uctx *)ctx)->u;
+	struct rec_uring_data h = {};
+	struct bpf_dynptr dp;
+	__u64 n = u->len - u->off;
+
+	if (u->off >= u->len)
+		return 1;
+	if (n > chunk_max)
+		n = chunk_max;
+	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(h) + n, 0, &dp)) {
+		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
+		u->lost = 1;
+		return 1;
+	}
+	if (bpf_probe_read_user_dynptr(&dp, sizeof(h), n, (void *)(u->addr + u->off))) {
+		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
+		STAT(faults, 1);
+		u->lost = 1;
+		return 1;
+	}
+	h.kind = RK_URING_DATA;
+	h.tid = u->tid;
+	h.tgid = u->tgid;
+	h.len = n;
+	h.serial = u->serial;
+	h.off = u->off;
+	bpf_dynptr_write(&dp, 0, &h, sizeof(h), 0);
+	bpf_ringbuf_submit_dynptr(&dp, BPF_RB_NO_WAKEUP);
+	u->off += n;
+	return 0;
+}
+
+/* Copy [addr, addr + len) of the current thread's memory as request `serial`'s data (u:
+ * addr, len, serial, tid, tgid set, the rest zero); the bytes copied, fewer when the ring had
+ * no room or a page was not present (then `lost` is set). */
+static __noinline __u64 uring_copy(struct ucopy *in)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct ucopy *u = bpf_task_storage_get(&ucopies, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct uctx c;
+	__u64 len = in->len;
+
+	if (!u) {
+		in->lost = 1;
+		return 0;
+	}
+	*u = *in;
+	if (u->len > LEN_CAP)
+		u->len = LEN_CAP;
+	c.u = u;
+	bpf_loop(MAX_STEPS, ucopy_step, &c, 0);
+	if (u->lost || u->off < len)
+		in->lost = 1;
+	return u->off;
+}
+
+static __always_inline int uring_is_write(__u32 op)
+{
+	return op == IORING_OP_WRITE || op == IORING_OP_WRITE_FIXED || op == IORING_OP_SEND;
+}
+
+static __always_inline int uring_is_read(__u32 op)
+{
+	return op == IORING_OP_READ || op == IORING_OP_READ_FIXED || op == IORING_OP_RECV;
+}
+
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(on_uring_submit, struct io_kiocb *req)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 tgid = t->tgid, tid = t->pid;
+	struct io_ring_ctx *rctx = req->ctx;
+	struct uring_flight f = {};
+	struct rec_uring *r;
+	struct tstate *s;
+	__u64 key = (__u64)req, sqe, addr = 0, len = 0, data = 0;
+	__u32 head, ring_flags, op, sqe_flags = 0, idx;
+
+	if (noop || !is_target(tgid))
+		return 0;
+	ring_flags = BPF_CORE_READ(rctx, flags);
+	/* io_get_sqe: the SQE just read is the one before cached_sq_head, through sq_array
+	 * unless the ring has none (IORING_SETUP_NO_SQARRAY); 128-byte SQEs take two slots. */
+	head = (BPF_CORE_READ(rctx, cached_sq_head) - 1) & (BPF_CORE_READ(rctx, sq_entries) - 1);
+	idx = head;
+	__u32 *sq_array = BPF_CORE_READ(rctx, sq_array);
+	if (sq_array)
+		bpf_probe_read_kernel(&idx, sizeof(idx), sq_array + head);
+	if (ring_flags & IORING_SETUP_SQE128)
+		idx <<= 1;
+	sqe = (__u64)BPF_CORE_READ(rctx, sq_sqes) + (__u64)idx * 64;
+
+	f.serial = __sync_fetch_and_add(&uring_serial, 1) + 1;
+	op = BPF_CORE_READ(req, opcode);
+	bpf_probe_read_kernel(&sqe_flags, 1, (void *)(sqe + 1));
+	bpf_probe_read_kernel(&addr, 8, (void *)(sqe + 16));
+	bpf_probe_read_kernel(&len, 4, (void *)(sqe + 24));
+	if (ring_flags & IORING_SETUP_SQPOLL)
+		f.flags |= UF_SQPOLL;
+	if (sqe_flags & IOSQE_BUFFER_SELECT)
+		f.flags |= UF_BUF_SELECT;
+	if (uring_is_write(op) && !(f.flags & UF_BUF_SELECT) && !(data_none)) {
+		struct ucopy u = {.addr = addr, .len = len, .serial = f.serial, .tid = tid, .tgid = tgid};
+		data = uring_copy(&u);
+		if (u.lost)
+			f.flags |= UF_DATA_LOST;
+	}
+	if (uring_is_read(op)) {
+		f.addr = addr;
+		f.len = len;
+	}
+	f.mm = (__u64)t->mm;
+
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		account_lost(LOST_URING, data);
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->kind = RK_URING_SUBMIT;
+	r->tid = tid;
+	r->tgid = tgid;
+	r->flags = f.flags;
+	r->ts = bpf_ktime_get_ns();
+	r->ctx = (__u64)rctx;
+	r->serial = f.serial;
+	r->opcode = op;
+	r->data_len = data;
+	r->ring_flags = ring_flags;
+	s = bpf_task_storage_get(&tstates, t, 0, 0);
+	if (s && s->active && s->nr == NR_IO_URING_ENTER) {
+		r->enter_tid = s->entry_tid;
+		r->enter_seq = s->seq;
+	}
+	bpf_probe_read_kernel(r->sqe, sizeof(r->sqe), (void *)sqe);
+	r->user_data = *(__u64 *)&r->sqe[32];
+	bpf_ringbuf_submit(r, wakeup());
+	bpf_map_update_elem(&uring_flight, &key, &f, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(on_uring_complete, struct io_ring_ctx *rctx, void *reqp, struct io_uring_cqe *cqe)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct io_kiocb *req = reqp;
+	__u64 key = (__u64)req, data = 0, want;
+	__u32 tgid = t->tgid, tid = t->pid, flags = 0;
+	struct uring_flight *f;
+	struct rec_uring *r;
+	struct file *file;
+	__s32 res;
+	__u32 cflags;
+
+	if (noop || !req)
+		return 0;
+	f = bpf_map_lookup_elem(&uring_flight, &key);
+	if (!f && !is_target(tgid))
+		return 0;
+	res = BPF_CORE_READ(cqe, res);
+	cflags = BPF_CORE_READ(cqe, flags);
+	if (f) {
+		flags = f->flags;
+		if (f->len && res > 0 && !(flags & UF_BUF_SELECT) && !data_none) {
+			want = (__u64)res < f->len ? (__u64)res : f->len;
+			if (f->mm == (__u64)t->mm) {
+				struct ucopy u = {.addr = f->addr, .len = want, .serial = f->serial,
+						  .tid = tid, .tgid = tgid};
+				data = uring_copy(&u);
+				if (u.lost)
+					flags |= UF_DATA_LOST;
+			} else {
+				flags |= UF_NO_MM;
+			}
+		}
+	} else {
+		flags |= UF_NO_SUBMIT;
+	}
+	if (cflags & IORING_CQE_F_MORE)
+		flags |= UF_MORE;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		account_lost(LOST_URING, data);
+		goto out;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->kind = RK_URING_COMPLETE;
+	r->tid = tid;
+	r->tgid = tgid;
+	r->flags = flags;
+	r->ts = bpf_ktime_get_ns();
+	r->ctx = (__u64)rctx;
+	r->serial = f ? f->serial : 0;
+	r->res = res;
+	r->cflags = cflags;
+	r->user_data = BPF_CORE_READ(cqe, user_data);
+	r->opcode = BPF_CORE_READ(req, opcode);
+	r->data_len = data;
+	r->ring_flags = BPF_CORE_READ(rctx, flags);
+	file = BPF_CORE_READ(req, file);
+	if (file) {
+		r->ino = BPF_CORE_READ(file, f_inode, i_ino);
+		r->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	}
+	bpf_ringbuf_submit(r, wakeup());
+out:
+	if (f && !(cflags & IORING_CQE_F_MORE))
+		bpf_map_delete_elem(&uring_flight, &key);
+	return 0;
+}

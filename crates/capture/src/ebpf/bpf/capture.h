@@ -26,7 +26,8 @@
  * missing from the trace. */
 #define LOST_MMAP_READ_UNSEEN (MAX_NR + 2)
 #define LOST_MMAP_WRITE_UNSEEN (MAX_NR + 3)
-#define LOST_SLOTS (MAX_NR + 4)
+#define LOST_URING (MAX_NR + 4) /* io_uring operations whose record did not fit the ring */
+#define LOST_SLOTS (MAX_NR + 5)
 
 /* struct arg_rule.kind */
 #define AK_SCALAR 0  /* a register value; nothing to copy */
@@ -231,6 +232,64 @@ struct stats {
 	__u64 pages_folio;    /* pages of large folios mapped by a fault of a neighbour */
 	__u64 pages_retried;  /* faults classified late (at the next system call) */
 	__u64 pad[3];         /* (calls and data records are counted in user space) */
+};
+
+/*
+ * io_uring operations (tp_btf/io_uring_submit_req, tp_btf/io_uring_complete). Each request
+ * gives an RK_URING_SUBMIT when the kernel has read its SQE (in the thread that submitted it:
+ * the io_uring_enter caller, or the ring's SQPOLL thread) and an RK_URING_COMPLETE when its CQE
+ * is posted (in whichever thread ran it: the submitter, an io-wq worker, the SQPOLL thread;
+ * all share the submitter's memory). Both carry `serial`, the request's number (request
+ * structs are reused). A write's data precedes its SUBMIT as RK_URING_DATA chunks (read at
+ * submission); a read's precedes its COMPLETE (read at completion, when the thread completing
+ * it has the submitter's memory mapped; else UF_NO_MM and user space reads the bytes back
+ * from the file).
+ */
+#define RK_URING_SUBMIT 10
+#define RK_URING_COMPLETE 11
+#define RK_URING_DATA 12
+
+/* struct rec_uring.flags */
+#define UF_SQPOLL 1      /* the ring has an SQPOLL thread (it submitted the SQE) */
+#define UF_NO_MM 2       /* completed where the submitter's memory is not mapped: no data */
+#define UF_DATA_LOST 4   /* its data did not fit the ring (drop) or could not be read */
+#define UF_NO_SUBMIT 8   /* COMPLETE: no SUBMIT was recorded (the SQE failed before the kernel
+                          * issued it, was submitted before the recording, or the in-flight
+                          * table was full) */
+#define UF_BUF_SELECT 16 /* a provided buffer (IOSQE_BUFFER_SELECT): the address is the kernel's
+                          * pick; its data is not read */
+#define UF_MORE 32       /* COMPLETE: IORING_CQE_F_MORE, more completions of the request follow */
+
+struct rec_uring {
+	__u32 kind;
+	__u32 tid;       /* the thread the tracepoint ran in */
+	__u32 tgid;
+	__u32 flags;     /* UF_* */
+	__u64 ts;        /* CLOCK_MONOTONIC ns */
+	__u64 ctx;       /* the ring (struct io_ring_ctx *) */
+	__u64 serial;
+	__u32 enter_tid; /* SUBMIT: the thread in io_uring_enter and its call's seq (0: none, SQPOLL) */
+	__u32 enter_seq;
+	__s32 res;       /* COMPLETE: cqe->res, cqe->flags */
+	__u32 cflags;
+	__u64 user_data;
+	__u32 opcode;
+	__u32 data_len;  /* payload bytes in the RK_URING_DATA records before this one */
+	__u64 ino;       /* COMPLETE: the request's file when it has one */
+	__u32 dev;
+	__u32 ring_flags; /* ctx->flags (IORING_SETUP_*) */
+	__u8 sqe[64];    /* SUBMIT: the SQE as the kernel read it (its first 64 bytes) */
+};
+
+/* RK_URING_DATA: `len` payload bytes follow, bytes [off, off + len) of request `serial`'s
+ * buffer. */
+struct rec_uring_data {
+	__u32 kind;
+	__u32 tid;
+	__u32 tgid;
+	__u32 len;
+	__u64 serial;
+	__u64 off;
 };
 
 #endif

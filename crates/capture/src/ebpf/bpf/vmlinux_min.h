@@ -226,6 +226,34 @@ struct folio {
 #define X86_PF_PROT 1
 #define X86_PF_WRITE 2
 
+
+/* io_uring (io_uring/io_uring.c, include/linux/io_uring_types.h): the request the
+ * io_uring_submit_req and io_uring_complete tracepoints pass, and the ring it belongs to.
+ * The members sit in anonymous structs in the kernel; CO-RE finds them by name. */
+struct io_uring_sqe {
+	__u8 opcode;
+};
+
+struct io_uring_cqe {
+	__u64 user_data;
+	__s32 res;
+	__u32 flags;
+};
+
+struct io_ring_ctx {
+	unsigned int flags;
+	__u32 *sq_array;
+	struct io_uring_sqe *sq_sqes;
+	unsigned int cached_sq_head;
+	unsigned int sq_entries;
+};
+
+struct io_kiocb {
+	struct file *file;
+	__u8 opcode;
+	struct io_ring_ctx *ctx;
+};
+
 #pragma clang attribute pop
 
 /* include/linux/page-flags.h; the value is relocated against the running kernel's. */

@@ -1,0 +1,258 @@
+//! io_uring requests back into events: an RK_URING_SUBMIT (the SQE as the kernel read it, a
+//! write's data before it) and the RK_URING_COMPLETE of the same request `serial` (the CQE, a
+//! read's data before it) become one `io_uring_op` event (crates/syscalls `uring`; the
+//! records are described in bpf/capture.h). Memory is bounded: at most [`MAX_IN_FLIGHT`]
+//! requests and [`MAX_HELD_BYTES`] of their data wait for a completion; beyond, the oldest
+//! are given up and counted.
+
+use std::collections::{HashMap, VecDeque};
+
+use ra_syscalls::uring::{self, data_source, sqe, UringData};
+use ra_trace::{ArgValue, Event};
+
+use super::assemble::{Assembler, Clock};
+use super::layout::{
+    UringDataRec, UringRec, UF_BUF_SELECT, UF_DATA_LOST, UF_NO_MM, UF_NO_SUBMIT, UF_SQPOLL,
+};
+use crate::DataMode;
+
+/// Requests submitted and not completed that the consumer keeps (the BPF side's table holds
+/// as many).
+pub const MAX_IN_FLIGHT: usize = 1 << 16;
+/// Data bytes kept for them.
+pub const MAX_HELD_BYTES: usize = 256 << 20;
+
+#[derive(Default)]
+struct Flight {
+    submit: Option<Box<UringRec>>,
+    /// The data the submission carried (a write's).
+    wdata: Vec<u8>,
+    /// Data chunks not yet claimed by a submission or completion record.
+    data: Vec<u8>,
+}
+
+/// The requests between their records.
+#[derive(Default)]
+pub struct UringAsm {
+    flights: HashMap<u64, Flight>,
+    order: VecDeque<u64>,
+    held_bytes: usize,
+    /// Requests given up (more in flight than the bounds allow).
+    pub dropped: u64,
+    /// Operations whose data could not be captured (UF_DATA_LOST, UF_NO_MM without a
+    /// read-back).
+    pub data_lost: u64,
+    /// Operations assembled.
+    pub ops: u64,
+    /// The rings seen, numbered from 1 in order of appearance (the trace never holds the
+    /// kernel's address of a ring).
+    rings: HashMap<u64, i64>,
+}
+
+impl UringAsm {
+    /// A chunk of a request's data.
+    pub fn data(&mut self, d: &UringDataRec<'_>) {
+        let f = self.flight(d.serial);
+        if f.data.len() as u64 == d.off {
+            f.data.extend_from_slice(d.payload);
+            self.held_bytes += d.payload.len();
+        }
+        self.bound();
+    }
+
+    fn flight(&mut self, serial: u64) -> &mut Flight {
+        if !self.flights.contains_key(&serial) {
+            self.order.push_back(serial);
+        }
+        self.flights.entry(serial).or_default()
+    }
+
+    /// Give up the oldest requests while over a bound.
+    fn bound(&mut self) {
+        while self.flights.len() > MAX_IN_FLIGHT || self.held_bytes > MAX_HELD_BYTES {
+            let Some(s) = self.order.pop_front() else { break };
+            if let Some(f) = self.flights.remove(&s) {
+                self.held_bytes -= f.data.len() + f.wdata.len();
+                self.dropped += 1;
+            }
+        }
+    }
+
+    /// The recording's facts about its io_uring requests (none when it saw none).
+    pub fn facts(&self) -> Vec<(&'static str, u64)> {
+        let open = self.flights.values().filter(|f| f.submit.is_some()).count() as u64;
+        if self.ops == 0 && open == 0 {
+            return Vec::new();
+        }
+        vec![
+            ("uring_ops", self.ops),
+            ("uring_not_completed", open),
+            ("uring_data_not_captured", self.data_lost),
+            ("uring_dropped", self.dropped),
+        ]
+    }
+
+    /// A submission: kept until its completion.
+    pub fn submit(&mut self, r: Box<UringRec>) {
+        let f = self.flight(r.serial);
+        f.wdata = std::mem::take(&mut f.data);
+        f.submit = Some(r);
+        self.bound();
+    }
+
+    /// A completion: the finished operation (its write data from the submission, its read
+    /// data from this completion). `more`: the request has more completions to come
+    /// (multishot), so its submission is kept.
+    pub fn complete(
+        &mut self,
+        c: &UringRec,
+        asm: &Assembler,
+        clock: &Clock,
+        mode: DataMode,
+    ) -> Event {
+        let mut f = self.flights.remove(&c.serial).unwrap_or_default();
+        let read_data = std::mem::take(&mut f.data);
+        let wdata = std::mem::take(&mut f.wdata);
+        self.held_bytes -= read_data.len() + wdata.len();
+        if c.serial == 0 {
+            // No submission: the data records (none) and the flight are not this one's.
+            f = Flight::default();
+        }
+        let sub = f.submit.take();
+        if c.flags & super::layout::UF_MORE != 0 {
+            if let Some(s) = &sub {
+                self.flight(c.serial).submit = Some(s.clone());
+            }
+        }
+        let n = self.rings.len() as i64 + 1;
+        let ring = *self.rings.entry(c.ctx).or_insert(n);
+        let ev = build(sub.as_deref(), wdata, c, ring, read_data, &Ctx { asm, clock, mode });
+        self.ops += 1;
+        if ev.buffer_not_captured && mode != DataMode::None {
+            self.data_lost += 1;
+        }
+        ev
+    }
+}
+
+fn u16_at(b: &[u8], o: usize) -> i64 {
+    i64::from(u16::from_le_bytes([b[o], b[o + 1]]))
+}
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or_default())
+}
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or_default())
+}
+
+/// The event of one request.
+/// What every event is built with.
+struct Ctx<'a> {
+    asm: &'a Assembler,
+    clock: &'a Clock,
+    mode: DataMode,
+}
+
+fn build(
+    sub: Option<&UringRec>,
+    wdata: Vec<u8>,
+    c: &UringRec,
+    ring: i64,
+    read_data: Vec<u8>,
+    x: &Ctx<'_>,
+) -> Event {
+    let (asm, clock, mode) = (x.asm, x.clock, x.mode);
+    let def = ra_syscalls::lookup("io_uring_op").expect("io_uring_op is a registry entry");
+    let mut ev = Event::new(def);
+    let op = uring::lookup(i64::from(c.opcode));
+    // Attributed to the thread that submitted it (the SQPOLL thread for such rings).
+    let (tgid, tid) = sub.map_or((c.tgid, c.tid), |s| (s.tgid, s.tid));
+    asm.stamp(&mut ev, tgid, tid);
+    ev.time_called = Some(clock.wall(sub.map_or(c.ts, |s| s.ts)));
+    ev.time_returned = Some(clock.wall(c.ts));
+    if c.res < 0 {
+        ev.ret = Some(-1);
+        ev.errno = Some(-c.res);
+    } else {
+        ev.ret = Some(i64::from(c.res));
+        ev.errno = Some(0);
+    }
+    let int = |ev: &mut Event, n: &str, v: i64| {
+        ev.set_arg(n, ArgValue::Int(v));
+    };
+    int(&mut ev, "ring", ring);
+    // -1 until known (integer columns are not nullable): the trace sink sets `enter_id`, the
+    // consumer `ring_fd`.
+    int(&mut ev, "enter_id", -1);
+    int(&mut ev, "ring_fd", -1);
+    int(&mut ev, "opcode", i64::from(c.opcode));
+    int(&mut ev, "user_data", c.user_data as i64);
+    int(&mut ev, "cqe_flags", i64::from(c.cflags));
+    int(&mut ev, "uring_flags", i64::from(c.flags & (UF_SQPOLL | UF_NO_SUBMIT)));
+    if c.ino != 0 {
+        int(&mut ev, "device", libc::makedev(c.dev >> 20, c.dev & 0xf_ffff) as i64);
+        int(&mut ev, "inode", c.ino as i64);
+    }
+    let mut source = data_source::NONE;
+    if let Some(s) = sub {
+        let q = &s.sqe;
+        int(&mut ev, "fd", i64::from(u32_at(q, sqe::FD) as i32));
+        int(&mut ev, "offset", u64_at(q, sqe::OFF) as i64);
+        int(&mut ev, "addr", u64_at(q, sqe::ADDR) as i64);
+        int(&mut ev, "len", i64::from(u32_at(q, sqe::LEN)));
+        int(&mut ev, "sqe_flags", i64::from(q[sqe::FLAGS]));
+        int(&mut ev, "op_flags", i64::from(u32_at(q, sqe::OP_FLAGS)));
+        int(&mut ev, "ioprio", u16_at(q, sqe::IOPRIO));
+        int(&mut ev, "buf_index", u16_at(q, sqe::BUF_INDEX));
+        int(&mut ev, "personality", u16_at(q, sqe::PERSONALITY));
+        int(&mut ev, "file_index", i64::from(u32_at(q, sqe::FILE_INDEX)));
+        if s.enter_seq != 0 || s.enter_tid != 0 {
+            // Resolved to the call's unique_id by the trace sink (see `EnterRef`).
+            ev.extra.push((ENTER_REF.into(), ra_trace::ExtraValue::Int(enter_key(s))));
+        }
+        if !op.is_some_and(|o| o.decoded) {
+            ev.set_arg("sqe", ArgValue::data(q.to_vec()));
+        }
+        let lost = (s.flags | c.flags) & (UF_DATA_LOST | UF_NO_MM | UF_BUF_SELECT) != 0;
+        let data = op.map_or(UringData::None, |o| o.data);
+        let ok = c.res >= 0;
+        let (arg, bytes, when) = match data {
+            UringData::In => ("buf_in", wdata, data_source::AT_SUBMISSION),
+            UringData::Out if ok => ("buf_out", read_data, data_source::AT_COMPLETION),
+            UringData::InVec => ("buf_in", Vec::new(), data_source::NOT_CAPTURED),
+            UringData::OutVec if ok => ("buf_out", Vec::new(), data_source::NOT_CAPTURED),
+            _ => ("", Vec::new(), data_source::NONE),
+        };
+        if !arg.is_empty() {
+            let vectored = matches!(data, UringData::InVec | UringData::OutVec);
+            if mode == DataMode::None {
+                ev.set_arg(arg, ArgValue::NotCaptured);
+                ev.buffer_not_captured = true;
+            } else if lost || vectored {
+                ev.set_arg(arg, ArgValue::NotCaptured);
+                ev.buffer_not_captured = true;
+                source = data_source::NOT_CAPTURED;
+            } else {
+                ev.set_arg(arg, ArgValue::data(bytes));
+                source = when;
+            }
+        }
+    }
+    int(&mut ev, "data_source", source);
+    if mode == DataMode::Hash {
+        crate::common::hash_bulk(def, &mut ev);
+    }
+    ev
+}
+
+pub(crate) use crate::sink::ENTER_REF;
+
+/// The key of the call (thread, per-thread call number) in [`ENTER_REF`].
+pub fn enter_key(s: &UringRec) -> i64 {
+    call_key(s.enter_tid, s.enter_seq)
+}
+
+/// The [`ENTER_REF`] key of call `seq` of thread `tid`.
+pub fn call_key(tid: u32, seq: u32) -> i64 {
+    (i64::from(tid) << 32) | i64::from(seq)
+}

@@ -1,0 +1,203 @@
+//! io_uring operations: the opcodes of `include/uapi/linux/io_uring.h` (`IORING_OP_*`), the
+//! layout of a submission queue entry, and what each opcode is as I/O (the system call it
+//! stands for, its I/O class, which way its data moves). The recorders' `io_uring_op` events
+//! (one per completed request, [`crate::Handler::UringOp`]) are read through this table by
+//! `dump`, `stats` and `export`; nothing else matches on opcodes.
+
+use crate::IoClass;
+
+/// Which way an operation's data moves, and how its buffer is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UringData {
+    /// No data buffer (or one the recorder does not copy).
+    None,
+    /// `addr`, `len`: bytes from the program (copied at submission).
+    In,
+    /// `addr`, `len`: bytes to the program; the result says how many (copied at completion).
+    Out,
+    /// `addr` points to `len` iovecs out of the program (writev); not copied yet.
+    InVec,
+    /// `addr` points to `len` iovecs into the program (readv); not copied yet.
+    OutVec,
+}
+
+/// One opcode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UringOp {
+    pub opcode: u8,
+    /// `IORING_OP_<NAME>` in lower case (`write_fixed`).
+    pub name: &'static str,
+    /// The system call it does the work of (`pwrite64`), for its I/O class; None for
+    /// operations of io_uring's own (timeouts, cancels, buffer rings).
+    pub syscall: Option<&'static str>,
+    pub data: UringData,
+    /// The recorder decodes its fields (descriptor, offset, buffer, length); for the others
+    /// the trace keeps the whole SQE (`sqe`).
+    pub decoded: bool,
+}
+
+const fn op(
+    opcode: u8,
+    name: &'static str,
+    syscall: Option<&'static str>,
+    data: UringData,
+    decoded: bool,
+) -> UringOp {
+    UringOp { opcode, name, syscall, data, decoded }
+}
+
+use UringData::{In, InVec, None as No, Out, OutVec};
+
+/// Every opcode of Linux 6.18, by number.
+pub static OPS: &[UringOp] = &[
+    op(0, "nop", None, No, true),
+    op(1, "readv", Some("preadv2"), OutVec, true),
+    op(2, "writev", Some("pwritev2"), InVec, true),
+    op(3, "fsync", Some("fsync"), No, true),
+    op(4, "read_fixed", Some("pread64"), Out, true),
+    op(5, "write_fixed", Some("pwrite64"), In, true),
+    op(6, "poll_add", Some("poll"), No, true),
+    op(7, "poll_remove", None, No, true),
+    op(8, "sync_file_range", Some("sync_file_range"), No, true),
+    op(9, "sendmsg", Some("sendmsg"), No, true),
+    op(10, "recvmsg", Some("recvmsg"), No, true),
+    op(11, "timeout", None, No, true),
+    op(12, "timeout_remove", None, No, true),
+    op(13, "accept", Some("accept4"), No, true),
+    op(14, "async_cancel", None, No, true),
+    op(15, "link_timeout", None, No, true),
+    op(16, "connect", Some("connect"), No, true),
+    op(17, "fallocate", Some("fallocate"), No, true),
+    op(18, "openat", Some("openat"), No, true),
+    op(19, "close", Some("close"), No, true),
+    op(20, "files_update", None, No, true),
+    op(21, "statx", Some("statx"), No, true),
+    op(22, "read", Some("pread64"), Out, true),
+    op(23, "write", Some("pwrite64"), In, true),
+    op(24, "fadvise", Some("fadvise64"), No, true),
+    op(25, "madvise", Some("madvise"), No, true),
+    op(26, "send", Some("sendto"), In, true),
+    op(27, "recv", Some("recvfrom"), Out, true),
+    op(28, "openat2", Some("openat2"), No, true),
+    op(29, "epoll_ctl", Some("epoll_ctl"), No, true),
+    op(30, "splice", Some("splice"), No, true),
+    op(31, "provide_buffers", None, No, true),
+    op(32, "remove_buffers", None, No, true),
+    op(33, "tee", Some("tee"), No, true),
+    op(34, "shutdown", Some("shutdown"), No, true),
+    op(35, "renameat", Some("renameat2"), No, true),
+    op(36, "unlinkat", Some("unlinkat"), No, true),
+    op(37, "mkdirat", Some("mkdirat"), No, true),
+    op(38, "symlinkat", Some("symlinkat"), No, true),
+    op(39, "linkat", Some("linkat"), No, true),
+    op(40, "msg_ring", None, No, false),
+    op(41, "fsetxattr", Some("fsetxattr"), No, true),
+    op(42, "setxattr", Some("setxattr"), No, true),
+    op(43, "fgetxattr", Some("fgetxattr"), No, true),
+    op(44, "getxattr", Some("getxattr"), No, true),
+    op(45, "socket", Some("socket"), No, false),
+    op(46, "uring_cmd", None, No, false),
+    op(47, "send_zc", Some("sendto"), No, false),
+    op(48, "sendmsg_zc", Some("sendmsg"), No, false),
+    op(49, "read_multishot", Some("read"), No, false),
+    op(50, "waitid", None, No, false),
+    op(51, "futex_wait", None, No, false),
+    op(52, "futex_wake", None, No, false),
+    op(53, "futex_waitv", None, No, false),
+    op(54, "fixed_fd_install", None, No, false),
+    op(55, "ftruncate", Some("ftruncate"), No, true),
+    op(56, "bind", Some("bind"), No, false),
+    op(57, "listen", Some("listen"), No, false),
+    op(58, "recv_zc", Some("recvfrom"), No, false),
+    op(59, "epoll_wait", Some("epoll_wait"), No, false),
+    op(60, "readv_fixed", Some("preadv2"), OutVec, false),
+    op(61, "writev_fixed", Some("pwritev2"), InVec, false),
+    op(62, "pipe", Some("pipe2"), No, false),
+];
+
+/// The opcode's entry; None for an opcode newer than this table.
+pub fn lookup(opcode: i64) -> Option<&'static UringOp> {
+    usize::try_from(opcode).ok().and_then(|i| OPS.get(i))
+}
+
+impl UringOp {
+    /// The I/O class of the work it does (a `read` is a read); io_uring's own operations are
+    /// [`IoClass::Async`].
+    pub fn io_class(&self) -> IoClass {
+        self.syscall.map_or(IoClass::Async, crate::io_class)
+    }
+
+    /// The name analyses count it under: `io_uring:write`.
+    pub fn call_name(&self) -> &'static str {
+        static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let names =
+            NAMES.get_or_init(|| OPS.iter().map(|o| format!("io_uring:{}", o.name)).collect());
+        names.get(self.opcode as usize).map_or("io_uring_op", String::as_str)
+    }
+}
+
+/// `struct io_uring_sqe` (64 bytes): where each field the trace keeps is.
+pub mod sqe {
+    pub const OPCODE: usize = 0;
+    pub const FLAGS: usize = 1;
+    pub const IOPRIO: usize = 2;
+    pub const FD: usize = 4;
+    pub const OFF: usize = 8;
+    pub const ADDR: usize = 16;
+    pub const LEN: usize = 24;
+    /// `rw_flags`, `fsync_flags`, `open_flags`, ...: the opcode's own flags.
+    pub const OP_FLAGS: usize = 28;
+    pub const USER_DATA: usize = 32;
+    pub const BUF_INDEX: usize = 40;
+    pub const PERSONALITY: usize = 42;
+    pub const FILE_INDEX: usize = 44;
+    pub const SIZE: usize = 64;
+}
+
+/// `IOSQE_*`: the SQE's `flags`.
+pub const IOSQE_FIXED_FILE: u8 = 1 << 0;
+pub const IOSQE_IO_DRAIN: u8 = 1 << 1;
+pub const IOSQE_IO_LINK: u8 = 1 << 2;
+pub const IOSQE_IO_HARDLINK: u8 = 1 << 3;
+pub const IOSQE_ASYNC: u8 = 1 << 4;
+pub const IOSQE_BUFFER_SELECT: u8 = 1 << 5;
+pub const IOSQE_CQE_SKIP_SUCCESS: u8 = 1 << 6;
+/// `IORING_FSYNC_DATASYNC`: an fsync SQE that is an fdatasync.
+pub const IORING_FSYNC_DATASYNC: u32 = 1;
+
+/// How the data of an `io_uring_op` event was obtained (its `data_source` column).
+pub mod data_source {
+    /// No data: the operation moves none, `--data none`, or it failed.
+    pub const NONE: i64 = 0;
+    /// Read from the program's buffer when the kernel took the SQE (writes).
+    pub const AT_SUBMISSION: i64 = 1;
+    /// Read from the program's buffer when the kernel posted the CQE (reads).
+    pub const AT_COMPLETION: i64 = 2;
+    /// Read back from the file after the completion (the completing thread could not see
+    /// the program's memory).
+    pub const READ_BACK: i64 = 3;
+    /// Not captured: the ring had no room, a page was not present, a provided buffer, a
+    /// vectored operation (not copied yet), or the completion ran where the program's memory
+    /// was not mapped and the file could not be read back.
+    pub const NOT_CAPTURED: i64 = 4;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_by_number_and_names_are_the_kernels() {
+        for (i, o) in OPS.iter().enumerate() {
+            assert_eq!(o.opcode as usize, i, "{}", o.name);
+            if let Some(s) = o.syscall {
+                assert!(crate::lookup(s).is_some(), "{}: {s} is not a registry call", o.name);
+            }
+        }
+        assert_eq!(lookup(23).map(|o| o.name), Some("write"));
+        assert_eq!(lookup(23).map(UringOp::io_class), Some(IoClass::Write));
+        assert_eq!(lookup(4).map(UringOp::io_class), Some(IoClass::Read));
+        assert_eq!(lookup(11).map(UringOp::io_class), Some(IoClass::Async));
+        assert_eq!(lookup(200), None);
+    }
+}
