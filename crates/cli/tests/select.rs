@@ -351,6 +351,40 @@ fn bad_input_is_refused_with_one_line() {
     // The window that holds half the calls, relative to the trace's start: exact.
     ok(&run(&[a("select"), s(&t), a("--time"), a("..50ms"), a("-o"), s(&out), a("-q")]), "half");
     assert_eq!(calls(&out).len(), 50);
+    // Selective replay: the calls left out are counted in the report, the rest replayed.
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let o = run(&[a("replay"), s(&t), a("--root"), s(&root), a("--init"), a("--json")]
+        .into_iter()
+        .chain([a("--time"), a("..50ms")])
+        .collect::<Vec<_>>());
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["selection"]["calls_kept"], 50, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(r["selection"]["calls_left_out"], 50);
+    let by: u64 = r["selection"]["left_out_by_class"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(by, 50);
+    assert_eq!(r["mismatch_total"], 0);
+    let plan = d.join("t.plan");
+    let o = run(&[
+        a("compile"),
+        s(&t),
+        a("-o"),
+        s(&plan),
+        a("--json"),
+        a("--where"),
+        a("unique_id >= 90"),
+    ]);
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["selection"]["calls_kept"], 10, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(c["calls"], 10);
+    let o =
+        run(&[a("replay"), s(&plan), a("--root"), s(&root), a("--force"), a("--time"), a("..1s")]);
+    assert!(assert_clean_failure(&o).contains("plan"));
     // An existing output is not replaced; split and merge refuse the same way.
     assert_clean_failure(&run(&[a("select"), s(&t), a("-o"), s(&out)]));
     let parts = d.join("parts");
