@@ -40,6 +40,9 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('keygen', 'keygen', [CompletionResultType]::ParameterValue, 'Create a key file (256 random bits, mode 0600) for sealed and encrypted traces and for anonymization')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check a sealed trace (`record --seal`): say which extent was modified, dropped, duplicated, reordered or inserted, or where the trace was cut. Exit 0 intact, 1 tampered, 2 trouble')
             [CompletionResult]::new('anonymize', 'anonymize', [CompletionResultType]::ParameterValue, 'Rewrite a trace with paths, ids, names and data replaced by keyed pseudonyms, consistently, so that it still replays to a tree of the same shape; `--reverse` restores the fields stored reversibly')
+            [CompletionResult]::new('select', 'select', [CompletionResultType]::ParameterValue, 'Write the calls of a trace selected by --where, --time and --pid/--tid (with descendants) as a trace of their own: facts kept, snapshots and losses kept or said')
+            [CompletionResult]::new('split', 'split', [CompletionResultType]::ParameterValue, 'Cut a trace into parts by process, time window or size; the parts together hold every call once')
+            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Join traces of several hosts or runs into one, interleaved by time, ids remapped so that none collide, each call''s host known by its pid''s range')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Say which backends and features work on this machine and, for each that does not, why and what to do (eBPF and BTF, capabilities, ptrace_scope, perf_event_paranoid, FUSE, cgroup v2, ring buffer memory, free space)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Write shell completions for bash, zsh, fish, elvish or powershell on stdout')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write a man page for reanimator and each of its subcommands into a directory')
@@ -117,6 +120,11 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
         }
         'reanimator;replay' {
             [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'The key file (`reanimator keygen`) the trace was encrypted or sealed with: decrypts an encrypted trace, and checks the seal of every trace read (the whole trace once, when opened): a modified, dropped, reordered or inserted extent, or a missing seal, stops the command with one line and exit status 1; a trace that is not sealed (unless encrypted with the key) is refused the same way. A trace cut before its final seal is read up to its last seal, with a note')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)')
+            [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)')
+            [CompletionResult]::new('--time', '--time', [CompletionResultType]::ParameterName, 'Only the calls made in this time range, `A..B` (from A up to, not including, B; either side may be left out): durations from the trace''s first call (`2s..5.5s`, `500ms..`, `..1m`; units ns, us, ms, s, m, h; a bare number is seconds), instants in RFC 3339 (`2026-12-02T06:00:00Z`) or seconds since the epoch after `@` (`@1764655200.5`)')
+            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Only the calls of these processes and of the processes they created, as the trace''s clone, fork and vfork calls show (comma-separated or repeated)')
+            [CompletionResult]::new('--tid', '--tid', [CompletionResultType]::ParameterName, 'Only the calls of these threads and of the threads and processes they created')
             [CompletionResult]::new('--root', '--root', [CompletionResultType]::ParameterName, 'Directory to replay into; must exist and be empty unless --force or --clean')
             [CompletionResult]::new('--compare', '--compare', [CompletionResultType]::ParameterName, 'Differential replay: replay the trace again into DIR (repeatable; roots on different file systems) and report, call by call, where the roots'' outcomes differ from each other and from the recording, their final trees'' differences and each root''s elapsed time (see below)')
             [CompletionResult]::new('--init', '--init', [CompletionResultType]::ParameterName, 'Recreate the initial state under --root before replaying (`--init` alone = auto)')
@@ -151,6 +159,11 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'The key file (`reanimator keygen`) the trace was encrypted or sealed with: decrypts an encrypted trace, and checks the seal of every trace read (the whole trace once, when opened): a modified, dropped, reordered or inserted extent, or a missing seal, stops the command with one line and exit status 1; a trace that is not sealed (unless encrypted with the key) is refused the same way. A trace cut before its final seal is read up to its last seal, with a note')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Where to write the plan (mode 0600: it holds the trace''s data)')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Where to write the plan (mode 0600: it holds the trace''s data)')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)')
+            [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)')
+            [CompletionResult]::new('--time', '--time', [CompletionResultType]::ParameterName, 'Only the calls made in this time range, `A..B` (from A up to, not including, B; either side may be left out): durations from the trace''s first call (`2s..5.5s`, `500ms..`, `..1m`; units ns, us, ms, s, m, h; a bare number is seconds), instants in RFC 3339 (`2026-12-02T06:00:00Z`) or seconds since the epoch after `@` (`@1764655200.5`)')
+            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Only the calls of these processes and of the processes they created, as the trace''s clone, fork and vfork calls show (comma-separated or repeated)')
+            [CompletionResult]::new('--tid', '--tid', [CompletionResultType]::ParameterName, 'Only the calls of these threads and of the threads and processes they created')
             [CompletionResult]::new('--dedup-memory', '--dedup-memory', [CompletionResultType]::ParameterName, 'Memory for the deduplication index (e.g. 256M, the default): once it is full, new contents are stored without being indexed (the summary says when)')
             [CompletionResult]::new('--compress', '--compress', [CompletionResultType]::ParameterName, 'How to store the data chunks: `none` (the default) keeps them as they are, and replay writes from the mapped plan without copying; `lz4` compresses each chunk (when that makes it smaller): a smaller plan for compressible data, and replay decompresses the chunks as it goes. Plans with lz4 chunks are format version 2')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the summary as JSON on stdout')
@@ -443,6 +456,57 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'reanimator;select' {
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'The key file (`reanimator keygen`) the trace was encrypted or sealed with: decrypts an encrypted trace, and checks the seal of every trace read (the whole trace once, when opened): a modified, dropped, reordered or inserted extent, or a missing seal, stops the command with one line and exit status 1; a trace that is not sealed (unless encrypted with the key) is refused the same way. A trace cut before its final seal is read up to its last seal, with a note')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'The trace to write (must not exist)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'The trace to write (must not exist)')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)')
+            [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)')
+            [CompletionResult]::new('--time', '--time', [CompletionResultType]::ParameterName, 'Only the calls made in this time range, `A..B` (from A up to, not including, B; either side may be left out): durations from the trace''s first call (`2s..5.5s`, `500ms..`, `..1m`; units ns, us, ms, s, m, h; a bare number is seconds), instants in RFC 3339 (`2026-12-02T06:00:00Z`) or seconds since the epoch after `@` (`@1764655200.5`)')
+            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Only the calls of these processes and of the processes they created, as the trace''s clone, fork and vfork calls show (comma-separated or repeated)')
+            [CompletionResult]::new('--tid', '--tid', [CompletionResultType]::ParameterName, 'Only the calls of these threads and of the threads and processes they created')
+            [CompletionResult]::new('--compress', '--compress', [CompletionResultType]::ParameterName, 'Compression of the trace''s extents, on two background threads. Standard DataSeries modes only; each section is stored raw when compressing does not shrink it. lz4 by default: it costs nothing measurable on data that does not compress and shrinks traces of text, zeros and repeated buffers 17-100x, which is disk traffic a full-buffer recorder saves (docs/PERFORMANCE.md, record-chain). `none` for readers without lz4 (DataSeries builds before lz4 support)')
+            [CompletionResult]::new('--seal', '--seal', [CompletionResultType]::ParameterName, 'Seal the trace with the key in KEYFILE (`reanimator keygen`): a keyed MAC chain over every extent, so that `reanimator verify` finds any modified, dropped, duplicated, reordered or cut extent. The trace stays an ordinary DataSeries file')
+            [CompletionResult]::new('--encrypt', '--encrypt', [CompletionResultType]::ParameterName, 'Encrypt the trace with the key in KEYFILE (AES-256-GCM over 1 MiB chunks): without the key it shows its size and nothing else. `info`, `dump`, `replay`, `verify` and the other readers take `--key KEYFILE`. Compression and sealing apply before encryption')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress bar and no summary line')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress bar and no summary line')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'reanimator;split' {
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'The key file (`reanimator keygen`) the trace was encrypted or sealed with: decrypts an encrypted trace, and checks the seal of every trace read (the whole trace once, when opened): a modified, dropped, reordered or inserted extent, or a missing seal, stops the command with one line and exit status 1; a trace that is not sealed (unless encrypted with the key) is refused the same way. A trace cut before its final seal is read up to its last seal, with a note')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'How to cut: `pid`, `time=DURATION` (`60s`, `500ms`, `1h`) or `size=BYTES` (`1G`, `256M`)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'The directory of the parts')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'The directory of the parts')
+            [CompletionResult]::new('--compress', '--compress', [CompletionResultType]::ParameterName, 'Compression of the trace''s extents, on two background threads. Standard DataSeries modes only; each section is stored raw when compressing does not shrink it. lz4 by default: it costs nothing measurable on data that does not compress and shrinks traces of text, zeros and repeated buffers 17-100x, which is disk traffic a full-buffer recorder saves (docs/PERFORMANCE.md, record-chain). `none` for readers without lz4 (DataSeries builds before lz4 support)')
+            [CompletionResult]::new('--seal', '--seal', [CompletionResultType]::ParameterName, 'Seal the trace with the key in KEYFILE (`reanimator keygen`): a keyed MAC chain over every extent, so that `reanimator verify` finds any modified, dropped, duplicated, reordered or cut extent. The trace stays an ordinary DataSeries file')
+            [CompletionResult]::new('--encrypt', '--encrypt', [CompletionResultType]::ParameterName, 'Encrypt the trace with the key in KEYFILE (AES-256-GCM over 1 MiB chunks): without the key it shows its size and nothing else. `info`, `dump`, `replay`, `verify` and the other readers take `--key KEYFILE`. Compression and sealing apply before encryption')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No summary line')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No summary line')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'reanimator;merge' {
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'The key file (`reanimator keygen`) the trace was encrypted or sealed with: decrypts an encrypted trace, and checks the seal of every trace read (the whole trace once, when opened): a modified, dropped, reordered or inserted extent, or a missing seal, stops the command with one line and exit status 1; a trace that is not sealed (unless encrypted with the key) is refused the same way. A trace cut before its final seal is read up to its last seal, with a note')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'The trace to write (must not exist)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'The trace to write (must not exist)')
+            [CompletionResult]::new('--compress', '--compress', [CompletionResultType]::ParameterName, 'Compression of the trace''s extents, on two background threads. Standard DataSeries modes only; each section is stored raw when compressing does not shrink it. lz4 by default: it costs nothing measurable on data that does not compress and shrinks traces of text, zeros and repeated buffers 17-100x, which is disk traffic a full-buffer recorder saves (docs/PERFORMANCE.md, record-chain). `none` for readers without lz4 (DataSeries builds before lz4 support)')
+            [CompletionResult]::new('--seal', '--seal', [CompletionResultType]::ParameterName, 'Seal the trace with the key in KEYFILE (`reanimator keygen`): a keyed MAC chain over every extent, so that `reanimator verify` finds any modified, dropped, duplicated, reordered or cut extent. The trace stays an ordinary DataSeries file')
+            [CompletionResult]::new('--encrypt', '--encrypt', [CompletionResultType]::ParameterName, 'Encrypt the trace with the key in KEYFILE (AES-256-GCM over 1 MiB chunks): without the key it shows its size and nothing else. `info`, `dump`, `replay`, `verify` and the other readers take `--key KEYFILE`. Compression and sealing apply before encryption')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No summary line')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No summary line')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'reanimator;doctor' {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the checks as JSON on stdout (`{"checks": [{"name", "status", "found", "fix", "affects"}], "failed": N}`)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -481,6 +545,9 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('keygen', 'keygen', [CompletionResultType]::ParameterValue, 'Create a key file (256 random bits, mode 0600) for sealed and encrypted traces and for anonymization')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check a sealed trace (`record --seal`): say which extent was modified, dropped, duplicated, reordered or inserted, or where the trace was cut. Exit 0 intact, 1 tampered, 2 trouble')
             [CompletionResult]::new('anonymize', 'anonymize', [CompletionResultType]::ParameterValue, 'Rewrite a trace with paths, ids, names and data replaced by keyed pseudonyms, consistently, so that it still replays to a tree of the same shape; `--reverse` restores the fields stored reversibly')
+            [CompletionResult]::new('select', 'select', [CompletionResultType]::ParameterValue, 'Write the calls of a trace selected by --where, --time and --pid/--tid (with descendants) as a trace of their own: facts kept, snapshots and losses kept or said')
+            [CompletionResult]::new('split', 'split', [CompletionResultType]::ParameterValue, 'Cut a trace into parts by process, time window or size; the parts together hold every call once')
+            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Join traces of several hosts or runs into one, interleaved by time, ids remapped so that none collide, each call''s host known by its pid''s range')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Say which backends and features work on this machine and, for each that does not, why and what to do (eBPF and BTF, capabilities, ptrace_scope, perf_event_paranoid, FUSE, cgroup v2, ring buffer memory, free space)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Write shell completions for bash, zsh, fish, elvish or powershell on stdout')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write a man page for reanimator and each of its subcommands into a directory')
@@ -546,6 +613,15 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             break
         }
         'reanimator;help;anonymize' {
+            break
+        }
+        'reanimator;help;select' {
+            break
+        }
+        'reanimator;help;split' {
+            break
+        }
+        'reanimator;help;merge' {
             break
         }
         'reanimator;help;doctor' {

@@ -55,6 +55,9 @@ _reanimator() {
             reanimator,man)
                 cmd="reanimator__subcmd__man"
                 ;;
+            reanimator,merge)
+                cmd="reanimator__subcmd__merge"
+                ;;
             reanimator,profile)
                 cmd="reanimator__subcmd__profile"
                 ;;
@@ -64,8 +67,14 @@ _reanimator() {
             reanimator,replay)
                 cmd="reanimator__subcmd__replay"
                 ;;
+            reanimator,select)
+                cmd="reanimator__subcmd__select"
+                ;;
             reanimator,snapshot)
                 cmd="reanimator__subcmd__snapshot"
+                ;;
+            reanimator,split)
+                cmd="reanimator__subcmd__split"
                 ;;
             reanimator,stats)
                 cmd="reanimator__subcmd__stats"
@@ -130,6 +139,9 @@ _reanimator() {
             reanimator__subcmd__help,man)
                 cmd="reanimator__subcmd__help__subcmd__man"
                 ;;
+            reanimator__subcmd__help,merge)
+                cmd="reanimator__subcmd__help__subcmd__merge"
+                ;;
             reanimator__subcmd__help,profile)
                 cmd="reanimator__subcmd__help__subcmd__profile"
                 ;;
@@ -139,8 +151,14 @@ _reanimator() {
             reanimator__subcmd__help,replay)
                 cmd="reanimator__subcmd__help__subcmd__replay"
                 ;;
+            reanimator__subcmd__help,select)
+                cmd="reanimator__subcmd__help__subcmd__select"
+                ;;
             reanimator__subcmd__help,snapshot)
                 cmd="reanimator__subcmd__help__subcmd__snapshot"
+                ;;
+            reanimator__subcmd__help,split)
+                cmd="reanimator__subcmd__help__subcmd__split"
                 ;;
             reanimator__subcmd__help,stats)
                 cmd="reanimator__subcmd__help__subcmd__stats"
@@ -185,7 +203,7 @@ _reanimator() {
 
     case "${cmd}" in
         reanimator)
-            opts="-h -V --help --version info record dump replay compile snapshot diff fs profile stats export collect keygen verify anonymize doctor completions man help"
+            opts="-h -V --help --version info record dump replay compile snapshot diff fs profile stats export collect keygen verify anonymize select split merge doctor completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -331,7 +349,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__compile)
-            opts="-o -q -h -V --key --output --dedup-memory --compress --json --quiet --help --version"
+            opts="-o -w -q -h -V --key --output --where --time --pid --tid --dedup-memory --compress --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -346,6 +364,26 @@ _reanimator() {
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --where)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -717,7 +755,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__help)
-            opts="info record dump replay compile snapshot diff fs profile stats export collect keygen verify anonymize doctor completions man help"
+            opts="info record dump replay compile snapshot diff fs profile stats export collect keygen verify anonymize select split merge doctor completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -940,6 +978,20 @@ _reanimator() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        reanimator__subcmd__help__subcmd__merge)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         reanimator__subcmd__help__subcmd__profile)
             opts="merge compare"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1010,7 +1062,35 @@ _reanimator() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        reanimator__subcmd__help__subcmd__select)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         reanimator__subcmd__help__subcmd__snapshot)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reanimator__subcmd__help__subcmd__split)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1099,6 +1179,44 @@ _reanimator() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reanimator__subcmd__merge)
+            opts="-o -q -h -V --key --output --compress --seal --encrypt --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compress)
+                    COMPREPLY=($(compgen -W "none lz4 zlib bz2" -- "${cur}"))
+                    return 0
+                    ;;
+                --seal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --encrypt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1431,13 +1549,33 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__replay)
-            opts="-v -q -h -V --key --root --compare --force --clean --init --allow-special --init-unknown --verify --on-mismatch --timing --timing-cpus --fill --mmap --reads --prefetch --stall-timeout --report --json --verbose --log --max-mismatches --quiet --help --version"
+            opts="-w -v -q -h -V --key --where --time --pid --tid --root --compare --force --clean --init --allow-special --init-unknown --verify --on-mismatch --timing --timing-cpus --fill --mmap --reads --prefetch --stall-timeout --report --json --verbose --log --max-mismatches --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --where)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1512,6 +1650,64 @@ _reanimator() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        reanimator__subcmd__select)
+            opts="-o -w -q -h -V --key --output --where --time --pid --tid --compress --seal --encrypt --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --where)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compress)
+                    COMPREPLY=($(compgen -W "none lz4 zlib bz2" -- "${cur}"))
+                    return 0
+                    ;;
+                --seal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --encrypt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         reanimator__subcmd__snapshot)
             opts="-o -q -h -V --output --store --cross-mounts --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1528,6 +1724,48 @@ _reanimator() {
                     return 0
                     ;;
                 --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reanimator__subcmd__split)
+            opts="-o -q -h -V --key --by --output --compress --seal --encrypt --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compress)
+                    COMPREPLY=($(compgen -W "none lz4 zlib bz2" -- "${cur}"))
+                    return 0
+                    ;;
+                --seal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --encrypt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

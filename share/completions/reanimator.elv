@@ -37,6 +37,9 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand keygen 'Create a key file (256 random bits, mode 0600) for sealed and encrypted traces and for anonymization'
             cand verify 'Check a sealed trace (`record --seal`): say which extent was modified, dropped, duplicated, reordered or inserted, or where the trace was cut. Exit 0 intact, 1 tampered, 2 trouble'
             cand anonymize 'Rewrite a trace with paths, ids, names and data replaced by keyed pseudonyms, consistently, so that it still replays to a tree of the same shape; `--reverse` restores the fields stored reversibly'
+            cand select 'Write the calls of a trace selected by --where, --time and --pid/--tid (with descendants) as a trace of their own: facts kept, snapshots and losses kept or said'
+            cand split 'Cut a trace into parts by process, time window or size; the parts together hold every call once'
+            cand merge 'Join traces of several hosts or runs into one, interleaved by time, ids remapped so that none collide, each call''s host known by its pid''s range'
             cand doctor 'Say which backends and features work on this machine and, for each that does not, why and what to do (eBPF and BTF, capabilities, ptrace_scope, perf_event_paranoid, FUSE, cgroup v2, ring buffer memory, free space)'
             cand completions 'Write shell completions for bash, zsh, fish, elvish or powershell on stdout'
             cand man 'Write a man page for reanimator and each of its subcommands into a directory'
@@ -110,6 +113,11 @@ set edit:completion:arg-completer[reanimator] = {|@words|
         }
         &'reanimator;replay'= {
             cand --key 'The key file (`reanimator keygen`) the trace was encrypted or sealed with: decrypts an encrypted trace, and checks the seal of every trace read (the whole trace once, when opened): a modified, dropped, reordered or inserted extent, or a missing seal, stops the command with one line and exit status 1; a trace that is not sealed (unless encrypted with the key) is refused the same way. A trace cut before its final seal is read up to its last seal, with a note'
+            cand -w 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)'
+            cand --where 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)'
+            cand --time 'Only the calls made in this time range, `A..B` (from A up to, not including, B; either side may be left out): durations from the trace''s first call (`2s..5.5s`, `500ms..`, `..1m`; units ns, us, ms, s, m, h; a bare number is seconds), instants in RFC 3339 (`2026-12-02T06:00:00Z`) or seconds since the epoch after `@` (`@1764655200.5`)'
+            cand --pid 'Only the calls of these processes and of the processes they created, as the trace''s clone, fork and vfork calls show (comma-separated or repeated)'
+            cand --tid 'Only the calls of these threads and of the threads and processes they created'
             cand --root 'Directory to replay into; must exist and be empty unless --force or --clean'
             cand --compare 'Differential replay: replay the trace again into DIR (repeatable; roots on different file systems) and report, call by call, where the roots'' outcomes differ from each other and from the recording, their final trees'' differences and each root''s elapsed time (see below)'
             cand --init 'Recreate the initial state under --root before replaying (`--init` alone = auto)'
@@ -143,6 +151,11 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand --key 'The key file (`reanimator keygen`) the trace was encrypted or sealed with: decrypts an encrypted trace, and checks the seal of every trace read (the whole trace once, when opened): a modified, dropped, reordered or inserted extent, or a missing seal, stops the command with one line and exit status 1; a trace that is not sealed (unless encrypted with the key) is refused the same way. A trace cut before its final seal is read up to its last seal, with a note'
             cand -o 'Where to write the plan (mode 0600: it holds the trace''s data)'
             cand --output 'Where to write the plan (mode 0600: it holds the trace''s data)'
+            cand -w 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)'
+            cand --where 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)'
+            cand --time 'Only the calls made in this time range, `A..B` (from A up to, not including, B; either side may be left out): durations from the trace''s first call (`2s..5.5s`, `500ms..`, `..1m`; units ns, us, ms, s, m, h; a bare number is seconds), instants in RFC 3339 (`2026-12-02T06:00:00Z`) or seconds since the epoch after `@` (`@1764655200.5`)'
+            cand --pid 'Only the calls of these processes and of the processes they created, as the trace''s clone, fork and vfork calls show (comma-separated or repeated)'
+            cand --tid 'Only the calls of these threads and of the threads and processes they created'
             cand --dedup-memory 'Memory for the deduplication index (e.g. 256M, the default): once it is full, new contents are stored without being indexed (the summary says when)'
             cand --compress 'How to store the data chunks: `none` (the default) keeps them as they are, and replay writes from the mapped plan without copying; `lz4` compresses each chunk (when that makes it smaller): a smaller plan for compressible data, and replay decompresses the chunks as it goes. Plans with lz4 chunks are format version 2'
             cand --json 'Print the summary as JSON on stdout'
@@ -412,6 +425,54 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'reanimator;select'= {
+            cand --key 'The key file (`reanimator keygen`) the trace was encrypted or sealed with: decrypts an encrypted trace, and checks the seal of every trace read (the whole trace once, when opened): a modified, dropped, reordered or inserted extent, or a missing seal, stops the command with one line and exit status 1; a trace that is not sealed (unless encrypted with the key) is refused the same way. A trace cut before its final seal is read up to its last seal, with a note'
+            cand -o 'The trace to write (must not exist)'
+            cand --output 'The trace to write (must not exist)'
+            cand -w 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)'
+            cand --where 'Only the calls matching this expression (the `dump --where` language: `path` is the file a call acts on, also for calls given a descriptor; `fd_path`, `call in %file`)'
+            cand --time 'Only the calls made in this time range, `A..B` (from A up to, not including, B; either side may be left out): durations from the trace''s first call (`2s..5.5s`, `500ms..`, `..1m`; units ns, us, ms, s, m, h; a bare number is seconds), instants in RFC 3339 (`2026-12-02T06:00:00Z`) or seconds since the epoch after `@` (`@1764655200.5`)'
+            cand --pid 'Only the calls of these processes and of the processes they created, as the trace''s clone, fork and vfork calls show (comma-separated or repeated)'
+            cand --tid 'Only the calls of these threads and of the threads and processes they created'
+            cand --compress 'Compression of the trace''s extents, on two background threads. Standard DataSeries modes only; each section is stored raw when compressing does not shrink it. lz4 by default: it costs nothing measurable on data that does not compress and shrinks traces of text, zeros and repeated buffers 17-100x, which is disk traffic a full-buffer recorder saves (docs/PERFORMANCE.md, record-chain). `none` for readers without lz4 (DataSeries builds before lz4 support)'
+            cand --seal 'Seal the trace with the key in KEYFILE (`reanimator keygen`): a keyed MAC chain over every extent, so that `reanimator verify` finds any modified, dropped, duplicated, reordered or cut extent. The trace stays an ordinary DataSeries file'
+            cand --encrypt 'Encrypt the trace with the key in KEYFILE (AES-256-GCM over 1 MiB chunks): without the key it shows its size and nothing else. `info`, `dump`, `replay`, `verify` and the other readers take `--key KEYFILE`. Compression and sealing apply before encryption'
+            cand -q 'No progress bar and no summary line'
+            cand --quiet 'No progress bar and no summary line'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'reanimator;split'= {
+            cand --key 'The key file (`reanimator keygen`) the trace was encrypted or sealed with: decrypts an encrypted trace, and checks the seal of every trace read (the whole trace once, when opened): a modified, dropped, reordered or inserted extent, or a missing seal, stops the command with one line and exit status 1; a trace that is not sealed (unless encrypted with the key) is refused the same way. A trace cut before its final seal is read up to its last seal, with a note'
+            cand --by 'How to cut: `pid`, `time=DURATION` (`60s`, `500ms`, `1h`) or `size=BYTES` (`1G`, `256M`)'
+            cand -o 'The directory of the parts'
+            cand --output 'The directory of the parts'
+            cand --compress 'Compression of the trace''s extents, on two background threads. Standard DataSeries modes only; each section is stored raw when compressing does not shrink it. lz4 by default: it costs nothing measurable on data that does not compress and shrinks traces of text, zeros and repeated buffers 17-100x, which is disk traffic a full-buffer recorder saves (docs/PERFORMANCE.md, record-chain). `none` for readers without lz4 (DataSeries builds before lz4 support)'
+            cand --seal 'Seal the trace with the key in KEYFILE (`reanimator keygen`): a keyed MAC chain over every extent, so that `reanimator verify` finds any modified, dropped, duplicated, reordered or cut extent. The trace stays an ordinary DataSeries file'
+            cand --encrypt 'Encrypt the trace with the key in KEYFILE (AES-256-GCM over 1 MiB chunks): without the key it shows its size and nothing else. `info`, `dump`, `replay`, `verify` and the other readers take `--key KEYFILE`. Compression and sealing apply before encryption'
+            cand -q 'No summary line'
+            cand --quiet 'No summary line'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'reanimator;merge'= {
+            cand --key 'The key file (`reanimator keygen`) the trace was encrypted or sealed with: decrypts an encrypted trace, and checks the seal of every trace read (the whole trace once, when opened): a modified, dropped, reordered or inserted extent, or a missing seal, stops the command with one line and exit status 1; a trace that is not sealed (unless encrypted with the key) is refused the same way. A trace cut before its final seal is read up to its last seal, with a note'
+            cand -o 'The trace to write (must not exist)'
+            cand --output 'The trace to write (must not exist)'
+            cand --compress 'Compression of the trace''s extents, on two background threads. Standard DataSeries modes only; each section is stored raw when compressing does not shrink it. lz4 by default: it costs nothing measurable on data that does not compress and shrinks traces of text, zeros and repeated buffers 17-100x, which is disk traffic a full-buffer recorder saves (docs/PERFORMANCE.md, record-chain). `none` for readers without lz4 (DataSeries builds before lz4 support)'
+            cand --seal 'Seal the trace with the key in KEYFILE (`reanimator keygen`): a keyed MAC chain over every extent, so that `reanimator verify` finds any modified, dropped, duplicated, reordered or cut extent. The trace stays an ordinary DataSeries file'
+            cand --encrypt 'Encrypt the trace with the key in KEYFILE (AES-256-GCM over 1 MiB chunks): without the key it shows its size and nothing else. `info`, `dump`, `replay`, `verify` and the other readers take `--key KEYFILE`. Compression and sealing apply before encryption'
+            cand -q 'No summary line'
+            cand --quiet 'No summary line'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'reanimator;doctor'= {
             cand --json 'Print the checks as JSON on stdout (`{"checks": [{"name", "status", "found", "fix", "affects"}], "failed": N}`)'
             cand -h 'Print help'
@@ -447,6 +508,9 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand keygen 'Create a key file (256 random bits, mode 0600) for sealed and encrypted traces and for anonymization'
             cand verify 'Check a sealed trace (`record --seal`): say which extent was modified, dropped, duplicated, reordered or inserted, or where the trace was cut. Exit 0 intact, 1 tampered, 2 trouble'
             cand anonymize 'Rewrite a trace with paths, ids, names and data replaced by keyed pseudonyms, consistently, so that it still replays to a tree of the same shape; `--reverse` restores the fields stored reversibly'
+            cand select 'Write the calls of a trace selected by --where, --time and --pid/--tid (with descendants) as a trace of their own: facts kept, snapshots and losses kept or said'
+            cand split 'Cut a trace into parts by process, time window or size; the parts together hold every call once'
+            cand merge 'Join traces of several hosts or runs into one, interleaved by time, ids remapped so that none collide, each call''s host known by its pid''s range'
             cand doctor 'Say which backends and features work on this machine and, for each that does not, why and what to do (eBPF and BTF, capabilities, ptrace_scope, perf_event_paranoid, FUSE, cgroup v2, ring buffer memory, free space)'
             cand completions 'Write shell completions for bash, zsh, fish, elvish or powershell on stdout'
             cand man 'Write a man page for reanimator and each of its subcommands into a directory'
@@ -493,6 +557,12 @@ set edit:completion:arg-completer[reanimator] = {|@words|
         &'reanimator;help;verify'= {
         }
         &'reanimator;help;anonymize'= {
+        }
+        &'reanimator;help;select'= {
+        }
+        &'reanimator;help;split'= {
+        }
+        &'reanimator;help;merge'= {
         }
         &'reanimator;help;doctor'= {
         }

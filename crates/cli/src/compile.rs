@@ -39,6 +39,12 @@ pub struct CompileArgs {
     /// Where to write the plan (mode 0600: it holds the trace's data).
     #[arg(short, long, value_name = "PLAN")]
     pub output: PathBuf,
+    /// Compile only the calls these select (as `reanimator select` takes them,
+    /// docs/SELECT.md); the summary says how many calls of which classes were left out. When
+    /// the selection keeps a snapshot, it is written beside the plan as PLAN.selection.ds
+    /// (the plan's source trace, from which replay --init restores it).
+    #[command(flatten, next_help_heading = "Selection")]
+    pub sel: crate::select::SelectionArgs,
     /// Memory for the deduplication index (e.g. 256M, the default): once it is full, new
     /// contents are stored without being indexed (the summary says when).
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = crate::record::parse_size)]
@@ -75,6 +81,33 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
     // (Where it cannot be mapped it is read as before.)
     trace.map_file();
     crate::note_incomplete(&a.trace, trace.incomplete(), "the calls it holds are compiled");
+    // A selection: compiled from a trace of its own, kept beside the plan when it holds
+    // snapshots (a plan does not copy them: replay --init reads them from its source).
+    let mut source = a.trace.clone();
+    let mut selected = None;
+    if !a.sel.is_empty() {
+        let s = crate::select::select_scratch(&trace, &a.trace, &a.sel)?;
+        let mut name = a.output.as_os_str().to_owned();
+        name.push(".selection.ds");
+        let keep = PathBuf::from(name);
+        if s.trace.snapshots().is_empty() {
+            source = s.path.clone();
+        } else {
+            if keep.exists() {
+                bail!("{} exists: remove it, or compile to another PLAN", keep.display());
+            }
+            std::fs::copy(&s.path, &keep)
+                .with_context(|| format!("cannot write {}", keep.display()))?;
+            source = keep;
+        }
+        trace = TraceReader::open(&source)
+            .with_context(|| format!("opening the selection {}", source.display()))?;
+        trace.map_file();
+        if !a.quiet {
+            eprintln!("{}", s.line("compiling"));
+        }
+        selected = Some(s);
+    }
     if trace.dataseries().encryption().is_some() {
         eprintln!(
             "reanimator: warning: {} is encrypted, and its plan is not: {} holds the trace's \
@@ -105,7 +138,7 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
         }
         let r = ra_replay::compile(
             &trace,
-            &a.trace,
+            &source,
             tmp.path(),
             a.dedup_memory.min(usize::MAX as u64) as usize,
             a.compress == PlanCompress::Lz4,
@@ -132,6 +165,10 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
         j["trace_bytes"] = trace_bytes.into();
         j["seconds"] = secs.into();
         j["plan"] = a.output.display().to_string().into();
+        if let Some(s) = &selected {
+            j["selection"] = s.to_json();
+            j["source"] = source.display().to_string().into();
+        }
         let mut out = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &j)?;
         writeln!(out)?;

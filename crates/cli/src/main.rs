@@ -24,6 +24,7 @@ mod progress;
 mod record;
 mod records;
 mod replay;
+mod select;
 mod signals;
 mod snapshot;
 mod stats;
@@ -105,6 +106,15 @@ enum Command {
     /// consistently, so that it still replays to a tree of the same shape; `--reverse`
     /// restores the fields stored reversibly.
     Anonymize(anonymize::AnonymizeArgs),
+    /// Write the calls of a trace selected by --where, --time and --pid/--tid (with
+    /// descendants) as a trace of their own: facts kept, snapshots and losses kept or said.
+    Select(select::SelectArgs),
+    /// Cut a trace into parts by process, time window or size; the parts together hold
+    /// every call once.
+    Split(select::SplitArgs),
+    /// Join traces of several hosts or runs into one, interleaved by time, ids remapped so
+    /// that none collide, each call's host known by its pid's range.
+    Merge(select::MergeArgs),
     /// Say which backends and features work on this machine and, for each that does not,
     /// why and what to do (eBPF and BTF, capabilities, ptrace_scope, perf_event_paranoid,
     /// FUSE, cgroup v2, ring buffer memory, free space).
@@ -146,6 +156,9 @@ fn main() -> ExitCode {
                 | Command::Stats(_)
                 | Command::Export(_)
                 | Command::Diff(_)
+                | Command::Select(_)
+                | Command::Split(_)
+                | Command::Merge(_)
         ) {
             k.check_seals();
         }
@@ -166,6 +179,9 @@ fn main() -> ExitCode {
         Command::Collect(a) => collect::run(a, key.as_ref()),
         Command::Verify(a) => verify::run(a, key.as_ref()),
         Command::Anonymize(a) => anonymize::run(a, key.as_ref()),
+        Command::Select(a) => select::run_select(a),
+        Command::Split(a) => select::run_split(a),
+        Command::Merge(a) => select::run_merge(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Completions(a) => clidocs::run_completions(a),
         Command::Man(a) => clidocs::run_man(a),
@@ -205,6 +221,9 @@ fn key_file(c: &Command) -> Option<&std::path::Path> {
         Command::Collect(a) => a.key.as_deref(),
         Command::Verify(a) => a.key.as_deref(),
         Command::Anonymize(a) => a.key.as_deref(),
+        Command::Select(a) => a.key.key.as_deref(),
+        Command::Split(a) => a.key.key.as_deref(),
+        Command::Merge(a) => a.key.key.as_deref(),
         Command::Snapshot(_)
         | Command::Keygen(_)
         | Command::Doctor(_)

@@ -137,6 +137,11 @@ pub struct ReplayArgs {
     /// one (reanimator compile).
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
+    /// Selective replay: only the calls these select (as `reanimator select` takes them,
+    /// docs/SELECT.md); the report says how many calls of which classes were left out, and
+    /// --init makes the initial state for what remains.
+    #[command(flatten, next_help_heading = "Selection")]
+    pub sel: crate::select::SelectionArgs,
     /// Directory to replay into; must exist and be empty unless --force or --clean.
     #[arg(long, value_name = "DIR")]
     pub root: PathBuf,
@@ -480,11 +485,31 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     // The trace: the one given, or the plan's source trace when it stores snapshots (which a
     // plan does not copy) and it is still there, unchanged.
     let mut snapshots_missing: Option<String> = None;
+    if plan.is_some() && !a.sel.is_empty() {
+        bail!(
+            "{} is a plan: give the selection to compile (or replay the trace with it)",
+            a.trace.display()
+        );
+    }
+    let mut selected: Option<crate::select::Selected> = None;
     let trace: Option<TraceReader> = match &plan {
-        None => Some(
-            TraceReader::open(&a.trace)
-                .with_context(|| format!("opening the trace {}", a.trace.display()))?,
-        ),
+        None => {
+            let t = TraceReader::open(&a.trace)
+                .with_context(|| format!("opening the trace {}", a.trace.display()))?;
+            if a.sel.is_empty() {
+                Some(t)
+            } else {
+                crate::note_incomplete(&a.trace, t.incomplete(), "the calls it holds are read");
+                let s = crate::select::select_scratch(&t, &a.trace, &a.sel)?;
+                if !a.quiet {
+                    eprintln!("{}", s.line("replaying"));
+                }
+                let t = TraceReader::open(&s.path)
+                    .with_context(|| format!("opening the selection {}", s.path.display()))?;
+                selected = Some(s);
+                Some(t)
+            }
+        }
         Some(p) if p.source().snapshots > 0 => match source_trace(p) {
             Ok(t) => Some(t),
             Err(why) => {
@@ -518,14 +543,21 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     let progress = Arc::new(Progress::default());
     install_stop_handler(progress.clone());
     let report = replay_into(&a, &input, &a.root, None, &progress, log)?;
+    let report_json = || {
+        let mut j = report.to_json();
+        if let Some(s) = &selected {
+            j["selection"] = s.to_json();
+        }
+        j
+    };
     if let Some(p) = &a.report {
-        let j = serde_json::to_string_pretty(&report.to_json())?;
+        let j = serde_json::to_string_pretty(&report_json())?;
         ra_fsstate::private::write(p, (j + "\n").as_bytes())
             .with_context(|| format!("writing the report {}", p.display()))?;
     }
     if a.json {
         let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &report.to_json())?;
+        serde_json::to_writer_pretty(&mut out, &report_json())?;
         writeln!(out)?;
     } else if !a.quiet {
         print_report(&report, &a.trace)?;

@@ -1104,7 +1104,7 @@ fn static_op(name: &str) -> &'static str {
 
 /// The record a file-system operation event was read from (the inverse of the reader's
 /// decoding, TRACE_FORMAT.md 3.10).
-fn fs_record(ev: &Event) -> crate::fsop::FsRecord<'_> {
+pub fn fs_record(ev: &Event) -> crate::fsop::FsRecord<'_> {
     use crate::fsop::{FsData, FsRecord};
     let bytes = |k: &str| ev.extra_bytes(k);
     let int = |k: &str| ev.extra_int(k);

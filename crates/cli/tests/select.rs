@@ -1,0 +1,399 @@
+//! `reanimator select`, `split` and `merge` (docs/SELECT.md): a workload of real programs (tar,
+//! sqlite3, make, python3) recorded by each recorder, cut and combined; every output read back
+//! by `dump` and `stats` and checked against the input's calls, the selections replayed with
+//! verification; bad input refused with one line.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use ra_testkit::{assert_clean_failure, backend, both_backends, case_dir};
+use serde_json::Value;
+
+use common::{bin, write_scripted_trace};
+
+fn run(args: &[&std::ffi::OsStr]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn ok(o: &Output, what: &str) -> String {
+    assert!(o.status.success(), "{what}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn s(p: &Path) -> &std::ffi::OsStr {
+    p.as_os_str()
+}
+
+fn a(x: &str) -> &std::ffi::OsStr {
+    std::ffi::OsStr::new(x)
+}
+
+/// Every call of a trace as `dump --format jsonl` gives it.
+fn calls(trace: &Path) -> Vec<Value> {
+    let out = ok(&run(&[a("dump"), s(trace), a("--format"), a("jsonl")]), "dump");
+    out.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// `stats --json` per call: (calls, errors, read bytes, written bytes).
+fn stats(trace: &Path) -> BTreeMap<String, [u64; 4]> {
+    let out = ok(&run(&[a("stats"), s(trace), a("--json"), a("--top"), a("1000")]), "stats");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let n = |k: &str| g[k].as_u64().unwrap();
+            (
+                g["group"].as_str().unwrap().to_string(),
+                [n("calls"), n("errors"), n("read_bytes"), n("written_bytes")],
+            )
+        })
+        .collect()
+}
+
+fn add(into: &mut BTreeMap<String, [u64; 4]>, from: &BTreeMap<String, [u64; 4]>) {
+    for (k, v) in from {
+        let e = into.entry(k.clone()).or_default();
+        for i in 0..4 {
+            e[i] += v[i];
+        }
+    }
+}
+
+/// The facts of a trace (`info --json`).
+fn facts(trace: &Path) -> Value {
+    let out = ok(&run(&[a("info"), s(trace), a("--json")]), "info");
+    serde_json::from_str::<Value>(out.trim()).unwrap()["info"].clone()
+}
+
+/// Replay into a fresh root with `--init`: every call matched, the final state (if the trace
+/// has one) equal.
+fn replay_verified(trace: &Path, root: &Path) -> Value {
+    let _ = std::fs::remove_dir_all(root);
+    std::fs::create_dir(root).unwrap();
+    let o = run(&[a("replay"), s(trace), a("--root"), s(root), a("--init"), a("--json")]);
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!("replay report ({e}): {}", String::from_utf8_lossy(&o.stderr));
+    });
+    assert_eq!(
+        r["mismatch_total"],
+        0,
+        "{}",
+        serde_json::to_string_pretty(&r["mismatches"]).unwrap()
+    );
+    assert!(r["totals"]["issued"].as_u64().unwrap() > 0);
+    for f in r["final_state"].as_array().into_iter().flatten() {
+        assert_eq!(f["differences"], 0, "final state: {f}");
+    }
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    r
+}
+
+/// The workload: tar, sqlite3, make (whose recipe runs a shell and cat) and python3.
+const SCRIPT: &str = "mkdir -p src/d && python3 -c \"open('src/a','w').write('x'*5000)\" && \
+    echo hello > src/d/b && tar cf a.tar src && mkdir out && tar xf a.tar -C out && \
+    sqlite3 db.sqlite 'create table t(x); insert into t values(1); select * from t;' && \
+    printf 'all:\\n\\tcat src/a src/d/b > made\\n' > Makefile && make -s";
+
+fn record(base: &Path) -> PathBuf {
+    let work = base.join("work");
+    let trace = base.join("t.ds");
+    let o = bin()
+        .args(["record", "-q", "--backend", backend(), "-o"])
+        .arg(&trace)
+        .arg("--snapshot")
+        .arg(&work)
+        .args(["--", "sh", "-c", SCRIPT])
+        .current_dir(&work)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "record: {}", String::from_utf8_lossy(&o.stderr));
+    trace
+}
+
+/// The same calls (compared whole), or which ids differ.
+fn assert_same(got: &[Value], want: &[&Value], what: &str) {
+    let ids = |v: &mut dyn Iterator<Item = &Value>| {
+        v.map(|c| int(c, "unique_id")).collect::<BTreeSet<_>>()
+    };
+    let (g, w) = (ids(&mut got.iter()), ids(&mut want.iter().copied()));
+    let extra: Vec<_> = g.difference(&w).take(5).collect();
+    let missing: Vec<_> = w.difference(&g).take(5).collect();
+    assert!(
+        extra.is_empty() && missing.is_empty(),
+        "{what}: extra ids {extra:?}, missing {missing:?}"
+    );
+    // What descriptors name is dump's reading of the calls before (a subset may not hold
+    // the open): the calls themselves are compared.
+    let strip = |c: &Value| {
+        let mut c = c.clone();
+        for k in ["fd_path", "fd_path2", "ret_fd_path"] {
+            c.as_object_mut().unwrap().remove(k);
+        }
+        c
+    };
+    for (a, b) in got.iter().zip(want) {
+        assert_eq!(strip(a), strip(b), "{what}: the calls differ");
+    }
+    assert_eq!(got.len(), want.len(), "{what}");
+}
+
+fn int(v: &Value, k: &str) -> i64 {
+    v[k].as_i64().unwrap_or_else(|| panic!("{k} in {v}"))
+}
+
+/// Select everything, by time, by process; split three ways; merge: each output checked
+/// against the input's own calls.
+fn cut_and_combine() {
+    let base = case_dir("select", "programs");
+    let trace = record(&base);
+    let all = calls(&trace);
+    assert!(all.len() > 200, "{} calls", all.len());
+    let synthetic: i64 = facts(&trace)["synthetic_ids"].as_i64().expect("synthetic_ids");
+
+    // Everything: the same calls, with their ids, and it replays to the recorded tree.
+    let every = base.join("every.ds");
+    ok(&run(&[a("select"), s(&trace), a("-o"), s(&every), a("-q")]), "select all");
+    assert!(calls(&every) == all, "select of everything keeps every call as it was");
+    assert_eq!(std::fs::metadata(&every).unwrap().permissions().mode() & 0o777, 0o600);
+    let f = facts(&every);
+    let sel: Value = serde_json::from_str(f["selected_from"].as_str().unwrap()).unwrap();
+    assert_eq!(sel["calls_kept"], all.len() as u64 - synthetic as u64, "synthetic records aside");
+    assert_eq!(sel["end_snapshot"], "kept");
+    replay_verified(&every, &base.join("root-every"));
+
+    // A time window, relative and absolute: exactly the calls made in it.
+    // From the first call after the synthetic records (the descriptors it started with).
+    let start = all.iter().find(|c| int(c, "unique_id") >= synthetic).unwrap();
+    let start = int(start, "time_called");
+    let mut times: Vec<i64> = all.iter().map(|c| int(c, "time_called")).collect();
+    times.sort();
+    let (lo, hi) = (times[times.len() / 3], times[2 * times.len() / 3]);
+    // Every selection keeps the synthetic records: the state its calls start from.
+    let kept = |keep: &dyn Fn(&Value) -> bool| -> Vec<&Value> {
+        all.iter().filter(|c| int(c, "unique_id") < synthetic || keep(c)).collect()
+    };
+    let want = kept(&|c| (lo..hi).contains(&int(c, "time_called")));
+    let rel = format!("{}ns..{}ns", lo - start, hi - start);
+    let abs = format!("@{}..@{}", lo as f64 / 1e9, hi as f64 / 1e9);
+    let window = base.join("window.ds");
+    ok(&run(&[a("select"), s(&trace), a("-o"), s(&window), a("--time"), a(&rel), a("-q")]), "time");
+    let got = calls(&window);
+    assert_same(&got, &want, &format!("--time {rel}"));
+    let window2 = base.join("window2.ds");
+    ok(&run(&[a("select"), s(&trace), a("-o"), s(&window2), a("--time"), a(&abs), a("-q")]), "@");
+    // Seconds as a decimal fraction round to the µs: the same window give or take its ends.
+    assert!(calls(&window2).len().abs_diff(want.len()) <= 2, "--time {abs}");
+
+    // make and its descendants (the shell and cat of its recipe), from the clone calls.
+    let make = all
+        .iter()
+        .find(|c| {
+            c["call"] == "execve"
+                && c["return_value"] == 0
+                && c["args"]["pathname"].as_str().is_some_and(|f| f.ends_with("/make"))
+        })
+        .unwrap_or_else(|| panic!("no execve of make"));
+    let make_pid = int(make, "pid") as i32;
+    let mut tree: BTreeSet<i32> = [make_pid].into();
+    loop {
+        let n = tree.len();
+        for c in &all {
+            let name = c["call"].as_str().unwrap();
+            if ["clone", "clone3", "fork", "vfork"].contains(&name)
+                && tree.contains(&(int(c, "pid") as i32))
+                && c["return_value"].as_i64().unwrap_or(-1) > 0
+            {
+                tree.insert(c["return_value"].as_i64().unwrap() as i32);
+            }
+        }
+        if tree.len() == n {
+            break;
+        }
+    }
+    let want = kept(&|c| tree.contains(&(int(c, "pid") as i32)));
+    let pids_in = |v: &[&Value]| v.iter().map(|c| int(c, "pid")).collect::<BTreeSet<_>>();
+    let real: Vec<&Value> =
+        want.iter().copied().filter(|c| int(c, "unique_id") >= synthetic).collect();
+    assert!(pids_in(&real).len() >= 2, "make ran a child: {:?}", pids_in(&real));
+    let sub = base.join("make.ds");
+    let p = make_pid.to_string();
+    ok(&run(&[a("select"), s(&trace), a("-o"), s(&sub), a("--pid"), a(&p), a("-q")]), "--pid");
+    assert_same(&calls(&sub), &want, &format!("--pid {p} with descendants"));
+
+    // --where, the dump language: the calls on made but its open (cat copies with copy_file_range).
+    let writes = base.join("writes.ds");
+    let w = "path ~ \"**/made\" && call != openat";
+    ok(&run(&[a("select"), s(&trace), a("-o"), s(&writes), a("--where"), a(w), a("-q")]), "where");
+    let dumped =
+        ok(&run(&[a("dump"), s(&trace), a("--format"), a("jsonl"), a("--where"), a(w)]), "");
+    let matched: Vec<Value> = dumped.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!matched.is_empty());
+    let want = kept(&|c| matched.contains(c));
+    assert_same(&calls(&writes), &want, "--where");
+
+    // Split three ways: the parts' stats add up to the whole's, every call once.
+    let whole = stats(&trace);
+    for by in ["size=16K", "pid", "time=2ms"] {
+        let dir = base.join(format!("parts-{}", by.replace('=', "-")));
+        ok(&run(&[a("split"), s(&trace), a("--by"), a(by), a("-o"), s(&dir), a("-q")]), by);
+        let mut sum = BTreeMap::new();
+        let mut ids = Vec::new();
+        let mut parts: Vec<PathBuf> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        parts.sort();
+        assert!(parts.len() >= 2, "--by {by}: {parts:?}");
+        for p in &parts {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            let prefix = match by {
+                "pid" => "pid-",
+                b if b.starts_with("time") => "time-",
+                _ => "part-",
+            };
+            assert!(name.starts_with(prefix) && name.ends_with(".ds"), "{name}");
+            assert_eq!(std::fs::metadata(p).unwrap().permissions().mode() & 0o777, 0o600);
+            add(&mut sum, &stats(p));
+            ids.extend(calls(p).iter().map(|c| int(c, "unique_id")));
+        }
+        assert_eq!(sum, whole, "--by {by}: the parts' stats add up to the whole's");
+        ids.sort();
+        let mut want: Vec<i64> = all.iter().map(|c| int(c, "unique_id")).collect();
+        want.sort();
+        assert_eq!(ids, want, "--by {by}: every call in one part");
+    }
+
+    // Merge the trace with its make selection: ids apart, stats the sum, hosts listed.
+    let merged = base.join("merged.ds");
+    ok(&run(&[a("merge"), s(&trace), s(&sub), a("-o"), s(&merged), a("-q")]), "merge");
+    let m = calls(&merged);
+    let mut want = whole.clone();
+    add(&mut want, &stats(&sub));
+    assert_eq!(stats(&merged), want);
+    let second: Vec<&Value> = m.iter().filter(|c| int(c, "pid") >= 1 << 22).collect();
+    assert_eq!(second.len(), calls(&sub).len(), "the second input's pids are offset");
+    let synthetic_pids: BTreeSet<i32> = all
+        .iter()
+        .filter(|c| int(c, "unique_id") < synthetic)
+        .map(|c| int(c, "pid") as i32)
+        .collect();
+    for c in &second {
+        let pid = (int(c, "pid") - (1 << 22)) as i32;
+        assert!(tree.contains(&pid) || synthetic_pids.contains(&pid), "{c}");
+    }
+    let ids: Vec<i64> = m.iter().map(|c| int(c, "unique_id")).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids numbered afresh");
+    let times: Vec<i64> = m.iter().map(|c| int(c, "time_called")).collect();
+    let mf: Value = serde_json::from_str(facts(&merged)["merged_from"].as_str().unwrap()).unwrap();
+    assert_eq!(mf["inputs"].as_array().unwrap().len(), 2);
+    assert_eq!(mf["inputs"][1]["pid_offset"], 1 << 22);
+    assert_eq!(mf["inputs"][1]["calls"], second.len() as u64);
+    assert!(times.len() == ids.len());
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+both_backends!(cut_and_combine);
+
+fn ev(name: &str, t: i64, pid: i32, ret: i64) -> ra_trace::Event {
+    let mut e = ra_trace::Event::new(ra_syscalls::lookup(name).expect(name));
+    e.ret = Some(ret);
+    e.errno = Some(0);
+    e.pid = Some(pid);
+    e.tid = Some(pid);
+    e.time_called = Some(1_700_000_000_000_000_000 + t);
+    e.time_returned = Some(1_700_000_000_000_000_000 + t + 1000);
+    e
+}
+
+/// Bad input: one line, exit status 2, and no output file.
+#[test]
+fn bad_input_is_refused_with_one_line() {
+    let d = std::env::temp_dir().join(format!("ra-select-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let t = d.join("t.ds");
+    let evs: Vec<_> = (0..100).map(|i| ev("getpid", i * 1_000_000, 7, 7)).collect();
+    write_scripted_trace(&t, b"/", &evs);
+    let text = d.join("text.ds");
+    std::fs::write(&text, "not a trace\n".repeat(100)).unwrap();
+    let cut = d.join("cut.ds");
+    let bytes = std::fs::read(&t).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
+    let out = d.join("out.ds");
+    let missing = d.join("missing.ds");
+    let cases: Vec<(Vec<&std::ffi::OsStr>, &str)> = vec![
+        (vec![s(&t), a("--where"), a("ret == 12345")], "empty"),
+        (vec![s(&t), a("--time"), a("50ms..20ms")], "inverted"),
+        (vec![s(&t), a("--time"), a("1h..2h")], "empty"),
+        (vec![s(&t), a("--time"), a("2s")], "range"),
+        (vec![s(&t), a("--time"), a("soon..")], "duration"),
+        (vec![s(&t), a("--pid"), a("4242")], "4242"),
+        (vec![s(&t), a("--tid"), a("4242")], "4242"),
+        (vec![s(&t), a("--where"), a("nosuchfield == 1")], "nosuchfield"),
+        (vec![s(&text)], "text.ds"),
+        (vec![s(&cut)], "cut.ds"),
+        (vec![s(&missing)], "missing.ds"),
+    ];
+    for (args, says) in cases {
+        let mut c = vec![a("select")];
+        c.extend(args.iter().copied());
+        c.extend([a("-o"), s(&out)]);
+        let o = run(&c);
+        let line = assert_clean_failure(&o);
+        assert!(line.contains(says), "{args:?}: {line}");
+        assert!(!out.exists(), "{args:?} left {}", out.display());
+    }
+    // The window that holds half the calls, relative to the trace's start: exact.
+    ok(&run(&[a("select"), s(&t), a("--time"), a("..50ms"), a("-o"), s(&out), a("-q")]), "half");
+    assert_eq!(calls(&out).len(), 50);
+    // Selective replay: the calls left out are counted in the report, the rest replayed.
+    let root = d.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let o = run(&[a("replay"), s(&t), a("--root"), s(&root), a("--init"), a("--json")]
+        .into_iter()
+        .chain([a("--time"), a("..50ms")])
+        .collect::<Vec<_>>());
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["selection"]["calls_kept"], 50, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(r["selection"]["calls_left_out"], 50);
+    let by: u64 = r["selection"]["left_out_by_class"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(by, 50);
+    assert_eq!(r["mismatch_total"], 0);
+    let plan = d.join("t.plan");
+    let o = run(&[
+        a("compile"),
+        s(&t),
+        a("-o"),
+        s(&plan),
+        a("--json"),
+        a("--where"),
+        a("unique_id >= 90"),
+    ]);
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["selection"]["calls_kept"], 10, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(c["calls"], 10);
+    let o =
+        run(&[a("replay"), s(&plan), a("--root"), s(&root), a("--force"), a("--time"), a("..1s")]);
+    assert!(assert_clean_failure(&o).contains("plan"));
+    // An existing output is not replaced; split and merge refuse the same way.
+    assert_clean_failure(&run(&[a("select"), s(&t), a("-o"), s(&out)]));
+    let parts = d.join("parts");
+    assert_clean_failure(&run(&[a("split"), s(&text), a("--by"), a("pid"), a("-o"), s(&parts)]));
+    // (A value clap refuses: its usage lines, exit status 2.)
+    let o = run(&[a("split"), s(&t), a("--by"), a("time=0s"), a("-o"), s(&parts)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("must be positive"));
+    assert_clean_failure(&run(&[a("merge"), s(&t), s(&cut), a("-o"), s(&d.join("m.ds"))]));
+    assert!(!d.join("m.ds").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
