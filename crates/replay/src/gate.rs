@@ -123,6 +123,8 @@ pub(crate) struct Admit<T> {
     /// The latest recorded call time of the calls admitted so far.
     max_called: i64,
     admitted: u64,
+    /// Keys of completed calls found while admitting (reused).
+    gone: Vec<(i64, u64)>,
 }
 
 impl<T> Default for Admit<T> {
@@ -133,6 +135,7 @@ impl<T> Default for Admit<T> {
             by_seq: BTreeMap::new(),
             max_called: i64::MIN,
             admitted: 0,
+            gone: Vec::new(),
         }
     }
 }
@@ -152,7 +155,7 @@ impl<T> Admit<T> {
         // Rule 1, in-order blockers: by return, latest first; the maximal ones are those
         // returned no earlier than the latest call time among the unfinished blockers above.
         let mut latest_called = i64::MIN;
-        let mut gone = Vec::new();
+        let gone = &mut self.gone;
         for (&k, (c, s)) in self.in_order.range(..(called, 0)).rev() {
             if s.is_done() {
                 gone.push(k);
@@ -164,17 +167,20 @@ impl<T> Admit<T> {
             latest_called = latest_called.max(*c);
             waits.push(s.clone());
         }
-        for k in gone {
+        for k in gone.drain(..) {
             self.in_order.remove(&k);
         }
         // Odd blockers: each of them.
-        self.odd.retain(|&(r, _), s| {
-            let done = s.is_done();
-            if !done && r < called {
+        for (&k, s) in self.odd.range(..(called, 0)) {
+            if s.is_done() {
+                gone.push(k);
+            } else {
                 waits.push(s.clone());
             }
-            !done
-        });
+        }
+        for k in gone.drain(..) {
+            self.odd.remove(&k);
+        }
         // Rule 2: unfinished earlier dependencies.
         for &d in deps {
             if d >= seq {
@@ -204,6 +210,7 @@ impl<T> Admit<T> {
     /// Forget calls seen complete (bounded memory however long the earliest call runs).
     fn prune(&mut self) {
         self.by_seq.retain(|_, s| !s.is_done());
+        self.odd.retain(|_, s| !s.is_done());
         if self.in_order.len() > 2 * self.by_seq.len() + 1024 {
             self.in_order.retain(|_, (_, s)| !s.is_done());
         }
