@@ -57,6 +57,8 @@ const DONE: u8 = 3;
 /// One call's completion state, and who waits for it.
 pub(crate) struct Slot<T> {
     pub seq: u64,
+    /// The task whose calls run in order with it.
+    lane: u64,
     pub id: CallId,
     done: AtomicBool,
     state: AtomicU8,
@@ -68,9 +70,10 @@ pub(crate) struct Slot<T> {
 }
 
 impl<T> Slot<T> {
-    fn new(seq: u64, id: CallId) -> Slot<T> {
+    fn new(seq: u64, lane: u64, id: CallId) -> Slot<T> {
         Slot {
             seq,
+            lane,
             id,
             done: AtomicBool::new(false),
             state: AtomicU8::new(QUEUED),
@@ -141,14 +144,17 @@ impl<T> Default for Admit<T> {
 }
 
 impl<T> Admit<T> {
-    /// Admit call `seq` (recorded over `[called, ret]`, depending on `deps`): its slot and its
-    /// waits. Calls are admitted in increasing seq.
+    /// Admit call `seq` (recorded over `[called, ret]`, depending on `deps`, run on `lane`):
+    /// its slot and its waits. Calls are admitted in increasing seq. A lane's calls run one
+    /// after another in seq order (a task), so none waits for an earlier call of its own lane:
+    /// that call is complete before it starts.
     pub fn admit(
         &mut self,
         seq: u64,
         called: i64,
         ret: i64,
         deps: &[u64],
+        lane: u64,
         id: CallId,
     ) -> Admitted<T> {
         let mut waits: Vec<Arc<Slot<T>>> = Vec::new();
@@ -165,7 +171,9 @@ impl<T> Admit<T> {
                 break;
             }
             latest_called = latest_called.max(*c);
-            waits.push(s.clone());
+            if s.lane != lane {
+                waits.push(s.clone());
+            }
         }
         for k in gone.drain(..) {
             self.in_order.remove(&k);
@@ -174,7 +182,7 @@ impl<T> Admit<T> {
         for (&k, s) in self.odd.range(..(called, 0)) {
             if s.is_done() {
                 gone.push(k);
-            } else {
+            } else if s.lane != lane {
                 waits.push(s.clone());
             }
         }
@@ -187,12 +195,12 @@ impl<T> Admit<T> {
                 continue;
             }
             if let Some(s) = self.by_seq.get(&d) {
-                if !s.is_done() && !waits.iter().any(|w| w.seq == d) {
+                if !s.is_done() && s.lane != lane && !waits.iter().any(|w| w.seq == d) {
                     waits.push(s.clone());
                 }
             }
         }
-        let slot = Arc::new(Slot::new(seq, id));
+        let slot = Arc::new(Slot::new(seq, lane, id));
         if ret < self.max_called {
             self.odd.insert((ret, seq), slot.clone());
         } else {
@@ -519,7 +527,7 @@ mod tests {
     /// Admit calls (seq, called, ret, deps) in order; their slots and waits by seq.
     fn admit_all(calls: &[(u64, i64, i64, &[u64])]) -> (Admit<u32>, Vec<Admitted<u32>>) {
         let mut a = Admit::default();
-        let v = calls.iter().map(|&(s, c, r, d)| a.admit(s, c, r, d, id(s))).collect();
+        let v = calls.iter().map(|&(s, c, r, d)| a.admit(s, c, r, d, s, id(s))).collect();
         (a, v)
     }
 
@@ -567,6 +575,18 @@ mod tests {
         assert_eq!(seqs(&v[2].waits), [1, 2]);
     }
 
+    /// A task's calls run in order: a call does not wait for an earlier call of its own task,
+    /// and what that call waited for is covered by it.
+    #[test]
+    fn a_call_does_not_wait_for_its_own_tasks_calls() {
+        let mut a: Admit<u32> = Admit::default();
+        let one = a.admit(1, 0, 10, &[], 7, id(1));
+        let two = a.admit(2, 20, 30, &[1], 7, id(2));
+        assert!(one.waits.is_empty() && two.waits.is_empty());
+        let three = a.admit(3, 40, 50, &[], 8, id(3));
+        assert_eq!(seqs(&three.waits), [2], "#1 is covered by #2");
+    }
+
     /// unique_id order that is neither call nor return order: #2 returned (at 20) before #1
     /// was called (at 50). #1 does not wait for the later #2; #4 (called at 65) waits for both,
     /// although #1 was called after #2 returned: #1 did not wait for #2.
@@ -591,7 +611,7 @@ mod tests {
         let mut a: Admit<u32> = Admit::default();
         let g = G::default();
         for s in 0..10_000u64 {
-            let c = a.admit(s, 10 * s as i64, 10 * s as i64 + 5, &[s.saturating_sub(1)], id(s));
+            let c = a.admit(s, 10 * s as i64, 10 * s as i64 + 5, &[s.saturating_sub(1)], s, id(s));
             assert!(c.waits.len() <= 1, "{}", c.waits.len());
             g.dispatched(&[(c.slot.clone(), 0)]);
             g.done(&c.slot, 0);
@@ -731,7 +751,7 @@ mod tests {
             let tasks: Vec<Arc<TTask>> =
                 (0..THREADS).map(|_| Arc::new(TTask { q: Mutex::new(VecDeque::new()) })).collect();
             for (j, &(t, called, ret, _)) in calls.iter().enumerate() {
-                let a = admit.admit(j as u64, called, ret, &deps[j], id(j as u64));
+                let a = admit.admit(j as u64, called, ret, &deps[j], t as u64, id(j as u64));
                 gate.dispatched(&[(a.slot.clone(), 0)]);
                 slots.push(a);
                 lock(&tasks[t].q).push_back(j);

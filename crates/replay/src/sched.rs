@@ -82,6 +82,8 @@ struct Exec {
     task: Arc<Task>,
     /// Calls read for it, not yet handed over.
     buf: Vec<Job>,
+    /// Its task's number at the gate (its calls run in order: none waits for another).
+    lane: u64,
 }
 
 /// The worker threads that run the traced threads' tasks (M:N: a traced thread is a task, not
@@ -635,8 +637,6 @@ pub fn replay_from(
             }
             let bytes = data_bytes(&ev);
             let id = CallId { unique_id: ev.unique_id, name: def.name };
-            let Admitted { slot, waits } = admit.admit(seq, called, ret, &deps, id);
-            let job = Job { ev, pl, called, bytes, slot, waits, id };
             // Flow control: bounded queues (calls and bytes).
             if batch.len >= BATCH {
                 batch.flush(&gate, &mut execs, &mut report);
@@ -652,10 +652,13 @@ pub fn replay_from(
                     if workers.is_none() && !timed {
                         workers = Some(start_workers(first_time.unwrap_or(called))?);
                     }
-                    execs.insert(tid, Exec { task: Arc::default(), buf: Vec::new() });
+                    let e = Exec { task: Arc::default(), buf: Vec::new(), lane: threads_seen };
+                    execs.insert(tid, e);
                     execs.get_mut(&tid).expect("just inserted")
                 }
             };
+            let Admitted { slot, waits } = admit.admit(seq, called, ret, &deps, exec.lane, id);
+            let job = Job { ev, pl, called, bytes, slot, waits, id };
             batch.regs.push((job.slot.clone(), job.bytes));
             batch.len += 1;
             if exec.buf.is_empty() {
