@@ -233,6 +233,8 @@ def replay_timing_table(rows):
                        f"preads span {orig['pread_span_s']:.3f} |")
         for tool, measure, name in [("reanimator", "internal", "reanimator replay --timing original"),
                                     ("reanimator", "external", "reanimator replay --timing original"),
+                                    ("reanimator-before", "internal", "the same, RA_BEFORE's build"),
+                                    ("reanimator-before", "external", "the same, RA_BEFORE's build"),
                                     ("fio", "external", "fio --read_iolog")]:
             rs = sorted((r for r in rr if r["tool"] == tool and r["measure"] == measure), key=lambda r: r["rep"])
             if not rs:
@@ -258,6 +260,35 @@ def replay_timing_table(rows):
             out.append(f"| {label} | {name} | {how} | {calls} | {us(median(r['median_us'] for r in rs))} "
                        f"| {us(median(r['p90_us'] for r in rs))} | {us(median(r['p99_us'] for r in rs))} ({p99s}) "
                        f"| {us(max(r['max_us'] for r in rs))} | {ws} | {early} | {ll} | {span} |")
+    return "\n".join(out)
+
+
+def replay_afap_table(rows):
+    """bench/replay/afap.sh: the eBPF-recorded fio plan's AFAP replay against its floor, with
+    each run's CPU time (perf task-clock) and the replay's own CPU time per call."""
+    from statistics import median
+    van = next((r for r in rows if r["config"] == "vanilla"), None)
+    fd = [r["cpu_s"] for r in rows if r["config"] == "floor-data"]
+    floor = {c: median(r["replay_s"] for r in rows if r["config"] == c)
+             for c in ("floor", "floor-data") if any(r["config"] == c for r in rows)}
+    out = ["| config | seconds: runs | median s | / vanilla | / floor | / floor-data | CPU s (median) "
+           "| CPU beyond floor-data per call µs (median; runs) | calls | mismatched |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    if van:
+        out.append(f"| vanilla fio | {van['wall_s']:.2f} | {van['wall_s']:.2f} | 1.00 | | | | | {van['calls']:,} writes | |")
+    for c in dict.fromkeys(r["config"] for r in rows if r["config"] != "vanilla"):
+        rs = [r for r in rows if r["config"] == c]
+        m = median(r["replay_s"] for r in rs)
+        own = ""
+        if "init_s" in rs[0] and fd:
+            o = [(r["cpu_s"] - median(fd)) / r["calls"] * 1e6 for r in rs]
+            own = f"{median(o):.2f} ({', '.join(f'{x:.2f}' for x in o)})"
+        ratio = lambda d: f"{m / d:.2f}" if d else ""
+        runs = ", ".join(f"{r['replay_s']:.2f}" for r in rs)
+        out.append(f"| {c} | {runs} | {m:.2f} "
+                   f"| {ratio(van['wall_s'] if van else 0)} | {ratio(floor.get('floor'))} | {ratio(floor.get('floor-data'))} "
+                   f"| {median(r['cpu_s'] for r in rs):.2f} | {own} | {median(r['calls'] for r in rs):,.0f} "
+                   f"| {max(r.get('mismatched', 0) for r in rs)} |")
     return "\n".join(out)
 
 
@@ -467,7 +498,7 @@ def main():
     # "profile-<workloads>": a run of some of bench/profile's workloads.
     kind = section.split("-", 1)[0] if section.startswith(("record-", "fs-", "profile-")) else section
     table = {"codec": codec_table, "record": record_table, "replay": replay_table,
-             "replay-timing": replay_timing_table,
+             "replay-timing": replay_timing_table, "replay-afap": replay_afap_table,
              "kernel": kernel_table, "fs": fs_table,
              "profile": profile_table}[kind](rows)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

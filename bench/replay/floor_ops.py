@@ -10,8 +10,9 @@ ADVICE = {"POSIX_FADV_NORMAL": 0, "POSIX_FADV_RANDOM": 1, "POSIX_FADV_SEQUENTIAL
 fd = None
 n = other = 0
 for line in sys.stdin:
-    m = re.search(r"\] pwrite\((\d+), .*, (\d+), (\d+)\) = (-?\d+)", line)
-    a = re.search(r"\] fadvise64\((\d+), (\d+), (\d+), (\w+)\) = 0", line)
+    # (A descriptor is shown with its path: `3</w/fio.dat>`.)
+    m = re.search(r"\] pwrite\((\d+)(?:<[^>]*>)?, .*, (\d+), (\d+)\) = (-?\d+)", line)
+    a = re.search(r"\] fadvise64\((\d+)(?:<[^>]*>)?, (\d+), (\d+), (\w+)\) = 0", line)
     if m:
         fd = fd or m.group(1)
         if m.group(1) == fd and m.group(4) == m.group(2):

@@ -15,6 +15,8 @@
 #   External error, the same for both tools: the k-th pread on the data file of the replay is
 #   paired with the k-th of the original trace and anchored at the first one:
 #   due_k = replay_first + (orig_k - orig_first), error_k = replay_k - due_k (negative: early).
+#   RA_BEFORE=path: another reanimator binary (e.g. a build of an earlier commit) whose timed
+#   replay runs (a) and (b) too in each round, beside this tree's (tool "reanimator-before").
 # Needs root (eBPF). Scratch under /var/tmp or $BENCH_DIR.
 #   RATES="10000 50000" REPS=3 SECS=5 bash bench/replay/timing.sh
 set -euo pipefail
@@ -147,47 +149,50 @@ PY
   mkdir -p "$DIR/p$DIR/w"
   [ -f "$DIR/p$FILE" ] || cp "$FILE" "$DIR/p$FILE"
   for rep in $(seq "$REPS"); do
-    # (a) internal: the report's own figures.
-    rm -rf "$DIR/root"; mkdir "$DIR/root"
-    st=0
-    "$RA" replay "$T" --root "$DIR/root" --init --init-unknown fill --timing original --verify ret --report "$DIR/r.json" -q || st=$?
-    if [ "$st" -ge 2 ]; then echo "bench/replay/timing.sh: replay at $rate/s failed (status $st)" >&2; exit 1; fi
-    python3 - "$rate" "$rep" "$DIR/r.json" >>"$OUT" <<'PY'
+    for TOOL in reanimator ${RA_BEFORE:+reanimator-before}; do
+      BIN=$RA; [ "$TOOL" = reanimator-before ] && BIN=$(realpath "$RA_BEFORE")
+      # (a) internal: the report's own figures.
+      rm -rf "$DIR/root"; mkdir "$DIR/root"
+      st=0
+      "$BIN" replay "$T" --root "$DIR/root" --init --init-unknown fill --timing original --verify ret --report "$DIR/r.json" -q || st=$?
+      if [ "$st" -ge 2 ]; then echo "bench/replay/timing.sh: replay at $rate/s failed (status $st)" >&2; exit 1; fi
+      python3 - "$rate" "$rep" "$DIR/r.json" "$TOOL" >>"$OUT" <<'PY'
 import json, sys
-rate, rep, rj = sys.argv[1:]
+rate, rep, rj, tool = sys.argv[1:]
 r = json.load(open(rj))
 t = r["timing"]
 e = t["issue_error_us"]
 # The worst second after the first (which holds fio's start: exec, libraries, the file's open).
 worst = max((s for s in t["per_second"] if s["second"] >= 1 and s["calls"] >= 100),
             key=lambda s: s["p99_us"], default={"second": None, "p99_us": None})
-print(json.dumps({"rate": int(rate), "tool": "reanimator", "measure": "internal", "rep": int(rep),
+print(json.dumps({"rate": int(rate), "tool": tool, "measure": "internal", "rep": int(rep),
                   "calls": t["calls"], "median_us": e["median"], "p90_us": e["p90"], "p99_us": e["p99"],
                   "max_us": e["max"], "mean_us": e["mean"], "early_frac": 0.0, "spun_s": t["spun_s"],
                   "worst_second": worst["second"], "worst_second_p99_us": worst["p99_us"],
                   "elapsed_s": r["elapsed_s"], "span_s": r["trace_span_s"], "mismatched": r["mismatch_total"],
                   "load1": float(open("/proc/loadavg").read().split()[0])}))
 PY
-    tail -n 1 "$OUT" >&2
-    # (b) the same replay, recorded.
-    rm -rf "$DIR/root"; mkdir "$DIR/root"
-    st=0
-    "${REC[@]}" -o "$DIR/x.ds" -- "$RA" replay "$T" --root "$DIR/root" --init --init-unknown fill --timing original --verify ret \
-      --report "$DIR/r.json" -q || st=$?
-    if [ "$st" -ge 2 ]; then echo "bench/replay/timing.sh: recorded replay at $rate/s failed (status $st)" >&2; exit 1; fi
-    preads "$DIR/x.ds" "$DIR/x.txt"
-    # Its report's figures beside the external ones: the recorder's cost on the replay's own.
-    kv=$(python3 - "$DIR/r.json" <<'PY'
+      tail -n 1 "$OUT" >&2
+      # (b) the same replay, recorded.
+      rm -rf "$DIR/root"; mkdir "$DIR/root"
+      st=0
+      "${REC[@]}" -o "$DIR/x.ds" -- "$BIN" replay "$T" --root "$DIR/root" --init --init-unknown fill --timing original --verify ret \
+        --report "$DIR/r.json" -q || st=$?
+      if [ "$st" -ge 2 ]; then echo "bench/replay/timing.sh: recorded replay at $rate/s failed (status $st)" >&2; exit 1; fi
+      preads "$DIR/x.ds" "$DIR/x.txt"
+      # Its report's figures beside the external ones: the recorder's cost on the replay's own.
+      kv=$(python3 - "$DIR/r.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 e = r["timing"]["issue_error_us"]
 print(f"elapsed_s={r['elapsed_s']:.6f} span_s={r['trace_span_s']:.6f} "
       f"internal_median_us={e['median']:.3f} internal_p99_us={e['p99']:.3f}")
 PY
-)
-    # shellcheck disable=SC2086
-    external "$rate" reanimator "$rep" "$DIR/orig.txt" "$DIR/x.txt" $kv
-    rm -f "$DIR/x.ds"
+      )
+      # shellcheck disable=SC2086
+      external "$rate" "$TOOL" "$rep" "$DIR/orig.txt" "$DIR/x.txt" $kv
+      rm -f "$DIR/x.ds"
+    done
     # (c) fio --read_iolog, recorded.
     "${REC[@]}" -o "$DIR/y.ds" -- fio --name=replay --read_iolog="$DIR/log" --ioengine=psync --invalidate=0 \
       --output-format=json --output="$DIR/f.json" >/dev/null
@@ -200,5 +205,5 @@ PY
 done
 
 python3 bench/update_perf.py replay-timing "$OUT" \
-  "RATES=\"$RATES\" REPS=$REPS SECS=$SECS bash bench/replay/timing.sh"
+  "${RA_BEFORE:+RA_BEFORE=<build of an earlier commit> }RATES=\"$RATES\" REPS=$REPS SECS=$SECS bash bench/replay/timing.sh"
 cat "$OUT"

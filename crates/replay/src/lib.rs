@@ -13,6 +13,7 @@
 
 pub mod calls;
 pub mod compare;
+mod gate;
 pub mod init;
 pub mod planfile;
 pub mod planner;

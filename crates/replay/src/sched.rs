@@ -9,17 +9,18 @@
 //! the recording may run concurrently), (2) the previous call on each file `i` touches that
 //! was called before it has completed, (3) for a child's first call, the clone that created
 //! it has completed, and (4) the call that freed a descriptor number `i` takes has completed.
-//! If not, the gate keeps the task and puts it back on the run queue when the call it waits
-//! for completes; the worker takes another task. A call only ever waits for earlier calls (a
+//! The dispatcher turns these rules into each call's waits when it admits the call
+//! ([`Admit`]); if one is unfinished, the gate keeps the task on that call's slot and puts it
+//! back on the run queue when that call completes; the worker takes another task (no lock is
+//! shared by the workers: see [`crate::gate`]). A call only ever waits for earlier calls (a
 //! dependency on itself, as `dup2(fd, fd)` would give, or on a later call is ignored), so the
 //! earliest unfinished call can always run. A worker inside a blocking call (a pipe read, a
 //! lock wait, a `--timing` sleep) is busy; when all are busy and tasks wait to run, another
-//! worker is started. A watchdog thread turns Ctrl-C into an immediate stop of every task,
-//! breaks (and reports) any ordering cycle in recorded order should one ever form, and stops
-//! a replay in which no call finishes for the stall timeout while none is running, naming the
+//! worker is started. A watchdog thread turns Ctrl-C into an immediate stop of every task and
+//! stops a replay in which no call finishes for the stall timeout while none is running, naming the
 //! calls that wait.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -30,6 +31,7 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 use ra_trace::{Event, TraceReader};
 
 use crate::calls::{execute, Mode, Outcome, Rule, Shared};
+use crate::gate::{Admit, Admitted, CallId, Entry, Gate, Look, Slot, Waker};
 use crate::planner::{data_bytes, Placed, PlanNotes, Planner, TraceFacts};
 use crate::sandbox::Root;
 use crate::shadow::Placement;
@@ -50,89 +52,17 @@ pub struct Progress {
 }
 
 struct Job {
-    seq: u64,
     ev: Event,
     pl: Placement,
     called: i64,
-    ret: i64,
     bytes: usize,
-    deps: Vec<u64>,
+    /// Its completion state at the gate, and the earlier calls' it waits for.
+    slot: Arc<Slot<Arc<Task>>>,
+    waits: Vec<Arc<Slot<Arc<Task>>>>,
     id: CallId,
 }
 
-/// A call as the gate names it in reports.
-#[derive(Clone, Copy, Debug)]
-struct CallId {
-    unique_id: u64,
-    name: &'static str,
-}
-
-impl std::fmt::Display for CallId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} (unique_id {})", self.name, self.unique_id)
-    }
-}
-
-#[derive(Default)]
-struct GState {
-    /// Unfinished calls by (recorded return time, seq).
-    by_ret: BTreeSet<(i64, u64)>,
-    /// Unfinished calls by seq.
-    seqs: BTreeMap<u64, CallId>,
-    /// Calls past the gate, being executed.
-    running: BTreeMap<u64, CallId>,
-    /// Calls waiting at the gate: seq -> the call it waits for.
-    waiting: BTreeMap<u64, u64>,
-    /// Executors parked until a call finishes: the call's seq -> who to wake.
-    waiters: HashMap<u64, Vec<Waker>>,
-    /// Calls let through although an ordering rule held them (a cycle broken in recorded order).
-    forced: BTreeSet<u64>,
-    completed: u64,
-    /// Data bytes held by queued, unfinished calls.
-    bytes: usize,
-    /// The reader waits for room until the queue is down to this many calls.
-    reader_waits_for: Option<usize>,
-}
-
-/// The ordering rules' shared state. Waiting executors park (no shared condition variable):
-/// the completion of a call unparks only the executors waiting for that call, so thousands of
-/// waiting threads cost nothing while they wait.
-#[derive(Default)]
-struct Gate {
-    m: Mutex<GState>,
-    /// The reader waiting for room in the queues.
-    room: Condvar,
-    /// Where a parked task goes when the call it waits for finishes (the workers' run queue;
-    /// None once the replay is over).
-    runq: Mutex<Option<Sender<Arc<Task>>>>,
-}
-
-/// Who waits at the gate: a thread (parked) or a traced thread's task (requeued).
-enum Waker {
-    /// (The blocking [`Gate::wait`], which the unit tests use.)
-    #[cfg(test)]
-    Thread(std::thread::Thread),
-    Task(Arc<Task>),
-}
-
-/// What a worker may do with a task's next call.
-#[derive(Debug, PartialEq)]
-enum Entry {
-    /// Run it now.
-    Go,
-    /// It waits for an earlier call; the task was handed to the gate.
-    Parked,
-    /// The replay is stopping.
-    Stop,
-}
-
-/// What the gate needs of a call.
-struct JobHead {
-    seq: u64,
-    called: i64,
-    deps: Vec<u64>,
-    id: CallId,
-}
+type TaskGate = Gate<Arc<Task>>;
 
 /// The calls of one traced thread, run in order by whichever worker holds the task.
 #[derive(Default)]
@@ -140,238 +70,6 @@ struct Task {
     q: Mutex<VecDeque<Job>>,
     /// In the run queue, being run by a worker, or parked at the gate (only one at a time).
     owned: AtomicBool,
-}
-
-/// How often a parked executor looks at the stop flag on its own (a stop also unparks it).
-#[cfg(test)]
-const PARK_SLICE: Duration = Duration::from_millis(500);
-
-impl Gate {
-    fn wake(&self, who: impl IntoIterator<Item = Waker>) {
-        let mut tasks = Vec::new();
-        for w in who {
-            match w {
-                #[cfg(test)]
-                Waker::Thread(t) => t.unpark(),
-                Waker::Task(t) => tasks.push(t),
-            }
-        }
-        if !tasks.is_empty() {
-            if let Some(q) = lock(&self.runq).as_ref() {
-                for t in tasks {
-                    let _ = q.send(t);
-                }
-            }
-        }
-    }
-    /// The non-blocking form of [`Gate::wait`] for a task: run the call now, or leave the task
-    /// with the gate until the call it waits for finishes.
-    /// `j` is the task's next call, still at the front of its queue (so that a wake-up that
-    /// comes at once finds it there).
-    fn try_enter(&self, task: &Arc<Task>, j: &JobHead, stop: &AtomicBool) -> Entry {
-        let mut g = lock(&self.m);
-        if stop.load(Ordering::Relaxed) {
-            g.waiting.remove(&j.seq);
-            return Entry::Stop;
-        }
-        match Gate::ready(&g, j.seq, j.called, &j.deps) {
-            Ok(()) => {
-                g.waiting.remove(&j.seq);
-                g.forced.remove(&j.seq);
-                g.running.insert(j.seq, j.id);
-                Entry::Go
-            }
-            Err(b) => {
-                g.waiting.insert(j.seq, b);
-                g.waiters.entry(b).or_default().push(Waker::Task(task.clone()));
-                Entry::Parked
-            }
-        }
-    }
-    /// Register calls about to be handed to executors: (seq, recorded return time, bytes).
-    fn dispatched(&self, jobs: &[(u64, i64, usize, CallId)]) {
-        let mut g = lock(&self.m);
-        for &(seq, ret, bytes, id) in jobs {
-            g.by_ret.insert((ret, seq));
-            g.seqs.insert(seq, id);
-            g.bytes += bytes;
-        }
-    }
-    /// `Err(b)`: unfinished call `b` holds `j` back. Only earlier calls (lower seq) can hold a
-    /// call back, so the earliest unfinished call is always free to run: the rules cannot
-    /// form a cycle (a dependency on itself or on a later call is ignored).
-    fn ready(g: &GState, seq: u64, called: i64, deps: &[u64]) -> Result<(), u64> {
-        if g.forced.contains(&seq) {
-            return Ok(());
-        }
-        // Interval rule: an earlier call that returned (in the recording) before this one was
-        // called. Of several, wait for the one that returned last: calls finish roughly in
-        // their recorded order, so when it is done the others are too — one wake-up per
-        // waiting call, not one per blocker (thousands of threads waiting for the same first
-        // blocker would all wake at every completion).
-        let below = g.by_ret.range(..(called, 0)).rev();
-        if let Some(&(_, s)) = below.take(64).find(|&&(_, s)| s < seq) {
-            return Err(s);
-        }
-        if g.by_ret.range(..(called, 0)).rev().skip(64).any(|&(_, s)| s < seq) {
-            // Rare: many later calls that returned early; any blocker will do.
-            let s = g.by_ret.range(..(called, 0)).find(|&&(_, s)| s < seq).map(|x| x.1);
-            return Err(s.unwrap_or(0));
-        }
-        match deps.iter().filter(|&&d| d < seq && g.seqs.contains_key(&d)).max() {
-            Some(&d) => Err(d),
-            None => Ok(()),
-        }
-    }
-    /// Wait until `j` may run; false when the replay is stopping. (The workers use
-    /// [`Gate::try_enter`]; this blocking form serves the unit tests of the rules.)
-    #[cfg(test)]
-    fn wait(&self, j: &Job, stop: &AtomicBool) -> bool {
-        let mut g = lock(&self.m);
-        loop {
-            if stop.load(Ordering::Relaxed) {
-                g.waiting.remove(&j.seq);
-                return false;
-            }
-            match Gate::ready(&g, j.seq, j.called, &j.deps) {
-                Ok(()) => {
-                    g.waiting.remove(&j.seq);
-                    g.forced.remove(&j.seq);
-                    g.running.insert(j.seq, j.id);
-                    return true;
-                }
-                Err(b) => {
-                    g.waiting.insert(j.seq, b);
-                    let me = std::thread::current();
-                    let w = g.waiters.entry(b).or_default();
-                    if !w.iter().any(|t| matches!(t, Waker::Thread(t) if t.id() == me.id())) {
-                        w.push(Waker::Thread(me));
-                    }
-                    drop(g);
-                    std::thread::park_timeout(PARK_SLICE);
-                    g = lock(&self.m);
-                }
-            }
-        }
-    }
-    /// Wait until the queues hold at most `calls` calls and `bytes` bytes. A reader that
-    /// waited 200 ms without any call finishing goes on anyway: a queued call may be waiting
-    /// for one further ahead in the trace.
-    fn wait_room(&self, calls: usize, bytes: usize, abort: &AtomicBool) {
-        let mut g = lock(&self.m);
-        let mut last = (g.completed, Instant::now());
-        // Once full, wait until half empty: one wake-up per many finished calls.
-        while (g.seqs.len() > calls || g.bytes > bytes) && !abort.load(Ordering::Relaxed) {
-            if g.completed != last.0 {
-                last = (g.completed, Instant::now());
-            } else if last.1.elapsed() > Duration::from_millis(200) {
-                break;
-            }
-            g.reader_waits_for = Some(calls / 2);
-            g = self
-                .room
-                .wait_timeout(g, Duration::from_millis(20))
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-            g.reader_waits_for = None;
-        }
-    }
-    /// True when the queues hold more than `calls` calls or `bytes` bytes ([`Gate::wait_room`]
-    /// would wait).
-    fn full(&self, calls: usize, bytes: usize) -> bool {
-        let g = lock(&self.m);
-        g.seqs.len() > calls || g.bytes > bytes
-    }
-    fn done(&self, j: &Job) {
-        let mut g = lock(&self.m);
-        g.by_ret.remove(&(j.ret, j.seq));
-        g.seqs.remove(&j.seq);
-        g.running.remove(&j.seq);
-        g.waiting.remove(&j.seq);
-        g.bytes -= j.bytes;
-        g.completed += 1;
-        let wake = g.waiters.remove(&j.seq);
-        let room = g.reader_waits_for.is_some_and(|n| g.seqs.len() <= n);
-        drop(g);
-        self.wake(wake.into_iter().flatten());
-        if room {
-            self.room.notify_one();
-        }
-    }
-    /// Wake every parked executor (the replay is stopping).
-    fn wake_all(&self) {
-        let all: Vec<Waker> = lock(&self.m).waiters.drain().flat_map(|(_, v)| v).collect();
-        self.wake(all);
-        self.room.notify_all();
-    }
-}
-
-/// What the watchdog saw at one look at the gate.
-#[derive(Clone, Debug, PartialEq)]
-enum Look {
-    /// Calls are finishing, or there is nothing to do.
-    Fine,
-    /// The earliest unfinished call waits at the gate although nothing earlier is unfinished:
-    /// an ordering cycle. It was let through; the text names the calls.
-    CycleBroken(String),
-    /// No call has finished for the stall timeout and none is running: the text says what
-    /// waits for what.
-    Stalled(String),
-}
-
-impl Gate {
-    /// One look by the watchdog: break an ordering cycle by recorded order, or tell that the
-    /// replay made no progress for `stall` although calls are pending and none is running.
-    fn look(&self, since: &mut (u64, Instant), stall: Duration) -> Look {
-        let mut g = lock(&self.m);
-        if g.completed != since.0 || g.seqs.is_empty() || !g.running.is_empty() {
-            *since = (g.completed, Instant::now());
-            return Look::Fine;
-        }
-        let Some((&first, &id)) = g.seqs.iter().next() else { return Look::Fine };
-        if let Some(&b) = g.waiting.get(&first).filter(|&&b| b >= first || g.seqs.contains_key(&b))
-        {
-            // The earliest unfinished call is held back: only a rule that points forward (or at
-            // the call itself) can do that. Let it go, in recorded order.
-            let held_by = g.seqs.get(&b).map_or_else(|| format!("call #{b}"), |c| c.to_string());
-            g.forced.insert(first);
-            let wake = g.waiters.remove(&b);
-            drop(g);
-            self.wake(wake.into_iter().flatten());
-            *since = (since.0, Instant::now());
-            return Look::CycleBroken(format!(
-                "ordering cycle: {id} waited for {held_by}; let through in recorded order"
-            ));
-        }
-        if since.1.elapsed() < stall {
-            return Look::Fine;
-        }
-        let mut why = format!(
-            "no call finished for {:.1} s; {} calls unfinished, the earliest {id} ",
-            since.1.elapsed().as_secs_f64(),
-            g.seqs.len()
-        );
-        why.push_str(if g.waiting.contains_key(&first) {
-            "waits at the ordering gate"
-        } else {
-            "was not taken up by its executor"
-        });
-        let waits: Vec<String> = g
-            .waiting
-            .iter()
-            .take(5)
-            .map(|(s, b)| {
-                let name =
-                    |x: &u64| g.seqs.get(x).map_or_else(|| format!("#{x}"), |c| c.to_string());
-                format!("{} waits for {}", name(s), name(b))
-            })
-            .collect();
-        if !waits.is_empty() {
-            why.push_str("; ");
-            why.push_str(&waits.join("; "));
-        }
-        Look::Stalled(why)
-    }
 }
 
 type Log = Arc<Mutex<Box<dyn Write + Send>>>;
@@ -384,6 +82,8 @@ struct Exec {
     task: Arc<Task>,
     /// Calls read for it, not yet handed over.
     buf: Vec<Job>,
+    /// Its task's number at the gate (its calls run in order: none waits for another).
+    lane: u64,
 }
 
 /// The worker threads that run the traced threads' tasks (M:N: a traced thread is a task, not
@@ -392,8 +92,10 @@ struct Exec {
 /// tasks are waiting, another worker is started.
 struct Workers {
     ctx: Ctx,
-    runq: Receiver<Arc<Task>>,
+    runq: Receiver<Option<Arc<Task>>>,
     threads: Mutex<Vec<JoinHandle<Report>>>,
+    /// Set when the replay is over: no worker is started after it.
+    closed: AtomicBool,
     /// Workers inside a call.
     busy: Arc<AtomicU64>,
     /// --timing: where the workers run.
@@ -411,6 +113,9 @@ impl Workers {
     fn spawn(self: &Arc<Self>) -> Result<()> {
         let w = self.clone();
         let mut t = lock(&self.threads);
+        if self.closed.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let h = std::thread::Builder::new()
             .name(format!("replay-worker-{}", t.len()))
             .spawn(move || worker(&w))
@@ -429,7 +134,7 @@ impl Workers {
 
 #[derive(Default)]
 struct Batch {
-    regs: Vec<(u64, i64, usize, CallId)>,
+    regs: Vec<(Arc<Slot<Arc<Task>>>, usize)>,
     len: usize,
     /// Executors (by traced thread) with calls in this batch.
     touched: Vec<i32>,
@@ -438,7 +143,7 @@ struct Batch {
 impl Batch {
     /// Register the batch's calls at the gate, then hand each executor its calls (in this
     /// order: a call must be known to the gate before any later call checks it).
-    fn flush(&mut self, gate: &Gate, execs: &mut HashMap<i32, Exec>, report: &mut Report) {
+    fn flush(&mut self, gate: &TaskGate, execs: &mut HashMap<i32, Exec>, report: &mut Report) {
         if self.len == 0 {
             return;
         }
@@ -446,7 +151,7 @@ impl Batch {
         self.regs.clear();
         self.len = 0;
         // Only the tasks this batch has calls for (thousands may exist).
-        let runq = lock(&gate.runq).clone();
+        let runq = gate.runq();
         for t in self.touched.drain(..) {
             let Some(e) = execs.get_mut(&t) else { continue };
             if e.buf.is_empty() {
@@ -454,8 +159,8 @@ impl Batch {
             }
             lock(&e.task.q).extend(e.buf.drain(..));
             if !e.task.owned.swap(true, Ordering::AcqRel) {
-                if let Some(q) = &runq {
-                    if q.send(e.task.clone()).is_err() {
+                if let Some(q) = runq {
+                    if q.send(Some(e.task.clone())).is_err() {
                         report.warn("the replay's workers ended early");
                     }
                 }
@@ -467,7 +172,7 @@ impl Batch {
 #[derive(Clone)]
 struct Ctx {
     sh: Arc<Shared>,
-    gate: Arc<Gate>,
+    gate: Arc<TaskGate>,
     progress: Arc<Progress>,
     log: Option<Log>,
     /// (trace time of the first call, replay start) for `--timing`.
@@ -706,7 +411,7 @@ impl Timer {
     }
 
     /// The timer thread: requeue each task at its wake time (all at once on a stop).
-    fn run(&self, gate: &Gate, stop: &AtomicBool) {
+    fn run(&self, gate: &TaskGate, stop: &AtomicBool) {
         let mut st = lock(&self.m);
         loop {
             let now = Instant::now();
@@ -779,14 +484,14 @@ pub fn replay_from(
         page_records: facts.page_records,
         in_flight: Default::default(),
     });
-    let gate = Arc::new(Gate::default());
+    let gate = Arc::new(TaskGate::default());
     let timed = matches!(sh.opts.timing, Timing::Scaled(_));
     // --timing: the workers and the other threads on CPUs of their own (crate::timing); the
     // threads started below inherit this thread's.
     let cpus = if timed && sh.opts.split_cpus { CpuSplit::of_this_thread() } else { None };
     let _restore = cpus.as_ref().map(CpuSplit::pin_others);
-    // The watchdog turns Ctrl-C into a stop every waiting executor sees at once, breaks ordering
-    // cycles, and stops a replay that makes no progress.
+    // The watchdog turns Ctrl-C into a stop every waiting executor sees at once, and stops a
+    // replay that makes no progress.
     let watch_done = Arc::new(AtomicBool::new(false));
     let watch_workers: Arc<Mutex<Option<Arc<Workers>>>> = Arc::default();
     let timer = Arc::new(Timer::default());
@@ -825,8 +530,10 @@ pub fn replay_from(
     // Calls read but not yet registered at the gate and handed over (batched: one lock and
     // one wake-up per batch, not per call).
     let mut batch = Batch::default();
-    let (runq_tx, runq_rx) = unbounded::<Arc<Task>>();
-    *lock(&gate.runq) = Some(runq_tx);
+    let (runq_tx, runq_rx) = unbounded::<Option<Arc<Task>>>();
+    gate.set_runq(runq_tx);
+    // The dispatcher's side of the ordering rules (this thread's alone).
+    let mut admit: Admit<Arc<Task>> = Admit::default();
     let mut workers: Option<Arc<Workers>> = None;
     let mut first_time: Option<i64> = None;
     let mut span_end: i64 = 0;
@@ -880,6 +587,7 @@ pub fn replay_from(
                 },
                 runq: runq_rx.clone(),
                 threads: Mutex::new(Vec::new()),
+                closed: AtomicBool::new(false),
                 busy: Arc::default(),
                 cpus,
             });
@@ -914,9 +622,8 @@ pub fn replay_from(
             if let (Source::Plan(plan), 0) = (source, seq % 4096) {
                 // The plan's pages before the oldest unfinished call are not needed again.
                 // (Calls not yet handed to the gate count too.)
-                let queued = batch.regs.first().map_or(seq, |r| r.0);
-                let oldest = lock(&gate.m).seqs.keys().next().copied().unwrap_or(seq);
-                plan.release_before(oldest.min(queued));
+                // (Calls not yet handed over are admitted already.)
+                plan.release_before(admit.oldest().unwrap_or(seq));
             }
             let Some(def) = ev.def else { continue };
             first_time.get_or_insert(called);
@@ -930,7 +637,6 @@ pub fn replay_from(
             }
             let bytes = data_bytes(&ev);
             let id = CallId { unique_id: ev.unique_id, name: def.name };
-            let job = Job { seq, ev, pl, called, ret, bytes, deps, id };
             // Flow control: bounded queues (calls and bytes).
             if batch.len >= BATCH {
                 batch.flush(&gate, &mut execs, &mut report);
@@ -946,11 +652,14 @@ pub fn replay_from(
                     if workers.is_none() && !timed {
                         workers = Some(start_workers(first_time.unwrap_or(called))?);
                     }
-                    execs.insert(tid, Exec { task: Arc::default(), buf: Vec::new() });
+                    let e = Exec { task: Arc::default(), buf: Vec::new(), lane: threads_seen };
+                    execs.insert(tid, e);
                     execs.get_mut(&tid).expect("just inserted")
                 }
             };
-            batch.regs.push((job.seq, job.ret, job.bytes, job.id));
+            let Admitted { slot, waits } = admit.admit(seq, called, ret, &deps, exec.lane, id);
+            let job = Job { ev, pl, called, bytes, slot, waits, id };
+            batch.regs.push((job.slot.clone(), job.bytes));
             batch.len += 1;
             if exec.buf.is_empty() {
                 batch.touched.push(tid);
@@ -972,7 +681,7 @@ pub fn replay_from(
         // Every call has been handed over: wait until all are done (or the replay stops), then
         // close the run queue so that the workers end.
         loop {
-            if lock(&gate.m).seqs.is_empty() || sh.abort.load(Ordering::Relaxed) {
+            if gate.unfinished() == 0 || sh.abort.load(Ordering::Relaxed) {
                 break;
             }
             if let Some(w) = &workers {
@@ -984,9 +693,21 @@ pub fn replay_from(
         if timer_thread.join().is_err() {
             report.warn("the replay timer thread panicked");
         }
-        *lock(&gate.runq) = None;
+        // The workers end at the None each takes (a woken task still queued before it is
+        // run first: after a stop, it only completes its calls).
+        let threads = workers
+            .map(|w| {
+                let mut t = lock(&w.threads);
+                w.closed.store(true, Ordering::Release);
+                std::mem::take(&mut *t)
+            })
+            .unwrap_or_default();
+        if let Some(q) = gate.runq() {
+            for _ in &threads {
+                let _ = q.send(None);
+            }
+        }
         drop(runq_rx);
-        let threads = workers.map(|w| std::mem::take(&mut *lock(&w.threads))).unwrap_or_default();
         let keep = sh.opts.keep_mismatches;
         join_executors(&sh, &gate, threads, &mut report);
         watch_done.store(true, Ordering::Relaxed);
@@ -1064,7 +785,7 @@ fn prepare_process() {
 /// kernel does not give back) are left behind and named in the report.
 fn join_executors(
     sh: &Shared,
-    gate: &Gate,
+    gate: &TaskGate,
     mut left: Vec<JoinHandle<Report>>,
     report: &mut Report,
 ) {
@@ -1084,8 +805,7 @@ fn join_executors(
         if sh.abort.load(Ordering::Relaxed) {
             let t = *stopped_at.get_or_insert_with(Instant::now);
             if t.elapsed() > Duration::from_secs(1) {
-                let inside: Vec<String> =
-                    lock(&gate.m).running.values().take(8).map(ToString::to_string).collect();
+                let inside: Vec<String> = gate.running(8).iter().map(ToString::to_string).collect();
                 report.warn(format!(
                     "{} executor threads were still busy a second after the stop (inside: {}); \
                      left behind",
@@ -1100,12 +820,11 @@ fn join_executors(
 }
 
 /// Watches the replay until `done`: a stop request (Ctrl-C) becomes the abort every executor
-/// sees, parked executors are woken; an ordering cycle is broken in recorded order; a replay
-/// in which nothing finishes for the stall timeout while no call runs is stopped, with a
+/// sees, parked executors are woken; a replay in which nothing finishes for the stall timeout while no call runs is stopped, with a
 /// report of what waits for what.
 fn watchdog(
     sh: &Shared,
-    gate: &Gate,
+    gate: &TaskGate,
     progress: &Progress,
     done: &AtomicBool,
     workers: &Mutex<Option<Arc<Workers>>>,
@@ -1137,7 +856,6 @@ fn watchdog(
         }
         match gate.look(&mut since, sh.opts.stall_timeout) {
             Look::Fine => {}
-            Look::CycleBroken(w) => rep.warn(w),
             Look::Stalled(w) => {
                 rep.aborted = Some(format!("stalled: {w}"));
                 sh.abort.store(true, Ordering::Relaxed);
@@ -1155,7 +873,7 @@ fn worker(w: &Workers) -> Report {
         c.pin_worker();
     }
     let faults = crate::sys::thread_major_faults();
-    while let Ok(task) = w.runq.recv() {
+    while let Ok(Some(task)) = w.runq.recv() {
         run_task(w, &task, &mut rep);
     }
     rep.worker_major_faults = crate::sys::thread_major_faults().saturating_sub(faults);
@@ -1168,40 +886,38 @@ fn run_task(w: &Workers, task: &Arc<Task>, rep: &mut Report) {
     let ctx = &w.ctx;
     loop {
         // Only the task's holder takes calls off the front; the reader adds at the back.
-        let head = {
-            let q = lock(&task.q);
-            match q.front() {
-                Some(j) => JobHead { seq: j.seq, called: j.called, deps: j.deps.clone(), id: j.id },
-                None => {
-                    // Released under the queue's lock: a call added after this is scheduled
-                    // by whoever adds it.
-                    task.owned.store(false, Ordering::Release);
+        // The gate is asked under the queue's lock (the task's own: a wake-up that comes at
+        // once finds the call still at the front).
+        let (entry, job) = {
+            let mut q = lock(&task.q);
+            let Some(j) = q.front() else {
+                // Released under the queue's lock: a call added after this is scheduled by
+                // whoever adds it.
+                task.owned.store(false, Ordering::Release);
+                return;
+            };
+            // --timing: a call due later than the timer's lead waits in the timer, not here.
+            if let Some(due) = ctx.due(j.called) {
+                if due.saturating_duration_since(Instant::now()) > 2 * TIMER_LEAD
+                    && !ctx.sh.abort.load(Ordering::Relaxed)
+                {
+                    drop(q);
+                    ctx.timer.defer(due - TIMER_LEAD, task.clone());
                     return;
                 }
             }
+            match ctx.gate.try_enter(task, &j.slot, &j.waits, &ctx.sh.abort) {
+                // The gate holds the task now (it may already be running elsewhere).
+                Entry::Parked => return,
+                e => (e, q.pop_front().expect("the holder's front call")),
+            }
         };
-        // --timing: a call due later than the timer's lead waits in the timer, not here.
-        if let Some(due) = ctx.due(head.called) {
-            if due.saturating_duration_since(Instant::now()) > 2 * TIMER_LEAD
-                && !ctx.sh.abort.load(Ordering::Relaxed)
-            {
-                ctx.timer.defer(due - TIMER_LEAD, task.clone());
-                return;
-            }
-        }
-        match ctx.gate.try_enter(task, &head, &ctx.sh.abort) {
-            Entry::Go => {
-                let job = lock(&task.q).pop_front().expect("the holder's front call");
-                w.busy.fetch_add(1, Ordering::AcqRel);
-                run_job(ctx, job, rep);
-                w.busy.fetch_sub(1, Ordering::AcqRel);
-            }
-            // The gate holds the task now (it may already be running elsewhere).
-            Entry::Parked => return,
-            Entry::Stop => {
-                let job = lock(&task.q).pop_front().expect("the holder's front call");
-                ctx.gate.done(&job);
-            }
+        if entry == Entry::Go {
+            w.busy.fetch_add(1, Ordering::AcqRel);
+            run_job(ctx, job, rep);
+            w.busy.fetch_sub(1, Ordering::AcqRel);
+        } else {
+            ctx.gate.done(&job.slot, job.bytes);
         }
     }
 }
@@ -1216,7 +932,7 @@ fn run_job(ctx: &Ctx, job: Job, rep: &mut Report) {
     }
     let Some(p) = ctx.sh.procs.get(job.pl.proc) else {
         rep.warn("call of a process that had already ended: skipped");
-        ctx.gate.done(&job);
+        ctx.gate.done(&job.slot, job.bytes);
         return;
     };
     // A bug in one call's replay must not take the worker (and every call waiting for its
@@ -1232,7 +948,7 @@ fn run_job(ctx: &Ctx, job: Job, rep: &mut Report) {
                 .or_else(|| e.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
             rep.warn(format!("replaying {} failed inside the replayer: {msg}", job.id));
-            ctx.gate.done(&job);
+            ctx.gate.done(&job.slot, job.bytes);
             return;
         }
     };
@@ -1240,7 +956,7 @@ fn run_job(ctx: &Ctx, job: Job, rep: &mut Report) {
         ctx.sh.procs.remove(job.pl.proc);
     }
     account(ctx, rep, &job.ev, out);
-    ctx.gate.done(&job);
+    ctx.gate.done(&job.slot, job.bytes);
     ctx.progress.done.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -1357,34 +1073,8 @@ fn account(ctx: &Ctx, rep: &mut Report, ev: &Event, out: Outcome) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::planner::key_deps;
     use crate::shadow::NameKeys;
-
-    fn id(n: u64) -> CallId {
-        CallId { unique_id: n, name: "read" }
-    }
-
-    fn job(seq: u64, called: i64, ret: i64, deps: Vec<u64>) -> Job {
-        let def = ra_syscalls::lookup("read").unwrap();
-        Job {
-            seq,
-            ev: Event::new(def),
-            pl: Placement::default(),
-            called,
-            ret,
-            bytes: 0,
-            deps,
-            id: id(seq),
-        }
-    }
-
-    fn gate_with(calls: &[(u64, i64)]) -> Gate {
-        let g = Gate::default();
-        let regs: Vec<_> = calls.iter().map(|&(s, r)| (s, r, 0, id(s))).collect();
-        g.dispatched(&regs);
-        g
-    }
 
     #[test]
     fn calls_on_a_file_keep_the_order_they_were_called_in() {
@@ -1490,108 +1180,5 @@ mod tests {
         deps.clear();
         key_deps(&mut last, &[8], &nk(|n| n.removed = Some(8)), 8, 120, None, &mut deps);
         assert_eq!(deps, [7]);
-    }
-
-    #[test]
-    fn a_call_never_waits_for_itself_or_a_later_call() {
-        let g = gate_with(&[(5, 100), (7, 200)]);
-        let st = lock(&g.m);
-        assert_eq!(Gate::ready(&st, 5, 50, &[5, 7]), Ok(()));
-    }
-
-    #[test]
-    fn the_interval_rule_holds_a_call_behind_an_earlier_unfinished_one() {
-        let g = gate_with(&[(1, 10), (2, 30), (3, 40)]);
-        // Call 3 was called at 20: call 1 (returned at 10) must finish first, call 2 (returned
-        // at 30) overlapped it.
-        assert_eq!(Gate::ready(&lock(&g.m), 3, 20, &[]), Err(1));
-        g.done(&job(1, 0, 10, vec![]));
-        assert_eq!(Gate::ready(&lock(&g.m), 3, 20, &[]), Ok(()));
-        // A dependency (same file) on an unfinished earlier call holds it too.
-        assert_eq!(Gate::ready(&lock(&g.m), 3, 20, &[2]), Err(2));
-    }
-
-    /// A gate with calls 1 and 2, and a thread parked at it with call 2 (held back by 1).
-    fn parked_on_call_1() -> (Arc<Gate>, Arc<AtomicBool>, JoinHandle<bool>) {
-        let g = Arc::new(gate_with(&[(1, 10), (2, 40)]));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (g2, s2) = (g.clone(), stop.clone());
-        let t = std::thread::spawn(move || g2.wait(&job(2, 20, 40, vec![]), &s2));
-        while !lock(&g.m).waiting.contains_key(&2) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        (g, stop, t)
-    }
-
-    #[test]
-    fn a_parked_executor_wakes_when_its_blocker_finishes() {
-        let (g, _stop, t) = parked_on_call_1();
-        let t0 = Instant::now();
-        g.done(&job(1, 0, 10, vec![]));
-        assert!(t.join().unwrap(), "let through");
-        assert!(t0.elapsed() < PARK_SLICE, "woken by the completion, not by the timeout");
-        assert!(lock(&g.m).running.contains_key(&2));
-    }
-
-    #[test]
-    fn a_task_held_at_the_gate_is_requeued_when_its_blocker_finishes() {
-        let g = gate_with(&[(1, 10), (2, 40)]);
-        let (tx, rx) = unbounded::<Arc<Task>>();
-        *lock(&g.runq) = Some(tx);
-        let task = Arc::new(Task::default());
-        let head = JobHead { seq: 2, called: 20, deps: vec![], id: id(2) };
-        let stop = AtomicBool::new(false);
-        assert_eq!(g.try_enter(&task, &head, &stop), Entry::Parked);
-        assert!(rx.is_empty(), "held by the gate, not queued");
-        g.done(&job(1, 0, 10, vec![]));
-        let back = rx.try_recv().expect("requeued by the completion of call 1");
-        assert!(Arc::ptr_eq(&back, &task));
-        assert_eq!(g.try_enter(&task, &head, &stop), Entry::Go);
-        stop.store(true, Ordering::Relaxed);
-        let next = JobHead { seq: 3, called: 50, deps: vec![], id: id(3) };
-        assert_eq!(g.try_enter(&task, &next, &stop), Entry::Stop);
-    }
-
-    #[test]
-    fn a_stop_releases_parked_executors_at_once() {
-        let (g, stop, t) = parked_on_call_1();
-        let t0 = Instant::now();
-        stop.store(true, Ordering::Relaxed);
-        g.wake_all();
-        assert!(!t.join().unwrap(), "told to stop");
-        assert!(t0.elapsed() < PARK_SLICE);
-    }
-
-    #[test]
-    fn an_ordering_cycle_is_broken_in_recorded_order() {
-        let g = gate_with(&[(4, 10), (6, 20)]);
-        // The earliest unfinished call waits for itself (what a duplicate key once caused).
-        lock(&g.m).waiting.insert(4, 4);
-        let mut since = (lock(&g.m).completed, Instant::now());
-        match g.look(&mut since, Duration::from_secs(10)) {
-            Look::CycleBroken(w) => assert!(w.contains("unique_id 4"), "{w}"),
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(Gate::ready(&lock(&g.m), 4, 100, &[4]), Ok(()));
-    }
-
-    #[test]
-    fn no_progress_without_a_running_call_is_a_stall() {
-        let g = gate_with(&[(3, 10), (9, 20)]);
-        lock(&g.m).waiting.insert(9, 3);
-        let mut since = (lock(&g.m).completed, Instant::now());
-        assert_eq!(g.look(&mut since, Duration::from_millis(30)), Look::Fine);
-        std::thread::sleep(Duration::from_millis(40));
-        match g.look(&mut since, Duration::from_millis(30)) {
-            Look::Stalled(w) => {
-                assert!(w.contains("the earliest read (unique_id 3)"), "{w}");
-                assert!(w.contains("not taken up"), "{w}");
-                assert!(w.contains("read (unique_id 9) waits for read (unique_id 3)"), "{w}");
-            }
-            other => panic!("{other:?}"),
-        }
-        // A running call is progress enough: its own waits have their stall timeouts.
-        lock(&g.m).running.insert(3, id(3));
-        assert_eq!(g.look(&mut since, Duration::from_millis(30)), Look::Fine);
     }
 }
