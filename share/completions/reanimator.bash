@@ -453,7 +453,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__dump)
-            opts="-f -e -w -s -n -t -r -T -x -X -h -V --key --format --type --where --strsize --limit --relative --duration --no-duration --no-decode-fds --raw --help --version"
+            opts="-f -e -w -s -n -t -r -T -x -X -h -V --key --follow --format --type --where --strsize --limit --relative --duration --no-duration --no-decode-fds --raw --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

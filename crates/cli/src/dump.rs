@@ -42,8 +42,15 @@ pub enum Flags {
 pub struct DumpArgs {
     #[command(flatten)]
     pub key: crate::output::ReadKeyArgs,
-    /// The trace or DataSeries file.
+    /// The trace or DataSeries file; `-` reads a trace from standard input as it arrives
+    /// (`reanimator record -o - -- make | reanimator dump -`).
     pub file: PathBuf,
+    /// Read a trace while it is being written (by `record` or `fs mount`): print its calls as
+    /// they are written, in order, and end when the recording ends (the trace's trailer is
+    /// written, or its writer is gone). A trace not there yet is waited for up to 10 s.
+    /// Ctrl-C ends it at once.
+    #[arg(long, conflicts_with = "raw")]
+    pub follow: bool,
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -115,6 +122,9 @@ pub fn run(mut a: DumpArgs) -> Result<ExitCode> {
         a.types = list.split(',').map(str::to_string).collect();
     }
     let path = &a.file;
+    if path.as_os_str() == "-" || a.follow {
+        return dump_stream(&a);
+    }
     let ds = DsReader::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let is_trace = ds.types().iter().any(|t| t.name().starts_with(PREFIX));
     let stdout = std::io::stdout();
@@ -125,7 +135,17 @@ pub fn run(mut a: DumpArgs) -> Result<ExitCode> {
         let filter = a.filter.as_deref().map(|src| event_filter(src, &tr)).transpose()?;
         let calls = resolve_calls(&tr, &a.types)?;
         crate::note_incomplete(path, tr.incomplete(), "the records it holds follow");
-        dump_events(&tr, &a, &calls, filter.as_ref(), &mut out)
+        let only: Vec<&str> = calls.iter().map(String::as_str).collect();
+        // Following descriptors needs every call (the opens of the files a selected read
+        // uses).
+        let read_all = !a.no_decode_fds || a.types.is_empty();
+        let mut events = tr.events(if read_all { None } else { Some(&only) });
+        let source = Source {
+            events: &mut events,
+            tracker: FileIoTracker::for_trace(&tr),
+            aggregate_rows: &|| ra_trace::fsop::aggregate_rows(&tr).count(),
+        };
+        dump_events(source, &a, &calls, filter.as_ref(), &mut out)
             .with_context(|| format!("reading {}", path.display()))?;
     } else {
         let filter = match &a.filter {
@@ -142,11 +162,106 @@ pub fn run(mut a: DumpArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Standard output for a dump that prints as calls arrive: buffered, and flushed whenever
+/// the stream waits for more (a line appears when its call is read, not 64 KiB later).
+#[derive(Clone)]
+struct SharedOut(std::sync::Arc<std::sync::Mutex<BufWriter<std::io::Stdout>>>);
+
+impl Write for SharedOut {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).flush()
+    }
+}
+
+/// `dump -` and `dump --follow`: a trace read as it arrives ([`ra_trace::StreamReader`]).
+fn dump_stream(a: &DumpArgs) -> Result<ExitCode> {
+    let path = &a.file;
+    let stdin = path.as_os_str() == "-";
+    if a.raw {
+        bail!("--raw prints extents in file order from a file: it does not read `-`");
+    }
+    if stdin && a.follow {
+        bail!("--follow reads a file while it is written; `-` reads standard input as it comes");
+    }
+    let name = if stdin { "standard input".to_string() } else { path.display().to_string() };
+    let src: Box<dyn std::io::Read + Send> = if stdin {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(open_followed(path).with_context(|| format!("cannot read {}", path.display()))?)
+    };
+    let out = SharedOut(std::sync::Arc::new(std::sync::Mutex::new(BufWriter::with_capacity(
+        1 << 16,
+        std::io::stdout(),
+    ))));
+    let mut waiting = out.clone();
+    let opts = ra_trace::StreamOptions {
+        follow: a.follow,
+        on_wait: Some(Box::new(move || {
+            let _ = waiting.flush();
+        })),
+        ..Default::default()
+    };
+    let mut sr = ra_trace::StreamReader::new(src, &name, opts)
+        .with_context(|| format!("cannot read the trace from {name}"))?;
+    let present = present_of(sr.layouts().iter());
+    let filter = a
+        .filter
+        .as_deref()
+        .map(|src| filter_for(src, &present, known_fields_of(sr.layouts().iter())))
+        .transpose()?;
+    let calls = resolve_present(&present, &a.types)?;
+    let tracker = FileIoTracker::for_stream(&sr);
+    let source = Source { events: &mut sr, tracker, aggregate_rows: &|| 0 };
+    let mut w = out.clone();
+    dump_events(source, a, &calls, filter.as_ref(), &mut w)
+        .with_context(|| format!("reading {name}"))?;
+    w.flush()?;
+    let left_out = |partial: u64| match partial {
+        0 => String::new(),
+        n => format!(" ({n} bytes of an extent left out)"),
+    };
+    match sr.end() {
+        ra_trace::StreamEnd::Cut { partial } => eprintln!(
+            "reanimator: note: {name} ended without its trailer (its writer stopped, or it was \
+             cut){}; the calls it held were shown",
+            left_out(partial)
+        ),
+        ra_trace::StreamEnd::WriterGone { pid, partial } => eprintln!(
+            "reanimator: note: the writer of {name} (pid {pid}) is gone without finishing \
+             it{}; the calls it held were shown",
+            left_out(partial)
+        ),
+        _ => {}
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How long `dump --follow` waits for a trace that is not there yet (a recorder starting).
+const FOLLOW_APPEAR: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Open a trace to follow, waiting up to [`FOLLOW_APPEAR`] for it to be created.
+fn open_followed(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    let t0 = std::time::Instant::now();
+    loop {
+        match std::fs::File::open(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && t0.elapsed() < FOLLOW_APPEAR => {
+                std::thread::sleep(ra_trace::follow::FOLLOW_POLL)
+            }
+            r => return r,
+        }
+    }
+}
+
 /// The trace names of the calls in this trace.
 fn present_calls(tr: &TraceReader) -> Vec<String> {
-    tr.call_types()
-        .map(|(l, _)| l.ty.name().strip_prefix(PREFIX).unwrap_or_default().to_string())
-        .collect()
+    present_of(tr.call_types().map(|(l, _)| l))
+}
+
+fn present_of<'a>(layouts: impl Iterator<Item = &'a ra_trace::schema::CallLayout>) -> Vec<String> {
+    layouts.map(|l| l.ty.name().strip_prefix(PREFIX).unwrap_or_default().to_string()).collect()
 }
 
 /// The trace names one user-given call name or class stands for: a call of this trace by its
@@ -182,7 +297,11 @@ pub(crate) fn call_values(token: &str, present: &[String]) -> Result<Vec<String>
 /// Map `--type` names and classes (strace's `-e trace=` list: `read,%file`; a leading `!`
 /// for every call but those) to the trace names present in the file.
 fn resolve_calls(tr: &TraceReader, names: &[String]) -> Result<Vec<String>> {
-    let present = present_calls(tr);
+    resolve_present(&present_calls(tr), names)
+}
+
+fn resolve_present(present: &[String], names: &[String]) -> Result<Vec<String>> {
+    let present = present.to_vec();
     let mut invert = false;
     let mut out: Vec<String> = Vec::new();
     for (i, n) in names.iter().enumerate() {
@@ -209,12 +328,15 @@ fn resolve_calls(tr: &TraceReader, names: &[String]) -> Result<Vec<String>> {
 /// call names it compares `call` with resolved as `--type` resolves them (`call == pwrite64`
 /// matches the trace's `pwrite`; `call in %file` every call of strace's class).
 pub(crate) fn event_filter(src: &str, tr: &TraceReader) -> Result<Filter> {
+    filter_for(src, &present_calls(tr), known_event_fields(tr))
+}
+
+fn filter_for(src: &str, present: &[String], known: Vec<String>) -> Result<Filter> {
     let mut f = Filter::parse(src).map_err(|e| anyhow::anyhow!("--where: {e}"))?;
-    check_fields(&f, &known_event_fields(tr))?;
-    let present = present_calls(tr);
+    check_fields(&f, &known)?;
     f.resolve_values(&["call", "op", "type", "syscall"], &mut |v| {
         let v = std::str::from_utf8(v).map_err(|_| "a call name is text".to_string())?;
-        Ok(call_values(v, &present)?.into_iter().map(String::into_bytes).collect())
+        Ok(call_values(v, present)?.into_iter().map(String::into_bytes).collect())
     })
     .map_err(|e| anyhow::anyhow!("--where: {e}"))?;
     Ok(f)
@@ -222,6 +344,12 @@ pub(crate) fn event_filter(src: &str, tr: &TraceReader) -> Result<Filter> {
 
 /// Field names a `--where` expression may use on this trace.
 pub(crate) fn known_event_fields(tr: &TraceReader) -> Vec<String> {
+    known_fields_of(tr.call_types().map(|(l, _)| l))
+}
+
+fn known_fields_of<'a>(
+    layouts: impl Iterator<Item = &'a ra_trace::schema::CallLayout>,
+) -> Vec<String> {
     let mut v: Vec<String> = [
         "unique_id",
         "id",
@@ -262,7 +390,7 @@ pub(crate) fn known_event_fields(tr: &TraceReader) -> Vec<String> {
             v.push(a.field.to_string());
         }
     }
-    for (l, _) in tr.call_types() {
+    for l in layouts {
         v.extend(l.ty.fields().iter().map(|f| f.name.clone()));
     }
     v.sort();
@@ -406,8 +534,18 @@ const CSV_COLUMNS: &[&str] = &[
 ];
 
 /// `calls`: the trace names `--type` selects ([`resolve_calls`]).
+/// Where `dump_events` takes its events: a trace file's reader or a stream's.
+struct Source<'a> {
+    /// Every event when descriptors are decoded or no `--type` is given, else perhaps only
+    /// the selected calls.
+    events: &'a mut dyn Iterator<Item = ra_trace::Result<Event>>,
+    tracker: FileIoTracker,
+    /// How many aggregate rows (`fs mount --aggregate-only`) the trace holds.
+    aggregate_rows: &'a dyn Fn() -> usize,
+}
+
 fn dump_events(
-    tr: &TraceReader,
+    src: Source<'_>,
     a: &DumpArgs,
     calls: &[String],
     filter: Option<&Filter>,
@@ -446,12 +584,10 @@ fn dump_events(
         writeln!(out, "{}", csv_columns.join(","))?;
     }
     let selected = !a.types.is_empty();
-    // Following descriptors needs every call (the opens of the files a selected read uses).
-    let read_all = decode || !selected;
-    let mut tracker = FileIoTracker::for_trace(tr);
+    let mut tracker = src.tracker;
     let mut ops = Vec::new();
     let (mut shown, mut seen) = (0u64, 0u64);
-    for ev in tr.events(if read_all { None } else { Some(&only) }) {
+    for ev in src.events {
         let ev = ev?;
         let fds = if decode {
             let mut fds = tracker.event_fds(&ev);
@@ -462,7 +598,7 @@ fn dump_events(
         } else {
             EventFds::default()
         };
-        if selected && read_all && !only.contains(&ev.name.as_str()) {
+        if selected && !only.contains(&ev.name.as_str()) {
             continue;
         }
         seen += 1;
@@ -523,7 +659,7 @@ fn dump_events(
         shown += 1;
     }
     if seen == 0 && !selected {
-        let rows = ra_trace::fsop::aggregate_rows(tr).count();
+        let rows = (src.aggregate_rows)();
         if rows > 0 {
             eprintln!(
                 "reanimator: note: this trace holds no per-operation records, only {rows} \

@@ -370,6 +370,7 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
                 )
             },
             format: ra_trace::format::FormatOptions::default(),
+            cwd: None,
         }),
     };
     let mut profile = match &a.profile {
@@ -512,7 +513,7 @@ fn daemon_log(a: &MountArgs, output: &ra_trace::Destination) -> (PathBuf, bool) 
     }
     match output {
         ra_trace::Destination::File(p) => (p.with_extension("log"), false),
-        ra_trace::Destination::Tcp(_) => {
+        ra_trace::Destination::Tcp(_) | ra_trace::Destination::Stdout => {
             (std::env::temp_dir().join(format!("reanimator-fs-{}.log", std::process::id())), true)
         }
     }

@@ -163,6 +163,14 @@ fn main() -> ExitCode {
             k.check_seals();
         }
     }
+    if let Some(name) = stdin_refused(&cli.command) {
+        eprintln!(
+            "reanimator: error: {name} -: only `dump` reads a trace from standard input so \
+             far ({name} opens the trace more than once or by its index); write the stream to a \
+             file first (`reanimator record -o t.ds ...`, or `... | tee t.ds`) and give that"
+        );
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Info(a) => info::run(a),
         Command::Dump(a) => dump::run(a),
@@ -190,10 +198,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             // A closed pipe (`reanimator dump ... | head`) is a normal way to stop reading.
-            if err.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-            }) {
+            if broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
             let _ = std::io::stdout().flush();
@@ -203,6 +208,32 @@ fn main() -> ExitCode {
             ExitCode::from(if tampering(&err) { 1 } else { 2 })
         }
     }
+}
+
+/// The reader commands given `-` that do not read standard input (only `dump` streams a
+/// trace, `ra_trace::StreamReader`): their name, for a clear refusal instead of "no such file".
+fn stdin_refused(c: &Command) -> Option<&'static str> {
+    let dash = |p: &std::path::Path| p.as_os_str() == "-";
+    match c {
+        Command::Info(a) if dash(&a.file) => Some("info"),
+        Command::Stats(a) if a.traces.iter().any(|p| dash(p)) => Some("stats"),
+        Command::Export(a) if a.traces.iter().any(|p| dash(p)) => Some("export"),
+        Command::Profile(a) if a.trace.as_deref().is_some_and(dash) => Some("profile"),
+        Command::Verify(a) if dash(&a.trace) => Some("verify"),
+        Command::Replay(a) if dash(&a.trace) => Some("replay"),
+        Command::Compile(a) if dash(&a.trace) => Some("compile"),
+        _ => None,
+    }
+}
+
+/// Whether the error comes from a closed pipe (EPIPE), also when JSON output wraps it.
+pub(crate) fn broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|e| e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
+    })
 }
 
 /// The `--key` of the command, on the commands that read keys.
@@ -258,7 +289,7 @@ pub(crate) fn note_incomplete(
 
 /// The error and its causes on one line, `a: b: c`, leaving out a cause whose text the line
 /// already ends with (library errors that show their source in their own message).
-fn one_line(err: &anyhow::Error) -> String {
+pub(crate) fn one_line(err: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in err.chain() {
         let t = cause.to_string();

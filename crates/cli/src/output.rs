@@ -104,7 +104,7 @@ impl ChainArgs {
         let serial = Key::serial().context("no random serial number for the trace")?;
         let host_key = match dest {
             Destination::Tcp(t) => t.auth.as_ref(),
-            Destination::File(_) => None,
+            Destination::File(_) | Destination::Stdout => None,
         };
         if let Some(path) = &self.seal {
             let key = Key::load(path).context("--seal")?;
@@ -147,6 +147,18 @@ impl NetArgs {
                 )
             }
             Destination::File(p) => Ok(Destination::File(p)),
+            Destination::Stdout if self.spill.is_some() => {
+                anyhow::bail!(
+                    "--spill needs -o tcp://HOST:PORT (standard output has nothing to spill)"
+                )
+            }
+            Destination::Stdout if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
+                anyhow::bail!(
+                    "-o -: standard output is a terminal; pipe it to a reader (`| reanimator dump \
+                     -`) or give -o FILE"
+                )
+            }
+            Destination::Stdout => Ok(Destination::Stdout),
             Destination::Tcp(_) if chain.encrypt.is_some() => anyhow::bail!(
                 "--encrypt with -o tcp:// is not supported yet (the collector frames DataSeries \
                  extents, an encrypted trace is a stream of chunks): write the encrypted trace to \

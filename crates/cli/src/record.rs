@@ -92,7 +92,9 @@ pub struct RecordArgs {
     /// alone, whatever the umask: it holds every byte the command read), or
     /// tcp://HOST:PORT[/LABEL] to stream it to `reanimator collect` (see --spill; with the
     /// global `--key HOSTKEY` the sender authenticates and the trace is sealed with that host
-    /// key, docs/NETWORK.md).
+    /// key, docs/NETWORK.md), or `-`: stream it to standard output, for a reader that takes
+    /// `-` (`reanimator record -o - -- make | reanimator dump -`); what the command prints on
+    /// its standard output then goes to standard error.
     #[arg(short = 'o', long, value_name = "OUT.ds")]
     pub output: PathBuf,
     /// Capture backend.
@@ -279,7 +281,26 @@ fn scan_options(progress: &ScanProgress, dir: &std::path::Path, phase: Phase) ->
 
 /// `key`: its `--key`, a host key to authenticate to the collector with `-o tcp://`.
 pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
+    let to_stdout = a.output.as_os_str() == "-";
+    match record(a, key) {
+        // With -o - a closed pipe is the trace's reader gone (`| head -c1`), not the normal
+        // end of a reader's output that main takes it for: an error, in one line.
+        Err(e) if to_stdout && crate::broken_pipe(&e) => Err(anyhow::anyhow!(
+            "{}: the reader of the trace on standard output went away (broken pipe): the \
+             trace it read is cut",
+            crate::one_line(&e)
+        )),
+        r => r,
+    }
+}
+
+fn record(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     let selection = Selection::parse(&a.syscalls).context("--syscalls")?;
+    if a.json && a.output.as_os_str() == "-" {
+        anyhow::bail!(
+            "--json prints on standard output, where -o - writes the trace: give -o FILE"
+        );
+    }
     let dest = a.net.destination(&a.chain, &a.output, key)?;
     let snapshot_dirs = snapshot_dirs(&a.snapshot, &a.output)?;
     let data = match a.data {
@@ -364,6 +385,7 @@ pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> 
                 strsize: a.print_strsize,
                 ..Default::default()
             },
+            cwd: Some(cwd.as_bytes().to_vec()),
         }),
     };
     let ds = a.chain.writer_options_for(&dest)?;
@@ -464,6 +486,7 @@ pub fn run(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> 
     let file_bytes = std::fs::metadata(&a.output).map_or(0, |m| m.len());
     let written_to = match &net {
         Some(n) => crate::output::net_summary(&n.report()),
+        None if dest == ra_trace::Destination::Stdout => "standard output".to_string(),
         None => format!("{} ({:.1} MB)", a.output.display(), file_bytes as f64 / 1e6),
     };
     if a.json {

@@ -56,8 +56,8 @@ fn info_describes_the_example_trace() {
     assert_eq!(v["complete"], true);
     assert_eq!(v["verified"], true);
     // 10 events in 16 records (execve takes 1 + 3 strings + 1, writev 1 + 2), plus 6 info
-    // records.
-    assert_eq!(v["records"], 22);
+    // records and 2 watermarks (at creation and at the end, TRACE_FORMAT 3.12).
+    assert_eq!(v["records"], 24);
     // Numbers are numbers, every time nanoseconds since the epoch (`_ns`).
     assert_eq!(v["info"]["schema_version"], 4);
     assert_eq!(v["time_span"]["first_ns"], 1_763_800_000_000_000_000i64);

@@ -109,9 +109,9 @@ fn print_shows_each_call_as_dump_does() {
         &std::fs::metadata(d.join("live.txt")).unwrap().permissions(),
     );
     assert_eq!(mode & 0o777, 0o600);
-    // The live lines do not name descriptors' files yet, nor print dump's `+++ exited +++`
-    // lines: compared with dump's lines of calls, descriptors as numbers.
-    let dump = bin().arg("dump").arg("--no-decode-fds").arg(d.join("t.ds")).output().unwrap();
+    // The live lines name descriptors' files as dump does (`read(3</…/f49.txt>, …)`); they
+    // do not print dump's `+++ exited +++` lines: compared with dump's lines of calls.
+    let dump = bin().arg("dump").arg(d.join("t.ds")).output().unwrap();
     assert!(dump.status.success(), "{}", stderr(&dump));
     let dump = String::from_utf8_lossy(&dump.stdout).into_owned();
     let exit_line = |l: &&str| l.trim_start().starts_with('[') && l.contains(" +++");
@@ -127,6 +127,8 @@ fn print_shows_each_call_as_dump_does() {
     // Nearly every line is the very same text.
     assert!(same * 100 >= live.len() * 95, "{same} of {} lines identical", live.len());
     assert!(live.iter().any(|l| l.contains("rename(") && l.contains("work/f49\", ")), "{live:?}");
+    let named = format!("read(3<{}/work/f49.txt>, ", d.display());
+    assert!(live.iter().any(|l| l.contains(&named)), "no {named} in {live:?}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

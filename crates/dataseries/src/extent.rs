@@ -129,6 +129,12 @@ impl Extent {
         self.offset
     }
 
+    /// Bytes of memory the decoded extent holds (its buffer), for readers that bound what
+    /// they keep.
+    pub fn memory_bytes(&self) -> usize {
+        self.buf.len()
+    }
+
     #[inline]
     fn record(&self, record: usize) -> &[u8] {
         assert!(

@@ -156,6 +156,11 @@ pub fn parse_extent_header(bytes: &[u8], big_endian: bool) -> Result<ExtentHeade
     Ok(crate::codec::parse_header(bytes, big_endian, 0)?.to_public(0))
 }
 
+/// The type library extent's type name.
+pub const XMLTYPE: &str = crate::types::XMLTYPE_NAME;
+/// The index extent's type name.
+pub const INDEX: &str = crate::types::INDEX_NAME;
+
 /// The built-in `DataSeries: XmlType` type.
 pub fn xmltype_type() -> Arc<ExtentType> {
     Arc::new(ExtentType::xmltype())

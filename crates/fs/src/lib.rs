@@ -114,6 +114,7 @@ impl MountConfig {
                     v.push(("--spill".to_string(), p.clone()));
                 }
             }
+            Destination::Stdout => {}
         }
         v.extend(self.other_outputs.iter().cloned());
         v
@@ -391,7 +392,7 @@ pub fn mount(
     // From here a mount that does not come up leaves no trace behind.
     let created = match &cfg.output {
         Destination::File(p) => Some(p.clone()),
-        Destination::Tcp(_) => None,
+        Destination::Tcp(_) | Destination::Stdout => None,
     };
     // Registered before mounting, so that a mount checking while this one comes up sees its
     // LOWER; the lock is let go once the mount is there (in the mount table).
@@ -658,7 +659,7 @@ pub fn mount(
     }
     let trace_bytes = match &cfg.output {
         Destination::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
-        Destination::Tcp(_) => 0,
+        Destination::Tcp(_) | Destination::Stdout => 0,
     };
     Ok(Summary {
         operations: tracer.seen.load(Ordering::Relaxed),

@@ -44,6 +44,12 @@ pub enum Error {
     },
     #[error("the {phase} state of snapshot {index} holds {found} entries, the trace info says {expected}")]
     SnapshotCount { index: u32, phase: &'static str, expected: u64, found: u64 },
+    #[error("{name}: {detail}")]
+    StreamFrame { name: String, detail: String },
+    #[error("{name}: more than {limit} bytes of calls ({held}) wait for earlier ones: the stream has no watermarks (TRACE_FORMAT 3.12: its writer predates them, or is not reanimator); read it from a file")]
+    StreamHold { name: String, held: usize, limit: usize },
+    #[error("{name}: an encrypted trace cannot be read from a stream (its chunks are read where the file keeps them): read it from a file")]
+    StreamEncrypted { name: String },
     #[error("{0}")]
     Anonymize(String),
     /// `anonymize --reverse` with a key that does not open the pseudonym table. Names key

@@ -207,6 +207,24 @@ impl FileIoTracker {
         FileIoTracker { synthetic_ids, ..FileIoTracker::new(trace.info_value("cwd")) }
     }
 
+    /// A tracker for calls as a recorder prints them (`record --print`): how many synthetic
+    /// opens come first is not known yet, so as [`FileIoTracker::for_stream`].
+    pub fn live(cwd: Option<&[u8]>) -> FileIoTracker {
+        FileIoTracker { synthetic_ids: u64::MAX, ..FileIoTracker::new(cwd) }
+    }
+
+    /// A tracker for a trace read as it arrives ([`crate::StreamReader`]): its `cwd` fact.
+    /// How many synthetic opens the recorder wrote is known only at the stream's end (trace
+    /// info `synthetic_ids`), so every open that names a kernel object as /proc/PID/fd does
+    /// (`pipe:[1234]`, no `/`) is taken for one.
+    pub fn for_stream(trace: &crate::StreamReader) -> FileIoTracker {
+        let synthetic_ids = match trace.kind() {
+            crate::TraceKind::Ours => u64::MAX,
+            crate::TraceKind::ReAnimator => 0,
+        };
+        FileIoTracker { synthetic_ids, ..FileIoTracker::new(trace.info_value("cwd")) }
+    }
+
     /// What the descriptor arguments of `ev` refer to, before [`FileIoTracker::apply`] is
     /// given it (call [`FileIoTracker::returned_fd`] after, for the descriptor it returns).
     pub fn event_fds(&self, ev: &Event) -> EventFds {

@@ -15,13 +15,17 @@ use std::time::Duration;
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 
-use crate::format::{format_event, preview, FormatOptions};
+use crate::fileio::FileIoTracker;
+use crate::format::{format_event_fds, preview, FormatOptions};
 use crate::Event;
 
 /// Where the lines go, and how they look (dump's options).
 pub struct Print {
     pub out: Box<dyn Write + Send>,
     pub format: FormatOptions,
+    /// The recorded command's working directory (the trace's `cwd` fact), against which
+    /// the descriptors' relative paths are named, as `dump` names them.
+    pub cwd: Option<Vec<u8>>,
 }
 
 /// Bytes of previews waiting for the printer at most.
@@ -135,6 +139,8 @@ fn print_lines(
     mut p: Print,
 ) -> std::io::Result<()> {
     let mut failed: Option<std::io::Error> = None;
+    let mut tracker = FileIoTracker::live(p.cwd.as_deref());
+    let mut ops = Vec::new();
     let mut out = std::io::BufWriter::with_capacity(64 << 10, &mut p.out);
     while let Ok((batch, bytes)) = rx.recv() {
         shared.queued.fetch_sub(bytes, Ordering::Relaxed);
@@ -147,7 +153,13 @@ fn print_lines(
                 writeln!(out, "{}", dropped_line(dropped))?;
             }
             for e in &batch {
-                writeln!(out, "{}", format_event(e, &p.format))?;
+                // Descriptors named as dump names them (`read(3</etc/hostname>, ...)`): the
+                // tracker steps every call shown (paths and structs come whole in previews).
+                let mut fds = tracker.event_fds(e);
+                tracker.apply(e, &mut |_, _| true, &mut ops);
+                ops.clear();
+                fds.ret = tracker.returned_fd(e);
+                writeln!(out, "{}", format_event_fds(e, &p.format, Some(&fds)))?;
             }
             // Lines appear as their batch arrives; when more are already waiting, the flush
             // waits for them.

@@ -70,11 +70,17 @@ pub struct TcpTarget {
 pub enum Destination {
     File(PathBuf),
     Tcp(TcpTarget),
+    /// `-o -`: the process's standard output (a pipe to `reanimator dump -`, say), written
+    /// strictly in order; see [`take_stdout`].
+    Stdout,
 }
 
 impl Destination {
-    /// `tcp://HOST:PORT[/LABEL]`, or else a file path.
+    /// `-` (standard output), `tcp://HOST:PORT[/LABEL]`, or else a file path.
     pub fn parse(s: &OsStr) -> Result<Destination, String> {
+        if s == "-" {
+            return Ok(Destination::Stdout);
+        }
         let Some(t) = s.to_str().and_then(|t| t.strip_prefix("tcp://")) else {
             return Ok(Destination::File(PathBuf::from(s)));
         };
@@ -109,6 +115,7 @@ impl fmt::Display for Destination {
         match self {
             Destination::File(p) => write!(f, "{}", p.display()),
             Destination::Tcp(t) => write!(f, "tcp://{}", t.addr),
+            Destination::Stdout => write!(f, "standard output"),
         }
     }
 }
@@ -117,6 +124,8 @@ impl fmt::Display for Destination {
 pub enum TraceOutput {
     File(TraceFile),
     Net(Box<NetOutput>),
+    /// Standard output as [`take_stdout`] kept it.
+    Stdout(File),
 }
 
 impl TraceOutput {
@@ -126,13 +135,14 @@ impl TraceOutput {
         match d {
             Destination::File(p) => TraceFile::create(p).map(TraceOutput::File),
             Destination::Tcp(t) => NetOutput::connect(t, label).map(|n| TraceOutput::Net(n.into())),
+            Destination::Stdout => take_stdout().map(TraceOutput::Stdout),
         }
     }
 
     /// The network side's state, for a summary after the run.
     pub fn net_status(&self) -> Option<NetStatus> {
         match self {
-            TraceOutput::File(_) => None,
+            TraceOutput::File(_) | TraceOutput::Stdout(_) => None,
             TraceOutput::Net(n) => Some(n.status()),
         }
     }
@@ -143,6 +153,7 @@ impl Write for TraceOutput {
         match self {
             TraceOutput::File(f) => f.write(b),
             TraceOutput::Net(n) => n.write(b),
+            TraceOutput::Stdout(f) => f.write(b),
         }
     }
 
@@ -150,8 +161,30 @@ impl Write for TraceOutput {
         match self {
             TraceOutput::File(f) => f.flush(),
             TraceOutput::Net(n) => n.flush(),
+            TraceOutput::Stdout(f) => f.flush(),
         }
     }
+}
+
+/// Take standard output for the trace: the trace keeps the descriptor (duplicated, close-on-
+/// exec, so a traced command does not inherit it), and descriptor 1 becomes a copy of
+/// standard error, so that nothing else the process or a command it starts prints lands in
+/// the trace's stream (`record -o - -- make`: make's output goes to the terminal).
+pub fn take_stdout() -> io::Result<File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: F_DUPFD_CLOEXEC on descriptor 1 makes a new descriptor or fails; no memory is
+    // touched.
+    let fd = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just made and is owned by nobody else.
+    let file = unsafe { File::from_raw_fd(fd) };
+    // SAFETY: dup2 replaces descriptor 1 with a copy of 2; both are the process's own.
+    if unsafe { libc::dup2(2, 1) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(file)
 }
 
 /// What happened to a network stream (a snapshot; see [`NetStatus::report`]).

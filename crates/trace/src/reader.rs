@@ -264,6 +264,7 @@ impl TraceReader {
                 layout: i,
                 type_name: Arc::from(l.ty.name()),
                 pending: self.offsets[i].iter().copied().collect(),
+                ready: VecDeque::new(),
                 extent: None,
                 row: 0,
                 next: None,
@@ -305,7 +306,7 @@ struct PrefetchJob {
 /// while the caller iterates the current ones. One thread serves every cursor: spawning a
 /// thread per extent cost a fresh stack and a fresh allocator heap each time (their pages
 /// zeroed by the kernel again and again; ~15% of a compile's CPU).
-struct Prefetcher {
+pub(crate) struct Prefetcher {
     jobs: std::sync::mpsc::Sender<PrefetchJob>,
 }
 
@@ -336,21 +337,40 @@ impl Prefetcher {
     }
 }
 
-struct Cursor {
-    layout: usize,
+pub(crate) struct Cursor {
+    pub(crate) layout: usize,
     /// The call type's extent type name, shared with prefetch requests.
     type_name: Arc<str>,
     pending: VecDeque<u64>,
-    extent: Option<Extent>,
-    row: usize,
+    /// Extents already decoded, taken before `pending` (a stream's, [`crate::follow`]).
+    pub(crate) ready: VecDeque<Extent>,
+    pub(crate) extent: Option<Extent>,
+    pub(crate) row: usize,
     /// The next extent of this type, decoding in the background while the current one is
     /// iterated (so reading, checking and decoding overlap with the caller's work).
     next: Option<(u64, Prefetch)>,
 }
 
 impl Cursor {
+    /// A cursor over extents handed to it as they arrive ([`Cursor::ready`]).
+    pub(crate) fn streamed(layout: usize, type_name: &str) -> Cursor {
+        Cursor {
+            layout,
+            type_name: Arc::from(type_name),
+            pending: VecDeque::new(),
+            ready: VecDeque::new(),
+            extent: None,
+            row: 0,
+            next: None,
+        }
+    }
+
     /// Make `extent`/`row` point at a record, loading extents as needed. False at the end.
-    fn fill(&mut self, ds: &DsReader, prefetch: Option<&Prefetcher>) -> Result<bool> {
+    pub(crate) fn fill(
+        &mut self,
+        ds: Option<&DsReader>,
+        prefetch: Option<&Prefetcher>,
+    ) -> Result<bool> {
         loop {
             if let Some(e) = &self.extent {
                 if self.row < e.len() {
@@ -359,6 +379,12 @@ impl Cursor {
             }
             // Free the extent just finished before the next one is decoded into memory.
             self.extent = None;
+            if let Some(e) = self.ready.pop_front() {
+                self.extent = Some(e);
+                self.row = 0;
+                continue;
+            }
+            let Some(ds) = ds else { return Ok(false) };
             let extent = match self.next.take() {
                 Some((off, rx)) => match rx.recv() {
                     Ok(r) => r?,
@@ -402,11 +428,11 @@ pub struct EventIter<'a> {
 
 /// How [`EventIter`] decodes (see its builder methods).
 #[derive(Clone, Copy, Default)]
-struct DecodeOpts {
+pub(crate) struct DecodeOpts {
     /// [`EventIter::sharing_buffers`].
-    share: bool,
+    pub(crate) share: bool,
     /// [`EventIter::without_derived_columns`].
-    drop_derived: bool,
+    pub(crate) drop_derived: bool,
 }
 
 impl EventIter<'_> {
@@ -442,7 +468,7 @@ impl EventIter<'_> {
         let ds = &self.r.ds;
         let c = &mut self.cursors[ci];
         let l = &self.r.layouts[c.layout];
-        if c.fill(ds, self.prefetch.as_ref())? {
+        if c.fill(Some(ds), self.prefetch.as_ref())? {
             let e = c.extent.as_ref().expect("filled");
             let id = l.common.unique_id.and_then(|f| e.i64(c.row, f)).unwrap_or(0) as u64;
             self.heap.push(Reverse((id, ci)));
@@ -462,7 +488,8 @@ impl EventIter<'_> {
             self.out_of_order += 1;
         }
         self.last_id = Some(id);
-        let ev = decode_event(self.r, &mut self.cursors[ci], self.prefetch.as_ref(), self.opts)?;
+        let ctx = Ctx { layouts: &self.r.layouts, kind: self.r.kind, ds: Some(&self.r.ds) };
+        let ev = decode_event(&ctx, &mut self.cursors[ci], self.prefetch.as_ref(), self.opts)?;
         self.push(ci)?;
         Ok(Some(ev))
     }
@@ -523,9 +550,17 @@ fn extra_of(v: Value<'_>) -> ExtraValue {
     }
 }
 
+/// What decoding an event needs of its reader: the layouts its cursors index, who wrote the
+/// trace, and the file further extents come from (None: a stream's cursors hold them).
+pub(crate) struct Ctx<'a> {
+    pub(crate) layouts: &'a [CallLayout],
+    pub(crate) kind: TraceKind,
+    pub(crate) ds: Option<&'a DsReader>,
+}
+
 /// Decode the event at the cursor (consuming every record it spans) and advance past it.
-fn decode_event(
-    r: &TraceReader,
+pub(crate) fn decode_event(
+    r: &Ctx<'_>,
     c: &mut Cursor,
     prefetch: Option<&Prefetcher>,
     opts: DecodeOpts,
@@ -666,7 +701,7 @@ fn decode_event(
             if let (true, Some(ai)) = (header, ai) {
                 let data_f = l.arg_fields[ai];
                 let mut vecs = Vec::new();
-                while c.fill(&r.ds, prefetch)? {
+                while c.fill(r.ds, prefetch)? {
                     let e = c.extent.as_ref().expect("filled");
                     let n = e.i32(c.row, f_iov).unwrap_or(-1);
                     if n < 0 || n as usize != vecs.len() {
@@ -698,7 +733,7 @@ fn decode_event(
                 .collect();
             let mut lists: Vec<Vec<Vec<u8>>> = vec![Vec::new(); string_args.len()];
             let started = e.i32(row, f_cont) == Some(0);
-            while started && c.fill(&r.ds, prefetch)? {
+            while started && c.fill(r.ds, prefetch)? {
                 let e = c.extent.as_ref().expect("filled");
                 let k = e.i32(c.row, f_cont).unwrap_or(0);
                 if k == 0 {

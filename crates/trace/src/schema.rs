@@ -37,6 +37,10 @@ pub const LOST_TYPE: &str = "Reanimator::Lost";
 pub const SNAPSHOT_TYPE: &str = "Reanimator::Snapshot";
 /// One chunk (at most 1 MiB) of a file content, keyed by the content's BLAKE3 digest.
 pub const BLOB_TYPE: &str = "Reanimator::Blob";
+/// How far the trace is written: every event whose `unique_id` is below `unique_id_below` is
+/// in an extent before this one (TRACE_FORMAT 3.12). Lets a reader of a stream or of a file
+/// still being written merge one window at a time.
+pub const WATERMARK_TYPE: &str = "Reanimator::Watermark";
 
 /// Field indices of the common fields in one extent type; `None` where the type lacks one
 /// (possible in foreign files).
@@ -336,6 +340,7 @@ pub struct Schema {
     lost: Arc<ExtentType>,
     snapshot: Arc<ExtentType>,
     blob: Arc<ExtentType>,
+    watermark: Arc<ExtentType>,
 }
 
 impl Schema {
@@ -416,7 +421,15 @@ impl Schema {
                 .field(FieldDesc::new("data", FieldType::Variable32))
                 .build()?,
         );
-        Ok(Schema { calls, by_trace_name, info, lost, snapshot, blob })
+        let watermark = Arc::new(
+            ExtentType::builder(WATERMARK_TYPE)
+                .namespace(NAMESPACE)
+                .version(VERSION)
+                .field(FieldDesc::new("unique_id_below", FieldType::Int64))
+                .field(FieldDesc::new("writer_pid", FieldType::Int32))
+                .build()?,
+        );
+        Ok(Schema { calls, by_trace_name, info, lost, snapshot, blob, watermark })
     }
 
     /// Layout of a call by trace name.
@@ -450,6 +463,10 @@ impl Schema {
         &self.blob
     }
 
+    pub fn watermark_type(&self) -> &Arc<ExtentType> {
+        &self.watermark
+    }
+
     /// Every extent type a trace declares.
     pub fn all_types(&self) -> Vec<Arc<ExtentType>> {
         let mut v: Vec<_> = self.calls.iter().map(|c| c.ty.clone()).collect();
@@ -457,6 +474,7 @@ impl Schema {
         v.push(self.lost.clone());
         v.push(self.snapshot.clone());
         v.push(self.blob.clone());
+        v.push(self.watermark.clone());
         v
     }
 }

@@ -36,6 +36,9 @@ pub struct WriterConfig {
     /// Further extent types to declare, written whole with [`TraceWriter::write_extent`]
     /// (`reanimator anonymize`'s pseudonym table).
     pub extra_types: Vec<std::sync::Arc<ExtentType>>,
+    /// The process the watermarks name as the trace's writer (TRACE_FORMAT 3.12): this one
+    /// by default; 0 names none (a scripted trace that must come out the same every time).
+    pub writer_pid: u32,
 }
 
 impl Default for WriterConfig {
@@ -47,6 +50,7 @@ impl Default for WriterConfig {
             max_buffer_bytes: MAX_BUFFER_BYTES,
             fs_ops: false,
             extra_types: Vec::new(),
+            writer_pid: std::process::id(),
         }
     }
 }
@@ -66,6 +70,8 @@ struct CallState {
     layout: CallLayout,
     builder: ExtentBuilder,
     records: u64,
+    /// The `unique_id` of the first record in `builder` (None: empty).
+    first_id: Option<u64>,
 }
 
 /// Writes a trace: the schema's types, a [`crate::schema::INFO_TYPE`] extent, then the events.
@@ -81,6 +87,13 @@ pub struct TraceWriter<W: Write + Send + 'static> {
     /// File-system operation records (`cfg.fs_ops`).
     fs: Option<ExtentBuilder>,
     fs_agg: Option<ExtentBuilder>,
+    /// The `unique_id` of the first record in `fs` (None: empty).
+    fs_first: Option<u64>,
+    /// The last watermark written (TRACE_FORMAT 3.12; None: none yet).
+    marked: Option<u64>,
+    /// Bytes of call extents written since the watermark last advanced: what a reader of the
+    /// stream holds until it does (kept below `buffer_budget_bytes`).
+    unmarked: usize,
     /// Digests of the contents stored so far (each is stored once per trace).
     blob_digests: HashSet<[u8; 32]>,
     cfg: WriterConfig,
@@ -142,6 +155,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
                 builder: ExtentBuilder::new(l.ty.clone()),
                 layout: l.clone(),
                 records: 0,
+                first_id: None,
             })
             .collect();
         let mut w = TraceWriter {
@@ -155,6 +169,9 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             blob_digests: HashSet::new(),
             fs: cfg.fs_ops.then(|| ExtentBuilder::new(crate::fsop::fs_op_type())),
             fs_agg: cfg.fs_ops.then(|| ExtentBuilder::new(crate::fsop::fs_aggregate_type())),
+            fs_first: None,
+            marked: None,
+            unmarked: 0,
             cfg,
             buffered: 0,
             next_id: 0,
@@ -371,6 +388,9 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             }
         }
         let before = b.approx_bytes();
+        if b.is_empty() {
+            self.fs_first = Some(id);
+        }
         b.start_record();
         for (c, v) in r.columns(id) {
             b.set(c, v)?;
@@ -385,8 +405,11 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             let fresh =
                 self.ds.new_builder_sized(crate::fsop::fs_op_type(), self.cfg.extent_target_bytes);
             let full = std::mem::replace(b, fresh);
+            self.fs_first = None;
             self.buffered = self.buffered.saturating_sub(after);
             self.ds.write_extent(full)?;
+            self.unmarked += after;
+            self.mark_or_write_all()?;
         }
         if self.buffered >= self.cfg.buffer_budget_bytes {
             self.write_all_buffers()?;
@@ -511,6 +534,9 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         };
         let st = &mut self.calls[idx];
         let before = st.builder.approx_bytes();
+        if st.builder.is_empty() {
+            st.first_id = Some(first_id);
+        }
         let n = write_records(st, ev, first_id)?;
         let after = st.builder.approx_bytes();
         st.records += n;
@@ -524,12 +550,48 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             let fresh =
                 self.ds.new_builder_sized(st.layout.ty.clone(), self.cfg.extent_target_bytes);
             let b = std::mem::replace(&mut st.builder, fresh);
+            st.first_id = None;
             self.buffered = self.buffered.saturating_sub(after);
             self.ds.write_extent(b)?;
+            self.unmarked += after;
+            self.mark_or_write_all()?;
         }
         if self.buffered >= self.cfg.buffer_budget_bytes {
             self.write_all_buffers()?;
         }
+        Ok(())
+    }
+
+    /// After one call type's extent is written: a watermark if it advanced; and if what was
+    /// written since it last advanced reaches the budget (a slow type's first record holds it
+    /// back), every buffer, so that a reader of the stream holds no more than that.
+    fn mark_or_write_all(&mut self) -> Result<()> {
+        self.mark()?;
+        if self.unmarked >= self.cfg.buffer_budget_bytes
+            && self.buffered < self.cfg.buffer_budget_bytes
+        {
+            self.write_all_buffers()?;
+        }
+        Ok(())
+    }
+
+    /// Write a watermark (TRACE_FORMAT 3.12) when the events written whole have advanced
+    /// since the last one: every id below the lowest id still buffered (or below the next id,
+    /// with nothing buffered) is in an extent already handed to the file. A reader of a
+    /// stream then merges what came before it, holding no more than this writer buffers.
+    fn mark(&mut self) -> Result<()> {
+        let held = self.calls.iter().filter_map(|c| c.first_id).chain(self.fs_first).min();
+        let below = held.unwrap_or(self.next_id);
+        if self.marked.is_some_and(|m| m >= below) {
+            return Ok(());
+        }
+        self.marked = Some(below);
+        self.unmarked = 0;
+        let mut b = ExtentBuilder::new(Schema::ours().watermark_type().clone());
+        b.start_record();
+        b.set(0, Value::Int64(below as i64))?;
+        b.set(1, Value::Int32(self.cfg.writer_pid as i32))?;
+        self.ds.write_extent(b)?;
         Ok(())
     }
 
@@ -544,9 +606,11 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
                     ExtentBuilder::new(ty)
                 };
                 let b = std::mem::replace(&mut st.builder, fresh);
+                st.first_id = None;
                 self.ds.write_extent(b)?;
             }
         }
+        self.fs_first = None;
         let fs = self.fs.iter_mut().chain(self.fs_agg.iter_mut());
         for b in [&mut self.info, &mut self.lost, &mut self.snapshot, &mut self.blob]
             .into_iter()
@@ -559,7 +623,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
             }
         }
         self.buffered = 0;
-        Ok(())
+        self.mark()
     }
 
     /// Write every buffered record and hand the bytes to the operating system: after this
