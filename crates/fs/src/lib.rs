@@ -18,6 +18,7 @@
 //! kernel answers from its caches are not seen (the trace header says so).
 
 pub mod access;
+pub mod ctl;
 pub mod guard;
 pub mod handles;
 pub mod inodes;
@@ -132,6 +133,8 @@ pub struct Summary {
     pub operations: u64,
     pub recorded: u64,
     pub filtered_out: u64,
+    /// Operations served while `fs ctl pause` was in force (not recorded).
+    pub paused_out: u64,
     pub trace_bytes: u64,
     /// What became of a network trace.
     pub net: Option<NetReport>,
@@ -444,7 +447,7 @@ pub fn mount(
     let tracer = Arc::new(tracer::Tracer::new(
         tracer::TracerOptions {
             data: cfg.data,
-            filter: cfg.filter.map(|(_, f)| f),
+            filter: cfg.filter,
             stream: cfg.stream,
             aggregate: cfg.aggregate.map(|_| cfg.group_by.clone()),
             mountpoint: mp_prefix.clone(),
@@ -452,6 +455,26 @@ pub fn mount(
         writer,
         printer.as_ref().map(ra_trace::live::LivePrinter::feed),
     ));
+    // `fs ctl`: next to the registry file, so only where the registry is usable.
+    let ctl = if registered {
+        match ctl::Server::start(ctl::Context {
+            tracer: tracer.clone(),
+            untraced: untraced.clone(),
+            mountpoint: mountpoint.clone(),
+            started: Instant::now(),
+        }) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!(
+                    "reanimator fs: cannot listen on {} ({e}): `fs ctl` cannot reach this mount",
+                    ctl::socket_path(std::process::id()).display()
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
     // Files created for callers get their mode and umask on the creating thread
     // (passthrough::TraceFs::creation_mode); the daemon's own umask stays as it was.
     // Half the descriptors for nodes, the rest for open files, directories and the trace.
@@ -652,6 +675,8 @@ pub fn mount(
             b"none: the lower file system has no POSIX ACLs".as_slice()
         },
     );
+    // No control once the trace is being finished.
+    drop(ctl);
     let failure = tracer.finish();
     if let Some(w) = printer.and_then(ra_trace::live::LivePrinter::finish) {
         eprintln!("reanimator fs: warning: {w}");
@@ -664,6 +689,7 @@ pub fn mount(
         operations: tracer.seen.load(Ordering::Relaxed),
         recorded: tracer.recorded.load(Ordering::Relaxed),
         filtered_out: tracer.filtered_out.load(Ordering::Relaxed),
+        paused_out: tracer.paused_ops.load(Ordering::Relaxed),
         trace_bytes,
         net: net.map(|n| n.report()),
         failure,
