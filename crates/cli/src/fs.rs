@@ -197,6 +197,12 @@ pub struct MountArgs {
     /// complete), as `fs umount --json` does.
     #[arg(long, conflicts_with = "daemon")]
     json: bool,
+    /// Each record is written to the trace file and made durable (fdatasync) before its
+    /// operation is answered (Tracefs' unbuffered mode, for debugging): a daemon killed or a
+    /// machine that crashes loses no operation a program saw answered. Costs a disk flush per
+    /// operation (docs/PERFORMANCE.md, bench/fs `reanimator-sync`). Needs `-o FILE`.
+    #[arg(long)]
+    sync: bool,
     /// With --daemon: the daemon's log (default: the trace's name with `.log`, or
     /// reanimator-fs-PID.log in the temporary directory for a tcp:// trace).
     #[arg(long, value_name = "FILE", requires = "daemon")]
@@ -377,6 +383,7 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         info: vec![("command".into(), command.join(" ").into_bytes())],
         other_outputs,
         print: None,
+        sync: a.sync,
     };
     // Refused before any file (log, profile, trace) is created.
     ra_fs::check(&cfg)?;

@@ -1722,3 +1722,47 @@ fn ctl_refuses_other_users_other_mounts_and_bad_commands_in_one_line() {
     assert!(jsonl(&trace, "op == ctl").is_empty());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn sync_keeps_every_answered_operation_of_a_killed_daemon() {
+    if !can_mount() || !have_program("sqlite3") {
+        return;
+    }
+    let d = scratch_dir("fs-sync");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let mut m = Mount::start(&lower, &mnt, &trace, &["--sync"]);
+    // Real programs, then SIGKILL at once: no flush, no finish, no unmount by the daemon.
+    let out = sh(
+        &mnt,
+        "set -e; for i in $(seq 1 100); do echo $i > f$i; done; \
+         sqlite3 t.db 'create table t(x);' \"$(for i in $(seq 1 50); do echo \"insert into t values($i);\"; done)\"",
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // SAFETY: kill takes no pointers.
+    unsafe { libc::kill(m.pid() as i32, libc::SIGKILL) };
+    let _ = m.child.as_mut().unwrap().wait();
+    let out = bin().args(["fs", "umount"]).arg(&mnt).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    m.child = None;
+    // Every file the loop made, and every write it was answered, is in the trace.
+    let creates = jsonl(&trace, "op == create && path ~ \"**/f*\"");
+    let writes = jsonl(&trace, "op == write && path ~ \"**/f*\"");
+    assert_eq!(creates.len(), 100, "{creates:?}");
+    assert_eq!(writes.len(), 100);
+    // sqlite3's last write (its commit) was answered before it exited: in the trace too, with
+    // the bytes the database holds at that offset.
+    let db = std::fs::read(lower.join("t.db")).unwrap();
+    let w = jsonl(&trace, "op == write && path ~ \"**/t.db\"");
+    let last = w.last().expect("sqlite3's writes");
+    let off = last["extra"]["offset"].as_u64().unwrap() as usize;
+    let hex = last["extra"]["data"]["hex"].as_str().expect("binary data as hex");
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    assert!(!bytes.is_empty() && off + bytes.len() <= db.len(), "{last}");
+    assert_eq!(&db[off..off + bytes.len()], &bytes[..], "the database holds what the trace says");
+    let info = String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+    assert!(info.contains("fdatasync"), "the header says --sync: {info}");
+    let _ = std::fs::remove_dir_all(&d);
+}

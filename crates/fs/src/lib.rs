@@ -102,6 +102,9 @@ pub struct MountConfig {
     pub other_outputs: Vec<(String, PathBuf)>,
     /// `--print`: each operation recorded is also printed, as `reanimator dump` shows it.
     pub print: Option<ra_trace::live::Print>,
+    /// `--sync`: each record written to the trace file and `fdatasync`ed before its operation
+    /// is answered (a file trace only).
+    pub sync: bool,
 }
 
 impl MountConfig {
@@ -274,6 +277,12 @@ pub fn mount(
         }
     };
     let guard::Checked { lower, mountpoint } = check(&cfg)?;
+    if cfg.sync && !matches!(cfg.output, Destination::File(_)) {
+        return Err(Error::Usage(
+            "--sync makes each record durable in a trace file: it needs -o FILE, not a collector"
+                .into(),
+        ));
+    }
     let (root_fd, mount_fd, root_st) = passthrough::open_root(&lower)
         .map_err(|e| Error::Io { what: format!("cannot open {}", lower.display()), source: e })?;
     let lower_mount = mount_of(&lower);
@@ -369,6 +378,14 @@ pub fn mount(
             "fs_locks".into(),
             "kernel-local (not passed to the lower file system, not traced)".into(),
         ),
+        (
+            "fs_sync".into(),
+            if cfg.sync {
+                "on: each record written and fdatasync'ed before its operation was answered".into()
+            } else {
+                "off: records buffered, written about once a second and at the end".into()
+            },
+        ),
         ("start_time".into(), format!("{}", tracer::now_ns())),
     ];
     if let Some(m) = &lower_mount {
@@ -437,6 +454,12 @@ pub fn mount(
         mountpoint.as_os_str().as_bytes().to_vec()
     };
     let mp_prefix = if mp_bytes == b"/" { Vec::new() } else { mp_bytes.clone() };
+    let sync = match (&cfg.output, cfg.sync) {
+        (Destination::File(p), true) => Some(std::fs::File::open(p).map_err(|e| {
+            undo(Error::Io { what: format!("--sync: cannot open {}", p.display()), source: e })
+        })?),
+        _ => None,
+    };
     let printer = match cfg.print {
         Some(p) => Some(ra_trace::live::LivePrinter::start(p).map_err(|e| Error::Io {
             what: "cannot start the --print thread".into(),
@@ -451,6 +474,7 @@ pub fn mount(
             stream: cfg.stream,
             aggregate: cfg.aggregate.map(|_| cfg.group_by.clone()),
             mountpoint: mp_prefix.clone(),
+            sync,
         },
         writer,
         printer.as_ref().map(ra_trace::live::LivePrinter::feed),

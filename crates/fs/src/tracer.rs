@@ -314,6 +314,9 @@ pub struct TracerOptions {
     pub aggregate: Option<GroupBy>,
     /// Mountpoint path as programs see it (prefix of every recorded path).
     pub mountpoint: Vec<u8>,
+    /// `--sync`: the trace file, opened again for `fdatasync`: each record is written and
+    /// made durable before its operation is answered.
+    pub sync: Option<std::fs::File>,
 }
 
 /// The stream and aggregate drivers behind one lock each.
@@ -582,8 +585,15 @@ impl Tracer {
         }
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(wr) = w.as_mut() {
-            match wr.append_fs(r) {
-                Err(e) => self.fail(&mut w, format!("cannot write the trace: {}", chain(&e))),
+            let synced = |wr: &mut TraceWriter<TraceOutput>| -> Result<(), String> {
+                if let Some(f) = &self.opts.sync {
+                    wr.flush().map_err(|e| chain(&e))?;
+                    rustix::fs::fdatasync(f).map_err(|e| format!("fdatasync: {e}"))?;
+                }
+                Ok(())
+            };
+            match wr.append_fs(r).map_err(|e| chain(&e)).and_then(|id| synced(wr).map(|()| id)) {
+                Err(e) => self.fail(&mut w, format!("cannot write the trace: {e}")),
                 Ok(id) => {
                     self.recorded.fetch_add(1, Ordering::Relaxed);
                     // Under the writer's lock: lines in trace order. The send never waits.
