@@ -304,7 +304,7 @@ FS_WORKLOADS = {
 FS_CONFIGS = ["native", "bindfs", "bindfs-nocache", "loggedfs", "reanimator-none", "reanimator-full", "reanimator-discard",
               "reanimator-lz4", "reanimator-seal-lz4", "reanimator-encrypt", "reanimator-seal-lz4-encrypt",
               "reanimator-fast", "reanimator-filtered", "reanimator-full-dev", "reanimator-every-lookup",
-              "reanimator-fast-dev"]
+              "reanimator-fast-dev", "reanimator-sync"]
 
 
 def fs_table(rows):

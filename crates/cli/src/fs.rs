@@ -43,6 +43,11 @@ enum FsCmd {
     /// for it. Exit status 0 when the trace was finished, 2 when the daemon's trace is
     /// incomplete (a write failed) or it did not finish in time.
     Umount(UmountArgs),
+    /// Control a live mount without unmounting it (Tracefs' run-time control): pause and
+    /// resume tracing, change the filter or the data mode, read the counters, flush the trace.
+    /// Only the mount's owner (who started its daemon) and root may. Each change is a `ctl`
+    /// record in the trace at the moment it took effect.
+    Ctl(CtlArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -192,10 +197,48 @@ pub struct MountArgs {
     /// complete), as `fs umount --json` does.
     #[arg(long, conflicts_with = "daemon")]
     json: bool,
+    /// Each record is written to the trace file and made durable (fdatasync) before its
+    /// operation is answered (Tracefs' unbuffered mode, for debugging): a daemon killed or a
+    /// machine that crashes loses no operation a program saw answered. Costs a disk flush per
+    /// operation (docs/PERFORMANCE.md, bench/fs `reanimator-sync`). Needs `-o FILE`.
+    #[arg(long)]
+    sync: bool,
     /// With --daemon: the daemon's log (default: the trace's name with `.log`, or
     /// reanimator-fs-PID.log in the temporary directory for a tcp:// trace).
     #[arg(long, value_name = "FILE", requires = "daemon")]
     log: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Commands:\n  \
+    pause: record nothing from now on (operations still pass through; they are counted). The \
+    trace gets a `ctl` record `pause` now, and at the resume one `ctl` record `resume` whose \
+    return value is the number of operations served while paused, and a Lost row (reanimator \
+    info) with that count and the pause's time range.\n  \
+    resume: record again.\n  \
+    filter EXPR: record what EXPR passes from now on (the --filter language); `filter none` \
+    records everything.\n  \
+    data full|hash|none: how much of each buffer the records keep from now on.\n  \
+    stats: the daemon's counters (operations, recorded, filtered_out, paused_out, untraced, \
+    the data mode and filter in force); --json for scripts.\n  \
+    flush: write every buffered record to the trace file now.\n\n\
+The daemon listens on /run/reanimator/fs/PID.ctl (root's directory, socket 0600) and checks \
+each caller's credentials (SO_PEERCRED); a request is one line of at most 4096 bytes, and at \
+most 50 are served a second.\n\n\
+Examples:\n  \
+    reanimator fs ctl /mnt/traced pause\n  \
+    reanimator fs ctl /mnt/traced filter 'op in {read, write} && ext == db'\n  \
+    reanimator fs ctl /mnt/traced stats --json")]
+pub struct CtlArgs {
+    /// Where the tracing file system is mounted.
+    mountpoint: PathBuf,
+    /// pause, resume, filter EXPR|none, data full|hash|none, stats or flush (see below).
+    #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    command: Vec<String>,
+    /// Print the answer as JSON on stdout (`stats`: its counters, numbers as numbers); may
+    /// also come last, after the command.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -266,6 +309,7 @@ pub fn run(a: FsArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     match a.cmd {
         FsCmd::Mount(m) => mount(m, key),
         FsCmd::Umount(u) => umount(u),
+        FsCmd::Ctl(c) => ctl(c),
     }
 }
 
@@ -280,22 +324,10 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         },
     };
     let filter = match &a.filter {
-        Some(src) => {
-            let f = ra_filter::Filter::parse(src).map_err(|e| anyhow::anyhow!(e.render(src)))?;
-            for field in f.fields() {
-                if !ra_fs::tracer::FILTER_FIELDS.contains(&field) {
-                    let hint =
-                        ra_filter::suggest(field, ra_fs::tracer::FILTER_FIELDS.iter().copied())
-                            .map(|s| format!(" (did you mean `{s}`?)"))
-                            .unwrap_or_default();
-                    anyhow::bail!(
-                        "--filter: unknown field `{field}`{hint}; fields: {}",
-                        ra_fs::tracer::FILTER_FIELDS.join(", ")
-                    );
-                }
-            }
-            Some((src.clone(), f))
-        }
+        Some(src) => Some((
+            src.clone(),
+            ra_fs::tracer::parse_filter(src).map_err(|e| anyhow::anyhow!("--{e}"))?,
+        )),
         None => None,
     };
     let aggregate = match a.aggregate {
@@ -351,6 +383,7 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         info: vec![("command".into(), command.join(" ").into_bytes())],
         other_outputs,
         print: None,
+        sync: a.sync,
     };
     // Refused before any file (log, profile, trace) is created.
     ra_fs::check(&cfg)?;
@@ -450,8 +483,14 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         Some(r) => crate::output::net_summary(r),
         None => format!("{} ({:.1} MB)", a.output.display(), summary.trace_bytes as f64 / 1e6),
     };
+    let paused = if summary.paused_out > 0 {
+        format!(", {} not recorded while paused (fs ctl)", summary.paused_out)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "reanimator fs: {} operations in {:.1} s, {} recorded, {} filtered out; trace {trace}",
+        "reanimator fs: {} operations in {:.1} s, {} recorded, {} filtered out{paused}; trace \
+         {trace}",
         summary.operations,
         summary.elapsed.as_secs_f64(),
         summary.recorded,
@@ -641,4 +680,57 @@ fn umount(a: UmountArgs) -> Result<ExitCode> {
         ),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn ctl(mut a: CtlArgs) -> Result<ExitCode> {
+    // `fs ctl MNT stats --json`: the command's words take the rest of the line.
+    if a.command.len() > 1 && a.command.last().is_some_and(|w| w == "--json") {
+        a.command.pop();
+        a.json = true;
+    }
+    let command = a.command.join(" ");
+    let reply = ra_fs::ctl::send(&a.mountpoint, &command)?;
+    if a.json {
+        let mut j = serde_json::Map::new();
+        for (k, v) in &reply {
+            let val = match v.as_str() {
+                "true" => serde_json::Value::Bool(true),
+                "false" => serde_json::Value::Bool(false),
+                _ if k != "filter" && k != "mountpoint" && k != "message" => v
+                    .parse::<u64>()
+                    .map(serde_json::Value::from)
+                    .or_else(|_| v.parse::<f64>().map(serde_json::Value::from))
+                    .unwrap_or_else(|_| v.clone().into()),
+                _ => v.clone().into(),
+            };
+            j.insert(k.clone(), val);
+        }
+        print_json(&serde_json::Value::Object(j))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = format_ctl_reply(&reply);
+    if reply.iter().any(|(k, _)| k == "message") {
+        eprint!("{text}");
+    } else {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An `fs ctl` answer as text: a command's message as one line, `stats` as aligned
+/// `key value` lines.
+fn format_ctl_reply(reply: &[(String, String)]) -> String {
+    let w = reply.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut s = String::new();
+    for (k, v) in reply {
+        if k == "message" {
+            s.push_str(&format!("reanimator fs: {v}\n"));
+        } else {
+            s.push_str(&format!("{k:<w$}  {v}\n"));
+        }
+    }
+    s
 }

@@ -525,6 +525,35 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
             t.incomplete(),
             "the calls it holds are replayed, and end-state checks may differ",
         );
+        // One line per reason: what is missing from the trace is not replayed.
+        // (count, rows, first, last) per reason.
+        type Gap = (i64, usize, Option<i64>, Option<i64>);
+        let mut gaps: std::collections::BTreeMap<&str, Gap> = Default::default();
+        for l in t.lost() {
+            let g = gaps.entry(&l.reason).or_insert((0, 0, None, None));
+            g.0 += l.count;
+            g.1 += 1;
+            g.2 = match (g.2, l.time_first) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            };
+            g.3 = g.3.max(l.time_last);
+        }
+        for (reason, (count, n, first, last)) in gaps {
+            let span = match (first, last) {
+                (Some(x), Some(z)) => format!(
+                    " between {} and {}",
+                    ra_trace::anonymize::time::rfc3339(x),
+                    ra_trace::anonymize::time::rfc3339(z)
+                ),
+                _ => String::new(),
+            };
+            eprintln!(
+                "reanimator: note: {} lacks {count} operations{span} ({reason}; {n} gap(s)): \
+                 they are not replayed",
+                a.trace.display()
+            );
+        }
     }
     if let Some(why) = &snapshots_missing {
         if matches!(a.init, InitArg::Auto | InitArg::Snapshot) {

@@ -1515,3 +1515,254 @@ fn the_io_uring_transport_serves_every_request() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `fs ctl MNT ARGS...`: exit code, stdout, stderr.
+fn ctl(mnt: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = bin().args(["fs", "ctl"]).arg(mnt).args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `fs ctl MNT stats --json` once its counters stand still (the kernel sends some requests,
+/// such as a closed file's release, after the program that caused them is done).
+fn settled_stats(mnt: &Path) -> serde_json::Value {
+    let mut last = ctl_stats(mnt);
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let s = ctl_stats(mnt);
+        if s["operations"] == last["operations"] {
+            return s;
+        }
+        last = s;
+    }
+}
+
+/// `fs ctl MNT stats --json`.
+fn ctl_stats(mnt: &Path) -> serde_json::Value {
+    let (code, out, err) = ctl(mnt, &["stats", "--json"]);
+    assert_eq!(code, Some(0), "fs ctl stats: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+#[test]
+fn ctl_pauses_resumes_and_changes_filter_and_data_of_a_live_mount() {
+    if !can_mount() || !have_program("sqlite3") || !have_program("tar") {
+        return;
+    }
+    let d = scratch_dir("fs-ctl");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let tarball = source_tarball(&d);
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let run = |script: &str| {
+        let out = sh(&mnt, script);
+        assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    run("sqlite3 a.db 'create table t(x); insert into t values(1);'");
+    settled_stats(&mnt);
+    // Paused: the whole tar extraction passes through and is counted, not recorded.
+    let (code, _, err) = ctl(&mnt, &["pause"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("tracing paused at "), "{err}");
+    let s0 = settled_stats(&mnt);
+    assert_eq!(s0["paused"], true, "{s0}");
+    run(&format!("tar xf {}", tarball.display()));
+    let s1 = settled_stats(&mnt);
+    let during = s1["paused_out"].as_u64().unwrap() - s0["paused_out"].as_u64().unwrap();
+    assert!(during > 1000, "a tar extraction is thousands of operations: {s1}");
+    assert_eq!(s1["recorded"], s0["recorded"], "nothing recorded while paused: {s1}");
+    // Every operation of the pause, the extraction's and any before it.
+    let paused = s1["paused_out"].as_u64().unwrap();
+    let (code, _, err) = ctl(&mnt, &["resume"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains(&format!("{paused} operations served while paused")), "{err}");
+    assert!(lower.join("linux/types.h").exists(), "the paused work passed through");
+    // A new filter takes effect at once: only writes from here on.
+    let (code, _, err) = ctl(&mnt, &["filter", "op == write"]);
+    assert_eq!(code, Some(0), "{err}");
+    run("sqlite3 b.db 'create table t(x); insert into t values(2);'; cat linux/types.h >/dev/null");
+    // Digests instead of bytes from here on, every operation again.
+    ctl(&mnt, &["filter", "none"]);
+    let (code, _, err) = ctl(&mnt, &["data", "hash"]);
+    assert_eq!(code, Some(0), "{err}");
+    run("printf 'hashed-payload' > h.txt");
+    let (code, _, err) = ctl(&mnt, &["flush"]);
+    assert_eq!(code, Some(0), "{err}");
+    let stats = ctl_stats(&mnt);
+    assert_eq!(stats["data"], "hash", "{stats}");
+    assert_eq!(stats["filter"], "none", "{stats}");
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+
+    let all = jsonl(&trace, "true");
+    let ctls: Vec<(usize, String)> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r["call"] == "ctl")
+        .map(|(i, r)| (i, r["extra"]["data"].as_str().unwrap_or_default().to_string()))
+        .collect();
+    let what: Vec<&str> = ctls.iter().map(|(_, w)| w.as_str()).collect();
+    assert_eq!(what, ["pause", "resume", "filter op == write", "filter none", "data hash"]);
+    // The pause is a gap: no operation between its records, and the resume says how many.
+    let (pause, resume) = (ctls[0].0, ctls[1].0);
+    assert_eq!(resume, pause + 1, "operations recorded while paused");
+    assert_eq!(all[resume]["return_value"], paused, "{}", all[resume]);
+    assert!(
+        !all.iter().any(|r| r["extra"]["pathname"]
+            .as_str()
+            .is_some_and(|p| p.contains("/linux/") && r["call"] == "create")),
+        "the paused extraction's creates are not in the trace"
+    );
+    // The filter held from its record to the next ctl record.
+    let filtered = &all[ctls[2].0 + 1..ctls[3].0];
+    assert!(filtered
+        .iter()
+        .any(|r| r["extra"]["pathname"].as_str().is_some_and(|p| p.ends_with("/b.db"))));
+    for r in filtered {
+        assert_eq!(r["call"], "write", "only writes while the filter held: {r}");
+    }
+    // Before the filter: everything (sqlite3 reads, lookups, ...).
+    assert!(all[..pause].iter().any(|r| r["call"] != "write" && r["call"] != "ctl"));
+    // After `data hash`: digests.
+    let h = jsonl(&trace, "op == write && path ~ \"**/h.txt\"");
+    assert_eq!(h.len(), 1, "{h:?}");
+    let e = &h[0]["extra"];
+    assert!(e.get("data").is_none(), "{e}");
+    assert_eq!(
+        e["data_blake3"]["hex"].as_str().unwrap_or_default(),
+        blake3::hash(b"hashed-payload").to_hex().as_str()
+    );
+    let a = jsonl(&trace, "op == write && path ~ \"**/a.db\"");
+    assert!(a.iter().all(|r| r["extra"].get("data").is_some()), "full data before the change");
+    // The gap is a Lost row of exactly the operations served while paused.
+    let r = ra_trace::TraceReader::open(&trace).unwrap();
+    let lost = r.lost();
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    assert_eq!(lost[0].count as u64, paused);
+    assert!(lost[0].reason.contains("paused"), "{lost:?}");
+    let info = String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+    assert!(info.contains("paused"), "info reports the gap: {info}");
+    // Replay says what it cannot replay.
+    let root = d.join("replay");
+    let out =
+        bin().arg("replay").arg(&trace).arg("--root").arg(&root).arg("--init").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("lacks {paused} operations")) && err.contains("paused"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn ctl_refuses_other_users_other_mounts_and_bad_commands_in_one_line() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-ctl-refused");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let m = Mount::start(&lower, &mnt, &trace, &[]);
+    let refused = |code: Option<i32>, err: &str, want: &str| {
+        assert_eq!(code, Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        assert!(err.contains(want), "{want}: {err}");
+    };
+    // Not ours: a directory, another file system, a path that does not exist.
+    let (code, _, err) = ctl(&d, &["stats"]);
+    refused(code, &err, "is not a reanimator fs mount");
+    let (code, _, err) = ctl(Path::new("/proc"), &["stats"]);
+    refused(code, &err, "is not a reanimator fs mount (proc");
+    let (code, _, err) = ctl(&d.join("nowhere"), &["stats"]);
+    refused(code, &err, "No such file");
+    // Another user: cannot reach the socket. With the capability to reach it but another
+    // effective uid (SO_PEERCRED says 65534): refused by the daemon.
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_reanimator"))
+        .args(["fs", "ctl"])
+        .arg(&mnt)
+        .arg("pause")
+        .output()
+        .unwrap();
+    refused(out.status.code(), &String::from_utf8_lossy(&out.stderr), "permission denied");
+    let out = Command::new("setpriv")
+        .args([
+            "--securebits=+no_setuid_fixup",
+            "--euid=65534",
+            "--inh-caps=+dac_override",
+            "--ambient-caps=+dac_override",
+        ])
+        .arg(env!("CARGO_BIN_EXE_reanimator"))
+        .args(["fs", "ctl"])
+        .arg(&mnt)
+        .arg("pause")
+        .output()
+        .unwrap();
+    refused(
+        out.status.code(),
+        &String::from_utf8_lossy(&out.stderr),
+        "uid 65534 may not control this mount",
+    );
+    // Bad commands.
+    let (code, _, err) = ctl(&mnt, &["sleep"]);
+    refused(code, &err, "unknown command `sleep`; commands: pause, resume");
+    let (code, _, err) = ctl(&mnt, &["data", "most"]);
+    refused(code, &err, "expected full, hash or none");
+    let (code, _, err) = ctl(&mnt, &["filter", "pathh ~ x"]);
+    refused(code, &err, "did you mean `path`");
+    let (code, _, err) = ctl(&mnt, &["pause", "now"]);
+    refused(code, &err, "takes no argument");
+    let long = "x".repeat(5000);
+    let (code, _, err) = ctl(&mnt, &["filter", &long]);
+    refused(code, &err, "longer than 4096 bytes");
+    // None of that changed anything.
+    let s = ctl_stats(&mnt);
+    assert_eq!(s["paused"], false, "{s}");
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    assert!(jsonl(&trace, "op == ctl").is_empty());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn sync_keeps_every_answered_operation_of_a_killed_daemon() {
+    if !can_mount() || !have_program("sqlite3") {
+        return;
+    }
+    let d = scratch_dir("fs-sync");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let mut m = Mount::start(&lower, &mnt, &trace, &["--sync"]);
+    // Real programs, then SIGKILL at once: no flush, no finish, no unmount by the daemon.
+    let out = sh(
+        &mnt,
+        "set -e; for i in $(seq 1 100); do echo $i > f$i; done; \
+         sqlite3 t.db 'create table t(x);' \"$(for i in $(seq 1 50); do echo \"insert into t values($i);\"; done)\"",
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // SAFETY: kill takes no pointers.
+    unsafe { libc::kill(m.pid() as i32, libc::SIGKILL) };
+    let _ = m.child.as_mut().unwrap().wait();
+    let out = bin().args(["fs", "umount"]).arg(&mnt).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    m.child = None;
+    // Every file the loop made, and every write it was answered, is in the trace.
+    let creates = jsonl(&trace, "op == create && path ~ \"**/f*\"");
+    let writes = jsonl(&trace, "op == write && path ~ \"**/f*\"");
+    assert_eq!(creates.len(), 100, "{creates:?}");
+    assert_eq!(writes.len(), 100);
+    // sqlite3's last write (its commit) was answered before it exited: in the trace too, with
+    // the bytes the database holds at that offset.
+    let db = std::fs::read(lower.join("t.db")).unwrap();
+    let w = jsonl(&trace, "op == write && path ~ \"**/t.db\"");
+    let last = w.last().expect("sqlite3's writes");
+    let off = last["extra"]["offset"].as_u64().unwrap() as usize;
+    let hex = last["extra"]["data"]["hex"].as_str().expect("binary data as hex");
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    assert!(!bytes.is_empty() && off + bytes.len() <= db.len(), "{last}");
+    assert_eq!(&db[off..off + bytes.len()], &bytes[..], "the database holds what the trace says");
+    let info = String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+    assert!(info.contains("fdatasync"), "the header says --sync: {info}");
+    let _ = std::fs::remove_dir_all(&d);
+}

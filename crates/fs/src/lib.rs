@@ -18,6 +18,7 @@
 //! kernel answers from its caches are not seen (the trace header says so).
 
 pub mod access;
+pub mod ctl;
 pub mod guard;
 pub mod handles;
 pub mod inodes;
@@ -101,6 +102,9 @@ pub struct MountConfig {
     pub other_outputs: Vec<(String, PathBuf)>,
     /// `--print`: each operation recorded is also printed, as `reanimator dump` shows it.
     pub print: Option<ra_trace::live::Print>,
+    /// `--sync`: each record written to the trace file and `fdatasync`ed before its operation
+    /// is answered (a file trace only).
+    pub sync: bool,
 }
 
 impl MountConfig {
@@ -133,6 +137,8 @@ pub struct Summary {
     pub operations: u64,
     pub recorded: u64,
     pub filtered_out: u64,
+    /// Operations served while `fs ctl pause` was in force (not recorded).
+    pub paused_out: u64,
     pub trace_bytes: u64,
     /// What became of a network trace.
     pub net: Option<NetReport>,
@@ -272,6 +278,12 @@ pub fn mount(
         }
     };
     let guard::Checked { lower, mountpoint } = check(&cfg)?;
+    if cfg.sync && !matches!(cfg.output, Destination::File(_)) {
+        return Err(Error::Usage(
+            "--sync makes each record durable in a trace file: it needs -o FILE, not a collector"
+                .into(),
+        ));
+    }
     let (root_fd, mount_fd, root_st) = passthrough::open_root(&lower)
         .map_err(|e| Error::Io { what: format!("cannot open {}", lower.display()), source: e })?;
     let lower_mount = mount_of(&lower);
@@ -367,6 +379,14 @@ pub fn mount(
             "fs_locks".into(),
             "kernel-local (not passed to the lower file system, not traced)".into(),
         ),
+        (
+            "fs_sync".into(),
+            if cfg.sync {
+                "on: each record written and fdatasync'ed before its operation was answered".into()
+            } else {
+                "off: records buffered, written about once a second and at the end".into()
+            },
+        ),
         ("start_time".into(), format!("{}", tracer::now_ns())),
     ];
     if let Some(m) = &lower_mount {
@@ -435,6 +455,12 @@ pub fn mount(
         mountpoint.as_os_str().as_bytes().to_vec()
     };
     let mp_prefix = if mp_bytes == b"/" { Vec::new() } else { mp_bytes.clone() };
+    let sync = match (&cfg.output, cfg.sync) {
+        (Destination::File(p), true) => Some(std::fs::File::open(p).map_err(|e| {
+            undo(Error::Io { what: format!("--sync: cannot open {}", p.display()), source: e })
+        })?),
+        _ => None,
+    };
     let printer = match cfg.print {
         Some(p) => Some(ra_trace::live::LivePrinter::start(p).map_err(|e| Error::Io {
             what: "cannot start the --print thread".into(),
@@ -445,14 +471,35 @@ pub fn mount(
     let tracer = Arc::new(tracer::Tracer::new(
         tracer::TracerOptions {
             data: cfg.data,
-            filter: cfg.filter.map(|(_, f)| f),
+            filter: cfg.filter,
             stream: cfg.stream,
             aggregate: cfg.aggregate.map(|_| cfg.group_by.clone()),
             mountpoint: mp_prefix.clone(),
+            sync,
         },
         writer,
         printer.as_ref().map(ra_trace::live::LivePrinter::feed),
     ));
+    // `fs ctl`: next to the registry file, so only where the registry is usable.
+    let ctl = if registered {
+        match ctl::Server::start(ctl::Context {
+            tracer: tracer.clone(),
+            untraced: untraced.clone(),
+            mountpoint: mountpoint.clone(),
+            started: Instant::now(),
+        }) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!(
+                    "reanimator fs: cannot listen on {} ({e}): `fs ctl` cannot reach this mount",
+                    ctl::socket_path(std::process::id()).display()
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
     // Files created for callers get their mode and umask on the creating thread
     // (passthrough::TraceFs::creation_mode); the daemon's own umask stays as it was.
     // Half the descriptors for nodes, the rest for open files, directories and the trace.
@@ -653,6 +700,8 @@ pub fn mount(
             b"none: the lower file system has no POSIX ACLs".as_slice()
         },
     );
+    // No control once the trace is being finished.
+    drop(ctl);
     let failure = tracer.finish();
     if let Some(w) = printer.and_then(ra_trace::live::LivePrinter::finish) {
         eprintln!("reanimator fs: warning: {w}");
@@ -665,6 +714,7 @@ pub fn mount(
         operations: tracer.seen.load(Ordering::Relaxed),
         recorded: tracer.recorded.load(Ordering::Relaxed),
         filtered_out: tracer.filtered_out.load(Ordering::Relaxed),
+        paused_out: tracer.paused_ops.load(Ordering::Relaxed),
         trace_bytes,
         net: net.map(|n| n.report()),
         failure,

@@ -328,6 +328,21 @@ fn kind_of_entry(t: rustix::fs::FileType) -> FileType {
     }
 }
 
+impl TraceFs {
+    /// Answer the request (`reply`) and hand the operation to the tracer (`trace`): with
+    /// `--sync` the record first, durable before the answer goes out; otherwise the answer
+    /// first, so that a program waits for no trace write.
+    fn answer(&self, reply: impl FnOnce(), trace: impl FnOnce()) {
+        if self.tracer.opts.sync.is_some() {
+            trace();
+            reply();
+        } else {
+            reply();
+            trace();
+        }
+    }
+}
+
 impl Op<'_> {
     /// An operation on one of the daemon's own files: counted, never recorded (reading the
     /// trace through the mount would otherwise record it into itself).
@@ -457,12 +472,13 @@ impl Filesystem for TraceFs {
     fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let op = self.op(req, "lookup", parent, Some(name));
         let r = self.reach(req).and_then(|()| self.lookup_entry(parent, name.as_bytes()));
-        self.entry_reply(&r, reply);
+        let answer = || self.entry_reply(&r, reply);
         if r.as_ref().is_ok_and(|(id, _)| self.is_own(*id)) {
+            answer();
             return op.untraced();
         }
         let ino = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
-        op.done(split(&r), 0, None, |rec| rec.result_inode = ino);
+        self.answer(answer, || op.done(split(&r), 0, None, |rec| rec.result_inode = ino));
     }
 
     fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
@@ -481,17 +497,19 @@ impl Filesystem for TraceFs {
             let n = self.node(ino)?;
             stat_fd(n.fd()).map(|s| attr_of(&s))
         })();
-        match &r {
+        let answer = || match &r {
             Ok(a) => reply.attr(&self.attr_ttl(ino), &FileAttr { ino, ..*a }),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
-        op.done(split(&r), 0, None, |rec| {
-            rec.fh = fh.map(|f| f.0 as i64);
-            if let Ok(a) = &r {
-                rec.inode = Some(a.ino.0 as i64);
-                rec.result_size = Some(a.size as i64);
-                rec.mode = Some(i32::from(a.perm));
-            }
+        };
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.fh = fh.map(|f| f.0 as i64);
+                if let Ok(a) = &r {
+                    rec.inode = Some(a.ino.0 as i64);
+                    rec.result_size = Some(a.size as i64);
+                    rec.mode = Some(i32::from(a.perm));
+                }
+            })
         });
     }
 
@@ -591,26 +609,28 @@ impl Filesystem for TraceFs {
             }
             stat_fd(n.fd()).map(|s| attr_of(&s))
         })();
-        match &r {
+        let answer = || match &r {
             Ok(a) => reply.attr(&self.attr_ttl(ino), &FileAttr { ino, ..*a }),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
-        op.done(split(&r), 0, None, |rec| {
-            rec.fh = fh.map(|f| f.0 as i64);
-            rec.mode = mode.map(|m| (m & 0o7777) as i32);
-            rec.owner_uid = uid.map(|u| u as i32);
-            rec.owner_gid = gid.map(|g| g as i32);
-            rec.length = size.map(|s| s as i64);
-            let t = |v: Option<TimeOrNow>| match v {
-                Some(TimeOrNow::SpecificTime(t)) => (Some(time_ns(t)), false),
-                Some(TimeOrNow::Now) => (None, true),
-                None => (None, false),
-            };
-            (rec.atime, rec.atime_now) = t(atime);
-            (rec.mtime, rec.mtime_now) = t(mtime);
-            if let Ok(a) = &r {
-                rec.inode = Some(a.ino.0 as i64);
-            }
+        };
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.fh = fh.map(|f| f.0 as i64);
+                rec.mode = mode.map(|m| (m & 0o7777) as i32);
+                rec.owner_uid = uid.map(|u| u as i32);
+                rec.owner_gid = gid.map(|g| g as i32);
+                rec.length = size.map(|s| s as i64);
+                let t = |v: Option<TimeOrNow>| match v {
+                    Some(TimeOrNow::SpecificTime(t)) => (Some(time_ns(t)), false),
+                    Some(TimeOrNow::Now) => (None, true),
+                    None => (None, false),
+                };
+                (rec.atime, rec.atime_now) = t(atime);
+                (rec.mtime, rec.mtime_now) = t(mtime);
+                if let Ok(a) = &r {
+                    rec.inode = Some(a.ino.0 as i64);
+                }
+            })
         });
     }
 
@@ -620,16 +640,18 @@ impl Filesystem for TraceFs {
             .reach(req)
             .and_then(|()| self.node(ino))
             .and_then(|n| rustix::fs::readlinkat(n.fd(), c"", Vec::new()).map_err(errno));
-        match &r {
+        let answer = || match &r {
             Ok(t) => reply.data(t.as_bytes()),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        };
         let len = r.as_ref().map_or(0, |t| t.as_bytes().len() as i64);
-        op.done(split(&r), len, None, |rec| {
-            if let Ok(t) = &r {
-                // Link targets are metadata: kept whole whatever --data says.
-                rec.data = FsData::Full(t.as_bytes().to_vec().into());
-            }
+        self.answer(answer, || {
+            op.done(split(&r), len, None, |rec| {
+                if let Ok(t) = &r {
+                    // Link targets are metadata: kept whole whatever --data says.
+                    rec.data = FsData::Full(t.as_bytes().to_vec().into());
+                }
+            })
         });
     }
 
@@ -663,11 +685,13 @@ impl Filesystem for TraceFs {
             .map_err(errno)?;
             self.lookup_entry(parent, name.as_bytes())
         })();
-        self.entry_reply(&r, reply);
-        op.done(split(&r), 0, None, |rec| {
-            rec.mode = Some(mode as i32);
-            rec.flags = Some(i64::from(rdev));
-            rec.result_inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+        let answer = || self.entry_reply(&r, reply);
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.mode = Some(mode as i32);
+                rec.flags = Some(i64::from(rdev));
+                rec.result_inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+            })
         });
     }
 
@@ -693,10 +717,12 @@ impl Filesystem for TraceFs {
             .map_err(errno)?;
             self.lookup_entry(parent, name.as_bytes())
         })();
-        self.entry_reply(&r, reply);
-        op.done(split(&r), 0, None, |rec| {
-            rec.mode = Some(mode as i32);
-            rec.result_inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+        let answer = || self.entry_reply(&r, reply);
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.mode = Some(mode as i32);
+                rec.result_inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+            })
         });
     }
 
@@ -725,10 +751,12 @@ impl Filesystem for TraceFs {
             as_caller(req, None, || rustix::fs::symlinkat(&t, p.fd(), &c)).map_err(errno)?;
             self.lookup_entry(parent, link_name.as_bytes())
         })();
-        self.entry_reply(&r, reply);
-        op.done(split(&r), 0, None, |rec| {
-            rec.data = FsData::Full(target.as_os_str().as_bytes().into());
-            rec.result_inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+        let answer = || self.entry_reply(&r, reply);
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.data = FsData::Full(target.as_os_str().as_bytes().into());
+                rec.result_inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+            })
         });
     }
 
@@ -763,11 +791,13 @@ impl Filesystem for TraceFs {
             }
             Ok(())
         })();
-        reply_empty(&r, reply);
+        let answer = || reply_empty(&r, reply);
         let new_path = self.inodes.path(newparent.0, Some(newname.as_bytes()));
-        op.done(split(&r), 0, None, |rec| {
-            rec.new_path = new_path;
-            rec.flags = Some(i64::from(flags.bits()));
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.new_path = new_path;
+                rec.flags = Some(i64::from(flags.bits()));
+            })
         });
     }
 
@@ -790,12 +820,14 @@ impl Filesystem for TraceFs {
             rustix::fs::linkat(n.fd(), c"", np.fd(), &nc, AtFlags::EMPTY_PATH).map_err(errno)?;
             self.lookup_entry(newparent, newname.as_bytes())
         })();
-        self.entry_reply(&r, reply);
+        let answer = || self.entry_reply(&r, reply);
         let new_path = self.inodes.path(newparent.0, Some(newname.as_bytes()));
-        op.done(split(&r), 0, None, |rec| {
-            rec.path = old_path;
-            rec.new_path = new_path;
-            rec.inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.path = old_path;
+                rec.new_path = new_path;
+                rec.inode = r.as_ref().ok().map(|(_, a)| a.ino.0 as i64);
+            })
         });
     }
 
@@ -814,13 +846,15 @@ impl Filesystem for TraceFs {
             .map_err(errno)?;
             Ok(self.handles.insert(Handle { fd, dir: None }))
         })();
-        match &r {
+        let answer = || match &r {
             Ok(fh) => reply.opened(FileHandle(*fh), self.fopen_flags()),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
-        op.done(split(&r), 0, None, |rec| {
-            rec.flags = Some(i64::from(flags.0));
-            rec.fh = r.as_ref().ok().map(|f| *f as i64);
+        };
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.flags = Some(i64::from(flags.0));
+                rec.fh = r.as_ref().ok().map(|f| *f as i64);
+            })
         });
     }
 
@@ -843,20 +877,22 @@ impl Filesystem for TraceFs {
             buf.truncate(n);
             Ok(buf)
         })();
-        match &r {
+        let answer = || match &r {
             Ok(b) => reply.data(b),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        };
         let err = split(&r);
         let len = r.as_ref().map_or(0, Vec::len);
         let tracer = &self.tracer;
-        op.done(err, len as i64, Some(len as u64), |rec| {
-            rec.fh = Some(fh.0 as i64);
-            rec.offset = Some(offset as i64);
-            rec.length = Some(i64::from(size));
-            if let Ok(b) = r {
-                rec.data = tracer.data_owned(b);
-            }
+        self.answer(answer, || {
+            op.done(err, len as i64, Some(len as u64), |rec| {
+                rec.fh = Some(fh.0 as i64);
+                rec.offset = Some(offset as i64);
+                rec.length = Some(i64::from(size));
+                if let Ok(b) = &r {
+                    rec.data = tracer.data(b);
+                }
+            })
         });
     }
 
@@ -877,17 +913,19 @@ impl Filesystem for TraceFs {
             let h = self.handle(fh)?;
             rustix::io::pwrite(&h.fd, data, offset).map_err(errno)
         })();
-        match &r {
+        let answer = || match &r {
             Ok(n) => reply.written(*n as u32),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        };
         let n = *r.as_ref().unwrap_or(&0);
         let tracer = &self.tracer;
-        op.done(split(&r), n as i64, Some(data.len() as u64), |rec| {
-            rec.fh = Some(fh.0 as i64);
-            rec.offset = Some(offset as i64);
-            rec.length = Some(data.len() as i64);
-            rec.data = tracer.data(data);
+        self.answer(answer, || {
+            op.done(split(&r), n as i64, Some(data.len() as u64), |rec| {
+                rec.fh = Some(fh.0 as i64);
+                rec.offset = Some(offset as i64);
+                rec.length = Some(data.len() as i64);
+                rec.data = tracer.data(data);
+            })
         });
     }
 
@@ -903,8 +941,8 @@ impl Filesystem for TraceFs {
         // A close of a duplicate: what the lower file system sees when a program closes a
         // descriptor (NFS and friends write back here).
         let r = self.handle(fh).and_then(|h| rustix::io::dup(&h.fd).map(drop).map_err(errno));
-        reply_empty(&r, reply);
-        op.done(split(&r), 0, None, |rec| rec.fh = Some(fh.0 as i64));
+        let answer = || reply_empty(&r, reply);
+        self.answer(answer, || op.done(split(&r), 0, None, |rec| rec.fh = Some(fh.0 as i64)));
     }
 
     fn release(
@@ -944,13 +982,15 @@ impl Filesystem for TraceFs {
             .map_err(errno)?;
             Ok(self.handles.insert(Handle { fd, dir: Some(Default::default()) }))
         })();
-        match &r {
+        let answer = || match &r {
             Ok(fh) => reply.opened(FileHandle(*fh), FopenFlags::empty()),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
-        op.done(split(&r), 0, None, |rec| {
-            rec.flags = Some(i64::from(flags.0));
-            rec.fh = r.as_ref().ok().map(|f| *f as i64);
+        };
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.flags = Some(i64::from(flags.0));
+                rec.fh = r.as_ref().ok().map(|f| *f as i64);
+            })
         });
     }
 
@@ -971,14 +1011,16 @@ impl Filesystem for TraceFs {
                 name,
             )))
         });
-        match &r {
+        let answer = || match &r {
             Ok(_) => reply.ok(),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        };
         let n = *r.as_ref().unwrap_or(&0);
-        op.done(split(&r), n as i64, None, |rec| {
-            rec.fh = Some(fh.0 as i64);
-            rec.offset = Some(offset as i64);
+        self.answer(answer, || {
+            op.done(split(&r), n as i64, None, |rec| {
+                rec.fh = Some(fh.0 as i64);
+                rec.offset = Some(offset as i64);
+            })
         });
     }
 
@@ -1032,14 +1074,16 @@ impl Filesystem for TraceFs {
             }
             Ok(Some(full))
         });
-        match &r {
+        let answer = || match &r {
             Ok(_) => reply.ok(),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
+        };
         let n = *r.as_ref().unwrap_or(&0);
-        op.done(split(&r), n as i64, None, |rec| {
-            rec.fh = Some(fh.0 as i64);
-            rec.offset = Some(offset as i64);
+        self.answer(answer, || {
+            op.done(split(&r), n as i64, None, |rec| {
+                rec.fh = Some(fh.0 as i64);
+                rec.offset = Some(offset as i64);
+            })
         });
     }
 
@@ -1071,7 +1115,7 @@ impl Filesystem for TraceFs {
             .reach(req)
             .and_then(|()| self.node(ino))
             .and_then(|n| rustix::fs::fstatfs(n.fd()).map_err(errno));
-        match &r {
+        let answer = || match &r {
             Ok(s) => reply.statfs(
                 s.f_blocks,
                 s.f_bfree,
@@ -1083,8 +1127,8 @@ impl Filesystem for TraceFs {
                 s.f_frsize as u32,
             ),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
-        op.done(split(&r), 0, None, |_| {});
+        };
+        self.answer(answer, || op.done(split(&r), 0, None, |_| {}));
     }
 
     fn setxattr(
@@ -1110,13 +1154,15 @@ impl Filesystem for TraceFs {
             }
             .map_err(errno)
         })();
-        reply_empty(&r, reply);
+        let answer = || reply_empty(&r, reply);
         let tracer = &self.tracer;
-        op.done(split(&r), 0, Some(value.len() as u64), |rec| {
-            rec.name = Some(name.as_bytes().to_vec());
-            rec.flags = Some(i64::from(flags));
-            rec.length = Some(value.len() as i64);
-            rec.data = tracer.data(value);
+        self.answer(answer, || {
+            op.done(split(&r), 0, Some(value.len() as u64), |rec| {
+                rec.name = Some(name.as_bytes().to_vec());
+                rec.flags = Some(i64::from(flags));
+                rec.length = Some(value.len() as i64);
+                rec.data = tracer.data(value);
+            })
         });
     }
 
@@ -1134,18 +1180,20 @@ impl Filesystem for TraceFs {
                 }
             })
         })();
-        reply_xattr(&r, size, reply);
+        let answer = || reply_xattr(&r, size, reply);
         let tracer = &self.tracer;
-        op.done(split(&r), r.as_ref().map_or(0, |v| v.len() as i64), None, |rec| {
-            rec.name = Some(name.as_bytes().to_vec());
-            rec.length = Some(i64::from(size));
-            if let Ok(v) = r {
-                if size > 0 {
-                    rec.data = tracer.data_owned(v);
-                } else {
-                    rec.result_size = Some(v.len() as i64);
+        self.answer(answer, || {
+            op.done(split(&r), r.as_ref().map_or(0, |v| v.len() as i64), None, |rec| {
+                rec.name = Some(name.as_bytes().to_vec());
+                rec.length = Some(i64::from(size));
+                if let Ok(v) = &r {
+                    if size > 0 {
+                        rec.data = tracer.data(v);
+                    } else {
+                        rec.result_size = Some(v.len() as i64);
+                    }
                 }
-            }
+            })
         });
     }
 
@@ -1162,16 +1210,18 @@ impl Filesystem for TraceFs {
                 }
             })
         })();
-        reply_xattr(&r, size, reply);
-        op.done(split(&r), r.as_ref().map_or(0, |v| v.len() as i64), None, |rec| {
-            rec.length = Some(i64::from(size));
-            if let Ok(v) = r {
-                if size > 0 {
-                    rec.data = FsData::Full(v.into());
-                } else {
-                    rec.result_size = Some(v.len() as i64);
+        let answer = || reply_xattr(&r, size, reply);
+        self.answer(answer, || {
+            op.done(split(&r), r.as_ref().map_or(0, |v| v.len() as i64), None, |rec| {
+                rec.length = Some(i64::from(size));
+                if let Ok(v) = &r {
+                    if size > 0 {
+                        rec.data = FsData::Full(std::borrow::Cow::Borrowed(v.as_slice()));
+                    } else {
+                        rec.result_size = Some(v.len() as i64);
+                    }
                 }
-            }
+            })
         });
     }
 
@@ -1188,8 +1238,10 @@ impl Filesystem for TraceFs {
             }
             .map_err(errno)
         })();
-        reply_empty(&r, reply);
-        op.done(split(&r), 0, None, |rec| rec.name = Some(name.as_bytes().to_vec()));
+        let answer = || reply_empty(&r, reply);
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| rec.name = Some(name.as_bytes().to_vec()))
+        });
     }
 
     fn access(&self, req: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
@@ -1203,8 +1255,8 @@ impl Filesystem for TraceFs {
             )
             .map_err(errno)
         });
-        reply_empty(&r, reply);
-        op.done(split(&r), 0, None, |rec| rec.mode = Some(mask.bits()));
+        let answer = || reply_empty(&r, reply);
+        self.answer(answer, || op.done(split(&r), 0, None, |rec| rec.mode = Some(mask.bits())));
     }
 
     fn create(
@@ -1235,7 +1287,7 @@ impl Filesystem for TraceFs {
             let fh = self.handles.insert(Handle { fd, dir: None });
             Ok((id, attr, fh))
         })();
-        match &r {
+        let answer = || match &r {
             Ok((id, attr, fh)) => reply.created_with_ttls(
                 &self.attr_ttl,
                 &self.entry_ttl,
@@ -1245,14 +1297,16 @@ impl Filesystem for TraceFs {
                 self.fopen_flags(),
             ),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
-        op.done(split(&r), 0, None, |rec| {
-            rec.flags = Some(i64::from(flags));
-            rec.mode = Some(mode as i32);
-            if let Ok((_, a, fh)) = &r {
-                rec.fh = Some(*fh as i64);
-                rec.result_inode = Some(a.ino.0 as i64);
-            }
+        };
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.flags = Some(i64::from(flags));
+                rec.mode = Some(mode as i32);
+                if let Ok((_, a, fh)) = &r {
+                    rec.fh = Some(*fh as i64);
+                    rec.result_inode = Some(a.ino.0 as i64);
+                }
+            })
         });
     }
 
@@ -1295,14 +1349,16 @@ impl Filesystem for TraceFs {
             }
             Ok(buf[..(out_size as usize).min(size)].to_vec())
         })();
-        match &r {
+        let answer = || match &r {
             Ok(out) => reply.ioctl(0, out),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
-        op.done(split(&r), 0, None, |rec| {
-            rec.fh = Some(fh.0 as i64);
-            rec.flags = Some(i64::from(cmd));
-            rec.length = Some(in_data.len() as i64);
+        };
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.fh = Some(fh.0 as i64);
+                rec.flags = Some(i64::from(cmd));
+                rec.length = Some(in_data.len() as i64);
+            })
         });
     }
 
@@ -1326,12 +1382,14 @@ impl Filesystem for TraceFs {
             )
             .map_err(errno)
         });
-        reply_empty(&r, reply);
-        op.done(split(&r), 0, None, |rec| {
-            rec.fh = Some(fh.0 as i64);
-            rec.offset = Some(offset as i64);
-            rec.length = Some(length as i64);
-            rec.flags = Some(i64::from(mode));
+        let answer = || reply_empty(&r, reply);
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.fh = Some(fh.0 as i64);
+                rec.offset = Some(offset as i64);
+                rec.length = Some(length as i64);
+                rec.flags = Some(i64::from(mode));
+            })
         });
     }
 
@@ -1356,14 +1414,16 @@ impl Filesystem for TraceFs {
             };
             rustix::fs::seek(&h.fd, from).map_err(errno)
         });
-        match &r {
+        let answer = || match &r {
             Ok(o) => reply.offset(*o as i64),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
-        op.done(split(&r), r.as_ref().map_or(0, |o| *o as i64), None, |rec| {
-            rec.fh = Some(fh.0 as i64);
-            rec.offset = Some(offset);
-            rec.flags = Some(i64::from(whence));
+        };
+        self.answer(answer, || {
+            op.done(split(&r), r.as_ref().map_or(0, |o| *o as i64), None, |rec| {
+                rec.fh = Some(fh.0 as i64);
+                rec.offset = Some(offset);
+                rec.flags = Some(i64::from(whence));
+            })
         });
     }
 
@@ -1389,16 +1449,18 @@ impl Filesystem for TraceFs {
             rustix::fs::copy_file_range(&a.fd, Some(&mut oi), &b.fd, Some(&mut oo), len as usize)
                 .map_err(errno)
         })();
-        match &r {
+        let answer = || match &r {
             Ok(n) => reply.written(*n as u32),
             Err(e) => reply.error(Errno::from_i32(*e)),
-        }
-        op.done(split(&r), *r.as_ref().unwrap_or(&0) as i64, None, |rec| {
-            rec.fh = Some(fh_in.0 as i64);
-            rec.offset = Some(offset_in as i64);
-            rec.fh_out = Some(fh_out.0 as i64);
-            rec.offset_out = Some(offset_out as i64);
-            rec.length = Some(len as i64);
+        };
+        self.answer(answer, || {
+            op.done(split(&r), *r.as_ref().unwrap_or(&0) as i64, None, |rec| {
+                rec.fh = Some(fh_in.0 as i64);
+                rec.offset = Some(offset_in as i64);
+                rec.fh_out = Some(fh_out.0 as i64);
+                rec.offset_out = Some(offset_out as i64);
+                rec.length = Some(len as i64);
+            })
         });
     }
 }
@@ -1484,8 +1546,8 @@ impl TraceFs {
             let c = cname(name.as_bytes())?;
             rustix::fs::unlinkat(p.fd(), &c, flags).map_err(errno)
         })();
-        reply_empty(&r, reply);
-        op.done(split(&r), 0, None, |_| {});
+        let answer = || reply_empty(&r, reply);
+        self.answer(answer, || op.done(split(&r), 0, None, |_| {}));
     }
 
     /// `release` and `releasedir`: the handle's descriptor closes.
@@ -1499,8 +1561,8 @@ impl TraceFs {
     ) {
         let op = self.op(req, what, ino, None);
         let r = self.handles.remove(fh.0).map(drop).ok_or(libc::EBADF);
-        reply_empty(&r, reply);
-        op.done(split(&r), 0, None, |rec| rec.fh = Some(fh.0 as i64));
+        let answer = || reply_empty(&r, reply);
+        self.answer(answer, || op.done(split(&r), 0, None, |rec| rec.fh = Some(fh.0 as i64)));
     }
 
     fn sync(
@@ -1517,10 +1579,12 @@ impl TraceFs {
             if datasync { rustix::fs::fdatasync(&h.fd) } else { rustix::fs::fsync(&h.fd) }
                 .map_err(errno)
         });
-        reply_empty(&r, reply);
-        op.done(split(&r), 0, None, |rec| {
-            rec.fh = Some(fh.0 as i64);
-            rec.flags = Some(i64::from(datasync));
+        let answer = || reply_empty(&r, reply);
+        self.answer(answer, || {
+            op.done(split(&r), 0, None, |rec| {
+                rec.fh = Some(fh.0 as i64);
+                rec.flags = Some(i64::from(datasync));
+            })
         });
     }
 }

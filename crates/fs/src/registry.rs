@@ -279,7 +279,16 @@ pub fn take_outcome(pid: u32) -> Option<(Outcome, Option<Totals>)> {
 fn clean() {
     let Ok(rd) = std::fs::read_dir(DIR) else { return };
     for e in rd.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        // A killed daemon's control socket (`PID.ctl`, crate::ctl): gone with its daemon.
+        if let Some(p) = name.strip_suffix(".ctl").and_then(|n| n.parse::<u32>().ok()) {
+            if start_time(p).is_none() {
+                let _ = std::fs::remove_file(e.path());
+            }
+            continue;
+        }
+        let Some(pid) = name.parse::<u32>().ok() else {
             continue;
         };
         let old = e

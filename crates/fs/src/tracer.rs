@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use ra_filter::{FieldValue, Filter, Record};
@@ -19,6 +19,48 @@ pub enum DataMode {
     Hash,
     None,
 }
+
+impl DataMode {
+    /// Its name as `--data` and `fs ctl data` take it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DataMode::Full => "full",
+            DataMode::Hash => "hash",
+            DataMode::None => "none",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<DataMode> {
+        match s {
+            "full" => Some(DataMode::Full),
+            "hash" => Some(DataMode::Hash),
+            "none" => Some(DataMode::None),
+            _ => None,
+        }
+    }
+
+    fn from_u8(v: u8) -> DataMode {
+        match v {
+            0 => DataMode::Full,
+            1 => DataMode::Hash,
+            _ => DataMode::None,
+        }
+    }
+
+    fn to_u8(self) -> u8 {
+        match self {
+            DataMode::Full => 0,
+            DataMode::Hash => 1,
+            DataMode::None => 2,
+        }
+    }
+}
+
+/// The operation name of the records `fs ctl` leaves in the trace (TRACE_FORMAT.md 3.10).
+pub const CTL_OP: &str = "ctl";
+
+/// Why the operations of a pause are missing (the `reason` of their `Reanimator::Lost` row).
+pub const PAUSED_REASON: &str = "tracing paused by `reanimator fs ctl pause`";
 
 /// What the aggregate driver groups by, besides the operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -241,16 +283,40 @@ impl Record for FilterView<'_> {
     }
 }
 
+/// Parse a `--filter` (or `fs ctl filter`) expression and check that it names only fields an
+/// operation has. The error begins `filter: `: the parser's message with the source and a
+/// caret under the error, or one line for an unknown field (with a "did you mean").
+pub fn parse_filter(src: &str) -> Result<Filter, String> {
+    let f = Filter::parse(src).map_err(|e| e.render(src))?;
+    for field in f.fields() {
+        if !FILTER_FIELDS.contains(&field) {
+            let hint = ra_filter::suggest(field, FILTER_FIELDS.iter().copied())
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            return Err(format!(
+                "filter: unknown field `{field}`{hint}; fields: {}",
+                FILTER_FIELDS.join(", ")
+            ));
+        }
+    }
+    Ok(f)
+}
+
 type AggMap = HashMap<(&'static str, String), Stats>;
 
-/// Options of the tracing side.
+/// Options of the tracing side (`data` and `filter` are where they start: `fs ctl` changes
+/// them, [`Tracer::data_mode`] and [`Tracer::filter_text`] say what they are now).
 pub struct TracerOptions {
     pub data: DataMode,
-    pub filter: Option<Filter>,
+    /// The filter and its text.
+    pub filter: Option<(String, Filter)>,
     pub stream: bool,
     pub aggregate: Option<GroupBy>,
     /// Mountpoint path as programs see it (prefix of every recorded path).
     pub mountpoint: Vec<u8>,
+    /// `--sync`: the trace file, opened again for `fdatasync`: each record is written and
+    /// made durable before its operation is answered.
+    pub sync: Option<std::fs::File>,
 }
 
 /// The stream and aggregate drivers behind one lock each.
@@ -273,6 +339,16 @@ pub struct Tracer {
     /// `fs mount --print`: each record written is also handed to the live printer (taken
     /// out when the trace is finished, so the printer sees its input end).
     print: Mutex<Option<ra_trace::live::Feed>>,
+    /// The input filter in force (`fs ctl filter` replaces it) and its text.
+    filter: RwLock<Option<(String, Filter)>>,
+    /// The data mode in force ([`DataMode::to_u8`]; `fs ctl data` changes it).
+    data: AtomicU8,
+    /// `fs ctl pause`: no operation is recorded (nor aggregated) until `resume`.
+    paused: AtomicBool,
+    /// Operations served while paused, over the whole mount.
+    pub paused_ops: AtomicU64,
+    /// The pause in progress: when it began and `paused_ops` then.
+    pause: Mutex<Option<(i64, u64)>>,
 }
 
 /// An error and its causes on one line (`a: b: c`), leaving out causes its text already ends with.
@@ -298,12 +374,17 @@ pub fn now_ns() -> i64 {
 
 impl Tracer {
     pub fn new(
-        opts: TracerOptions,
+        mut opts: TracerOptions,
         writer: TraceWriter<TraceOutput>,
         print: Option<ra_trace::live::Feed>,
     ) -> Tracer {
         Tracer {
             print: Mutex::new(print),
+            filter: RwLock::new(opts.filter.take()),
+            data: AtomicU8::new(opts.data.to_u8()),
+            paused: AtomicBool::new(false),
+            paused_ops: AtomicU64::new(0),
+            pause: Mutex::new(None),
             opts,
             writer: Mutex::new(Some(writer)),
             procs: Mutex::new(ProcCache { map: HashMap::new(), timeouts: 0 }),
@@ -327,19 +408,123 @@ impl Tracer {
         self.procs.lock().unwrap_or_else(|e| e.into_inner()).get(tid)
     }
 
-    /// Whether the filter passes this operation (true without a filter).
+    /// Whether this operation is to be recorded: not while paused (counted in
+    /// `paused_ops`), else when the filter passes it (always without a filter).
     pub fn passes(&self, v: &FilterView<'_>) -> bool {
         self.seen.fetch_add(1, Ordering::Relaxed);
-        let ok = self.opts.filter.as_ref().is_none_or(|f| f.matches(v));
+        if self.paused.load(Ordering::Relaxed) {
+            self.paused_ops.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        let ok = self
+            .filter
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_none_or(|(_, f)| f.matches(v));
         if !ok {
             self.filtered_out.fetch_add(1, Ordering::Relaxed);
         }
         ok
     }
 
+    /// The data mode in force.
+    pub fn data_mode(&self) -> DataMode {
+        DataMode::from_u8(self.data.load(Ordering::Relaxed))
+    }
+
+    /// The filter in force, as its text (`None`: every operation is recorded).
+    pub fn filter_text(&self) -> Option<String> {
+        self.filter.read().unwrap_or_else(|e| e.into_inner()).as_ref().map(|(s, _)| s.clone())
+    }
+
+    /// Whether `fs ctl pause` is in force.
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::Relaxed)
+    }
+
+    /// `fs ctl pause`: stop recording (operations still pass through, counted); the trace
+    /// gets a `ctl` record now (`by`: the caller's uid, gid and pid). False when already paused.
+    pub fn pause(&self, by: (u32, u32, i32)) -> bool {
+        let mut p = self.pause.lock().unwrap_or_else(|e| e.into_inner());
+        if p.is_some() {
+            return false;
+        }
+        let t = now_ns();
+        // The record first: every operation after it, up to the resume, is not recorded.
+        self.ctl_record(t, by, "pause", 0);
+        *p = Some((t, self.paused_ops.load(Ordering::Relaxed)));
+        self.paused.store(true, Ordering::Relaxed);
+        true
+    }
+
+    /// `fs ctl resume` (and the end of the trace while paused): record again. The operations
+    /// served while paused become one `Reanimator::Lost` row (their count and the pause's time
+    /// range) and the `ctl` resume record's return value. Returns that count, or None when
+    /// not paused.
+    pub fn resume(&self, by: (u32, u32, i32)) -> Option<u64> {
+        self.end_pause(by, "resume")
+    }
+
+    fn end_pause(&self, by: (u32, u32, i32), what: &str) -> Option<u64> {
+        let mut p = self.pause.lock().unwrap_or_else(|e| e.into_inner());
+        let (t0, before) = p.take()?;
+        self.paused.store(false, Ordering::Relaxed);
+        let t = now_ns();
+        let n = self.paused_ops.load(Ordering::Relaxed) - before;
+        {
+            let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(wr) = w.as_mut() {
+                if let Err(e) = wr.add_lost("", n as i64, 0, Some((t0, t)), PAUSED_REASON) {
+                    self.fail(&mut w, format!("cannot write the trace: {}", chain(&e)));
+                }
+            }
+        }
+        self.ctl_record(t, by, what, n as i64);
+        Some(n)
+    }
+
+    /// `fs ctl filter`: record what `f` passes from now on (`None`: everything).
+    pub fn set_filter(&self, f: Option<(String, Filter)>, by: (u32, u32, i32)) {
+        let what = match &f {
+            Some((s, _)) => format!("filter {s}"),
+            None => "filter none".to_string(),
+        };
+        let mut cur = self.filter.write().unwrap_or_else(|e| e.into_inner());
+        self.ctl_record(now_ns(), by, &what, 0);
+        *cur = f;
+    }
+
+    /// `fs ctl data`: keep this much of each buffer from now on.
+    pub fn set_data_mode(&self, m: DataMode, by: (u32, u32, i32)) {
+        self.ctl_record(now_ns(), by, &format!("data {}", m.name()), 0);
+        self.data.store(m.to_u8(), Ordering::Relaxed);
+    }
+
+    /// A `ctl` record: the command `what` (its text in `data`), given at `t` by `by` (uid,
+    /// gid, pid); `ret` its result. Written whatever the filter says; never aggregated.
+    pub fn ctl_record(&self, t: i64, by: (u32, u32, i32), what: &str, ret: i64) {
+        if !self.opts.stream {
+            return;
+        }
+        let r = FsRecord {
+            op: CTL_OP,
+            time_called: t,
+            time_returned: t,
+            pid: Some(by.2),
+            tid: by.2,
+            uid: by.0 as i32,
+            gid: by.1 as i32,
+            ret,
+            data: FsData::Full(Cow::Borrowed(what.as_bytes())),
+            ..FsRecord::default()
+        };
+        self.write(&r);
+    }
+
     /// What a record keeps of `bytes`.
     pub fn data<'a>(&self, bytes: &'a [u8]) -> FsData<'a> {
-        match self.opts.data {
+        match self.data_mode() {
             DataMode::Full => FsData::Full(Cow::Borrowed(bytes)),
             DataMode::Hash => {
                 FsData::Hashed { len: bytes.len() as u64, blake3: *blake3::hash(bytes).as_bytes() }
@@ -350,7 +535,7 @@ impl Tracer {
 
     /// Like [`Tracer::data`], taking ownership (no copy in full mode).
     pub fn data_owned(&self, bytes: Vec<u8>) -> FsData<'static> {
-        match self.opts.data {
+        match self.data_mode() {
             DataMode::Full => FsData::Full(Cow::Owned(bytes)),
             DataMode::Hash => {
                 FsData::Hashed { len: bytes.len() as u64, blake3: *blake3::hash(&bytes).as_bytes() }
@@ -390,10 +575,25 @@ impl Tracer {
             std::hint::black_box(&r);
             return;
         }
+        self.write(&r);
+    }
+
+    /// Append one record to the trace (and hand it to the live printer).
+    fn write(&self, r: &FsRecord<'_>) {
+        if self.failed.load(Ordering::Relaxed) {
+            return;
+        }
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(wr) = w.as_mut() {
-            match wr.append_fs(&r) {
-                Err(e) => self.fail(&mut w, format!("cannot write the trace: {}", chain(&e))),
+            let synced = |wr: &mut TraceWriter<TraceOutput>| -> Result<(), String> {
+                if let Some(f) = &self.opts.sync {
+                    wr.flush().map_err(|e| chain(&e))?;
+                    rustix::fs::fdatasync(f).map_err(|e| format!("fdatasync: {e}"))?;
+                }
+                Ok(())
+            };
+            match wr.append_fs(r).map_err(|e| chain(&e)).and_then(|id| synced(wr).map(|()| id)) {
+                Err(e) => self.fail(&mut w, format!("cannot write the trace: {e}")),
                 Ok(id) => {
                     self.recorded.fetch_add(1, Ordering::Relaxed);
                     // Under the writer's lock: lines in trace order. The send never waits.
@@ -471,8 +671,15 @@ impl Tracer {
         iv
     }
 
-    /// Finish the trace (index and trailer). Returns the first failure, if any.
+    /// Finish the trace (index and trailer). Returns the first failure, if any. A pause
+    /// still in force ends here (its operations are counted as at a resume).
     pub fn finish(&self) -> Option<String> {
+        let me = (
+            rustix::process::getuid().as_raw(),
+            rustix::process::getgid().as_raw(),
+            std::process::id() as i32,
+        );
+        let _ = self.end_pause(me, "resume (the trace ends while paused)");
         drop(self.print.lock().unwrap_or_else(|e| e.into_inner()).take());
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(wr) = w.take() {

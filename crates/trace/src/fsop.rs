@@ -29,6 +29,9 @@ pub const OPERATIONS: &[&str] = &[
     "bmap",
     "copy_file_range",
     "create",
+    // Not FUSE's: a change made by `reanimator fs ctl` (pause, resume, filter, data), at the
+    // moment it took effect; nothing to replay.
+    "ctl",
     "fallocate",
     "flush",
     "forget",
