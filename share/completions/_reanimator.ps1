@@ -65,7 +65,7 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'The trace file to write (replaced if it exists; created mode 0600, readable by you alone, whatever the umask: it holds every byte the command read), or tcp://HOST:PORT[/LABEL] to stream it to `reanimator collect` (see --spill; with the global `--key HOSTKEY` the sender authenticates and the trace is sealed with that host key, docs/NETWORK.md), or `-`: stream it to standard output, for a reader that takes `-` (`reanimator record -o - -- make | reanimator dump -`); what the command prints on its standard output then goes to standard error')
             [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'Capture backend')
             [CompletionResult]::new('--data', '--data', [CompletionResultType]::ParameterName, 'How much of each buffer to keep')
-            [CompletionResult]::new('--syscalls', '--syscalls', [CompletionResultType]::ParameterName, 'Calls to capture: `storage` (files, descriptors, memory maps, processes, sockets), `all`, or strace''s `-e trace=` list: names (`openat,pwrite64`; kernel, trace and 32-bit names such as `_llseek`), strace''s classes (`%file`, `%desc`, `%network`, `%memory`, `%process`, `%signal`, `%ipc`, `%creds`, `%clock`, `%stat`, `%%stat`, `%statfs`, ...), a leading `!` for every call but those (`!%memory`). Process lifecycle calls are always captured')
+            [CompletionResult]::new('--syscalls', '--syscalls', [CompletionResultType]::ParameterName, 'Calls to capture: `storage` (files, descriptors, memory maps, processes, sockets), `all`, or strace''s `-e trace=` list: names (`openat,pwrite64`; kernel, trace and 32-bit names such as `_llseek`), strace''s classes (`%file`, `%desc`, `%network`, `%memory`, `%process`, `%signal`, `%ipc`, `%creds`, `%clock`, `%stat`, `%%stat`, `%statfs`, ...), a leading `!` for every call but those (`!%memory`). Process lifecycle calls are always captured; delivered signals (`signal_deliver`, dump''s `--- SIGCHLD {...} ---`) too, unless a `!` list leaves them out (`!%signal`)')
             [CompletionResult]::new('--cpu', '--cpu', [CompletionResultType]::ParameterName, 'Where the command runs relative to the tracer (ptrace backend; ignored with -p and by the ebpf backend, which has no tracer hand-offs)')
             [CompletionResult]::new('--loss', '--loss', [CompletionResultType]::ParameterName, 'What the ebpf backend does when the command produces faster than the trace is written')
             [CompletionResult]::new('--ring-size', '--ring-size', [CompletionResultType]::ParameterName, 'Size of the ebpf backend''s ring buffer (a power of two from 1M to 1G; K, M, G suffixes). Default: 64M, or 16M with `--data none` (call records only: ~200 bytes per call)')
@@ -96,8 +96,8 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'Only these calls / extent types (comma-separated or repeated), as strace''s `-e trace=` names them: trace names (`pread`), kernel names and aliases (`pread64`, `_llseek`), strace''s classes (`%file`, `%desc`, `%network`, `%process`, `%memory`, `%signal`, `%ipc`, `%creds`, `%clock`, `%stat`, `%lstat`, `%fstat`, `%%stat`, `%statfs`, `%fstatfs`, `%%statfs`), a leading `!` for every call but those; or full extent type names. A name that is no call is an error')
             [CompletionResult]::new('-e', '-e', [CompletionResultType]::ParameterName, 'strace''s spelling of --type: `-e trace=%file,read` (or `-e %file,read`)')
-            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Only records matching this expression, e.g. `call == openat && errno != 0`, `path ~ "/etc/**"`, `fd == 3 and ret > 0`, `call in %file`, `call not in %network` (call names as --type takes them). Fields: unique_id, time_called, time_returned, duration, pid, tid, uid, gid, call, ret, errno, errno_name, path (the file the call acts on: what a descriptor it returned or took refers to, or its path argument), fd_path and fd_path2 (what its descriptor arguments refer to), size, fd, every argument by man-page name and by trace field name')
-            [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only records matching this expression, e.g. `call == openat && errno != 0`, `path ~ "/etc/**"`, `fd == 3 and ret > 0`, `call in %file`, `call not in %network` (call names as --type takes them). Fields: unique_id, time_called, time_returned, duration, pid, tid, uid, gid, call, ret, errno, errno_name, path (the file the call acts on: what a descriptor it returned or took refers to, or its path argument), fd_path and fd_path2 (what its descriptor arguments refer to), size, fd, every argument by man-page name and by trace field name')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Only records matching this expression, e.g. `call == openat && errno != 0`, `path ~ "/etc/**"`, `fd == 3 and ret > 0`, `call in %file`, `call not in %network` (call names as --type takes them). Fields: unique_id, time_called, time_returned, duration, pid, tid, uid, gid, call, ret, errno, errno_name, path (the file the call acts on: what a descriptor it returned or took refers to, or its path argument), fd_path and fd_path2 (what its descriptor arguments refer to), size, fd, signal (a delivered signal''s name: `signal == SIGCHLD`; `--type signal_deliver` selects them all), every argument by man-page name and by trace field name')
+            [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only records matching this expression, e.g. `call == openat && errno != 0`, `path ~ "/etc/**"`, `fd == 3 and ret > 0`, `call in %file`, `call not in %network` (call names as --type takes them). Fields: unique_id, time_called, time_returned, duration, pid, tid, uid, gid, call, ret, errno, errno_name, path (the file the call acts on: what a descriptor it returned or took refers to, or its path argument), fd_path and fd_path2 (what its descriptor arguments refer to), size, fd, signal (a delivered signal''s name: `signal == SIGCHLD`; `--type signal_deliver` selects them all), every argument by man-page name and by trace field name')
             [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'Show at most this many bytes of each buffer in text output (0 = everything)')
             [CompletionResult]::new('--strsize', '--strsize', [CompletionResultType]::ParameterName, 'Show at most this many bytes of each buffer in text output (0 = everything)')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Stop after this many records')
@@ -210,6 +210,7 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('mount', 'mount', [CompletionResultType]::ParameterValue, 'Mount a tracing passthrough of LOWER at MOUNTPOINT and record every file-system operation into a trace. Runs in the foreground until Ctrl-C, SIGTERM, `reanimator fs umount MOUNTPOINT` or `umount MOUNTPOINT`; then finishes the trace')
             [CompletionResult]::new('umount', 'umount', [CompletionResultType]::ParameterValue, 'Unmount a tracing file system: the daemon flushes and closes its trace, and this waits for it. Exit status 0 when the trace was finished, 2 when the daemon''s trace is incomplete (a write failed) or it did not finish in time')
+            [CompletionResult]::new('ctl', 'ctl', [CompletionResultType]::ParameterValue, 'Control a live mount without unmounting it (Tracefs'' run-time control): pause and resume tracing, change the filter or the data mode, read the counters, flush the trace. Only the mount''s owner (who started its daemon) and root may. Each change is a `ctl` record in the trace at the moment it took effect')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -240,6 +241,7 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('--aggregate-only', '--aggregate-only', [CompletionResultType]::ParameterName, 'With --aggregate: record no per-operation records, only the aggregates')
             [CompletionResult]::new('--daemon', '--daemon', [CompletionResultType]::ParameterName, 'Detach once the mount is up (the daemon keeps running; stop it with `fs umount`)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'When the mount ends, print its summary as JSON on stdout (operations, recorded, filtered out, untraced, elapsed seconds, the trace''s path and size, and whether it is complete), as `fs umount --json` does')
+            [CompletionResult]::new('--sync', '--sync', [CompletionResultType]::ParameterName, 'Each record is written to the trace file and made durable (fdatasync) before its operation is answered (Tracefs'' unbuffered mode, for debugging): a daemon killed or a machine that crashes loses no operation a program saw answered. Costs a disk flush per operation (docs/PERFORMANCE.md, bench/fs `reanimator-sync`). Needs `-o FILE`')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -256,9 +258,18 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'reanimator;fs;ctl' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the answer as JSON on stdout (`stats`: its counters, numbers as numbers); may also come last, after the command')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'reanimator;fs;help' {
             [CompletionResult]::new('mount', 'mount', [CompletionResultType]::ParameterValue, 'Mount a tracing passthrough of LOWER at MOUNTPOINT and record every file-system operation into a trace. Runs in the foreground until Ctrl-C, SIGTERM, `reanimator fs umount MOUNTPOINT` or `umount MOUNTPOINT`; then finishes the trace')
             [CompletionResult]::new('umount', 'umount', [CompletionResultType]::ParameterValue, 'Unmount a tracing file system: the daemon flushes and closes its trace, and this waits for it. Exit status 0 when the trace was finished, 2 when the daemon''s trace is incomplete (a write failed) or it did not finish in time')
+            [CompletionResult]::new('ctl', 'ctl', [CompletionResultType]::ParameterValue, 'Control a live mount without unmounting it (Tracefs'' run-time control): pause and resume tracing, change the filter or the data mode, read the counters, flush the trace. Only the mount''s owner (who started its daemon) and root may. Each change is a `ctl` record in the trace at the moment it took effect')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -266,6 +277,9 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             break
         }
         'reanimator;fs;help;umount' {
+            break
+        }
+        'reanimator;fs;help;ctl' {
             break
         }
         'reanimator;fs;help;help' {
@@ -579,12 +593,16 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
         'reanimator;help;fs' {
             [CompletionResult]::new('mount', 'mount', [CompletionResultType]::ParameterValue, 'Mount a tracing passthrough of LOWER at MOUNTPOINT and record every file-system operation into a trace. Runs in the foreground until Ctrl-C, SIGTERM, `reanimator fs umount MOUNTPOINT` or `umount MOUNTPOINT`; then finishes the trace')
             [CompletionResult]::new('umount', 'umount', [CompletionResultType]::ParameterValue, 'Unmount a tracing file system: the daemon flushes and closes its trace, and this waits for it. Exit status 0 when the trace was finished, 2 when the daemon''s trace is incomplete (a write failed) or it did not finish in time')
+            [CompletionResult]::new('ctl', 'ctl', [CompletionResultType]::ParameterValue, 'Control a live mount without unmounting it (Tracefs'' run-time control): pause and resume tracing, change the filter or the data mode, read the counters, flush the trace. Only the mount''s owner (who started its daemon) and root may. Each change is a `ctl` record in the trace at the moment it took effect')
             break
         }
         'reanimator;help;fs;mount' {
             break
         }
         'reanimator;help;fs;umount' {
+            break
+        }
+        'reanimator;help;fs;ctl' {
             break
         }
         'reanimator;help;profile' {

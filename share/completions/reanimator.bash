@@ -82,6 +82,9 @@ _reanimator() {
             reanimator,verify)
                 cmd="reanimator__subcmd__verify"
                 ;;
+            reanimator__subcmd__fs,ctl)
+                cmd="reanimator__subcmd__fs__subcmd__ctl"
+                ;;
             reanimator__subcmd__fs,help)
                 cmd="reanimator__subcmd__fs__subcmd__help"
                 ;;
@@ -90,6 +93,9 @@ _reanimator() {
                 ;;
             reanimator__subcmd__fs,umount)
                 cmd="reanimator__subcmd__fs__subcmd__umount"
+                ;;
+            reanimator__subcmd__fs__subcmd__help,ctl)
+                cmd="reanimator__subcmd__fs__subcmd__help__subcmd__ctl"
                 ;;
             reanimator__subcmd__fs__subcmd__help,help)
                 cmd="reanimator__subcmd__fs__subcmd__help__subcmd__help"
@@ -165,6 +171,9 @@ _reanimator() {
                 ;;
             reanimator__subcmd__help,verify)
                 cmd="reanimator__subcmd__help__subcmd__verify"
+                ;;
+            reanimator__subcmd__help__subcmd__fs,ctl)
+                cmd="reanimator__subcmd__help__subcmd__fs__subcmd__ctl"
                 ;;
             reanimator__subcmd__help__subcmd__fs,mount)
                 cmd="reanimator__subcmd__help__subcmd__fs__subcmd__mount"
@@ -581,7 +590,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__fs)
-            opts="-h -V --help --version mount umount help"
+            opts="-h -V --help --version mount umount ctl help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -594,9 +603,37 @@ _reanimator() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        reanimator__subcmd__fs__subcmd__help)
-            opts="mount umount help"
+        reanimator__subcmd__fs__subcmd__ctl)
+            opts="-h -V --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reanimator__subcmd__fs__subcmd__help)
+            opts="mount umount ctl help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reanimator__subcmd__fs__subcmd__help__subcmd__ctl)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -651,7 +688,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__fs__subcmd__mount)
-            opts="-o -h -V --key --output --data --fast --fidelity --every-lookup --transport --direct-io --threads --filter --aggregate --aggregate-by --aggregate-depth --print-aggregate --profile --aggregate-only --compress --seal --encrypt --spill --net-buffer --daemon --print --json --log --help --version"
+            opts="-o -h -V --key --output --data --fast --fidelity --every-lookup --transport --direct-io --threads --filter --aggregate --aggregate-by --aggregate-depth --print-aggregate --profile --aggregate-only --compress --seal --encrypt --spill --net-buffer --daemon --print --json --sync --log --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -881,8 +918,22 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__help__subcmd__fs)
-            opts="mount umount"
+            opts="mount umount ctl"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reanimator__subcmd__help__subcmd__fs__subcmd__ctl)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

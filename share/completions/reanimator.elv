@@ -60,7 +60,7 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand --output 'The trace file to write (replaced if it exists; created mode 0600, readable by you alone, whatever the umask: it holds every byte the command read), or tcp://HOST:PORT[/LABEL] to stream it to `reanimator collect` (see --spill; with the global `--key HOSTKEY` the sender authenticates and the trace is sealed with that host key, docs/NETWORK.md), or `-`: stream it to standard output, for a reader that takes `-` (`reanimator record -o - -- make | reanimator dump -`); what the command prints on its standard output then goes to standard error'
             cand --backend 'Capture backend'
             cand --data 'How much of each buffer to keep'
-            cand --syscalls 'Calls to capture: `storage` (files, descriptors, memory maps, processes, sockets), `all`, or strace''s `-e trace=` list: names (`openat,pwrite64`; kernel, trace and 32-bit names such as `_llseek`), strace''s classes (`%file`, `%desc`, `%network`, `%memory`, `%process`, `%signal`, `%ipc`, `%creds`, `%clock`, `%stat`, `%%stat`, `%statfs`, ...), a leading `!` for every call but those (`!%memory`). Process lifecycle calls are always captured'
+            cand --syscalls 'Calls to capture: `storage` (files, descriptors, memory maps, processes, sockets), `all`, or strace''s `-e trace=` list: names (`openat,pwrite64`; kernel, trace and 32-bit names such as `_llseek`), strace''s classes (`%file`, `%desc`, `%network`, `%memory`, `%process`, `%signal`, `%ipc`, `%creds`, `%clock`, `%stat`, `%%stat`, `%statfs`, ...), a leading `!` for every call but those (`!%memory`). Process lifecycle calls are always captured; delivered signals (`signal_deliver`, dump''s `--- SIGCHLD {...} ---`) too, unless a `!` list leaves them out (`!%signal`)'
             cand --cpu 'Where the command runs relative to the tracer (ptrace backend; ignored with -p and by the ebpf backend, which has no tracer hand-offs)'
             cand --loss 'What the ebpf backend does when the command produces faster than the trace is written'
             cand --ring-size 'Size of the ebpf backend''s ring buffer (a power of two from 1M to 1G; K, M, G suffixes). Default: 64M, or 16M with `--data none` (call records only: ~200 bytes per call)'
@@ -90,8 +90,8 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand --format 'Output format'
             cand --type 'Only these calls / extent types (comma-separated or repeated), as strace''s `-e trace=` names them: trace names (`pread`), kernel names and aliases (`pread64`, `_llseek`), strace''s classes (`%file`, `%desc`, `%network`, `%process`, `%memory`, `%signal`, `%ipc`, `%creds`, `%clock`, `%stat`, `%lstat`, `%fstat`, `%%stat`, `%statfs`, `%fstatfs`, `%%statfs`), a leading `!` for every call but those; or full extent type names. A name that is no call is an error'
             cand -e 'strace''s spelling of --type: `-e trace=%file,read` (or `-e %file,read`)'
-            cand -w 'Only records matching this expression, e.g. `call == openat && errno != 0`, `path ~ "/etc/**"`, `fd == 3 and ret > 0`, `call in %file`, `call not in %network` (call names as --type takes them). Fields: unique_id, time_called, time_returned, duration, pid, tid, uid, gid, call, ret, errno, errno_name, path (the file the call acts on: what a descriptor it returned or took refers to, or its path argument), fd_path and fd_path2 (what its descriptor arguments refer to), size, fd, every argument by man-page name and by trace field name'
-            cand --where 'Only records matching this expression, e.g. `call == openat && errno != 0`, `path ~ "/etc/**"`, `fd == 3 and ret > 0`, `call in %file`, `call not in %network` (call names as --type takes them). Fields: unique_id, time_called, time_returned, duration, pid, tid, uid, gid, call, ret, errno, errno_name, path (the file the call acts on: what a descriptor it returned or took refers to, or its path argument), fd_path and fd_path2 (what its descriptor arguments refer to), size, fd, every argument by man-page name and by trace field name'
+            cand -w 'Only records matching this expression, e.g. `call == openat && errno != 0`, `path ~ "/etc/**"`, `fd == 3 and ret > 0`, `call in %file`, `call not in %network` (call names as --type takes them). Fields: unique_id, time_called, time_returned, duration, pid, tid, uid, gid, call, ret, errno, errno_name, path (the file the call acts on: what a descriptor it returned or took refers to, or its path argument), fd_path and fd_path2 (what its descriptor arguments refer to), size, fd, signal (a delivered signal''s name: `signal == SIGCHLD`; `--type signal_deliver` selects them all), every argument by man-page name and by trace field name'
+            cand --where 'Only records matching this expression, e.g. `call == openat && errno != 0`, `path ~ "/etc/**"`, `fd == 3 and ret > 0`, `call in %file`, `call not in %network` (call names as --type takes them). Fields: unique_id, time_called, time_returned, duration, pid, tid, uid, gid, call, ret, errno, errno_name, path (the file the call acts on: what a descriptor it returned or took refers to, or its path argument), fd_path and fd_path2 (what its descriptor arguments refer to), size, fd, signal (a delivered signal''s name: `signal == SIGCHLD`; `--type signal_deliver` selects them all), every argument by man-page name and by trace field name'
             cand -s 'Show at most this many bytes of each buffer in text output (0 = everything)'
             cand --strsize 'Show at most this many bytes of each buffer in text output (0 = everything)'
             cand -n 'Stop after this many records'
@@ -199,6 +199,7 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand --version 'Print version'
             cand mount 'Mount a tracing passthrough of LOWER at MOUNTPOINT and record every file-system operation into a trace. Runs in the foreground until Ctrl-C, SIGTERM, `reanimator fs umount MOUNTPOINT` or `umount MOUNTPOINT`; then finishes the trace'
             cand umount 'Unmount a tracing file system: the daemon flushes and closes its trace, and this waits for it. Exit status 0 when the trace was finished, 2 when the daemon''s trace is incomplete (a write failed) or it did not finish in time'
+            cand ctl 'Control a live mount without unmounting it (Tracefs'' run-time control): pause and resume tracing, change the filter or the data mode, read the counters, flush the trace. Only the mount''s owner (who started its daemon) and root may. Each change is a `ctl` record in the trace at the moment it took effect'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'reanimator;fs;mount'= {
@@ -228,6 +229,7 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand --aggregate-only 'With --aggregate: record no per-operation records, only the aggregates'
             cand --daemon 'Detach once the mount is up (the daemon keeps running; stop it with `fs umount`)'
             cand --json 'When the mount ends, print its summary as JSON on stdout (operations, recorded, filtered out, untraced, elapsed seconds, the trace''s path and size, and whether it is complete), as `fs umount --json` does'
+            cand --sync 'Each record is written to the trace file and made durable (fdatasync) before its operation is answered (Tracefs'' unbuffered mode, for debugging): a daemon killed or a machine that crashes loses no operation a program saw answered. Costs a disk flush per operation (docs/PERFORMANCE.md, bench/fs `reanimator-sync`). Needs `-o FILE`'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -242,14 +244,24 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'reanimator;fs;ctl'= {
+            cand --json 'Print the answer as JSON on stdout (`stats`: its counters, numbers as numbers); may also come last, after the command'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'reanimator;fs;help'= {
             cand mount 'Mount a tracing passthrough of LOWER at MOUNTPOINT and record every file-system operation into a trace. Runs in the foreground until Ctrl-C, SIGTERM, `reanimator fs umount MOUNTPOINT` or `umount MOUNTPOINT`; then finishes the trace'
             cand umount 'Unmount a tracing file system: the daemon flushes and closes its trace, and this waits for it. Exit status 0 when the trace was finished, 2 when the daemon''s trace is incomplete (a write failed) or it did not finish in time'
+            cand ctl 'Control a live mount without unmounting it (Tracefs'' run-time control): pause and resume tracing, change the filter or the data mode, read the counters, flush the trace. Only the mount''s owner (who started its daemon) and root may. Each change is a `ctl` record in the trace at the moment it took effect'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'reanimator;fs;help;mount'= {
         }
         &'reanimator;fs;help;umount'= {
+        }
+        &'reanimator;fs;help;ctl'= {
         }
         &'reanimator;fs;help;help'= {
         }
@@ -534,10 +546,13 @@ set edit:completion:arg-completer[reanimator] = {|@words|
         &'reanimator;help;fs'= {
             cand mount 'Mount a tracing passthrough of LOWER at MOUNTPOINT and record every file-system operation into a trace. Runs in the foreground until Ctrl-C, SIGTERM, `reanimator fs umount MOUNTPOINT` or `umount MOUNTPOINT`; then finishes the trace'
             cand umount 'Unmount a tracing file system: the daemon flushes and closes its trace, and this waits for it. Exit status 0 when the trace was finished, 2 when the daemon''s trace is incomplete (a write failed) or it did not finish in time'
+            cand ctl 'Control a live mount without unmounting it (Tracefs'' run-time control): pause and resume tracing, change the filter or the data mode, read the counters, flush the trace. Only the mount''s owner (who started its daemon) and root may. Each change is a `ctl` record in the trace at the moment it took effect'
         }
         &'reanimator;help;fs;mount'= {
         }
         &'reanimator;help;fs;umount'= {
+        }
+        &'reanimator;help;fs;ctl'= {
         }
         &'reanimator;help;profile'= {
             cand merge 'Combine JSON profiles exactly: histograms of the same key and interval are added'

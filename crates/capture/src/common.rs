@@ -307,6 +307,46 @@ pub(crate) fn generated_exit(sel: &crate::Selection, wait_status: i32) -> Option
     Some(ev)
 }
 
+/// The record of a signal delivered to a traced thread (`signal_deliver`, docs/TRACE_FORMAT.md
+/// 4.4) from the kernel's `siginfo_t` bytes (`raw`: `PTRACE_GETSIGINFO`'s or the tracepoint's
+/// `kernel_siginfo`), stamped `time_called` `time_ns`. None when the selection does not record
+/// signals, and for what is no signal of the program's: `SIGKILL` (never stopped at, as under
+/// strace; the thread's end says it) and the `SIGSTOP`/`SIGCONT` the recorder itself sends
+/// (`own_pid`: the eBPF throttle's).
+pub(crate) fn signal_event(
+    sel: &crate::Selection,
+    raw: &[u8],
+    own_pid: Pid,
+    time_ns: i64,
+) -> Option<Event> {
+    let def = sel.pseudo().iter().copied().find(|d| d.is_signal())?;
+    let si = ra_syscalls::siginfo::SigInfo::from_kernel(raw)?;
+    // The throttle's SIGSTOP (bpf_send_signal_thread: SI_KERNEL), the SIGCONT that ends it.
+    let own = matches!(si.signo, libc::SIGSTOP | libc::SIGCONT)
+        && ((si.pid == own_pid && si.code == ra_syscalls::siginfo::SI_USER)
+            || si.code == ra_syscalls::siginfo::SI_KERNEL);
+    if si.signo <= 0 || si.signo == libc::SIGKILL || own {
+        return None;
+    }
+    let mut ev = Event::new(def);
+    for (name, v) in [
+        ("signo", si.signo.into()),
+        ("errno", si.errno.into()),
+        ("code", si.code.into()),
+        ("pid", si.pid.into()),
+        ("uid", si.uid.into()),
+        ("status", si.status.into()),
+        ("utime", si.utime),
+        ("stime", si.stime),
+        ("addr", si.addr as i64),
+        ("value", si.value),
+    ] {
+        ev.set_arg(name, ArgValue::Int(v));
+    }
+    ev.time_called = Some(time_ns);
+    Some(ev)
+}
+
 /// Calls that never come back (recorded at entry): `exit`, `exit_group`. (`execve` is
 /// `Ret::NoReturn` too, but returns on failure, and 0 in the new program.)
 pub(crate) fn never_returns(def: &SyscallDef) -> bool {

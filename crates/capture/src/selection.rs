@@ -52,7 +52,16 @@ impl Selection {
                         }
                     }
                 }
-                (v, chosen.defs.iter().copied().filter(pseudo).collect())
+                // Delivered signals too, as strace shows them whatever `-e trace=` says
+                // (`signal_deliver`: named or not, unless the list leaves it out by name or
+                // class, `!%signal`).
+                let mut p: Vec<&'static SyscallDef> =
+                    chosen.defs.iter().copied().filter(pseudo).collect();
+                let negated = list.trim_start().starts_with('!');
+                if !negated && !p.iter().any(|d| d.is_signal()) {
+                    p.extend(REGISTRY.iter().filter(|d| d.is_signal()));
+                }
+                (v, p)
             }
         };
         Ok(Selection { defs, pseudo: pseudos })
@@ -89,10 +98,14 @@ mod tests {
         let l = Selection::parse("openat,pwrite64").unwrap();
         assert!(l.defs().iter().any(|d| d.name == "pwrite64"));
         assert!(l.defs().iter().any(|d| d.name == "execve"), "lifecycle calls always");
-        assert_eq!(s.pseudo().len(), 3, "mmappread, mmappwrite, io_uring_op");
+        assert_eq!(s.pseudo().len(), 4, "mmappread, mmappwrite, io_uring_op, signal_deliver");
         let p = Selection::parse("mmappwrite,openat").unwrap();
-        assert_eq!(p.pseudo().iter().map(|d| d.name).collect::<Vec<_>>(), ["mmappwrite"]);
-        assert!(Selection::parse("openat").unwrap().pseudo().is_empty());
+        let names = |s: &Selection| s.pseudo().iter().map(|d| d.name).collect::<Vec<_>>();
+        assert_eq!(names(&p), ["mmappwrite", "signal_deliver"]);
+        // Signals whatever the list, as strace shows them, unless left out.
+        assert_eq!(names(&Selection::parse("openat").unwrap()), ["signal_deliver"]);
+        assert_eq!(names(&Selection::parse("%signal").unwrap()), ["signal_deliver"]);
+        assert!(names(&Selection::parse("!%signal").unwrap()).len() == 2);
         let e = Selection::parse("opnat").unwrap_err().to_string();
         assert!(e.contains("did you mean `openat`"), "{e}");
         // strace's names: classes, aliases, negation.
@@ -103,7 +116,8 @@ mod tests {
         assert!(a.defs().iter().any(|d| d.name == "lseek"));
         assert!(a.defs().iter().any(|d| d.name == "newfstatat"));
         let n = Selection::parse("!%memory").unwrap();
-        assert!(!n.defs().iter().any(|d| d.name == "mmap") && n.pseudo().is_empty());
+        assert!(!n.defs().iter().any(|d| d.name == "mmap"));
+        assert_eq!(names(&n), ["signal_deliver"]);
         assert!(Selection::parse("%mem").is_err());
     }
 }

@@ -70,8 +70,9 @@ pub struct DumpArgs {
     /// (call names as --type takes them). Fields: unique_id, time_called, time_returned,
     /// duration, pid, tid, uid, gid, call, ret, errno, errno_name, path (the file the call acts
     /// on: what a descriptor it returned or took refers to, or its path argument), fd_path and
-    /// fd_path2 (what its descriptor arguments refer to), size, fd, every argument by man-page
-    /// name and by trace field name.
+    /// fd_path2 (what its descriptor arguments refer to), size, fd, signal (a delivered
+    /// signal's name: `signal == SIGCHLD`; `--type signal_deliver` selects them all), every
+    /// argument by man-page name and by trace field name.
     #[arg(long = "where", short = 'w', value_name = "EXPR")]
     pub filter: Option<String>,
     /// Show at most this many bytes of each buffer in text output (0 = everything).
@@ -380,6 +381,7 @@ fn known_fields_of<'a>(
         "fd_path",
         "fd_path2",
         "comm",
+        "signal",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -745,6 +745,10 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
                 continue;
             }
         }
+        if ev.def.is_some_and(|d| d.is_signal()) {
+            // A delivered signal: no operation, no latency.
+            continue;
+        }
         let layer = if ev.def.is_some() { "syscall" } else { "fs" };
         let t = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
         let (called, returned) = (t(ev.time_called), t(ev.time_returned));

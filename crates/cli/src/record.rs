@@ -108,7 +108,8 @@ pub struct RecordArgs {
     /// 32-bit names such as `_llseek`), strace's classes (`%file`, `%desc`, `%network`,
     /// `%memory`, `%process`, `%signal`, `%ipc`, `%creds`, `%clock`, `%stat`, `%%stat`,
     /// `%statfs`, ...), a leading `!` for every call but those (`!%memory`). Process
-    /// lifecycle calls are always captured.
+    /// lifecycle calls are always captured; delivered signals (`signal_deliver`, dump's
+    /// `--- SIGCHLD {...} ---`) too, unless a `!` list leaves them out (`!%signal`).
     #[arg(long, default_value = "storage", value_name = "SET")]
     pub syscalls: String,
     /// Where the command runs relative to the tracer (ptrace backend; ignored with -p and by

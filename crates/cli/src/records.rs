@@ -8,7 +8,8 @@ use ra_trace::{ArgValue, Event};
 
 /// A trace event as a filter record. Fields: `unique_id`, `time_called`, `time_returned`,
 /// `duration`, `pid`, `tid`, `ppid`, `uid`, `gid`, `ret` (alias `return_value`), `errno`
-/// (number; `errno_name` gives `ENOENT`), `call` (aliases `op`, `type`, `name`), every
+/// (number; `errno_name` gives `ENOENT`), `call` (aliases `op`, `type`, `name`), `signal` (a
+/// delivered signal's name, `SIGCHLD`; null on calls), every
 /// argument by its man-page name (`fd`, `count`, `pathname`) and by its trace field name
 /// (`descriptor`, `bytes_requested`, `given_pathname`), `path` (the first path argument,
 /// without its NUL), `size` (bytes of the first data buffer), and extra fields by name. On
@@ -51,6 +52,15 @@ impl Record for EventRecord<'_> {
             }
             "call" | "op" | "type" | "name" | "syscall" => {
                 return Some(FieldValue::Bytes(Cow::Borrowed(e.name.as_bytes())))
+            }
+            // A delivered signal's name (`signal == SIGCHLD`); null on calls.
+            "signal" => {
+                let sig = e.def.filter(|d| d.is_signal()).and_then(|_| e.arg("signo")?.as_int());
+                return Some(sig.map_or(FieldValue::Null, |s| {
+                    FieldValue::Bytes(Cow::Owned(
+                        ra_trace::format::signal_name(s as i32).into_bytes(),
+                    ))
+                }));
             }
             _ => {}
         }

@@ -65,8 +65,12 @@ impl<'a> Row<'a> {
 
 /// The call's class: for now the registry's [`ra_syscalls::Class`] (file-system operations are
 /// `file`). One function, so that a finer classification replaces it in one place.
+/// A delivered signal (`signal_deliver`) is no call: its class is `signal`.
 pub fn class(ev: &Event) -> &'static str {
     use ra_syscalls::Class;
+    if ev.def.is_some_and(|d| d.is_signal()) {
+        return "signal";
+    }
     match ev.def.map(|d| d.class) {
         None => "file",
         Some(Class::File) => "file",

@@ -445,7 +445,8 @@ impl Accumulator {
         self.events += 1;
         let pid = ev.pid.unwrap_or(0);
         let comm = self.comm_of(ev, pid);
-        if !counted {
+        // A delivered signal is no call: strace -c does not count signals either.
+        if !counted || ev.def.is_some_and(|d| d.is_signal()) {
             self.step(ev, pid, comm);
             return;
         }

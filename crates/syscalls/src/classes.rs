@@ -125,23 +125,22 @@ pub fn is_known_syscall(name: &str) -> bool {
 
 impl SyscallDef {
     /// strace's classes of this call. Re-Animator's page records of mappings
-    /// (`mmappread`, `mmappwrite`, no syscall) are in `mmap`'s.
+    /// (`mmappread`, `mmappwrite`, no syscall) are in `mmap`'s; a delivered signal
+    /// (`signal_deliver`) is in `%signal` alone.
     pub fn classes(&'static self) -> CallClasses {
         static BY_ENTRY: OnceLock<Vec<CallClasses>> = OnceLock::new();
-        let table = BY_ENTRY.get_or_init(|| {
-            REGISTRY
-                .iter()
-                .map(|d| {
-                    let name = if d.is_pseudo() { "mmap" } else { d.name };
-                    strace_classes(name).unwrap_or_default()
-                })
-                .collect()
-        });
+        let of = |d: &SyscallDef| {
+            if d.is_signal() {
+                CallClasses::SIGNAL
+            } else {
+                strace_classes(if d.is_pseudo() { "mmap" } else { d.name }).unwrap_or_default()
+            }
+        };
+        let table = BY_ENTRY.get_or_init(|| REGISTRY.iter().map(of).collect());
         match REGISTRY.iter().position(|d| std::ptr::eq(d, self)) {
             Some(i) => table[i],
             // A copy of an entry, not the entry itself.
-            None => strace_classes(if self.is_pseudo() { "mmap" } else { self.name })
-                .unwrap_or_default(),
+            None => of(self),
         }
     }
 }

@@ -124,6 +124,9 @@ const fn strings(name: &'static str, field: &'static str) -> Arg {
     arg(name, ArgKind::StrArray, field)
 }
 
+/// The pseudo-call of a signal delivered to a traced thread ([`SyscallDef::is_signal`]).
+pub const SIGNAL_DELIVER: &str = "signal_deliver";
+
 // ---- entry helpers -------------------------------------------------------------------------
 
 /// A call in Re-Animator's schema: `trace` is its type name there.
@@ -882,4 +885,17 @@ pub static REGISTRY: &[SyscallDef] = &[
     new("getpid", Other, Skip, Pid, "pid_t getpid(void);", &[]),
     new("getppid", Other, Skip, Pid, "pid_t getppid(void);", &[]),
     new("gettid", Other, Skip, Pid, "pid_t gettid(void);", &[]),
+    // (Last: the columns it adds come after every call's in exported tables.)
+    // A signal delivered to a traced thread (no syscall: the recorders synthesize it, ptrace at
+    // the signal-delivery-stop, eBPF from the `signal_deliver` tracepoint). Its columns are the
+    // `siginfo_t` members strace shows; those the signal's `si_code` does not carry are 0.
+    // Replay issues nothing for it (docs/TRACE_FORMAT.md 4.4).
+    new(SIGNAL_DELIVER, Process, Skip, Status,
+        "void signal_deliver(int signo, int errno, int code, pid_t pid, uid_t uid, int status, \
+         long utime, long stime, void *addr, int value); /* pseudo-call */",
+        &[int("signo", "signal_number"), int("errno", "signal_errno"),
+          int("code", "signal_code"), pid("pid", "sender_pid"),
+          means(int("uid", "sender_uid"), Meaning::Uid), int("status", "child_status"),
+          int("utime", "child_utime"), int("stime", "child_stime"),
+          addr("addr", "fault_address"), int("value", "signal_value")]),
 ];

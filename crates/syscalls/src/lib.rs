@@ -14,6 +14,7 @@ mod defs;
 pub mod flags;
 mod ioclass;
 pub mod uring;
+pub mod siginfo;
 pub use ioclass::{io_class, IoClass};
 mod width;
 pub use width::Width;
@@ -22,7 +23,7 @@ pub use classes::{
     call_named, class_members, is_known_syscall, CallClasses, SelectError, Selection,
 };
 
-pub use defs::REGISTRY;
+pub use defs::{REGISTRY, SIGNAL_DELIVER};
 
 /// How a call is replayed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -508,6 +509,14 @@ impl SyscallDef {
     /// synthesizes, with no syscall number.
     pub fn is_pseudo(&self) -> bool {
         arch::X86_64.number(self.name).is_none() && arch::AARCH64.number(self.name).is_none()
+    }
+
+    /// True for the record of a signal delivered to a traced thread (`signal_deliver`, a
+    /// pseudo-call): no system call, so `stats`, `profile` and `export`'s call tables leave it
+    /// out (as `strace -c` does), `dump` shows it as strace's `--- SIGCHLD {...} ---` line, and
+    /// replay issues nothing for it.
+    pub fn is_signal(&self) -> bool {
+        self.name == defs::SIGNAL_DELIVER
     }
 
     /// Arguments of an in-schema call whose `field` is not a column of Re-Animator's type

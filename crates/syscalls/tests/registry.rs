@@ -9,7 +9,7 @@ use ra_syscalls::{flags, lookup, ArgKind, Class, Handler, Len, ReplayPolicy, Ret
 /// Re-Animator types with no x86_64 syscall: glibc implements recv/send with recvfrom/sendto.
 const RA_WITHOUT_SYSCALL: &[&str] = &["recv", "send"];
 /// Re-Animator's pseudo-calls (events the tracer synthesizes, no syscall number).
-const PSEUDO: &[&str] = &["mmappread", "mmappwrite", "io_uring_op"];
+const PSEUDO: &[&str] = &["mmappread", "mmappwrite", "io_uring_op", "signal_deliver"];
 /// (call, arg) of in-schema calls whose field is an extension column Re-Animator lacks.
 const EXTENSIONS: &[(&str, &str)] = &[
     ("sync_file_range", "nbytes"),
@@ -245,11 +245,19 @@ fn every_syscall_has_a_number() {
         if d.is_pseudo() != pseudo {
             errors.push(format!("{}: is_pseudo() = {}", d.name, d.is_pseudo()));
         }
-        // Page records are Memory; io_uring requests are the File I/O they do.
-        let class_ok = d.class == Class::Memory
-            || d.replay.handler() == Some(ra_syscalls::Handler::UringOp) && d.class == Class::File;
-        if pseudo && (!class_ok || !d.replay.is_reissue()) {
-            errors.push(format!("{}: pseudo-calls are Memory/Reissue (io_uring_op File)", d.name));
+        // Page records replay as I/O (Memory); io_uring requests are the File I/O they do; a
+        // delivered signal is Process/Skip (nothing to issue).
+        let uring = d.replay.handler() == Some(ra_syscalls::Handler::UringOp);
+        let page = pseudo && !d.is_signal() && !uring;
+        if page && (d.class != Class::Memory || !d.replay.is_reissue()) {
+            errors.push(format!("{}: page pseudo-calls are Memory/Reissue", d.name));
+        }
+        if pseudo && uring && (d.class != Class::File || !d.replay.is_reissue()) {
+            errors.push(format!("{}: the io_uring pseudo-call is File/Reissue", d.name));
+        }
+        if d.is_signal() && (!pseudo || d.class != Class::Process || d.replay != ReplayPolicy::Skip)
+        {
+            errors.push(format!("{}: the signal pseudo-call is Process/Skip", d.name));
         }
     }
     check("syscall numbers", errors);

@@ -50,6 +50,8 @@
  *   mmappread, mmappwrite   Re-Animator pseudo-calls (loads/stores through a file mapping,
  *                           synthesized by a tracer): no syscall number, cannot be called.
  *   io_uring_op             an io_uring request (pseudo-call): c/uring.c makes them.
+ *   signal_deliver          a delivered signal (a record, no call; the children's SIGCHLD
+ *                           are recorded and left out of the comparison).
  * Everything else is made, the dangerous ones in forked children: chroot (clone child, which
  * then exits), setsid/setpgid (fork child), execve (fork child, execs /usr/bin/true; plus a
  * failing execve in the parent), execveat (clone3 child), exit (vfork child),

@@ -357,6 +357,89 @@ pub fn format_event(ev: &Event, o: &FormatOptions) -> String {
 /// [`format_event`], each descriptor followed by what it refers to as `strace -y` shows it
 /// (`read(3</etc/hostname>, ...`, `= 3</etc/hostname>`), from `fds`
 /// ([`crate::fileio::FileIoTracker::event_fds`]).
+/// A signal's name as strace gives it: `SIGCHLD`, real-time signals `SIGRT_N` (signal 32 + N).
+pub fn signal_name(sig: i32) -> String {
+    match sig {
+        32..=64 => format!("SIGRT_{}", sig - 32),
+        _ => ra_syscalls::flags::SIGNAL.format(sig as u64),
+    }
+}
+
+/// A delivered signal (`signal_deliver`) as strace shows it:
+/// `--- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=1234, si_uid=0, si_status=0,
+/// si_utime=0, si_stime=0} ---`, the members its `si_code` carries
+/// ([`ra_syscalls::siginfo::layout`]).
+pub fn signal_line(ev: &Event) -> String {
+    use ra_syscalls::siginfo::{code_name, layout, Layout};
+    let int = |n: &str| ev.arg(n).and_then(ArgValue::as_int).unwrap_or(0);
+    let signo = int("signo") as i32;
+    let code = int("code") as i32;
+    let name = signal_name(signo);
+    let mut s = format!("--- {name} {{si_signo={name}, si_code=");
+    match code_name(signo, code) {
+        Some(c) => s.push_str(c),
+        None => {
+            let _ = write!(s, "{code}");
+        }
+    }
+    let errno = int("errno") as i32;
+    if errno != 0 {
+        match errno_name(errno) {
+            Some(e) => {
+                let _ = write!(s, ", si_errno={e}");
+            }
+            None => {
+                let _ = write!(s, ", si_errno={errno}");
+            }
+        }
+    }
+    let sender = |s: &mut String| {
+        let _ = write!(s, ", si_pid={}, si_uid={}", int("pid"), int("uid"));
+    };
+    let value = |s: &mut String| {
+        let v = int("value");
+        let _ = write!(s, ", si_int={}, si_ptr={:#x}", v as i32, v as u64);
+    };
+    let addr = |s: &mut String, what: &str| match int("addr") as u64 {
+        0 => {
+            let _ = write!(s, ", {what}=NULL");
+        }
+        a => {
+            let _ = write!(s, ", {what}={a:#x}");
+        }
+    };
+    match layout(signo, code) {
+        Layout::Plain => {}
+        Layout::Kill => sender(&mut s),
+        Layout::Rt => {
+            sender(&mut s);
+            value(&mut s);
+        }
+        Layout::Timer => value(&mut s),
+        Layout::Chld => {
+            sender(&mut s);
+            let status = int("status");
+            // CLD_EXITED: the exit status; the others: the signal that ended or stopped it.
+            if code == 1 {
+                let _ = write!(s, ", si_status={status}");
+            } else {
+                let _ = write!(s, ", si_status={}", signal_name(status as i32));
+            }
+            let _ = write!(s, ", si_utime={}, si_stime={}", int("utime"), int("stime"));
+        }
+        Layout::Fault => addr(&mut s, "si_addr"),
+        Layout::Poll => {
+            let _ = write!(s, ", si_band={}", int("value"));
+        }
+        Layout::Sys => {
+            addr(&mut s, "si_call_addr");
+            let _ = write!(s, ", si_syscall={}", int("value"));
+        }
+    }
+    s.push_str("} ---");
+    s
+}
+
 pub fn format_event_fds(
     ev: &Event,
     o: &FormatOptions,
@@ -382,6 +465,10 @@ pub fn format_event_fds(
             let _ = write!(s, "[{p}] ");
         }
         (None, None) => s.push_str("[?] "),
+    }
+    if ev.def.is_some_and(|d| d.is_signal()) {
+        s.push_str(&signal_line(ev));
+        return s;
     }
     let uring = ev.def.is_some_and(|d| d.replay.handler() == Some(ra_syscalls::Handler::UringOp));
     if uring {

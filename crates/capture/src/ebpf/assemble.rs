@@ -371,6 +371,11 @@ impl Assembler {
     }
 
     /// A page record: an `mmappread` or `mmappwrite` event.
+    /// A ring timestamp (CLOCK_MONOTONIC) as wall-clock nanoseconds.
+    pub fn wall(&self, mono_ns: u64) -> i64 {
+        self.clock.wall(mono_ns)
+    }
+
     pub fn page(&mut self, p: &PageRec<'_>) -> Option<Event> {
         let name = if p.flags & PG_WRITE != 0 { "mmappwrite" } else { "mmappread" };
         let def = ra_syscalls::lookup(name)?;

@@ -19,7 +19,9 @@ pub const LOST_MMAP_READ_UNSEEN: u32 = MAX_NR as u32 + 2;
 pub const LOST_MMAP_WRITE_UNSEEN: u32 = MAX_NR as u32 + 3;
 /// io_uring operations whose record did not fit the ring.
 pub const LOST_URING: u32 = MAX_NR as u32 + 4;
-pub const LOST_SLOTS: u32 = MAX_NR as u32 + 5;
+/// signal_deliver records that found the ring full.
+pub const LOST_SIGNAL: u32 = MAX_NR as u32 + 5;
+pub const LOST_SLOTS: u32 = MAX_NR as u32 + 6;
 
 pub const AK_SCALAR: u8 = 0;
 pub const AK_STR: u8 = 1;
@@ -88,6 +90,12 @@ pub const UF_MORE: u32 = 32;
 pub const REC_URING_SIZE: usize = 152;
 /// `struct rec_uring_data`.
 pub const REC_URING_DATA_SIZE: usize = 32;
+/// A signal delivered to a target thread (`struct rec_signal`).
+pub const RK_SIGNAL: u32 = 9;
+/// `rec_signal.flags`: ignored as it was sent, never delivered (a traced thread stops for it).
+pub const SG_IGNORED: u32 = 1;
+/// `rec_signal.flags`: fatal as it was sent; the kernel ends the group (each thread SIGKILL).
+pub const SG_FATAL: u32 = 2;
 
 pub const PG_READ: u32 = 1;
 pub const PG_WRITE: u32 = 2;
@@ -227,6 +235,18 @@ pub const REC_CALL_SIZE: usize = 216;
 pub const REC_DATA_SIZE: usize = 56;
 pub const REC_TASK_SIZE: usize = 24;
 pub const REC_PAGE_SIZE: usize = 56;
+pub const REC_SIGNAL_SIZE: usize = 72;
+
+/// `struct rec_signal`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignalRec<'a> {
+    pub tid: u32,
+    pub tgid: u32,
+    pub flags: u32,
+    pub ts: u64,
+    /// The kernel's `struct kernel_siginfo`.
+    pub info: &'a [u8],
+}
 
 /// `struct rec_page` with its payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -321,6 +341,7 @@ pub enum Record<'a> {
     Page(PageRec<'a>),
     Uring(Box<UringRec>),
     UringData(UringDataRec<'a>),
+    Signal(SignalRec<'a>),
 }
 
 /// The fields of a `rec_call` at the start of `b` (at least REC_CALL_SIZE bytes).
@@ -440,6 +461,13 @@ pub fn parse(b: &[u8]) -> Option<Record<'_>> {
                 payload: b.get(REC_URING_DATA_SIZE..REC_URING_DATA_SIZE + len)?,
             }))
         }
+        RK_SIGNAL if b.len() >= REC_SIGNAL_SIZE => Some(Record::Signal(SignalRec {
+            tid: u32_at(b, 4),
+            tgid: u32_at(b, 8),
+            flags: u32_at(b, 12),
+            ts: u64_at(b, 16),
+            info: &b[24..REC_SIGNAL_SIZE],
+        })),
         k @ (RK_FORK | RK_EXIT | RK_STOP) if b.len() >= REC_TASK_SIZE => {
             let t = TaskRec {
                 tid: u32_at(b, 4),
@@ -532,6 +560,20 @@ impl Stats {
 mod tests {
     use super::super::skel::types;
     use super::*;
+
+    #[test]
+    fn parses_a_signal_record() {
+        let mut b = vec![0u8; REC_SIGNAL_SIZE];
+        b[0..4].copy_from_slice(&RK_SIGNAL.to_le_bytes());
+        b[4..8].copy_from_slice(&7u32.to_le_bytes());
+        b[8..12].copy_from_slice(&5u32.to_le_bytes());
+        b[12..16].copy_from_slice(&SG_IGNORED.to_le_bytes());
+        b[16..24].copy_from_slice(&99u64.to_le_bytes());
+        b[24..28].copy_from_slice(&17i32.to_le_bytes());
+        let Some(Record::Signal(r)) = parse(&b) else { panic!("not parsed as RK_SIGNAL") };
+        assert_eq!((r.tid, r.tgid, r.flags, r.ts, r.info.len(), r.info[0]), (7, 5, 1, 99, 48, 17));
+        assert!(parse(&b[..REC_SIGNAL_SIZE - 1]).is_none(), "short");
+    }
 
     #[test]
     fn sizes_match_the_bpf_program() {

@@ -44,7 +44,7 @@ use libbpf_rs::{MapCore, MapFlags, OpenObject, RingBufferBuilder};
 use self::assemble::{Assembler, Clock};
 use self::layout::{
     LostSlot, Record, Stats, LOST_MMAP_READ, LOST_MMAP_READ_UNSEEN, LOST_MMAP_WRITE,
-    LOST_MMAP_WRITE_UNSEEN, LOST_SLOTS,
+    LOST_MMAP_WRITE_UNSEEN, LOST_SIGNAL, LOST_SLOTS,
 };
 use crate::common::{inherited_fds, proc_info, resolve, synthetic_fds};
 use crate::sink::{LostBatch, TraceSink};
@@ -198,6 +198,8 @@ struct Params {
     use_cgroup: bool,
     mmap_pages: bool,
     mmap_private: bool,
+    /// Delivered signals (`signal_deliver`): the signal tracepoints load only then.
+    signals: bool,
 }
 
 impl Params {
@@ -207,7 +209,8 @@ impl Params {
             data_none: opts.data == DataMode::None,
             throttle: cfg.loss == LossPolicy::Throttle,
             use_cgroup: matches!(target, Target::Cgroup(_)),
-            mmap_pages: !opts.selection.pseudo().is_empty(),
+            mmap_pages: opts.selection.pseudo().iter().any(|d| !d.is_signal()),
+            signals: opts.selection.pseudo().iter().any(|d| d.is_signal()),
             mmap_private: opts.mmap_private,
         }
     }
@@ -222,6 +225,7 @@ impl Default for Params {
             use_cgroup: false,
             mmap_pages: true,
             mmap_private: false,
+            signals: true,
         }
     }
 }
@@ -252,11 +256,14 @@ fn load<'obj>(
     ro.mmap_pages = u32::from(p.mmap_pages);
     ro.mmap_private = u32::from(p.mmap_pages && p.mmap_private);
     ro.noop = u32::from(noop_requested());
+    ro.signals = u32::from(p.signals);
     // Without mmap page records the page-fault tracepoints stay off altogether.
     open.progs.on_page_fault.set_autoload(p.mmap_pages);
     open.progs.on_page_fault_kernel.set_autoload(p.mmap_pages);
     open.progs.on_map_pages.set_autoload(p.mmap_pages);
     open.progs.on_exec.set_autoload(p.mmap_pages);
+    open.progs.on_signal_deliver.set_autoload(p.signals);
+    open.progs.on_signal_generate.set_autoload(p.signals);
     open.load().map_err(|e| fail("load", e))
 }
 
@@ -587,6 +594,14 @@ impl State<'_> {
                     }
                 }
             }
+            Some(Record::Signal(r)) => {
+                let t = self.asm.wall(r.ts);
+                let own = std::process::id() as i32;
+                if let Some(mut ev) = crate::common::signal_event(&self.selection, r.info, own, t) {
+                    self.asm.stamp(&mut ev, r.tgid, r.tid);
+                    return self.emit(ev);
+                }
+            }
             Some(Record::Call(c)) => return self.call(&c),
             Some(Record::CallData(c, d)) => {
                 self.asm.chunk(&d, d.payload, false);
@@ -696,6 +711,7 @@ fn slot_name(asm_names: &[Option<&'static str>], slot: u32) -> String {
         LOST_MMAP_READ | LOST_MMAP_READ_UNSEEN => "mmappread".into(),
         LOST_MMAP_WRITE | LOST_MMAP_WRITE_UNSEEN => "mmappwrite".into(),
         layout::LOST_URING => "io_uring_op".into(),
+        LOST_SIGNAL => ra_syscalls::SIGNAL_DELIVER.into(),
         s => asm_names.get(s as usize).copied().flatten().unwrap_or("").into(),
     }
 }

@@ -28,8 +28,8 @@ use ra_trace::{ArgValue, Event, IovValue};
 
 use crate::common::{
     add_copied_data, deref_len_args, generated_exit, hash_bulk, inherited_fds, is_bulk,
-    kernel_args, never_returns, now_ns, proc_info, resolve, stamp, struct_size, synthetic_fds,
-    ProcInfo, Xarg,
+    kernel_args, never_returns, now_ns, proc_info, resolve, signal_event, stamp, struct_size,
+    synthetic_fds, ProcInfo, Xarg,
 };
 use crate::sink::TraceSink;
 use crate::{Backend, Capabilities, DataMode, Error, Result, Selection, Target, Unavailable};
@@ -681,6 +681,18 @@ impl<'a> Tracer<'a> {
         Ok(())
     }
 
+    /// A signal-delivery-stop of `tid`: the signal's record (`signal_deliver`), when the
+    /// selection has it.
+    fn on_signal(&mut self, tid: Pid) {
+        let info = self.thread(tid).info;
+        let Ok(raw) = sys::get_siginfo(tid) else { return };
+        let own = std::process::id() as Pid;
+        if let Some(mut ev) = signal_event(&self.opts.selection, &raw, own, now_ns()) {
+            stamp(&mut ev, tid, info);
+            self.emit(ev);
+        }
+    }
+
     fn on_gone(&mut self, tid: Pid, status: i32) -> Result<()> {
         // (Only a fork event racing with the exit needs this: bounded, not a history.)
         if self.ended.len() >= 65_536 {
@@ -811,7 +823,9 @@ impl<'a> Tracer<'a> {
             {
                 self.resume(tid, 0);
             } else {
-                self.thread(tid);
+                // A signal-delivery-stop: the signal is the program's (the tracer's own
+                // SIGSTOPs are the first stops above).
+                self.on_signal(tid);
                 self.resume(tid, sig);
             }
         }

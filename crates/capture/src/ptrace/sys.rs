@@ -95,6 +95,17 @@ pub fn is_group_stop(pid: Pid) -> bool {
     r == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
 }
 
+/// The `siginfo_t` of the signal a thread is stopped at (a signal-delivery-stop), as the
+/// kernel's bytes (128).
+pub fn get_siginfo(pid: Pid) -> io::Result<[u8; 128]> {
+    let mut raw = [0u8; 128];
+    const _: () = assert!(std::mem::size_of::<libc::siginfo_t>() == 128);
+    // SAFETY: the kernel writes one siginfo_t (128 bytes) into `raw`, which is that large.
+    let r = unsafe { libc::ptrace(libc::PTRACE_GETSIGINFO, pid, 0usize, raw.as_mut_ptr()) };
+    check(r, "PTRACE_GETSIGINFO")?;
+    Ok(raw)
+}
+
 fn unsafe_zeroed_siginfo() -> libc::siginfo_t {
     // SAFETY: siginfo_t is a plain C struct for which all-zero bytes is a valid value.
     unsafe { std::mem::zeroed() }

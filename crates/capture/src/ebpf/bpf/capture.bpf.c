@@ -59,6 +59,7 @@ const volatile __u32 use_cgroup = 0;     /* targets = the tasks under cgroups[0]
 const volatile __u32 self_tgid = 0;      /* never traced (the recorder) */
 const volatile __u32 mmap_pages = 0;     /* record mmappread / mmappwrite pages */
 const volatile __u32 mmap_private = 0;   /* --mmap-private: reads of private file mappings too */
+const volatile __u32 signals = 0;        /* record delivered signals (RK_SIGNAL) */
 /* Benchmarks only (REANIMATOR_BPF_NOOP=1): sys_enter and sys_exit return at once, recording
  * nothing: what the two syscall tracepoints cost with programs attached, the floor of any
  * tracer built on them. (Read-only data: when 0, the verifier removes the test.) */
@@ -2578,6 +2579,90 @@ int BPF_PROG(on_task_exit, struct task_struct *t, bool group_dead)
 			bpf_map_delete_elem(&targets, &tgid);
 		__sync_fetch_and_add(&live_procs, -1);
 	}
+	return 0;
+}
+
+struct kernel_siginfo;
+struct k_sigaction;
+
+/* RK_SIGNAL for signal `sig` of thread `t`; `info` the kernel's siginfo, or SEND_SIG_NOINFO (0:
+ * sent by the current task, SI_USER) or SEND_SIG_PRIV (1: by the kernel, SI_KERNEL). */
+static __always_inline void emit_signal(struct task_struct *t, int sig, void *info, __u32 flags)
+{
+	struct rec_signal *r;
+	__u64 *w;
+
+	if (!signals || noop || sig == SIGKILL)
+		return;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		account_lost(LOST_SIGNAL, 0);
+		return;
+	}
+	r->kind = RK_SIGNAL;
+	r->tid = t->pid;
+	r->tgid = t->tgid;
+	r->flags = flags;
+	r->ts = bpf_ktime_get_ns();
+	w = (__u64 *)r->info;
+	for (int i = 0; i < 6; i++)
+		w[i] = 0;
+	if ((unsigned long)info > 1) {
+		bpf_probe_read_kernel(r->info, sizeof(r->info), info);
+	} else {
+		__u32 *v = (__u32 *)r->info;
+
+		v[0] = sig;
+		if (info) {
+			v[2] = 0x80; /* SI_KERNEL */
+		} else {
+			v[4] = bpf_get_current_pid_tgid() >> 32;
+			v[5] = (__u32)bpf_get_current_uid_gid();
+		}
+	}
+	bpf_ringbuf_submit(r, 0);
+}
+
+/* A signal the thread takes now (after its system call's sys_exit, before user code runs). */
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(on_signal_deliver, int sig, struct kernel_siginfo *info, struct k_sigaction *ka)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if (!signals || !is_target(t->tgid))
+		return 0;
+	emit_signal(t, sig, info, 0);
+	return 0;
+}
+
+#define TRACE_SIGNAL_DELIVERED 0
+#define TRACE_SIGNAL_IGNORED 1
+#define SIGNAL_GROUP_EXIT 0x00000004
+
+/* Signals sent to a target thread that signal_deliver never sees, though a traced thread stops
+ * for them and strace shows them: one the kernel drops at once as ignored (SIGCHLD, SIGWINCH
+ * without a handler; SG_IGNORED), and a fatal one (SIGTERM without a handler) that the kernel
+ * turns into the group's exit as it is sent (complete_signal: each thread then takes SIGKILL).
+ * Signals to a group already exiting are dropped (ignored) and left out. (Not in cgroup mode:
+ * the target is not the current task.) */
+SEC("tp_btf/signal_generate")
+int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo *info, struct task_struct *task,
+	     int group, int result)
+{
+	__u32 tgid;
+
+	if (!signals || result > TRACE_SIGNAL_IGNORED || use_cgroup)
+		return 0;
+	tgid = task->tgid;
+	if (tgid == self_tgid || !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	struct signal_struct *sg = task->signal;
+	int dying = sg && (sg->flags & SIGNAL_GROUP_EXIT);
+
+	if (result == TRACE_SIGNAL_IGNORED && !dying)
+		emit_signal(task, sig, info, SG_IGNORED);
+	else if (result == TRACE_SIGNAL_DELIVERED && dying && sg->group_exit_code == sig)
+		emit_signal(task, sig, info, SG_FATAL);
 	return 0;
 }
 

@@ -27,7 +27,8 @@
 #define LOST_MMAP_READ_UNSEEN (MAX_NR + 2)
 #define LOST_MMAP_WRITE_UNSEEN (MAX_NR + 3)
 #define LOST_URING (MAX_NR + 4) /* io_uring operations whose record did not fit the ring */
-#define LOST_SLOTS (MAX_NR + 5)
+#define LOST_SIGNAL (MAX_NR + 5) /* lost-table index of signal_deliver (ring full) */
+#define LOST_SLOTS (MAX_NR + 6)
 
 /* struct arg_rule.kind */
 #define AK_SCALAR 0  /* a register value; nothing to copy */
@@ -100,6 +101,7 @@ struct syscall_rule {
 #define RK_STOP 7 /* throttle: a process was just stopped (a wake-up for the consumer) */
 #define RK_CALL1 8 /* a call with exactly one data chunk: struct rec_call, then an RK_DATA
                       record (struct rec_data and its payload), in one ring record */
+#define RK_SIGNAL 9 /* a signal delivered to a target thread: struct rec_signal */
 
 /* struct rec_data.flags */
 #define DF_END 1   /* AK_STR / AK_STRV: this chunk ends the string (its NUL is included) */
@@ -206,6 +208,24 @@ struct rec_page {
 	__u64 ino;
 	__u32 dev;
 	__u32 len;
+};
+
+/* struct rec_signal.flags */
+#define SG_IGNORED 1 /* dropped by the kernel as it was sent (ignored, not blocked): never
+                      * delivered, though a traced thread (ptrace, strace) stops for it */
+#define SG_FATAL 2   /* fatal as it was sent (no handler): the kernel ends the group at once
+                      * (each thread takes SIGKILL), never delivered as itself */
+
+/* RK_SIGNAL: a signal delivered to a target thread (tp_btf/signal_deliver, in the thread), or
+ * sent to it and ignored or fatal at once (tp_btf/signal_generate, SG_IGNORED, SG_FATAL).
+ * SIGKILL is not recorded (the thread's end says it). */
+struct rec_signal {
+	__u32 kind;
+	__u32 tid;
+	__u32 tgid;
+	__u32 flags;
+	__u64 ts;       /* CLOCK_MONOTONIC */
+	__u8 info[48];  /* struct kernel_siginfo */
 };
 
 /* Per-CPU loss counters, by syscall number (and LOST_MMAP_*). */

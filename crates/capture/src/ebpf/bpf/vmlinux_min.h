@@ -109,6 +109,8 @@ typedef struct {
 struct signal_struct {
 	atomic_t live;
 	struct pid *pids[4];
+	int group_exit_code; /* signal_generate: the fatal signal that ends the group */
+	unsigned int flags;  /* SIGNAL_GROUP_EXIT */
 };
 
 struct thread_info {
