@@ -119,6 +119,7 @@ pub const FACTS: &[(&str, FactRule)] = {
         // and how many requests came over io_uring rings.
         ("fs_transport", Keep),
         ("fs_uring_requests", Keep),
+        ("fs_sync", Keep),
         // A network sender's spill file (docs/NETWORK.md).
         ("spill_stream_offset", Keep),
         ("spill_reason", Removed),
