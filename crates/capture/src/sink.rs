@@ -66,6 +66,11 @@ pub struct TraceSink {
     held_bytes: usize,
     /// The same, by creating thread.
     creators: IdMap<i32, Vec<i32>>,
+    /// Signals of a creating thread whose children are held, written after them: the
+    /// kernel makes a vfork child's exit SIGCHLD (`signal_generate`, in the child's context)
+    /// before the parent's vfork returns, and that record must not release the child's
+    /// calls ahead of the vfork.
+    after_kids: IdMap<i32, Vec<Event>>,
     /// `record --print`'s thread, ended after the writer's.
     printer: Option<ra_trace::live::LivePrinter>,
 }
@@ -190,6 +195,7 @@ impl TraceSink {
             held: IdMap::default(),
             held_bytes: 0,
             creators: IdMap::default(),
+            after_kids: IdMap::default(),
             printer,
         })
     }
@@ -216,6 +222,15 @@ impl TraceSink {
                 return Ok(());
             }
             return self.release(tid);
+        }
+        if e.def.is_some_and(|d| d.is_signal())
+            && self.creators.get(&tid).is_some_and(|kids| !kids.is_empty())
+        {
+            let q = self.after_kids.entry(tid).or_default();
+            if q.len() < HOLD_MAX {
+                q.push(e);
+                return Ok(());
+            }
         }
         self.queue(e)?;
         self.release_children(tid)
@@ -255,9 +270,11 @@ impl TraceSink {
     }
 
     fn release_children(&mut self, creator: i32) -> Result<()> {
-        let Some(kids) = self.creators.remove(&creator) else { return Ok(()) };
-        for k in kids {
+        for k in self.creators.remove(&creator).unwrap_or_default() {
             self.release(k)?;
+        }
+        for e in self.after_kids.remove(&creator).unwrap_or_default() {
+            self.queue(e)?;
         }
         Ok(())
     }
@@ -272,6 +289,10 @@ impl TraceSink {
             .map(|(&k, _)| k)
         {
             self.release(k)?;
+        }
+        let creators: Vec<i32> = self.after_kids.keys().copied().collect();
+        for c in creators {
+            self.release_children(c)?;
         }
         Ok(())
     }
