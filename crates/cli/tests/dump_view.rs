@@ -6,13 +6,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use ra_testkit::{backend, both_backends, have_program};
 use serde_json::Value as Json;
 
-use common::bin;
+use common::{bin, dump, ok, record};
 
 both_backends!(
     sqlite3_descriptors_name_the_database_file,
@@ -24,29 +24,6 @@ both_backends!(
 fn scratch(name: &str) -> PathBuf {
     let d = ra_testkit::backend_scratch_dir("view", name);
     d.canonicalize().unwrap()
-}
-
-fn ok(o: Output, what: &str) -> String {
-    assert!(o.status.success(), "{what}: {:?}: {}", o.status, String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap_or_else(|e| panic!("{what}: not UTF-8: {e}"))
-}
-
-/// `reanimator record` of `cmd` in `cwd` with the current backend and `extra` options.
-fn record(trace: &Path, cwd: &Path, extra: &[&str], cmd: &[&str]) -> Output {
-    bin()
-        .args(["record", "-q", "--backend", backend(), "-o"])
-        .arg(trace)
-        .args(extra)
-        .arg("--")
-        .args(cmd)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn dump(trace: &Path, args: &[&str]) -> String {
-    ok(bin().arg("dump").arg(trace).args(args).output().unwrap(), &format!("dump {args:?}"))
 }
 
 fn jsonl(trace: &Path, args: &[&str]) -> Vec<Json> {

@@ -8,12 +8,12 @@ mod common;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use ra_testkit::{backend, both_backends, have_program};
+use ra_testkit::{both_backends, have_program};
 use serde_json::Value as Json;
 
-use common::bin;
+use common::{bin, dump, ok, record};
 
 both_backends!(
     sh_wait_gets_sigchld_as_strace_shows_it,
@@ -24,28 +24,6 @@ both_backends!(
 
 fn scratch(name: &str) -> PathBuf {
     ra_testkit::backend_scratch_dir("signals", name).canonicalize().unwrap()
-}
-
-fn ok(o: Output, what: &str) -> String {
-    assert!(o.status.success(), "{what}: {:?}: {}", o.status, String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
-}
-
-fn record(trace: &Path, cwd: &Path, extra: &[&str], cmd: &[&str]) -> Output {
-    bin()
-        .args(["record", "-q", "--backend", backend(), "-o"])
-        .arg(trace)
-        .args(extra)
-        .arg("--")
-        .args(cmd)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn dump(trace: &Path, args: &[&str]) -> String {
-    ok(bin().arg("dump").arg(trace).args(args).output().unwrap(), &format!("dump {args:?}"))
 }
 
 /// The signal lines of a dump (`--- SIG... ---`), each without its id and time.

@@ -6,11 +6,36 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 
 /// The `reanimator` binary under test.
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_reanimator"))
+}
+
+/// The standard output of a command that must have succeeded (`what` names it in the panic).
+pub fn ok(o: Output, what: &str) -> String {
+    assert!(o.status.success(), "{what}: {:?}: {}", o.status, String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap_or_else(|e| panic!("{what}: not UTF-8: {e}"))
+}
+
+/// `reanimator record` of `cmd` in `cwd` with the current backend and `extra` options.
+pub fn record(trace: &Path, cwd: &Path, extra: &[&str], cmd: &[&str]) -> Output {
+    bin()
+        .args(["record", "-q", "--backend", ra_testkit::backend(), "-o"])
+        .arg(trace)
+        .args(extra)
+        .arg("--")
+        .args(cmd)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// `reanimator dump TRACE ARGS...`, which must succeed: its output.
+pub fn dump(trace: &Path, args: &[&str]) -> String {
+    ok(bin().arg("dump").arg(trace).args(args).output().unwrap(), &format!("dump {args:?}"))
 }
 
 /// `reanimator keygen PATH`, which must succeed; returns PATH.
