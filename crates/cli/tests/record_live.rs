@@ -140,15 +140,7 @@ fn print_to_an_output_nobody_reads_never_holds_the_recording() {
         return;
     }
     let d = ra_testkit::case_dir("live-stuck", "python3");
-    let fifo = d.join("fifo");
-    let made = Command::new("mkfifo").arg("-m600").arg(&fifo).status().unwrap();
-    assert!(made.success());
-    // Opened for reading (so the recorder's open for writing succeeds), never read.
-    let _reader = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(&fifo)
-        .unwrap();
+    let _reader = unread_fifo(&d);
     let child = record(&d)
         .args(["--json", "--print=fifo", "-o", "t.ds", "--", "python3", "-c"])
         .arg("import os\nfor i in range(20000): os.stat('/')")
@@ -170,6 +162,19 @@ fn print_to_an_output_nobody_reads_never_holds_the_recording() {
         events.len() as u64
     );
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A FIFO `DIR/fifo` opened for reading (so the recorder's open for writing succeeds) and
+/// never read: keep the returned file while the recording runs.
+fn unread_fifo(d: &Path) -> std::fs::File {
+    let fifo = d.join("fifo");
+    let made = Command::new("mkfifo").arg("-m600").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(&fifo)
+        .unwrap()
 }
 
 /// The child's output once it exits; killed (and the test failed) when it runs past
@@ -195,14 +200,7 @@ fn ctrl_c_ends_a_printing_recording_within_seconds() {
         return;
     }
     let d = ra_testkit::case_dir("live-ctrlc", "python3");
-    let fifo = d.join("fifo");
-    let made = Command::new("mkfifo").arg("-m600").arg(&fifo).status().unwrap();
-    assert!(made.success());
-    let _reader = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(&fifo)
-        .unwrap();
+    let _reader = unread_fifo(&d);
     let child = record(&d)
         .args(["-q", "--print=fifo", "-o", "t.ds", "--", "python3", "-c"])
         .arg("import os, time\nwhile True: os.stat('/')")
