@@ -386,13 +386,22 @@ pub fn escape_bytes(p: &[u8]) -> String {
 
 /// Lower-case hex of `b`.
 pub fn hex(b: &[u8]) -> String {
-    const D: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(b.len() * 2);
-    for &x in b {
-        s.push(D[usize::from(x >> 4)] as char);
-        s.push(D[usize::from(x & 15)] as char);
+    /// Each byte's two digits: one load and one store per byte (dump's JSON of data buffers).
+    const PAIRS: [[u8; 2]; 256] = {
+        const D: &[u8; 16] = b"0123456789abcdef";
+        let mut t = [[0u8; 2]; 256];
+        let mut i = 0;
+        while i < 256 {
+            t[i] = [D[i >> 4], D[i & 15]];
+            i += 1;
+        }
+        t
+    };
+    let mut s = vec![[0u8; 2]; b.len()];
+    for (o, &x) in s.iter_mut().zip(b) {
+        *o = PAIRS[usize::from(x)];
     }
-    s
+    String::from_utf8(s.into_flattened()).expect("hex digits are ASCII")
 }
 
 /// Inverse of [`hex`] (either case); `None` on odd length or a non-hex digit.

@@ -1,9 +1,10 @@
 //! Byte strings in JSON: one rule for every file and command that writes JSON (manifests,
 //! `dump --format jsonl`, `diff --json`, replay reports).
 //!
-//! Bytes that are valid UTF-8 are a JSON string (JSON's own escapes cover control
-//! characters); any other bytes are an object `{"hex": "<two lowercase hex digits per
-//! byte>"}`. Paths and other C strings are written without their terminating NUL.
+//! Bytes that are valid UTF-8 without a NUL are a JSON string (JSON's own escapes cover the
+//! other control characters); any other bytes are an object `{"hex": "<two lowercase hex
+//! digits per byte>"}`: a NUL marks binary data, and a buffer of zeros is two bytes of JSON
+//! per byte as hex but six as `\u0000` escapes. Readers take either form for any bytes. Paths and other C strings are written without their terminating NUL.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,10 @@ pub enum JsonBytes {
 impl JsonBytes {
     /// The JSON form of `b`.
     pub fn new(b: &[u8]) -> JsonBytes {
+        // The NUL test first: it is the cheaper one, and it decides most binary buffers.
+        if b.contains(&0) {
+            return JsonBytes::Hex { hex: hex(b) };
+        }
         match std::str::from_utf8(b) {
             Ok(s) => JsonBytes::Text(s.to_string()),
             Err(_) => JsonBytes::Hex { hex: hex(b) },
@@ -71,6 +76,10 @@ mod tests {
             assert_eq!(back.into_bytes().as_deref(), Some(b), "{j}");
         }
         assert_eq!(JsonBytes::value(b"\xff"), serde_json::json!({"hex": "ff"}));
+        // A NUL marks binary data; a string with `\u0000` escapes still reads back.
+        assert_eq!(JsonBytes::value(b"a\0b"), serde_json::json!({"hex": "610062"}));
+        let old: JsonBytes = serde_json::from_str(r#""a\u0000b""#).unwrap();
+        assert_eq!(old.into_bytes().unwrap(), b"a\0b");
         assert_eq!(JsonBytes::c_string_value(b"/etc/passwd\0"), serde_json::json!("/etc/passwd"));
         assert_eq!(JsonBytes::c_string_value(b"\xff/x\0"), serde_json::json!({"hex": "ff2f78"}));
         let bad: JsonBytes = serde_json::from_str(r#"{"hex":"zz"}"#).unwrap();
