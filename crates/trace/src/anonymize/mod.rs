@@ -709,7 +709,7 @@ pub fn map_event(m: &mut dyn Mapper, ev: &mut Event, links: &LinkSizes) {
                 | ArgKind::InOutStruct(Struct::Sockaddr, len),
                 _,
                 ArgValue::Data(d),
-            ) if m.on(Field::Path) || m.on(Field::Hostname) || m.on(Field::Pid) => {
+            ) if m.forward() || m.on(Field::Path) || m.on(Field::Hostname) || m.on(Field::Pid) => {
                 if let Some(new) = sockaddr::map(m, d) {
                     if let Len::Arg(n) | Len::DerefArg(n) = len {
                         len_changes.push((n, new.len() as i64 - d.len() as i64));

@@ -2,7 +2,8 @@
 //! `getsockname`, `sendto`, `recvfrom`, ...), by family:
 //!
 //! * `AF_UNIX`: a path is a path (`path`); an abstract name (a leading NUL) is a name, one
-//!   pseudonym (`path`); unnamed addresses stay.
+//!   pseudonym (`path`); unnamed addresses stay. The bytes after a path's NUL (the caller's
+//!   memory, never read by the kernel) are zeroed whatever the fields.
 //! * `AF_INET`: the address (`hostname`), unless it is unspecified, loopback (127/8) or the
 //!   broadcast address, becomes a keyed, collision-free one in 10.0.0.0/8; the port stays.
 //! * `AF_INET6`: likewise; `::`, `::1` stay, an IPv4-mapped address maps its IPv4 part, any
@@ -37,8 +38,14 @@ pub fn map(m: &mut dyn Mapper, b: &[u8]) -> Option<Vec<u8>> {
                 let path = &b[2..];
                 let end = path.iter().position(|&c| c == 0).unwrap_or(path.len());
                 out.extend_from_slice(&map_path(m, &path[..end]));
-                out.extend_from_slice(&path[end..]);
+                out.extend_from_slice(&tail(m, &path[end..]));
             }
+        }
+        // A path kept: what follows its NUL still goes.
+        AF_UNIX if b.len() > 2 && b[2] != 0 && m.forward() => {
+            let end = 2 + b[2..].iter().position(|&c| c == 0).unwrap_or(b.len() - 2);
+            out.truncate(end);
+            out.extend_from_slice(&tail(m, &b[end..]));
         }
         AF_INET if b.len() >= 8 && m.on(Field::Hostname) => {
             let a: [u8; 4] = b[4..8].try_into().expect("4 bytes");
@@ -59,6 +66,18 @@ pub fn map(m: &mut dyn Mapper, b: &[u8]) -> Option<Vec<u8>> {
         _ => return None,
     }
     (out != b).then_some(out)
+}
+
+/// What follows a socket path's NUL, up to the length the caller passed: the caller's memory
+/// (a `sockaddr_un` on its stack, 108 bytes of path whatever the path's length), which the
+/// kernel never reads, and in which a recording was seen to carry a file time and pointers.
+/// Anonymized, it is zeros (the NUL and the length stay); back, it stays as it is.
+fn tail(m: &dyn Mapper, t: &[u8]) -> Vec<u8> {
+    if m.forward() {
+        vec![0; t.len()]
+    } else {
+        t.to_vec()
+    }
 }
 
 fn map_v4(m: &mut dyn Mapper, a: [u8; 4]) -> [u8; 4] {

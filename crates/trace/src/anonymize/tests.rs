@@ -931,6 +931,21 @@ fn socket_addresses_by_family() {
     assert_eq!(u32::from_le_bytes(nl[4..8].try_into().unwrap()), m.id(Field::Pid, 4242) as u32);
     let pk = sockaddr::map(&mut m, &packet).unwrap();
     assert!(pk[..2] == packet[..2] && pk[2..].iter().all(|&b| b == 0));
+    // A path socket's address as glibc passes it: the path, its NUL, then whatever the
+    // caller's stack held (here a file time and a pointer). The garbage goes, with paths
+    // anonymized or not, and as many bytes follow the NUL as before.
+    let garbage = [0x9d, 0x10, 0x10, 0x6b, 0, 0, 0, 0, 0x12, 0x70, 0x37, 0xd8, 0x0e, 0x7f, 0, 0];
+    let unix = sa(1, &[b"/run/nscd/socket\0".as_slice(), &garbage].concat());
+    let au = sockaddr::map(&mut m, &unix).unwrap();
+    let end = au[2..].iter().position(|&c| c == 0).unwrap() + 2;
+    assert_eq!(au.len() - end, unix.len() - (2 + 16));
+    assert!(au[end..].iter().all(|&b| b == 0), "{au:?}");
+    assert_ne!(au[2..end], unix[2..2 + 16], "the path is a pseudonym");
+    let mut keep_paths = forward(&[Field::Hostname]);
+    let ku = sockaddr::map(&mut keep_paths, &unix).unwrap();
+    assert_eq!(ku.len(), unix.len());
+    assert_eq!(ku[..2 + 17], unix[..2 + 17], "the path and its NUL kept");
+    assert!(ku[2 + 17..].iter().all(|&b| b == 0));
     // Back: the IPv6 address and the abstract name, from the table.
     let mut r = Reverser::default();
     r.strings.insert(
