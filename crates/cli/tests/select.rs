@@ -38,6 +38,16 @@ fn calls(trace: &Path) -> Vec<Value> {
     out.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
+/// The calls of a selection, without the synthetic records of its window's start (ids from
+/// the input's `synthetic` up to the selection's `synthetic_ids`).
+fn selected_calls(sel: &Path, synthetic: i64) -> Vec<Value> {
+    let v = &facts(sel)["synthetic_ids"];
+    let below = v.as_str().map_or_else(|| v.as_i64(), |s| s.parse().ok()).unwrap();
+    let mut c = calls(sel);
+    c.retain(|c| !(synthetic..below).contains(&int(c, "unique_id")));
+    c
+}
+
 /// `stats --json` per call: (calls, errors, read bytes, written bytes).
 fn stats(trace: &Path) -> BTreeMap<String, [u64; 4]> {
     let out = ok(&run(&[a("stats"), s(trace), a("--json"), a("--top"), a("1000")]), "stats");
@@ -184,12 +194,12 @@ fn cut_and_combine() {
     let abs = format!("@{}..@{}", lo as f64 / 1e9, hi as f64 / 1e9);
     let window = base.join("window.ds");
     ok(&run(&[a("select"), s(&trace), a("-o"), s(&window), a("--time"), a(&rel), a("-q")]), "time");
-    let got = calls(&window);
+    let got = selected_calls(&window, synthetic);
     assert_same(&got, &want, &format!("--time {rel}"));
     let window2 = base.join("window2.ds");
     ok(&run(&[a("select"), s(&trace), a("-o"), s(&window2), a("--time"), a(&abs), a("-q")]), "@");
     // Seconds as a decimal fraction round to the µs: the same window give or take its ends.
-    assert!(calls(&window2).len().abs_diff(want.len()) <= 2, "--time {abs}");
+    assert!(selected_calls(&window2, synthetic).len().abs_diff(want.len()) <= 2, "--time {abs}");
 
     // make and its descendants (the shell and cat of its recipe), from the clone calls.
     let make = all
@@ -225,7 +235,7 @@ fn cut_and_combine() {
     let sub = base.join("make.ds");
     let p = make_pid.to_string();
     ok(&run(&[a("select"), s(&trace), a("-o"), s(&sub), a("--pid"), a(&p), a("-q")]), "--pid");
-    assert_same(&calls(&sub), &want, &format!("--pid {p} with descendants"));
+    assert_same(&selected_calls(&sub, synthetic), &want, &format!("--pid {p} with descendants"));
 
     // --where, the dump language: the calls on made but its open (cat copies with copy_file_range).
     let writes = base.join("writes.ds");
@@ -236,7 +246,7 @@ fn cut_and_combine() {
     let matched: Vec<Value> = dumped.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert!(!matched.is_empty());
     let want = kept(&|c| matched.contains(c));
-    assert_same(&calls(&writes), &want, "--where");
+    assert_same(&selected_calls(&writes, synthetic), &want, "--where");
 
     // Split three ways: the parts' stats add up to the whole's, every call once.
     let whole = stats(&trace);
