@@ -326,12 +326,8 @@ impl Selection {
         })
     }
 
-    fn needs_fds(&self) -> bool {
-        self.filter.is_some()
-    }
-
-    /// Whether `ev` is selected (`fds`: what its descriptors refer to, for `--where`).
-    pub fn keeps(&self, ev: &Event, fds: Option<&EventFds>) -> bool {
+    /// Whether `ev` meets the time and process criteria (all but `--where`).
+    fn keeps_in_window(&self, ev: &Event) -> bool {
         if self.lo.is_some() || self.hi.is_some() {
             let Some(t) = ev.time_called.or(ev.time_returned) else { return false };
             if self.lo.is_some_and(|l| t < l) || self.hi.is_some_and(|h| t >= h) {
@@ -348,6 +344,14 @@ impl Selection {
             if !(by_pid || by_tid) {
                 return false;
             }
+        }
+        true
+    }
+
+    /// Whether `ev` is selected (`fds`: what its descriptors refer to, for `--where`).
+    pub fn keeps(&self, ev: &Event, fds: Option<&EventFds>) -> bool {
+        if !self.keeps_in_window(ev) {
+            return false;
         }
         match &self.filter {
             Some(f) => f.matches(&FdEventRecord { ev: EventRecord(ev), fds }),
@@ -572,15 +576,24 @@ pub fn select_into(
     cfg: WriterConfig,
     progress: Option<&crate::progress::Progress>,
 ) -> Result<Tally> {
-    let facts = plain_facts(tr);
+    let synthetic = synthetic_ids(tr);
+    // `synthetic_ids` and `cwd` are written at the end: a selection starting mid-trace has
+    // synthetic opens of its own, and the cwd its first call ran in.
+    let facts: Vec<(&str, &[u8])> =
+        plain_facts(tr).into_iter().filter(|(k, _)| *k != "synthetic_ids" && *k != "cwd").collect();
+    let mut cwd: Option<Vec<u8>> = tr.info_value("cwd").map(<[u8]>::to_vec);
     let mut w = TraceWriter::create(out, &facts, cfg)?;
     // The start state is the selection's when no call before its first was left out.
     let mut left_out_first = false;
-    let mut tracker = sel.needs_fds().then(|| FileIoTracker::for_trace(tr));
+    // Descriptors are followed always: a selection starting mid-trace begins with the
+    // descriptors open at its start (synthetic opens, as the recorders write for `-p`).
+    let mut tracker = FileIoTracker::for_trace(tr);
     let mut ops = Vec::new();
     let mut t = Tally::default();
-    let synthetic = synthetic_ids(tr);
     let (mut seen_pids, mut seen_tids) = (HashSet::new(), HashSet::new());
+    // Processes that exited before the selection's first call (no descriptors to open).
+    let mut exited: HashSet<i32> = HashSet::new();
+    let mut window = WindowStart::default();
     for (i, ev) in tr.events(None).enumerate() {
         let ev = ev.with_context(|| format!("reading {}", input.display()))?;
         if let Some(p) = progress {
@@ -594,19 +607,47 @@ pub fn select_into(
         if !sel.asked_tids.is_empty() {
             seen_tids.extend(ev.tid);
         }
-        let fds = tracker.as_mut().map(|tk| {
-            let mut fds = tk.event_fds(&ev);
-            tk.apply(&ev, &mut |_, _| true, &mut ops);
-            ops.clear();
-            fds.ret = tk.returned_fd(&ev);
-            fds
-        });
+        let mut fds = tracker.event_fds(&ev);
+        // The time and process criteria are known before the call is applied; the window's
+        // start state must be taken before it is (a `--where` decides after).
+        let pre = ev.unique_id >= synthetic && sel.keeps_in_window(&ev);
+        let pending = (pre && t.kept == 0 && left_out_first)
+            .then(|| synthetic_window(&tracker, sel, &ev, &exited))
+            .transpose()?;
+        let start_cwd = ev.pid.and_then(|p| tracker.cwd(p)).map(<[u8]>::to_vec);
+        if t.kept == 0 {
+            if let Some(pid) = ev.pid {
+                let name = ev.def.map_or("", |d| d.name);
+                if name == "exit_group" || (name == "exit" && ev.tid == Some(pid)) {
+                    exited.insert(pid);
+                } else {
+                    exited.remove(&pid);
+                }
+            }
+        }
+        tracker.apply(&ev, &mut |_, _| true, &mut ops);
+        ops.clear();
+        fds.ret = tracker.returned_fd(&ev);
+        let keep = pre && sel.keeps(&ev, Some(&fds));
+        if let (true, Some(evs)) = (keep, pending) {
+            // The selection starts mid-trace: what its processes had open then, first.
+            window = write_window(evs, ev.unique_id, synthetic, &mut w)?;
+            if start_cwd.is_some() {
+                cwd = start_cwd;
+            }
+        }
         if ev.unique_id < synthetic {
             // A descriptor the traced program started with (TRACE_FORMAT.md): state, not a
             // call; every selection keeps it.
             put(&mut w, &ev)?;
-        } else if sel.keeps(&ev, fds.as_ref()) {
-            put(&mut w, &ev)?;
+        } else if keep {
+            if window.shift > 0 {
+                let mut e = ev.clone();
+                e.unique_id += window.shift;
+                put(&mut w, &e)?;
+            } else {
+                put(&mut w, &ev)?;
+            }
             t.kept += 1;
         } else {
             left_out_first |= t.kept == 0;
@@ -661,10 +702,117 @@ pub fn select_into(
             "left out: calls were left out" },
         "losses_left_out": losses_left,
         "losses_kept": "those whose time range meets the selection's, and those without one",
+        "window_start": {
+            "synthetic_records": window.records,
+            "processes": window.processes,
+            "id_shift": window.shift,
+        },
     });
     w.add_info(FACT_SELECTED, fact.to_string().as_bytes())?;
+    if synthetic > 0 || window.ids > synthetic {
+        w.add_info("synthetic_ids", window.ids.max(synthetic).to_string().as_bytes())?;
+    } else if let Some(v) = tr.info_value("synthetic_ids") {
+        w.add_info("synthetic_ids", v)?;
+    }
+    if let Some(c) = &cwd {
+        w.add_info("cwd", c)?;
+    }
     w.finish()?;
     Ok(t)
+}
+
+/// The synthetic records written at a selection's start ([`synthetic_window`]).
+#[derive(Default, Debug, Clone, Copy)]
+struct WindowStart {
+    /// The ids below this are synthetic (the input's and the window's).
+    ids: u64,
+    /// How many records: opens, and seeks to the files' positions.
+    records: u64,
+    /// Added to the kept calls' ids when the ids left out before the first kept call were
+    /// too few for the window's synthetic records.
+    shift: u64,
+    processes: u64,
+}
+
+/// Write, before `first` (the selection's first call, which starts after calls left out),
+/// the descriptors its processes had open then as the recorders' synthetic opens (`openat`
+/// of the path with the open's flags, as `-p` attaches write them, TRACE_FORMAT.md), each
+/// file's position as a synthetic `lseek` after its open. Their ids follow the input's
+/// synthetic ones, in the ids the left-out calls had (or the kept calls' ids are shifted).
+fn synthetic_window(
+    tracker: &FileIoTracker,
+    sel: &Selection,
+    first: &Event,
+    exited: &HashSet<i32>,
+) -> Result<Vec<Event>> {
+    let (Some(openat), Some(lseek)) = (ra_syscalls::lookup("openat"), ra_syscalls::lookup("lseek"))
+    else {
+        bail!("the syscall registry has no openat or lseek");
+    };
+    let mut pids: Vec<i32> = tracker.processes();
+    pids.extend(sel.asked_pids.iter().chain(&sel.asked_tids));
+    pids.extend(first.pid);
+    pids.sort_unstable();
+    pids.dedup();
+    let selected = |p: i32| match (&sel.pids, &sel.tids) {
+        (None, None) => true,
+        (a, b) => {
+            a.as_ref().is_some_and(|s| s.contains(&p)) || b.as_ref().is_some_and(|s| s.contains(&p))
+        }
+    };
+    let time = sel.lo.or(first.time_called).or(first.time_returned);
+    let mut evs = Vec::new();
+    for pid in pids.into_iter().filter(|&p| selected(p) && !exited.contains(&p)) {
+        for d in tracker.open_descriptors(pid) {
+            let mut ev = Event::new(openat);
+            ev.time_called = time;
+            ev.time_returned = time;
+            ev.pid = Some(pid);
+            ev.tid = Some(pid);
+            ev.ret = Some(i64::from(d.fd));
+            ev.errno = Some(0);
+            let mut path = d.name.to_vec();
+            path.push(0);
+            ev.set_arg("dirfd", ra_trace::ArgValue::Int(-100));
+            ev.set_arg("pathname", ra_trace::ArgValue::data(path));
+            ev.set_arg("flags", ra_trace::ArgValue::Int(i64::from(d.flags)));
+            ev.set_arg("mode", ra_trace::ArgValue::Int(0));
+            evs.push(ev);
+            if let Some(pos) = d.pos.filter(|&p| p > 0 && d.flags & libc::O_APPEND == 0) {
+                let mut ev = Event::new(lseek);
+                ev.time_called = time;
+                ev.time_returned = time;
+                ev.pid = Some(pid);
+                ev.tid = Some(pid);
+                ev.ret = Some(pos as i64);
+                ev.errno = Some(0);
+                ev.set_arg("fd", ra_trace::ArgValue::Int(i64::from(d.fd)));
+                ev.set_arg("offset", ra_trace::ArgValue::Int(pos as i64));
+                ev.set_arg("whence", ra_trace::ArgValue::Int(i64::from(libc::SEEK_SET)));
+                evs.push(ev);
+            }
+        }
+    }
+    Ok(evs)
+}
+
+/// Write the window's synthetic records before the call `first_id`, their ids after the
+/// input's `synthetic` ones.
+fn write_window(
+    evs: Vec<Event>,
+    first_id: u64,
+    synthetic: u64,
+    w: &mut TraceWriter<ra_trace::TraceOutput>,
+) -> Result<WindowStart> {
+    let processes = evs.iter().filter_map(|e| e.pid).collect::<HashSet<_>>().len() as u64;
+    let n = evs.len() as u64;
+    let room = first_id.saturating_sub(synthetic);
+    let shift = n.saturating_sub(room);
+    for (i, mut ev) in evs.into_iter().enumerate() {
+        ev.unique_id = synthetic + i as u64;
+        w.append_preserving(&ev)?;
+    }
+    Ok(WindowStart { ids: synthetic + n, records: n, shift, processes })
 }
 
 pub fn run_select(a: SelectArgs) -> Result<ExitCode> {

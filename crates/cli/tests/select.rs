@@ -38,6 +38,16 @@ fn calls(trace: &Path) -> Vec<Value> {
     out.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
+/// The calls of a selection, without the synthetic records of its window's start (ids from
+/// the input's `synthetic` up to the selection's `synthetic_ids`).
+fn selected_calls(sel: &Path, synthetic: i64) -> Vec<Value> {
+    let v = &facts(sel)["synthetic_ids"];
+    let below = v.as_str().map_or_else(|| v.as_i64(), |s| s.parse().ok()).unwrap();
+    let mut c = calls(sel);
+    c.retain(|c| !(synthetic..below).contains(&int(c, "unique_id")));
+    c
+}
+
 /// `stats --json` per call: (calls, errors, read bytes, written bytes).
 fn stats(trace: &Path) -> BTreeMap<String, [u64; 4]> {
     let out = ok(&run(&[a("stats"), s(trace), a("--json"), a("--top"), a("1000")]), "stats");
@@ -184,12 +194,12 @@ fn cut_and_combine() {
     let abs = format!("@{}..@{}", lo as f64 / 1e9, hi as f64 / 1e9);
     let window = base.join("window.ds");
     ok(&run(&[a("select"), s(&trace), a("-o"), s(&window), a("--time"), a(&rel), a("-q")]), "time");
-    let got = calls(&window);
+    let got = selected_calls(&window, synthetic);
     assert_same(&got, &want, &format!("--time {rel}"));
     let window2 = base.join("window2.ds");
     ok(&run(&[a("select"), s(&trace), a("-o"), s(&window2), a("--time"), a(&abs), a("-q")]), "@");
     // Seconds as a decimal fraction round to the µs: the same window give or take its ends.
-    assert!(calls(&window2).len().abs_diff(want.len()) <= 2, "--time {abs}");
+    assert!(selected_calls(&window2, synthetic).len().abs_diff(want.len()) <= 2, "--time {abs}");
 
     // make and its descendants (the shell and cat of its recipe), from the clone calls.
     let make = all
@@ -225,7 +235,7 @@ fn cut_and_combine() {
     let sub = base.join("make.ds");
     let p = make_pid.to_string();
     ok(&run(&[a("select"), s(&trace), a("-o"), s(&sub), a("--pid"), a(&p), a("-q")]), "--pid");
-    assert_same(&calls(&sub), &want, &format!("--pid {p} with descendants"));
+    assert_same(&selected_calls(&sub, synthetic), &want, &format!("--pid {p} with descendants"));
 
     // --where, the dump language: the calls on made but its open (cat copies with copy_file_range).
     let writes = base.join("writes.ds");
@@ -236,7 +246,7 @@ fn cut_and_combine() {
     let matched: Vec<Value> = dumped.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert!(!matched.is_empty());
     let want = kept(&|c| matched.contains(c));
-    assert_same(&calls(&writes), &want, "--where");
+    assert_same(&selected_calls(&writes, synthetic), &want, "--where");
 
     // Split three ways: the parts' stats add up to the whole's, every call once.
     let whole = stats(&trace);
@@ -298,6 +308,106 @@ fn cut_and_combine() {
 }
 
 both_backends!(cut_and_combine);
+
+/// A window starting mid-trace, while a file is open and half written and another open
+/// half read, after a chdir: the selection begins with synthetic opens of what was open then
+/// (with the files' positions), in the cwd of then, and replays with every call matched, from
+/// the selection file and from `replay --time` directly.
+fn window_starting_mid_trace() {
+    let base = case_dir("select", "window");
+    let work = base.join("work");
+    std::fs::create_dir_all(work.join("sub")).unwrap();
+    std::fs::write(work.join("sub/seed.txt"), "seed-bytes\n").unwrap();
+    let trace = base.join("t.ds");
+    let script = "import os, sqlite3, time\n\
+        os.chdir('sub')\n\
+        g = open('seed.txt'); g.read(4)\n\
+        f = open('log', 'w'); f.write('a' * 3000); f.flush()\n\
+        time.sleep(0.3)\n\
+        f.write('b' * 2000); f.close(); g.read(); g.close()\n\
+        c = sqlite3.connect('db.sqlite'); c.execute('create table t(x)'); c.commit(); c.close()\n";
+    let o = bin()
+        .args(["record", "-q", "--backend", backend(), "-o"])
+        .arg(&trace)
+        .arg("--snapshot")
+        .arg(&work)
+        .args(["--", "python3", "-c", script])
+        .current_dir(&work)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "record: {}", String::from_utf8_lossy(&o.stderr));
+    let all = calls(&trace);
+    let first_write = all
+        .iter()
+        .find(|c| c["call"] == "write" && c["return_value"] == 3000)
+        .expect("the write of 3000 bytes");
+    let t = int(first_write, "time_called") + 1000;
+    let window = format!("@{}.{:09}..", t / 1_000_000_000, t % 1_000_000_000);
+    let sel = base.join("w.ds");
+    ok(
+        &run(&[a("select"), s(&trace), a("--time"), a(&window), a("-o"), s(&sel), a("-q")]),
+        "select",
+    );
+    let f = facts(&sel);
+    let fact_int = |v: &Value| v.as_str().map_or_else(|| v.as_i64(), |s| s.parse().ok()).unwrap();
+    let below = fact_int(&f["synthetic_ids"]);
+    let input_synthetic = fact_int(&facts(&trace)["synthetic_ids"]);
+    let log = work.join("sub/log");
+    let cut = calls(&sel);
+    let synth: Vec<&Value> = cut.iter().filter(|c| int(c, "unique_id") < below).collect();
+    let open = synth
+        .iter()
+        .find(|c| c["call"] == "openat" && c["ret_fd_path"] == log.to_str().unwrap())
+        .unwrap_or_else(|| panic!("no synthetic open of {}: {synth:?}", log.display()));
+    let fd = int(open, "return_value");
+    assert!(
+        synth.iter().any(|c| c["call"] == "lseek"
+            && c["return_value"] == 3000
+            && c["fd_path"] == log.to_str().unwrap()),
+        "the log's position: {synth:?}"
+    );
+    assert!(synth.iter().any(|c| c["call"] == "openat"
+        && c["ret_fd_path"] == work.join("sub/seed.txt").to_str().unwrap()));
+    assert_eq!(f["cwd"].as_str().unwrap(), work.join("sub").to_str().unwrap());
+    let sf: Value = serde_json::from_str(f["selected_from"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        sf["window_start"]["synthetic_records"].as_i64().unwrap(),
+        synth.len() as i64 - input_synthetic
+    );
+    // The window's write goes through the synthetic descriptor.
+    assert!(cut.iter().any(|c| c["call"] == "write"
+        && c["return_value"] == 2000
+        && int(c, "unique_id") >= below
+        && c["args"]["fd"] == fd));
+    let r = replay_verified(&sel, &base.join("root"));
+    assert!(r["totals"]["matched"].as_u64().unwrap() >= cut.len() as u64 / 2, "{r}");
+    assert_eq!(
+        std::fs::metadata(base.join("root").join(log.strip_prefix("/").unwrap())).unwrap().len(),
+        5000
+    );
+    // The same selection given to replay.
+    let root2 = base.join("root2");
+    std::fs::create_dir(&root2).unwrap();
+    let o = run(&[
+        a("replay"),
+        s(&trace),
+        a("--root"),
+        s(&root2),
+        a("--init"),
+        a("--json"),
+        a("--time"),
+        a(&window),
+    ]);
+    let r: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    assert_eq!(r["mismatch_total"], 0, "{}", r["mismatches"]);
+    assert_eq!(r["selection"]["calls_kept"].as_u64().unwrap() as usize, cut.len() - synth.len());
+    assert_eq!(o.status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+both_backends!(window_starting_mid_trace);
 
 fn ev(name: &str, t: i64, pid: i32, ret: i64) -> ra_trace::Event {
     let mut e = ra_trace::Event::new(ra_syscalls::lookup(name).expect(name));

@@ -536,6 +536,7 @@ pub fn infer_from(
         let Some(def) = ev.def else { continue };
         let Some(tid) = ev.tid.or(ev.pid) else { continue };
         if ev.unique_id < synthetic
+            && def.name == "openat"
             && !crate::shadow::path_arg(&ev, "pathname").is_some_and(|p| p.starts_with(b"/"))
         {
             // An inherited pipe, socket or terminal ("pipe:[123]"): not a file. The model

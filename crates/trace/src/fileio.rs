@@ -123,6 +123,9 @@ struct Ofd {
     path: Arc<[u8]>,
     pos: u64,
     append: bool,
+    /// The open's status and access flags (without the creation flags `O_CREAT`, `O_EXCL`,
+    /// `O_TRUNC`, which acted once).
+    flags: i32,
     opened_ns: i64,
     announced: bool,
     /// Descriptors (in any process) that refer to it.
@@ -142,6 +145,20 @@ struct PathState {
     /// The file's size as far as the trace shows (for `O_APPEND`): 0 after `O_TRUNC`, else the
     /// end of the furthest write or the last `ftruncate`.
     size: u64,
+}
+
+/// A descriptor open at some point of the trace ([`FileIoTracker::open_descriptors`]): what a
+/// recorder's synthetic open of it says (TRACE_FORMAT.md, `synthetic_ids`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenDescriptor {
+    pub fd: i32,
+    /// A file's or directory's absolute path, a `/dev` path, or a kernel object's name as
+    /// `/proc/PID/fd` gives it (`pipe:[0]`: the trace does not know the inode).
+    pub name: Arc<[u8]>,
+    /// The open's flags (`O_CLOEXEC` as the descriptor has it now; no creation flags).
+    pub flags: i32,
+    /// A file's position (`None` for directories and kernel objects).
+    pub pos: Option<u64>,
 }
 
 /// Follows descriptors through a trace and turns its calls into [`FileOp`]s.
@@ -456,6 +473,54 @@ impl FileIoTracker {
         }
     }
 
+    /// The processes the trace has shown so far (sorted), whose descriptors
+    /// [`FileIoTracker::open_descriptors`] lists.
+    pub fn processes(&self) -> Vec<i32> {
+        let mut v: Vec<i32> = self.procs.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The descriptors process `pid` has open at this point of the trace (a child not seen
+    /// yet: those it inherits), sorted by number: what synthetic opens at a selection's start
+    /// write (`reanimator select`). Descriptors whose target did not resolve are left out.
+    pub fn open_descriptors(&self, pid: i32) -> Vec<OpenDescriptor> {
+        let Some(proc) =
+            self.procs.get(&pid).or_else(|| self.procs.get(self.pending_children.get(&pid)?))
+        else {
+            return Vec::new();
+        };
+        let mut out: Vec<OpenDescriptor> = proc
+            .fds
+            .iter()
+            .filter_map(|(&fd, s)| {
+                let cloexec = if s.cloexec { libc::O_CLOEXEC } else { 0 };
+                let (name, flags, pos) = match &s.entry {
+                    Entry::File(o) => {
+                        let o = self.ofds.get(*o)?.as_ref()?;
+                        (o.path.clone(), o.flags & !libc::O_CLOEXEC, Some(o.pos))
+                    }
+                    Entry::Dir(d) => (d.clone(), libc::O_RDONLY | libc::O_DIRECTORY, None),
+                    Entry::Other(Some(n)) if n.starts_with(b"/dev/") => {
+                        (n.clone(), libc::O_RDWR, None)
+                    }
+                    Entry::Other(Some(n)) if !n.contains(&b'/') => {
+                        let n: Arc<[u8]> = if KERNEL_OBJECTS.iter().any(|k| n.starts_with(k)) {
+                            n.clone()
+                        } else {
+                            [&n[..], b":[0]"].concat().into()
+                        };
+                        (n, libc::O_RDWR, None)
+                    }
+                    Entry::Other(_) => return None,
+                };
+                Some(OpenDescriptor { fd, name, flags: flags | cloexec, pos })
+            })
+            .collect();
+        out.sort_by_key(|d| d.fd);
+        out
+    }
+
     /// The working directory of process `pid` as the trace shows it (the recorded command's
     /// for a process not seen yet), when known.
     pub fn cwd(&self, pid: i32) -> Option<&[u8]> {
@@ -703,6 +768,7 @@ impl FileIoTracker {
                         path: p,
                         pos: 0,
                         append: flags & libc::O_APPEND != 0,
+                        flags: flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC),
                         opened_ns: time,
                         announced: false,
                         refs: 1,
