@@ -102,7 +102,7 @@ pub struct RecordArgs {
     /// (write, pwritev, sendmsg, io_uring writes, kernel-side copies, mmap pages written)
     /// apart from data read into it (read, recvmsg, getxattr, io_uring reads,
     /// mmap pages read). E.g. `--data write=full,read=hash`: a replay has every byte it must
-    /// write and checks what it reads by digest, in a trace about half the size of `full`.
+    /// write and checks what it reads by digest, in a trace smaller by the data read.
     #[arg(long, value_name = "MODE", default_value = "full")]
     pub data: String,
     /// Calls to capture: `storage` (files, descriptors, memory maps, processes, sockets),
