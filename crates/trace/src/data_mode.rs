@@ -178,13 +178,16 @@ mod tests {
 
     #[test]
     fn data_modes_parse_per_direction() {
-        use DataLevel::*;
+        use DataLevel::{Full, Hash};
         assert_eq!(DataMode::parse("hash"), Ok(DataMode::HASH));
         let m = DataMode::parse("write=full,read=hash").unwrap();
         assert_eq!((m.write, m.read), (Full, Hash));
         assert_eq!(m.name(), "write=full,read=hash");
         assert_eq!(DataMode::from_name(&m.name()), Some(m));
-        assert_eq!(DataMode::parse("read=none").unwrap(), DataMode { write: Full, read: None });
+        assert_eq!(
+            DataMode::parse("read=none").unwrap(),
+            DataMode { write: Full, read: DataLevel::None }
+        );
         assert_eq!(DataMode::parse("write=hash,read=hash").unwrap().name(), "hash");
         for bad in ["write=ful", "read=full,read=hash", "sideways=full", "", "write", "fulll"] {
             let e = DataMode::parse(bad).unwrap_err();
@@ -211,8 +214,8 @@ mod tests {
             );
         }
         assert_eq!(DataMode::parse("write=full,read=hash").unwrap().facts()[0].1, "hash");
-        for w in [Full, Hash, None] {
-            for r in [Full, Hash, None] {
+        for w in [Full, Hash, DataLevel::None] {
+            for r in [Full, Hash, DataLevel::None] {
                 let m = DataMode { write: w, read: r };
                 assert_eq!(DataMode::from_u8(m.to_u8()), m);
             }
