@@ -67,17 +67,19 @@ RECORD_WORKLOADS = {
     "dd": ("dd 2 GiB, 1 MiB writes", "elapsed s", "wall_s", False),
     "dd4k": ("dd 800 MB of zeros, 4 KiB writes", "elapsed s", "wall_s", False),
     "fiorand": ("fio randwrite 4 KiB, psync, 10 s, --refill_buffers (incompressible data)", "IOPS", "iops", True),
+    "fiorw": ("fio randrw 4 KiB (half reads), psync, 10 s", "IOPS (read + write)", "iops", True),
     "xz": ("xz -T2 of 48 MB (two threads computing)", "elapsed s", "wall_s", False),
 }
 RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-lz4",
                   "reanimator-samecpu", "reanimator-anycpu",
                   "ebpf-noop", "ebpf-discard", "ebpf-full", "ebpf-hash", "ebpf-none",
-                  "ebpf-lz4", "ebpf-zlib", "ebpf-seal", "ebpf-seal-lz4", "ebpf-encrypt",
+                  "ebpf-wfull", "ebpf-lz4", "ebpf-zlib", "ebpf-seal", "ebpf-seal-lz4", "ebpf-encrypt",
                   "ebpf-seal-lz4-encrypt", "reanimator-print", "ebpf-print"]
 # The output chain's rows (issue 19) are compared with the same recorder writing a plain
 # trace: ebpf-full, or (ptrace) reanimator.
 CHAIN_REF = {c: "ebpf-full" for c in ("ebpf-lz4", "ebpf-zlib", "ebpf-seal", "ebpf-seal-lz4",
-                                      "ebpf-encrypt", "ebpf-seal-lz4-encrypt")}
+                                      "ebpf-encrypt", "ebpf-seal-lz4-encrypt",
+                                      "ebpf-wfull")}
 CHAIN_REF["reanimator-lz4"] = "reanimator"
 # `record --print` (issue 40 item 5) against the same recorder without it.
 CHAIN_REF["reanimator-print"] = "reanimator"

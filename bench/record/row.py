@@ -19,8 +19,10 @@ if workload.startswith("fio"):
     text = open(fio_json, errors="replace").read()
     # fio may print notices before the JSON object.
     job = json.loads(text[text.index("{"):])["jobs"][0]
-    row["iops"] = job["write"]["iops"]
-    row["ios"] = job["write"]["total_ios"]
+    # (fiorw: reads and writes together.)
+    dirs = ["read", "write"] if workload == "fiorw" else ["write"]
+    row["iops"] = sum(job[d]["iops"] for d in dirs)
+    row["ios"] = sum(job[d]["total_ios"] for d in dirs)
     row["fio_seconds"] = round(job["job_runtime"] / 1000)
 if config.startswith(("reanimator", "ebpf")):
     m = re.search(r"recorded (\d+) calls", open(stderr, errors="replace").read())

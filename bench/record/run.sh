@@ -22,8 +22,9 @@
 # against the default --cpu auto, which unbinds a command once two of its threads run.
 #   WORKLOADS="fio sqlite dd xz"          (the default; a subset runs only those, and its table
 #                                         goes to a section of its own, record-<workloads>;
-#                                         also dd4k: 800 MB of zeros in 4 KiB writes, and
-#                                         fiorand: fio with --refill_buffers, incompressible)
+#                                         also dd4k: 800 MB of zeros in 4 KiB writes,
+#                                         fiorand: fio with --refill_buffers, incompressible,
+#                                         and fiorw: fio's random reads and writes, half each)
 #   CONFIGS="vanilla ebpf-full ..."       (instead of every configuration; the table goes to a
 #                                         section record-chain-<workloads>). The output chain
 #                                         (issue 19): ebpf-lz4, ebpf-zlib (--compress), ebpf-seal
@@ -36,6 +37,9 @@
 # file), against the same recorder without it:
 #   SECTION=record-print CONFIGS="vanilla reanimator reanimator-print ebpf-full ebpf-print" \
 #   WORKLOADS=fio FIO_SECONDS=5 bash bench/record/run.sh 5
+# --data per direction (ebpf-wfull: write=full,read=hash) against full and hash:
+#   SECTION=record-data-directions CONFIGS="vanilla ebpf-full ebpf-hash ebpf-wfull" \
+#   WORKLOADS="fio fiorw" FIO_SECONDS=3 bash bench/record/run.sh 3
 # Needs only what scripts/install-deps.sh installs (fio, sqlite3, strace, python3, cargo).
 set -euo pipefail
 export LC_ALL=C
@@ -79,6 +83,9 @@ bench() {
     # The eBPF backend (default loss policy: throttle), every buffer / digests only / metadata.
     ebpf-full | ebpf-hash | ebpf-none)
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data "${cfg#ebpf-}" --compress none -o "$out" --) ;;
+    # Per direction (issue 44 item 11): written data in full, read data as digests.
+    ebpf-wfull)
+      out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data write=full,read=hash --compress none -o "$out" --) ;;
     # The output chain on top of ebpf-full.
     ebpf-lz4 | ebpf-zlib)
       out="$DIR/out.ds"; wrap=("$RA" record --backend ebpf --data full --compress "${cfg#ebpf-}" -o "$out" --) ;;
@@ -160,6 +167,21 @@ fio --name=lay --filename="$DIR/fio.dat" --size=256M --rw=write --bs=1M --ioengi
 for i in $(seq "$RUNS"); do
   for cfg in $CONFIGS; do
     STDIN=/dev/null bench fio "$cfg" "$i" fio "${FIO_ARGS[@]}"
+  done
+done
+rm -f "$DIR/fio.dat"
+fi
+
+# fiorw: random 4 KiB reads and writes, half each (--rwmixread=50), over the same file: the
+# workload whose reads --data write=full,read=hash keeps as digests.
+if wants fiorw; then
+FIO_ARGS=(--name=rw --filename="$DIR/fio.dat" --size=256M --rw=randrw --rwmixread=50 --bs=4k
+  --ioengine=psync --numjobs=1 --runtime="$FIO_SECONDS" --time_based --output-format=json
+  --output="$DIR/fio.json")
+fio --name=lay --filename="$DIR/fio.dat" --size=256M --rw=write --bs=1M --ioengine=psync >/dev/null
+for i in $(seq "$RUNS"); do
+  for cfg in $CONFIGS; do
+    STDIN=/dev/null bench fiorw "$cfg" "$i" fio "${FIO_ARGS[@]}"
   done
 done
 rm -f "$DIR/fio.dat"

@@ -707,7 +707,7 @@ _reanimator() {
                     return 0
                     ;;
                 --data)
-                    COMPREPLY=($(compgen -W "full hash none" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --transport)
@@ -1529,7 +1529,7 @@ _reanimator() {
                     return 0
                     ;;
                 --data)
-                    COMPREPLY=($(compgen -W "full hash none" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --syscalls)

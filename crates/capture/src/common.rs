@@ -109,9 +109,12 @@ pub(crate) fn is_bulk(kind: ArgKind) -> bool {
 }
 
 /// Replace bulk data by its length and digest (`--data hash`).
-pub(crate) fn hash_bulk(def: &SyscallDef, ev: &mut Event) {
+pub(crate) fn hash_bulk(def: &SyscallDef, ev: &mut Event, mode: crate::DataMode) {
+    if mode.write != crate::DataLevel::Hash && mode.read != crate::DataLevel::Hash {
+        return;
+    }
     for (a, v) in def.args.iter().zip(ev.args.iter_mut()) {
-        if !is_bulk(a.kind) {
+        if !is_bulk(a.kind) || mode.of(a.kind) != crate::DataLevel::Hash {
             continue;
         }
         v.hash_data();

@@ -19,7 +19,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicI32;
 
-pub use selection::{DataMode, Selection};
+pub use ra_trace::{DataLevel, DataMode};
+pub use selection::Selection;
 
 /// Set by the caller's signal handler: the number of stop requests (Ctrl-C / SIGTERM).
 pub static STOP_REQUESTS: AtomicI32 = AtomicI32::new(0);

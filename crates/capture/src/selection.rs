@@ -4,18 +4,6 @@ use ra_syscalls::{SyscallDef, REGISTRY};
 
 use crate::{Error, Result};
 
-/// How much of each buffer to keep.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataMode {
-    /// Every byte of every buffer.
-    Full,
-    /// Data buffers as their length and BLAKE3 digest; paths, structs and argv in full.
-    Hash,
-    /// Metadata only: data buffers are not read at all (recorded as not captured; lengths stay
-    /// in the counts and return values); paths, structs and argv are kept.
-    None,
-}
-
 /// The set of calls to capture, as registry entries.
 #[derive(Clone, Debug)]
 pub struct Selection {

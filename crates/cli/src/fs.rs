@@ -9,11 +9,10 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use ra_capture::STOP_REQUESTS;
-use ra_fs::{DataMode, GroupBy, MountConfig, Unmounted};
+use ra_fs::{GroupBy, MountConfig, Unmounted};
 use ra_profile::ProfileSink;
 
 use crate::output::{ChainArgs, NetArgs};
-use crate::record::Data;
 
 #[derive(Args, Debug)]
 pub struct FsArgs {
@@ -126,10 +125,13 @@ pub struct MountArgs {
     /// sealed with that host key, docs/NETWORK.md).
     #[arg(short = 'o', long = "output", value_name = "TRACE")]
     output: PathBuf,
-    /// How much of each read's and write's data to keep (paths, names and link targets are
-    /// always kept).
-    #[arg(long, value_enum, default_value_t = Data::Full)]
-    data: Data,
+    /// How much of each read's and write's data to keep: full, hash (length and digest) or
+    /// none, both ways, or per direction `write=LEVEL,read=LEVEL` (an omitted direction is
+    /// full), e.g. `--data write=full,read=none` keeps what was written (write, setxattr) and
+    /// only the length of what was read (read, getxattr). Paths, names and link targets are
+    /// always kept.
+    #[arg(long, value_name = "MODE", default_value = "full")]
+    data: String,
     /// Kernel caches on, several threads (see Modes below).
     #[arg(long, conflicts_with_all = ["fidelity", "every_lookup"])]
     fast: bool,
@@ -218,7 +220,8 @@ pub struct MountArgs {
     resume: record again.\n  \
     filter EXPR: record what EXPR passes from now on (the --filter language); `filter none` \
     records everything.\n  \
-    data full|hash|none: how much of each buffer the records keep from now on.\n  \
+    data full|hash|none|write=LEVEL,read=LEVEL: how much of each buffer the records keep from \
+    now on (e.g. `data write=full,read=hash`).\n  \
     stats: the daemon's counters (operations, recorded, filtered_out, paused_out, untraced, \
     the data mode and filter in force); --json for scripts.\n  \
     flush: write every buffered record to the trace file now.\n\n\
@@ -362,11 +365,7 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         mountpoint: a.mountpoint.clone(),
         compression: a.chain.writer_options_for(&output)?,
         output,
-        data: match a.data {
-            Data::Full => DataMode::Full,
-            Data::Hash => DataMode::Hash,
-            Data::None => DataMode::None,
-        },
+        data: crate::record::parse_data(&a.data)?,
         fast: a.fast,
         every_lookup: a.every_lookup,
         transport: match transport {

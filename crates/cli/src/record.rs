@@ -43,15 +43,10 @@ pub enum Loss {
     Drop,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Data {
-    /// Every byte of every buffer (read and written data, paths, struct results).
-    Full,
-    /// Data buffers as their length and BLAKE3 digest (enough to verify a replay's data);
-    /// paths, struct results and argv in full.
-    Hash,
-    /// Metadata only: arguments, results, paths and struct results; data buffers are not read.
-    None,
+/// `--data`'s value: a level for both directions or `write=LEVEL,read=LEVEL` (read here,
+/// not by clap, for one line of error).
+pub fn parse_data(s: &str) -> Result<DataMode> {
+    DataMode::parse(s).map_err(|e| anyhow::anyhow!("--data {s}: {e}"))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -100,9 +95,16 @@ pub struct RecordArgs {
     /// Capture backend.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// How much of each buffer to keep.
-    #[arg(long, value_enum, default_value_t = Data::Full)]
-    pub data: Data,
+    /// How much of each data buffer to keep: `full` (every byte), `hash` (length and BLAKE3
+    /// digest: enough to verify a replay's data), `none` (not read: lengths only); paths,
+    /// struct results and argv are kept in full whatever it says. Per direction:
+    /// `write=LEVEL,read=LEVEL` (an omitted direction is `full`), data the command writes
+    /// (write, pwritev, sendmsg, io_uring writes, kernel-side copies, mmap pages written)
+    /// apart from data read into it (read, recvmsg, getxattr, io_uring reads,
+    /// mmap pages read). E.g. `--data write=full,read=hash`: a replay has every byte it must
+    /// write and checks what it reads by digest, in a trace smaller by the data read.
+    #[arg(long, value_name = "MODE", default_value = "full")]
+    pub data: String,
     /// Calls to capture: `storage` (files, descriptors, memory maps, processes, sockets),
     /// `all`, or strace's `-e trace=` list: names (`openat,pwrite64`; kernel, trace and
     /// 32-bit names such as `_llseek`), strace's classes (`%file`, `%desc`, `%network`,
@@ -304,11 +306,7 @@ fn record(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     }
     let dest = a.net.destination(&a.chain, &a.output, key)?;
     let snapshot_dirs = snapshot_dirs(&a.snapshot, &a.output)?;
-    let data = match a.data {
-        Data::Full => DataMode::Full,
-        Data::Hash => DataMode::Hash,
-        Data::None => DataMode::None,
-    };
+    let data = parse_data(&a.data)?;
     let [host, release, version, machine] = uname();
     let command = match (a.pid, &a.cgroup) {
         (_, Some(cg)) => format!("(cgroup {})", cg.display()),
@@ -346,7 +344,7 @@ fn record(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
              cannot see loads and stores to mapped memory, so it records no page records"
         );
     }
-    let data_name = format!("{:?}", a.data).to_lowercase();
+    let data_facts = data.facts();
     // The umask the command starts with (replay applies it to files the trace creates).
     let status = match a.pid {
         Some(pid) => std::fs::read_to_string(format!("/proc/{pid}/status")),
@@ -358,12 +356,11 @@ fn record(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
             s.lines().find_map(|l| l.strip_prefix("Umask:").map(|v| v.trim().to_string()))
         })
         .unwrap_or_default();
-    let info: Vec<(&str, &[u8])> = vec![
+    let mut info: Vec<(&str, &[u8])> = vec![
         ("command", command.as_bytes()),
         ("cwd", cwd.as_bytes()),
         ("umask", umask.as_bytes()),
         ("backend", backend.name().as_bytes()),
-        ("data_mode", data_name.as_bytes()),
         ("syscalls", a.syscalls.as_bytes()),
         ("hostname", host.as_bytes()),
         ("kernel", release.as_bytes()),
@@ -371,6 +368,7 @@ fn record(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         ("arch", machine.as_bytes()),
         ("start_time", start.as_bytes()),
     ];
+    info.extend(data_facts.iter().map(|(k, v)| (*k, v.as_bytes())));
     let mut print = match &a.print {
         None => None,
         Some(p) => Some(ra_capture::sink::Print {
@@ -637,7 +635,7 @@ fn choose_backend(
                 Loss::Throttle => LossPolicy::Throttle,
                 Loss::Drop => LossPolicy::Drop,
             },
-            ring_bytes: a.ring_size.unwrap_or(if opts.data == DataMode::None {
+            ring_bytes: a.ring_size.unwrap_or(if opts.data == DataMode::NONE {
                 ebpf::DEFAULT_RING_BYTES_NO_DATA
             } else {
                 ebpf::DEFAULT_RING_BYTES

@@ -645,6 +645,7 @@ pub(crate) fn replay_into(
     let mut init_notes = Vec::new();
     let mut partial_dirs = std::collections::HashSet::new();
     let mut inferred_files = std::collections::HashSet::new();
+    let mut unknown_content = std::collections::HashSet::new();
     let snapshots: Vec<_> =
         trace.iter().flat_map(|t| t.snapshots()).filter(|s| s.start.is_some()).collect();
     if a.init != InitArg::None {
@@ -745,6 +746,7 @@ pub(crate) fn replay_into(
             .context("inferring the initial state")?;
             partial_dirs.extend(st.partial_dirs.iter().copied());
             inferred_files.extend(st.files_created.iter().copied());
+            unknown_content.extend(st.files_unknown.iter().copied());
             init_notes.push((
                 "inferred".to_string(),
                 format!(
@@ -789,6 +791,7 @@ pub(crate) fn replay_into(
     }
     opts.partial_dirs = partial_dirs;
     opts.inferred_files = inferred_files;
+    opts.unknown_content = unknown_content;
     opts.outcomes = outcomes;
     // Records of call types (a few calls span several records: the bar is approximate).
     let total: u64 = match (&plan, &trace) {

@@ -349,6 +349,60 @@ fn data_modes_keep_what_they_promise() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `--data write=full,read=none`: writes keep their bytes, reads their length only; `fs ctl
+/// data` takes the same values (a bad one refused in one line); the trace replays with every
+/// call matched to the lower tree's contents, since every byte written is in it.
+#[test]
+fn data_per_direction_keeps_writes_and_drops_reads() {
+    if !can_mount() || !have_program("sqlite3") {
+        return;
+    }
+    let d = scratch_dir("fs-data-dirs");
+    let (lower, mnt, trace) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    let m = Mount::start(&lower, &mnt, &trace, &["--data", "write=full,read=none"]);
+    let out = sh(
+        &mnt,
+        "set -e; printf 'payload-123' > f; cat f > /dev/null; \
+         sqlite3 t.db 'create table t(x); insert into t values(1), (2); select sum(x) from t;'",
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ctl =
+        |what: &str| bin().args(["fs", "ctl"]).arg(&mnt).args(["data", what]).output().unwrap();
+    let err = ra_testkit::assert_clean_failure(&ctl("read=full,read=hash"));
+    assert!(err.contains("given twice"), "{err}");
+    let o = ctl("write=full,read=hash");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(sh(&mnt, "cat f > /dev/null").status.success());
+    let (status, log) = m.finish();
+    assert!(status.success(), "{log}");
+    let w = jsonl(&trace, "op == write && path ~ \"**/f\"");
+    assert_eq!(w[0]["extra"]["data"], "payload-123", "{}", w[0]);
+    let r = jsonl(&trace, "op == read && path ~ \"**/f\"");
+    assert!(r.len() >= 2, "{r:?}");
+    let (first, last) = (&r[0]["extra"], &r[r.len() - 1]["extra"]);
+    assert_eq!(first["data_length"], 11, "{first}");
+    assert!(first.get("data").is_none() && first.get("data_blake3").is_none(), "{first}");
+    let hex = last["data_blake3"]["hex"].as_str().unwrap_or_default();
+    assert_eq!(hex, blake3::hash(b"payload-123").to_hex().as_str(), "after fs ctl: {last}");
+    let db = jsonl(&trace, "op == write && path ~ \"**/t.db\"");
+    assert!(!db.is_empty() && db.iter().all(|w| w["extra"].get("data").is_some()), "{db:?}");
+    let info = String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();
+    assert!(info.lines().any(|l| l.split_whitespace().eq(["data_mode_write", "full"])), "{info}");
+    assert!(info.lines().any(|l| l.split_whitespace().eq(["data_mode_read", "none"])), "{info}");
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let out = bin().arg("replay").arg(&trace).arg("--root").arg(&root).arg("--init").output();
+    let out = out.unwrap();
+    let report =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "replay: {report}");
+    assert!(report.contains("every call matched"), "{report}");
+    let replayed = root.join(mnt.strip_prefix("/").unwrap());
+    let diff = bin().arg("diff").arg(&lower).arg(&replayed).output().unwrap();
+    assert!(diff.status.success(), "lower vs replayed:\n{}", String::from_utf8_lossy(&diff.stdout));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn aggregate_rows_count_every_operation() {
     if !can_mount() {

@@ -206,8 +206,9 @@ fn run(line: &str, cx: &Context, by: (u32, u32, i32)) -> Result<Vec<(String, Str
             Ok(msg(format!("filter: {rest}")))
         }
         "data" => {
-            let m = DataMode::from_name(rest)
-                .ok_or_else(|| format!("`data {rest}`: expected full, hash or none"))?;
+            let m = DataMode::parse(rest).map_err(|e| {
+                format!("`data {rest}`: {e} (full, hash, none, or write=LEVEL,read=LEVEL)")
+            })?;
             t.set_data_mode(m, by);
             Ok(msg(format!("data: {}", m.name())))
         }

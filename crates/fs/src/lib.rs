@@ -356,7 +356,6 @@ pub fn mount(
                 "off: reads within one open may be served from the page cache".into()
             },
         ),
-        ("data_mode".into(), format!("{:?}", cfg.data).to_lowercase()),
         ("fs_filter".into(), cfg.filter.as_ref().map_or("none".into(), |(s, _)| s.clone())),
         ("fs_stream".into(), cfg.stream.to_string()),
         (
@@ -389,6 +388,7 @@ pub fn mount(
         ),
         ("start_time".into(), format!("{}", tracer::now_ns())),
     ];
+    facts.extend(cfg.data.facts().into_iter().map(|(k, v)| (k.to_string(), v)));
     if let Some(m) = &lower_mount {
         facts.push(("fs_lower_type".into(), m.fstype.clone()));
         facts.push(("fs_lower_device".into(), m.source.clone()));

@@ -890,7 +890,7 @@ impl Filesystem for TraceFs {
                 rec.offset = Some(offset as i64);
                 rec.length = Some(i64::from(size));
                 if let Ok(b) = &r {
-                    rec.data = tracer.data(b);
+                    rec.data = tracer.read_data(b);
                 }
             })
         });
@@ -924,7 +924,7 @@ impl Filesystem for TraceFs {
                 rec.fh = Some(fh.0 as i64);
                 rec.offset = Some(offset as i64);
                 rec.length = Some(data.len() as i64);
-                rec.data = tracer.data(data);
+                rec.data = tracer.written_data(data);
             })
         });
     }
@@ -1161,7 +1161,7 @@ impl Filesystem for TraceFs {
                 rec.name = Some(name.as_bytes().to_vec());
                 rec.flags = Some(i64::from(flags));
                 rec.length = Some(value.len() as i64);
-                rec.data = tracer.data(value);
+                rec.data = tracer.written_data(value);
             })
         });
     }
@@ -1188,7 +1188,7 @@ impl Filesystem for TraceFs {
                 rec.length = Some(i64::from(size));
                 if let Ok(v) = &r {
                     if size > 0 {
-                        rec.data = tracer.data(v);
+                        rec.data = tracer.read_data(v);
                     } else {
                         rec.result_size = Some(v.len() as i64);
                     }

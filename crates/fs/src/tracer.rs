@@ -12,47 +12,19 @@ use std::time::{Duration, Instant};
 use ra_filter::{FieldValue, Filter, Record};
 use ra_trace::{FsData, FsRecord, TraceOutput, TraceWriter};
 
-/// How much of a data buffer a record keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataMode {
-    Full,
-    Hash,
-    None,
-}
+/// How much of a data buffer a record keeps, per direction (data read from the file,
+/// data written to it): `fs mount --data`, `fs ctl MNT data` ([`DataMode::name`],
+/// [`DataMode::from_name`]). The same type as `record --data`'s.
+pub use ra_trace::{DataLevel, DataMode};
 
-impl DataMode {
-    /// Its name as `--data` and `fs ctl data` take it.
-    pub fn name(self) -> &'static str {
-        match self {
-            DataMode::Full => "full",
-            DataMode::Hash => "hash",
-            DataMode::None => "none",
+/// What a record keeps of `bytes` at level `l`.
+fn keep(l: DataLevel, bytes: &[u8]) -> FsData<'_> {
+    match l {
+        DataLevel::Full => FsData::Full(Cow::Borrowed(bytes)),
+        DataLevel::Hash => {
+            FsData::Hashed { len: bytes.len() as u64, blake3: *blake3::hash(bytes).as_bytes() }
         }
-    }
-
-    pub fn from_name(s: &str) -> Option<DataMode> {
-        match s {
-            "full" => Some(DataMode::Full),
-            "hash" => Some(DataMode::Hash),
-            "none" => Some(DataMode::None),
-            _ => None,
-        }
-    }
-
-    fn from_u8(v: u8) -> DataMode {
-        match v {
-            0 => DataMode::Full,
-            1 => DataMode::Hash,
-            _ => DataMode::None,
-        }
-    }
-
-    fn to_u8(self) -> u8 {
-        match self {
-            DataMode::Full => 0,
-            DataMode::Hash => 1,
-            DataMode::None => 2,
-        }
+        DataLevel::None => FsData::Length(bytes.len() as u64),
     }
 }
 
@@ -522,26 +494,14 @@ impl Tracer {
         self.write(&r);
     }
 
-    /// What a record keeps of `bytes`.
-    pub fn data<'a>(&self, bytes: &'a [u8]) -> FsData<'a> {
-        match self.data_mode() {
-            DataMode::Full => FsData::Full(Cow::Borrowed(bytes)),
-            DataMode::Hash => {
-                FsData::Hashed { len: bytes.len() as u64, blake3: *blake3::hash(bytes).as_bytes() }
-            }
-            DataMode::None => FsData::Length(bytes.len() as u64),
-        }
+    /// What a record keeps of `bytes`, data read from the file (`read`, `getxattr`).
+    pub fn read_data<'a>(&self, bytes: &'a [u8]) -> FsData<'a> {
+        keep(self.data_mode().read, bytes)
     }
 
-    /// Like [`Tracer::data`], taking ownership (no copy in full mode).
-    pub fn data_owned(&self, bytes: Vec<u8>) -> FsData<'static> {
-        match self.data_mode() {
-            DataMode::Full => FsData::Full(Cow::Owned(bytes)),
-            DataMode::Hash => {
-                FsData::Hashed { len: bytes.len() as u64, blake3: *blake3::hash(&bytes).as_bytes() }
-            }
-            DataMode::None => FsData::Length(bytes.len() as u64),
-        }
+    /// What a record keeps of `bytes`, data written to the file (`write`, `setxattr`).
+    pub fn written_data<'a>(&self, bytes: &'a [u8]) -> FsData<'a> {
+        keep(self.data_mode().write, bytes)
     }
 
     /// Hand one operation to the drivers.

@@ -51,6 +51,10 @@ pub struct InferStats {
     /// (st_dev, st_ino) of the files created: their link counts are unknown (a hard link
     /// elsewhere on the recording machine is not in the trace).
     pub files_created: Vec<(u64, u64)>,
+    /// (st_dev, st_ino) of the files created with bytes no recorded read showed (a trace of
+    /// `--data read=hash|none`: its reads hold digests or lengths, not the bytes): reads of
+    /// them cannot be verified.
+    pub files_unknown: Vec<(u64, u64)>,
     /// What was created in a safer form than the trace showed (setuid/setgid bits dropped,
     /// unless `special`): (path, what).
     pub withheld: Vec<(Vec<u8>, String)>,
@@ -1220,6 +1224,11 @@ fn create(st: &mut Infer<'_>) -> Result<()> {
                 }
                 let known: u64 = n.known.values().sum();
                 st.stats.bytes_unknown += size.saturating_sub(known);
+                if size > known {
+                    if let Ok(s) = sys::fstat_at(fd.as_raw_fd()) {
+                        st.stats.files_unknown.push((s.st_dev, s.st_ino));
+                    }
+                }
                 if let Unknown::Fill(kind) = st.unknown {
                     st.stats.bytes_filled += fill_holes(fd.as_fd(), size, kind, st.stop)
                         .map_err(|e| init_err(p, "fill", e))?;

@@ -171,6 +171,10 @@ pub struct Options {
     pub partial_dirs: std::collections::HashSet<(u64, u64)>,
     /// (st_dev, st_ino) of files `--init=infer` created: their link counts are not compared.
     pub inferred_files: std::collections::HashSet<(u64, u64)>,
+    /// Files `--init=infer` created with contents the trace does not hold
+    /// ([`init::InferStats::files_unknown`]): a read of one recorded as a digest is not
+    /// compared (a warning says so).
+    pub unknown_content: std::collections::HashSet<(u64, u64)>,
     /// Differential replay: where each call's outcome goes ([`compare`]). None: nowhere.
     pub outcomes: Option<compare::OutcomeSink>,
     /// Replayed `mknod`s of device nodes create them (`--allow-special`); otherwise each
@@ -198,6 +202,7 @@ impl Options {
             log_level: 0,
             partial_dirs: Default::default(),
             inferred_files: Default::default(),
+            unknown_content: Default::default(),
             outcomes: None,
             special: false,
         }

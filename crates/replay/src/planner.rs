@@ -36,9 +36,11 @@ pub struct TraceFacts {
     pub std_fds: bool,
     /// The trace holds page records of memory-mapped I/O (every backend but ptrace).
     pub page_records: bool,
-    /// The trace holds its data buffers, not only their digests or lengths (`record` or
-    /// `fs` `--data hash|none`, `anonymize --data digest|drop` keep none): only then can a
-    /// replay write the recorded bytes and verify returned data and file contents.
+    /// The trace holds the data its calls wrote, not only digests or lengths (`record` or
+    /// `fs` `--data hash|none`, `anonymize --data digest|drop` keep none; `--data
+    /// write=full,read=hash|none` keeps it): only then can a replay write the recorded bytes
+    /// and verify file contents. Data read is verified call by call as it was recorded: in
+    /// full, by digest, or (not captured) not at all.
     pub data: bool,
 }
 
@@ -57,7 +59,16 @@ impl TraceFacts {
             synthetic: crate::init::synthetic_ids(trace),
             std_fds: trace.info_value("synthetic_ids").is_none(),
             page_records: trace.info_value("backend").is_none_or(|b| b != b"ptrace"),
-            data: trace.info_value("data_mode").is_none_or(|m| m == b"full"),
+            data: {
+                let fact = |k: &str| trace.info_value(k).and_then(|v| std::str::from_utf8(v).ok());
+                // Old traces have `data_mode` alone; none at all: full.
+                ra_trace::DataMode::from_facts(
+                    fact("data_mode"),
+                    fact("data_mode_write"),
+                    fact("data_mode_read"),
+                )
+                .is_none_or(|m| m.write == ra_trace::DataLevel::Full)
+            },
         }
     }
 }

@@ -16,6 +16,7 @@
 //! ([`snapshot`]: entries and content-addressed file contents, built on [`ra_fsstate`]).
 
 pub mod anonymize;
+pub mod data_mode;
 mod direct;
 mod error;
 mod event;
@@ -33,6 +34,7 @@ pub mod snapshot;
 pub mod structs;
 mod writer;
 
+pub use data_mode::{DataLevel, DataMode};
 pub use direct::TraceFile;
 pub use error::{Error, Result};
 pub use event::{ArgValue, Bytes, Event, ExtraValue, IovValue, KernelCopy};

@@ -291,9 +291,7 @@ impl Assembler {
             Stamp { ppid: c.ppid, uid: c.uid, gid: c.gid, pgid: c.pgid, sid: c.sid },
         );
         self.track_mappings(c.tgid, &ev);
-        if self.data == DataMode::Hash {
-            hash_bulk(def, &mut ev);
-        }
+        hash_bulk(def, &mut ev, self.data);
         Some(ev)
     }
 
@@ -411,9 +409,7 @@ impl Assembler {
             ArgValue::data(p.payload.to_vec())
         };
         ev.set_arg("buf", buf);
-        if self.data == DataMode::Hash {
-            hash_bulk(def, &mut ev);
-        }
+        hash_bulk(def, &mut ev, self.data);
         Some(ev)
     }
 
@@ -653,7 +649,7 @@ mod tests {
     }
 
     fn asm() -> Assembler {
-        Assembler::new(&Selection::parse("all").unwrap(), DataMode::Full, Clock { offset: 1000 })
+        Assembler::new(&Selection::parse("all").unwrap(), DataMode::FULL, Clock { offset: 1000 })
     }
 
     #[test]

@@ -49,8 +49,8 @@ use self::layout::{
 use crate::common::{inherited_fds, proc_info, resolve, synthetic_fds};
 use crate::sink::{LostBatch, TraceSink};
 use crate::{
-    Backend, Capabilities, DataMode, Error, Options, Outcome, Result, Target, Unavailable,
-    STOP_REQUESTS, STOP_SIGNAL,
+    Backend, Capabilities, DataLevel, DataMode, Error, Options, Outcome, Result, Target,
+    Unavailable, STOP_REQUESTS, STOP_SIGNAL,
 };
 
 /// What happens when the traced programs produce faster than the recorder drains the ring.
@@ -194,6 +194,9 @@ impl Backend for EbpfBackend {
 struct Params {
     ring_bytes: u64,
     data_none: bool,
+    /// `--data write=none` / `read=none`: that direction's buffers are not copied.
+    data_none_in: bool,
+    data_none_out: bool,
     throttle: bool,
     use_cgroup: bool,
     mmap_pages: bool,
@@ -206,7 +209,9 @@ impl Params {
     fn new(cfg: &Config, target: &Target, opts: &Options) -> Params {
         Params {
             ring_bytes: cfg.ring_bytes,
-            data_none: opts.data == DataMode::None,
+            data_none: opts.data == DataMode::NONE,
+            data_none_in: opts.data.write == DataLevel::None,
+            data_none_out: opts.data.read == DataLevel::None,
             throttle: cfg.loss == LossPolicy::Throttle,
             use_cgroup: matches!(target, Target::Cgroup(_)),
             mmap_pages: opts.selection.pseudo().iter().any(|d| !d.is_signal()),
@@ -221,6 +226,8 @@ impl Default for Params {
         Params {
             ring_bytes: DEFAULT_RING_BYTES,
             data_none: false,
+            data_none_in: false,
+            data_none_out: false,
             throttle: true,
             use_cgroup: false,
             mmap_pages: true,
@@ -245,6 +252,8 @@ fn load<'obj>(
         fix: "rebuild reanimator".into(),
     })?;
     ro.data_none = u32::from(p.data_none);
+    ro.data_none_in = u32::from(p.data_none_in);
+    ro.data_none_out = u32::from(p.data_none_out);
     ro.throttle = u32::from(p.throttle);
     // Stop producers at a quarter full; read chunks that would pass half from user space.
     // What stays free (half the ring) absorbs the calls in flight when the stop is sent.
@@ -1007,7 +1016,8 @@ fn record(
         Some(l) if l.params == params => l,
         _ => Loaded::new(params).map_err(|why| Error::Unavailable { backend: "ebpf", why })?,
     };
-    for (nr, rule) in rules::table(&opts.selection, params.mmap_pages, opts.data == DataMode::Full)
+    for (nr, rule) in
+        rules::table(&opts.selection, params.mmap_pages, opts.data.write == DataLevel::Full)
     {
         skel.maps
             .rules

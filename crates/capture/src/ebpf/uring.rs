@@ -14,7 +14,7 @@ use super::assemble::{Assembler, Clock};
 use super::layout::{
     UringDataRec, UringRec, UF_BUF_SELECT, UF_DATA_LOST, UF_NO_MM, UF_NO_SUBMIT, UF_SQPOLL,
 };
-use crate::DataMode;
+use crate::{DataLevel, DataMode};
 
 /// Requests submitted and not completed that the consumer keeps (the BPF side's table holds
 /// as many).
@@ -128,7 +128,9 @@ impl UringAsm {
         let ring = *self.rings.entry(c.ctx).or_insert(n);
         let ev = build(sub.as_deref(), wdata, c, ring, read_data, &Ctx { asm, clock, mode });
         self.ops += 1;
-        if ev.buffer_not_captured && mode != DataMode::None {
+        // (Not captured by the mode's choice, `none` for its direction: not lost.)
+        let source = ev.arg("data_source").and_then(ArgValue::as_int);
+        if ev.buffer_not_captured && source == Some(data_source::NOT_CAPTURED) {
             self.data_lost += 1;
         }
         ev
@@ -225,7 +227,7 @@ fn build(
         };
         if !arg.is_empty() {
             let vectored = matches!(data, UringData::InVec | UringData::OutVec);
-            if mode == DataMode::None {
+            if def.arg(arg).is_some_and(|(_, a)| mode.of(a.kind) == DataLevel::None) {
                 ev.set_arg(arg, ArgValue::NotCaptured);
                 ev.buffer_not_captured = true;
             } else if lost || vectored {
@@ -239,9 +241,7 @@ fn build(
         }
     }
     int(&mut ev, "data_source", source);
-    if mode == DataMode::Hash {
-        crate::common::hash_bulk(def, &mut ev);
-    }
+    crate::common::hash_bulk(def, &mut ev, mode);
     ev
 }
 

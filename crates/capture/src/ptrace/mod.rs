@@ -32,7 +32,9 @@ use crate::common::{
     synthetic_fds, ProcInfo, Xarg,
 };
 use crate::sink::TraceSink;
-use crate::{Backend, Capabilities, DataMode, Error, Result, Selection, Target, Unavailable};
+use crate::{
+    Backend, Capabilities, DataLevel, DataMode, Error, Result, Selection, Target, Unavailable,
+};
 pub use crate::{Outcome, STOP_REQUESTS, STOP_SIGNAL};
 use sys::Pid;
 
@@ -382,9 +384,7 @@ impl<'a> Tracer<'a> {
             // Leave the thread running, untraced (a call in progress loses its result).
             if let Some(t) = self.threads.remove(&tid) {
                 if let Some(mut p) = t.pending {
-                    if self.opts.data == DataMode::Hash {
-                        hash_bulk(p.def, &mut p.ev);
-                    }
+                    hash_bulk(p.def, &mut p.ev, self.opts.data);
                     self.emit(p.ev);
                 }
             }
@@ -421,7 +421,8 @@ impl<'a> Tracer<'a> {
             return Ok(());
         };
         let args = kernel_args(def, info.args());
-        let skip_bulk = self.opts.data == DataMode::None;
+        // Input buffers: data the caller writes (`--data write=`).
+        let skip_bulk = self.opts.data.write == DataLevel::None;
         let p = self.thread(tid).info;
         let mut ev = Event::new(def);
         ev.time_called = Some(now_ns());
@@ -513,9 +514,7 @@ impl<'a> Tracer<'a> {
         }
         if never_returns(def) {
             // These never come back: record them now.
-            if self.opts.data == DataMode::Hash {
-                hash_bulk(def, &mut ev);
-            }
+            hash_bulk(def, &mut ev, self.opts.data);
             self.emit(ev);
             self.resume(tid, 0);
             return Ok(());
@@ -534,7 +533,9 @@ impl<'a> Tracer<'a> {
         };
         let info = sys::get_syscall_info(tid);
         ev.time_returned = Some(now_ns());
-        let skip_bulk = self.opts.data == DataMode::None;
+        // Output buffers: data read into the caller (`--data read=`); sendmmsg's vectors,
+        // trimmed here, were taken at entry by the write level.
+        let skip_bulk = self.opts.data.read == DataLevel::None;
         match info {
             Ok(i) if i.op == sys::PTRACE_SYSCALL_INFO_EXIT => {
                 let is_error = i.data[1] as u8 != 0;
@@ -663,7 +664,7 @@ impl<'a> Tracer<'a> {
                 _ => {}
             }
         }
-        if ok && self.opts.data == DataMode::Full {
+        if ok && self.opts.data.write == DataLevel::Full {
             add_copied_data(tid, &mut ev);
         }
         if ok && matches!(def.name, "execve" | "execveat") {
@@ -673,9 +674,7 @@ impl<'a> Tracer<'a> {
                 t.info = info;
             }
         }
-        if self.opts.data == DataMode::Hash {
-            hash_bulk(def, &mut ev);
-        }
+        hash_bulk(def, &mut ev, self.opts.data);
         self.emit(ev);
         self.resume(tid, 0);
         Ok(())
@@ -708,9 +707,7 @@ impl<'a> Tracer<'a> {
                 // Killed inside the call (e.g. another thread's exit_group): no result.
                 let mut ev = p.ev;
                 ev.time_returned = None;
-                if self.opts.data == DataMode::Hash {
-                    hash_bulk(p.def, &mut ev);
-                }
+                hash_bulk(p.def, &mut ev, self.opts.data);
                 self.emit(ev);
             } else if let Some(mut ev) = generated_exit(&self.opts.selection, status) {
                 // Killed between calls.

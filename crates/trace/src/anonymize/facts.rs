@@ -24,7 +24,8 @@ pub enum FactRule {
     MountOptions,
     /// An instant of the trace's clock, integer nanoseconds or RFC 3339 (`time`).
     Time,
-    /// The data mode, following `--data` (`data_mode`).
+    /// The data mode, following `--data` (`data_mode`, and `data_mode_write` /
+    /// `data_mode_read` of a recording whose directions differ): `none` stays `none`.
     DataMode,
     /// Replaced by `(removed by anonymize)`, whatever the fields: it may say anything (a
     /// filter expression names paths, users and processes; an error message an address).
@@ -50,6 +51,8 @@ pub const FACTS: &[(&str, FactRule)] = {
         ("umask", Keep),
         ("backend", Keep),
         ("data_mode", DataMode),
+        ("data_mode_write", DataMode),
+        ("data_mode_read", DataMode),
         ("syscalls", Keep),
         ("hostname", Hostname),
         ("kernel", Keep),
@@ -193,6 +196,8 @@ pub fn map_fact(m: &mut dyn Mapper, key: &str, v: &[u8], data: DataMode) -> Opti
         DataMode => match data {
             super::DataMode::Keep => v.to_vec(),
             super::DataMode::Drop => b"none".to_vec(),
+            // (Digests of what was not captured are not captured either.)
+            super::DataMode::Digest if v == b"none" => v.to_vec(),
             super::DataMode::Digest => b"hash".to_vec(),
         },
         Removed if m.forward() && !v.is_empty() => REMOVED.to_vec(),

@@ -50,7 +50,13 @@ char LICENSE[] SEC("license") = "GPL";
 #define LEN_CAP (1ULL << 31)
 
 /* Set by user space before load. */
-const volatile __u32 data_none = 0;      /* --data none: AF_BULK arguments are not copied */
+const volatile __u32 data_none = 0;      /* --data none both ways: AF_BULK arguments are not copied */
+/* --data per direction (`write=..,read=..`): data written from the caller (input buffers,
+ * io_uring writes at submission, kernel-side copies) and data read into it (AF_OUT buffers,
+ * io_uring reads at completion, mmap pages read) left uncopied on their own. */
+const volatile __u32 data_none_in = 0;
+const volatile __u32 data_none_out = 0;
+#define BULK_NONE(flags) (((flags) & AF_OUT) ? data_none_out : data_none_in)
 const volatile __u32 throttle = 1;       /* 1: --loss throttle; 0: --loss drop */
 const volatile __u64 high_wm = 1 << 20;  /* throttle: SIGSTOP above this many unconsumed bytes */
 const volatile __u64 data_limit = 1 << 21; /* throttle: defer chunks that would pass this */
@@ -845,7 +851,7 @@ __noinline int capture_slot(struct tstate *s, const struct arg_rule *ap, __u64 p
 		s->status[i] = ST_OK;
 		return 0;
 	}
-	if (data_none && (a.flags & AF_BULK)) {
+	if ((a.flags & AF_BULK) && BULK_NONE(a.flags)) {
 		s->status[i] = ST_NOT_CAPTURED;
 		return 0;
 	}
@@ -1307,7 +1313,7 @@ static __always_inline int emit_call1(struct tstate *s, struct syscall_rule *r, 
 		return 0; /* no exit buffer, or several */
 	a = r->args[k];
 	p = s->args[k];
-	if (a.kind != AK_BUF || !p || ((a.flags & AF_OUT) && !ok))
+	if (a.kind != AK_BUF || !p || ((a.flags & AF_OUT) && !ok) || BULK_NONE(a.flags))
 		return 0;
 	len = eval_len(s, &a, ret);
 	if (len == UNKNOWN_LEN)
@@ -1461,7 +1467,7 @@ __noinline int emit_page(__u32 flags, __u64 addr, __u64 off, __u64 ino, __u32 de
 	h.off = off;
 	h.ino = ino;
 	h.dev = dev;
-	if (data_none) {
+	if ((flags & PG_WRITE) ? data_none_in : data_none_out) {
 		h.flags |= PG_NOT_CAPTURED;
 		if (bpf_ringbuf_output(&rb, &h, sizeof(h), wakeup())) {
 			account_lost(slot, 0);
@@ -2472,7 +2478,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		refetch_inputs(s, r);
 	/* A kernel-side copy that moved bytes: stopped with the call, like a deferral, for user
 	 * space to read them back from the file before the thread runs on. */
-	int readback = throttle && !data_none && (r->flags & RF_READBACK) && ok && ret > 0;
+	int readback = throttle && !data_none_in && (r->flags & RF_READBACK) && ok && ret > 0;
 	if (readback || !emit_call1(s, r, ret, ok)) {
 		capture_args(s, r, ret, ok, 0);
 		if (emit_call(s, ret, readback ? CF_READBACK : 0) && readback)
@@ -2842,7 +2848,7 @@ int BPF_PROG(on_uring_submit, struct io_kiocb *req)
 		f.flags |= UF_SQPOLL;
 	if (sqe_flags & IOSQE_BUFFER_SELECT)
 		f.flags |= UF_BUF_SELECT;
-	if (uring_is_write(op) && !(f.flags & UF_BUF_SELECT) && !(data_none)) {
+	if (uring_is_write(op) && !(f.flags & UF_BUF_SELECT) && !data_none_in) {
 		struct ucopy u = {.addr = addr, .len = len, .serial = f.serial, .tid = tid, .tgid = tgid};
 		data = uring_copy(&u);
 		if (u.lost)
@@ -2904,7 +2910,7 @@ int BPF_PROG(on_uring_complete, struct io_ring_ctx *rctx, void *reqp, struct io_
 	cflags = BPF_CORE_READ(cqe, flags);
 	if (f) {
 		flags = f->flags;
-		if (f->len && res > 0 && !(flags & UF_BUF_SELECT) && !data_none) {
+		if (f->len && res > 0 && !(flags & UF_BUF_SELECT) && !data_none_out) {
 			want = (__u64)res < f->len ? (__u64)res : f->len;
 			if (f->mm == (__u64)t->mm) {
 				struct ucopy u = {.addr = f->addr, .len = want, .serial = f->serial,
