@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use ra_filter::{FieldValue, Filter, Record};
@@ -307,6 +307,8 @@ type AggMap = HashMap<(&'static str, String), Stats>;
 /// Options of the tracing side (`data` and `filter` are where they start: `fs ctl` changes
 /// them, [`Tracer::data_mode`] and [`Tracer::filter_text`] say what they are now).
 pub struct TracerOptions {
+    /// How `fs ctl --tracer` and `fs ctl stats` name it (`--tracer name=`, else its number).
+    pub name: String,
     pub data: DataMode,
     /// The filter and its text.
     pub filter: Option<(String, Filter)>,
@@ -522,6 +524,17 @@ impl Tracer {
         self.write(&r);
     }
 
+    /// [`Tracer::data`] with the buffer's hash shared between the tracers that hash it.
+    pub fn data_shared<'a>(&self, bytes: &'a [u8], hash: &OnceCell<[u8; 32]>) -> FsData<'a> {
+        match self.data_mode() {
+            DataMode::Hash => FsData::Hashed {
+                len: bytes.len() as u64,
+                blake3: *hash.get_or_init(|| *blake3::hash(bytes).as_bytes()),
+            },
+            _ => self.data(bytes),
+        }
+    }
+
     /// What a record keeps of `bytes`.
     pub fn data<'a>(&self, bytes: &'a [u8]) -> FsData<'a> {
         match self.data_mode() {
@@ -545,7 +558,7 @@ impl Tracer {
     }
 
     /// Hand one operation to the drivers.
-    pub fn emit(&self, r: FsRecord<'_>, agg_path: Option<&[u8]>) {
+    pub fn emit(&self, r: &FsRecord<'_>, agg_path: Option<&[u8]>) {
         if let Some(g) = &self.opts.aggregate {
             let ns = (r.time_returned - r.time_called).max(0) as u64;
             let bytes = match &r.data {
@@ -572,10 +585,10 @@ impl Tracer {
         }
         if self.discard {
             self.discarded.fetch_add(1, Ordering::Relaxed);
-            std::hint::black_box(&r);
+            std::hint::black_box(r);
             return;
         }
-        self.write(&r);
+        self.write(r);
     }
 
     /// Append one record to the trace (and hand it to the live printer).
@@ -698,6 +711,105 @@ impl Tracer {
             if let Err(e) = wr.add_info(key, value) {
                 self.fail(&mut w, format!("cannot write the trace: {}", chain(&e)));
             }
+        }
+    }
+}
+
+/// The most tracers one mount takes (`--tracer`).
+pub const MAX_TRACERS: usize = 16;
+
+/// One tracer of the set and its aggregate interval.
+pub struct Member {
+    pub tracer: Arc<Tracer>,
+    pub every: Option<Duration>,
+}
+
+/// The tracers of one mount (Tracefs' several tracers): each operation is traced once (its
+/// path and process looked up once) and offered to each, which passes it through its own
+/// filter, data mode and drivers into its own trace.
+pub struct Tracers {
+    pub list: Vec<Member>,
+}
+
+impl Tracers {
+    pub fn first(&self) -> &Tracer {
+        &self.list[0].tracer
+    }
+
+    /// Whether any tracer wants operations at all.
+    pub fn active(&self) -> bool {
+        self.list.iter().any(|m| m.tracer.opts.stream || m.tracer.opts.aggregate.is_some())
+    }
+
+    /// Whether a record must be durable before its operation is answered (`--sync`).
+    pub fn sync(&self) -> bool {
+        self.list.iter().any(|m| m.tracer.opts.sync.is_some())
+    }
+
+    /// The calling process (one cache for the mount: the first tracer's).
+    pub fn proc_info(&self, tid: u32) -> ProcInfo {
+        self.first().proc_info(tid)
+    }
+
+    /// Which tracers take this operation (bit i: tracer i).
+    pub fn passes(&self, v: &FilterView<'_>) -> u32 {
+        let mut mask = 0;
+        for (i, m) in self.list.iter().enumerate() {
+            if m.tracer.passes(v) {
+                mask |= 1 << i;
+            }
+        }
+        mask
+    }
+
+    /// Hand the record to the tracers in `mask`, each keeping of `buf` (the operation's data
+    /// buffer, if it has one) what its data mode says; the hash is computed at most once.
+    pub fn emit<'a>(&self, mut r: FsRecord<'a>, buf: Option<&'a [u8]>, mask: u32) {
+        let hash = OnceCell::new();
+        for (i, m) in self.list.iter().enumerate() {
+            if mask & (1 << i) == 0 {
+                continue;
+            }
+            if let Some(b) = buf {
+                r.data = m.tracer.data_shared(b, &hash);
+            }
+            m.tracer.emit(&r, None);
+        }
+    }
+
+    /// The tracer `fs ctl --tracer` names: its number (from 1) or its name.
+    pub fn find(&self, which: &str) -> Result<&Tracer, String> {
+        self.list
+            .iter()
+            .enumerate()
+            .find(|(i, m)| m.tracer.opts.name == which || (i + 1).to_string() == which)
+            .map(|(_, m)| &*m.tracer)
+            .ok_or_else(|| {
+                let names: Vec<String> = self
+                    .list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| format!("{} ({})", i + 1, m.tracer.opts.name))
+                    .collect();
+                format!("no tracer `{which}` on this mount; tracers: {}", names.join(", "))
+            })
+    }
+
+    pub fn flush(&self) {
+        for m in &self.list {
+            m.tracer.flush();
+        }
+    }
+
+    pub fn add_info(&self, key: &str, value: &[u8]) {
+        for m in &self.list {
+            m.tracer.add_info(key, value);
+        }
+    }
+
+    pub fn fail_with(&self, msg: String) {
+        for m in &self.list {
+            m.tracer.fail_with(msg.clone());
         }
     }
 }
