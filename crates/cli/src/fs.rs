@@ -104,8 +104,19 @@ MOUNTPOINT.\n\n\
 Filters (--filter) use the `dump --where` language over: op, uid, gid, pid, tid, sid, comm, \
 path (glob), ext, size, errno, inode. An operation that does not match is passed through and \
 not recorded.\n\n\
+Tracers (Tracefs' several tracers): -o, --filter, --data and --aggregate configure the first \
+tracer; each --tracer SPEC adds one more, with a trace file of its own (mode 0600; no two \
+tracers write one file) and its own filter, data mode, driver and counters. SPEC is \
+comma-separated KEY=VALUE: out=FILE (required), name=NAME (default: its number, the first \
+being 1 or --tracer-name), filter=EXPR, data=full|hash|none or 'write=LEVEL,read=LEVEL' (default full), \
+driver=stream|aggregate:SECS|stream+aggregate:SECS (default stream). A value holding a comma \
+is quoted in single quotes, filter='op in {read, write}'; inside the quotes '' stands for one \
+'. Each operation is traced once and offered to every tracer; a buffer is hashed once for \
+all tracers that hash. --sync, --aggregate-by and --chain apply to every tracer; --print, \
+--print-aggregate and --profile show the first. `fs ctl --tracer N|NAME` addresses one.\n\n\
 Examples:\n  \
     reanimator fs mount /srv/data /mnt/traced -o data.ds\n  \
+    reanimator fs mount /srv/data /mnt/traced -o all.ds --data hash --tracer \"name=w,out=w.ds,filter='op in {write, unlink}'\" --tracer out=agg.ds,driver=aggregate:5\n  \
     reanimator fs mount /srv/data /mnt/traced -o t.ds --data hash --filter 'ext in {c, h} || op == unlink'\n  \
     reanimator fs mount /srv/data /mnt/traced -o t.ds --aggregate=5 --print-aggregate\n  \
     reanimator fs umount /mnt/traced")]
@@ -159,6 +170,15 @@ pub struct MountArgs {
     /// Record only operations for which this expression holds (see Filters below).
     #[arg(long, value_name = "EXPR")]
     filter: Option<String>,
+    /// One more tracer on this mount, with its own trace file, filter, data mode and driver
+    /// (repeatable; see Tracers below): `out=FILE[,name=NAME][,filter=EXPR]
+    /// [,data=full|hash|none][,driver=stream|aggregate:SECS|stream+aggregate:SECS]`.
+    #[arg(long = "tracer", value_name = "SPEC")]
+    tracers: Vec<String>,
+    /// The name of the first tracer (the one -o, --filter, --data and --aggregate configure),
+    /// for `fs ctl --tracer` (default: 1).
+    #[arg(long, value_name = "NAME", default_value = "1")]
+    tracer_name: String,
     /// Aggregate driver: per interval and operation, counts, bytes, errors and a log2 latency
     /// histogram, stored in the trace (`Reanimator::FsAggregate`). Default interval 1 s.
     #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "1")]
@@ -242,6 +262,11 @@ pub struct CtlArgs {
     /// also come last, after the command.
     #[arg(long)]
     json: bool,
+    /// Address one tracer of the mount (its number, from 1, or its `name=`); default: all of
+    /// them (`stats`: the first's counters, then each's as `tracer.N.*`). May also come
+    /// right after MOUNTPOINT.
+    #[arg(long, value_name = "N|NAME")]
+    tracer: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -288,6 +313,21 @@ fn summary_json(
             ("trace", serde_json::json!({"path": t.trace, "bytes": t.trace_bytes})),
         ] {
             j[k] = v;
+        }
+        if !t.tracers.is_empty() {
+            j["tracers"] = t
+                .tracers
+                .iter()
+                .map(|tt| {
+                    serde_json::json!({
+                        "name": tt.name,
+                        "operations": tt.operations,
+                        "recorded": tt.recorded,
+                        "filtered_out": tt.filtered_out,
+                        "trace": {"path": tt.trace, "bytes": tt.trace_bytes},
+                    })
+                })
+                .collect();
         }
     }
     j
@@ -360,6 +400,13 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     if let Some(p) = a.print.as_ref().filter(|p| p.as_os_str() != "-") {
         other_outputs.push(("--print".to_string(), p.clone()));
     }
+    let mut more = Vec::new();
+    for (i, spec) in a.tracers.iter().enumerate() {
+        more.push(
+            ra_fs::spec::parse(spec, i + 2)
+                .map_err(|e| anyhow::anyhow!("--tracer {spec:?}: {e}"))?,
+        );
+    }
     let cfg = MountConfig {
         lower: a.lower.clone(),
         mountpoint: a.mountpoint.clone(),
@@ -383,6 +430,8 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         other_outputs,
         print: None,
         sync: a.sync,
+        name: a.tracer_name.clone(),
+        more,
     };
     // Refused before any file (log, profile, trace) is created.
     ra_fs::check(&cfg)?;
@@ -505,6 +554,25 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
     if let Some((p, _)) = &profile {
         eprintln!("reanimator fs: profile {}", p.display());
     }
+    if summary.tracers.len() > 1 {
+        for t in &summary.tracers {
+            eprintln!(
+                "reanimator fs: tracer {}: {} recorded, {} filtered out; trace {} ({:.1} MB){}",
+                t.name,
+                t.recorded,
+                t.filtered_out,
+                t.trace,
+                t.trace_bytes as f64 / 1e6,
+                t.failure.as_ref().map_or(String::new(), |f| format!(", incomplete: {f}"))
+            );
+        }
+    }
+    let failure = summary
+        .tracers
+        .iter()
+        .skip(1)
+        .find_map(|t| t.failure.as_ref().map(|f| format!("tracer {}: {f}", t.name)));
+    let summary = ra_fs::Summary { failure: summary.failure.clone().or(failure), ..summary };
     let totals = ra_fs::registry::Totals {
         operations: summary.operations,
         recorded: summary.recorded,
@@ -518,6 +586,34 @@ fn mount(a: MountArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
             }
         },
         trace_bytes: summary.net.as_ref().map_or(summary.trace_bytes, |r| r.acked),
+        tracers: summary
+            .tracers
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ra_fs::registry::TracerTotals {
+                name: t.name.clone(),
+                operations: t.operations,
+                recorded: t.recorded,
+                filtered_out: t.filtered_out,
+                trace_bytes: if i == 0 {
+                    summary.net.as_ref().map_or(summary.trace_bytes, |r| r.acked)
+                } else {
+                    t.trace_bytes
+                },
+                trace: if i == 0 {
+                    match &summary.net {
+                        Some(r) => format!("tcp://{}", r.addr),
+                        None => std::path::absolute(&a.output)
+                            .unwrap_or(a.output.clone())
+                            .display()
+                            .to_string(),
+                    }
+                } else {
+                    std::path::absolute(&t.trace)
+                        .map_or(t.trace.clone(), |p| p.display().to_string())
+                },
+            })
+            .collect(),
     };
     let failure = summary.failure.or(profile_error);
     if a.json {
@@ -687,7 +783,29 @@ fn ctl(mut a: CtlArgs) -> Result<ExitCode> {
         a.command.pop();
         a.json = true;
     }
-    let command = a.command.join(" ");
+    // `fs ctl MNT --tracer N CMD`: the flag among the command's words.
+    if let Some(w) = a.command.first().cloned() {
+        if let Some(v) = w.strip_prefix("--tracer=") {
+            a.tracer = Some(v.to_string());
+            a.command.remove(0);
+        } else if w == "--tracer" {
+            a.command.remove(0);
+            if a.command.is_empty() {
+                anyhow::bail!("--tracer needs a tracer's number or name");
+            }
+            a.tracer = Some(a.command.remove(0));
+        }
+    }
+    if a.command.is_empty() {
+        anyhow::bail!("no command; commands: {}", ra_fs::ctl::COMMANDS);
+    }
+    let mut command = a.command.join(" ");
+    if let Some(t) = &a.tracer {
+        if t.is_empty() || t.contains(char::is_whitespace) {
+            anyhow::bail!("--tracer {t:?}: a tracer's number or name (one word)");
+        }
+        command = format!("--tracer {t} {command}");
+    }
     let reply = ra_fs::ctl::send(&a.mountpoint, &command)?;
     if a.json {
         let mut j = serde_json::Map::new();
@@ -695,11 +813,16 @@ fn ctl(mut a: CtlArgs) -> Result<ExitCode> {
             let val = match v.as_str() {
                 "true" => serde_json::Value::Bool(true),
                 "false" => serde_json::Value::Bool(false),
-                _ if k != "filter" && k != "mountpoint" && k != "message" => v
-                    .parse::<u64>()
-                    .map(serde_json::Value::from)
-                    .or_else(|_| v.parse::<f64>().map(serde_json::Value::from))
-                    .unwrap_or_else(|_| v.clone().into()),
+                _ if !k.ends_with("filter")
+                    && !k.ends_with("name")
+                    && k != "mountpoint"
+                    && k != "message" =>
+                {
+                    v.parse::<u64>()
+                        .map(serde_json::Value::from)
+                        .or_else(|_| v.parse::<f64>().map(serde_json::Value::from))
+                        .unwrap_or_else(|_| v.clone().into())
+                }
                 _ => v.clone().into(),
             };
             j.insert(k.clone(), val);

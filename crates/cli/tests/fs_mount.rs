@@ -1820,3 +1820,149 @@ fn sync_keeps_every_answered_operation_of_a_killed_daemon() {
     assert!(info.contains("fdatasync"), "the header says --sync: {info}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The `fuse_unique` numbers of a trace's records that `--where` passes: which operations
+/// they are, whatever data each keeps.
+fn uniques(trace: &Path, filter: &str) -> Vec<u64> {
+    let mut v: Vec<u64> = dump(trace, &["--where", filter])
+        .lines()
+        .filter_map(|l| l.split("fuse_unique=").nth(1))
+        .map(|r| r.split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap())
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Several tracers on one mount (`--tracer`): each sees exactly its filter's subset of what an
+/// unfiltered tracer sees, keeps its own data mode, an aggregate tracer counts beside them,
+/// `fs ctl --tracer` changes one, and `fs umount --json` lists each.
+#[test]
+fn several_tracers_each_record_their_own_subset_and_data() {
+    if !can_mount() || !have_program("sqlite3") || !have_program("tar") {
+        return;
+    }
+    let d = scratch_dir("fs-tracers");
+    let (lower, mnt) = (d.join("lower"), d.join("mnt"));
+    let (all, w, r, agg) = (d.join("all.ds"), d.join("w.ds"), d.join("r.ds"), d.join("agg.ds"));
+    let tarball = source_tarball(&d);
+    let wf = "op in {write, unlink, create}";
+    let rf = "op == read && ext == h";
+    let m = Mount::start(
+        &lower,
+        &mnt,
+        &all,
+        &[
+            "--data",
+            "none",
+            "--tracer",
+            &format!("name=w,out={},filter='{wf}',data=hash", w.display()),
+            "--tracer",
+            &format!("out={},filter='{rf}',data=full", r.display()),
+            "--tracer",
+            &format!("name=agg,out={},driver=aggregate:0.2", agg.display()),
+        ],
+    );
+    let run = |script: &str| {
+        let out = sh(&mnt, script);
+        assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    run(&format!(
+        "tar xf {} && cat linux/*.h >/dev/null && sqlite3 a.db 'create table t(x); insert into \
+         t values(1);' && rm a.db",
+        tarball.display()
+    ));
+    let s = settled_stats(&mnt);
+    assert_eq!(s["tracers"], 4, "{s}");
+    assert_eq!(s["tracer.2.name"], "w", "{s}");
+    assert_eq!(s["tracer.3.filter"], rf, "{s}");
+    // One tracer addressed: its data mode changes, the others' not.
+    let (code, _, err) = ctl(&mnt, &["--tracer", "3", "data", "hash"]);
+    assert_eq!(code, Some(0), "{err}");
+    let s = ctl_stats(&mnt);
+    assert_eq!((&s["tracer.1.data"], &s["tracer.3.data"]), (&"none".into(), &"hash".into()));
+    let (code, out, err) = ctl(&mnt, &["--tracer", "w", "stats", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let one: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((&one["name"], &one["filter"]), (&"w".into(), &wf.into()), "{one}");
+    assert!(one.get("tracer.1.name").is_none(), "one tracer addressed: {one}");
+    let out = bin().args(["fs", "umount", "--json"]).arg(&m.mnt).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = String::from_utf8(out.stdout).unwrap();
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ts = j["tracers"].as_array().unwrap_or_else(|| panic!("{j}"));
+    assert_eq!(ts.len(), 4, "{j}");
+    m.wait();
+    // Exactly the subsets the unfiltered tracer's records give offline.
+    let wu = uniques(&w, wf);
+    assert!(wu.len() > 100, "a tar extraction writes hundreds of files: {}", wu.len());
+    assert_eq!(wu, uniques(&all, wf), "w.ds holds the writes all.ds holds");
+    assert_eq!(uniques(&w, "op != ctl").len(), wu.len(), "and nothing else");
+    let ru = uniques(&r, rf);
+    assert!(!ru.is_empty(), "cat read headers");
+    assert_eq!(ru, uniques(&all, rf));
+    assert_eq!(ts[1]["recorded"], wu.len() as u64, "{j}");
+    // Each its data mode: none keeps lengths, hash digests, full the bytes until the ctl.
+    let wd = dump(&w, &["--where", "op == write"]);
+    assert!(wd.contains("data_blake3=") && !wd.contains("data=\""), "{}", &wd[..500]);
+    let ad = dump(&all, &["--where", "op == write"]);
+    assert!(!ad.contains("data_blake3=") && !ad.contains("data=\""), "{}", &ad[..500]);
+    let rd = dump(&r, &["--where", "op == read"]);
+    assert!(rd.contains("data=\""), "full before the ctl: {}", &rd[..500]);
+    assert!(dump(&r, &["--where", "op == ctl"]).contains("data hash"));
+    // The aggregate tracer: rows, no records, counting every operation.
+    let info = common::ok(bin().arg("info").arg(&agg).output().unwrap(), "info");
+    assert!(info.contains("every 0.2 s"), "{info}");
+    assert_eq!(uniques(&agg, "op != ctl").len(), 0);
+    let ds = dataseries::DsReader::open(&agg).unwrap();
+    let mut counted = 0;
+    for h in ds.headers() {
+        let h = h.unwrap();
+        assert_ne!(h.type_name, "Reanimator::FsOp", "an aggregate tracer writes no records");
+        if h.type_name == "Reanimator::FsAggregate" {
+            let e = ds.read_extent_of(h.offset, &h.type_name).unwrap();
+            counted += (0..e.len()).map(|r| e.i64(r, 4).unwrap()).sum::<i64>();
+        }
+    }
+    assert_eq!(counted as u64, ts[3]["operations"].as_u64().unwrap(), "{j}");
+    for t in [&all, &w, &r, &agg] {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(t).unwrap().permissions().mode() & 0o777, 0o600);
+        common::ok(bin().arg("info").arg(t).output().unwrap(), "info");
+    }
+}
+
+/// Bad tracer configurations: one line, exit 2, nothing mounted.
+#[test]
+fn bad_tracers_are_refused_in_one_line() {
+    if !can_mount() {
+        return;
+    }
+    let d = scratch_dir("fs-tracers-bad");
+    let (lower, mnt, t) = (d.join("lower"), d.join("mnt"), d.join("t.ds"));
+    std::fs::create_dir_all(&lower).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    for (spec, want) in [
+        (format!("out={}", t.display()), "each needs a trace file of its own"),
+        (format!("out={},colour=red", d.join("x.ds").display()), "unknown key `colour`"),
+        (format!("out={},data=most", d.join("x.ds").display()), "expected full, hash or none"),
+        ("name=x".to_string(), "no `out=FILE`"),
+    ] {
+        let args: Vec<&std::ffi::OsStr> = vec![
+            lower.as_os_str(),
+            mnt.as_os_str(),
+            "-o".as_ref(),
+            t.as_os_str(),
+            "--tracer".as_ref(),
+            spec.as_ref(),
+        ];
+        let msg = refused(&args);
+        assert!(msg.contains(want), "{want}: {msg}");
+        assert!(!t.exists() && !d.join("x.ds").exists(), "nothing left behind");
+    }
+    let m = Mount::start(&lower, &mnt, &t, &[]);
+    let (code, _, err) = ctl(&mnt, &["--tracer", "9", "pause"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no tracer `9`"), "{err}");
+    m.finish();
+}

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::tracer::{DataMode, Tracer};
+use crate::tracer::{DataMode, Tracer, Tracers};
 use crate::{mounts, registry, Error, SOURCE_PREFIX};
 
 /// The longest request line, in bytes (a filter expression fits many times over).
@@ -43,7 +43,7 @@ pub fn socket_path(pid: u32) -> PathBuf {
 
 /// What the control thread needs besides the tracer.
 pub struct Context {
-    pub tracer: Arc<Tracer>,
+    pub tracers: Arc<Tracers>,
     /// Operations on the daemon's own files, passed through untraced.
     pub untraced: Arc<AtomicU64>,
     pub mountpoint: PathBuf,
@@ -163,10 +163,43 @@ fn msg(m: String) -> Vec<(String, String)> {
 }
 
 /// Carry out one command for caller `by` (uid, gid, pid).
+/// The tracer a request addresses (`--tracer N|NAME CMD ...`, sent by `fs ctl --tracer`),
+/// and the rest of the request.
+fn addressed<'a>(
+    line: &'a str,
+    cx: &'a Context,
+) -> Result<(Vec<&'a Tracer>, bool, &'a str), String> {
+    if let Some(rest) = line.strip_prefix("--tracer") {
+        let rest = rest.trim_start();
+        let (which, rest) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        if which.is_empty() {
+            return Err("`--tracer` needs a tracer's number or name".into());
+        }
+        return Ok((vec![cx.tracers.find(which)?], true, rest.trim()));
+    }
+    Ok((cx.tracers.list.iter().map(|m| &*m.tracer).collect(), false, line))
+}
+
 fn run(line: &str, cx: &Context, by: (u32, u32, i32)) -> Result<Vec<(String, String)>, String> {
+    let (ts, one, line) = addressed(line, cx)?;
     let (cmd, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
     let rest = rest.trim();
-    let t = &cx.tracer;
+    // The message names the tracer when the mount has several.
+    let who = |t: &Tracer| {
+        if cx.tracers.list.len() > 1 {
+            format!("tracer {}: ", t.opts.name)
+        } else {
+            String::new()
+        }
+    };
+    let each =
+        |f: &dyn Fn(&Tracer) -> Result<String, String>| -> Result<Vec<(String, String)>, String> {
+            let mut lines = Vec::new();
+            for t in &ts {
+                lines.push(format!("{}{}", who(t), f(t)?));
+            }
+            Ok(msg(lines.join("; ")))
+        };
     let no_args = |what: &str| {
         if rest.is_empty() {
             Ok(())
@@ -177,81 +210,109 @@ fn run(line: &str, cx: &Context, by: (u32, u32, i32)) -> Result<Vec<(String, Str
     match cmd {
         "pause" => {
             no_args("pause")?;
-            Ok(msg(if t.pause(by) {
-                format!("tracing paused at {}", utc(crate::tracer::now_ns()))
-            } else {
-                "tracing was already paused".into()
-            }))
+            each(&|t| {
+                Ok(if t.pause(by) {
+                    format!("tracing paused at {}", utc(crate::tracer::now_ns()))
+                } else {
+                    "tracing was already paused".into()
+                })
+            })
         }
         "resume" => {
             no_args("resume")?;
-            Ok(msg(match t.resume(by) {
-                Some(n) => format!(
-                    "tracing resumed at {}; {n} operations served while paused were not recorded",
-                    utc(crate::tracer::now_ns())
-                ),
-                None => "tracing was not paused".into(),
-            }))
+            each(&|t| {
+                Ok(match t.resume(by) {
+                    Some(n) => format!(
+                        "tracing resumed at {}; {n} operations served while paused were not \
+                         recorded",
+                        utc(crate::tracer::now_ns())
+                    ),
+                    None => "tracing was not paused".into(),
+                })
+            })
         }
         "filter" => {
             if rest.is_empty() {
                 return Err("`filter` needs an expression (or `none`)".into());
             }
             if rest == "none" {
-                t.set_filter(None, by);
-                return Ok(msg("no filter: every operation is recorded".into()));
+                return each(&|t| {
+                    t.set_filter(None, by);
+                    Ok("no filter: every operation is recorded".into())
+                });
             }
             let f = crate::tracer::parse_filter(rest)?;
-            t.set_filter(Some((rest.to_string(), f)), by);
-            Ok(msg(format!("filter: {rest}")))
+            each(&|t| {
+                t.set_filter(Some((rest.to_string(), f.clone())), by);
+                Ok(format!("filter: {rest}"))
+            })
         }
         "data" => {
             let m = DataMode::parse(rest).map_err(|e| {
                 format!("`data {rest}`: {e} (full, hash, none, or write=LEVEL,read=LEVEL)")
             })?;
-            t.set_data_mode(m, by);
-            Ok(msg(format!("data: {}", m.name())))
+            each(&|t| {
+                t.set_data_mode(m, by);
+                Ok(format!("data: {}", m.name()))
+            })
         }
         "stats" => {
             no_args("stats")?;
-            Ok(stats(cx))
+            Ok(stats(cx, &ts, one))
         }
         "flush" => {
             no_args("flush")?;
-            t.flush();
-            match t.failure.lock().unwrap_or_else(|e| e.into_inner()).clone() {
-                Some(f) => Err(format!("the trace is incomplete: {f}")),
-                None => Ok(msg("flushed: every record so far is in the trace file".into())),
-            }
+            each(&|t| {
+                t.flush();
+                match t.failure.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+                    Some(f) => Err(format!("{}the trace is incomplete: {f}", who(t))),
+                    None => Ok("flushed: every record so far is in the trace file".into()),
+                }
+            })
         }
         "" => Err(format!("no command; commands: {COMMANDS}")),
         c => Err(format!("unknown command `{c}`; commands: {COMMANDS}")),
     }
 }
 
-/// The counters `fs ctl stats` reads.
-fn stats(cx: &Context) -> Vec<(String, String)> {
-    let t = &cx.tracer;
+/// One tracer's counters (`prefix`: `tracer.N.` for each of several, empty for the one
+/// addressed or the only one).
+fn tracer_stats(t: &Tracer, prefix: &str) -> Vec<(String, String)> {
     let n = |a: &AtomicU64| a.load(Ordering::Relaxed).to_string();
     let failure = t.failure.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let f = |k: &str, v: String| (format!("{prefix}{k}"), v);
     vec![
-        ("pid".into(), std::process::id().to_string()),
-        ("mountpoint".into(), cx.mountpoint.display().to_string()),
-        ("elapsed_s".into(), format!("{:.3}", cx.started.elapsed().as_secs_f64())),
-        ("paused".into(), t.is_paused().to_string()),
-        ("operations".into(), n(&t.seen)),
-        ("recorded".into(), n(&t.recorded)),
-        ("filtered_out".into(), n(&t.filtered_out)),
-        ("paused_out".into(), n(&t.paused_ops)),
-        ("untraced".into(), n(&cx.untraced)),
-        ("data".into(), t.data_mode().name().into()),
-        ("filter".into(), t.filter_text().unwrap_or_else(|| "none".into())),
-        ("trace".into(), failure.map_or("ok".into(), |f| format!("incomplete: {f}"))),
+        f("name", t.opts.name.clone()),
+        f("paused", t.is_paused().to_string()),
+        f("operations", n(&t.seen)),
+        f("recorded", n(&t.recorded)),
+        f("filtered_out", n(&t.filtered_out)),
+        f("paused_out", n(&t.paused_ops)),
+        f("data", t.data_mode().name().into()),
+        f("filter", t.filter_text().unwrap_or_else(|| "none".into())),
+        f("trace", failure.map_or("ok".into(), |f| format!("incomplete: {f}"))),
     ]
 }
 
-/// The answer to a command: its fields in order (`message` for the commands that change
-/// something; the counters for `stats`).
+fn stats(cx: &Context, ts: &[&Tracer], one: bool) -> Vec<(String, String)> {
+    let n = |a: &AtomicU64| a.load(Ordering::Relaxed).to_string();
+    let mut v = vec![
+        ("pid".into(), std::process::id().to_string()),
+        ("mountpoint".into(), cx.mountpoint.display().to_string()),
+        ("elapsed_s".into(), format!("{:.3}", cx.started.elapsed().as_secs_f64())),
+        ("untraced".into(), n(&cx.untraced)),
+        ("tracers".into(), cx.tracers.list.len().to_string()),
+    ];
+    // The addressed tracer's (or the first's) counters under the plain names, then each.
+    v.extend(tracer_stats(ts[0], ""));
+    if !one && ts.len() > 1 {
+        for (i, t) in ts.iter().enumerate() {
+            v.extend(tracer_stats(t, &format!("tracer.{}.", i + 1)));
+        }
+    }
+    v
+}
+
 pub type Reply = Vec<(String, String)>;
 
 /// Send `command` to the daemon serving `mountpoint` and return its answer; a refusal, a

@@ -24,6 +24,7 @@ pub mod handles;
 pub mod inodes;
 pub mod passthrough;
 pub mod registry;
+pub mod spec;
 pub mod tracer;
 pub mod uring;
 
@@ -103,8 +104,37 @@ pub struct MountConfig {
     /// `--print`: each operation recorded is also printed, as `reanimator dump` shows it.
     pub print: Option<ra_trace::live::Print>,
     /// `--sync`: each record written to the trace file and `fdatasync`ed before its operation
-    /// is answered (a file trace only).
+    /// is answered (a file trace only; every tracer's).
     pub sync: bool,
+    /// The first tracer's name (the fields above are its configuration).
+    pub name: String,
+    /// The other tracers (`--tracer`), each into a trace file of its own.
+    pub more: Vec<TracerConfig>,
+}
+
+/// A tracer besides the first (`fs mount --tracer`): its own filter, data mode, drivers and
+/// trace file.
+pub struct TracerConfig {
+    pub name: String,
+    pub output: PathBuf,
+    pub data: DataMode,
+    pub filter: Option<(String, ra_filter::Filter)>,
+    pub stream: bool,
+    pub aggregate: Option<Duration>,
+}
+
+/// One tracer's totals.
+#[derive(Debug, Default, Clone)]
+pub struct TracerSummary {
+    pub name: String,
+    /// Its trace file (or collector).
+    pub trace: String,
+    pub operations: u64,
+    pub recorded: u64,
+    pub filtered_out: u64,
+    pub paused_out: u64,
+    pub trace_bytes: u64,
+    pub failure: Option<String>,
 }
 
 impl MountConfig {
@@ -119,6 +149,9 @@ impl MountConfig {
                 }
             }
             Destination::Stdout => {}
+        }
+        for t in &self.more {
+            v.push((format!("--tracer {}", t.name), t.output.clone()));
         }
         v.extend(self.other_outputs.iter().cloned());
         v
@@ -148,6 +181,8 @@ pub struct Summary {
     /// untraced.
     pub untraced: u64,
     pub elapsed: Duration,
+    /// Each tracer's totals (the fields above are the first's).
+    pub tracers: Vec<TracerSummary>,
 }
 
 /// One line of /proc/self/mountinfo.
@@ -278,6 +313,34 @@ pub fn mount(
         }
     };
     let guard::Checked { lower, mountpoint } = check(&cfg)?;
+    if cfg.more.len() + 1 > tracer::MAX_TRACERS {
+        return Err(Error::Usage(format!(
+            "{} tracers: at most {} on one mount",
+            cfg.more.len() + 1,
+            tracer::MAX_TRACERS
+        )));
+    }
+    {
+        let mut names = vec![cfg.name.as_str()];
+        let mut files: Vec<PathBuf> = match &cfg.output {
+            Destination::File(p) => vec![std::path::absolute(p).unwrap_or_else(|_| p.clone())],
+            _ => Vec::new(),
+        };
+        for t in &cfg.more {
+            if names.contains(&t.name.as_str()) {
+                return Err(Error::Usage(format!("two tracers are named `{}`", t.name)));
+            }
+            names.push(&t.name);
+            let a = std::path::absolute(&t.output).unwrap_or_else(|_| t.output.clone());
+            if files.contains(&a) {
+                return Err(Error::Usage(format!(
+                    "two tracers write {}: each needs a trace file of its own",
+                    t.output.display()
+                )));
+            }
+            files.push(a);
+        }
+    }
     if cfg.sync && !matches!(cfg.output, Destination::File(_)) {
         return Err(Error::Usage(
             "--sync makes each record durable in a trace file: it needs -o FILE, not a collector"
@@ -405,15 +468,54 @@ pub fn mount(
     for (k, v) in &cfg.info {
         info.push((k.as_str(), v.as_slice()));
     }
+    let n_tracers = cfg.more.len() + 1;
+    let tracer_fact = |i: usize, name: &str| format!("{name} ({} of {n_tracers})", i + 1);
+    let first_fact = tracer_fact(0, &cfg.name);
+    info.push(("fs_tracer", first_fact.as_bytes()));
     let wcfg =
         WriterConfig { ds: cfg.compression.clone(), fs_ops: true, ..WriterConfig::default() };
-    let (writer, net) = TraceWriter::open(&cfg.output, "fs", &info, wcfg)
+    let (writer, net) = TraceWriter::open(&cfg.output, "fs", &info, wcfg.clone())
         .map_err(|source| Error::Trace { path: cfg.output.to_string().into(), source })?;
     // From here a mount that does not come up leaves no trace behind.
-    let created = match &cfg.output {
-        Destination::File(p) => Some(p.clone()),
-        Destination::Tcp(_) | Destination::Stdout => None,
+    let mut created: Vec<PathBuf> = match &cfg.output {
+        Destination::File(p) => vec![p.clone()],
+        Destination::Tcp(_) | Destination::Stdout => Vec::new(),
     };
+    // The other tracers' traces: the same facts but their own configuration's.
+    let mut more_writers = Vec::new();
+    for (i, t) in cfg.more.iter().enumerate() {
+        let own: Vec<(&str, String)> = vec![
+            ("data_mode", t.data.name().to_string()),
+            ("fs_filter", t.filter.as_ref().map_or("none".into(), |(s, _)| s.clone())),
+            ("fs_stream", t.stream.to_string()),
+            (
+                "fs_aggregate",
+                match t.aggregate {
+                    Some(d) => {
+                        format!("every {} s, by {:?}", d.as_secs_f64(), cfg.group_by).to_lowercase()
+                    }
+                    None => "off".into(),
+                },
+            ),
+            ("fs_tracer", tracer_fact(i + 1, &t.name)),
+        ];
+        let mut tinfo: Vec<(&str, &[u8])> =
+            info.iter().filter(|(k, _)| !own.iter().any(|(o, _)| o == k)).copied().collect();
+        tinfo.extend(own.iter().map(|(k, v)| (*k, v.as_bytes())));
+        let dest = Destination::File(t.output.clone());
+        match TraceWriter::open(&dest, "fs", &tinfo, wcfg.clone()) {
+            Ok((w, _)) => {
+                created.push(t.output.clone());
+                more_writers.push(w);
+            }
+            Err(source) => {
+                for p in &created {
+                    let _ = std::fs::remove_file(p);
+                }
+                return Err(Error::Trace { path: t.output.clone(), source });
+            }
+        }
+    }
     // Registered before mounting, so that a mount checking while this one comes up sees its
     // LOWER; the lock is let go once the mount is there (in the mount table).
     let registered = registry_lock.is_some()
@@ -429,7 +531,7 @@ pub fn mount(
             }
         };
     let undo = |e: Error| {
-        if let Some(p) = &created {
+        for p in &created {
             let _ = std::fs::remove_file(p);
         }
         if registered {
@@ -470,6 +572,7 @@ pub fn mount(
     };
     let tracer = Arc::new(tracer::Tracer::new(
         tracer::TracerOptions {
+            name: cfg.name.clone(),
             data: cfg.data,
             filter: cfg.filter,
             stream: cfg.stream,
@@ -480,10 +583,48 @@ pub fn mount(
         writer,
         printer.as_ref().map(ra_trace::live::LivePrinter::feed),
     ));
+    let mut members = vec![tracer::Member { tracer: tracer.clone(), every: cfg.aggregate }];
+    for (t, w) in cfg.more.into_iter().zip(more_writers) {
+        let sync = if cfg.sync {
+            Some(std::fs::File::open(&t.output).map_err(|e| {
+                undo(Error::Io {
+                    what: format!("--sync: cannot open {}", t.output.display()),
+                    source: e,
+                })
+            })?)
+        } else {
+            None
+        };
+        members.push(tracer::Member {
+            tracer: Arc::new(tracer::Tracer::new(
+                tracer::TracerOptions {
+                    name: t.name,
+                    data: t.data,
+                    filter: t.filter,
+                    stream: t.stream,
+                    aggregate: t.aggregate.map(|_| cfg.group_by.clone()),
+                    mountpoint: mp_prefix.clone(),
+                    sync,
+                },
+                w,
+                None,
+            )),
+            every: t.aggregate,
+        });
+    }
+    let outputs: Vec<String> = std::iter::once(cfg.output.to_string())
+        .chain(
+            created
+                .iter()
+                .skip(usize::from(matches!(cfg.output, Destination::File(_))))
+                .map(|p| p.display().to_string()),
+        )
+        .collect();
+    let tracers = Arc::new(tracer::Tracers { list: members });
     // `fs ctl`: next to the registry file, so only where the registry is usable.
     let ctl = if registered {
         match ctl::Server::start(ctl::Context {
-            tracer: tracer.clone(),
+            tracers: tracers.clone(),
             untraced: untraced.clone(),
             mountpoint: mountpoint.clone(),
             started: Instant::now(),
@@ -505,7 +646,7 @@ pub fn mount(
     // Half the descriptors for nodes, the rest for open files, directories and the trace.
     let nofile = raise_nofile();
     let max_cached = (nofile.saturating_sub(1024) / 2) as usize;
-    tracer.add_info("fs_node_descriptors", max_cached.to_string().as_bytes());
+    tracers.add_info("fs_node_descriptors", max_cached.to_string().as_bytes());
     let fs = passthrough::TraceFs {
         inodes: inodes::Inodes::new(
             root_fd,
@@ -516,7 +657,7 @@ pub fn mount(
             max_cached,
         ),
         handles: handles::Handles::default(),
-        tracer: tracer.clone(),
+        tracers: tracers.clone(),
         attr_ttl: if cfg.fast { Duration::from_secs(1) } else { Duration::ZERO },
         entry_ttl: if cfg.fast {
             Duration::from_secs(1)
@@ -605,13 +746,13 @@ pub fn mount(
         let bg = session.spawn().map_err(start_err)?;
         (bg, None, format!("/dev/fuse: {dev_threads} thread(s); not io_uring: {why}"))
     };
-    tracer.add_info("fs_transport", transport.as_bytes());
+    tracers.add_info("fs_transport", transport.as_bytes());
     if registered {
         registry::set_minor(minor.unwrap_or(0));
     }
     ready(&lower, &mountpoint);
     let mut last_flush = Instant::now();
-    let mut last_interval = Instant::now();
+    let mut last_interval = vec![Instant::now(); tracers.list.len()];
     let mut stops_seen = 0;
     let mut detached = false;
     loop {
@@ -647,31 +788,40 @@ pub fn mount(
             }
         }
         if last_flush.elapsed() >= Duration::from_secs(1) {
-            tracer.flush();
+            tracers.flush();
             own.refresh();
             reach.refresh();
             last_flush = Instant::now();
         }
-        if let Some(iv) = cfg.aggregate {
-            if last_interval.elapsed() >= iv {
-                let i = tracer.rotate_interval();
-                on_interval(&i, false);
-                last_interval = Instant::now();
+        // Each tracer's intervals into its trace; the first's also to the caller.
+        for (k, m) in tracers.list.iter().enumerate() {
+            if let Some(iv) = m.every {
+                if last_interval[k].elapsed() >= iv {
+                    let i = m.tracer.rotate_interval();
+                    if k == 0 {
+                        on_interval(&i, false);
+                    }
+                    last_interval[k] = Instant::now();
+                }
             }
         }
     }
     let session_result = bg.join();
     if let Some(r) = rings {
         let (served, err) = r.stop();
-        tracer.add_info("fs_uring_requests", served.to_string().as_bytes());
+        tracers.add_info("fs_uring_requests", served.to_string().as_bytes());
         if let Some(e) = err {
             eprintln!("reanimator fs: {e}");
         }
     }
-    if cfg.aggregate.is_some() {
-        // Cut short by the unmount: partial.
-        let i = tracer.rotate_interval();
-        on_interval(&i, true);
+    for (k, m) in tracers.list.iter().enumerate() {
+        if m.every.is_some() {
+            // Cut short by the unmount: partial.
+            let i = m.tracer.rotate_interval();
+            if k == 0 {
+                on_interval(&i, true);
+            }
+        }
     }
     use std::sync::atomic::Ordering;
     if tracer.discard {
@@ -684,15 +834,15 @@ pub fn mount(
         tracer.add_info("fs_proc_lookups_timed_out", timeouts.to_string().as_bytes());
     }
     let untraced = untraced.load(Ordering::Relaxed);
-    tracer.add_info("fs_own_files_untraced", untraced.to_string().as_bytes());
+    tracers.add_info("fs_own_files_untraced", untraced.to_string().as_bytes());
     if negotiated.refused.load(Ordering::Relaxed) {
         let e = session_result.err().map(|e| e.to_string()).unwrap_or_default();
-        tracer.fail_with(format!(
+        tracers.fail_with(format!(
             "the kernel cannot check POSIX ACLs on a FUSE mount (FUSE_POSIX_ACL), so the mount \
              served nothing ({e})"
         ));
     }
-    tracer.add_info(
+    tracers.add_info(
         "fs_posix_acl",
         if negotiated.posix_acl.load(Ordering::Relaxed) {
             b"checked by the kernel (FUSE_POSIX_ACL)".as_slice()
@@ -702,7 +852,8 @@ pub fn mount(
     );
     // No control once the trace is being finished.
     drop(ctl);
-    let failure = tracer.finish();
+    let failures: Vec<Option<String>> = tracers.list.iter().map(|m| m.tracer.finish()).collect();
+    let failure = failures[0].clone();
     if let Some(w) = printer.and_then(ra_trace::live::LivePrinter::finish) {
         eprintln!("reanimator fs: warning: {w}");
     }
@@ -720,6 +871,30 @@ pub fn mount(
         failure,
         untraced,
         elapsed: t0.elapsed(),
+        tracers: tracers
+            .list
+            .iter()
+            .zip(outputs)
+            .zip(failures)
+            .enumerate()
+            .map(|(k, ((m, trace), failure))| {
+                let t = &m.tracer;
+                TracerSummary {
+                    name: t.opts.name.clone(),
+                    trace_bytes: if k == 0 {
+                        trace_bytes
+                    } else {
+                        std::fs::metadata(&trace).map_or(0, |m| m.len())
+                    },
+                    trace,
+                    operations: t.seen.load(Ordering::Relaxed),
+                    recorded: t.recorded.load(Ordering::Relaxed),
+                    filtered_out: t.filtered_out.load(Ordering::Relaxed),
+                    paused_out: t.paused_ops.load(Ordering::Relaxed),
+                    failure,
+                }
+            })
+            .collect(),
     })
 }
 

@@ -36,12 +36,12 @@ use crate::access::Reach;
 use crate::guard::OwnFiles;
 use crate::handles::{DirStream, Handle, Handles};
 use crate::inodes::{Inodes, NodeRef};
-use crate::tracer::{now_ns, FilterView, Tracer};
+use crate::tracer::{now_ns, Buf, FilterView, Tracers};
 
 pub struct TraceFs {
     pub inodes: Inodes,
     pub handles: Handles,
-    pub tracer: Arc<Tracer>,
+    pub tracers: Arc<Tracers>,
     /// Attribute cache time the kernel is given (zero but in `--fast`: attributes are asked
     /// for every time).
     pub attr_ttl: Duration,
@@ -188,7 +188,7 @@ impl TraceFs {
         if self.reach.is_open() || req.uid() == 0 {
             return Ok(());
         }
-        let groups = self.tracer.proc_info(req.pid()).groups.ok_or(libc::EACCES)?;
+        let groups = self.tracers.proc_info(req.pid()).groups.ok_or(libc::EACCES)?;
         if self.reach.allows(req.uid(), req.gid(), &groups) {
             Ok(())
         } else {
@@ -333,7 +333,7 @@ impl TraceFs {
     /// `--sync` the record first, durable before the answer goes out; otherwise the answer
     /// first, so that a program waits for no trace write.
     fn answer(&self, reply: impl FnOnce(), trace: impl FnOnce()) {
-        if self.tracer.opts.sync.is_some() {
+        if self.tracers.sync() {
             trace();
             reply();
         } else {
@@ -353,9 +353,22 @@ impl Op<'_> {
     /// Hand the finished operation to the tracer: `ret` its result (or 0), `err` its errno
     /// (0 on success), `size` the bytes it moved (for the filter), `fill` its own fields.
     fn done<'d>(self, err: i32, ret: i64, size: Option<u64>, fill: impl FnOnce(&mut FsRecord<'d>)) {
+        self.done_with(err, ret, size, None, fill)
+    }
+
+    /// [`Op::done`] for an operation that moves a data buffer (`buf`): each tracer keeps of it
+    /// what its data mode says.
+    fn done_with<'d>(
+        self,
+        err: i32,
+        ret: i64,
+        size: Option<u64>,
+        buf: Option<Buf<'_>>,
+        fill: impl FnOnce(&mut FsRecord<'d>),
+    ) {
         let t1 = now_ns();
-        let tr = &self.fs.tracer;
-        if !tr.opts.stream && tr.opts.aggregate.is_none() {
+        let tr = &self.fs.tracers;
+        if !tr.active() {
             return;
         }
         if self.name.is_none() && self.fs.is_own(self.node) {
@@ -378,7 +391,8 @@ impl Op<'_> {
             &path,
             &proc_info,
         );
-        if !tr.passes(&view) {
+        let mask = tr.passes(&view);
+        if mask == 0 {
             return;
         }
         let (path, info) = view.take();
@@ -402,7 +416,7 @@ impl Op<'_> {
         if r.inode.is_none() && self.name.is_none() {
             r.inode = inodes.ino(node).map(|i| i as i64);
         }
-        tr.emit(r, None);
+        tr.emit(r, buf, mask);
     }
 }
 
@@ -883,15 +897,12 @@ impl Filesystem for TraceFs {
         };
         let err = split(&r);
         let len = r.as_ref().map_or(0, Vec::len);
-        let tracer = &self.tracer;
+        let buf = r.as_ref().ok().map(|b| Buf::Read(b));
         self.answer(answer, || {
-            op.done(err, len as i64, Some(len as u64), |rec| {
+            op.done_with(err, len as i64, Some(len as u64), buf, |rec| {
                 rec.fh = Some(fh.0 as i64);
                 rec.offset = Some(offset as i64);
                 rec.length = Some(i64::from(size));
-                if let Ok(b) = &r {
-                    rec.data = tracer.read_data(b);
-                }
             })
         });
     }
@@ -918,14 +929,18 @@ impl Filesystem for TraceFs {
             Err(e) => reply.error(Errno::from_i32(*e)),
         };
         let n = *r.as_ref().unwrap_or(&0);
-        let tracer = &self.tracer;
         self.answer(answer, || {
-            op.done(split(&r), n as i64, Some(data.len() as u64), |rec| {
-                rec.fh = Some(fh.0 as i64);
-                rec.offset = Some(offset as i64);
-                rec.length = Some(data.len() as i64);
-                rec.data = tracer.written_data(data);
-            })
+            op.done_with(
+                split(&r),
+                n as i64,
+                Some(data.len() as u64),
+                Some(Buf::Written(data)),
+                |rec| {
+                    rec.fh = Some(fh.0 as i64);
+                    rec.offset = Some(offset as i64);
+                    rec.length = Some(data.len() as i64);
+                },
+            )
         });
     }
 
@@ -1155,13 +1170,11 @@ impl Filesystem for TraceFs {
             .map_err(errno)
         })();
         let answer = || reply_empty(&r, reply);
-        let tracer = &self.tracer;
         self.answer(answer, || {
-            op.done(split(&r), 0, Some(value.len() as u64), |rec| {
+            op.done_with(split(&r), 0, Some(value.len() as u64), Some(Buf::Written(value)), |rec| {
                 rec.name = Some(name.as_bytes().to_vec());
                 rec.flags = Some(i64::from(flags));
                 rec.length = Some(value.len() as i64);
-                rec.data = tracer.written_data(value);
             })
         });
     }
@@ -1181,15 +1194,13 @@ impl Filesystem for TraceFs {
             })
         })();
         let answer = || reply_xattr(&r, size, reply);
-        let tracer = &self.tracer;
+        let buf = r.as_ref().ok().filter(|_| size > 0).map(|b| Buf::Read(b));
         self.answer(answer, || {
-            op.done(split(&r), r.as_ref().map_or(0, |v| v.len() as i64), None, |rec| {
+            op.done_with(split(&r), r.as_ref().map_or(0, |v| v.len() as i64), None, buf, |rec| {
                 rec.name = Some(name.as_bytes().to_vec());
                 rec.length = Some(i64::from(size));
                 if let Ok(v) = &r {
-                    if size > 0 {
-                        rec.data = tracer.read_data(v);
-                    } else {
+                    if size == 0 {
                         rec.result_size = Some(v.len() as i64);
                     }
                 }

@@ -43,6 +43,19 @@ pub struct Totals {
     pub trace: String,
     /// The trace file's size, or the bytes the collector acknowledged.
     pub trace_bytes: u64,
+    /// Each tracer's (`fs mount --tracer`; the fields above are the first's).
+    pub tracers: Vec<TracerTotals>,
+}
+
+/// One tracer's totals (each as `tracer\0` then these fields, after the mount's).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TracerTotals {
+    pub name: String,
+    pub operations: u64,
+    pub recorded: u64,
+    pub filtered_out: u64,
+    pub trace_bytes: u64,
+    pub trace: String,
 }
 
 /// One daemon's file.
@@ -150,6 +163,17 @@ fn encode(e: &Entry) -> Vec<u8> {
         }
         v.extend(t.trace.bytes().filter(|&b| b != 0));
         v.push(0);
+        for tt in &t.tracers {
+            v.extend_from_slice(b"tracer\0");
+            v.extend(tt.name.bytes().filter(|&b| b != 0));
+            v.push(0);
+            for n in [tt.operations, tt.recorded, tt.filtered_out, tt.trace_bytes] {
+                v.extend_from_slice(n.to_string().as_bytes());
+                v.push(0);
+            }
+            v.extend(tt.trace.bytes().filter(|&b| b != 0));
+            v.push(0);
+        }
     }
     v
 }
@@ -176,7 +200,23 @@ fn decode(pid: u32, b: &[u8]) -> Option<Entry> {
         let (operations, recorded, filtered_out, untraced, elapsed_ns, trace_bytes) =
             (n()?, n()?, n()?, n()?, n()?, n()?);
         let trace = String::from_utf8_lossy(f.next()?).into_owned();
+        let mut tracers = Vec::new();
+        while f.next() == Some(b"tracer") {
+            let name = String::from_utf8_lossy(f.next()?).into_owned();
+            let mut n = || -> Option<u64> { num(f.next()?) };
+            let (operations, recorded, filtered_out, trace_bytes) = (n()?, n()?, n()?, n()?);
+            let trace = String::from_utf8_lossy(f.next()?).into_owned();
+            tracers.push(TracerTotals {
+                name,
+                operations,
+                recorded,
+                filtered_out,
+                trace_bytes,
+                trace,
+            });
+        }
         Some(Totals {
+            tracers,
             operations,
             recorded,
             filtered_out,
@@ -332,6 +372,24 @@ mod tests {
                 elapsed_ns: 3_000_000_000,
                 trace: "/t/a b.ds".into(),
                 trace_bytes: 4096,
+                tracers: vec![
+                    TracerTotals {
+                        name: "1".into(),
+                        operations: 9,
+                        recorded: 8,
+                        filtered_out: 1,
+                        trace_bytes: 4096,
+                        trace: "/t/a b.ds".into(),
+                    },
+                    TracerTotals {
+                        name: "w".into(),
+                        operations: 9,
+                        recorded: 2,
+                        filtered_out: 7,
+                        trace_bytes: 100,
+                        trace: "/t/w.ds".into(),
+                    },
+                ],
             };
             let e = Entry { outcome: Some(o.clone()), totals: Some(t.clone()), ..e.clone() };
             let back = decode(7, &encode(&e)).unwrap();

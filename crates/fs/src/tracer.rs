@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use ra_filter::{FieldValue, Filter, Record};
@@ -26,6 +26,16 @@ fn keep(l: DataLevel, bytes: &[u8]) -> FsData<'_> {
         }
         DataLevel::None => FsData::Length(bytes.len() as u64),
     }
+}
+
+/// An operation's data buffer and its direction, which says which half of the data mode
+/// applies.
+#[derive(Clone, Copy, Debug)]
+pub enum Buf<'a> {
+    /// Data read from the file (`read`, `getxattr`).
+    Read(&'a [u8]),
+    /// Data written to it (`write`, `setxattr`).
+    Written(&'a [u8]),
 }
 
 /// The operation name of the records `fs ctl` leaves in the trace (TRACE_FORMAT.md 3.10).
@@ -279,6 +289,8 @@ type AggMap = HashMap<(&'static str, String), Stats>;
 /// Options of the tracing side (`data` and `filter` are where they start: `fs ctl` changes
 /// them, [`Tracer::data_mode`] and [`Tracer::filter_text`] say what they are now).
 pub struct TracerOptions {
+    /// How `fs ctl --tracer` and `fs ctl stats` name it (`--tracer name=`, else its number).
+    pub name: String,
     pub data: DataMode,
     /// The filter and its text.
     pub filter: Option<(String, Filter)>,
@@ -499,13 +511,30 @@ impl Tracer {
         keep(self.data_mode().read, bytes)
     }
 
+    /// What a record keeps of an operation's buffer, by its direction, with the buffer's hash
+    /// shared between the tracers that hash it.
+    pub fn data_shared<'a>(&self, buf: Buf<'a>, hash: &OnceCell<[u8; 32]>) -> FsData<'a> {
+        let mode = self.data_mode();
+        let (level, bytes) = match buf {
+            Buf::Read(b) => (mode.read, b),
+            Buf::Written(b) => (mode.write, b),
+        };
+        match level {
+            DataLevel::Hash => FsData::Hashed {
+                len: bytes.len() as u64,
+                blake3: *hash.get_or_init(|| *blake3::hash(bytes).as_bytes()),
+            },
+            l => keep(l, bytes),
+        }
+    }
+
     /// What a record keeps of `bytes`, data written to the file (`write`, `setxattr`).
     pub fn written_data<'a>(&self, bytes: &'a [u8]) -> FsData<'a> {
         keep(self.data_mode().write, bytes)
     }
 
     /// Hand one operation to the drivers.
-    pub fn emit(&self, r: FsRecord<'_>, agg_path: Option<&[u8]>) {
+    pub fn emit(&self, r: &FsRecord<'_>, agg_path: Option<&[u8]>) {
         if let Some(g) = &self.opts.aggregate {
             let ns = (r.time_returned - r.time_called).max(0) as u64;
             let bytes = match &r.data {
@@ -532,10 +561,10 @@ impl Tracer {
         }
         if self.discard {
             self.discarded.fetch_add(1, Ordering::Relaxed);
-            std::hint::black_box(&r);
+            std::hint::black_box(r);
             return;
         }
-        self.write(&r);
+        self.write(r);
     }
 
     /// Append one record to the trace (and hand it to the live printer).
@@ -658,6 +687,105 @@ impl Tracer {
             if let Err(e) = wr.add_info(key, value) {
                 self.fail(&mut w, format!("cannot write the trace: {}", chain(&e)));
             }
+        }
+    }
+}
+
+/// The most tracers one mount takes (`--tracer`).
+pub const MAX_TRACERS: usize = 16;
+
+/// One tracer of the set and its aggregate interval.
+pub struct Member {
+    pub tracer: Arc<Tracer>,
+    pub every: Option<Duration>,
+}
+
+/// The tracers of one mount (Tracefs' several tracers): each operation is traced once (its
+/// path and process looked up once) and offered to each, which passes it through its own
+/// filter, data mode and drivers into its own trace.
+pub struct Tracers {
+    pub list: Vec<Member>,
+}
+
+impl Tracers {
+    pub fn first(&self) -> &Tracer {
+        &self.list[0].tracer
+    }
+
+    /// Whether any tracer wants operations at all.
+    pub fn active(&self) -> bool {
+        self.list.iter().any(|m| m.tracer.opts.stream || m.tracer.opts.aggregate.is_some())
+    }
+
+    /// Whether a record must be durable before its operation is answered (`--sync`).
+    pub fn sync(&self) -> bool {
+        self.list.iter().any(|m| m.tracer.opts.sync.is_some())
+    }
+
+    /// The calling process (one cache for the mount: the first tracer's).
+    pub fn proc_info(&self, tid: u32) -> ProcInfo {
+        self.first().proc_info(tid)
+    }
+
+    /// Which tracers take this operation (bit i: tracer i).
+    pub fn passes(&self, v: &FilterView<'_>) -> u32 {
+        let mut mask = 0;
+        for (i, m) in self.list.iter().enumerate() {
+            if m.tracer.passes(v) {
+                mask |= 1 << i;
+            }
+        }
+        mask
+    }
+
+    /// Hand the record to the tracers in `mask`, each keeping of `buf` (the operation's data
+    /// buffer, if it has one) what its data mode says; the hash is computed at most once.
+    pub fn emit<'a>(&self, mut r: FsRecord<'a>, buf: Option<Buf<'a>>, mask: u32) {
+        let hash = OnceCell::new();
+        for (i, m) in self.list.iter().enumerate() {
+            if mask & (1 << i) == 0 {
+                continue;
+            }
+            if let Some(b) = buf {
+                r.data = m.tracer.data_shared(b, &hash);
+            }
+            m.tracer.emit(&r, None);
+        }
+    }
+
+    /// The tracer `fs ctl --tracer` names: its number (from 1) or its name.
+    pub fn find(&self, which: &str) -> Result<&Tracer, String> {
+        self.list
+            .iter()
+            .enumerate()
+            .find(|(i, m)| m.tracer.opts.name == which || (i + 1).to_string() == which)
+            .map(|(_, m)| &*m.tracer)
+            .ok_or_else(|| {
+                let names: Vec<String> = self
+                    .list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| format!("{} ({})", i + 1, m.tracer.opts.name))
+                    .collect();
+                format!("no tracer `{which}` on this mount; tracers: {}", names.join(", "))
+            })
+    }
+
+    pub fn flush(&self) {
+        for m in &self.list {
+            m.tracer.flush();
+        }
+    }
+
+    pub fn add_info(&self, key: &str, value: &[u8]) {
+        for m in &self.list {
+            m.tracer.add_info(key, value);
+        }
+    }
+
+    pub fn fail_with(&self, msg: String) {
+        for m in &self.list {
+            m.tracer.fail_with(msg.clone());
         }
     }
 }

@@ -100,6 +100,7 @@ pub const FACTS: &[(&str, FactRule)] = {
         ("fs_filter", Removed),
         ("fs_stream", Keep),
         ("fs_aggregate", Keep),
+        ("fs_tracer", Keep),
         ("fs_permissions", Keep),
         ("fs_locks", Keep),
         ("fs_lower_type", Keep),
