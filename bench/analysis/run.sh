@@ -6,6 +6,7 @@
 #   2. reads it once (warm page cache), then times, under GNU time, `stats` (strace -c's
 #      table), `stats --by file --files --histogram` and `stats --json --by pid`: wall, CPU,
 #      peak RSS, MB/s of trace; and `dump --format jsonl` (one line per call) the same way;
+#      then `stats T` next to `cat T | stats -` (spooled stdin);
 #   3. runs the same dd under `strace -c -f -o /dev/null` and under `strace -f -o /dev/null
 #      -e trace=none` (strace's stops without its per-call accounting and summary): the
 #      difference in strace's own user CPU is what counting those calls cost strace.
@@ -55,6 +56,15 @@ for _ in 1 2; do
   measure "stats --by file --files --histogram" "$BIN" stats --by file --files --histogram "$T"
   measure "stats --json --by pid" "$BIN" stats --json --by pid "$T"
   measure "dump --format jsonl" "$BIN" dump --format jsonl "$T"
+done
+# The same trace piped (`stats -` spools standard input to an unnamed temporary file in
+# $TMPDIR, here the bench's directory, then reads it as a file): its own small table.
+echo
+echo "| run (piped) | trace | calls | wall s | user s | sys s | MB/s of trace (wall) | MB/s per CPU-second | peak RSS MB |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for _ in 1 2; do
+  measure "stats T" "$BIN" stats "$T"
+  measure "cat T | stats -" env TMPDIR="$DIR" bash -c 'cat "$1" | "$0" stats -' "$BIN" "$T"
 done
 if command -v strace >/dev/null; then
   for mode in count none; do

@@ -33,7 +33,8 @@ use crate::partial::Partial;
 pub struct CompileArgs {
     #[command(flatten)]
     pub key: crate::output::ReadKeyArgs,
-    /// The trace to compile (ours or an original Re-Animator trace).
+    /// The trace to compile (ours or an original Re-Animator trace). `-` reads standard input: it is first copied to a private temporary
+    /// file (mode 0600, unnamed, in $TMPDIR, gone when the command ends) and read from there.
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
     /// Where to write the plan (mode 0600: it holds the trace's data).

@@ -100,7 +100,8 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub key: crate::output::ReadKeyArgs,
     /// The traces (recorded by `reanimator record` or `reanimator fs`, or Re-Animator's);
-    /// fio-iolog takes one.
+    /// fio-iolog takes one. `-` (once) reads standard input: it is first copied to a private
+    /// temporary file (mode 0600, unnamed, in $TMPDIR, gone when the command ends).
     pub traces: Vec<PathBuf>,
     /// Output format.
     #[arg(long, short = 'f', value_enum)]

@@ -18,7 +18,8 @@ use crate::progress::Progress;
 pub struct InfoArgs {
     #[command(flatten)]
     pub key: crate::output::ReadKeyArgs,
-    /// The trace, DataSeries file or compiled plan (`reanimator compile`).
+    /// The trace, DataSeries file or compiled plan (`reanimator compile`). `-` reads standard input: it is first copied to a private temporary
+    /// file (mode 0600, unnamed, in $TMPDIR, gone when the command ends) and read from there.
     pub file: PathBuf,
     /// Print one JSON object instead of the table.
     #[arg(long)]

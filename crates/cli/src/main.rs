@@ -27,6 +27,7 @@ mod replay;
 mod select;
 mod signals;
 mod snapshot;
+mod spool;
 mod stats;
 mod verify;
 
@@ -133,7 +134,7 @@ enum Command {
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
     mapfault::report_cut_maps();
     let key = match key_file(&cli.command).map(ra_trace::key::Key::load).transpose() {
         Ok(k) => k,
@@ -163,14 +164,15 @@ fn main() -> ExitCode {
             k.check_seals();
         }
     }
-    if let Some(name) = stdin_refused(&cli.command) {
-        eprintln!(
-            "reanimator: error: {name} -: only `dump` reads a trace from standard input so \
-             far ({name} opens the trace more than once or by its index); write the stream to a \
-             file first (`reanimator record -o t.ds ...`, or `... | tee t.ds`) and give that"
-        );
-        return ExitCode::from(2);
-    }
+    // `-` for a reader that opens its trace as a file: standard input is spooled to an
+    // unnamed temporary file first (crate::spool), kept open until the command ends.
+    let _spool = match spool_stdin(&mut cli.command) {
+        Ok(s) => s,
+        Err(err) => {
+            eprintln!("reanimator: error: {}", one_line(&err));
+            return ExitCode::from(2);
+        }
+    };
     let result = match cli.command {
         Command::Info(a) => info::run(a),
         Command::Dump(a) => dump::run(a),
@@ -210,19 +212,32 @@ fn main() -> ExitCode {
     }
 }
 
-/// The reader commands given `-` that do not read standard input (only `dump` streams a
-/// trace, `ra_trace::StreamReader`): their name, for a clear refusal instead of "no such file".
-fn stdin_refused(c: &Command) -> Option<&'static str> {
-    let dash = |p: &std::path::Path| p.as_os_str() == "-";
-    match c {
-        Command::Info(a) if dash(&a.file) => Some("info"),
-        Command::Stats(a) if a.traces.iter().any(|p| dash(p)) => Some("stats"),
-        Command::Export(a) if a.traces.iter().any(|p| dash(p)) => Some("export"),
-        Command::Profile(a) if a.trace.as_deref().is_some_and(dash) => Some("profile"),
-        Command::Verify(a) if dash(&a.trace) => Some("verify"),
-        Command::Replay(a) if dash(&a.trace) => Some("replay"),
-        Command::Compile(a) if dash(&a.trace) => Some("compile"),
-        _ => None,
+/// The reader commands given `-` other than `dump` (which streams it): standard input is
+/// copied to a private temporary file ([`spool::stdin`]) and the command reads that. They map
+/// the trace, read it by its extent index or pass over it more than once. At most one `-`.
+fn spool_stdin(c: &mut Command) -> anyhow::Result<Option<spool::Spool>> {
+    use std::path::PathBuf;
+    let (name, paths): (&str, Vec<&mut PathBuf>) = match c {
+        Command::Info(a) => ("info", vec![&mut a.file]),
+        Command::Stats(a) => ("stats", a.traces.iter_mut().collect()),
+        Command::Export(a) => ("export", a.traces.iter_mut().collect()),
+        Command::Profile(a) => ("profile", a.trace.iter_mut().collect()),
+        Command::Verify(a) => ("verify", vec![&mut a.trace]),
+        Command::Replay(a) => ("replay", vec![&mut a.trace]),
+        Command::Compile(a) => ("compile", vec![&mut a.trace]),
+        _ => return Ok(None),
+    };
+    let mut dashes: Vec<&mut PathBuf> = paths.into_iter().filter(|p| spool::is_stdin(p)).collect();
+    match dashes.len() {
+        0 => Ok(None),
+        1 => {
+            let s = spool::stdin(name)?;
+            *dashes[0] = s.path();
+            Ok(Some(s))
+        }
+        n => anyhow::bail!(
+            "{name}: `-` is given {n} times; standard input holds one trace (give `-` once)"
+        ),
     }
 }
 

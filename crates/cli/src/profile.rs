@@ -141,7 +141,8 @@ pub struct ProfileArgs {
     #[command(subcommand)]
     pub sub: Option<ProfileSub>,
     /// A trace (syscall or fs, ours or Re-Animator's) or a JSON profile to show again. Without
-    /// it, profiles live (`-p`, `--cgroup`, `--all` or `-- CMD`).
+    /// it, profiles live (`-p`, `--cgroup`, `--all` or `-- CMD`). `-` reads standard input: it is first copied to a private temporary
+    /// file (mode 0600, unnamed, in $TMPDIR, gone when the command ends) and read from there.
     pub trace: Option<PathBuf>,
     /// Interval length in seconds, on a grid anchored at the Unix epoch (so profiles of
     /// different traces line up and merge). Default: one interval for a trace, 1 s live.

@@ -134,7 +134,8 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub key: crate::output::ReadKeyArgs,
     /// The trace to replay (ours or an original Re-Animator trace), or a plan compiled from
-    /// one (reanimator compile).
+    /// one (reanimator compile). `-` reads standard input: it is first copied to a private temporary
+    /// file (mode 0600, unnamed, in $TMPDIR, gone when the command ends) and read from there.
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
     /// Selective replay: only the calls these select (as `reanimator select` takes them,

@@ -119,7 +119,8 @@ pub struct StatsArgs {
     #[command(flatten)]
     pub key: crate::output::ReadKeyArgs,
     /// Traces: ours (either recorder), `reanimator fs` traces (aggregate-only ones too) and
-    /// Re-Animator's.
+    /// Re-Animator's. `-` (once) reads standard input: it is first copied to a private
+    /// temporary file (mode 0600, unnamed, in $TMPDIR, gone when the command ends).
     #[arg(required = true, value_name = "TRACE")]
     pub traces: Vec<PathBuf>,
     /// Order of the rows (strace's -S keys, plus bytes).

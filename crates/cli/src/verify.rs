@@ -28,7 +28,8 @@ pub struct VerifyArgs {
     /// The key file the trace was sealed (and encrypted) with.
     #[arg(long, value_name = "KEYFILE")]
     pub key: Option<std::path::PathBuf>,
-    /// The sealed trace.
+    /// The sealed trace. `-` reads standard input: it is first copied to a private temporary
+    /// file (mode 0600, unnamed, in $TMPDIR, gone when the command ends) and read from there.
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
     /// One JSON object instead of text.

@@ -1,0 +1,282 @@
+//! Every reader takes `-` (issue 40 item 5): a trace piped in answers as the same trace given
+//! as a file — info, stats, export, profile, verify, compile and replay read standard input
+//! through a private temporary file (crate `spool`), `dump -` streams it — under both
+//! capture backends, on real programs (tar); `fs mount -o -` into `dump -`; Ctrl-C.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use ra_testkit::{backend, both_backends, have_program, privileged};
+
+use common::bin;
+
+both_backends!(readers_given_dash_answer_as_given_the_file, a_recording_piped_into_stats);
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn exe() -> String {
+    env!("CARGO_BIN_EXE_reanimator").to_string()
+}
+
+/// `reanimator ARGS FILE` and `cat FILE | reanimator ARGS -`, run by the shell in `d`: their
+/// stdout, with the name each was given the trace by taken out (the JSON names the trace).
+fn both_ways(d: &Path, args: &str, file: &str) -> (String, String) {
+    let run = |script: String| {
+        let o = Command::new("bash").arg("-c").arg(&script).current_dir(d).output().unwrap();
+        assert!(o.status.success(), "{script}: {}", stderr(&o));
+        o
+    };
+    let b = exe();
+    let direct = run(format!("{b} {args} {file}"));
+    let piped = run(format!("cat {file} | {b} {args} -"));
+    let direct = String::from_utf8_lossy(&direct.stdout).replace(file, "TRACE");
+    let piped = String::from_utf8_lossy(&piped.stdout).into_owned();
+    let piped = regex_free_fd(&piped);
+    (direct, piped)
+}
+
+/// `/proc/self/fd/N` (the spooled trace's name) replaced by TRACE.
+fn regex_free_fd(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("/proc/self/fd/") {
+        out.push_str(&rest[..i]);
+        out.push_str("TRACE");
+        rest = rest[i + "/proc/self/fd/".len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
+fn tree(d: &Path) {
+    std::fs::create_dir_all(d.join("work/src")).unwrap();
+    for i in 0..20u8 {
+        std::fs::write(
+            d.join(format!("work/src/f{i}")),
+            vec![b'a' + i; 1000 + usize::from(i) * 300],
+        )
+        .unwrap();
+    }
+}
+
+/// A trace recorded once to a file; each reader given it as a file and piped (`cat FILE |
+/// reanimator X -`) prints the same; compile of the piped trace makes a plan that replays.
+fn readers_given_dash_answer_as_given_the_file() {
+    if !have_program("tar") {
+        return;
+    }
+    let d = ra_testkit::case_dir("stdin-readers", "tar");
+    tree(&d);
+    let o = bin()
+        .current_dir(&d)
+        .args(["record", "-q", "--backend", backend(), "-o", "t.ds", "--", "tar", "cf"])
+        .args(["work/a.tar", "-C", "work", "src"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for args in ["info --json", "stats --json", "stats", "profile --json", "verify", "dump"] {
+        let (direct, piped) = both_ways(&d, args, "t.ds");
+        assert!(direct.len() > 20, "{args}: {direct}");
+        assert_eq!(direct, piped, "{args}: the piped trace answers differently");
+    }
+    // stats counts tar's calls (not an empty table).
+    let (stats, _) = both_ways(&d, "stats --json", "t.ds");
+    let j: serde_json::Value = serde_json::from_str(stats.lines().next().unwrap()).unwrap();
+    assert!(j.to_string().contains("\"openat\""), "{j}");
+    // export: the same JSON lines, and the same Parquet rows.
+    let b = exe();
+    let sh = |script: &str| {
+        let o = Command::new("bash").arg("-c").arg(script).current_dir(&d).output().unwrap();
+        assert!(o.status.success(), "{script}: {}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    sh(&format!(
+        "{b} export -f jsonl -o f.jsonl t.ds && cat t.ds | {b} export -f jsonl -o p.jsonl -"
+    ));
+    let f = std::fs::read_to_string(d.join("f.jsonl")).unwrap();
+    assert!(f.lines().count() > 100, "{f}");
+    assert_eq!(
+        regex_free_fd(&std::fs::read_to_string(d.join("p.jsonl")).unwrap()),
+        f.replace("t.ds", "TRACE")
+    );
+    sh(&format!(
+        "{b} export -f parquet -o f.pq t.ds && cat t.ds | {b} export -f parquet -o p.pq - && \
+cmp f.pq p.pq"
+    ));
+    // compile of the piped trace: a plan that replays as the trace does.
+    sh(&format!("cat t.ds | {b} compile -o plan.rp - && mkdir -p r1 r2"));
+    let rep = |what: &str, root: &str| {
+        let o = bin()
+            .current_dir(&d)
+            .args(["replay", "--report", "--json", "--root", root, "--init", what])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "replay {what}: {}", stderr(&o));
+    };
+    rep("plan.rp", "r1");
+    rep("t.ds", "r2");
+    for r in ["r1", "r2"] {
+        let tar = d.join(r).join(d.strip_prefix("/").unwrap()).join("work/a.tar");
+        assert!(std::fs::metadata(&tar).is_ok_and(|m| m.len() > 10_000), "{}", tar.display());
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `record -o - -- tar ... | stats --json -` (tee keeping the bytes): the counts of `stats`
+/// of that file.
+fn a_recording_piped_into_stats() {
+    if !have_program("tar") {
+        return;
+    }
+    let d = ra_testkit::case_dir("stdin-stats", "tar");
+    let b = exe();
+    let script = format!(
+        "set -o pipefail; {b} record -q --backend {} -o - -- tar cf /dev/null /usr/share/doc \
+         | tee t.ds | {b} stats --json - > piped.json",
+        backend()
+    );
+    let o = Command::new("bash").arg("-c").arg(&script).current_dir(&d).output().unwrap();
+    assert!(o.status.success(), "{script}: {}", stderr(&o));
+    let counts = |s: &str| {
+        let mut j: serde_json::Value = serde_json::from_str(s.lines().next().unwrap()).unwrap();
+        j.as_object_mut().unwrap().remove("traces");
+        j
+    };
+    let piped = counts(&std::fs::read_to_string(d.join("piped.json")).unwrap());
+    let o = bin().current_dir(&d).args(["stats", "--json", "t.ds"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let file = counts(&String::from_utf8_lossy(&o.stdout));
+    assert!(file.to_string().contains("\"openat\""), "{file}");
+    assert_eq!(piped, file);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Bad input: `-` twice, an empty standard input: one line each, exit status 2.
+#[test]
+fn one_dash_at_most_and_an_empty_input_is_no_trace() {
+    let d = ra_testkit::case_dir("stdin-bad", "none");
+    std::fs::write(d.join("a.ds"), b"x").unwrap();
+    for args in [vec!["stats", "-", "-"], vec!["export", "-f", "jsonl", "-o", "o", "-", "-"]] {
+        let o = bin().args(&args).stdin(Stdio::null()).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let line = ra_testkit::assert_clean_failure(&o);
+        assert!(line.contains("given 2 times"), "{line}");
+    }
+    for c in ["info", "stats", "verify", "profile"] {
+        let o = bin().args([c, "-"]).stdin(Stdio::null()).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{c}");
+        let line = ra_testkit::assert_clean_failure(&o);
+        assert!(line.contains("standard input is empty"), "{c}: {line}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Ctrl-C of `stats -` reading a stream that never ends (a FIFO held open by its writer):
+/// it ends within a second and leaves no temporary file in its TMPDIR.
+#[test]
+fn ctrl_c_ends_stats_of_a_never_ending_stream_and_leaves_no_file() {
+    let d = ra_testkit::case_dir("stdin-ctrlc", "fifo");
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let fifo = d.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // Held open for reading and writing: the stream never ends.
+    let writer = std::fs::OpenOptions::new().read(true).write(true).open(&fifo).unwrap();
+    let mut child = bin()
+        .args(["stats", "-"])
+        .env("TMPDIR", &tmp)
+        .stdin(std::fs::File::open(&fifo).unwrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut &writer, &[0u8; 100_000]).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none(), "stats - ended before the stream did");
+    // SAFETY: signalling our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(t0.elapsed() < Duration::from_secs(1), "stats - still runs 1 s after Ctrl-C");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.wait();
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "a file was left in TMPDIR");
+    drop(writer);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+fn can_mount() -> bool {
+    let ok = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
+        Ok(())
+    } else {
+        Err("needs root and /dev/fuse".to_string())
+    };
+    privileged("reanimator fs", ok)
+}
+
+/// `fs mount LOWER MNT -o - | dump -`: the dump shows tar's operations on the mount while it
+/// is mounted, and ends when it is unmounted.
+#[test]
+fn fs_mount_streams_its_trace_into_dump() {
+    if !can_mount() || !have_program("tar") {
+        return;
+    }
+    let d = ra_testkit::case_dir("stdin-fs", "tar");
+    let (lower, mnt) = (d.join("lower"), d.join("mnt"));
+    std::fs::create_dir_all(&mnt).unwrap();
+    tree(&lower);
+    let b = exe();
+    let mut pipeline = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "{b} fs mount {} {} -o - | {b} dump - > dump.txt",
+            lower.display(),
+            mnt.display()
+        ))
+        .current_dir(&d)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !mnt.join("work").exists() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the mount did not come up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = Command::new("tar")
+        .args(["cf", "/dev/null", "-C"])
+        .arg(mnt.join("work"))
+        .arg("src")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Live: tar's reads are in the dump before the umount.
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(d.join("dump.txt")).unwrap_or_default().contains("src/f19") {
+        assert!(t0.elapsed() < Duration::from_secs(10), "no live lines of tar's files");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = bin().args(["fs", "umount"]).arg(&mnt).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = pipeline.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "the pipeline runs on after umount");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let err = pipeline.wait_with_output().unwrap();
+    assert!(status.success(), "{}", stderr(&err));
+    assert!(!stderr(&err).contains("without its trailer"), "{}", stderr(&err));
+    let dump = std::fs::read_to_string(d.join("dump.txt")).unwrap();
+    assert!(dump.lines().filter(|l| l.contains("read(")).count() >= 20, "{dump}");
+    let _ = std::fs::remove_dir_all(&d);
+}
