@@ -222,6 +222,8 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             [CompletionResult]::new('--transport', '--transport', [CompletionResultType]::ParameterName, 'How requests reach the daemon: auto (io_uring where the kernel offers it, else /dev/fuse), uring, dev (default: REANIMATOR_FS_TRANSPORT, else auto; see Transport below)')
             [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'FUSE worker threads (default: 1, the CPU count with --fast; more than one on io_uring means one per CPU, each pinned to its CPU)')
             [CompletionResult]::new('--filter', '--filter', [CompletionResultType]::ParameterName, 'Record only operations for which this expression holds (see Filters below)')
+            [CompletionResult]::new('--tracer', '--tracer', [CompletionResultType]::ParameterName, 'One more tracer on this mount, with its own trace file, filter, data mode and driver (repeatable; see Tracers below): `out=FILE[,name=NAME][,filter=EXPR] [,data=full|hash|none][,driver=stream|aggregate:SECS|stream+aggregate:SECS]`')
+            [CompletionResult]::new('--tracer-name', '--tracer-name', [CompletionResultType]::ParameterName, 'The name of the first tracer (the one -o, --filter, --data and --aggregate configure), for `fs ctl --tracer` (default: 1)')
             [CompletionResult]::new('--aggregate', '--aggregate', [CompletionResultType]::ParameterName, 'Aggregate driver: per interval and operation, counts, bytes, errors and a log2 latency histogram, stored in the trace (`Reanimator::FsAggregate`). Default interval 1 s')
             [CompletionResult]::new('--aggregate-by', '--aggregate-by', [CompletionResultType]::ParameterName, 'Group the aggregate by operation and this key as well')
             [CompletionResult]::new('--aggregate-depth', '--aggregate-depth', [CompletionResultType]::ParameterName, 'With --aggregate-by path: how many leading path components form a group')
@@ -259,6 +261,7 @@ Register-ArgumentCompleter -Native -CommandName 'reanimator' -ScriptBlock {
             break
         }
         'reanimator;fs;ctl' {
+            [CompletionResult]::new('--tracer', '--tracer', [CompletionResultType]::ParameterName, 'Address one tracer of the mount (its number, from 1, or its `name=`); default: all of them (`stats`: the first''s counters, then each''s as `tracer.N.*`). May also come right after MOUNTPOINT')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the answer as JSON on stdout (`stats`: its counters, numbers as numbers); may also come last, after the command')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')

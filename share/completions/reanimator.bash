@@ -604,12 +604,16 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__fs__subcmd__ctl)
-            opts="-h -V --json --help --version"
+            opts="-h -V --json --tracer --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --tracer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -688,7 +692,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__fs__subcmd__mount)
-            opts="-o -h -V --key --output --data --fast --fidelity --every-lookup --transport --direct-io --threads --filter --aggregate --aggregate-by --aggregate-depth --print-aggregate --profile --aggregate-only --compress --seal --encrypt --spill --net-buffer --daemon --print --json --sync --log --help --version"
+            opts="-o -h -V --key --output --data --fast --fidelity --every-lookup --transport --direct-io --threads --filter --tracer --tracer-name --aggregate --aggregate-by --aggregate-depth --print-aggregate --profile --aggregate-only --compress --seal --encrypt --spill --net-buffer --daemon --print --json --sync --log --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -719,6 +723,14 @@ _reanimator() {
                     return 0
                     ;;
                 --filter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tracer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tracer-name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -210,6 +210,8 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand --transport 'How requests reach the daemon: auto (io_uring where the kernel offers it, else /dev/fuse), uring, dev (default: REANIMATOR_FS_TRANSPORT, else auto; see Transport below)'
             cand --threads 'FUSE worker threads (default: 1, the CPU count with --fast; more than one on io_uring means one per CPU, each pinned to its CPU)'
             cand --filter 'Record only operations for which this expression holds (see Filters below)'
+            cand --tracer 'One more tracer on this mount, with its own trace file, filter, data mode and driver (repeatable; see Tracers below): `out=FILE[,name=NAME][,filter=EXPR] [,data=full|hash|none][,driver=stream|aggregate:SECS|stream+aggregate:SECS]`'
+            cand --tracer-name 'The name of the first tracer (the one -o, --filter, --data and --aggregate configure), for `fs ctl --tracer` (default: 1)'
             cand --aggregate 'Aggregate driver: per interval and operation, counts, bytes, errors and a log2 latency histogram, stored in the trace (`Reanimator::FsAggregate`). Default interval 1 s'
             cand --aggregate-by 'Group the aggregate by operation and this key as well'
             cand --aggregate-depth 'With --aggregate-by path: how many leading path components form a group'
@@ -245,6 +247,7 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand --version 'Print version'
         }
         &'reanimator;fs;ctl'= {
+            cand --tracer 'Address one tracer of the mount (its number, from 1, or its `name=`); default: all of them (`stats`: the first''s counters, then each''s as `tracer.N.*`). May also come right after MOUNTPOINT'
             cand --json 'Print the answer as JSON on stdout (`stats`: its counters, numbers as numbers); may also come last, after the command'
             cand -h 'Print help'
             cand --help 'Print help'

@@ -189,6 +189,8 @@ uring\t'FUSE-over-io_uring'
 dev\t'/dev/fuse'"
 complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from mount" -l threads -d 'FUSE worker threads (default: 1, the CPU count with --fast; more than one on io_uring means one per CPU, each pinned to its CPU)' -r
 complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from mount" -l filter -d 'Record only operations for which this expression holds (see Filters below)' -r
+complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from mount" -l tracer -d 'One more tracer on this mount, with its own trace file, filter, data mode and driver (repeatable; see Tracers below): `out=FILE[,name=NAME][,filter=EXPR] [,data=full|hash|none][,driver=stream|aggregate:SECS|stream+aggregate:SECS]`' -r
+complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from mount" -l tracer-name -d 'The name of the first tracer (the one -o, --filter, --data and --aggregate configure), for `fs ctl --tracer` (default: 1)' -r
 complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from mount" -l aggregate -d 'Aggregate driver: per interval and operation, counts, bytes, errors and a log2 latency histogram, stored in the trace (`Reanimator::FsAggregate`). Default interval 1 s' -r
 complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from mount" -l aggregate-by -d 'Group the aggregate by operation and this key as well' -r -f -a "op\t'Per operation'
 uid\t'Per operation and calling uid'
@@ -221,6 +223,7 @@ complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_see
 complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from umount" -l json -d 'Print how the trace ended as JSON on stdout: `ended` (finished, incomplete, unknown, stale, forced), the daemon, and what it did (operations, recorded, filtered out, untraced, elapsed seconds, the trace\'s path and size) when it said'
 complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from umount" -s h -l help -d 'Print help'
 complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from umount" -s V -l version -d 'Print version'
+complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from ctl" -l tracer -d 'Address one tracer of the mount (its number, from 1, or its `name=`); default: all of them (`stats`: the first\'s counters, then each\'s as `tracer.N.*`). May also come right after MOUNTPOINT' -r
 complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from ctl" -l json -d 'Print the answer as JSON on stdout (`stats`: its counters, numbers as numbers); may also come last, after the command'
 complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from ctl" -s h -l help -d 'Print help'
 complete -c reanimator -n "__fish_reanimator_using_subcommand fs; and __fish_seen_subcommand_from ctl" -s V -l version -d 'Print version'

@@ -41,8 +41,12 @@ struct Input {
     meta: TraceMeta,
 }
 
-/// The trace id of a file: its name without `.ds` (or `.json`/`.jsonl`), as a partition value.
+/// The trace id of a file: its name without `.ds` (or `.json`/`.jsonl`), as a partition value;
+/// `stdin` for a trace read from `-`.
 fn trace_id(p: &Path) -> String {
+    if crate::spool::is_spooled(p) {
+        return "stdin".into();
+    }
     let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stem = [".ds", ".jsonl", ".json"]
         .iter()

@@ -29,6 +29,14 @@ impl Spool {
     }
 }
 
+/// Whether `p` is the path [`Spool::path`] gives (a trace that came from standard input), for
+/// the outputs that name a trace by its file (export's `trace=` partition: `stdin`).
+pub fn is_spooled(p: &Path) -> bool {
+    p.to_str()
+        .and_then(|s| s.strip_prefix("/proc/self/fd/"))
+        .is_some_and(|n| n.parse::<u32>().is_ok())
+}
+
 /// Whether `p` names standard input.
 pub fn is_stdin(p: &Path) -> bool {
     p.as_os_str() == "-"

@@ -288,7 +288,7 @@ fn tracer_stats(t: &Tracer, prefix: &str) -> Vec<(String, String)> {
         f("recorded", n(&t.recorded)),
         f("filtered_out", n(&t.filtered_out)),
         f("paused_out", n(&t.paused_ops)),
-        f("data", t.data_mode().name().into()),
+        f("data", t.data_mode().name()),
         f("filter", t.filter_text().unwrap_or_else(|| "none".into())),
         f("trace", failure.map_or("ok".into(), |f| format!("incomplete: {f}"))),
     ]
