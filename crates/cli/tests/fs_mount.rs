@@ -1760,7 +1760,7 @@ fn ctl_refuses_other_users_other_mounts_and_bad_commands_in_one_line() {
     let (code, _, err) = ctl(&mnt, &["sleep"]);
     refused(code, &err, "unknown command `sleep`; commands: pause, resume");
     let (code, _, err) = ctl(&mnt, &["data", "most"]);
-    refused(code, &err, "expected full, hash or none");
+    refused(code, &err, "`most` is neither a level");
     let (code, _, err) = ctl(&mnt, &["filter", "pathh ~ x"]);
     refused(code, &err, "did you mean `path`");
     let (code, _, err) = ctl(&mnt, &["pause", "now"]);
@@ -1846,7 +1846,7 @@ fn several_tracers_each_record_their_own_subset_and_data() {
     let (all, w, r, agg) = (d.join("all.ds"), d.join("w.ds"), d.join("r.ds"), d.join("agg.ds"));
     let tarball = source_tarball(&d);
     let wf = "op in {write, unlink, create}";
-    let rf = "op == read && ext == h";
+    let rf = "op == read && path ~ \"**/*.h\"";
     let m = Mount::start(
         &lower,
         &mnt,
@@ -1944,7 +1944,7 @@ fn bad_tracers_are_refused_in_one_line() {
     for (spec, want) in [
         (format!("out={}", t.display()), "each needs a trace file of its own"),
         (format!("out={},colour=red", d.join("x.ds").display()), "unknown key `colour`"),
-        (format!("out={},data=most", d.join("x.ds").display()), "expected full, hash or none"),
+        (format!("out={},data=most", d.join("x.ds").display()), "`most` is neither a level"),
         ("name=x".to_string(), "no `out=FILE`"),
     ] {
         let args: Vec<&std::ffi::OsStr> = vec![

@@ -101,14 +101,11 @@ pub fn parse(spec: &str, number: usize) -> Result<TracerConfig, String> {
             }
             "name" => t.name = v,
             "filter" => t.filter = Some((v.clone(), parse_filter(&v)?)),
-            "data" => {
-                t.data = DataMode::parse(&v).map_err(|e| {
-                    format!(
-                        "`data={v}`: {e} (expected full, hash, none, or \
-                         'write=LEVEL,read=LEVEL' in quotes)"
-                    )
-                })?
-            }
+            "data" => t.data = DataMode::parse(&v).map_err(|e| {
+                format!(
+                    "`data={v}`: {e}; a per-direction mode is quoted: data='write=full,read=hash'"
+                )
+            })?,
             "driver" => {
                 let secs = |s: &str| -> Result<Duration, String> {
                     match s.parse::<f64>() {
@@ -169,7 +166,7 @@ mod tests {
         for (spec, want) in [
             ("data=hash", "no `out=FILE`"),
             ("out=a,colour=red", "unknown key `colour`"),
-            ("out=a,data=most", "expected full, hash, none"),
+            ("out=a,data=most", "neither a level"),
             ("out=a,driver=aggregate", "expected stream, aggregate:SECS"),
             ("out=a,driver=aggregate:0", "interval must be"),
             ("out=a,filter='op == read", "not closed"),
