@@ -101,11 +101,13 @@ pub fn parse(spec: &str, number: usize) -> Result<TracerConfig, String> {
             }
             "name" => t.name = v,
             "filter" => t.filter = Some((v.clone(), parse_filter(&v)?)),
-            "data" => t.data = DataMode::parse(&v).map_err(|e| {
-                format!(
+            "data" => {
+                t.data = DataMode::parse(&v).map_err(|e| {
+                    format!(
                     "`data={v}`: {e}; a per-direction mode is quoted: data='write=full,read=hash'"
                 )
-            })?,
+                })?
+            }
             "driver" => {
                 let secs = |s: &str| -> Result<Duration, String> {
                     match s.parse::<f64>() {
