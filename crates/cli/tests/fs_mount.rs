@@ -231,7 +231,13 @@ fn real_programs_on_the_mount_leave_the_tree_they_leave_natively() {
     // The mmap store reached the daemon as a write carrying the bytes (fidelity mode).
     let w = jsonl(&trace, "op == write && path ~ \"**/mapped.bin\"");
     assert!(
-        w.iter().any(|r| r["extra"]["data"].as_str().is_some_and(|d| d.contains("via-mmap!!"))),
+        w.iter().any(|r| {
+            // A buffer with NULs is written as {"hex": ...} (TRACE_FORMAT.md 10).
+            serde_json::from_value::<ra_fsstate::JsonBytes>(r["extra"]["data"].clone())
+                .ok()
+                .and_then(ra_fsstate::JsonBytes::into_bytes)
+                .is_some_and(|d| d.windows(10).any(|w| w == b"via-mmap!!"))
+        }),
         "no write of the mapped page: {w:?}"
     );
     // Paths are what the programs used; comm and pid come from /proc.
