@@ -218,7 +218,18 @@ fn ctrl_c_ends_stats_of_a_never_ending_stream_and_leaves_no_file() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     // Held open for reading and writing: the stream never ends.
     let writer = std::fs::OpenOptions::new().read(true).write(true).open(&fifo).unwrap();
-    let mut child = bin()
+    let mut cmd = bin();
+    // SIGINT as a terminal's Ctrl-C finds it: a test run in the background of a
+    // non-interactive shell inherits it ignored, which `stats -` (no handler of its own,
+    // the default action is the right one) would keep.
+    // SAFETY: only an async-signal-safe call between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = cmd
         .args(["stats", "-"])
         .env("TMPDIR", &tmp)
         .stdin(std::fs::File::open(&fifo).unwrap())
