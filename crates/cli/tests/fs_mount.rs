@@ -11,15 +11,6 @@ use ra_testkit::{have_program, privileged, scratch_dir};
 
 use common::{bin, keygen, verify};
 
-fn can_mount() -> bool {
-    let ok = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
-        Ok(())
-    } else {
-        Err("needs root and /dev/fuse".to_string())
-    };
-    privileged("reanimator fs", ok)
-}
-
 fn sh(cwd: &Path, script: &str) -> Output {
     let out = Command::new("bash")
         .arg("-c")
@@ -179,7 +170,9 @@ EOF
 
 #[test]
 fn real_programs_on_the_mount_leave_the_tree_they_leave_natively() {
-    if !can_mount() || !["tar", "sqlite3", "git", "python3"].iter().all(|p| have_program(p)) {
+    if !ra_testkit::can_mount_fuse()
+        || !["tar", "sqlite3", "git", "python3"].iter().all(|p| have_program(p))
+    {
         return;
     }
     let d = scratch_dir("fs-real");
@@ -254,7 +247,7 @@ fn real_programs_on_the_mount_leave_the_tree_they_leave_natively() {
 
 #[test]
 fn a_trace_of_the_mount_replays_to_the_same_tree() {
-    if !can_mount() || !have_program("tar") || !have_program("python3") {
+    if !ra_testkit::can_mount_fuse() || !have_program("tar") || !have_program("python3") {
         return;
     }
     let d = scratch_dir("fs-replay");
@@ -291,7 +284,7 @@ fn a_trace_of_the_mount_replays_to_the_same_tree() {
 
 #[test]
 fn the_filter_records_only_matching_operations() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-filter");
@@ -321,7 +314,7 @@ fn the_filter_records_only_matching_operations() {
 
 #[test]
 fn data_modes_keep_what_they_promise() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-data");
@@ -360,7 +353,7 @@ fn data_modes_keep_what_they_promise() {
 /// call matched to the lower tree's contents, since every byte written is in it.
 #[test]
 fn data_per_direction_keeps_writes_and_drops_reads() {
-    if !can_mount() || !have_program("sqlite3") {
+    if !ra_testkit::can_mount_fuse() || !have_program("sqlite3") {
         return;
     }
     let d = scratch_dir("fs-data-dirs");
@@ -411,7 +404,7 @@ fn data_per_direction_keeps_writes_and_drops_reads() {
 
 #[test]
 fn aggregate_rows_count_every_operation() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-agg");
@@ -466,7 +459,7 @@ fn aggregate_rows_count_every_operation() {
 /// counts equal the operations in the trace, which `reanimator profile` reads back and draws.
 #[test]
 fn the_profile_counts_every_operation_of_the_trace() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-prof");
@@ -518,7 +511,7 @@ fn the_profile_counts_every_operation_of_the_trace() {
 /// from fuse_request_send to fuse_request_end, per opcode.
 #[test]
 fn the_live_profiler_times_this_file_systems_fuse_requests() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-fuseprof");
@@ -555,7 +548,7 @@ fn the_live_profiler_times_this_file_systems_fuse_requests() {
 
 #[test]
 fn permissions_are_the_lower_file_systems() {
-    if !can_mount() || !have_program("setpriv") {
+    if !ra_testkit::can_mount_fuse() || !have_program("setpriv") {
         return;
     }
     let d = scratch_dir("fs-perm");
@@ -589,7 +582,7 @@ fn permissions_are_the_lower_file_systems() {
 
 #[test]
 fn a_killed_daemon_neither_hangs_programs_nor_loses_its_flushed_trace() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-kill");
@@ -622,7 +615,7 @@ fn a_killed_daemon_neither_hangs_programs_nor_loses_its_flushed_trace() {
 
 #[test]
 fn bad_mounts_are_refused_with_one_clear_message() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-bad");
@@ -665,7 +658,7 @@ fn bad_mounts_are_refused_with_one_clear_message() {
 
 #[test]
 fn a_full_trace_disk_stops_recording_but_not_the_file_system() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-full");
@@ -711,7 +704,7 @@ fn a_full_trace_disk_stops_recording_but_not_the_file_system() {
 
 #[test]
 fn direct_io_sees_every_read_and_fast_mode_serves_the_same_bytes() {
-    if !can_mount() || !have_program("python3") {
+    if !ra_testkit::can_mount_fuse() || !have_program("python3") {
         return;
     }
     let d = scratch_dir("fs-modes");
@@ -762,7 +755,7 @@ EOF"#;
 
 #[test]
 fn large_directories_list_whole_and_seekdir_returns_to_the_same_entry() {
-    if !can_mount() || !have_program("perl") {
+    if !ra_testkit::can_mount_fuse() || !have_program("perl") {
         return;
     }
     let d = scratch_dir("fs-dir");
@@ -840,7 +833,7 @@ fn large_directories_list_whole_and_seekdir_returns_to_the_same_entry() {
 /// its caller holds (it reads no /proc file that could, and bounds the ones it reads).
 #[test]
 fn programs_executed_and_mapped_from_the_mount_never_hang() {
-    if !can_mount() || !have_program("python3") {
+    if !ra_testkit::can_mount_fuse() || !have_program("python3") {
         return;
     }
     let d = scratch_dir("fs-exec");
@@ -877,7 +870,7 @@ t.join()'"#,
 /// by file handle, inode numbers reused by new files are told apart by their generation.
 #[test]
 fn more_files_than_descriptors() {
-    if !can_mount() || !have_program("prlimit") || !have_program("python3") {
+    if !ra_testkit::can_mount_fuse() || !have_program("prlimit") || !have_program("python3") {
         return;
     }
     let d = scratch_dir("fs-nofile");
@@ -917,7 +910,7 @@ assert sum(len(os.listdir("r" + str(d))) for d in range(3)) == 3000
 /// getfattr make them) answered 0, and xattrs of symlinks were refused.
 #[test]
 fn xattrs_of_files_and_symlinks_pass_through() {
-    if !can_mount() || !have_program("python3") {
+    if !ra_testkit::can_mount_fuse() || !have_program("python3") {
         return;
     }
     let d = scratch_dir("fs-xattr");
@@ -954,7 +947,7 @@ EOF"#,
 /// bench/fs's per-stage knob: records are built, then dropped; the trace and stderr say so.
 #[test]
 fn the_discard_knob_leaves_a_marked_trace_without_records() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-discard");
@@ -978,7 +971,7 @@ fn the_discard_knob_leaves_a_marked_trace_without_records() {
 /// serving and its trace whole.
 #[test]
 fn hung_daemons_killed_writers_and_vanished_lower_directories() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-faults");
@@ -1041,7 +1034,7 @@ fn hung_daemons_killed_writers_and_vanished_lower_directories() {
 /// are refused, not faked.
 #[test]
 fn attribute_flag_ioctls_pass_through() {
-    if !can_mount() || !have_program("chattr") || !have_program("lsattr") {
+    if !ra_testkit::can_mount_fuse() || !have_program("chattr") || !have_program("lsattr") {
         return;
     }
     let d = scratch_dir("fs-ioctl");
@@ -1069,7 +1062,7 @@ fn attribute_flag_ioctls_pass_through() {
 
 #[test]
 fn a_sealed_lz4_trace_of_the_mount_verifies_and_a_changed_byte_does_not() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-seal");
@@ -1134,7 +1127,7 @@ fn refused(args: &[&std::ffi::OsStr]) -> String {
 /// mountpoint, before anything is created: no trace, no log, no profile left behind.
 #[test]
 fn outputs_beneath_the_lower_directory_are_refused_and_leave_nothing_behind() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-outputs");
@@ -1212,7 +1205,7 @@ fn outputs_beneath_the_lower_directory_are_refused_and_leave_nothing_behind() {
 /// each read was recorded into the trace it read, which grew without end).
 #[test]
 fn the_daemons_own_trace_read_through_the_mount_is_not_traced() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-own");
@@ -1274,7 +1267,7 @@ fn the_daemons_own_trace_read_through_the_mount_is_not_traced() {
 /// its timeout, and `--force` still finds the detached mount.
 #[test]
 fn stacked_mounts_are_refused_and_umount_never_waits_silently() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-stack");
@@ -1336,7 +1329,7 @@ fn stacked_mounts_are_refused_and_umount_never_waits_silently() {
 /// too, in both modes, until that directory opens.
 #[test]
 fn acls_and_the_lower_directorys_ancestors_hold_through_the_mount() {
-    if !can_mount()
+    if !ra_testkit::can_mount_fuse()
         || !privileged(
             "ACL tests",
             ["setfacl", "getfacl", "setpriv"]
@@ -1454,7 +1447,7 @@ fn acls_and_the_lower_directorys_ancestors_hold_through_the_mount() {
 /// operations it says were recorded (issue 40 item 6).
 #[test]
 fn umount_json_gives_the_daemons_summary() {
-    if !can_mount() || !have_program("tar") {
+    if !ra_testkit::can_mount_fuse() || !have_program("tar") {
         return;
     }
     let d = scratch_dir("fs-umount-json");
@@ -1492,7 +1485,7 @@ fn umount_json_gives_the_daemons_summary() {
 /// (issue 40 item 5).
 #[test]
 fn print_shows_each_operation_as_dump_does() {
-    if !can_mount() || !have_program("tar") {
+    if !ra_testkit::can_mount_fuse() || !have_program("tar") {
         return;
     }
     let d = scratch_dir("fs-print");
@@ -1521,7 +1514,7 @@ fn print_shows_each_operation_as_dump_does() {
 /// which transport ran and how many requests it carried.
 #[test]
 fn the_io_uring_transport_serves_every_request() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     if !Path::new("/sys/module/fuse/parameters/enable_uring").exists() {
@@ -1609,7 +1602,7 @@ fn ctl_stats(mnt: &Path) -> serde_json::Value {
 
 #[test]
 fn ctl_pauses_resumes_and_changes_filter_and_data_of_a_live_mount() {
-    if !can_mount() || !have_program("sqlite3") || !have_program("tar") {
+    if !ra_testkit::can_mount_fuse() || !have_program("sqlite3") || !have_program("tar") {
         return;
     }
     let d = scratch_dir("fs-ctl");
@@ -1715,7 +1708,7 @@ fn ctl_pauses_resumes_and_changes_filter_and_data_of_a_live_mount() {
 
 #[test]
 fn ctl_refuses_other_users_other_mounts_and_bad_commands_in_one_line() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-ctl-refused");
@@ -1785,7 +1778,7 @@ fn ctl_refuses_other_users_other_mounts_and_bad_commands_in_one_line() {
 
 #[test]
 fn sync_keeps_every_answered_operation_of_a_killed_daemon() {
-    if !can_mount() || !have_program("sqlite3") {
+    if !ra_testkit::can_mount_fuse() || !have_program("sqlite3") {
         return;
     }
     let d = scratch_dir("fs-sync");
@@ -1844,7 +1837,7 @@ fn uniques(trace: &Path, filter: &str) -> Vec<u64> {
 /// `fs ctl --tracer` changes one, and `fs umount --json` lists each.
 #[test]
 fn several_tracers_each_record_their_own_subset_and_data() {
-    if !can_mount() || !have_program("sqlite3") || !have_program("tar") {
+    if !ra_testkit::can_mount_fuse() || !have_program("sqlite3") || !have_program("tar") {
         return;
     }
     let d = scratch_dir("fs-tracers");
@@ -1940,7 +1933,7 @@ fn several_tracers_each_record_their_own_subset_and_data() {
 /// Bad tracer configurations: one line, exit 2, nothing mounted.
 #[test]
 fn bad_tracers_are_refused_in_one_line() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = scratch_dir("fs-tracers-bad");

@@ -334,20 +334,11 @@ both_backends!(counts_agree_with_strace_c);
 
 // ---- fs traces --------------------------------------------------------------------------------
 
-fn can_mount() -> bool {
-    let ok = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
-        Ok(())
-    } else {
-        Err("needs root and /dev/fuse".to_string())
-    };
-    ra_testkit::privileged("reanimator fs", ok)
-}
-
 /// A script on a `reanimator fs` mount, its trace read by `stats` (per operation, program and
 /// file); and the same with `--aggregate-only`, whose rows `stats` counts.
 #[test]
 fn fs_traces_and_aggregate_only_traces() {
-    if !can_mount() {
+    if !ra_testkit::can_mount_fuse() {
         return;
     }
     let d = tmp("fs");

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use ra_testkit::{backend, both_backends, have_program, privileged};
+use ra_testkit::{backend, both_backends, have_program};
 
 use common::bin;
 
@@ -253,20 +253,11 @@ fn ctrl_c_ends_stats_of_a_never_ending_stream_and_leaves_no_file() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-fn can_mount() -> bool {
-    let ok = if rustix::process::geteuid().is_root() && Path::new("/dev/fuse").exists() {
-        Ok(())
-    } else {
-        Err("needs root and /dev/fuse".to_string())
-    };
-    privileged("reanimator fs", ok)
-}
-
 /// `fs mount LOWER MNT -o - | dump -`: the dump shows tar's operations on the mount while it
 /// is mounted, and ends when it is unmounted.
 #[test]
 fn fs_mount_streams_its_trace_into_dump() {
-    if !can_mount() || !have_program("tar") {
+    if !ra_testkit::can_mount_fuse() || !have_program("tar") {
         return;
     }
     let d = ra_testkit::case_dir("stdin-fs", "tar");

@@ -156,6 +156,19 @@ pub fn privileged(what: &str, available: Result<(), String>) -> bool {
     }
 }
 
+/// Whether the `reanimator fs` tests can mount: root and `/dev/fuse` ([`privileged`]'s
+/// skip or, in CI, failure otherwise).
+pub fn can_mount_fuse() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let ok = if root && std::path::Path::new("/dev/fuse").exists() {
+        Ok(())
+    } else {
+        Err("needs root and /dev/fuse".to_string())
+    };
+    privileged("reanimator fs", ok)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
