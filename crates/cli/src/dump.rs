@@ -582,6 +582,22 @@ fn json_path(p: Option<&std::sync::Arc<[u8]>>) -> Json {
     p.map_or(Json::Null, |p| json_bytes(p))
 }
 
+/// [`event_json`] with the descriptors' paths when they are decoded: `fd_path`, `fd_path2`,
+/// and with `ret`, `ret_fd_path`. The CSV row's fields; with `ret`, the value
+/// [`crate::jsonl::JsonLines`] writes a line of (the reference its tests compare with).
+pub(crate) fn event_json_fds(ev: &Event, fds: Option<&EventFds>, ret: bool) -> Json {
+    let mut j = event_json(ev);
+    if let Some(fds) = fds {
+        let [p1, p2] = fds.first_two();
+        j["fd_path"] = json_path(p1);
+        j["fd_path2"] = json_path(p2);
+        if ret {
+            j["ret_fd_path"] = json_path(fds.ret.as_ref());
+        }
+    }
+    j
+}
+
 /// The columns of `dump --format csv` of a trace: the names `--format jsonl` gives its fields
 /// and the Parquet export its columns (docs/TRACE_FORMAT.md 12.2); `args` and `extra` hold the
 /// JSON objects `--format jsonl` writes, every buffer whole.
@@ -658,6 +674,8 @@ fn dump_events(
     let mut tracker = src.tracker;
     let mut ops = Vec::new();
     let (mut shown, mut seen) = (0u64, 0u64);
+    let mut jsonl = crate::jsonl::JsonLines::default();
+    let mut line = Vec::new();
     for ev in src.events {
         let ev = ev?;
         let fds = if decode {
@@ -693,22 +711,17 @@ fn dump_events(
                 }
             }
             Format::Jsonl => {
-                let mut j = event_json(&ev);
-                if decode {
-                    let [p1, p2] = fds.first_two();
-                    j["fd_path"] = json_path(p1);
-                    j["fd_path2"] = json_path(p2);
-                    j["ret_fd_path"] = json_path(fds.ret.as_ref());
+                line.clear();
+                jsonl.event(&mut line, &ev, shown_fds);
+                line.push(b'\n');
+                out.write_all(&line)?;
+                // A huge record's buffer is not kept for the small ones after it.
+                if line.capacity() > 1 << 20 {
+                    line = Vec::new();
                 }
-                json_line(&mut *out, &j)?
             }
             Format::Csv => {
-                let mut j = event_json(&ev);
-                if decode {
-                    let [p1, p2] = fds.first_two();
-                    j["fd_path"] = json_path(p1);
-                    j["fd_path2"] = json_path(p2);
-                }
+                let j = event_json_fds(&ev, shown_fds, false);
                 let mut s = String::new();
                 for (i, name) in csv_columns.iter().enumerate() {
                     if i > 0 {

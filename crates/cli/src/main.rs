@@ -13,6 +13,7 @@ mod export;
 mod export_tables;
 mod fs;
 mod info;
+mod jsonl;
 mod keygen;
 mod mapfault;
 mod output;
