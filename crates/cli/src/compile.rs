@@ -76,7 +76,7 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
         bail!("-o {}: that is the trace itself; name another file", a.output.display());
     }
     let mut trace = TraceReader::open(&a.trace)
-        .with_context(|| format!("opening the trace {}", a.trace.display()))?;
+        .with_context(|| format!("opening the trace {}", crate::spool::shown(&a.trace)))?;
     // Its extents are decoded where they lie in the page cache: the plan's data buffers are
     // slices of the map until the encoder has copied them.
     // (Where it cannot be mapped it is read as before.)
@@ -114,7 +114,7 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
             "reanimator: warning: {} is encrypted, and its plan is not: {} holds the trace's \
              data in the clear; keep it where the trace's readers may look, or delete it after \
              the replay",
-            a.trace.display(),
+            crate::spool::shown(&a.trace),
             a.output.display()
         );
     }
@@ -140,6 +140,7 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
         let r = ra_replay::compile(
             &trace,
             &source,
+            &crate::spool::json_name(&source),
             tmp.path(),
             a.dedup_memory.min(usize::MAX as u64) as usize,
             a.compress == PlanCompress::Lz4,
@@ -155,7 +156,7 @@ pub fn run(a: CompileArgs) -> Result<std::process::ExitCode> {
             if matches!(e, PlanError::Interrupted) {
                 bail!("compile interrupted: no plan written");
             }
-            return Err(e).with_context(|| format!("compiling {}", a.trace.display()));
+            return Err(e).with_context(|| format!("compiling {}", crate::spool::shown(&a.trace)));
         }
     };
     tmp.persist()?;

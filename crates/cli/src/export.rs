@@ -156,8 +156,8 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         [] => anyhow::bail!("--format fio-iolog: give the trace"),
         _ => anyhow::bail!("--format fio-iolog takes one trace"),
     };
-    let tr =
-        TraceReader::open(path).with_context(|| format!("cannot read trace {}", path.display()))?;
+    let tr = TraceReader::open(path)
+        .with_context(|| format!("cannot read trace {}", crate::spool::shown(path)))?;
     crate::note_incomplete(path, tr.incomplete(), "the calls it holds are exported");
     let filter = match &a.filter {
         Some(src) => Some(crate::dump::event_filter(src, &tr)?),
@@ -185,7 +185,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         filter.as_ref().is_none_or(|f| f.matches(&IoRecord { ev: EventRecord(ev), file }))
     };
     for ev in tr.events(None) {
-        let ev = ev.with_context(|| format!("reading {}", path.display()))?;
+        let ev = ev.with_context(|| format!("reading {}", crate::spool::shown(path)))?;
         if let Some(t) = ev.time_called {
             w.origin_ns.get_or_insert(t);
             last_ns = last_ns.max(t);

@@ -109,9 +109,11 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
     }
     let mut profiles = Vec::new();
     for p in &a.profiles {
-        let f = std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?;
-        let prof = ra_profile::json::read_profile(std::io::BufReader::new(f))
-            .map_err(|e| anyhow!("{}: not a profile (`profile --json`): {e}", p.display()))?;
+        let f = std::fs::File::open(p)
+            .with_context(|| format!("cannot read {}", crate::spool::shown(p)))?;
+        let prof = ra_profile::json::read_profile(std::io::BufReader::new(f)).map_err(|e| {
+            anyhow!("{}: not a profile (`profile --json`): {e}", crate::spool::shown(p))
+        })?;
         let host = a.host.clone().unwrap_or_else(|| {
             if prof.meta.host.is_empty() {
                 "unknown".into()
@@ -135,8 +137,8 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         if let Some(q) = ids.insert((m.host.clone(), m.trace_id.clone()), p.clone()) {
             bail!(
                 "{} and {} would both be host={}/trace={}: rename one of them",
-                q.display(),
-                p.display(),
+                crate::spool::shown(&q),
+                crate::spool::shown(p),
                 m.host,
                 m.trace_id
             );
@@ -201,7 +203,7 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
             Some(Ok((s, secs))) if !a.quiet => eprintln!(
                 "reanimator: exported {}: {} calls, {} data buffers ({} bytes), {} facts, {} \
                  losses, {} snapshot entries to {} in {secs:.2} s ({:.0} calls/s){}",
-                input.path.display(),
+                crate::spool::shown(&input.path),
                 s.calls,
                 s.data_rows,
                 s.data_bytes,
@@ -240,11 +242,11 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
         clear_partition(&out, meta, codec)?;
         let mut sink = ParquetSink::new(&out, meta, &[Table::Profiles], pc)?;
         let n = export_profile(prof, &mut sink)
-            .with_context(|| format!("exporting {}", p.display()))?;
+            .with_context(|| format!("exporting {}", crate::spool::shown(p)))?;
         if !a.quiet {
             eprintln!(
                 "reanimator: exported {}: {n} profile rows to {}",
-                p.display(),
+                crate::spool::shown(p),
                 partition_dir(&out, "profiles", meta).display()
             );
         }
@@ -263,13 +265,13 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
 
 /// Open a trace; `note`: say when it is not whole (once per trace: when first opened).
 fn open(p: &Path, note: bool) -> Result<TraceReader> {
-    let meta =
-        std::fs::metadata(p).with_context(|| format!("cannot read trace {}", p.display()))?;
+    let meta = std::fs::metadata(p)
+        .with_context(|| format!("cannot read trace {}", crate::spool::shown(p)))?;
     if meta.len() == 0 {
-        bail!("{}: an empty file, not a trace", p.display());
+        bail!("{}: an empty file, not a trace", crate::spool::shown(p));
     }
-    let mut tr =
-        TraceReader::open(p).with_context(|| format!("cannot read trace {}", p.display()))?;
+    let mut tr = TraceReader::open(p)
+        .with_context(|| format!("cannot read trace {}", crate::spool::shown(p)))?;
     tr.map_file();
     if note {
         crate::note_incomplete(p, tr.incomplete(), "the calls it holds are exported");
@@ -339,7 +341,7 @@ fn export_one(
         },
         &|| progress.stop.load(Ordering::Relaxed),
     )
-    .with_context(|| format!("exporting {}", input.path.display()))?;
+    .with_context(|| format!("exporting {}", crate::spool::shown(&input.path)))?;
     s.escaped = pq.map_or(0, |p| p.escaped) + csv.map_or(0, |c| c.escaped);
     Ok(s)
 }

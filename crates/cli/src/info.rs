@@ -117,7 +117,8 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
     if ra_replay::planfile::is_plan(path) {
         return plan_info(&a);
     }
-    let ds = DsReader::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let ds = DsReader::open(path)
+        .with_context(|| format!("cannot read {}", crate::spool::shown(path)))?;
     let file_len = ds.file_len();
     let enc = ds.encryption();
     let disk_len = std::fs::metadata(path).map_or(0, |m| m.len());
@@ -287,7 +288,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             })
             .unwrap_or_default();
         let v = json!({
-            "file": path.display().to_string(),
+            "file": crate::spool::json_name(path),
             "size": file_len,
             "encryption": enc.as_ref().map(|e| json!({"cipher": "AES-256-GCM",
                 "key_id": e.key_id, "chunks": e.chunks, "complete": e.complete,
@@ -321,7 +322,12 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        writeln!(out, "File        {}  ({} bytes)", path.display(), thousands(file_len))?;
+        writeln!(
+            out,
+            "File        {}  ({} bytes)",
+            crate::spool::shown(path),
+            thousands(file_len)
+        )?;
         if let Some(e) = &enc {
             writeln!(
                 out,
@@ -507,7 +513,9 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         }
     }
     if let Some(e) = header_error.or(verify_error).or(index_error) {
-        return Err(anyhow::Error::new(e).context(format!("{} is damaged", path.display())));
+        return Err(
+            anyhow::Error::new(e).context(format!("{} is damaged", crate::spool::shown(path)))
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -531,7 +539,7 @@ fn plan_facts(a: &InfoArgs) -> Result<PlanInfo> {
     let checked = if a.quick {
         None
     } else {
-        Some(plan.check().with_context(|| format!("checking {}", path.display()))?)
+        Some(plan.check().with_context(|| format!("checking {}", crate::spool::shown(path)))?)
     };
     Ok(PlanInfo {
         bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
@@ -566,7 +574,7 @@ fn plan_text(o: &mut impl Write, path: &std::path::Path, p: &PlanInfo) -> std::i
     let mb = |b: u64| b as f64 / 1e6;
     let l = &p.layout;
     let st = &p.stats;
-    writeln!(o, "File        {}  ({} bytes)", path.display(), thousands(p.bytes))?;
+    writeln!(o, "File        {}  ({} bytes)", crate::spool::shown(path), thousands(p.bytes))?;
     writeln!(
         o,
         "Format      reanimator replay plan, version {}{} (compiled by reanimator {})",

@@ -205,7 +205,8 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let _ = std::io::stdout().flush();
-            eprintln!("reanimator: error: {}", one_line(&err));
+            // The libraries name a spooled trace by its /proc/self/fd path.
+            eprintln!("reanimator: error: {}", spool::unspooled(&one_line(&err)));
             // A trace proven tampered with (a seal or an encrypted chunk that does not
             // verify) is the reader's answer, like `verify`'s: 1. Other trouble: 2.
             ExitCode::from(if tampering(&err) { 1 } else { 2 })
@@ -299,7 +300,7 @@ pub(crate) fn note_incomplete(
     then: &str,
 ) {
     if let Some(i) = incomplete {
-        eprintln!("reanimator: note: {} {i}; {then}", path.display());
+        eprintln!("reanimator: note: {} {i}; {then}", spool::shown(path));
     }
 }
 

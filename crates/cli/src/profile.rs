@@ -369,16 +369,19 @@ pub fn make_sink(a: &ProfileArgs) -> Result<Tee> {
 
 /// True when the file starts (after white space) with `{`: a JSON profile, not a trace.
 fn is_json(path: &Path) -> Result<bool> {
-    let mut f = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut f =
+        File::open(path).with_context(|| format!("cannot read {}", crate::spool::shown(path)))?;
     let mut buf = [0u8; 64];
-    let n = f.read(&mut buf).with_context(|| format!("cannot read {}", path.display()))?;
+    let n =
+        f.read(&mut buf).with_context(|| format!("cannot read {}", crate::spool::shown(path)))?;
     Ok(buf[..n].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{'))
 }
 
 fn read_json(path: &Path) -> Result<Profile> {
-    let f = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let f =
+        File::open(path).with_context(|| format!("cannot read {}", crate::spool::shown(path)))?;
     ra_profile::json::read_profile(BufReader::new(f))
-        .with_context(|| format!("{}: not a JSON profile", path.display()))
+        .with_context(|| format!("{}: not a JSON profile", crate::spool::shown(path)))
 }
 
 fn merge(m: &MergeArgs) -> Result<ExitCode> {
@@ -681,7 +684,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
             bail!(
                 "--where, --interval, --by, --buckets, --sample and --value apply to traces; {} \
                  is a JSON profile (shown as it is)",
-                path.display()
+                crate::spool::shown(path)
             );
         }
         let p = read_json(path)?;
@@ -695,14 +698,14 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
         // The expression's syntax first, before the trace is read.
         Filter::parse(src).map_err(|e| anyhow::anyhow!("--where: {e}"))?;
     }
-    let tr =
-        TraceReader::open(path).with_context(|| format!("cannot read trace {}", path.display()))?;
+    let tr = TraceReader::open(path)
+        .with_context(|| format!("cannot read trace {}", crate::spool::shown(path)))?;
     let filter = a.filter.as_deref().map(|src| crate::dump::event_filter(src, &tr)).transpose()?;
     crate::note_incomplete(path, tr.incomplete(), "the calls it holds are profiled");
     let info = |k: &str| tr.info_value(k).map(|v| String::from_utf8_lossy(v).into_owned());
     let meta = Meta {
-        source: format!("trace:{}", path.display()),
-        target: info("command").unwrap_or_else(|| path.display().to_string()),
+        source: format!("trace:{}", crate::spool::json_name(path)),
+        target: info("command").unwrap_or_else(|| crate::spool::json_name(path)),
         interval_ns: a.interval_ns()?.unwrap_or(0),
         by: a.by.name().to_string(),
         host: info("hostname").unwrap_or_default(),
@@ -726,7 +729,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
     let (mut seen, mut timed) = (0u64, 0u64);
     let mut unknown = Unknown::default();
     for ev in tr.events(None) {
-        let ev = ev.with_context(|| format!("reading {}", path.display()))?;
+        let ev = ev.with_context(|| format!("reading {}", crate::spool::shown(path)))?;
         seen += 1;
         if seen % 4096 == 0 {
             progress.set(seen);
@@ -798,7 +801,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
                 bail!(
                     "{}: --where needs per-operation records, and this trace holds only the \
                      aggregate rows of `fs mount --aggregate-only`",
-                    path.display()
+                    crate::spool::shown(path)
                 );
             }
             // The fact says how the daemon aggregated: "every 1 s, by op".
@@ -823,7 +826,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
                 "reanimator: note: {} holds no per-operation records (`fs mount \
                  --aggregate-only`): profiled from its {} aggregate intervals as recorded \
                  (--interval, --by and --depth do not apply)",
-                path.display(),
+                crate::spool::shown(path),
                 ivs.len()
             );
             sink.meta(&meta)?;
@@ -833,7 +836,10 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
             sink.finish()?;
             return Ok(ExitCode::SUCCESS);
         }
-        eprintln!("reanimator: note: {} holds no operations: the profile is empty", path.display());
+        eprintln!(
+            "reanimator: note: {} holds no operations: the profile is empty",
+            crate::spool::shown(path)
+        );
     }
     let missing: u64 =
         unknown.missing.values().sum::<u64>() + unknown.negative.values().sum::<u64>();
@@ -841,7 +847,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
         bail!(
             "{}: none of its {missing} records has a latency (time_called and time_returned): \
              nothing to profile",
-            path.display()
+            crate::spool::shown(path)
         );
     }
     let list = |m: &BTreeMap<String, u64>| {
@@ -876,7 +882,7 @@ fn offline(a: &ProfileArgs, path: &Path, sink: &mut dyn ProfileSink) -> Result<E
 fn aggregate_intervals(tr: &TraceReader, path: &Path) -> Result<Option<Vec<ra_profile::Interval>>> {
     let mut by_interval: BTreeMap<(u64, u64), ra_profile::Interval> = BTreeMap::new();
     for row in ra_trace::fsop::aggregate_rows(tr) {
-        let row = row.with_context(|| format!("reading {}", path.display()))?;
+        let row = row.with_context(|| format!("reading {}", crate::spool::shown(path)))?;
         let t = |v: i64| u64::try_from(v).unwrap_or(0);
         let (start, end) = (t(row.interval_start_ns), t(row.interval_end_ns));
         let iv = by_interval.entry((start, end)).or_insert_with(|| ra_profile::Interval {

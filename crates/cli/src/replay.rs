@@ -489,14 +489,14 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     if plan.is_some() && !a.sel.is_empty() {
         bail!(
             "{} is a plan: give the selection to compile (or replay the trace with it)",
-            a.trace.display()
+            crate::spool::shown(&a.trace)
         );
     }
     let mut selected: Option<crate::select::Selected> = None;
     let trace: Option<TraceReader> = match &plan {
         None => {
             let t = TraceReader::open(&a.trace)
-                .with_context(|| format!("opening the trace {}", a.trace.display()))?;
+                .with_context(|| format!("opening the trace {}", crate::spool::shown(&a.trace)))?;
             if a.sel.is_empty() {
                 Some(t)
             } else {
@@ -552,7 +552,7 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
             eprintln!(
                 "reanimator: note: {} lacks {count} operations{span} ({reason}; {n} gap(s)): \
                  they are not replayed",
-                a.trace.display()
+                crate::spool::shown(&a.trace)
             );
         }
     }
@@ -657,7 +657,7 @@ pub(crate) fn replay_into(
             if a.init == InitArg::Snapshot && snapshots.is_empty() {
                 bail!(
                     "--init=snapshot: {} holds no snapshot (record with --snapshot DIR, or use --init=infer)",
-                    a.trace.display()
+                    crate::spool::shown(&a.trace)
                 );
             }
             for s in &snapshots {
@@ -831,7 +831,8 @@ pub(crate) fn replay_into(
         }
         r
     };
-    let mut report = worker.with_context(|| format!("replaying {}", a.trace.display()))?;
+    let mut report =
+        worker.with_context(|| format!("replaying {}", crate::spool::shown(&a.trace)))?;
     report.init = init_notes;
     // The final state: each recorded end state against its directory in the root.
     if verify == Verification::RetAndShape {
@@ -963,7 +964,7 @@ fn print_report(r: &Report, trace: &Path) -> Result<()> {
         o,
         "replayed {} calls of {} ({} threads, {} processes) in {:.3} s (recorded run: {:.3} s)",
         t.replayed,
-        trace.display(),
+        crate::spool::shown(trace),
         r.threads,
         r.processes,
         r.elapsed_ns as f64 / 1e9,

@@ -8,11 +8,13 @@
 //! behind, so it is gone when the process ends, however it ends (Ctrl-C, an error, a kill).
 //! Its size is bounded by the free space there: running out is one clear error.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use anyhow::{bail, Result};
 
@@ -22,19 +24,70 @@ pub struct Spool {
     file: File,
 }
 
+/// The path of this process's spooled trace, once there is one (at most one: `-` is given
+/// once).
+static SPOOLED: OnceLock<PathBuf> = OnceLock::new();
+
 impl Spool {
-    /// The path the command opens the spooled trace by (`/proc/self/fd/N`).
+    /// The path the command opens the spooled trace by (`/proc/self/fd/N`). Never shown to
+    /// the user: [`shown`], [`json_name`] and [`unspooled`] name it `standard input` / `-`.
     pub fn path(&self) -> PathBuf {
-        PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
+        let p = PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
+        SPOOLED.get_or_init(|| p.clone());
+        p
     }
 }
 
-/// Whether `p` is the path [`Spool::path`] gives (a trace that came from standard input), for
-/// the outputs that name a trace by its file (export's `trace=` partition: `stdin`).
+/// Whether `p` is the spooled trace (one that came from standard input), for the outputs
+/// that name a trace by its file (export's `trace=` partition: `stdin`).
 pub fn is_spooled(p: &Path) -> bool {
-    p.to_str()
-        .and_then(|s| s.strip_prefix("/proc/self/fd/"))
-        .is_some_and(|n| n.parse::<u32>().is_ok())
+    SPOOLED.get().is_some_and(|s| s == p)
+}
+
+/// How messages and text headers name the trace at `p`: `standard input` for the spooled
+/// trace (as head and tail name `-`), else its path as given.
+pub fn shown(p: &Path) -> Cow<'_, str> {
+    if is_spooled(p) {
+        Cow::Borrowed("standard input")
+    } else {
+        p.to_string_lossy()
+    }
+}
+
+/// How JSON and other output for scripts names the trace at `p`: `-` for the spooled trace
+/// (the argument it was given by), else its path as given.
+pub fn json_name(p: &Path) -> String {
+    if is_spooled(p) {
+        "-".to_string()
+    } else {
+        p.display().to_string()
+    }
+}
+
+/// `text` (an error's message, with causes from the libraries, which name files by their
+/// paths) with the spooled trace's path named `standard input`.
+pub fn unspooled(text: &str) -> Cow<'_, str> {
+    let Some(p) = SPOOLED.get().and_then(|p| p.to_str()) else {
+        return Cow::Borrowed(text);
+    };
+    if !text.contains(p) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(p) {
+        let after = &rest[i + p.len()..];
+        out.push_str(&rest[..i]);
+        // `/proc/self/fd/3` is not the start of `/proc/self/fd/35`.
+        if after.starts_with(|c: char| c.is_ascii_digit()) {
+            out.push_str(p);
+        } else {
+            out.push_str("standard input");
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 /// Whether `p` names standard input.
@@ -121,4 +174,27 @@ fn named_then_removed(dir: &Path) -> std::io::Result<File> {
         }
     }
     Err(last.unwrap_or_else(|| std::io::Error::other("no name")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The path is named `standard input` wherever it stands whole, and only there.
+    #[test]
+    fn unspooled_names_the_spooled_path_only() {
+        let p = SPOOLED.get_or_init(|| PathBuf::from("/proc/self/fd/3"));
+        assert_eq!(p, Path::new("/proc/self/fd/3"), "another test spooled first");
+        assert_eq!(
+            unspooled("cannot read /proc/self/fd/3: extent at offset 40 (/proc/self/fd/3)"),
+            "cannot read standard input: extent at offset 40 (standard input)"
+        );
+        assert_eq!(unspooled("/proc/self/fd/35 and /x"), "/proc/self/fd/35 and /x");
+        assert_eq!(unspooled("/proc/self/fd/3"), "standard input");
+        assert!(is_spooled(Path::new("/proc/self/fd/3")));
+        assert!(!is_spooled(Path::new("/proc/self/fd/4")));
+        assert_eq!(shown(Path::new("/proc/self/fd/3")), "standard input");
+        assert_eq!(shown(Path::new("a.ds")), "a.ds");
+        assert_eq!(json_name(Path::new("/proc/self/fd/3")), "-");
+    }
 }

@@ -210,11 +210,11 @@ pub fn run(a: StatsArgs) -> Result<ExitCode> {
     // Open every trace first: a bad one is reported before any work.
     let mut readers = Vec::new();
     for p in &a.traces {
-        let mut tr =
-            TraceReader::open(p).with_context(|| format!("cannot read trace {}", p.display()))?;
+        let mut tr = TraceReader::open(p)
+            .with_context(|| format!("cannot read trace {}", crate::spool::shown(p)))?;
         if let Some(f) = &filter {
             crate::dump::check_fields(f, &crate::dump::known_event_fields(&tr))
-                .with_context(|| p.display().to_string())?;
+                .with_context(|| crate::spool::shown(p).into_owned())?;
         }
         tr.map_file();
         readers.push((p.clone(), tr));
@@ -236,7 +236,7 @@ pub fn run(a: StatsArgs) -> Result<ExitCode> {
             eprintln!(
                 "reanimator: note: {}: {n} calls were lost while recording (--loss drop) and \
                  are not in these counts (`reanimator info` lists them)",
-                p.display()
+                crate::spool::shown(p)
             );
         }
         lost += n;
@@ -251,7 +251,7 @@ pub fn run(a: StatsArgs) -> Result<ExitCode> {
             it = it.without_derived_columns();
         }
         for ev in it {
-            let ev = ev.with_context(|| format!("reading {}", p.display()))?;
+            let ev = ev.with_context(|| format!("reading {}", crate::spool::shown(p)))?;
             seen += 1;
             if seen % 4096 == 0 {
                 progress.set(seen);
@@ -291,7 +291,7 @@ pub fn run(a: StatsArgs) -> Result<ExitCode> {
             if i > 0 {
                 writeln!(out)?;
             }
-            writeln!(out, "==> {} <==", r.traces[0].display())?;
+            writeln!(out, "==> {} <==", crate::spool::shown(&r.traces[0]))?;
         }
         print_report(&mut out, &a, r)?;
     }
@@ -306,12 +306,12 @@ pub fn run(a: StatsArgs) -> Result<ExitCode> {
 fn aggregate(acc: &mut Accumulator, tr: &TraceReader, p: &Path, filtered: bool) -> Result<()> {
     let mut rows = 0u64;
     for row in ra_trace::fsop::aggregate_rows(tr) {
-        let row = row.with_context(|| format!("reading {}", p.display()))?;
+        let row = row.with_context(|| format!("reading {}", crate::spool::shown(p)))?;
         if filtered {
             bail!(
                 "{}: --where needs per-operation records, and this trace holds only the \
                  aggregate rows of `fs mount --aggregate-only`",
-                p.display()
+                crate::spool::shown(p)
             );
         }
         acc.add_aggregate(&row);
@@ -322,10 +322,10 @@ fn aggregate(acc: &mut Accumulator, tr: &TraceReader, p: &Path, filtered: bool) 
             "reanimator: note: {} holds no per-operation records (`fs mount --aggregate-only`): \
              counted from its {rows} aggregate rows (grouped by operation only; quantiles from \
              their log2 histograms, good to a factor of two)",
-            p.display()
+            crate::spool::shown(p)
         );
     } else {
-        eprintln!("reanimator: note: {} holds no calls", p.display());
+        eprintln!("reanimator: note: {} holds no calls", crate::spool::shown(p));
     }
     Ok(())
 }
@@ -616,7 +616,7 @@ fn report_json(a: &StatsArgs, r: &Report) -> Json {
         json!({"rows": rows, "other": other, "held": f.len(), "folded": f.folded})
     });
     json!({
-        "traces": r.traces.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "traces": r.traces.iter().map(|p| crate::spool::json_name(p)).collect::<Vec<_>>(),
         "by": s.by.name(),
         "sort": a.sort.name(),
         "time": "latency: time_returned - time_called, wall clock, summed over calls",

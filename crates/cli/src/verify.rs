@@ -54,12 +54,12 @@ fn failure_json(f: &SealFailure) -> serde_json::Value {
 pub fn run(a: VerifyArgs, key: Option<&Key>) -> Result<ExitCode> {
     let key = key.context("give the key file the trace was sealed with: --key KEYFILE")?;
     let verdict = verify_file(&a.trace, &key.seal_key())
-        .with_context(|| format!("cannot verify {}", a.trace.display()))?;
-    let name = a.trace.display();
+        .with_context(|| format!("cannot verify {}", crate::spool::shown(&a.trace)))?;
+    let name = crate::spool::shown(&a.trace);
     match verdict {
         Verdict::Intact(s) => {
             if a.json {
-                let j = serde_json::json!({"trace": name.to_string(), "intact": true, "seal": summary_json(&s)});
+                let j = serde_json::json!({"trace": crate::spool::json_name(&a.trace), "intact": true, "seal": summary_json(&s)});
                 println!("{j}");
             } else {
                 println!(
@@ -72,7 +72,7 @@ pub fn run(a: VerifyArgs, key: Option<&Key>) -> Result<ExitCode> {
         Verdict::Tampered(f, s) => {
             if a.json {
                 let j = serde_json::json!({
-                    "trace": name.to_string(), "intact": false, "failure": failure_json(&f),
+                    "trace": crate::spool::json_name(&a.trace), "intact": false, "failure": failure_json(&f),
                     "verified_before": summary_json(&s),
                 });
                 println!("{j}");

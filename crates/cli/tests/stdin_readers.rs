@@ -24,8 +24,10 @@ fn exe() -> String {
 }
 
 /// `reanimator ARGS FILE` and `cat FILE | reanimator ARGS -`, run by the shell in `d`: their
-/// stdout, with the name each was given the trace by taken out (the JSON names the trace).
-fn both_ways(d: &Path, args: &str, file: &str) -> (String, String) {
+/// stdout, the direct run's naming of FILE (`named`, e.g. `"t.ds"`) replaced by how the piped
+/// run names standard input (`shown`: `"-"` in JSON, `standard input` in text). Neither
+/// stream of the piped run names the spooled copy (`/proc/self/fd/N`).
+fn both_ways(d: &Path, args: &str, file: &str, (named, shown): (&str, &str)) -> (String, String) {
     let run = |script: String| {
         let o = Command::new("bash").arg("-c").arg(&script).current_dir(d).output().unwrap();
         assert!(o.status.success(), "{script}: {}", stderr(&o));
@@ -34,23 +36,10 @@ fn both_ways(d: &Path, args: &str, file: &str) -> (String, String) {
     let b = exe();
     let direct = run(format!("{b} {args} {file}"));
     let piped = run(format!("cat {file} | {b} {args} -"));
-    let direct = String::from_utf8_lossy(&direct.stdout).replace(file, "TRACE");
-    let piped = String::from_utf8_lossy(&piped.stdout).into_owned();
-    let piped = regex_free_fd(&piped);
-    (direct, piped)
-}
-
-/// `/proc/self/fd/N` (the spooled trace's name) replaced by TRACE.
-fn regex_free_fd(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(i) = rest.find("/proc/self/fd/") {
-        out.push_str(&rest[..i]);
-        out.push_str("TRACE");
-        rest = rest[i + "/proc/self/fd/".len()..].trim_start_matches(|c: char| c.is_ascii_digit());
-    }
-    out.push_str(rest);
-    out
+    let direct = String::from_utf8_lossy(&direct.stdout).replace(named, shown);
+    let all = format!("{}{}", String::from_utf8_lossy(&piped.stdout), stderr(&piped));
+    assert!(!all.contains("/proc/self/fd"), "{args} -: names the spooled copy: {all}");
+    (direct, String::from_utf8_lossy(&piped.stdout).into_owned())
 }
 
 fn tree(d: &Path) {
@@ -79,11 +68,36 @@ fn readers_given_dash_answer_as_given_the_file() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    for args in ["info --json", "stats --json", "stats", "profile --json", "dump"] {
-        let (direct, piped) = both_ways(&d, args, "t.ds");
+    for (args, shown) in [
+        ("info --json", "\"-\""),
+        ("info", "standard input"),
+        ("stats --json", "\"-\""),
+        ("stats", ""),
+        ("profile --json", "trace:-"),
+        ("profile", "trace:-"),
+        ("dump", ""),
+    ] {
+        let named = match shown {
+            "\"-\"" => "\"t.ds\"",
+            "trace:-" => "trace:t.ds",
+            _ => "t.ds",
+        };
+        let (direct, piped) = both_ways(&d, args, "t.ds", (named, shown));
         assert!(direct.len() > 20, "{args}: {direct}");
         assert_eq!(direct, piped, "{args}: the piped trace answers differently");
+        assert!(shown.is_empty() || piped.contains(shown), "{args}: no {shown} in {piped}");
     }
+    // Several traces, one of them piped: stats heads each table with its trace's name, as
+    // head and tail do.
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!("cat t.ds | {} stats t.ds -", exe()))
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("==> t.ds <==") && text.contains("==> standard input <=="), "{text}");
     // verify of a sealed trace, piped: intact, as given the file.
     let b = exe();
     let sealed = format!(
@@ -92,11 +106,11 @@ fn readers_given_dash_answer_as_given_the_file() {
     );
     let o = Command::new("bash").arg("-c").arg(&sealed).current_dir(&d).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let (direct, piped) = both_ways(&d, "verify --key k", "s.ds");
+    let (direct, piped) = both_ways(&d, "verify --key k", "s.ds", ("s.ds", "standard input"));
     assert!(direct.contains("intact"), "{direct}");
     assert_eq!(direct, piped);
     // stats counts tar's calls (not an empty table).
-    let (stats, _) = both_ways(&d, "stats --json", "t.ds");
+    let (stats, _) = both_ways(&d, "stats --json", "t.ds", ("t.ds", "-"));
     let j: serde_json::Value = serde_json::from_str(stats.lines().next().unwrap()).unwrap();
     assert!(j.to_string().contains("\"openat\""), "{j}");
     // export: the same CSV tables, row for row, but for the trace id (`stdin` for a trace
@@ -138,6 +152,10 @@ fn readers_given_dash_answer_as_given_the_file() {
     assert!(!found.trim().is_empty(), "no calls partition trace=stdin");
     // compile of the piped trace: a plan that replays as the trace does.
     sh(&format!("cat t.ds | {b} compile -o plan.rp - && mkdir -p r1 r2 r3"));
+    // The plan names its source `-`, not the temporary file it was read from.
+    let plan: serde_json::Value = serde_json::from_str(&sh(&format!("{b} info --json plan.rp")))
+        .expect("info --json of the plan");
+    assert_eq!(plan["source"]["path"], "-", "{plan}");
     // Replays of the plan, of the trace, and of the trace piped: the same tar written, all
     // calls matched.
     for (script, root) in [
@@ -201,6 +219,41 @@ fn one_dash_at_most_and_an_empty_input_is_no_trace() {
         assert_eq!(o.status.code(), Some(2), "{c}");
         let line = ra_testkit::assert_clean_failure(&o);
         assert!(line.contains("standard input is empty"), "{c}: {line}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A damaged trace piped in: each reader's note (a trace cut inside its last extent) and
+/// error (one cut inside its first) names it `standard input`, never the spooled copy.
+#[test]
+fn a_damaged_piped_trace_is_named_standard_input() {
+    let d = ra_testkit::case_dir("stdin-damaged", "example");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/example.ds");
+    let bytes = std::fs::read(&example).unwrap();
+    let readers: [&[&str]; 5] = [
+        &["info", "-"],
+        &["stats", "-"],
+        &["profile", "-"],
+        &["export", "-f", "csv", "-o", "out", "-"],
+        &["compile", "-o", "plan.rp", "-"],
+    ];
+    for args in readers {
+        for (cut, fails) in [(12_000, false), (3_000, true)] {
+            std::fs::write(d.join("cut.ds"), &bytes[..cut]).unwrap();
+            let o = bin()
+                .current_dir(&d)
+                .args(args)
+                .stdin(std::fs::File::open(d.join("cut.ds")).unwrap())
+                .output()
+                .unwrap();
+            let err = stderr(&o);
+            assert_eq!(!o.status.success(), fails, "{args:?} of {cut} bytes: {err}");
+            let said =
+                if fails { "reanimator: error:" } else { "reanimator: note: standard input" };
+            assert!(err.contains(said), "{args:?} of {cut} bytes: {err}");
+            assert!(err.contains("standard input"), "{args:?} of {cut} bytes: {err}");
+            assert!(!err.contains("/proc/self/fd"), "{args:?} of {cut} bytes: {err}");
+        }
     }
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -195,6 +195,11 @@ impl PlanSource {
     /// Whether the trace is still where it was when compiled, unchanged (size and
     /// modification time); else why not.
     pub fn check(&self) -> Result<(), String> {
+        if self.path == "-" {
+            return Err("the trace was compiled from standard input, which is gone; give \
+                        the trace as a file"
+                .to_string());
+        }
         let now = PlanSource::of(Path::new(&self.path), self.snapshots)
             .map_err(|e| format!("{} is gone ({e})", self.path))?;
         if (now.size, now.mtime_ns) != (self.size, self.mtime_ns) {
@@ -914,9 +919,13 @@ impl<T> Iterator for Unbatch<T> {
 /// Compile `trace` into a plan at `out`: place its calls ([`crate::planner::Planner`]) and
 /// write them, with the data chunks lz4-compressed when `compress`. `progress` counts calls;
 /// `stop` ends the compile early (an error).
+/// `trace_name`: how the plan names its source trace (`-` for one read from standard
+/// input, whose `trace_path` is a temporary file's).
+#[allow(clippy::too_many_arguments)]
 pub fn compile(
     trace: &ra_trace::TraceReader,
     trace_path: &Path,
+    trace_name: &str,
     out: &Path,
     dedup_memory: usize,
     compress: bool,
@@ -924,8 +933,9 @@ pub fn compile(
     stop: &AtomicBool,
 ) -> Result<CompileStats, PlanError> {
     let facts = TraceFacts::of(trace);
-    let source = PlanSource::of(trace_path, trace.snapshots().len() as u64)
+    let mut source = PlanSource::of(trace_path, trace.snapshots().len() as u64)
         .map_err(|source| PlanError::Io { path: trace_path.to_path_buf(), source })?;
+    source.path = trace_name.to_string();
     let mut w = PlanWriter::create(out, &facts, &source, dedup_memory, compress)?;
     // The planner runs here; the trace's calls are decoded on a thread of their own (its
     // extents are read and checked on another: the trace reader's prefetch), the encoder
