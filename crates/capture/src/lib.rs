@@ -1,13 +1,56 @@
 //! Capture backends: run or attach to a process tree and turn its system calls — arguments,
 //! results and full data buffers — into [`ra_trace::Event`]s.
 //!
-//! The call set and every buffer rule come from the registry (`ra-syscalls`): a backend never
-//! has per-call code. Every backend implements [`Backend`]: [`ptrace::PtraceBackend`] is the
+//! The call set and every buffer rule come from the registry (`ra-syscalls`). A few calls still
+//! get code of their own here, where the registry has no field for what differs (the extra
+//! struct a call's record carries, `common::Xarg::of_call`; which calls change mappings; the
+//! eBPF rule table's flush points): issue 42 item 1 moves those into `SyscallDef`.
+//!
+//! Every backend implements [`Backend`]: [`ptrace::PtraceBackend`] is the
 //! unprivileged one (seccomp-filtered ptrace, two stops per captured call, buffers through
 //! `process_vm_readv`); [`ebpf::EbpfBackend`] runs in the kernel (root; BPF programs on the
 //! syscall tracepoints copy buffers into a ring buffer, with a lossless throttle mode).
 //! [`sink::TraceSink`] writes events to a trace on its own thread, flushing at least once a
 //! second.
+//!
+//! # Parts
+//!
+//! Capture backends. `ptrace`: forks the command, which stops itself, installs a seccomp filter
+//! (RET_TRACE for the selected calls, ALLOW for the rest; without `PR_SET_NO_NEW_PRIVS` when the
+//! recorder has `CAP_SYS_ADMIN`, so set-uid programs keep their privileges; unprivileged,
+//! `privilege_loss` warns before a set-uid or file-capability command runs) and execs; the tracer
+//! reads arguments with `PTRACE_GET_SYSCALL_INFO` and buffers with `process_vm_readv` (batched;
+//! PEEKDATA fallback) at the entry stop (inputs) and exit stop (outputs), reads a
+//! `sendmsg`/`recvmsg`'s control data after the call for the descriptors it passed (`scm_rights`;
+//! `common::Xarg::MsgControl`, the eBPF backend's `RF_XARG_MSG`), reads back from the file the
+//! bytes a `sendfile`/`copy_file_range`/`splice` moved (`data_copied`: they never pass through the
+//! program's memory; `common::add_copied_data`, which the eBPF backend calls too, with the thread
+//! stopped by its throttle: `RF_READBACK`/`CF_READBACK`), follows fork/vfork/clone/exec; records
+//! the signals it stops for (`PTRACE_GETSIGINFO`, `common::signal_event`, which the eBPF backend
+//! shares); binds the command to the tracer's CPU by default (cross-CPU hand-offs dominate ptrace
+//! cost on VMs) until a monitor thread (`ptrace/cpu.rs`) sees two traced threads runnable at once,
+//! then unbinds the tree for the rest of the run (`--cpu same` never does); `-p` attaches with
+//! `PTRACE_SEIZE` and stops on every call instead. `ebpf` (see `docs/EBPF.md`): `bpf/capture.bpf.c`
+//! on the `tp_btf` sys_enter/sys_exit, sched_process_fork/exit, signal_deliver/signal_generate
+//! (delivered signals, `RK_SIGNAL`) and page-fault tracepoints (user and kernel mode; a fault's
+//! large folio found in the page cache), driven by a rule table built from the registry at start-up
+//! (`rules.rs`, `layout.rs` mirrors `capture.h`), copies every buffer in chunks into a BPF ring
+//! buffer; io_uring requests from the `io_uring_submit_req` / `io_uring_complete` tracepoints (the
+//! SQE read from the ring, a write's data at submission, a read's at completion), paired into one
+//! `io_uring_op` event each by `uring.rs` and handed over after the `io_uring_enter` that submitted
+//! it (the sink's writer thread puts that call's unique id into `enter_id`); `assemble.rs` rebuilds
+//! events exactly as the ptrace backend does; loss policies throttle (SIGSTOP/SIGCONT) or drop
+//! (counted). `ebpf::profile` is the live profiler (docs/PROFILE.md): `bpf/profile.bpf.c` keeps
+//! log2 latency histograms in a per-CPU hash map (system calls of a target set, per call and `--by`
+//! group resolved in the kernel from the descriptor table or the dentry chain; block, FUSE, ext4,
+//! writeback; page-cache counters), keys carry an epoch bit so that intervals are read exactly, and
+//! start-up calibration measures the probes' own cost. Both sit behind the `Backend` trait
+//! (`probe`, `record`); `common.rs` holds what they share (path resolution, /proc facts, synthetic
+//! openat records, the generated `exit` of a thread killed between calls, struct sizes).
+//! `sink::TraceSink`: the `TraceWriter` on its own thread, fed in batches through a channel bounded
+//! in bytes, flushed every second; with `record --print` the writer thread hands each batch's
+//! previews to `ra_trace::live`'s printer; a write error stops the recording (not the command: see
+//! Memory and errors). Call set and buffer rules come from the registry only.
 
 mod common;
 pub mod ebpf;

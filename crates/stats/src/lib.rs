@@ -14,6 +14,16 @@
 //! is folded into one "other" row, whose size the summary states ([`Table::folded`]). Files
 //! are found with [`ra_trace::fileio`] (descriptors followed per process, as `export` does);
 //! its tables grow with the processes and paths a trace holds, not with its calls.
+//!
+//! # Parts
+//!
+//! What `reanimator stats` computes (docs/ANALYSIS.md): one streaming pass over a trace's events
+//! (or an aggregate-only fs trace's rows) into bounded group tables (per call, strace call class,
+//! pid, tid, program, file, directory or errno; full tables fold their lightest half into an
+//! `other` row) of calls, errors, summed latency, log-linear latency histograms
+//! (`hist::LatencyHist`: quantiles within 1/16, no samples), bytes read and written and log2 I/O
+//! sizes; files found through `ra_trace::fileio` (`FileIoTracker::fd_target`). Computes only; the
+//! CLI prints.
 
 pub mod hist;
 

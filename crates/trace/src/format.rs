@@ -1,4 +1,6 @@
-//! strace-like one-line rendering of events, and a JSON rendering (used by `reanimator dump`).
+//! strace-like one-line rendering of events (`reanimator dump`'s text, `record --print`), times,
+//! errno and signal names. The JSON Lines of `dump --format jsonl` are made by the CLI's `dump`
+//! module, not here.
 
 use std::fmt::Write as _;
 
