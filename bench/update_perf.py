@@ -306,7 +306,7 @@ FS_WORKLOADS = {
 FS_CONFIGS = ["native", "bindfs", "bindfs-nocache", "loggedfs", "reanimator-none", "reanimator-full", "reanimator-discard",
               "reanimator-lz4", "reanimator-seal-lz4", "reanimator-encrypt", "reanimator-seal-lz4-encrypt",
               "reanimator-fast", "reanimator-filtered", "reanimator-full-dev", "reanimator-every-lookup",
-              "reanimator-fast-dev", "reanimator-sync"]
+              "reanimator-fast-dev", "reanimator-sync", "reanimator-tracers3", "reanimator-wfull"]
 
 
 def fs_table(rows):
@@ -327,7 +327,10 @@ def fs_table(rows):
             n = {r.get("tree_entries") for r in rows if r["workload"] == w} - {None}
             if len(n) == 1:
                 label += f" ({n.pop():,} entries)"
-        med = _medians(rows, w, FS_CONFIGS, key)
+        # Every configuration the rows have gets a line: the known ones in their order, any
+        # other after them (a new config is never left out of the table unnoticed).
+        known = FS_CONFIGS + sorted({r["config"] for r in rows} - set(FS_CONFIGS))
+        med = _medians(rows, w, known, key)
         fmt = (lambda v: f"{v:,.0f}") if higher else (lambda v: f"{v:.2f}")
 
         def ratio(c, m):
