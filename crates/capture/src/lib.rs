@@ -51,6 +51,7 @@
 //! in bytes, flushed every second; with `record --print` the writer thread hands each batch's
 //! previews to `ra_trace::live`'s printer; a write error stops the recording (not the command: see
 //! Memory and errors). Call set and buffer rules come from the registry only.
+#![warn(missing_docs)]
 
 mod common;
 pub mod ebpf;
@@ -86,7 +87,9 @@ pub enum Target {
 /// What to capture, whatever the backend.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// The calls to record (`--syscalls`).
     pub selection: Selection,
+    /// How much of each data buffer to keep, per direction (`--data`).
     pub data: DataMode,
     /// Also record reads through private file mappings that are no program image
     /// (`mmappread` records; `record --mmap-private`, eBPF backend, docs/EBPF.md).
@@ -99,8 +102,11 @@ pub struct Outcome {
     /// The command's exit status as a shell reports it (128 + signal when killed); 0 when
     /// attached or recording a cgroup.
     pub exit_code: i32,
+    /// Events handed to the sink (calls, synthetic records, signals, io_uring operations).
     pub events: u64,
+    /// Processes seen.
     pub processes: u64,
+    /// Threads seen.
     pub threads: u64,
     /// Bytes of captured buffers.
     pub data_bytes: u64,
@@ -159,33 +165,53 @@ pub trait Backend {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The command could not be started.
     #[error("cannot start `{program}`: {source}")]
     Spawn {
+        /// The program, as given.
         program: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// A system call of the recorder itself failed.
     #[error("{call} failed: {source}")]
     Sys {
+        /// Which.
         call: &'static str,
+        /// Its error.
         #[source]
         source: std::io::Error,
     },
     /// A `--syscalls` list that names nothing ([`ra_syscalls::SelectError`]'s words).
     #[error("{why}")]
-    UnknownSyscall { why: String },
+    UnknownSyscall {
+        /// The parser's message.
+        why: String,
+    },
+    /// `-p PID` could not be attached to.
     #[error("cannot trace process {pid}: {why}")]
-    Attach { pid: i32, why: String },
+    Attach {
+        /// The process.
+        pid: i32,
+        /// Why not.
+        why: String,
+    },
+    /// No command was given.
     #[error("the command is empty: give the program to run after `--`")]
     EmptyCommand,
+    /// The trace writer failed.
     #[error("writing the trace: {0}")]
     Trace(#[from] ra_trace::Error),
+    /// The trace writer's thread ended before the recording did.
     #[error("the trace writer thread stopped unexpectedly")]
     WriterGone,
     /// The trace file could not be written (e.g. its disk is full).
     #[error("cannot write the trace {}", path.display())]
     TraceWrite {
+        /// The trace file.
         path: PathBuf,
+        /// The writer's error.
         #[source]
         source: ra_trace::Error,
     },
@@ -195,26 +221,56 @@ pub enum Error {
         "recording stopped early; the trace holds what was written before (unfinished), and {fate}"
     )]
     RecordingStopped {
+        /// What became of the target.
         fate: String,
+        /// The error that stopped it.
         #[source]
         source: Box<Error>,
     },
+    /// The backend cannot run on this machine.
     #[error("the {backend} backend cannot run here: {why}")]
-    Unavailable { backend: &'static str, why: Unavailable },
+    Unavailable {
+        /// `ptrace` or `ebpf`.
+        backend: &'static str,
+        /// What is missing and what to do.
+        why: Unavailable,
+    },
+    /// The backend cannot record this kind of target.
     #[error("the {backend} backend cannot record {what}")]
-    UnsupportedTarget { backend: &'static str, what: &'static str },
+    UnsupportedTarget {
+        /// `ptrace` or `ebpf`.
+        backend: &'static str,
+        /// The kind of target (`a cgroup`).
+        what: &'static str,
+    },
+    /// Loading, attaching or reading the BPF programs or maps failed.
     #[error("eBPF: {what}: {source}")]
     Bpf {
+        /// What was being done.
         what: String,
+        /// libbpf's error.
         #[source]
         source: libbpf_rs::Error,
     },
+    /// `--cgroup PATH` cannot be recorded.
     #[error("cgroup {path}: {why}")]
-    Cgroup { path: PathBuf, why: String },
+    Cgroup {
+        /// The cgroup directory.
+        path: PathBuf,
+        /// Why not.
+        why: String,
+    },
+    /// An option's value is wrong.
     #[error("invalid {what}: {why}")]
-    InvalidOption { what: &'static str, why: String },
+    InvalidOption {
+        /// The option.
+        what: &'static str,
+        /// What is wrong with it.
+        why: String,
+    },
 }
 
+/// The capture layer's result.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {

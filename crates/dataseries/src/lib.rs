@@ -35,6 +35,7 @@
 //! `stream`: `Framer` cuts a DSv1 byte stream arriving in pieces into header, whole extents and
 //! trailer in bounded memory, `file_tail` writes the index and trailer of a file assembled from
 //! extents (the collector and spill files, docs/NETWORK.md). Knows nothing about system calls.
+#![warn(missing_docs)]
 
 mod codec;
 mod compress;

@@ -65,6 +65,7 @@ pub enum LossPolicy {
 }
 
 impl LossPolicy {
+    /// The `--loss` name.
     pub fn name(self) -> &'static str {
         match self {
             LossPolicy::Throttle => "throttle",
@@ -87,6 +88,7 @@ pub const DEFAULT_RING_BYTES_NO_DATA: u64 = 16 << 20;
 /// Settings of the eBPF backend.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// What to do when the ring buffer fills (`--loss`).
     pub loss: LossPolicy,
     /// Ring buffer size: a power of two from 1 MiB to 1 GiB.
     pub ring_bytes: u64,
@@ -101,6 +103,7 @@ impl Default for Config {
 /// The eBPF backend behind the [`Backend`] seam.
 #[derive(Default)]
 pub struct EbpfBackend {
+    /// Its settings.
     pub config: Config,
     /// Programs loaded by [`EbpfBackend::prepare`], used by the recording.
     loaded: Option<Loaded>,

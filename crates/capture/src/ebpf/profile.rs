@@ -66,6 +66,7 @@ pub enum By {
 }
 
 impl By {
+    /// The `--by` name.
     pub fn name(self) -> &'static str {
         match self {
             By::Call => "call",
@@ -83,10 +84,13 @@ pub const LAYERS: &[&str] = &["syscall", "block", "fuse", "ext4", "writeback", "
 /// Settings of a live profile.
 #[derive(Clone, Debug)]
 pub struct LiveOptions {
+    /// What is profiled.
     pub target: LiveTarget,
+    /// How system calls are grouped.
     pub by: By,
     /// A subset of [`LAYERS`].
     pub layers: Vec<String>,
+    /// The length of each interval.
     pub interval: Duration,
     /// Stop after this long (the last interval is then partial).
     pub duration: Option<Duration>,
@@ -115,7 +119,9 @@ pub struct LiveOutcome {
 
 /// What the profiler hands its caller, in order: the meta once, then each interval as it ends.
 pub enum LiveEvent<'a> {
+    /// What the profile is (once, first).
     Meta(&'a Meta),
+    /// An interval just ended.
     Interval(&'a Interval),
 }
 

@@ -41,6 +41,7 @@ use sys::Pid;
 /// The ptrace backend behind the [`Backend`] seam.
 pub use cpu::CpuPolicy;
 
+/// The ptrace backend behind the [`Backend`] seam (unprivileged).
 #[derive(Clone, Copy, Debug)]
 pub struct PtraceBackend {
     /// Where a command (not an attached process) runs relative to the tracer; see
@@ -101,7 +102,9 @@ impl Backend for PtraceBackend {
 /// What to capture.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// The calls to record.
     pub selection: Selection,
+    /// How much of each data buffer to keep.
     pub data: DataMode,
     /// Where the traced command runs relative to the tracer ([`CpuPolicy`]).
     pub cpu: CpuPolicy,
