@@ -62,6 +62,7 @@ mod testutil {
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use calls::{probe_uring, UringMode};
 pub use planfile::{compile, CompileStats, Plan, PlanError};
 pub use planner::{PlanNotes, TraceFacts};
 pub use sched::{replay, replay_from, Progress, Source};
@@ -180,6 +181,8 @@ pub struct Options {
     /// Replayed `mknod`s of device nodes create them (`--allow-special`); otherwise each
     /// becomes an empty regular file with the node's permissions.
     pub special: bool,
+    /// How io_uring requests (`io_uring_op` records) are replayed (`--uring`).
+    pub uring: UringMode,
 }
 
 impl Options {
@@ -205,6 +208,7 @@ impl Options {
             unknown_content: Default::default(),
             outcomes: None,
             special: false,
+            uring: UringMode::Ring,
         }
     }
 }

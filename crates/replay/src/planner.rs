@@ -297,6 +297,16 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
                 }
                 continue;
             }
+            if def.replay.handler() == Some(ra_syscalls::Handler::UringOp) {
+                // A damaged request is refused before anything of it is issued.
+                if let Err(problem) = crate::calls::check_uring_op(&ev) {
+                    return Some(Err(ra_trace::Error::BadEvent {
+                        unique_id: ev.unique_id,
+                        call: ev.name.clone(),
+                        problem,
+                    }));
+                }
+            }
             let Some(tid) = ev.tid.or(ev.pid) else {
                 self.warn("record without a thread id skipped");
                 continue;
