@@ -308,6 +308,14 @@ fn replay_verified(dir: &Path, trace: &Path, work: &Path, files: &[&str]) -> Vec
         assert_eq!(d.status.code(), Some(0), "diff: {}", String::from_utf8_lossy(&d.stdout));
         per_mode.push(r["per_call"]["io_uring_op"].clone());
     }
+    // A compiled plan replays the same (its planner placed the requests the same way).
+    let plan = dir.join("t.plan");
+    let o = bin().arg("compile").arg(trace).arg("-o").arg(&plan).arg("-q").output().unwrap();
+    assert!(o.status.success(), "compile: {}", String::from_utf8_lossy(&o.stderr));
+    let (r, o) = replay(&plan, &dir.join("root-plan"), &[]);
+    assert_eq!((r["mismatch_total"].as_u64(), o.status.code()), (Some(0), Some(0)), "plan: {r}");
+    assert_eq!(r["per_call"]["io_uring_op"], per_mode[0], "the plan's requests and the trace's");
+    assert_eq!(r["final_state"][0]["differences"], 0, "plan: {r}");
     per_mode
 }
 
@@ -400,6 +408,54 @@ fn uring_program_replay(sqpoll: bool) {
     assert!(matches!(o.status.code(), Some(1) | Some(2)), "{o:?}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("(io_uring_op): `opcode` 1000 is out of range"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where io_uring cannot be set up (here: a seccomp filter failing io_uring_setup with EPERM,
+/// as kernel.io_uring_disabled=2 does), the default replays the requests as system calls
+/// and says so, verified all the same; `--uring ring` is refused in one line.
+#[test]
+fn without_io_uring_the_replay_falls_back_to_system_calls_or_refuses_in_one_line() {
+    if !ebpf_available() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("uring-disabled");
+    let work = dir.join("work");
+    std::fs::create_dir(&work).unwrap();
+    let trace = dir.join("t.ds");
+    let prog = ra_testkit::program("uring");
+    record_snapshot(&trace, &work, &[prog.as_os_str(), work.as_os_str()]);
+    let nouring = ra_testkit::program("nouring");
+    let run = |root: &Path, extra: &[&str]| {
+        std::fs::create_dir(root).unwrap();
+        std::process::Command::new(&nouring)
+            .arg(env!("CARGO_BIN_EXE_reanimator"))
+            .arg("replay")
+            .arg(&trace)
+            .arg("--root")
+            .arg(root)
+            .args(["--init", "--json"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&dir.join("root-auto"), &[]);
+    let r: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    assert_eq!((r["mismatch_total"].as_u64(), o.status.code()), (Some(0), Some(0)), "{r}");
+    assert_eq!(r["final_state"][0]["differences"], 0, "{r}");
+    let ops = &r["per_call"]["io_uring_op"];
+    assert_eq!((&ops["issued"], &ops["matched"]), (&5.into(), &6.into()), "as system calls: {r}");
+    let said = r["warnings"].as_object().unwrap().keys().any(|k| {
+        k.starts_with("io_uring cannot be set up here (io_uring_setup: Operation not permitted")
+            && k.contains("replayed as the system calls they stand for")
+    });
+    assert!(said, "the fallback is not stated: {r}");
+    let o = run(&dir.join("root-ring"), &["--uring", "ring"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(1) | Some(2)), "{o:?}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("io_uring cannot be set up here") && err.contains("--uring as-syscalls"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
