@@ -469,10 +469,9 @@ fn sqpoll_uring_program_replays_verified_through_a_ring_and_as_syscalls() {
     uring_program_replay(true);
 }
 
-/// fio's io_uring engine, 4 KiB random writes at iodepth 32: every write replayed, through
-/// the ring and as pwrite64, with 0 mismatches and the file fio wrote.
-#[test]
-fn fio_io_uring_randwrite_iodepth_32_replays_to_the_same_file() {
+/// fio's io_uring engine, 4 KiB random writes at iodepth 32 (and `extra`): every write
+/// replayed, through the ring and as pwrite64, with 0 mismatches and the file fio wrote.
+fn fio_replay(tag: &str, extra: &[&str]) {
     if !ebpf_available() {
         return;
     }
@@ -480,7 +479,7 @@ fn fio_io_uring_randwrite_iodepth_32_replays_to_the_same_file() {
         ra_testkit::privileged("fio", Err("fio is not installed".into()));
         return;
     }
-    let dir = ra_testkit::scratch_dir("uring-fio-replay");
+    let dir = ra_testkit::scratch_dir(&format!("uring-fio-replay{tag}"));
     let work = dir.join("work");
     std::fs::create_dir(&work).unwrap();
     let trace = dir.join("t.ds");
@@ -497,7 +496,7 @@ fn fio_io_uring_randwrite_iodepth_32_replays_to_the_same_file() {
         "--output-format=json",
         &filename,
     ];
-    let cmd: Vec<&std::ffi::OsStr> = args.iter().map(|s| s.as_ref()).collect();
+    let cmd: Vec<&std::ffi::OsStr> = args.iter().chain(extra).map(|s| s.as_ref()).collect();
     let o = record_snapshot(&trace, &work, &cmd);
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     let ios = j["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
@@ -508,4 +507,16 @@ fn fio_io_uring_randwrite_iodepth_32_replays_to_the_same_file() {
         assert_eq!(m["matched"], ios, "{m}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn fio_io_uring_randwrite_iodepth_32_replays_to_the_same_file() {
+    fio_replay("", &[]);
+}
+
+/// With an SQPOLL thread (its requests name no io_uring_enter), a registered file and fixed
+/// buffers (registered again as the replay's own: the trace has only their count).
+#[test]
+fn fio_io_uring_sqpoll_registered_files_fixed_buffers_replay_to_the_same_file() {
+    fio_replay("-sqpoll", &["--sqthread_poll=1", "--registerfiles", "--fixedbufs"]);
 }
