@@ -83,6 +83,8 @@ enum Act {
     IssuedLoose(i64),
     /// Done on the model; compare exactly.
     Emulated(i64),
+    /// Done on the model, which says it fails with this errno; compare exactly.
+    EmulatedFailed(i32),
     /// Done on the model; the recorded value stands.
     EmulatedAsRecorded,
     /// Not issued; recorded result.
@@ -333,6 +335,7 @@ pub fn execute(sh: &Shared, p: &Arc<Process>, ev: &Event, pl: &Placement) -> Out
         Ok(Act::Issued(v)) => (Mode::Issued, Ok(v), Rule::Exact),
         Ok(Act::IssuedLoose(v)) => (Mode::Issued, Ok(v), Rule::Success),
         Ok(Act::Emulated(v)) => (Mode::Emulated, Ok(v), Rule::Exact),
+        Ok(Act::EmulatedFailed(e)) => (Mode::Emulated, Err(e), Rule::Exact),
         Ok(Act::EmulatedAsRecorded) => (Mode::Emulated, c.recorded(), Rule::Recorded),
         Ok(Act::Sim) => {
             c.simulate_fds();
