@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use io_uring::{opcode, squeue, types, IoUring};
-use ra_syscalls::uring::{self as u, data_source, UringData};
+use ra_syscalls::uring::{self as u, UringData};
 use ra_trace::{ArgValue, Event};
 
 use super::{with_buf, Act, Call, SIMULATED};
@@ -834,10 +834,9 @@ impl Call<'_> {
     fn uring_payload(&self, op: &u::UringOp, len: i64) -> std::borrow::Cow<'_, [u8]> {
         let len = len.max(0) as usize;
         if op.data == UringData::InVec || matches!(self.arg("buf_in"), ArgValue::Absent) {
-            // Vectored data is not captured yet (data_source 4 says so for the others).
-            if self.i("data_source").unwrap_or(0) != data_source::NONE
-                || op.data == UringData::InVec
-            {
+            // Vectored data is not captured yet; `--data none` keeps none; data_source 4: not
+            // captured. A write of bytes the trace does not hold writes fill data, and says so.
+            if len > 0 && (self.rec_ok() || op.data == UringData::InVec) {
                 self.filled.set(true);
             }
             return std::borrow::Cow::Owned(super::fill(self.sh.opts.fill, self.ev.unique_id, len));
@@ -976,7 +975,8 @@ mod tests {
 
     /// A linked write that fails in the replay cancels the request after it, as the kernel
     /// does (the chain's members are submitted one by one); a request after the chain is
-    /// issued again. Through a ring and as system calls.
+    /// issued again; a write without its bytes in the trace writes fill data with a warning.
+    /// Through a ring and as system calls.
     #[test]
     fn a_failed_link_cancels_the_rest_of_its_chain() {
         for mode in [UringMode::Ring, UringMode::AsSyscalls { fallback: None }] {
@@ -1019,6 +1019,16 @@ mod tests {
             assert_eq!((c.mode, c.res), (Mode::Emulated, Err(libc::ECANCELED)), "{mode:?}: {c:?}");
             let s = run(&op(3, 0, 0, None));
             assert_eq!((s.mode, s.res), (Mode::Issued, Ok(0)), "{mode:?}: {s:?}");
+            // A write whose bytes the trace does not hold (`record --data none`) writes fill
+            // data and says so (here it fails, the descriptor being read-only, as recorded).
+            let mut e = op(23, 0, -i64::from(libc::EBADF), None);
+            e.set_arg("len", Int(4));
+            let n = run(&e);
+            assert_eq!((n.mode, n.res), (Mode::Issued, Err(libc::EBADF)), "{mode:?}: {n:?}");
+            let mut e = op(23, 0, 4, None);
+            e.set_arg("len", Int(4));
+            let n = run(&e);
+            assert!(n.warn.as_deref().is_some_and(|w| w.contains("--fill bytes written")), "{n:?}");
             assert_eq!(std::fs::read(dir.join("f")).unwrap(), b"x");
             let _ = std::fs::remove_dir_all(&dir);
         }
