@@ -350,9 +350,10 @@ impl Call<'_> {
 
     /// `io_uring_register` of files or buffers. The trace holds the call's count, not its
     /// array: registered files are the process's open regular files in descriptor order
-    /// where there are as many as the count (else each index gets the file its requests'
-    /// recorded device and inode name); buffers are the replay's own, one per index,
-    /// registered as requests use them.
+    /// where there are as many as the count, the highest-numbered ones where there are more
+    /// (a warning names them), else each index is the file its requests' recorded device and
+    /// inode name ([`Call::uring_file`], which also corrects a guess); buffers are the
+    /// replay's own, one per index, registered as requests use them.
     pub(super) fn uring_register(&mut self) -> Result<Act, i32> {
         const REGISTER_BUFFERS: i64 = 0;
         const UNREGISTER_BUFFERS: i64 = 1;
