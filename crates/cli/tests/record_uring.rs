@@ -363,6 +363,12 @@ fn uring_program_replay(sqpoll: bool) {
         );
     }
 
+    // --reads none leaves the two reads out, as it does calls' reads.
+    let (r, _) = replay(&trace, &dir.join("root-noreads"), &["--reads", "none"]);
+    let ops = &r["per_call"]["io_uring_op"];
+    assert_eq!((&ops["skipped"], &ops["issued"]), (&2.into(), &4.into()), "--reads none: {r}");
+    assert_eq!(r["mismatch_total"], 0, "--reads none: {r}");
+
     // Verification is real: a read whose recorded bytes were altered is a mismatch, in
     // both modes.
     let altered = dir.join("altered.ds");

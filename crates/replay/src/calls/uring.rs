@@ -306,6 +306,9 @@ fn kind(op: &u::UringOp) -> Result<Kind, &'static str> {
     })
 }
 
+/// Sentinel "errno": a read left out (`--reads`).
+const SKIPPED: i32 = -3;
+
 /// `IOSQE_*` flags a replayed SQE keeps: `IOSQE_CQE_SKIP_SUCCESS` would leave the replay
 /// without the completion it verifies; `IOSQE_FIXED_FILE` is set by the file's kind.
 const KEPT_FLAGS: u8 = u::IOSQE_IO_DRAIN | u::IOSQE_IO_LINK | u::IOSQE_IO_HARDLINK | u::IOSQE_ASYNC;
@@ -551,6 +554,10 @@ impl Call<'_> {
                 *lock(&ring.chain) = None;
                 return Ok(Act::Sim);
             }
+            Err(SKIPPED) => {
+                *lock(&ring.chain) = None;
+                return Ok(Act::Skip);
+            }
             r => r,
         };
         let broken = match res {
@@ -657,6 +664,10 @@ impl Call<'_> {
         let index = self.i("buf_index")? as usize;
         if kind == Kind::Close {
             return self.uring_close(ring, file.as_ref(), fixed);
+        }
+        if matches!(kind, Kind::Read { .. } | Kind::ReadV) && self.skip_read(raw, off != -1) {
+            // --reads none: left out as the reads of calls are.
+            return Err(SKIPPED);
         }
         let Some(real) = &ring.real else {
             return self.uring_as_syscall(kind, raw, off, len, addr, op_flags);
