@@ -140,6 +140,16 @@ struct Ring {
     /// (the next request is then cancelled, as the kernel does).
     chain: Mutex<Option<bool>>,
     bound: AtomicBool,
+    /// The table entry of the recorded descriptor its `io_uring_setup` returned: once every
+    /// descriptor of it is closed, the ring is dropped at the next setup (a program that makes
+    /// rings one after the other does not pile up the replay's).
+    table_file: std::sync::OnceLock<std::sync::Weak<OpenFile>>,
+}
+
+impl Ring {
+    fn is_open(&self) -> bool {
+        self.table_file.get().is_none_or(|w| w.strong_count() > 0)
+    }
 }
 
 /// A page-aligned buffer registered with a real ring.
@@ -331,6 +341,7 @@ impl Call<'_> {
             by_inode: Mutex::new(HashMap::new()),
             chain: Mutex::new(None),
             bound: AtomicBool::new(false),
+            table_file: Default::default(),
         }))
     }
 
@@ -342,9 +353,16 @@ impl Call<'_> {
         }
         let entries = self.i("entries")?.clamp(1, u32::MAX.into()) as u32;
         let ring = self.new_ring(entries)?;
-        let key = (self.proc_key(), self.rec_ret() as i32);
-        lock(&self.sh.rings.inner).by_fd.insert(key, ring);
+        let fd = self.rec_ret() as i32;
         self.simulate_fds();
+        if let Some(e) = lock(&self.p.fds).get(fd) {
+            let _ = ring.table_file.set(Arc::downgrade(&e.file));
+        }
+        let mut inner = lock(&self.sh.rings.inner);
+        inner.by_fd.retain(|_, r| r.is_open());
+        inner.by_num.retain(|_, r| r.is_open());
+        inner.by_fd.insert((self.proc_key(), fd), ring);
+        drop(inner);
         Ok(match self.sh.opts.uring {
             UringMode::Ring => Act::IssuedLoose(self.rec_ret()),
             UringMode::AsSyscalls { .. } => Act::EmulatedAsRecorded,
@@ -987,10 +1005,11 @@ mod tests {
 
     /// A linked write that fails in the replay cancels the request after it, as the kernel
     /// does (the chain's members are submitted one by one); a request after the chain is
-    /// issued again; a write without its bytes in the trace writes fill data with a warning.
-    /// Through a ring and as system calls.
+    /// issued again; a write without its bytes in the trace writes fill data with a warning;
+    /// a ring whose descriptors are all closed is dropped at the next setup. Through a ring
+    /// and as system calls.
     #[test]
-    fn a_failed_link_cancels_the_rest_of_its_chain() {
+    fn broken_chains_unrecorded_writes_and_closed_rings() {
         for mode in [UringMode::Ring, UringMode::AsSyscalls { fallback: None }] {
             if mode == UringMode::Ring && probe().is_err() {
                 eprintln!("skip: no io_uring here: {:?}", probe());
@@ -1041,6 +1060,24 @@ mod tests {
             e.set_arg("len", Int(4));
             let n = run(&e);
             assert!(n.warn.as_deref().is_some_and(|w| w.contains("--fill bytes written")), "{n:?}");
+            // Rings whose descriptors were all closed are dropped at the next setup.
+            let setup = |fd| {
+                crate::testutil::event(
+                    "io_uring_setup",
+                    100,
+                    fd,
+                    0,
+                    &[("entries", Int(8)), ("p", Int(0x1000))],
+                )
+            };
+            let close = crate::testutil::event("close", 100, 0, 0, &[("fd", Int(6))]);
+            for e in [setup(6), close, setup(7), setup(8)] {
+                let o = run(&e);
+                assert!(o.res.is_ok() && o.mode != Mode::Simulated, "{mode:?}: {e:?}: {o:?}");
+            }
+            let live: Vec<i32> =
+                lock(&sh.rings.inner).by_fd.keys().map(|&(_, fd)| fd).collect::<Vec<_>>();
+            assert!(!live.contains(&6) && live.contains(&7) && live.contains(&8), "{live:?}");
             assert_eq!(std::fs::read(dir.join("f")).unwrap(), b"x");
             let _ = std::fs::remove_dir_all(&dir);
         }
