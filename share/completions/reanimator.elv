@@ -130,6 +130,7 @@ set edit:completion:arg-completer[reanimator] = {|@words|
             cand --fill 'Data for writes the trace holds no bytes for (traces recorded with --data hash|none)'
             cand --mmap 'How memory-mapped file I/O (mmap, mmappread/mmappwrite records) is replayed'
             cand --reads 'Which reads of files to replay (the report says which ran): all, only those that missed the page cache when recorded, or none'
+            cand --uring 'How io_uring requests recorded by the eBPF recorder (`io_uring_op` records) are replayed and verified (docs/REPLAY.md, "io_uring requests")'
             cand --prefetch 'How far the trace is read ahead, on a thread of its own: at most N calls and BYTES of data, whichever is reached first, in batches of 256 calls or 1 MiB (the default, 4096,16M: 16 batches); the report gives the horizon used and whether replay ever waited for it'
             cand --stall-timeout 'Seconds a call may block (pipe read, lock wait) before it is reported as stalled'
             cand --report 'Write the full report as JSON to this file'

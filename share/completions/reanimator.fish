@@ -135,6 +135,9 @@ pread\t'No mappings; page records become pread/pwrite'"
 complete -c reanimator -n "__fish_reanimator_using_subcommand replay" -l reads -d 'Which reads of files to replay (the report says which ran): all, only those that missed the page cache when recorded, or none' -r -f -a "all\t'Replay every read'
 as-recorded\t'Replay only the reads that missed the page cache when recorded (eBPF traces say which; reads of other traces are all replayed)'
 none\t'Replay no read of a regular file (their recorded results stand)'"
+complete -c reanimator -n "__fish_reanimator_using_subcommand replay" -l uring -d 'How io_uring requests recorded by the eBPF recorder (`io_uring_op` records) are replayed and verified (docs/REPLAY.md, "io_uring requests")' -r -f -a "auto\t'Through real rings where io_uring can be set up here, else as system calls (the report says so)'
+ring\t'Through a real ring per recorded ring: same opcodes, SQE flags, offsets, lengths and data; refused in one line where io_uring cannot be set up'
+as-syscalls\t'Each request as the system call it stands for (`READ` as pread64, `FSYNC` as fsync or fdatasync, ...)'"
 complete -c reanimator -n "__fish_reanimator_using_subcommand replay" -l prefetch -d 'How far the trace is read ahead, on a thread of its own: at most N calls and BYTES of data, whichever is reached first, in batches of 256 calls or 1 MiB (the default, 4096,16M: 16 batches); the report gives the horizon used and whether replay ever waited for it' -r
 complete -c reanimator -n "__fish_reanimator_using_subcommand replay" -l stall-timeout -d 'Seconds a call may block (pipe read, lock wait) before it is reported as stalled' -r
 complete -c reanimator -n "__fish_reanimator_using_subcommand replay" -l report -d 'Write the full report as JSON to this file' -r -F

@@ -35,7 +35,10 @@
 //! `world::InFlight`, each `recvmsg` matched with its `sendmsg` by the planner
 //! (`planner::RIGHTS_FROM`); each table's POSIX record locks are OFD locks on a description of its
 //! own per file, `world::PosixLocks`, since every replayed process lives in the one replayer), and
-//! compares results with the trace (`verify`). `init` infers the initial state. `timing` paces
+//! compares results with the trace (`verify`). io_uring requests (`io_uring_op` records):
+//! `calls/uring.rs` submits each again to a real ring of the replay per recorded ring, with the
+//! `io-uring` crate, or issues it as its system call (`--uring`); the planner places each after
+//! the `io_uring_enter` that submitted it. `init` infers the initial state. `timing` paces
 //! `--timing` (a timer thread holds tasks whose next call is not due, the worker sleeps then spins
 //! the last margin; workers and timer run on CPUs apart from the dispatcher's and read-ahead's,
 //! `CpuSplit`) and measures every call's issue-time error; `--reads all|as-recorded|none` leaves
@@ -96,6 +99,7 @@ mod testutil {
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use calls::{probe_uring, UringMode};
 pub use planfile::{compile, CompileStats, Plan, PlanError};
 pub use planner::{PlanNotes, TraceFacts};
 pub use sched::{replay, replay_from, Progress, Source};
@@ -214,6 +218,8 @@ pub struct Options {
     /// Replayed `mknod`s of device nodes create them (`--allow-special`); otherwise each
     /// becomes an empty regular file with the node's permissions.
     pub special: bool,
+    /// How io_uring requests (`io_uring_op` records) are replayed (`--uring`).
+    pub uring: UringMode,
 }
 
 impl Options {
@@ -239,6 +245,7 @@ impl Options {
             unknown_content: Default::default(),
             outcomes: None,
             special: false,
+            uring: UringMode::Ring,
         }
     }
 }
