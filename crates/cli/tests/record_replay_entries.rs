@@ -37,8 +37,7 @@ const NOT_ISSUED: &[(&str, &str)] = &[
     ("io_pgetevents", "Linux AIO is not replayed"),
     ("io_destroy", "Linux AIO is not replayed"),
     ("io_cancel", "Linux AIO is not replayed (and the workload's call fails with EFAULT)"),
-    ("io_uring_setup", "the workload makes no io_uring requests: record_uring.rs replays them"),
-    ("io_uring_enter", "the workload makes no io_uring requests"),
+    ("io_uring_enter", "the workload makes no io_uring requests: record_uring.rs replays them"),
     ("io_uring_register", "the workload makes no io_uring requests"),
 ];
 
