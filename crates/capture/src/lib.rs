@@ -34,19 +34,24 @@
 //! on the `tp_btf` sys_enter/sys_exit, sched_process_fork/exit, signal_deliver/signal_generate
 //! (delivered signals, `RK_SIGNAL`) and page-fault tracepoints (user and kernel mode; a fault's
 //! large folio found in the page cache), driven by a rule table built from the registry at start-up
-//! (`rules.rs`, `layout.rs` mirrors `capture.h`), copies every buffer in chunks into a BPF ring
-//! buffer; io_uring requests from the `io_uring_submit_req` / `io_uring_complete` tracepoints (the
-//! SQE read from the ring, a write's data at submission, a read's at completion), paired into one
-//! `io_uring_op` event each by `uring.rs` and handed over after the `io_uring_enter` that submitted
-//! it (the sink's writer thread puts that call's unique id into `enter_id`); `assemble.rs` rebuilds
-//! events exactly as the ptrace backend does; loss policies throttle (SIGSTOP/SIGCONT) or drop
-//! (counted). `ebpf::profile` is the live profiler (docs/PROFILE.md): `bpf/profile.bpf.c` keeps
-//! log2 latency histograms in a per-CPU hash map (system calls of a target set, per call and `--by`
-//! group resolved in the kernel from the descriptor table or the dentry chain; block, FUSE, ext4,
-//! writeback; page-cache counters), keys carry an epoch bit so that intervals are read exactly, and
-//! start-up calibration measures the probes' own cost. Both sit behind the `Backend` trait
-//! (`probe`, `record`); `common.rs` holds what they share (path resolution, /proc facts, synthetic
-//! openat records, the generated `exit` of a thread killed between calls, struct sizes).
+//! (`rules.rs`); `capture.h` is the one definition of the contract with user space: `build.rs`
+//! turns its `#define`s into `layout.rs`'s constants, `layout.rs` reads each record field at the
+//! offset of the type libbpf-cargo generates from its struct (`at!`, which also checks the field's
+//! type), and `_Static_assert`s in the header pin every struct's size and field offsets (`MAX_NR`
+//! once, in `syscall_nr.h`, shared with the profiler); copies every buffer in chunks into a BPF
+//! ring buffer; io_uring requests from the `io_uring_submit_req` / `io_uring_complete` tracepoints
+//! (the SQE read from the ring, a write's data at submission, a read's at completion), paired into
+//! one `io_uring_op` event each by `uring.rs` and handed over after the `io_uring_enter` that
+//! submitted it (the sink's writer thread puts that call's unique id into `enter_id`);
+//! `assemble.rs` rebuilds events exactly as the ptrace backend does; loss policies throttle
+//! (SIGSTOP/SIGCONT) or drop (counted). `ebpf::profile` is the live profiler (docs/PROFILE.md):
+//! `bpf/profile.bpf.c` (its contract with `profile.rs` in `bpf/profile.h`, checked the same way)
+//! keeps log2 latency histograms in a per-CPU hash map (system calls of a target set, per call and
+//! `--by` group resolved in the kernel from the descriptor table or the dentry chain; block, FUSE,
+//! ext4, writeback; page-cache counters), keys carry an epoch bit so that intervals are read
+//! exactly, and start-up calibration measures the probes' own cost. Both sit behind the `Backend`
+//! trait (`probe`, `record`); `common.rs` holds what they share (path resolution, /proc facts,
+//! synthetic openat records, the generated `exit` of a thread killed between calls, struct sizes).
 //! `sink::TraceSink`: the `TraceWriter` on its own thread, fed in batches through a channel bounded
 //! in bytes, flushed every second; with `record --print` the writer thread hands each batch's
 //! previews to `ra_trace::live`'s printer; a write error stops the recording (not the command: see

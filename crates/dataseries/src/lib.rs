@@ -69,6 +69,4 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Bytes as lowercase hexadecimal, two digits each (key ids and serials in messages and
 /// summaries).
-pub(crate) fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+pub(crate) use ra_hex::encode as hex;

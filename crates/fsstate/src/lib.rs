@@ -35,8 +35,8 @@ pub mod store;
 
 pub use diff::{changed_attrs, diff, Attr, Diff, DiffOptions, DiffStats, Difference};
 pub use entry::{
-    check_path, escape, escape_bytes, hex, is_beneath, join, path_cmp, split_parent, unhex, DevNum,
-    Digest, Entry, EntryProblem, Kind, PathProblem, CHUNK_BYTES,
+    check_path, escape, escape_bytes, is_beneath, join, path_cmp, split_parent, DevNum, Digest,
+    Entry, EntryProblem, Kind, PathProblem, CHUNK_BYTES,
 };
 pub use error::{BoxError, Error, LineProblem, Result};
 pub use jsonbytes::JsonBytes;

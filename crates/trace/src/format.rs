@@ -273,9 +273,7 @@ fn fmt_arg(out: &mut String, kind: ArgKind, v: &ArgValue, o: &FormatOptions) {
         (_, ArgValue::NotCaptured) => out.push_str("<not captured>"),
         (_, ArgValue::Hashed { len, blake3 }) => {
             let _ = write!(out, "<{len} bytes, blake3 ");
-            for b in &blake3[..8] {
-                let _ = write!(out, "{b:02x}");
-            }
+            ra_hex::push_str(out, &blake3[..8]);
             out.push_str("..>");
         }
         (k, ArgValue::Absent) if k.is_pointer_data() => out.push_str("NULL"),

@@ -7,6 +7,17 @@
 //! events (`assemble.rs`) for the trace sink. See `docs/EBPF.md` for the design, the loss
 //! policies and the capability gaps.
 
+/// `at!(s.f: t)`: the offset of field `f` of `types::s`, a struct a skeleton generated from the
+/// C side's header (`types` as the calling module names it), whose Rust type must be `t`: a C
+/// field that moves moves the offset with it, and one that changes type stops the build where
+/// it is read.
+macro_rules! at {
+    ($s:ident . $f:ident : $t:ty) => {{
+        const _: fn(&types::$s) -> $t = |r| r.$f;
+        std::mem::offset_of!(types::$s, $f)
+    }};
+}
+
 mod assemble;
 mod guardian;
 mod layout;

@@ -395,7 +395,7 @@ fn wrong_key_is_refused_without_showing_keys() {
     assert!(msg.contains(&key(3).fingerprint()) && msg.contains(&key(4).fingerprint()), "{msg}");
     for k in [key(3), key(4)] {
         for d in [Purpose::Pseudonym, Purpose::Reverse] {
-            let hex: String = k.derive(d).iter().map(|b| format!("{b:02x}")).collect();
+            let hex = ra_hex::encode(&k.derive(d));
             assert!(!msg.contains(&hex[..16]));
         }
     }
