@@ -557,7 +557,30 @@ fn record(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
             );
         }
     }
+    if let Some(line) = uring_unobserved_line(&outcome) {
+        // (Also with --quiet: requests are missing from the trace.)
+        eprintln!("reanimator: warning: {line}");
+    }
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
+}
+
+/// The ptrace recorder's io_uring requests it could not see (facts `uring_unobserved`,
+/// `uring_rings_unobserved`, `uring_unobserved_why`), in one line; None when it saw all.
+fn uring_unobserved_line(o: &ra_capture::Outcome) -> Option<String> {
+    let fact = |k: &str| o.facts.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let n = |k: &str| fact(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let (ops, rings) = (n("uring_unobserved"), n("uring_rings_unobserved"));
+    if ops == 0 && rings == 0 {
+        return None;
+    }
+    Some(format!(
+        "{ops} io_uring operation{} could not be seen by the ptrace recorder ({} ring{}: {}) \
+         and are not in the trace; record with --backend ebpf to capture them",
+        if ops == 1 { "" } else { "s" },
+        rings,
+        if rings == 1 { "" } else { "s" },
+        fact("uring_unobserved_why").unwrap_or("completions whose submission was not seen"),
+    ))
 }
 
 /// What `record --json` prints.
