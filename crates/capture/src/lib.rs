@@ -94,6 +94,9 @@ pub struct Options {
     /// Also record reads through private file mappings that are no program image
     /// (`mmappread` records; `record --mmap-private`, eBPF backend, docs/EBPF.md).
     pub mmap_private: bool,
+    /// Make every `io_uring_setup` fail with ENOSYS (`record --io-uring deny`, ptrace
+    /// backend), so that programs fall back to system calls the recorder sees.
+    pub uring_deny: bool,
 }
 
 /// How a recording ended.

@@ -224,3 +224,49 @@ fn sqpoll_is_detected_and_stated() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--io-uring deny`: fio's io_uring_setup fails with ENOSYS, as the trace shows; fio stops
+/// with its error and no request is recorded. The eBPF backend refuses the option.
+#[test]
+fn io_uring_deny_fails_setup_with_enosys() {
+    if !io_uring_available() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("uring-pt-deny");
+    let (trace, file) = (dir.join("t.ds"), dir.join("f"));
+    let o = bin()
+        .args(["record", "--backend", "ptrace", "--io-uring", "deny", "-o"])
+        .arg(&trace)
+        .args(["--", "fio", "--name=j", "--ioengine=io_uring", "--rw=randwrite", "--bs=4k"])
+        .args(["--size=1m", &format!("--filename={}", file.display())])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&[o.stdout, o.stderr].concat()).into_owned();
+    assert!(!o.status.success(), "fio ran without io_uring: {said}");
+    assert!(said.contains("made to fail with ENOSYS (--io-uring deny)"), "{said}");
+    let r = TraceReader::open(&trace).unwrap();
+    assert!(
+        r.info_value("io_uring_denied").is_some_and(|v| v != b"0"),
+        "no io_uring_denied fact: {:?}",
+        r.info_value("io_uring_denied")
+    );
+    let ev: Vec<Event> = r.events(None).map(|e| e.unwrap()).collect();
+    let setups: Vec<&Event> = ev.iter().filter(|e| e.name == "io_uring_setup").collect();
+    assert!(!setups.is_empty(), "no io_uring_setup in the trace");
+    for e in &setups {
+        assert_eq!((e.ret, e.errno), (Some(-1), Some(libc::ENOSYS)), "#{}", e.unique_id);
+    }
+    assert!(!ev.iter().any(|e| e.name == "io_uring_op" || e.name == "io_uring_enter"));
+    let o = bin()
+        .args(["record", "--backend", "ebpf", "--io-uring", "deny", "-o"])
+        .arg(dir.join("e.ds"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && said.contains("--io-uring deny needs the ptrace backend"),
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -85,6 +85,7 @@ impl Backend for PtraceBackend {
             selection: opts.selection.clone(),
             data: opts.data,
             cpu: if matches!(target, Target::Command(_)) { self.cpu } else { CpuPolicy::Any },
+            uring_deny: opts.uring_deny,
         };
         match target {
             Target::Command(argv) => record_command(argv, &o, sink),
@@ -109,6 +110,8 @@ pub struct Options {
     pub data: DataMode,
     /// Where the traced command runs relative to the tracer ([`CpuPolicy`]).
     pub cpu: CpuPolicy,
+    /// Fail every `io_uring_setup` with ENOSYS (`record --io-uring deny`).
+    pub uring_deny: bool,
 }
 
 const PTRACE_EVENT_FORK: i32 = 1;
@@ -292,6 +295,8 @@ struct Tracer<'a> {
     monitor: Option<cpu::Monitor>,
     /// The io_uring rings of the traced processes (`io_uring_op` in the selection: `Some`).
     rings: Option<uring::Rings>,
+    /// `io_uring_setup` calls failed with ENOSYS (`--io-uring deny`).
+    denied: u64,
     /// Why the trace cannot be written any more: from then on nothing is recorded, a command
     /// runs on to its end (its captured calls resumed at once) and an attached process is
     /// detached.
@@ -328,6 +333,7 @@ impl<'a> Tracer<'a> {
             pinned_cpu,
             monitor: None,
             rings: uring_tracked(&opts.selection).then(uring::Rings::default),
+            denied: 0,
             failed: None,
         }
     }
@@ -427,6 +433,18 @@ impl<'a> Tracer<'a> {
         };
         let nr = info.nr() as usize;
         let enter_key = self.uring_entry(tid, info.nr(), &info.args());
+        if self.opts.uring_deny && info.nr() == uring::NR_IO_URING_SETUP {
+            // Skipped (syscall number -1); its exit stop makes the result -ENOSYS.
+            match sys::poke_user(tid, sys::ORIG_RAX, -1) {
+                Ok(()) => {
+                    self.denied += 1;
+                    self.thread(tid).at_exit = Some(uring::AtExit::Deny);
+                }
+                Err(e) => {
+                    return Err(Error::Sys { call: "PTRACE_POKEUSER (--io-uring deny)", source: e })
+                }
+            }
+        }
         let Some(def) = self.by_nr.get(nr).copied().flatten() else {
             self.resume(tid, 0);
             return Ok(());
@@ -540,6 +558,11 @@ impl<'a> Tracer<'a> {
 
     fn on_exit(&mut self, tid: Pid) -> Result<()> {
         let at_exit = self.threads.get_mut(&tid).and_then(|t| t.at_exit.take());
+        if matches!(at_exit, Some(uring::AtExit::Deny)) {
+            sys::poke_user(tid, sys::RAX, -i64::from(libc::ENOSYS)).map_err(|source| {
+                Error::Sys { call: "PTRACE_POKEUSER (--io-uring deny)", source }
+            })?;
+        }
         let info = sys::get_syscall_info(tid);
         let ops = match at_exit {
             Some(a) => self.uring_exit(tid, a, info.as_ref().ok()),
@@ -710,6 +733,15 @@ impl<'a> Tracer<'a> {
         }
         self.resume(tid, 0);
         Ok(())
+    }
+
+    /// The recording's io_uring facts.
+    fn facts(&self) -> Vec<(String, String)> {
+        let mut f = self.rings.as_ref().map(uring::Rings::facts).unwrap_or_default();
+        if self.opts.uring_deny {
+            f.push(("io_uring_denied".to_string(), self.denied.to_string()));
+        }
+        f
     }
 
     /// The io_uring tracker at the entry of call `nr` (selected or not): the rings read, the
@@ -1056,9 +1088,12 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     if uring_tracked(&opts.selection) {
         // The ring tracker sees these whatever the selection records.
         numbers.extend(uring::TRACKED);
-        numbers.sort_unstable();
-        numbers.dedup();
     }
+    if opts.uring_deny {
+        numbers.push(uring::NR_IO_URING_SETUP as u32);
+    }
+    numbers.sort_unstable();
+    numbers.dedup();
     let filter = seccomp::filter(&numbers);
     // Tracer and command on one CPU (see cpu.rs for why, and for when Auto unbinds them).
     let same_cpu: i32 = if opts.cpu != CpuPolicy::Any {
@@ -1138,7 +1173,7 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     let r = t.run();
     t.out.cpu_note = t.monitor.take().and_then(cpu::Monitor::finish);
     r?;
-    t.out.facts.extend(t.rings.as_ref().map(uring::Rings::facts).unwrap_or_default());
+    t.out.facts.extend(t.facts());
     t.out.exit_code = t.root_status.unwrap_or(128 + libc::SIGKILL);
     if let Some(e) = t.failed.take() {
         return Err(e.stopped(crate::fate_of_command(&program.to_string_lossy(), t.out.exit_code)));
@@ -1219,7 +1254,7 @@ pub fn attach(pid: Pid, opts: &Options, sink: &mut TraceSink) -> Result<(Outcome
     }
     let r = t.run();
     r?;
-    t.out.facts.extend(t.rings.as_ref().map(uring::Rings::facts).unwrap_or_default());
+    t.out.facts.extend(t.facts());
     t.out.exit_code = t.root_status.unwrap_or(0);
     if let Some(e) = t.failed.take() {
         return Err(e.stopped(crate::fate_of_attached(pid)));

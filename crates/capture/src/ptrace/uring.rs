@@ -142,10 +142,22 @@ type RingRef = Rc<RefCell<Ring>>;
 /// What the thread's call in progress needs at its exit.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum AtExit {
-    Setup { params: u64 },
-    Mmap { fd: i64, offset: u64 },
-    Enter { fd: i64 },
-    RegisterRingFds { arg: u64, nr: u64 },
+    Setup {
+        params: u64,
+    },
+    Mmap {
+        fd: i64,
+        offset: u64,
+    },
+    Enter {
+        fd: i64,
+    },
+    RegisterRingFds {
+        arg: u64,
+        nr: u64,
+    },
+    /// `record --io-uring deny`: the call was skipped; its result is made -ENOSYS.
+    Deny,
 }
 
 /// The rings of the traced processes and what was seen of them.
