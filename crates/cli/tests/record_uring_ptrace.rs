@@ -103,9 +103,9 @@ fn record_fio(backend: &str, trace: &Path, file: &Path, extra: &[&str], opts: &[
 }
 
 /// Every op's enter_id names an earlier io_uring_enter of the same thread.
-fn check_enters(r: &Recorded, ops: &[&Event]) {
+fn check_enters(events: &[Event], ops: &[&Event]) {
     let enters: std::collections::HashMap<u64, &Event> =
-        r.events.iter().filter(|e| e.name == "io_uring_enter").map(|e| (e.unique_id, e)).collect();
+        events.iter().filter(|e| e.name == "io_uring_enter").map(|e| (e.unique_id, e)).collect();
     for e in ops {
         let id = int(e, "enter_id").unwrap();
         let call = enters.get(&(id as u64)).unwrap_or_else(|| {
@@ -146,7 +146,7 @@ fn writes(iodepth: &str) {
             e.unique_id
         );
     }
-    check_enters(&r, &writes);
+    check_enters(&r.events, &writes);
     if ra_testkit::ebpf_available() {
         let t2 = dir.join("e.ds");
         let e = record_fio("ebpf", &t2, &dir.join("f2"), &extra, &[]);
@@ -194,7 +194,7 @@ fn fio_randread_data_matches_the_file() {
             e.unique_id
         );
     }
-    check_enters(&r, &reads);
+    check_enters(&r.events, &reads);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -269,4 +269,75 @@ fn io_uring_deny_fails_setup_with_enosys() {
         "{said}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The testkit's `uring` program (raw rings: a linked write and fdatasync, a write and a read
+/// with registered buffers and files, a plain read, a NOP, an opcode kept as its SQE): every
+/// request with the result the program reports and its data; with an SQPOLL ring, none
+/// recorded and all 7 counted as unobserved.
+fn uring_program(sqpoll: bool) {
+    if !io_uring_available() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir(if sqpoll { "uring-pt-prog-sq" } else { "uring-pt-prog" });
+    let trace = dir.join("t.ds");
+    let prog = ra_testkit::program("uring");
+    let mut cmd = vec![prog.as_os_str(), dir.as_os_str()];
+    if sqpoll {
+        cmd.push("sqpoll".as_ref());
+    }
+    let o = bin()
+        .args(["record", "-q", "--backend", "ptrace", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .args(&cmd)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "record: {}", String::from_utf8_lossy(&o.stderr));
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = TraceReader::open(&trace).unwrap();
+    let unobserved = r.info_value("uring_unobserved").map(|v| v.to_vec());
+    let ev: Vec<Event> = r.events(None).map(|e| e.unwrap()).collect();
+    let ops: std::collections::BTreeMap<i64, &Event> = ev
+        .iter()
+        .filter(|e| e.name == "io_uring_op")
+        .map(|e| (int(e, "user_data").unwrap(), e))
+        .collect();
+    if sqpoll {
+        assert!(ops.is_empty(), "an SQPOLL ring's requests cannot be read at calls");
+        assert_eq!(unobserved.as_deref(), Some(&b"7"[..]), "all 7 counted as unobserved");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--backend ebpf"));
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    assert_eq!(unobserved.as_deref(), Some(&b"0"[..]));
+    assert_eq!(ops.len(), 7, "one event per request");
+    for o in j["ops"].as_array().unwrap() {
+        let ud = o["user_data"].as_i64().unwrap();
+        let e = ops.get(&ud).unwrap_or_else(|| panic!("request {ud} not in the trace"));
+        let got = if e.failed() { -i64::from(e.errno.unwrap()) } else { e.ret.unwrap() };
+        assert_eq!(got, o["res"].as_i64().unwrap(), "request {ud}'s result");
+        assert_eq!(int(e, "ring_fd"), j["ring_fd"].as_i64(), "request {ud}'s ring");
+    }
+    let pattern = |k: usize, a: usize| (0..4096).map(|j| (j * k + a) as u8).collect::<Vec<u8>>();
+    let (a, b) = (pattern(7, 1), pattern(11, 3));
+    assert_eq!(data(ops[&1], "buf_in"), &a[..], "the write's data");
+    assert_eq!(int(ops[&2], "opcode"), Some(3), "the linked fdatasync");
+    assert_eq!(data(ops[&3], "buf_in"), &b[..], "the fixed write's data");
+    assert_eq!(data(ops[&4], "buf_out"), &[a, b.clone()].concat()[..], "the read's data");
+    assert_eq!(data(ops[&5], "buf_out"), &b[..], "the fixed read's data");
+    let sqe = data(ops[&7], "sqe");
+    assert_eq!((sqe.len(), sqe[0], sqe[32]), (64, 52, 7), "the unknown opcode's SQE");
+    check_enters(&ev, &ops.values().copied().collect::<Vec<_>>());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn raw_ring_requests_are_recorded_with_their_data() {
+    uring_program(false);
+}
+
+#[test]
+fn sqpoll_ring_requests_are_counted_as_unobserved() {
+    uring_program(true);
 }
