@@ -761,9 +761,11 @@ impl<'a> Tracer<'a> {
                 let k = rings.enter_key();
                 let fd = rings.enter_fd(tgid, args[0], args[3]);
                 rings.enter(tid, info, fd, args[1], k, &mut out, mode);
-                if let Some(fd) = fd {
-                    at_exit = Some(uring::AtExit::Enter { fd });
-                }
+                at_exit = match fd {
+                    Some(fd) if rings.is_ring(tgid, fd) => Some(uring::AtExit::Enter { fd }),
+                    Some(fd) => Some(uring::AtExit::Unknown { fd }),
+                    None => None,
+                };
                 key = Some(k);
             }
             uring::NR_MUNMAP if rings.has_rings(tgid) => {
@@ -815,6 +817,9 @@ impl<'a> Tracer<'a> {
             uring::AtExit::Enter { fd } => rings.enter_exit(tid, tgid, fd, ret, &mut out, mode),
             uring::AtExit::RegisterRingFds { arg, nr } if ok => {
                 rings.register_ring_fds(tid, tgid, arg, nr);
+            }
+            uring::AtExit::Unknown { fd } if ok => {
+                rings.unknown_ring(tgid, fd, ret.unwrap_or(0));
             }
             _ => {}
         }

@@ -158,6 +158,11 @@ pub(super) enum AtExit {
     },
     /// `record --io-uring deny`: the call was skipped; its result is made -ENOSYS.
     Deny,
+    /// An io_uring_enter of a descriptor that is no ring the tracker knows: one set up
+    /// before the recording (`-p`, or inherited from an untraced parent) when it succeeds.
+    Unknown {
+        fd: i64,
+    },
 }
 
 /// The rings of the traced processes and what was seen of them.
@@ -180,6 +185,8 @@ pub(super) struct Rings {
     rings_unobserved: Vec<(i64, &'static str)>,
     /// Requests given up (more pending than [`MAX_PENDING`]).
     dropped: u64,
+    /// Rings set up before the recording that were entered: (process, descriptor).
+    unknown: std::collections::HashSet<(Pid, i64)>,
 }
 
 fn u32_at(b: &[u8], o: usize) -> u32 {
@@ -415,6 +422,13 @@ impl Rings {
         self.reap(&r, tid, out, m);
     }
 
+    /// A successful io_uring_enter of a ring set up before the recording submitted
+    /// `submitted` requests, which cannot be seen.
+    pub fn unknown_ring(&mut self, tgid: Pid, fd: i64, submitted: i64) {
+        self.unknown.insert((tgid, fd));
+        self.unobserved += u64::try_from(submitted).unwrap_or(0);
+    }
+
     /// io_uring_register(RING_FDS) returned: the registered indexes of ring descriptors.
     pub fn register_ring_fds(&mut self, tid: Pid, tgid: Pid, arg: u64, nr: u64) {
         let n = usize::try_from(nr).unwrap_or(0).min(16);
@@ -512,7 +526,7 @@ impl Rings {
 
     /// The recording's facts about io_uring (none when it saw no ring).
     pub fn facts(&self) -> Vec<(String, String)> {
-        if self.next_ring == 0 && self.rings_unobserved.is_empty() {
+        if self.next_ring == 0 && self.rings_unobserved.is_empty() && self.unknown.is_empty() {
             return Vec::new();
         }
         let mut seen = std::collections::HashSet::new();
@@ -530,10 +544,16 @@ impl Rings {
             ("uring_data_after_completion".to_string(), self.data_late.to_string()),
             ("uring_dropped".to_string(), self.dropped.to_string()),
             ("uring_unobserved".to_string(), self.unobserved.to_string()),
-            ("uring_rings_unobserved".to_string(), self.rings_unobserved.len().to_string()),
+            (
+                "uring_rings_unobserved".to_string(),
+                (self.rings_unobserved.len() + self.unknown.len()).to_string(),
+            ),
         ];
-        if !self.rings_unobserved.is_empty() {
+        if !self.rings_unobserved.is_empty() || !self.unknown.is_empty() {
             let mut why: Vec<&str> = self.rings_unobserved.iter().map(|(_, w)| *w).collect();
+            if !self.unknown.is_empty() {
+                why.push("set up before the recording");
+            }
             why.sort_unstable();
             why.dedup();
             f.push(("uring_unobserved_why".to_string(), why.join(", ")));
