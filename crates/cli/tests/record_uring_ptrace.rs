@@ -341,3 +341,36 @@ fn raw_ring_requests_are_recorded_with_their_data() {
 fn sqpoll_ring_requests_are_counted_as_unobserved() {
     uring_program(true);
 }
+
+/// `--data` per direction applies to requests as to calls: `write=hash,read=none` keeps each
+/// write's length and digest and no read data (marked not captured, not lost).
+#[test]
+fn data_mode_applies_per_direction() {
+    if !io_uring_available() {
+        return;
+    }
+    let dir = ra_testkit::scratch_dir("uring-pt-data");
+    let (trace, file) = (dir.join("t.ds"), dir.join("f"));
+    let extra = ["--rw=randrw", "--iodepth=8", "--size=1m"];
+    let r = record_fio("ptrace", &trace, &file, &extra, &["--data", "write=hash,read=none"]);
+    let (writes, reads) = (r.ops(&[23]), r.ops(&[22]));
+    assert_eq!(writes.len() as u64, r.fio_ios("write"));
+    assert_eq!(reads.len() as u64, r.fio_ios("read"));
+    assert!(!writes.is_empty() && !reads.is_empty());
+    for e in &writes {
+        assert!(
+            matches!(e.arg("buf_in"), Some(ArgValue::Hashed { len: 4096, .. })),
+            "#{}: {:?}",
+            e.unique_id,
+            e.arg("buf_in")
+        );
+        assert_eq!(int(e, "data_source"), Some(data_source::AT_SUBMISSION));
+    }
+    for e in &reads {
+        assert!(matches!(e.arg("buf_out"), Some(ArgValue::NotCaptured)), "#{}", e.unique_id);
+        assert!(e.buffer_not_captured);
+        assert_eq!(int(e, "data_source"), Some(data_source::NONE));
+    }
+    assert_eq!(r.fact("uring_data_not_captured"), Some("0"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

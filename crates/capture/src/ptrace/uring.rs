@@ -94,6 +94,7 @@ impl Params {
 }
 
 /// A submitted request waiting for its completion.
+#[derive(Clone)]
 struct Sub {
     sqe: Vec<u8>,
     /// A write's data (or the mode's NotCaptured), read at submission.
@@ -495,15 +496,7 @@ impl Rings {
             }
             let (ud, res, cflags) = (u64_at(&c, 0), u32_at(&c, 8) as i32, u32_at(&c, 12));
             let sub = if cflags & CQE_F_MORE != 0 {
-                ring.pending.get(&ud).map(|s| Sub {
-                    sqe: s.sqe.clone(),
-                    wdata: s.wdata.clone(),
-                    lost: s.lost,
-                    time: s.time,
-                    tid: s.tid,
-                    info: s.info,
-                    enter_key: s.enter_key,
-                })
+                ring.pending.get(&ud).cloned()
             } else {
                 ring.pending.remove(&ud)
             };
@@ -661,18 +654,16 @@ fn build(
     match data {
         UringData::In | UringData::InVec => {
             if let Some(v) = sub.wdata {
-                if matches!(v, ArgValue::NotCaptured) {
-                    ev.buffer_not_captured = true;
-                    if sub.lost {
-                        source = data_source::NOT_CAPTURED;
-                    }
+                // NotCaptured without a loss: `--data write=none` chose so.
+                let skipped = matches!(v, ArgValue::NotCaptured);
+                ev.buffer_not_captured = skipped || sub.lost;
+                source = if sub.lost {
+                    data_source::NOT_CAPTURED
+                } else if skipped {
+                    data_source::NONE
                 } else {
-                    source = data_source::AT_SUBMISSION;
-                }
-                if sub.lost && !matches!(v, ArgValue::NotCaptured) {
-                    ev.buffer_not_captured = true;
-                    source = data_source::NOT_CAPTURED;
-                }
+                    data_source::AT_SUBMISSION
+                };
                 ev.set_arg("buf_in", v);
             }
         }
