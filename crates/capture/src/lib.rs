@@ -29,8 +29,11 @@
 //! the signals it stops for (`PTRACE_GETSIGINFO`, `common::signal_event`, which the eBPF backend
 //! shares); binds the command to the tracer's CPU by default (cross-CPU hand-offs dominate ptrace
 //! cost on VMs) until a monitor thread (`ptrace/cpu.rs`) sees two traced threads runnable at once,
-//! then unbinds the tree for the rest of the run (`--cpu same` never does); `-p` attaches with
-//! `PTRACE_SEIZE` and stops on every call instead. `ebpf` (see `docs/EBPF.md`): `bpf/capture.bpf.c`
+//! then unbinds the tree for the rest of the run (`--cpu same` never does); records io_uring
+//! requests as `io_uring_op` events read from the program's rings at its `io_uring_enter` calls
+//! (`ptrace/uring.rs`: the filter stops `io_uring_*`, `mmap` and `munmap` for it; SQPOLL rings
+//! are counted, not seen) and with `--io-uring deny` skips `io_uring_setup` with `-ENOSYS`;
+//! `-p` attaches with `PTRACE_SEIZE` and stops on every call instead. `ebpf` (see `docs/EBPF.md`): `bpf/capture.bpf.c`
 //! on the `tp_btf` sys_enter/sys_exit, sched_process_fork/exit, signal_deliver/signal_generate
 //! (delivered signals, `RK_SIGNAL`) and page-fault tracepoints (user and kernel mode; a fault's
 //! large folio found in the page cache), driven by a rule table built from the registry at start-up
@@ -99,6 +102,9 @@ pub struct Options {
     /// Also record reads through private file mappings that are no program image
     /// (`mmappread` records; `record --mmap-private`, eBPF backend, docs/EBPF.md).
     pub mmap_private: bool,
+    /// Make every `io_uring_setup` fail with ENOSYS (`record --io-uring deny`, ptrace
+    /// backend), so that programs fall back to system calls the recorder sees.
+    pub uring_deny: bool,
 }
 
 /// How a recording ended.
