@@ -13,6 +13,7 @@ mod export;
 mod export_tables;
 mod fs;
 mod info;
+mod interrupt;
 mod keygen;
 mod mapfault;
 mod output;
@@ -202,6 +203,11 @@ fn main() -> ExitCode {
             // A closed pipe (`reanimator dump ... | head`) is a normal way to stop reading.
             if broken_pipe(&err) {
                 return ExitCode::SUCCESS;
+            }
+            // Stopped by a signal: what the command left, and 128 + the signal's number.
+            if let Some(i) = err.downcast_ref::<interrupt::Interrupted>() {
+                eprintln!("reanimator: {i}");
+                return ExitCode::from(i.exit_code());
             }
             let _ = std::io::stdout().flush();
             eprintln!("reanimator: error: {}", one_line(&err));
