@@ -642,13 +642,11 @@ fn interrupted_split_keeps_nothing() {
         a("-o"),
         s(&out),
     ]);
+    // (Mid-run: the partial file is there only while it runs.)
     wait_mid_run(&mut c, "select", &|| names(&base).iter().any(|n| n == ".out.ds.partial"));
-    // (Mid-run: some calls read.)
-    std::thread::sleep(std::time::Duration::from_millis(300));
     stop_and_wait(&mut c, libc::SIGINT, "select");
     let mut c = spawn_stoppable(&[a("merge"), s(&trace), s(&trace), a("-o"), s(&out)]);
     wait_mid_run(&mut c, "merge", &|| names(&base).iter().any(|n| n == ".out.ds.partial"));
-    std::thread::sleep(std::time::Duration::from_millis(300));
     stop_and_wait(&mut c, libc::SIGTERM, "merge");
     let left: Vec<String> =
         names(&base).into_iter().filter(|n| partial(n) || n == "out.ds").collect();
