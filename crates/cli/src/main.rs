@@ -35,15 +35,23 @@
 //! as extents arrive, each extent hashed, never held; `--join`; docs/NETWORK.md); `keygen`: key
 //! files from `ra_trace::key`, and host keys derived from a collector's master key (`--host NAME
 //! --from MASTER`); `partial`: an output written as `.NAME.partial` (created exclusively, removed
-//! on error, on drop and on Ctrl-C) and renamed when complete, for `compile` and `anonymize`; tests
-//! share `bin()`, `keygen()` and `verify()` in `tests/common`; `verify`: `reanimator verify`;
-//! `doctor`: `reanimator doctor`, each check made by trying (the eBPF programs loaded and attached,
-//! a child seized with ptrace, /dev/fuse opened) or read from the kernel's files, computed apart
-//! from its printing; `clidocs`: `completions` and `man` from the one clap definition (the
-//! generated copies in `share/`, kept fresh by `scripts/gen-cli-docs.sh --check`); `main` loads its
-//! `--key` once and hands its read key to `dataseries::crypt` and, for the commands that read
-//! traces, its seal key to `dataseries::seal::set_check_key`, prints `note_incomplete` for every
-//! reader, and exits 1 for an error that proves tampering); `anyhow` only here.
+//! on error, on drop and on Ctrl-C) and renamed when complete, for `compile`, `anonymize`,
+//! `select`, `split` and `merge`; `interrupt`: Ctrl-C, SIGTERM and SIGHUP for the commands that
+//! write several outputs or one in many steps (`select`, `split`, `merge`, `export` to tables): the
+//! handler only records the signal (an atomic, a byte down a pipe), the command asks
+//! `interrupt::check` before each call it copies and returns, its partial files removed on drop,
+//! then runs its own clean-up (split removes the parts it finished) and exits 128 + the signal with
+//! one line; a watcher thread ends the process itself, removing every partial file still
+//! registered, when the command has not ended 0.7 s after the signal or a second one comes; signals
+//! inherited ignored stay ignored; tests share `bin()`, `keygen()` and `verify()` in
+//! `tests/common`; `verify`: `reanimator verify`; `doctor`: `reanimator doctor`, each check made by
+//! trying (the eBPF programs loaded and attached, a child seized with ptrace, /dev/fuse opened) or
+//! read from the kernel's files, computed apart from its printing; `clidocs`: `completions` and
+//! `man` from the one clap definition (the generated copies in `share/`, kept fresh by
+//! `scripts/gen-cli-docs.sh --check`); `main` loads its `--key` once and hands its read key to
+//! `dataseries::crypt` and, for the commands that read traces, its seal key to
+//! `dataseries::seal::set_check_key`, prints `note_incomplete` for every reader, and exits 1 for an
+//! error that proves tampering); `anyhow` only here.
 
 mod anonymize;
 mod clidocs;
@@ -57,6 +65,7 @@ mod export;
 mod export_tables;
 mod fs;
 mod info;
+mod interrupt;
 mod keygen;
 mod mapfault;
 mod output;
@@ -246,6 +255,11 @@ fn main() -> ExitCode {
             // A closed pipe (`reanimator dump ... | head`) is a normal way to stop reading.
             if broken_pipe(&err) {
                 return ExitCode::SUCCESS;
+            }
+            // Stopped by a signal: what the command left, and 128 + the signal's number.
+            if let Some(i) = err.downcast_ref::<interrupt::Interrupted>() {
+                eprintln!("reanimator: {i}");
+                return ExitCode::from(i.exit_code());
             }
             let _ = std::io::stdout().flush();
             eprintln!("reanimator: error: {}", one_line(&err));
