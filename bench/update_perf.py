@@ -306,7 +306,7 @@ FS_WORKLOADS = {
 FS_CONFIGS = ["native", "bindfs", "bindfs-nocache", "loggedfs", "reanimator-none", "reanimator-full", "reanimator-discard",
               "reanimator-lz4", "reanimator-seal-lz4", "reanimator-encrypt", "reanimator-seal-lz4-encrypt",
               "reanimator-fast", "reanimator-filtered", "reanimator-full-dev", "reanimator-every-lookup",
-              "reanimator-fast-dev", "reanimator-sync"]
+              "reanimator-fast-dev", "reanimator-sync", "reanimator-tracers3", "reanimator-wfull"]
 
 
 def fs_table(rows):
@@ -327,7 +327,10 @@ def fs_table(rows):
             n = {r.get("tree_entries") for r in rows if r["workload"] == w} - {None}
             if len(n) == 1:
                 label += f" ({n.pop():,} entries)"
-        med = _medians(rows, w, FS_CONFIGS, key)
+        # Every configuration the rows have gets a line: the known ones in their order, any
+        # other after them (a new config is never left out of the table unnoticed).
+        known = FS_CONFIGS + sorted({r["config"] for r in rows} - set(FS_CONFIGS))
+        med = _medians(rows, w, known, key)
         fmt = (lambda v: f"{v:,.0f}") if higher else (lambda v: f"{v:.2f}")
 
         def ratio(c, m):
@@ -492,6 +495,30 @@ def profile_table(rows):
     return "\n".join(out)
 
 
+def cut_table(rows):
+    """bench/analysis/cut.sh: select, split and merge beside stats, per trace size; then each
+    command's peak RSS at every size (bounded: the same whatever the trace's size)."""
+    out = ["| trace | dd bs | calls | run | wall s | CPU s | MB/s of trace (wall) | peak RSS MB | output |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        cpu = r["user_s"] + r["sys_s"]
+        mbs = r["trace_bytes"] / 1e6 / r["wall_s"] if r["wall_s"] > 0 else float("inf")
+        o = ""
+        if r["out_bytes"]:
+            o = _size(r["out_bytes"]) + (f" in {r['parts']} parts" if r["parts"] > 1 else "")
+        out.append(f"| {_size(r['trace_bytes'])} | {r.get('bs', '')} | {r['calls']:,} | `{r['run']}` | {r['wall_s']:.2f} | {cpu:.2f} "
+                   f"| {mbs:,.0f} | {r['peak_rss_mb']:.0f} | {o} |")
+    traces = sorted({(r["trace_bytes"], r["calls"]) for r in rows})
+    if len(traces) > 1:
+        out += ["", "Peak RSS MB by trace (size, calls):", "",
+                "| run | " + " | ".join(f"{_size(z)}, {n:,} calls" for z, n in traces) + " |",
+                "|---|" + "---|" * len(traces)]
+        for run in dict.fromkeys(r["run"] for r in rows):
+            by = {(r["trace_bytes"], r["calls"]): r["peak_rss_mb"] for r in rows if r["run"] == run}
+            out.append(f"| `{run}` | " + " | ".join(f"{by[t]:.0f}" if t in by else "" for t in traces) + " |")
+    return "\n".join(out)
+
+
 def main():
     section, results, command = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = [json.loads(l) for l in Path(results).read_text().splitlines() if l.strip()]
@@ -502,7 +529,7 @@ def main():
     table = {"codec": codec_table, "record": record_table, "replay": replay_table,
              "replay-timing": replay_timing_table, "replay-afap": replay_afap_table,
              "kernel": kernel_table, "fs": fs_table,
-             "profile": profile_table}[kind](rows)
+             "profile": profile_table, "cut": cut_table}[kind](rows)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = f"<!-- section:{section} -->\nCommand: `{command}` — {stamp}, {machine()}\n\n{table}\n<!-- /section:{section} -->"
     text = DOC.read_text() if DOC.exists() else "# Performance\n"

@@ -26,6 +26,8 @@
 #   reanimator-tracers3  ... `--data full` and two more tracers on the same mount
 #                        (`--tracer`: writes, creates and unlinks with data digests; per-second
 #                        aggregates): what several tracers cost (not in the default set);
+#   reanimator-wfull     ... `--data write=full,read=hash`: the bytes written kept whole, the
+#                        bytes read as digests (issue 44; not in the default rows);
 #   reanimator-sync      ... `--data full --sync --compress none`: each record written and
 #                        fdatasync'ed before its operation is answered (not in the default
 #                        rows; compare with reanimator-full);
@@ -74,7 +76,7 @@ REPS="${1:-${REPS:-3}}"
 FIO_SECONDS="${FIO_SECONDS:-10}"
 ALL_WORKLOADS="randread randwrite untar fsmark sqlite"
 ALL_CONFIGS="native bindfs bindfs-nocache loggedfs reanimator-none reanimator-full reanimator-full-dev reanimator-every-lookup reanimator-discard reanimator-fast reanimator-fast-dev reanimator-filtered"
-CHAIN_CONFIGS="reanimator-tracers3 reanimator-sync reanimator-lz4 reanimator-seal-lz4 reanimator-encrypt reanimator-seal-lz4-encrypt"
+CHAIN_CONFIGS="reanimator-tracers3 reanimator-wfull reanimator-sync reanimator-lz4 reanimator-seal-lz4 reanimator-encrypt reanimator-seal-lz4-encrypt"
 WORKLOADS="${WORKLOADS:-$ALL_WORKLOADS}"
 CONFIGS="${CONFIGS:-$ALL_CONFIGS}"
 # A workload that takes longer than this under any configuration is a hang: fail the run.
@@ -181,6 +183,8 @@ start_fs() {
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --compress none
         --tracer "out=$DIR/out.t2.ds,data=hash,filter='op in {write, create, unlink}'"
         --tracer "out=$DIR/out.t3.ds,driver=aggregate:1") ;;
+    reanimator-wfull)
+      MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data write=full,read=hash --compress none) ;;
     reanimator-sync)
       MNTED=$MNT; OUTF=$DIR/out.ds; cmd=("$RA" fs mount "$LOWER" "$MNT" -o "$OUTF" --data full --sync --compress none) ;;
     reanimator-lz4)

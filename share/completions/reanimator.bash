@@ -1518,7 +1518,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__record)
-            opts="-o -q -p -h -V --key --output --backend --data --syscalls --cpu --loss --ring-size --mmap-private --cgroup --compress --seal --encrypt --spill --net-buffer --snapshot --quiet --print --print-strsize --json --pid --help --version"
+            opts="-o -q -p -h -V --key --output --backend --data --syscalls --cpu --loss --ring-size --mmap-private --io-uring --cgroup --compress --seal --encrypt --spill --net-buffer --snapshot --quiet --print --print-strsize --json --pid --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1558,6 +1558,10 @@ _reanimator() {
                     ;;
                 --ring-size)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --io-uring)
+                    COMPREPLY=($(compgen -W "record deny" -- "${cur}"))
                     return 0
                     ;;
                 --cgroup)
@@ -1612,7 +1616,7 @@ _reanimator() {
             return 0
             ;;
         reanimator__subcmd__replay)
-            opts="-w -v -q -h -V --key --where --time --pid --tid --root --compare --force --clean --init --allow-special --init-unknown --verify --on-mismatch --timing --timing-cpus --fill --mmap --reads --prefetch --stall-timeout --report --json --verbose --log --max-mismatches --quiet --help --version"
+            opts="-w -v -q -h -V --key --where --time --pid --tid --root --compare --force --clean --init --allow-special --init-unknown --verify --on-mismatch --timing --timing-cpus --fill --mmap --reads --uring --prefetch --stall-timeout --report --json --verbose --log --max-mismatches --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1684,6 +1688,10 @@ _reanimator() {
                     ;;
                 --reads)
                     COMPREPLY=($(compgen -W "all as-recorded none" -- "${cur}"))
+                    return 0
+                    ;;
+                --uring)
+                    COMPREPLY=($(compgen -W "auto ring as-syscalls" -- "${cur}"))
                     return 0
                     ;;
                 --prefetch)

@@ -22,8 +22,11 @@ use crate::{Error, Result};
 /// Totals reported when the sink closes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SinkStats {
+    /// Events written.
     pub events: u64,
+    /// Records written (a call that takes several records counts each).
     pub records: u64,
+    /// Bytes of the trace file.
     pub file_bytes: u64,
 }
 
@@ -39,10 +42,13 @@ enum Msg {
 pub struct LostBatch {
     /// Trace name of the call type ("" when unknown).
     pub syscall: String,
+    /// Calls lost.
     pub count: i64,
+    /// Bytes of data lost with them.
     pub bytes: i64,
     /// Wall-clock nanoseconds: the losses happened in this range.
     pub time_range: Option<(i64, i64)>,
+    /// Why they were lost, in words (`BPF ring buffer full (--loss drop)`).
     pub reason: String,
 }
 

@@ -595,7 +595,7 @@ fn parse_hello(line: &str) -> std::result::Result<Hello, String> {
         serde_json::Value::Null => None,
         n => Some(
             n.as_str()
-                .and_then(auth::unhex32)
+                .and_then(ra_hex::decode_array)
                 .ok_or("bad hello: the nonce is not 64 hex digits")?,
         ),
     };
@@ -721,7 +721,7 @@ impl Handshake {
         if let Some((hello, hello_line, key, nc)) = self.challenged.take() {
             let proof = line
                 .strip_prefix("auth ")
-                .and_then(auth::unhex32)
+                .and_then(ra_hex::decode_array)
                 .ok_or("not an authentication (`auth PROOF`)")?;
             if !auth::equal(&auth::sender_proof(&key, &hello_line, &nc), &proof) {
                 return Err(format!(
@@ -752,8 +752,8 @@ impl Handshake {
         let nc = auth::nonce().map_err(|e| format!("no random nonce: {e}"))?;
         let challenge = format!(
             "challenge {} {}\n",
-            auth::hex(&nc),
-            auth::hex(&auth::collector_proof(&key, &line, &nc))
+            ra_hex::encode(&nc),
+            ra_hex::encode(&auth::collector_proof(&key, &line, &nc))
         );
         // A fresh connection's send buffer takes one line without waiting.
         match self.sock.write(challenge.as_bytes()) {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use ra_fsstate::{hex, DiffOptions, ScanOptions, Scanner};
+use ra_fsstate::{DiffOptions, ScanOptions, Scanner};
 use ra_replay::compare::{self, CallOutcome, Comparison, OutcomeSink, Outcomes};
 use ra_replay::{Progress, Report};
 use serde_json::{json, Value};
@@ -192,7 +192,7 @@ fn show_outcome(o: Option<&CallOutcome>) -> String {
     let Some(o) = o else { return "not replayed".into() };
     let mut s = o.res.show();
     if let Some(d) = o.digest {
-        s.push_str(&format!(", data {}", hex(&d[..6])));
+        s.push_str(&format!(", data {}", ra_hex::encode(&d[..6])));
     }
     let mode = compare::mode_name(o.mode);
     if mode != "issued" {
@@ -210,7 +210,7 @@ fn outcome_json(o: Option<&CallOutcome>) -> Value {
         "replayed": true,
         "mode": compare::mode_name(o.mode),
         "result": o.res.show(),
-        "data_blake3_128": o.digest.map(|d| hex(&d)),
+        "data_blake3_128": o.digest.map(|d| ra_hex::encode(&d)),
         "matches_recording": o.matches_recording,
     })
 }

@@ -502,8 +502,7 @@ fn json_arg(kind: ArgKind, v: &ArgValue) -> Json {
         ArgValue::Absent => Json::Null,
         ArgValue::NotCaptured => json!({"not_captured": true}),
         ArgValue::Hashed { len, blake3 } => {
-            let hex: String = blake3.iter().map(|b| format!("{b:02x}")).collect();
-            json!({"len": len, "blake3": hex})
+            json!({"len": len, "blake3": ra_hex::encode(blake3)})
         }
         ArgValue::Int(i) => json!(i),
         ArgValue::Data(d) if kind.is_c_string() => JsonBytes::c_string_value(d),

@@ -74,6 +74,69 @@ fn tables(data: DataMode) -> Vec<Table> {
 }
 
 pub fn run(a: ExportArgs) -> Result<ExitCode> {
+    crate::interrupt::outcome(export(a))
+}
+
+/// The partial files an export of `meta` may be writing (which a forced stop removes: those of
+/// `ra_export`'s sinks are not [`crate::partial::Partial`]s).
+fn partials_of(out: &Path, meta: &TraceMeta, codec: Out) -> Vec<PathBuf> {
+    let dot = |p: &Path| -> PathBuf {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        p.with_file_name(format!(".{name}.partial"))
+    };
+    match codec {
+        Out::Parquet(_) => Table::ALL
+            .iter()
+            .map(|t| partition_dir(out, t.name(), meta).join(".part-0.parquet.partial"))
+            .collect(),
+        Out::Csv(_) => {
+            let d =
+                out.join(format!("host={}", meta.host)).join(format!("trace={}", meta.trace_id));
+            std::fs::read_dir(&d)
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    let n = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                    n.is_some_and(|n| n.starts_with('.') && n.ends_with(".partial"))
+                })
+                .collect()
+        }
+        Out::Chrome | Out::Ctf => vec![dot(out)],
+    }
+}
+
+/// What a stopped export says (and, when the stop is forced, the partial files it removes
+/// first).
+fn export_stopped(
+    out: &Path,
+    metas: &[TraceMeta],
+    codec: Out,
+    exported: &AtomicUsize,
+    signal: &str,
+) -> String {
+    for m in metas {
+        for p in partials_of(out, m, codec) {
+            let _ = std::fs::remove_file(&p).or_else(|_| std::fs::remove_dir_all(&p));
+        }
+    }
+    let n = exported.load(Ordering::SeqCst);
+    match codec {
+        Out::Chrome | Out::Ctf => format!(
+            "export interrupted by {signal}: {} not written (nothing of it left)",
+            out.display()
+        ),
+        _ => format!(
+            "export interrupted by {signal}: {n} of {} traces exported whole into {}; the \
+             others left out (no file of theirs written, an earlier export of theirs left as \
+             it was)",
+            metas.len(),
+            out.display()
+        ),
+    }
+}
+
+fn export(a: ExportArgs) -> Result<ExitCode> {
     let Some(out) = a.output.clone() else {
         bail!("--format {}: -o DIR is required (the dataset's directory)", a.format.name());
     };
@@ -151,7 +214,12 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
     let data = data_mode(&a);
     let opts = PassOptions { data, ..PassOptions::default() };
     let progress = Arc::new(ra_replay::Progress::default());
-    crate::replay::install_stop_handler(progress.clone());
+    let exported = Arc::new(AtomicUsize::new(0));
+    {
+        let (out, exported) = (out.clone(), exported.clone());
+        let metas: Vec<TraceMeta> = inputs.iter().map(|i| i.meta.clone()).collect();
+        crate::interrupt::install(move |sig| export_stopped(&out, &metas, codec, &exported, sig))?;
+    }
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -183,6 +251,9 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
                     let r = export_one(input, &out, codec, &opts, &done, &progress)
                         .map(|s| (s, t.elapsed().as_secs_f64()));
                     let failed = r.is_err();
+                    if !failed {
+                        exported.fetch_add(1, Ordering::SeqCst);
+                    }
                     results.lock().expect("results")[i] = Some(r);
                     if failed {
                         // The first failure stops the others (their partial files removed).
@@ -226,23 +297,24 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
                 }
             ),
             Some(Ok(_)) => {}
-            Some(Err(e)) if first_err.is_none() => first_err = Some(e),
+            // The first failure, rather than the traces it stopped.
+            Some(Err(e)) if first_err.is_none() || is_stopped(first_err.as_ref()) => {
+                first_err = Some(e)
+            }
             Some(Err(_)) => {}
             None => {}
         }
     }
     if let Some(e) = first_err {
-        if progress.stop.load(Ordering::Relaxed) && e.to_string().ends_with("stopped") {
-            bail!("export interrupted: the traces not finished were left out");
-        }
         return Err(e);
     }
     for (p, meta, prof) in &profiles {
         let Out::Parquet(pc) = codec else { unreachable!("--profile is refused for csv") };
-        clear_partition(&out, meta, codec)?;
+        crate::interrupt::check()?;
         let mut sink = ParquetSink::new(&out, meta, &[Table::Profiles], pc)?;
         let n = export_profile(prof, &mut sink)
             .with_context(|| format!("exporting {}", crate::spool::shown(p)))?;
+        clear_partition(&out, meta, codec, &sink.files)?;
         if !a.quiet {
             eprintln!(
                 "reanimator: exported {}: {n} profile rows to {}",
@@ -263,6 +335,15 @@ pub fn run(a: ExportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Whether `e` is a trace's export stopped (by a stop request, or by another's failure).
+fn is_stopped(e: Option<&anyhow::Error>) -> bool {
+    e.is_some_and(|e| {
+        e.chain().any(|c| {
+            matches!(c.downcast_ref::<ra_export::Error>(), Some(ra_export::Error::Stopped))
+        })
+    })
+}
+
 /// Open a trace; `note`: say when it is not whole (once per trace: when first opened).
 fn open(p: &Path, note: bool) -> Result<TraceReader> {
     let meta = std::fs::metadata(p)
@@ -279,9 +360,10 @@ fn open(p: &Path, note: bool) -> Result<TraceReader> {
     Ok(tr)
 }
 
-/// Remove what an earlier export of the same trace left in any table, so that the partition
-/// holds this export alone.
-fn clear_partition(out: &Path, meta: &TraceMeta, codec: Out) -> Result<()> {
+/// Remove what an earlier export of the same trace left in any table but the files this one
+/// wrote (`written`, renamed over the earlier ones), so that the partition holds this export
+/// alone. Done once this export is in place: one stopped leaves the earlier one whole.
+fn clear_partition(out: &Path, meta: &TraceMeta, codec: Out, written: &[PathBuf]) -> Result<()> {
     let files: Vec<PathBuf> = match codec {
         Out::Parquet(_) => Table::ALL
             .iter()
@@ -303,7 +385,7 @@ fn clear_partition(out: &Path, meta: &TraceMeta, codec: Out) -> Result<()> {
             }
         }
     };
-    for f in files {
+    for f in files.into_iter().filter(|f| !written.contains(f)) {
         match std::fs::remove_file(&f) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -322,7 +404,6 @@ fn export_one(
     progress: &ra_replay::Progress,
 ) -> Result<PassSummary> {
     let tr = open(&input.path, false)?;
-    clear_partition(out, &input.meta, codec)?;
     let (mut pq, mut csv, mut chrome, mut ctf) = (None, None, None, None);
     let sink: &mut dyn Sink = match codec {
         Out::Ctf => ctf.insert(CtfSink::new(out, &input.meta)?),
@@ -339,9 +420,15 @@ fn export_one(
             done.fetch_add(n - last, Ordering::Relaxed);
             last = n;
         },
-        &|| progress.stop.load(Ordering::Relaxed),
+        &|| progress.stop.load(Ordering::Relaxed) || crate::interrupt::requested().is_some(),
     )
     .with_context(|| format!("exporting {}", crate::spool::shown(&input.path)))?;
+    let written = match (&pq, &csv) {
+        (Some(p), _) => p.files.clone(),
+        (_, Some(c)) => c.files.clone(),
+        _ => Vec::new(),
+    };
+    clear_partition(out, &input.meta, codec, &written)?;
     s.escaped = pq.map_or(0, |p| p.escaped) + csv.map_or(0, |c| c.escaped);
     Ok(s)
 }

@@ -39,7 +39,6 @@ struct TypeStats {
     modes: Vec<String>,
 }
 
-/// Format nanoseconds since the epoch as RFC 3339 UTC.
 /// A trace fact in `info --json`, by the one rule of its JSON: a number is a JSON number (a
 /// decimal integer without leading zeros: `synthetic_ids`, `exit_status`; `umask`'s `0022` is
 /// octal and stays text), a time is nanoseconds since the epoch in a field named `..._ns`
@@ -73,27 +72,9 @@ fn fact_json(k: &str, v: &[u8]) -> (String, serde_json::Value) {
     (k.to_string(), ra_fsstate::JsonBytes::value(v))
 }
 
+/// Nanoseconds since the epoch as RFC 3339 UTC, nine fraction digits.
 pub fn rfc3339(ns: i64) -> String {
-    let secs = ns.div_euclid(1_000_000_000);
-    let frac = ns.rem_euclid(1_000_000_000);
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{frac:09}Z",
-        sod / 3600,
-        sod % 3600 / 60,
-        sod % 60
-    )
+    ra_trace::anonymize::time::rfc3339(ns)
 }
 
 fn mode_name(m: u8) -> String {

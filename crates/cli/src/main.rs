@@ -1,5 +1,61 @@
 //! `reanimator`: the one binary. One module per subcommand; the heavy lifting lives in the
 //! library crates (`dataseries`, `ra-syscalls`, `ra-trace`, `ra-filter`).
+//!
+//! # Parts
+//!
+//! The one binary; `spool`: `-` for the readers other than `dump` (info, stats, export, profile,
+//! verify, replay, compile map the trace, use its index or pass over it more than once): standard
+//! input copied to an unnamed `O_TMPFILE` in $TMPDIR (0600, gone however the process ends; a full
+//! disk is one error) and read as `/proc/self/fd/N`, a path never shown: messages and text headers
+//! name it `standard input` (`spool::shown`), JSON `-` (`spool::json_name`), and the error line has
+//! the libraries' mentions of the path replaced (`spool::unspooled`); at most one `-` per command
+//! (`main::spool_stdin`); `jsonl`: `dump --format jsonl`'s writer of a call's line, straight into a
+//! byte buffer (hex by SSE2), byte for byte serde_json's of `dump::event_json_fds` (a property test
+//! holds them together); one module per subcommand (`record`, `info`, `dump`, `replay`, `snapshot`,
+//! `diff`, `fs`, `profile`; `select`: `select`, `split` and `merge` (docs/SELECT.md: traces
+//! rewritten through `TraceWriter` with ids kept or renumbered, pids of merged inputs offset with
+//! anonymize's pid rules; a selection starting mid-trace begins with synthetic opens and seeks of
+//! the descriptors open then, from `fileio::FileIoTracker::open_descriptors`) and the selection
+//! (`--where`/`--time`/`--pid`/`--tid`, resolved once per trace: dump's filter, the process tree
+//! from clone results) that `replay` and `compile` apply by replaying a scratch selection, before
+//! planning; `stats`: `reanimator stats`, reading traces, `--where`, and printing `ra_stats`'s
+//! summaries (strace -c's table, group tables, histograms, JSON); `profile_live`: the live
+//! profiler's options, the `class` layer, streaming into the sink; `profile_metrics`: `profile
+//! --listen`, the cumulative histograms served at `/metrics` (loopback only, one bounded connection
+//! at a time); `profile` also has `profile compare`, `--correlate` (a sink that reports at the end)
+//! and value profiles of traces (`--value`, from `ra_trace::fileio`; live ones are binned in the
+//! kernel); `export`: fio iolog v3 from `ra_trace::fileio`'s operations, docs/REPLAY.md;
+//! `export_tables`: `export --format parquet` over `ra-export`, several traces on `--threads`
+//! workers; `compile`: `reanimator compile`, its progress and summary; `info` also describes plans,
+//! read through with `Plan::check`; `compare`: `replay --compare`, one replay per root through
+//! `replay::replay_into`, the outcome join, the roots' trees diffed with ra-fsstate; `anonymize`:
+//! `reanimator anonymize` and `--reverse` over `ra_trace::anonymize`; `output`: the output-chain
+//! flags `record`, `fs` and `anonymize` share (`--compress`, lz4 by default, `--seal`, `--encrypt`,
+//! and `-o`'s destination with `--spill` and `--net-buffer`), turned into
+//! `dataseries::WriterOptions` and a `ra_trace::Destination` in one place; `collect`: `reanimator
+//! collect` (handshakes served by the accept loop in a bounded pool with a deadline, the oldest
+//! evicted; a thread per authenticated stream within per-host and per-IP limits; files written
+//! extent by extent, charged to the host's quota; seals checked under the authenticated host's key
+//! as extents arrive, each extent hashed, never held; `--join`; docs/NETWORK.md); `keygen`: key
+//! files from `ra_trace::key`, and host keys derived from a collector's master key (`--host NAME
+//! --from MASTER`); `partial`: an output written as `.NAME.partial` (created exclusively, removed
+//! on error, on drop and on Ctrl-C) and renamed when complete, for `compile`, `anonymize`,
+//! `select`, `split` and `merge`; `interrupt`: Ctrl-C, SIGTERM and SIGHUP for the commands that
+//! write several outputs or one in many steps (`select`, `split`, `merge`, `export` to tables): the
+//! handler only records the signal (an atomic, a byte down a pipe), the command asks
+//! `interrupt::check` before each call it copies and returns, its partial files removed on drop,
+//! then runs its own clean-up (split removes the parts it finished) and exits 128 + the signal with
+//! one line; a watcher thread ends the process itself, removing every partial file still
+//! registered, when the command has not ended 0.7 s after the signal or a second one comes; signals
+//! inherited ignored stay ignored; tests share `bin()`, `keygen()` and `verify()` in
+//! `tests/common`; `verify`: `reanimator verify`; `doctor`: `reanimator doctor`, each check made by
+//! trying (the eBPF programs loaded and attached, a child seized with ptrace, /dev/fuse opened) or
+//! read from the kernel's files, computed apart from its printing; `clidocs`: `completions` and
+//! `man` from the one clap definition (the generated copies in `share/`, kept fresh by
+//! `scripts/gen-cli-docs.sh --check`); `main` loads its `--key` once and hands its read key to
+//! `dataseries::crypt` and, for the commands that read traces, its seal key to
+//! `dataseries::seal::set_check_key`, prints `note_incomplete` for every reader, and exits 1 for an
+//! error that proves tampering); `anyhow` only here.
 
 mod anonymize;
 mod clidocs;
@@ -13,6 +69,7 @@ mod export;
 mod export_tables;
 mod fs;
 mod info;
+mod interrupt;
 mod jsonl;
 mod keygen;
 mod mapfault;
@@ -203,6 +260,11 @@ fn main() -> ExitCode {
             // A closed pipe (`reanimator dump ... | head`) is a normal way to stop reading.
             if broken_pipe(&err) {
                 return ExitCode::SUCCESS;
+            }
+            // Stopped by a signal: what the command left, and 128 + the signal's number.
+            if let Some(i) = err.downcast_ref::<interrupt::Interrupted>() {
+                eprintln!("reanimator: {i}");
+                return ExitCode::from(i.exit_code());
             }
             let _ = std::io::stdout().flush();
             // The libraries name a spooled trace by its /proc/self/fd path.

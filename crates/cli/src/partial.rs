@@ -1,6 +1,7 @@
 //! Output files that appear only when complete: a command writes `.NAME.partial` beside
 //! NAME and renames it into place when it has finished, so that an error, a panic or a
-//! stop never leaves a half-written NAME that looks like a whole one.
+//! stop never leaves a half-written NAME that looks like a whole one. Every such file is
+//! registered with [`crate::interrupt`], whose forced stop removes what is still partial.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -32,7 +33,7 @@ impl Partial {
         tmp_name.push(name);
         tmp_name.push(".partial");
         let tmp = dest.with_file_name(tmp_name);
-        match ra_fsstate::private::create_new(&tmp) {
+        match crate::interrupt::claim(&tmp, || ra_fsstate::private::create_new(&tmp)) {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
                 "{} exists: another run is writing {}, or one was killed before it could \
@@ -77,7 +78,9 @@ impl Partial {
     /// Renames the file into place as `dest` (replacing what may be there: the caller
     /// decides beforehand whether `dest` may exist).
     pub(crate) fn persist(mut self) -> Result<()> {
-        let r = self.settle(|p| std::fs::rename(&p.tmp, &p.dest));
+        let r = crate::interrupt::forget(&self.tmp, || {
+            self.settle(|p| std::fs::rename(&p.tmp, &p.dest))
+        });
         r.with_context(|| {
             format!("moving {} into place at {}", self.tmp.display(), self.dest.display())
         })?;
@@ -102,7 +105,9 @@ impl Partial {
 impl Drop for Partial {
     fn drop(&mut self) {
         if !self.persisted {
-            let _ = self.settle(|p| std::fs::remove_file(&p.tmp));
+            let _ = crate::interrupt::forget(&self.tmp, || {
+                self.settle(|p| std::fs::remove_file(&p.tmp))
+            });
         }
     }
 }

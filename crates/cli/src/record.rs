@@ -20,6 +20,16 @@ use ra_trace::{Phase, PhaseInfo, TraceWriter, WriterConfig};
 use crate::output::{ChainArgs, NetArgs};
 use crate::progress::ScanProgress;
 
+/// What `record` does with the program's io_uring rings (`--io-uring`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum IoUring {
+    /// Let programs use io_uring and record its requests (`io_uring_op`).
+    Record,
+    /// Make every io_uring_setup fail with ENOSYS (ptrace backend), as sandboxes do, so that
+    /// programs fall back to system calls or fail clearly.
+    Deny,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
     /// ebpf when its probe succeeds (root, BTF, a recent kernel), else ptrace; says why in one
@@ -135,6 +145,13 @@ pub struct RecordArgs {
     /// mappings are always recorded. The ptrace backend records no page records at all.
     #[arg(long)]
     pub mmap_private: bool,
+    /// `deny`: every io_uring_setup fails with ENOSYS (recorded so, the trace's
+    /// `io_uring_denied` fact counting them), so that programs such as fio fall back to system
+    /// calls or stop with a clear error; ptrace backend (`auto` then picks it). `record`
+    /// (the default): requests are recorded; the ptrace backend cannot see SQPOLL rings and
+    /// says so.
+    #[arg(long = "io-uring", value_enum, default_value_t = IoUring::Record, value_name = "MODE")]
+    pub io_uring: IoUring,
     /// Record every process in this cgroup (v2 directory, e.g.
     /// /sys/fs/cgroup/system.slice/foo.service) and below, until Ctrl-C (ebpf backend).
     #[arg(long, value_name = "PATH", conflicts_with_all = ["command", "pid"])]
@@ -333,7 +350,12 @@ fn record(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
         (Some(pid), _) => Target::Pid(pid),
         (None, None) => Target::Command(a.command.clone()),
     };
-    let opts = Options { selection, data, mmap_private: a.mmap_private };
+    let opts = Options {
+        selection,
+        data,
+        mmap_private: a.mmap_private,
+        uring_deny: a.io_uring == IoUring::Deny,
+    };
     if let Some(n) = a.ring_size {
         ebpf::check_ring_size(n)?;
     }
@@ -557,7 +579,36 @@ fn record(a: RecordArgs, key: Option<&ra_trace::key::Key>) -> Result<ExitCode> {
             );
         }
     }
+    let denied = outcome.facts.iter().find(|(k, _)| k == "io_uring_denied");
+    if let Some((_, n)) = denied.filter(|(_, n)| n != "0" && !a.quiet) {
+        eprintln!(
+            "reanimator: {n} io_uring_setup call(s) made to fail with ENOSYS (--io-uring deny)"
+        );
+    }
+    if let Some(line) = uring_unobserved_line(&outcome) {
+        // (Also with --quiet: requests are missing from the trace.)
+        eprintln!("reanimator: warning: {line}");
+    }
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
+}
+
+/// The ptrace recorder's io_uring requests it could not see (facts `uring_unobserved`,
+/// `uring_rings_unobserved`, `uring_unobserved_why`), in one line; None when it saw all.
+fn uring_unobserved_line(o: &ra_capture::Outcome) -> Option<String> {
+    let fact = |k: &str| o.facts.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let n = |k: &str| fact(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let (ops, rings) = (n("uring_unobserved"), n("uring_rings_unobserved"));
+    if ops == 0 && rings == 0 {
+        return None;
+    }
+    Some(format!(
+        "{ops} io_uring operation{} could not be seen by the ptrace recorder ({} ring{}: {}) \
+         and are not in the trace; record with --backend ebpf to capture them",
+        if ops == 1 { "" } else { "s" },
+        rings,
+        if rings == 1 { "" } else { "s" },
+        fact("uring_unobserved_why").unwrap_or("completions whose submission was not seen"),
+    ))
 }
 
 /// What `record --json` prints.
@@ -659,6 +710,24 @@ fn choose_backend(
             }
         }
     };
+    if a.io_uring == IoUring::Deny {
+        // Only a tracer that stops the call can change its result.
+        return match a.backend {
+            Backend::Ebpf => anyhow::bail!(
+                "--io-uring deny needs the ptrace backend (the ebpf recorder cannot make a \
+                 call fail): use --backend ptrace"
+            ),
+            _ if matches!(target, Target::Cgroup(_)) => {
+                anyhow::bail!(
+                    "--io-uring deny needs the ptrace backend, which cannot record a cgroup"
+                )
+            }
+            _ => {
+                warn_privileges();
+                Ok(ptrace)
+            }
+        };
+    }
     match a.backend {
         Backend::Ebpf => {
             ebpf().map_err(|why| anyhow::anyhow!("the ebpf backend cannot run here: {why}"))

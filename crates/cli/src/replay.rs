@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use ra_replay::{
     compare::OutcomeSink, init, sandbox::Root, Fill, MmapMode, OnMismatch, Options, Progress,
-    Report, Timing, Verify,
+    Report, Timing, UringMode, Verify,
 };
 use ra_trace::TraceReader;
 
@@ -54,6 +54,20 @@ pub enum MmapArg {
     Map,
     /// No mappings; page records become pread/pwrite.
     Pread,
+}
+
+/// `--uring`: how io_uring requests (`io_uring_op` records) are replayed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum UringArg {
+    /// Through real rings where io_uring can be set up here, else as system calls (the
+    /// report says so).
+    Auto,
+    /// Through a real ring per recorded ring: same opcodes, SQE flags, offsets, lengths and
+    /// data; refused in one line where io_uring cannot be set up.
+    Ring,
+    /// Each request as the system call it stands for (`READ` as pread64, `FSYNC` as fsync or
+    /// fdatasync, ...).
+    AsSyscalls,
 }
 
 /// `--reads`: Replayfs' read cache modes.
@@ -204,6 +218,10 @@ pub struct ReplayArgs {
     /// missed the page cache when recorded, or none.
     #[arg(long, value_enum, default_value_t = ReadsArg::All)]
     pub reads: ReadsArg,
+    /// How io_uring requests recorded by the eBPF recorder (`io_uring_op` records) are
+    /// replayed and verified (docs/REPLAY.md, "io_uring requests").
+    #[arg(long, value_enum, default_value_t = UringArg::Auto)]
+    pub uring: UringArg,
     /// How far the trace is read ahead, on a thread of its own: at most N calls and BYTES of
     /// data, whichever is reached first, in batches of 256 calls or 1 MiB (the default,
     /// 4096,16M: 16 batches); the report gives the horizon used and whether replay ever
@@ -638,6 +656,15 @@ pub(crate) fn replay_into(
         ReadsArg::All => ra_replay::Reads::All,
         ReadsArg::AsRecorded => ra_replay::Reads::AsRecorded,
         ReadsArg::None => ra_replay::Reads::None,
+    };
+    opts.uring = match (a.uring, ra_replay::probe_uring()) {
+        (UringArg::AsSyscalls, _) => UringMode::AsSyscalls { fallback: None },
+        (_, Ok(())) => UringMode::Ring,
+        (UringArg::Auto, Err(why)) => UringMode::AsSyscalls { fallback: Some(why) },
+        (UringArg::Ring, Err(why)) => bail!(
+            "--uring ring: io_uring cannot be set up here ({why}; kernel.io_uring_disabled, or \
+             a seccomp filter): replay with --uring as-syscalls"
+        ),
     };
     opts.stall_timeout = Duration::from_secs_f64(a.stall_timeout);
     opts.keep_mismatches = a.max_mismatches;

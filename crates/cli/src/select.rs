@@ -69,7 +69,8 @@ the first selected one was left out (else it is not the state the selection star
 `replay --init` infers one), the end state only when no call was left out. Losses are kept \
 when their time range meets the selection's (a loss without one is kept). An empty \
 selection, an inverted time range, a pid or tid the trace has no call of, or an unreadable \
-input: one line and exit status 2, and no OUT. See docs/SELECT.md.")]
+input: one line and exit status 2, and no OUT; stopped (Ctrl-C, SIGTERM, SIGHUP): one line, \
+no OUT, exit status 128 + the signal's number. See docs/SELECT.md.")]
 pub struct SelectArgs {
     #[command(flatten)]
     pub key: ReadKeyArgs,
@@ -101,7 +102,10 @@ belongs to the part it was recorded in), so that the parts together hold every c
 Every part keeps the input's facts and says in `split_from` which part of what it is; the \
 start snapshot goes to the first part (by time or size), the end snapshot to the last; \
 losses go to the part their time falls in (the first without a time). DIR is created (0700) \
-and must not hold parts already. `stats` of the parts adds up to the input's.")]
+and must not hold parts already. `stats` of the parts adds up to the input's. Each part is \
+written as DIR/.NAME.partial and renamed when finished; stopped (Ctrl-C, SIGTERM, SIGHUP) or \
+failed, split keeps no part (nor DIR, if it made it), says so in one line and exits non-zero \
+(128 + the signal's number when stopped).")]
 pub struct SplitArgs {
     #[command(flatten)]
     pub key: ReadKeyArgs,
@@ -133,7 +137,8 @@ argument, ...), so that no two inputs' ids collide; the fact `merged_from` lists
 with its host (its `hostname` fact), trace file, pid offset and calls, which is how a call's \
 host is known: by its pid's range. Facts all inputs agree on are kept as they are; every \
 input's facts are also kept as `input.N.KEY`. Snapshots are left out (each input's states \
-are of its own machine), and said so. Losses are kept, their reason prefixed by the host.")]
+are of its own machine), and said so. Losses are kept, their reason prefixed by the host. \
+Stopped (Ctrl-C, SIGTERM, SIGHUP): one line, no OUT, exit status 128 + the signal's number.")]
 pub struct MergeArgs {
     #[command(flatten)]
     pub key: ReadKeyArgs,
@@ -484,6 +489,7 @@ fn copy_snapshots(
             }
             any = true;
             for e in tr.snapshot_entries(s.index, p)? {
+                crate::interrupt::check()?;
                 w.add_snapshot_entry(s.index, p.code(), &e?)?;
                 entries += 1;
             }
@@ -501,14 +507,16 @@ fn copy_snapshots(
     if any && !tr.blob_offsets().is_empty() {
         let mut err = None;
         let r = tr.content().for_each_chunk(&mut |d, off, chunk| {
-            if let Err(e) = w.add_blob_chunk(d, off, chunk) {
+            if let Err(e) =
+                crate::interrupt::check().and_then(|()| Ok(w.add_blob_chunk(d, off, chunk)?))
+            {
                 err = Some(e);
                 return Err(ra_fsstate::Error::Source { source: "trace write".into() });
             }
             Ok(())
         });
         if let Some(e) = err {
-            return Err(e.into());
+            return Err(e);
         }
         r?;
     }
@@ -596,6 +604,7 @@ pub fn select_into(
     let mut window = WindowStart::default();
     for (i, ev) in tr.events(None).enumerate() {
         let ev = ev.with_context(|| format!("reading {}", input.display()))?;
+        crate::interrupt::check()?;
         if let Some(p) = progress {
             if i % 4096 == 0 {
                 p.set(i as u64);
@@ -815,19 +824,32 @@ fn write_window(
     Ok(WindowStart { ids: synthetic + n, records: n, shift, processes })
 }
 
+/// What a stopped `select` or `merge` says.
+fn one_output_stopped(what: &str, out: &Path, signal: &str) -> String {
+    format!("{what} interrupted by {signal}: {} not written (nothing of it left)", out.display())
+}
+
 pub fn run_select(a: SelectArgs) -> Result<ExitCode> {
     refuse_same(&a.input, &a.output)?;
+    let out = a.output.clone();
+    crate::interrupt::install(move |sig| one_output_stopped("select", &out, sig))?;
+    crate::interrupt::outcome(select(a))
+}
+
+fn select(a: SelectArgs) -> Result<ExitCode> {
     let tr = open(&a.input)?;
     let sel = Selection::resolve(&a.sel, &tr)?;
     let cfg = writer_config(&tr, &a.chain)?;
-    let tmp = Partial::create_removed_on_signal(&a.output, "-o")?;
+    let tmp = Partial::create(&a.output, "-o")?;
     let bar =
         (!a.quiet).then(|| crate::progress::Progress::calls("selecting", tr.syscall_records()));
     let t = select_into(&tr, &a.input, &sel, tmp.path(), cfg, bar.as_ref())?;
     if let Some(b) = &bar {
         b.finish();
     }
+    crate::interrupt::check()?;
     tmp.persist()?;
+    crate::interrupt::commit();
     if !a.quiet {
         eprintln!(
             "reanimator: selected {} of {} calls into {}; left out: {}",
@@ -882,25 +904,97 @@ fn event_bytes(ev: &Event) -> u64 {
 /// Writers `split --by pid` holds open at once; the rest wait for another pass.
 const PID_WRITERS: usize = 32;
 
+/// Whether `name` is the name of a part `split` writes.
+fn is_part_name(name: &std::ffi::OsStr) -> bool {
+    let n = name.to_string_lossy();
+    n.ends_with(".ds")
+        && (n.starts_with("part-") || n.starts_with("time-") || n.starts_with("pid-"))
+}
+
+/// The parts in `dir`.
+fn parts_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        if is_part_name(&e.file_name()) {
+            v.push(e.path());
+        }
+    }
+    Ok(v)
+}
+
+/// Remove the parts in `dir`, and `dir` if this run made it and it is left empty: how many
+/// parts, and whether `dir` went too; or what could not be removed.
+fn remove_parts(dir: &Path, made_dir: bool) -> std::result::Result<(usize, bool), String> {
+    let mut removed = 0;
+    let mut left = Vec::new();
+    match parts_in(dir) {
+        Ok(parts) => {
+            for p in parts {
+                match std::fs::remove_file(&p) {
+                    Ok(()) => removed += 1,
+                    Err(e) => left.push(format!("{}: {e}", p.display())),
+                }
+            }
+        }
+        Err(e) => left.push(format!("cannot read {}: {e}", dir.display())),
+    }
+    if !left.is_empty() {
+        return Err(left.join("; "));
+    }
+    // (Not empty: something else was put there meanwhile, and stays.)
+    Ok((removed, made_dir && std::fs::remove_dir(dir).is_ok()))
+}
+
+/// What a stopped split does: the parts it finished are removed too (they would not add up
+/// to the trace, and DIR must hold no parts to split again), and DIR if it made it.
+fn split_stopped(dir: &Path, made_dir: bool, signal: &str) -> String {
+    match remove_parts(dir, made_dir) {
+        Ok((n, gone)) => format!(
+            "split interrupted by {signal}: no part kept (the {n} finished removed, and the \
+             ones being written); {}",
+            if gone {
+                format!("{}, which it had made, removed", dir.display())
+            } else {
+                format!("{} holds no part", dir.display())
+            }
+        ),
+        Err(left) => format!(
+            "split interrupted by {signal}: parts removed but for {left} (remove them before \
+             splitting again)"
+        ),
+    }
+}
+
 pub fn run_split(a: SplitArgs) -> Result<ExitCode> {
     let tr = open(&a.input)?;
+    let made_dir = !a.output.exists();
     ra_fsstate::private::create_dir_all(&a.output)
         .with_context(|| format!("cannot create {}", a.output.display()))?;
-    let exists = std::fs::read_dir(&a.output)
+    let exists = !parts_in(&a.output)
         .with_context(|| format!("cannot read {}", a.output.display()))?
-        .filter_map(|e| e.ok())
-        .any(|e| {
-            let n = e.file_name();
-            let n = n.to_string_lossy();
-            n.ends_with(".ds")
-                && (n.starts_with("part-") || n.starts_with("time-") || n.starts_with("pid-"))
-        });
+        .is_empty();
     if exists {
         bail!("{} holds parts already: split into an empty directory", a.output.display());
     }
-    let start = first_call_ns(&tr)?;
-    let base_cfg = writer_config(&tr, &a.chain)?;
-    let facts = plain_facts(&tr);
+    let dir = a.output.clone();
+    crate::interrupt::install(move |sig| split_stopped(&dir, made_dir, sig))?;
+    let r = crate::interrupt::outcome(split(&tr, &a));
+    if let Err(e) = &r {
+        if e.downcast_ref::<crate::interrupt::Interrupted>().is_none() {
+            // Another error: no part kept either.
+            if let Err(left) = remove_parts(&a.output, made_dir) {
+                eprintln!("reanimator: warning: not removed after the error below: {left}");
+            }
+        }
+    }
+    r
+}
+
+fn split(tr: &TraceReader, a: &SplitArgs) -> Result<ExitCode> {
+    let start = first_call_ns(tr)?;
+    let base_cfg = writer_config(tr, &a.chain)?;
+    let facts = plain_facts(tr);
     let open_part = |name: String, cfg: WriterConfig| -> Result<Part> {
         let dest = a.output.join(&name);
         let tmp = Partial::create(&dest, "-o")?;
@@ -912,7 +1006,8 @@ pub fn run_split(a: SplitArgs) -> Result<ExitCode> {
         By::Time(ns) => format!("time={}s", ns as f64 / 1e9),
         By::Size(b) => format!("size={b}"),
     };
-    let mut done: Vec<Partial> = Vec::new();
+    // Parts finished (each renamed into place as it is).
+    let mut done = 0usize;
     let mut total = 0u64;
     match a.by {
         By::Time(_) | By::Size(_) => {
@@ -921,6 +1016,7 @@ pub fn run_split(a: SplitArgs) -> Result<ExitCode> {
             let mut bytes = 0u64;
             for ev in tr.events(None) {
                 let ev = ev.with_context(|| format!("reading {}", a.input.display()))?;
+                crate::interrupt::check()?;
                 total += 1;
                 let next = match a.by {
                     By::Time(d) => {
@@ -949,17 +1045,17 @@ pub fn run_split(a: SplitArgs) -> Result<ExitCode> {
                 }
                 if cur.as_ref().is_none_or(|(_, k)| *k != next) {
                     if let Some((p, _)) = cur.take() {
-                        let first = done.is_empty();
-                        done.push(finish_part(&tr, p, &a, &by_name, first, false)?);
+                        finish_part(tr, p, a, &by_name, done == 0, false)?;
+                        done += 1;
                     }
-                    let first = done.is_empty();
+                    let first = done == 0;
                     let name = match a.by {
                         By::Time(_) => format!("time-{next:06}.ds"),
                         _ => format!("part-{next:06}.ds"),
                     };
                     let mut p = open_part(name, base_cfg.clone())?;
                     if first {
-                        copy_snapshots(&tr, &mut p.w, &[Phase::Start])?;
+                        copy_snapshots(tr, &mut p.w, &[Phase::Start])?;
                     }
                     cur = Some((p, next));
                 }
@@ -969,8 +1065,8 @@ pub fn run_split(a: SplitArgs) -> Result<ExitCode> {
                 put(&mut p.w, &ev)?;
             }
             if let Some((p, _)) = cur.take() {
-                let first = done.is_empty();
-                done.push(finish_part(&tr, p, &a, &by_name, first, true)?);
+                finish_part(tr, p, a, &by_name, done == 0, true)?;
+                done += 1;
             }
         }
         By::Pid => {
@@ -986,6 +1082,7 @@ pub fn run_split(a: SplitArgs) -> Result<ExitCode> {
                 let mut count = 0u64;
                 for ev in tr.events(None) {
                     let ev = ev.with_context(|| format!("reading {}", a.input.display()))?;
+                    crate::interrupt::check()?;
                     count += 1;
                     let pid = ev.pid.or(ev.tid).unwrap_or(0);
                     if finished.contains(&pid) {
@@ -1008,7 +1105,8 @@ pub fn run_split(a: SplitArgs) -> Result<ExitCode> {
                 for pid in pids {
                     finished.insert(pid);
                     let p = open.remove(&pid).expect("listed");
-                    done.push(finish_part(&tr, p, &a, &by_name, false, false)?);
+                    finish_part(tr, p, a, &by_name, false, false)?;
+                    done += 1;
                 }
                 if !more {
                     break;
@@ -1019,12 +1117,9 @@ pub fn run_split(a: SplitArgs) -> Result<ExitCode> {
     if total == 0 {
         bail!("{} holds no calls to split", a.input.display());
     }
-    let n = done.len();
-    for p in done {
-        p.persist()?;
-    }
+    crate::interrupt::commit();
     if !a.quiet {
-        eprintln!("reanimator: split {total} calls into {n} parts in {}", a.output.display());
+        eprintln!("reanimator: split {total} calls into {done} parts in {}", a.output.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -1041,8 +1136,8 @@ fn note(p: &mut Part, ev: &Event) {
     }
 }
 
-/// Finish a part's trace (its losses, its end snapshot if `last`, its fact); the file stays
-/// partial until every part is done.
+/// Finish a part's trace (its losses, its end snapshot if `last`, its fact) and move it into
+/// place.
 fn finish_part(
     tr: &TraceReader,
     mut p: Part,
@@ -1050,7 +1145,7 @@ fn finish_part(
     by: &str,
     first: bool,
     last: bool,
-) -> Result<Partial> {
+) -> Result<()> {
     if last {
         copy_snapshots(tr, &mut p.w, &[Phase::End])?;
     }
@@ -1081,7 +1176,8 @@ fn finish_part(
     });
     p.w.add_info(FACT_SPLIT, fact.to_string().as_bytes())?;
     p.w.finish()?;
-    Ok(p.tmp)
+    crate::interrupt::check()?;
+    p.tmp.persist()
 }
 
 /// Linux's largest pid + 1 (PID_MAX_LIMIT): input N's ids are offset by N times this.
@@ -1125,6 +1221,12 @@ pub fn run_merge(a: MergeArgs) -> Result<ExitCode> {
     for i in &a.inputs {
         refuse_same(i, &a.output)?;
     }
+    let out = a.output.clone();
+    crate::interrupt::install(move |sig| one_output_stopped("merge", &out, sig))?;
+    crate::interrupt::outcome(merge(a))
+}
+
+fn merge(a: MergeArgs) -> Result<ExitCode> {
     if a.inputs.len() as i64 > i64::from(i32::MAX) / PID_STRIDE {
         bail!("merge joins at most {} traces at once", i64::from(i32::MAX) / PID_STRIDE);
     }
@@ -1161,11 +1263,12 @@ pub fn run_merge(a: MergeArgs) -> Result<ExitCode> {
         fs_ops: fs.iter().any(|&f| f),
         ..WriterConfig::default()
     };
-    let tmp = Partial::create_removed_on_signal(&a.output, "-o")?;
+    let tmp = Partial::create(&a.output, "-o")?;
     let mut w = TraceWriter::create(tmp.path(), &refs, cfg)?;
     let mut iters: Vec<_> = trs.iter().map(|t| t.events(None)).collect();
     let mut heads: Vec<Option<Event>> = Vec::with_capacity(iters.len());
     let next = |it: &mut ra_trace::EventIter<'_>, p: &Path| -> Result<Option<Event>> {
+        crate::interrupt::check()?;
         it.next().transpose().with_context(|| format!("reading {}", p.display()))
     };
     for (it, p) in iters.iter_mut().zip(&a.inputs) {
@@ -1226,7 +1329,9 @@ pub fn run_merge(a: MergeArgs) -> Result<ExitCode> {
     });
     w.add_info(FACT_MERGED, fact.to_string().as_bytes())?;
     w.finish()?;
+    crate::interrupt::check()?;
     tmp.persist()?;
+    crate::interrupt::commit();
     if !a.quiet {
         eprintln!(
             "reanimator: merged {} calls of {} traces into {}",

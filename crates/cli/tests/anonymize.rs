@@ -127,8 +127,7 @@ impl Case {
 
     fn check_key_never_shown(&self, files: &[&Path]) {
         let hex = self.key_hex();
-        let raw: Vec<u8> =
-            (0..32).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+        let raw = ra_hex::decode(&hex[..64]).unwrap();
         let said = String::from_utf8_lossy(&self.said);
         assert!(!said.contains(&hex) && !said.contains(&hex[..16]), "the key was printed");
         for f in files {

@@ -915,8 +915,8 @@ fn hand_connect(
     let (Some(k), Some(rest)) = (key, a.strip_prefix("challenge ")) else {
         return (s, hello, String::new(), a);
     };
-    let nc = auth::unhex32(rest.split(' ').next().unwrap()).unwrap();
-    let proof = format!("auth {}\n", auth::hex(&auth::sender_proof(k, &hello, &nc)));
+    let nc = ra_hex::decode_array::<32>(rest.split(' ').next().unwrap()).unwrap();
+    let proof = format!("auth {}\n", ra_hex::encode(&auth::sender_proof(k, &hello, &nc)));
     s.write_all(proof.as_bytes()).unwrap();
     let a = line_from(&mut s);
     (s, hello, proof, a)

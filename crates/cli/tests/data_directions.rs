@@ -97,9 +97,7 @@ fn write_full_read_hash_keeps_written_bytes_and_verifies_reads_by_digest() {
     let mut written = Vec::new();
     for w in &writes {
         let hex = w["args"]["buf"]["hex"].as_str().unwrap_or_else(|| panic!("bytes: {w}"));
-        written.extend(
-            (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()),
-        );
+        written.extend(ra_hex::decode(hex).unwrap_or_else(|| panic!("hex: {w}")));
     }
     assert_eq!(written, data, "out.bin's writes hold every byte dd wrote");
     let reads = on(&all, "read", "data/in.bin");

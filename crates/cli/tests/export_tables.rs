@@ -411,9 +411,7 @@ fn fs_traces_fill_the_system_calls_columns() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+use ra_hex::encode as hex;
 
 #[test]
 fn bad_input_is_one_line() {

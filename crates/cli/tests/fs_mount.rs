@@ -1809,10 +1809,7 @@ fn sync_keeps_every_answered_operation_of_a_killed_daemon() {
     let last = w.last().expect("sqlite3's writes");
     let off = last["extra"]["offset"].as_u64().unwrap() as usize;
     let hex = last["extra"]["data"]["hex"].as_str().expect("binary data as hex");
-    let bytes: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect();
+    let bytes = ra_hex::decode(hex).expect("hex digits");
     assert!(!bytes.is_empty() && off + bytes.len() <= db.len(), "{last}");
     assert_eq!(&db[off..off + bytes.len()], &bytes[..], "the database holds what the trace says");
     let info = String::from_utf8(bin().arg("info").arg(&trace).output().unwrap().stdout).unwrap();

@@ -166,14 +166,7 @@ impl Log {
 
 fn unhex(v: &Value, line: usize) -> Vec<u8> {
     let s = v.as_str().unwrap_or_else(|| panic!("log line {line}: hex is not a string: {v}"));
-    assert!(s.len() % 2 == 0, "log line {line}: odd hex length: {s}");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(&s[i..i + 2], 16)
-                .unwrap_or_else(|_| panic!("log line {line}: bad hex: {s}"))
-        })
-        .collect()
+    ra_hex::decode(s).unwrap_or_else(|| panic!("log line {line}: bad hex: {s}"))
 }
 
 impl Expect {

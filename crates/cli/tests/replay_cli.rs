@@ -662,11 +662,12 @@ fn page_records_of_anonymous_shared_memory_are_simulated() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// io_uring's calls are recorded (a trace shows the program used it) and simulated: the
-/// ring's descriptor exists for the calls after them, and the report says that the I/O the
-/// ring did is not in the trace.
+/// io_uring's calls are recorded (a trace shows the program used it): the ring is set up
+/// again (through the kernel with `--uring ring`, on the model with `as-syscalls`), its
+/// descriptor exists for the calls after it, and the report says that an `io_uring_enter` is
+/// simulated and that a trace without `io_uring_op` records does not hold its I/O.
 #[test]
-fn io_uring_calls_are_simulated_with_a_warning() {
+fn io_uring_calls_are_replayed_with_a_warning() {
     let d = scratch("uring");
     let mut s = Script::new();
     s.call("io_uring_setup", 5, &[("entries", ArgValue::Int(4)), ("p", ArgValue::Int(0x1000))]);
@@ -685,18 +686,20 @@ fn io_uring_calls_are_simulated_with_a_warning() {
     s.call("close", 0, &[("fd", ArgValue::Int(5))]);
     let trace = d.join("uring.ds");
     s.write(&trace);
-    let root = d.join("root");
-    let (o, r) = replay_fresh(&trace, &root, &["--json"]);
-    assert_eq!(o.status.code(), Some(0), "{r}");
-    assert_eq!(r["per_call"]["io_uring_setup"]["simulated"], 1, "{r}");
-    assert_eq!(r["per_call"]["io_uring_enter"]["simulated"], 1, "{r}");
-    assert_eq!(r["mismatch_total"], 0, "{r}");
-    let warned = r["warnings"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .any(|k| k.starts_with("io_uring or Linux AIO: the reads and writes they do"));
-    assert!(warned, "{r}");
+    for (mode, setup) in [("ring", "issued"), ("as-syscalls", "emulated")] {
+        let root = d.join(format!("root-{mode}"));
+        let (o, r) = replay_fresh(&trace, &root, &["--json", "--uring", mode]);
+        assert_eq!(o.status.code(), Some(0), "{r}");
+        assert_eq!(r["per_call"]["io_uring_setup"][setup], 1, "--uring {mode}: {r}");
+        assert_eq!(r["per_call"]["io_uring_setup"]["matched"], 1, "--uring {mode}: {r}");
+        assert_eq!(r["per_call"]["io_uring_enter"]["simulated"], 1, "{r}");
+        assert_eq!(r["per_call"]["close"]["matched"], 1, "{r}");
+        assert_eq!(r["mismatch_total"], 0, "{r}");
+        let warned = r["warnings"].as_object().unwrap().keys().any(|k| {
+            k.starts_with("io_uring_enter: simulated") && k.contains("a trace without them")
+        });
+        assert!(warned, "{r}");
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
 

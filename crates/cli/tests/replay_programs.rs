@@ -628,7 +628,7 @@ fn kernel_side_copies_replay_from_a_source_the_trace_never_read() {
     // tell the inference nothing about the sources).
     let want_c2 =
         [&two[0..2000], &two[2010..2510], &two[100_000..100_300], &two[200_000..200_700]].concat();
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let hex = ra_hex::encode;
     let script = format!(
         "import os\n\
         a = os.open({two:?}, os.O_RDONLY)\n\

@@ -507,3 +507,174 @@ fn bad_input_is_refused_with_one_line() {
     assert!(!d.join("m.ds").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `reanimator ARGS` started with SIGINT's default action (a test run in the background of a
+/// non-interactive shell inherits it ignored, and reanimator keeps a signal it inherited
+/// ignored), its stderr piped.
+fn spawn_stoppable(args: &[&std::ffi::OsStr]) -> std::process::Child {
+    let mut cmd = bin();
+    // SAFETY: only an async-signal-safe call between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd.args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The files under `dir` (recursively), by name.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else { return v };
+    for e in rd.flatten() {
+        if e.file_type().unwrap().is_dir() {
+            v.extend(files_under(&e.path()));
+        } else {
+            v.push(e.path().display().to_string());
+        }
+    }
+    v
+}
+
+/// Wait (up to 120 s) until `ready` says the command is mid-run, checking it still runs.
+fn wait_mid_run(child: &mut std::process::Child, what: &str, ready: &dyn Fn() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !ready() {
+        if let Some(st) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            panic!("{what} ended ({st}) before it could be stopped mid-run: {err}");
+        }
+        assert!(t0.elapsed() < std::time::Duration::from_secs(120), "{what}: never mid-run");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Send `sig`; the command must end within a second, with 128 + `sig` and one line that
+/// starts `reanimator: WHAT interrupted by`: that line.
+fn stop_and_wait(child: &mut std::process::Child, sig: libc::c_int, what: &str) -> String {
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+    let t0 = std::time::Instant::now();
+    let st = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(1),
+            "{what} still runs 1 s after signal {sig}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(st.code(), Some(128 + sig), "{what}: {st}: {err}");
+    assert_eq!(err.lines().count(), 1, "{what}: one line: {err}");
+    assert!(err.starts_with(&format!("reanimator: {what} interrupted by ")), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// `split`, `select`, `merge` and `export --format parquet` stopped mid-run by SIGINT or
+/// SIGTERM (issue 41): no partial file left, no part kept, one line, 128 + the signal.
+#[test]
+fn interrupted_split_keeps_nothing() {
+    let base = case_dir("select", "interrupted");
+    let work = base.join("work");
+    // Forty processes, 1,000 4 KiB copies each: 80,000 calls and 320 MB of buffers.
+    let trace = base.join("dd.ds");
+    let o = bin()
+        .args(["record", "-q", "--backend", "ptrace", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c"])
+        .arg(
+            "for i in $(seq 40); do dd if=/dev/zero of=/dev/null bs=4096 count=1000 status=none \
+             & done; wait",
+        )
+        .current_dir(&work)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "record: {}", String::from_utf8_lossy(&o.stderr));
+    let partial = |n: &str| n.ends_with(".partial");
+    let part = |n: &str| n.ends_with(".ds") && !n.ends_with(".partial");
+    let names = |d: &Path| -> Vec<String> {
+        files_under(d)
+            .into_iter()
+            .map(|p| Path::new(&p).file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    };
+    // By size: stopped once a part is finished and the next is being written; DIR (made by
+    // split) removed.
+    let parts = base.join("parts");
+    let mut c =
+        spawn_stoppable(&[a("split"), s(&trace), a("--by"), a("size=24M"), a("-o"), s(&parts)]);
+    wait_mid_run(&mut c, "split --by size", &|| {
+        let n = names(&parts);
+        n.iter().any(|n| part(n)) && n.iter().any(|n| partial(n))
+    });
+    let line = stop_and_wait(&mut c, libc::SIGINT, "split");
+    assert!(line.contains("SIGINT") && line.contains("no part kept"), "{line}");
+    assert!(!parts.exists(), "{line}: {:?}", files_under(&parts));
+    // By pid (32 parts written at once), SIGTERM, into a directory that existed: it stays,
+    // empty.
+    std::fs::create_dir(&parts).unwrap();
+    let mut c = spawn_stoppable(&[a("split"), s(&trace), a("--by"), a("pid"), a("-o"), s(&parts)]);
+    wait_mid_run(&mut c, "split --by pid", &|| {
+        names(&parts).iter().filter(|n| partial(n)).count() >= 32
+    });
+    let line = stop_and_wait(&mut c, libc::SIGTERM, "split");
+    assert!(line.contains("SIGTERM") && line.contains("holds no part"), "{line}");
+    assert_eq!(std::fs::read_dir(&parts).unwrap().count(), 0, "{line}");
+    // select and merge: no OUT, nor its partial file.
+    let out = base.join("out.ds");
+    let mut c = spawn_stoppable(&[
+        a("select"),
+        s(&trace),
+        a("--where"),
+        a("call == read"),
+        a("-o"),
+        s(&out),
+    ]);
+    // (Mid-run: the partial file is there only while it runs.)
+    wait_mid_run(&mut c, "select", &|| names(&base).iter().any(|n| n == ".out.ds.partial"));
+    stop_and_wait(&mut c, libc::SIGINT, "select");
+    let mut c = spawn_stoppable(&[a("merge"), s(&trace), s(&trace), a("-o"), s(&out)]);
+    wait_mid_run(&mut c, "merge", &|| names(&base).iter().any(|n| n == ".out.ds.partial"));
+    stop_and_wait(&mut c, libc::SIGTERM, "merge");
+    let left: Vec<String> =
+        names(&base).into_iter().filter(|n| partial(n) || n == "out.ds").collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // export of two traces, one at a time: stopped while the first is written.
+    let second = base.join("dd2.ds");
+    std::fs::copy(&trace, &second).unwrap();
+    let pq = base.join("pq");
+    let mut c = spawn_stoppable(&[
+        a("export"),
+        s(&trace),
+        s(&second),
+        a("--format"),
+        a("parquet"),
+        a("-o"),
+        s(&pq),
+        a("--threads"),
+        a("1"),
+        a("-q"),
+    ]);
+    wait_mid_run(&mut c, "export", &|| names(&pq).iter().any(|n| partial(n)));
+    let line = stop_and_wait(&mut c, libc::SIGINT, "export");
+    assert!(line.contains("of 2 traces exported whole"), "{line}");
+    let left: Vec<String> = files_under(&pq).into_iter().filter(|n| partial(n)).collect();
+    assert!(left.is_empty(), "{line}: left behind: {left:?}");
+    // Whatever was kept is whole: the dataset reads back (a whole trace's calls, or none).
+    let calls_files: Vec<String> =
+        files_under(&pq.join("calls")).into_iter().filter(|n| n.ends_with(".parquet")).collect();
+    assert!(calls_files.len() < 2, "{calls_files:?}");
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -105,8 +105,7 @@ fn a_sealed_trace_verifies_and_every_change_is_named() {
     let hex = std::fs::read_to_string(&key).unwrap().lines().nth(1).unwrap().to_string();
     let bytes = std::fs::read(&t).unwrap();
     assert!(!bytes.windows(16).any(|w| w == &hex.as_bytes()[..16]));
-    let raw: Vec<u8> =
-        (0..32).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+    let raw = ra_hex::decode(&hex[..64]).unwrap();
     assert!(!bytes.windows(32).any(|w| w == &raw[..]));
 
     let ext = extents(&t);

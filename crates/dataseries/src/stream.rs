@@ -31,6 +31,7 @@ pub enum PartKind {
 /// One part of the file, known once its header has been read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Part {
+    /// Which part of the file this is.
     pub kind: PartKind,
     /// Stream offset of its first byte.
     pub offset: u64,
@@ -53,9 +54,17 @@ impl Part {
 #[derive(Debug)]
 pub enum Piece<'a> {
     /// Bytes of `part` (a part comes in one or more pieces, in order).
-    Data { part: &'a Part, bytes: &'a [u8] },
+    Data {
+        /// The part these bytes belong to.
+        part: &'a Part,
+        /// The next bytes of it.
+        bytes: &'a [u8],
+    },
     /// `part` is complete.
-    End { part: &'a Part },
+    End {
+        /// The part just completed.
+        part: &'a Part,
+    },
 }
 
 /// Why the stream is not a DSv1 file.
@@ -63,6 +72,7 @@ pub enum Piece<'a> {
 pub struct FrameError {
     /// Stream offset of the part that is wrong.
     pub offset: u64,
+    /// What is wrong with it.
     pub detail: String,
 }
 
@@ -77,7 +87,9 @@ impl std::error::Error for FrameError {}
 /// Error of [`Framer::feed`]: the stream's, or the one the caller's callback returned.
 #[derive(Debug)]
 pub enum FeedError<E> {
+    /// The stream is not a DSv1 file.
     Frame(FrameError),
+    /// The caller's callback failed.
     Sink(E),
 }
 

@@ -144,11 +144,11 @@ fn field(out: &mut Vec<u8>, ty: ColType, v: &Cell<'_>, escaped: &mut u64) {
             return;
         }
         (ColType::Bytes, Cell::Bytes(b) | Cell::Text(b)) | (_, Cell::Bytes(b)) => {
-            hex(out, b);
+            ra_hex::encode_into(out, b);
             return;
         }
         (_, Cell::Digest(d)) => {
-            hex(out, d);
+            ra_hex::encode_into(out, d);
             return;
         }
         (_, Cell::Text(b)) => {
@@ -183,14 +183,6 @@ fn field(out: &mut Vec<u8>, ty: ColType, v: &Cell<'_>, escaped: &mut u64) {
         out.push(b'"');
     } else {
         out.extend_from_slice(text);
-    }
-}
-
-fn hex(out: &mut Vec<u8>, b: &[u8]) {
-    const H: &[u8; 16] = b"0123456789abcdef";
-    for &x in b {
-        out.push(H[(x >> 4) as usize]);
-        out.push(H[(x & 15) as usize]);
     }
 }
 

@@ -40,7 +40,7 @@ fn cell_json(v: &Cell<'_>) -> Value {
         text_into(b, &mut t);
         Value::String(String::from_utf8(t).unwrap_or_default())
     };
-    let hex = |b: &[u8]| Value::String(b.iter().map(|x| format!("{x:02x}")).collect());
+    let hex = |b: &[u8]| Value::String(ra_hex::encode(b));
     match v {
         Cell::Int(i) => json!(i),
         Cell::Bool(b) => json!(b),

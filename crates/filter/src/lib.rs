@@ -157,6 +157,7 @@
 //!
 //! Real callers implement [`Record`] on their own record type, returning borrowed bytes so that
 //! evaluation does not allocate.
+#![warn(missing_docs)]
 
 mod ast;
 mod glob;
@@ -181,10 +182,15 @@ pub use suggest::suggest;
 /// One field's value in a record.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FieldValue<'a> {
+    /// No value (a nullable column left empty, an argument the call did not have).
     Null,
+    /// A boolean.
     Bool(bool),
+    /// A signed integer.
     Int(i64),
+    /// An unsigned integer too large for `Int`.
     UInt(u64),
+    /// A floating-point number.
     Float(f64),
     /// Strings, paths, buffers: bytes, not necessarily UTF-8.
     Bytes(Cow<'a, [u8]>),

@@ -19,20 +19,21 @@
 /// assert_eq!(suggest("zzz", known), None);
 /// ```
 pub fn suggest<'a>(unknown: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let target: Vec<char> = unknown.chars().map(|c| c.to_ascii_lowercase()).collect();
-    let max_dist = (target.len().max(3)) / 3;
+    let target = unknown.to_ascii_lowercase();
+    let target_chars = target.chars().count();
+    let max_dist = (target_chars.max(3)) / 3;
     let mut best: Option<(usize, &'a str)> = None;
     let mut prefix_of: Option<&'a str> = None;
     for name in known {
         if name.eq_ignore_ascii_case(unknown) {
             return Some(name);
         }
-        let cand: Vec<char> = name.chars().map(|c| c.to_ascii_lowercase()).collect();
-        let d = osa_distance(&target, &cand);
+        let cand = name.to_ascii_lowercase();
+        let d = strsim::osa_distance(&target, &cand);
         if d <= max_dist && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, name));
         }
-        if target.len() >= 3
+        if target_chars >= 3
             && cand.starts_with(&target)
             && prefix_of.is_none_or(|p| name.len() < p.len())
         {
@@ -42,41 +43,16 @@ pub fn suggest<'a>(unknown: &str, known: impl IntoIterator<Item = &'a str>) -> O
     best.map(|(_, n)| n).or(prefix_of)
 }
 
-/// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions).
-fn osa_distance(a: &[char], b: &[char]) -> usize {
-    let n = b.len();
-    // Three rows: i-2, i-1, i.
-    let mut prev2 = vec![0usize; n + 1];
-    let mut prev: Vec<usize> = (0..=n).collect();
-    let mut cur = vec![0usize; n + 1];
-    for i in 1..=a.len() {
-        cur[0] = i;
-        for j in 1..=n {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut d = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(prev2[j - 2] + 1);
-            }
-            cur[j] = d;
-        }
-        std::mem::swap(&mut prev2, &mut prev);
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[n]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn dist(a: &str, b: &str) -> usize {
-        let a: Vec<char> = a.chars().collect();
-        let b: Vec<char> = b.chars().collect();
-        osa_distance(&a, &b)
-    }
-
+    /// The distance the rules are written for: optimal string alignment (a swap of adjacent
+    /// characters costs 1, but no substring is edited twice: "ca" -> "abc" is 3, not
+    /// Damerau-Levenshtein's 2), counted in characters.
     #[test]
     fn distances() {
+        let dist = strsim::osa_distance;
         assert_eq!(dist("", ""), 0);
         assert_eq!(dist("abc", ""), 3);
         assert_eq!(dist("", "abc"), 3);

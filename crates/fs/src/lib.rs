@@ -16,6 +16,24 @@
 //! operations were served in. *fast* gives the kernel one-second attribute and entry caches,
 //! keeps file pages between opens, and serves requests on several threads: operations the
 //! kernel answers from its caches are not seen (the trace header says so).
+//!
+//! # Parts
+//!
+//! `reanimator fs` (Tracefs on FUSE, docs/FS.md): `passthrough` (fuser `Filesystem`: every
+//! operation on the lower directory through an `O_PATH` descriptor per node, default_permissions,
+//! creating calls with the caller's fsuid/fsgid), `inodes` (node ids = lower inode numbers, paths
+//! from parent + name), `handles` (descriptor-like numbers), `tracer` (input filter on a lazy view,
+//! stream driver into `TraceWriter::append_fs`, aggregate driver with log2 histograms printed by
+//! ra-profile), `mount`/`umount` (session, 1 s flush, signals, fusectl abort); `access` (callers
+//! who could not reach LOWER through its ancestors are refused; ACLs are the kernel's,
+//! FUSE_POSIX_ACL); `guard` (outputs beneath LOWER or a mount refused; the daemon's own files, by
+//! device and inode, passed through untraced); `registry` (live mounts and their LOWER in
+//! /run/reanimator/fs: stacking refused, how each trace ended for `fs umount`); `uring` (the
+//! FUSE-over-io_uring transport: ring entries registered on the kernel's per-CPU queues, each
+//! answer and the next request in one COMMIT_AND_FETCH, requests handed to fuser's dispatcher).
+//! fuser is vendored with a small patch (vendor/fuser/PATCHED.md: a raw dispatcher and reply
+//! sender, since fuser 0.18 has no io_uring transport and keeps its parsing private; separate entry
+//! and attribute cache times), used through `[patch.crates-io]`, outside the workspace.
 
 pub mod access;
 pub mod ctl;

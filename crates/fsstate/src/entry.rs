@@ -19,13 +19,12 @@ impl Digest {
 
     /// Lower-case hex, 64 characters.
     pub fn to_hex(&self) -> String {
-        hex(&self.0)
+        ra_hex::encode(&self.0)
     }
 
     /// Parse 64 hex digits (either case).
     pub fn from_hex(s: &str) -> Option<Digest> {
-        let v = unhex(s)?;
-        Some(Digest(v.try_into().ok()?))
+        ra_hex::decode_array(s).map(Digest)
     }
 
     /// From 32 raw bytes.
@@ -384,41 +383,6 @@ pub fn escape_bytes(p: &[u8]) -> String {
     out
 }
 
-/// Lower-case hex of `b`.
-pub fn hex(b: &[u8]) -> String {
-    /// Each byte's two digits: one load and one store per byte (dump's JSON of data buffers).
-    const PAIRS: [[u8; 2]; 256] = {
-        const D: &[u8; 16] = b"0123456789abcdef";
-        let mut t = [[0u8; 2]; 256];
-        let mut i = 0;
-        while i < 256 {
-            t[i] = [D[i >> 4], D[i & 15]];
-            i += 1;
-        }
-        t
-    };
-    let mut s = vec![[0u8; 2]; b.len()];
-    for (o, &x) in s.iter_mut().zip(b) {
-        *o = PAIRS[usize::from(x)];
-    }
-    String::from_utf8(s.into_flattened()).expect("hex digits are ASCII")
-}
-
-/// Inverse of [`hex`] (either case); `None` on odd length or a non-hex digit.
-pub fn unhex(s: &str) -> Option<Vec<u8>> {
-    let s = s.as_bytes();
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    let d = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    };
-    s.chunks_exact(2).map(|p| Some(d(p[0])? << 4 | d(p[1])?)).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,9 +426,9 @@ mod tests {
         let d = Digest::of(b"abc");
         assert_eq!(Digest::from_hex(&d.to_hex()), Some(d));
         assert_eq!(Digest::from_hex(&d.to_hex().to_uppercase()), Some(d));
-        assert_eq!(unhex("0g"), None);
-        assert_eq!(unhex("abc"), None);
-        assert_eq!(unhex("00ff"), Some(vec![0, 255]));
+        assert_eq!(Digest::from_hex(&d.to_hex()[..62]), None, "31 bytes");
+        assert_eq!(Digest::from_hex(&format!("{}00", d.to_hex())), None, "33 bytes");
+        assert_eq!(Digest::from_hex(&"0g".repeat(32)), None);
     }
 
     #[test]

@@ -8,8 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::entry::{hex, unhex};
-
 /// Bytes as JSON: a string, or `{"hex": …}` when they are not UTF-8.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -28,11 +26,11 @@ impl JsonBytes {
     pub fn new(b: &[u8]) -> JsonBytes {
         // The NUL test first: it is the cheaper one, and it decides most binary buffers.
         if b.contains(&0) {
-            return JsonBytes::Hex { hex: hex(b) };
+            return JsonBytes::Hex { hex: ra_hex::encode(b) };
         }
         match std::str::from_utf8(b) {
             Ok(s) => JsonBytes::Text(s.to_string()),
-            Err(_) => JsonBytes::Hex { hex: hex(b) },
+            Err(_) => JsonBytes::Hex { hex: ra_hex::encode(b) },
         }
     }
 
@@ -46,7 +44,7 @@ impl JsonBytes {
     pub fn into_bytes(self) -> Option<Vec<u8>> {
         match self {
             JsonBytes::Text(s) => Some(s.into_bytes()),
-            JsonBytes::Hex { hex } => unhex(&hex),
+            JsonBytes::Hex { hex } => ra_hex::decode(&hex),
         }
     }
 

@@ -11,6 +11,17 @@
 //! * [`restore()`]: recreate entries beneath an empty directory descriptor, race-free, with
 //!   content chunks from a [`ContentSource`].
 //! * [`DirStore`]: a directory of content objects (both a sink and a source).
+//!
+//! # Parts
+//!
+//! The logical POSIX state of a file tree and nothing else: `Scanner` (entries in path order,
+//! bounded memory, never follows symlinks, content to a `BlobSink`), the JSON Lines manifest
+//! (`ManifestWriter` / `ManifestReader`), `JsonBytes` (the one rule for bytes in every JSON the
+//! tools write: a string when UTF-8, else `{"hex": …}`; TRACE_FORMAT.md section 10), `diff` (merge
+//! of two sorted streams), `restore` (into an empty directory fd, race-free, contents from a
+//! `ContentSource`), `DirStore`. `private`: the one way every file that holds traced data is
+//! created (mode 0600 whatever the umask, the writer's own, a fresh inode; directories 0700;
+//! TRACE_FORMAT 11). Knows nothing of traces or system calls.
 
 pub mod diff;
 mod entry;
@@ -24,8 +35,8 @@ pub mod store;
 
 pub use diff::{changed_attrs, diff, Attr, Diff, DiffOptions, DiffStats, Difference};
 pub use entry::{
-    check_path, escape, escape_bytes, hex, is_beneath, join, path_cmp, split_parent, unhex, DevNum,
-    Digest, Entry, EntryProblem, Kind, PathProblem, CHUNK_BYTES,
+    check_path, escape, escape_bytes, is_beneath, join, path_cmp, split_parent, DevNum, Digest,
+    Entry, EntryProblem, Kind, PathProblem, CHUNK_BYTES,
 };
 pub use error::{BoxError, Error, LineProblem, Result};
 pub use jsonbytes::JsonBytes;

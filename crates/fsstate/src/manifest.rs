@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::entry::{path_cmp, unhex, DevNum, Digest, Entry, Kind};
+use crate::entry::{path_cmp, DevNum, Digest, Entry, Kind};
 use crate::error::{Error, LineProblem, Result};
 use crate::scan::{ScanOptions, Scanner};
 use crate::JsonBytes;
@@ -176,7 +176,7 @@ fn from_json_bytes(
     match (v, v1_hex) {
         (Some(_), Some(_)) => Err(LineProblem::Both(field)),
         (Some(j), None) => j.into_bytes().map(Some).ok_or(LineProblem::BadValue(field)),
-        (None, Some(h)) => unhex(&h).map(Some).ok_or(LineProblem::BadValue(field)),
+        (None, Some(h)) => ra_hex::decode(&h).map(Some).ok_or(LineProblem::BadValue(field)),
         (None, None) => Ok(None),
     }
 }

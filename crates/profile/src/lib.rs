@@ -6,6 +6,21 @@
 //! One model for every producer: the live eBPF profiler (`reanimator profile -- CMD`), the
 //! tracing file system (`reanimator fs mount --profile`) and offline profiles of traces
 //! (`reanimator profile TRACE`) all fill [`Interval`]s of [`Hist`]s keyed by [`Key`].
+//!
+//! # Parts
+//!
+//! FSprof-style latency profiles (docs/PROFILE.md): the model (`Hist`: 64 log2 ns buckets, count,
+//! total, min, max, errors, self-check, quantiles; `Key`, `Interval`, `Meta`), `accumulate`
+//! (operations onto an epoch-anchored interval grid), `rows` (compute: summaries, bcc rows), `text`
+//! (print: bcc's `print_log2_hist` layout in ns, `--table`), `json` (JSON Lines write and exact
+//! read), `merge` (exact, per interval or total), `svg` (heat maps, compare's side-by-side
+//! histograms, correlation series: layout, then render), `sink` (`ProfileSink`: `meta`, `interval`,
+//! `finish`; Text/Json/Svg/Tee/Collect) through which every producer streams; the analysis (issue
+//! 44): `scale` (`--buckets`: log2, log10, linear), `peaks` (modes by prominence; time per bucket),
+//! `stats` (chi-square homogeneity with its p-value, Pearson's r; no dependency), `compare` (per
+//! key, Bonferroni and a minimum shift), `correlate` (per-interval series, ranked pairs), `metrics`
+//! (Prometheus exposition: classic and native schema-0 buckets, protobuf and text). Knows nothing
+//! of traces.
 
 use std::collections::BTreeMap;
 

@@ -20,6 +20,9 @@ use crate::verify::{self, Diff};
 use crate::world::{lock, FdEntry, FdTable, Handle, InFlight, Mapping, OpenFile, Process, Procs};
 use crate::{Fill, MmapMode, Options, Verify};
 
+mod uring;
+pub use uring::{check as check_uring_op, probe as probe_uring, Rings, UringMode};
+
 /// State every executor shares.
 #[derive(Debug)]
 pub struct Shared {
@@ -34,6 +37,8 @@ pub struct Shared {
     pub page_records: bool,
     /// Descriptors passed in messages, between their sendmsg and their recvmsg.
     pub in_flight: InFlight,
+    /// The replay's io_uring rings ([`UringMode`]).
+    pub rings: Rings,
 }
 
 /// How a call was replayed.
@@ -78,6 +83,8 @@ enum Act {
     IssuedLoose(i64),
     /// Done on the model; compare exactly.
     Emulated(i64),
+    /// Done on the model, which says it fails with this errno; compare exactly.
+    EmulatedFailed(i32),
     /// Done on the model; the recorded value stands.
     EmulatedAsRecorded,
     /// Not issued; recorded result.
@@ -328,6 +335,7 @@ pub fn execute(sh: &Shared, p: &Arc<Process>, ev: &Event, pl: &Placement) -> Out
         Ok(Act::Issued(v)) => (Mode::Issued, Ok(v), Rule::Exact),
         Ok(Act::IssuedLoose(v)) => (Mode::Issued, Ok(v), Rule::Success),
         Ok(Act::Emulated(v)) => (Mode::Emulated, Ok(v), Rule::Exact),
+        Ok(Act::EmulatedFailed(e)) => (Mode::Emulated, Err(e), Rule::Exact),
         Ok(Act::EmulatedAsRecorded) => (Mode::Emulated, c.recorded(), Rule::Recorded),
         Ok(Act::Sim) => {
             c.simulate_fds();
@@ -788,6 +796,16 @@ impl Call<'_> {
             H::ReadV => self.readv(),
             H::WriteV => self.writev(),
             H::Vmsplice => self.vmsplice(),
+            H::AsyncIo if name == "io_uring_setup" => self.uring_setup(),
+            H::AsyncIo if name == "io_uring_register" => self.uring_register(),
+            H::AsyncIo if name == "io_uring_enter" => {
+                self.warn(
+                    "io_uring_enter: simulated; the requests it submitted are replayed from \
+                     their io_uring_op records (the eBPF recorder's): a trace without them \
+                     does not hold its I/O, and the files it touched can then differ at the end",
+                );
+                Ok(Act::Sim)
+            }
             H::AsyncIo => {
                 self.warn(
                     "io_uring or Linux AIO: the reads and writes they do run outside system \
@@ -796,13 +814,7 @@ impl Call<'_> {
                 );
                 Ok(Act::Sim)
             }
-            H::UringOp => {
-                self.warn(
-                    "io_uring operations (io_uring_op records) are recorded but not replayed \
-                     yet: they are skipped, and the files they touched can differ at the end",
-                );
-                Ok(Act::Sim)
-            }
+            H::UringOp => self.uring_op(),
             H::MmapPage => self.mmap_page(def.arg("buf").is_some_and(|(_, a)| !a.kind.is_output())),
             H::Seek => {
                 let f = self.file("fd")?;
@@ -2813,6 +2825,7 @@ mod tests {
             is_root: false,
             page_records: true,
             in_flight: Default::default(),
+            rings: Default::default(),
         };
         let mut problems = Vec::new();
         for def in ra_syscalls::REGISTRY {

@@ -267,6 +267,13 @@ impl Infer<'_> {
         None
     }
     fn touch(&mut self, p: &[u8]) {
+        // The call that made, removed or renamed `p` found its directory: unless the trace
+        // made that directory or saw it missing first, it existed from the start (a file
+        // created in a directory nothing else names: `echo > /srv/out/log`).
+        let parent = parent_of(p).to_vec();
+        if parent != p && !self.paths.contains_key(&parent) {
+            self.exists(&parent, Some(Kind::Dir));
+        }
         self.paths.entry(p.to_vec()).or_insert(Status::Touched);
         self.written.insert(p.to_vec());
     }
@@ -1394,6 +1401,41 @@ mod tests {
         assert!(lmeta(&root, "w/d").is_dir());
         assert!(!root.join("w/d/missing").exists());
         assert!(!root.join("nope").exists());
+    }
+
+    /// A file created (O_CREAT) and a directory made (mkdir) in directories no other call
+    /// names: those directories existed at the start (the call found them), so they are made;
+    /// a directory the trace made itself is not, nor one a call found missing first.
+    #[test]
+    fn creating_in_a_directory_shows_that_the_directory_existed() {
+        let mut s = Script::new();
+        let creat = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
+        s.call(
+            "openat",
+            3,
+            0,
+            &[
+                ("dirfd", ArgValue::Int(-100)),
+                ("pathname", p("/srv/out/log")),
+                ("flags", ArgValue::Int(i64::from(creat))),
+                ("mode", ArgValue::Int(0o644)),
+            ],
+        );
+        s.call("mkdir", 0, 0, &[("pathname", p("/srv/new")), ("mode", ArgValue::Int(0o755))]);
+        s.call("mkdir", 0, 0, &[("pathname", p("/srv/new/sub")), ("mode", ArgValue::Int(0o755))]);
+        s.call(
+            "access",
+            -1,
+            libc::ENOENT,
+            &[("pathname", p("/later")), ("mode", ArgValue::Int(0))],
+        );
+        s.call("mkdir", 0, 0, &[("pathname", p("/later")), ("mode", ArgValue::Int(0o755))]);
+        s.call("mkdir", 0, 0, &[("pathname", p("/later/x")), ("mode", ArgValue::Int(0o755))]);
+        let (root, _) = s.infer("created", false);
+        assert!(lmeta(&root, "srv/out").is_dir());
+        assert!(!root.join("srv/out/log").exists(), "the created file is the trace's");
+        assert!(!root.join("srv/new").exists(), "the trace made /srv/new");
+        assert!(!root.join("later").exists(), "/later was missing at first");
     }
 
     /// access(X_OK) = 0: the file was executable; readlink = EINVAL: it exists, no symlink.

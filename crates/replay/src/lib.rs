@@ -10,6 +10,43 @@
 //! values, errnos and returned data against the trace ([`verify`]). Sockets and other
 //! non-file resources are simulated from the trace. [`init`] recreates the state the trace
 //! shows to have existed before it started.
+//!
+//! # Parts
+//!
+//! Verified replay. The `planner` reads the trace in `unique_id` order on the read-ahead thread (on
+//! the dispatcher for `--timing` replays, where placing on the read-ahead thread measurably
+//! worsened the issue-time tail; streamed, bounded by calls and bytes in flight, `--prefetch`, its
+//! waits reported), runs a `Shadow` model (which process each thread belongs to, from clone flags
+//! or pids; what each descriptor names; ordering keys per file), brings late-recorded calls forward
+//! and computes each call's ordering gates; `planfile` writes those placed calls as a compiled plan
+//! (`reanimator compile`: one streaming pass, data buffers deduplicated by BLAKE3 into CRC-checked
+//! chunks, lz4-compressed with `--compress lz4` (format version 2; replay keeps the eight chunks
+//! decompressed last), an encoder and a writer thread, which writes with direct I/O where the file
+//! system allows it) and reads plans back through a memory map, handing out data buffers as `Bytes`
+//! slices of it (no copy; `sys` touches a buffer's pages before writing it, since a buffered write
+//! from unmapped pages copies short and makes the kernel read a partial block first); the
+//! dispatcher (`sched`) takes placed calls from either source (`Source::Trace`, `Source::Plan`);
+//! each traced thread is a task whose calls a small pool of worker threads issues in order (M:N; a
+//! call held at the ordering gate gives its worker back, workers are added while all are blocked)
+//! beneath the replay root (`sandbox`: `openat2` with `RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS` on
+//! the root fd for everything), against per-process descriptor tables with shared open file
+//! descriptions, cwd, umask and mappings (`world`; descriptors passed over sockets (`SCM_RIGHTS`,
+//! the trace's `scm_rights` column) move from the sender's table to the receiver's through
+//! `world::InFlight`, each `recvmsg` matched with its `sendmsg` by the planner
+//! (`planner::RIGHTS_FROM`); each table's POSIX record locks are OFD locks on a description of its
+//! own per file, `world::PosixLocks`, since every replayed process lives in the one replayer), and
+//! compares results with the trace (`verify`). io_uring requests (`io_uring_op` records):
+//! `calls/uring.rs` submits each again to a real ring of the replay per recorded ring, with the
+//! `io-uring` crate, or issues it as its system call (`--uring`); the planner places each after
+//! the `io_uring_enter` that submitted it. `init` infers the initial state. `timing` paces
+//! `--timing` (a timer thread holds tasks whose next call is not due, the worker sleeps then spins
+//! the last margin; workers and timer run on CPUs apart from the dispatcher's and read-ahead's,
+//! `CpuSplit`) and measures every call's issue-time error; `--reads all|as-recorded|none` leaves
+//! out the reads a trace says were page-cache hits. `compare` is differential replay's half: an
+//! optional outcome sink (`Options::outcomes`, fed by `sched::account`) spills each call's mode,
+//! result, recorded result, verdict and returned-data digest as 48-byte records in sorted runs to
+//! an unlinked file, reads them back merged in `unique_id` order, and merge-joins several roots'
+//! streams.
 
 pub mod calls;
 pub mod compare;
@@ -62,6 +99,7 @@ mod testutil {
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use calls::{probe_uring, UringMode};
 pub use planfile::{compile, CompileStats, Plan, PlanError};
 pub use planner::{PlanNotes, TraceFacts};
 pub use sched::{replay, replay_from, Progress, Source};
@@ -180,6 +218,8 @@ pub struct Options {
     /// Replayed `mknod`s of device nodes create them (`--allow-special`); otherwise each
     /// becomes an empty regular file with the node's permissions.
     pub special: bool,
+    /// How io_uring requests (`io_uring_op` records) are replayed (`--uring`).
+    pub uring: UringMode,
 }
 
 impl Options {
@@ -205,6 +245,7 @@ impl Options {
             unknown_content: Default::default(),
             outcomes: None,
             special: false,
+            uring: UringMode::Ring,
         }
     }
 }

@@ -30,7 +30,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use ra_fsstate::{hex, unhex};
 use ra_syscalls::SyscallDef;
 use ra_trace::{ArgValue, Bytes, Event, ExtraValue, IovValue};
 
@@ -212,7 +211,7 @@ impl PlanSource {
 fn facts_json(f: &TraceFacts) -> serde_json::Value {
     serde_json::json!({
         "arch": f.arch,
-        "cwd": hex(&f.cwd),
+        "cwd": ra_hex::encode(&f.cwd),
         "umask": f.umask,
         "synthetic": f.synthetic,
         "std_fds": f.std_fds,
@@ -227,7 +226,7 @@ fn facts_from_json(v: &serde_json::Value) -> Option<TraceFacts> {
             serde_json::Value::Null => None,
             a => Some(a.as_str()?.to_string()),
         },
-        cwd: unhex(v.get("cwd")?.as_str()?)?,
+        cwd: ra_hex::decode(v.get("cwd")?.as_str()?)?,
         umask: u32::try_from(v.get("umask")?.as_u64()?).ok()?,
         synthetic: v.get("synthetic")?.as_u64()?,
         std_fds: v.get("std_fds")?.as_bool()?,

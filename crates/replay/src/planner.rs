@@ -123,6 +123,11 @@ const OUTCOME_LOOKAHEAD: usize = 64;
 /// late, 409 calls of its parent (which saw the new directory) after them.
 const OUTCOME_EXPLAIN_LOOKAHEAD: usize = 4096;
 
+/// Calls looked ahead at, at most, for the io_uring requests an `io_uring_enter` submitted
+/// (their records come when they complete: with 32 requests in flight, a few hundred calls
+/// later at most).
+const URING_LOOKAHEAD: usize = 4096;
+
 /// Calls looked ahead at, at most, for a call of another thread that took the descriptor
 /// number a call takes and returned before that call was called (recorded out of order).
 const TAKER_LOOKAHEAD: usize = 256;
@@ -263,6 +268,36 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Planner<I> {
         }
     }
 
+    /// The io_uring requests `enter` submitted (`enter_id`), up to its result's count, come
+    /// right after it: a request's record is written when it completes, but it ran from its
+    /// submission on, so it is placed there (before the calls its thread made while it was
+    /// in flight, which it overlapped; the gate orders it by its recorded submission and
+    /// completion times). Requests of an SQPOLL thread (no enter) stay where they are.
+    fn bring_uring_ops(&mut self, enter: &Event) {
+        let id = enter.unique_id as i64;
+        let is_mine = |e: &Event| {
+            e.def.is_some_and(|d| d.replay.handler() == Some(ra_syscalls::Handler::UringOp))
+                && e.arg("enter_id").and_then(ra_trace::ArgValue::as_int) == Some(id)
+        };
+        let mut ops = Vec::new();
+        let want = enter.ret.unwrap_or(0).clamp(0, 1 << 16) as usize;
+        while ops.len() < want {
+            let Some(i) = self.pending.find_if(
+                &mut self.iter,
+                &mut self.read_error,
+                URING_LOOKAHEAD,
+                |_| true,
+                is_mine,
+            ) else {
+                break;
+            };
+            ops.push(self.pending.remove(i).expect("position is in range"));
+        }
+        for e in ops.into_iter().rev() {
+            self.pending.push_front(e);
+        }
+    }
+
     /// The events' source.
     pub fn source(&self) -> &I {
         &self.iter
@@ -296,6 +331,19 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
                     self.umask = m as u32 & 0o777;
                 }
                 continue;
+            }
+            if def.replay.handler() == Some(ra_syscalls::Handler::UringOp) {
+                // A damaged request is refused before anything of it is issued.
+                if let Err(problem) = crate::calls::check_uring_op(&ev) {
+                    return Some(Err(ra_trace::Error::BadEvent {
+                        unique_id: ev.unique_id,
+                        call: ev.name.clone(),
+                        problem,
+                    }));
+                }
+            }
+            if def.name == "io_uring_enter" && ok(&ev) && ev.ret.unwrap_or(0) > 0 {
+                self.bring_uring_ops(&ev);
             }
             let Some(tid) = ev.tid.or(ev.pid) else {
                 self.warn("record without a thread id skipped");
@@ -1238,6 +1286,68 @@ mod tests {
     /// Thread `tid`'s call `name` on descriptor 4, returning 0.
     fn fd4(name: &str, tid: i32) -> Event {
         event(name, tid, 0, 0, &[("fd", Int(4))])
+    }
+
+    /// An io_uring request of thread `tid`: opcode WRITE on descriptor 4, submitted by the
+    /// `io_uring_enter` `enter`, with 4096 bytes.
+    fn uring_write(tid: i32, enter: i64) -> Event {
+        event(
+            "io_uring_op",
+            tid,
+            4096,
+            0,
+            &[
+                ("ring", Int(1)),
+                ("opcode", Int(23)),
+                ("fd", Int(4)),
+                ("offset", Int(0)),
+                ("addr", Int(0x1000)),
+                ("len", Int(4096)),
+                ("sqe_flags", Int(0)),
+                ("buf_index", Int(0)),
+                ("enter_id", Int(enter)),
+                ("uring_flags", Int(0)),
+                ("buf_in", ra_trace::ArgValue::Data(vec![7u8; 4096].into())),
+            ],
+        )
+    }
+
+    /// A request is recorded when it completes, after calls its thread made while it was in
+    /// flight; it is placed right after the `io_uring_enter` that submitted it (at most as many
+    /// as that call's result), and one an SQPOLL thread submitted (no enter) stays.
+    #[test]
+    fn io_uring_requests_are_placed_at_the_enter_that_submitted_them() {
+        let enter = |n| event("io_uring_enter", 100, n, 0, &[("fd", Int(3))]);
+        let evs = vec![
+            call(1, enter(2)),
+            call(2, event("close", 100, 0, 0, &[("fd", Int(9))])),
+            call(3, uring_write(100, 1)),
+            call(4, event("close", 100, 0, 0, &[("fd", Int(8))])),
+            call(5, uring_write(100, -1)),
+            call(6, uring_write(100, 1)),
+            call(7, uring_write(100, 1)),
+        ];
+        let order: Vec<u64> = Planner::new(evs.into_iter().map(Ok), facts())
+            .map(|p| p.expect("placed").ev.unique_id)
+            .collect();
+        assert_eq!(order, vec![1, 3, 6, 2, 4, 5, 7]);
+    }
+
+    /// A damaged request (an opcode no SQE holds, a write's data longer than its length) is
+    /// an error of the trace, not a call to issue.
+    #[test]
+    fn a_damaged_io_uring_request_is_refused() {
+        let mut bad_op = uring_write(100, -1);
+        bad_op.set_arg("opcode", Int(300));
+        let mut bad_len = uring_write(100, -1);
+        bad_len.set_arg("len", Int(100));
+        for (e, want) in [(bad_op, "`opcode` 300 is out of range"), (bad_len, "4096 bytes of data")]
+        {
+            let evs = vec![call(1, event("close", 100, 0, 0, &[("fd", Int(9))])), call(2, e)];
+            let r: Vec<_> = Planner::new(evs.into_iter().map(Ok), facts()).collect();
+            let err = r[1].as_ref().map(|_| ()).expect_err("refused").to_string();
+            assert!(err.contains("record #2 (io_uring_op)") && err.contains(want), "{err}");
+        }
     }
 
     /// Nested vforks as eBPF records them (Python's test_os, `sh -c "sh -c 'echo ...'"`): the

@@ -483,6 +483,7 @@ pub fn replay_from(
         is_root,
         page_records: facts.page_records,
         in_flight: Default::default(),
+        rings: Default::default(),
     });
     let gate = Arc::new(TaskGate::default());
     let timed = matches!(sh.opts.timing, Timing::Scaled(_));

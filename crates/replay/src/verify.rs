@@ -76,7 +76,7 @@ pub fn data(what: &str, expected: &ArgValue, actual: &[u8]) -> Option<Diff> {
 }
 
 fn hex8(b: &[u8]) -> String {
-    b.iter().take(8).map(|x| format!("{x:02x}")).collect()
+    ra_hex::encode(&b[..b.len().min(8)])
 }
 
 /// Compare `struct stat` results, except times, inode and device numbers and block counts

@@ -46,6 +46,7 @@ fn bounds(i: usize) -> (u64, u64) {
 }
 
 impl LatencyHist {
+    /// Count one latency of `ns` nanoseconds.
     pub fn add(&mut self, ns: u64) {
         self.add_n(ns, 1);
     }
@@ -87,6 +88,7 @@ impl LatencyHist {
         }
     }
 
+    /// Add `o`'s counts to these (exact: the buckets are the same).
     pub fn merge(&mut self, o: &LatencyHist) {
         for (a, b) in self.buckets.iter_mut().zip(o.buckets.iter()) {
             *a += b;
@@ -96,14 +98,17 @@ impl LatencyHist {
         self.max = self.max.max(o.max);
     }
 
+    /// Latencies counted.
     pub fn count(&self) -> u64 {
         self.count
     }
 
+    /// The smallest latency counted, exact; `None` when empty.
     pub fn min(&self) -> Option<u64> {
         (self.count > 0).then_some(self.min)
     }
 
+    /// The largest latency counted, exact; `None` when empty.
     pub fn max(&self) -> Option<u64> {
         (self.count > 0).then_some(self.max)
     }
@@ -141,16 +146,19 @@ impl Default for SizeHist {
 }
 
 impl SizeHist {
+    /// Count one I/O of `n` bytes (bucket k holds sizes from 2^(k-1) to 2^k - 1; 0 its own).
     pub fn add(&mut self, n: u64) {
         self.0[(64 - n.leading_zeros()) as usize] += 1;
     }
 
+    /// Add `o`'s counts to these.
     pub fn merge(&mut self, o: &SizeHist) {
         for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
             *a += b;
         }
     }
 
+    /// Whether nothing was counted.
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|&c| c == 0)
     }

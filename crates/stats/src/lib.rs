@@ -14,6 +14,17 @@
 //! is folded into one "other" row, whose size the summary states ([`Table::folded`]). Files
 //! are found with [`ra_trace::fileio`] (descriptors followed per process, as `export` does);
 //! its tables grow with the processes and paths a trace holds, not with its calls.
+//!
+//! # Parts
+//!
+//! What `reanimator stats` computes (docs/ANALYSIS.md): one streaming pass over a trace's events
+//! (or an aggregate-only fs trace's rows) into bounded group tables (per call, strace call class,
+//! pid, tid, program, file, directory or errno; full tables fold their lightest half into an
+//! `other` row) of calls, errors, summed latency, log-linear latency histograms
+//! (`hist::LatencyHist`: quantiles within 1/16, no samples), bytes read and written and log2 I/O
+//! sizes; files found through `ra_trace::fileio` (`FileIoTracker::fd_target`). Computes only; the
+//! CLI prints.
+#![warn(missing_docs)]
 
 pub mod hist;
 
@@ -45,7 +56,10 @@ pub enum GroupBy {
     /// The file the call was on: its path argument, or the file its descriptor names.
     File,
     /// The directory of that file; with a depth, its first `depth` components.
-    Dir { depth: Option<usize> },
+    Dir {
+        /// Components kept from the root (`None`: the whole directory).
+        depth: Option<usize>,
+    },
     /// The error the call returned (`ENOENT`), `success` for calls that did not fail.
     Errno,
     /// strace's call classes (`%file`, `%desc`, ...; [`ra_syscalls::CallClasses`]): a call
@@ -54,6 +68,7 @@ pub enum GroupBy {
 }
 
 impl GroupBy {
+    /// The `--by` name (`call`, `dir`, ...), as the JSON's `by` says it.
     pub fn name(self) -> &'static str {
         match self {
             GroupBy::Call => "call",
@@ -74,10 +89,15 @@ impl GroupBy {
 pub enum SortKey {
     /// Summed latency (strace's default).
     Time,
+    /// The shortest latency of the group.
     MinTime,
+    /// The longest latency of the group.
     MaxTime,
+    /// The mean latency.
     AvgTime,
+    /// Calls made.
     Calls,
+    /// Calls that failed.
     Errors,
     /// Bytes read and written.
     Bytes,
@@ -105,6 +125,7 @@ impl SortKey {
 /// The options of one summary.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// What a row of the table is.
     pub by: GroupBy,
     /// Rows the group table holds before it folds the lightest half into "other".
     pub max_groups: usize,
@@ -131,6 +152,7 @@ impl Default for Options {
 /// The statistics of one group of calls.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Group {
+    /// Calls counted.
     pub calls: u64,
     /// Calls that returned an error.
     pub errors: u64,
@@ -141,11 +163,15 @@ pub struct Group {
     /// Bytes moved by reads (read, pread64, readv, preadv, preadv2, the input of
     /// sendfile/copy_file_range/splice; a file system's `read`), and the calls.
     pub read_bytes: u64,
+    /// Calls that read.
     pub reads: u64,
+    /// Bytes moved by writes (write, pwrite64, writev, ..., the output side of the copies).
     pub written_bytes: u64,
+    /// Calls that wrote.
     pub writes: u64,
     /// Sizes of the reads and writes (bytes moved, 0 for end of file).
     pub read_sizes: SizeHist,
+    /// Sizes of the writes.
     pub write_sizes: SizeHist,
     /// The order in which the group first appeared (for [`SortKey::Nothing`]).
     pub first_seen: u64,
@@ -158,6 +184,7 @@ impl Group {
         (n > 0).then(|| self.total_ns / n)
     }
 
+    /// Add `o`'s counts to these (histograms merged exactly).
     pub fn merge(&mut self, o: &Group) {
         if self.calls == 0 || o.first_seen < self.first_seen {
             self.first_seen = o.first_seen;
@@ -260,10 +287,12 @@ impl Table {
         self.rows.iter().map(|(k, g)| (&k[..], g))
     }
 
+    /// Groups held (the folded `other` row not among them).
     pub fn len(&self) -> usize {
         self.rows.len()
     }
 
+    /// Whether the table holds no group.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
@@ -301,6 +330,7 @@ impl Table {
 
 /// Rows in order ([`Table::sorted`]).
 pub struct Sorted<'a> {
+    /// Each row's label and its group, in the order asked for.
     pub rows: Vec<(&'a [u8], &'a Group)>,
     /// The groups beyond `top` and those folded away: how many, and their sum.
     pub rest: Option<(u64, Group)>,
@@ -309,7 +339,9 @@ pub struct Sorted<'a> {
 /// Everything one pass found.
 #[derive(Clone, Debug)]
 pub struct Summary {
+    /// What the rows of `groups` are.
     pub by: GroupBy,
+    /// The group table.
     pub groups: Table,
     /// Every counted call.
     pub total: Group,
@@ -317,19 +349,23 @@ pub struct Summary {
     pub files: Option<Table>,
     /// Events read, and those counted (the rest a filter left out).
     pub events: u64,
+    /// Events counted.
     pub counted: u64,
     /// Counted calls without a latency: no time_returned (exit_group, a call the trace ends
     /// inside), or returned before called (a clock step).
     pub untimed: u64,
+    /// Of those, the calls that returned before they were called.
     pub negative: u64,
     /// Aggregate rows of `fs mount --aggregate-only` traces counted (their calls are in the
     /// groups by operation).
     pub aggregate_rows: u64,
     /// First time_called and last time_returned of the counted calls (ns since the epoch).
     pub first_ns: Option<i64>,
+    /// The last time_returned.
     pub last_ns: Option<i64>,
     /// Distinct processes and threads among the counted calls.
     pub processes: u64,
+    /// Distinct threads.
     pub threads: u64,
     /// Traces summed.
     pub traces: u64,
@@ -366,7 +402,9 @@ enum FileKey<'a> {
 
 /// Labels of calls whose file is not a path.
 pub const NO_FILE: &str = "<no file>";
+/// A descriptor opened in the trace on a path that did not resolve to a file.
 pub const NOT_A_FILE: &str = "<unresolved path>";
+/// A descriptor the trace never saw opened (inherited, or not a file).
 pub const UNKNOWN_FD: &str = "<pipe, socket or inherited descriptor>";
 
 /// One streaming pass over one or more traces.
@@ -394,6 +432,7 @@ pub struct Accumulator {
 }
 
 impl Accumulator {
+    /// An empty accumulator counting as `opts` say.
     pub fn new(opts: Options) -> Accumulator {
         let files = opts.files.then(|| Table::new(opts.max_files, SortKey::Bytes));
         Accumulator {

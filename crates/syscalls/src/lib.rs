@@ -8,6 +8,22 @@
 //!
 //! Syscall *numbers* are never typed by hand: they come from tables generated from the kernel
 //! UAPI headers (`scripts/gen-syscall-tables.py`, see [`arch`]).
+//!
+//! # Parts
+//!
+//! THE registry: one `SyscallDef` per call (man-page args with kind, buffer direction and length
+//! rule, trace field name; return kind; class; replay policy; each argument's register width,
+//! `Width`, derived from the prototype's C types with the kernel's `SYSCALL_DEFINE` corrections in
+//! `width.rs`); `io_class` (the profile's I/O classes of calls and FUSE operations); `uring`
+//! (io_uring's opcodes: the call each stands for, its I/O class and data direction, the SQE layout;
+//! what `dump`, `stats`, `profile` and `export` read an `io_uring_op` event through); flag tables;
+//! per-arch number tables and Re-Animator's schema, both generated (`scripts/gen-*.py`); `classes`:
+//! strace's call classes of each call (`%file`, `%desc`, ..., generated from a copy of strace's
+//! x86_64 table in `scripts/strace-syscallent/`), the 32-bit ABIs' names of calls
+//! (`defs::ALIASES`), and `Selection`, the one parser of strace's `-e trace=` lists that `record
+//! --syscalls`, `dump --type` and `--where` use; `siginfo`: the members of a delivered signal's
+//! `siginfo_t` by its number and code, and their one decoder, for the `signal_deliver` pseudo-call
+//! both recorders write and `dump` prints as strace's `--- SIGCHLD {...} ---`.
 
 pub mod arch;
 mod defs;

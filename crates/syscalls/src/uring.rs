@@ -180,6 +180,10 @@ pub mod data_source {
     /// vectored operation (not copied yet), or the completion ran where the program's memory
     /// was not mapped and the file could not be read back.
     pub const NOT_CAPTURED: i64 = 4;
+    /// Read from the program's buffer after the program had taken the CQE from the ring
+    /// without a system call (the ptrace recorder, at its next `io_uring_enter`): the
+    /// program may have used the buffer again meanwhile.
+    pub const AFTER_COMPLETION: i64 = 5;
 }
 
 #[cfg(test)]

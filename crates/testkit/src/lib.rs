@@ -11,6 +11,21 @@
 //!
 //! Tests that need the `reanimator` binary live in `crates/cli/tests` (only that crate's tests
 //! get `CARGO_BIN_EXE_reanimator`) and use this crate as a dev-dependency.
+//!
+//! # Parts
+//!
+//! Test programs in C, built with the system `cc` by `build.rs` from `c/*.c`: the conformance
+//! `workload` (every storage call with sentinel values, logged as JSON), `mtwriter`, `forkpipe`,
+//! `sigrestart`, `threadexec`, `exitgroup`, `stress` (threaded writer/reader that reports its own
+//! counts), `mmapio` (I/O through shared mappings), `mmapfolio` (stores to large folios one fault
+//! maps whole), `mmapread` (reads through a read-only shared or private mapping), `mmapsync`
+//! (stores after msync), `mmapkwrite` (`read(2)` into a mapping), `memfdname` (a name the kernel
+//! never read), `fidelity` (one mode per replay-fidelity finding of issue 39: the kernel's checks
+//! before a lookup, modes passed as given, 64-bit lock ranges and out-of-range times, xattr size
+//! queries and lists, mapped reads, two processes racing on a directory, a tree deeper than
+//! `PATH_MAX`). Helpers: `scratch_dir`, `privileged` (skip, or fail under
+//! REANIMATOR_REQUIRE_PRIVILEGED=1), `both_backends!` / `backend()` / `ebpf_available()` (one test
+//! per capture backend).
 
 use std::cell::Cell;
 use std::path::PathBuf;

@@ -19,6 +19,9 @@ pub enum Error {
     MissingField { type_name: String, field: String },
     #[error("record of `{type_name}` at extent offset {extent_offset}: {problem}")]
     BadRecord { type_name: String, extent_offset: u64, problem: String },
+    /// A record whose fields no recorder writes (checked where they are used: replay).
+    #[error("record #{unique_id} ({call}): {problem}")]
+    BadEvent { unique_id: u64, call: String, problem: String },
     #[error("unique_id {got} does not increase (previous {previous})")]
     NonMonotonicId { previous: u64, got: u64 },
     #[error("event for `{call}` has {got} argument values, the registry defines {expected}")]

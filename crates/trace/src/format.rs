@@ -1,4 +1,6 @@
-//! strace-like one-line rendering of events, and a JSON rendering (used by `reanimator dump`).
+//! strace-like one-line rendering of events (`reanimator dump`'s text, `record --print`), times,
+//! errno and signal names. The JSON Lines of `dump --format jsonl` are made by the CLI's `dump`
+//! module, not here.
 
 use std::fmt::Write as _;
 
@@ -271,9 +273,7 @@ fn fmt_arg(out: &mut String, kind: ArgKind, v: &ArgValue, o: &FormatOptions) {
         (_, ArgValue::NotCaptured) => out.push_str("<not captured>"),
         (_, ArgValue::Hashed { len, blake3 }) => {
             let _ = write!(out, "<{len} bytes, blake3 ");
-            for b in &blake3[..8] {
-                let _ = write!(out, "{b:02x}");
-            }
+            ra_hex::push_str(out, &blake3[..8]);
             out.push_str("..>");
         }
         (k, ArgValue::Absent) if k.is_pointer_data() => out.push_str("NULL"),

@@ -198,9 +198,7 @@ impl Key {
         let mut text = String::with_capacity(MAGIC.len() + 66 + HOST_NAME_MAX + 6);
         text.push_str(MAGIC);
         text.push('\n');
-        for b in self.master {
-            text.push_str(&format!("{b:02x}"));
-        }
+        ra_hex::push_str(&mut text, &self.master);
         text.push('\n');
         if let Some(h) = &self.host {
             text.push_str(&format!("host {h}\n"));
@@ -236,10 +234,7 @@ impl Key {
         if lines.next()?.trim() != MAGIC {
             return None;
         }
-        let hex = lines.next()?.trim();
-        if hex.len() != 64 {
-            return None;
-        }
+        let master = ra_hex::decode_array(lines.next()?.trim())?;
         let mut host = None;
         for l in lines.map(str::trim).filter(|l| !l.is_empty()) {
             let name = l.strip_prefix("host ")?.trim();
@@ -247,10 +242,6 @@ impl Key {
                 return None;
             }
             host = Some(name.to_string());
-        }
-        let mut master = [0u8; 32];
-        for (i, b) in master.iter_mut().enumerate() {
-            *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
         }
         Some(Key { master, host })
     }
@@ -272,7 +263,7 @@ impl Key {
     /// A short public fingerprint of the key (safe to print: a hash that reveals nothing
     /// of it), so that a user can tell which key file a trace needs.
     pub fn fingerprint(&self) -> String {
-        self.id().iter().map(|b| format!("{b:02x}")).collect()
+        ra_hex::encode(&self.id())
     }
 
     /// A fresh random serial number for a new trace.

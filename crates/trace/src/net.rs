@@ -335,8 +335,10 @@ impl NetOutput {
             ("challenge", Some(k)) => {
                 let bad = || refused(format!("sent a bad challenge {line:?}"));
                 let (nc, proof) = rest.split_once(' ').ok_or_else(bad)?;
-                let (nc, proof) =
-                    (auth::unhex32(nc).ok_or_else(bad)?, auth::unhex32(proof).ok_or_else(bad)?);
+                let (nc, proof) = (
+                    ra_hex::decode_array(nc).ok_or_else(bad)?,
+                    ra_hex::decode_array(proof).ok_or_else(bad)?,
+                );
                 if !auth::equal(&auth::collector_proof(k, &hello, &nc), &proof) {
                     return Err(refused(format!(
                         "failed to authenticate itself: it does not hold the master key that \
@@ -345,7 +347,7 @@ impl NetOutput {
                     )));
                 }
                 let p = auth::sender_proof(k, &hello, &nc);
-                (&sock).write_all(format!("auth {}\n", auth::hex(&p)).as_bytes())?;
+                (&sock).write_all(format!("auth {}\n", ra_hex::encode(&p)).as_bytes())?;
                 let line = answer(&mut reader, "authentication")?;
                 match line.split_once(' ') {
                     Some(("ok", name)) => name.to_string(),
@@ -868,7 +870,7 @@ pub fn hello_line(
     label: &str,
     nonce: Option<&[u8; 32]>,
 ) -> String {
-    let nonce = nonce.map(|n| format!(",\"nonce\":\"{}\"", auth::hex(n))).unwrap_or_default();
+    let nonce = nonce.map(|n| format!(",\"nonce\":\"{}\"", ra_hex::encode(n))).unwrap_or_default();
     format!(
         "{HELLO_MAGIC} {PROTOCOL_VERSION} {{\"host\":{},\"pid\":{pid},\"start_ns\":{start_ns},\"label\":{}{nonce}}}",
         json_str(host),
@@ -922,23 +924,6 @@ pub mod auth {
     /// Compares two proofs in constant time.
     pub fn equal(a: &[u8; 32], b: &[u8; 32]) -> bool {
         blake3::Hash::from(*a) == blake3::Hash::from(*b)
-    }
-
-    /// Lower-case hex.
-    pub fn hex(b: &[u8]) -> String {
-        b.iter().map(|x| format!("{x:02x}")).collect()
-    }
-
-    /// 32 bytes from exactly 64 hex digits.
-    pub fn unhex32(s: &str) -> Option<[u8; 32]> {
-        if s.len() != 64 {
-            return None;
-        }
-        let mut o = [0u8; 32];
-        for (i, b) in o.iter_mut().enumerate() {
-            *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-        }
-        Some(o)
     }
 }
 
@@ -1009,9 +994,9 @@ mod tests {
         ] {
             assert!(!auth::equal(&p, &other));
         }
-        assert_eq!(auth::unhex32(&auth::hex(&p)), Some(p));
-        assert_eq!(auth::unhex32("zz"), None);
-        assert_eq!(auth::unhex32(&"g".repeat(64)), None);
+        assert_eq!(ra_hex::decode_array::<32>(&ra_hex::encode(&p)), Some(p));
+        assert_eq!(ra_hex::decode_array::<32>("zz"), None);
+        assert_eq!(ra_hex::decode_array::<32>(&"g".repeat(64)), None);
     }
 
     #[test]

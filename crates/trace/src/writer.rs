@@ -457,7 +457,6 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         self.events
     }
 
-    /// Records appended so far (multi-record calls count each record).
     /// Buffers larger than one record holds (`WriterConfig::max_buffer_bytes`) so far: an
     /// argument's kept as its length and BLAKE3 digest, a column's of bytes left out. The
     /// trace's info says how many (`oversized_buffers`).
@@ -465,6 +464,7 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
         self.oversized
     }
 
+    /// Records appended so far (multi-record calls count each record).
     pub fn records(&self) -> u64 {
         self.records
     }

@@ -1,129 +1,18 @@
-//! The byte layouts shared with the BPF program: `bpf/capture.h`, mirrored field by field.
-//! Records are parsed with explicit offsets (no casts of ring memory); the tests check the
-//! sizes against the skeleton's generated types, so a change on one side fails here.
+//! The byte layouts shared with the BPF program, as `bpf/capture.h` defines them: its
+//! `#define`s are this module's constants (build.rs generates them from the header), and records
+//! are parsed at the offsets of the Rust types libbpf-cargo generates from its structs
+//! (`at!`: the offset of a field, which must have the type the parser reads, else the build
+//! fails). Nothing of the header is retyped here; the tests check that a record laid out by the
+//! generated type parses into its fields, and that the rule bytes are the generated type's.
+//! (Records are parsed from bytes, without casts of ring memory.)
 
-// The whole contract is mirrored, constants only the C side uses included.
+// The whole contract is generated, constants only the C side uses included.
 #![allow(dead_code)]
 
-/// Rule table size: x86_64 syscall numbers below this.
-pub const MAX_NR: usize = 512;
-pub const NARGS: usize = 6;
-/// The extra slot: a struct an integer argument points to (fcntl's `struct flock`).
-pub const XARG: usize = 6;
-pub const NSLOTS: usize = 7;
-pub const LOST_MMAP_READ: u32 = MAX_NR as u32;
-pub const LOST_MMAP_WRITE: u32 = MAX_NR as u32 + 1;
-/// Pages that could not be followed (a fault whose mapping could not be looked up, a large
-/// folio that could not be found, a full table of written pages).
-pub const LOST_MMAP_READ_UNSEEN: u32 = MAX_NR as u32 + 2;
-pub const LOST_MMAP_WRITE_UNSEEN: u32 = MAX_NR as u32 + 3;
-/// io_uring operations whose record did not fit the ring.
-pub const LOST_URING: u32 = MAX_NR as u32 + 4;
-/// signal_deliver records that found the ring full.
-pub const LOST_SIGNAL: u32 = MAX_NR as u32 + 5;
-pub const LOST_SLOTS: u32 = MAX_NR as u32 + 6;
+use super::skel::types;
 
-pub const AK_SCALAR: u8 = 0;
-pub const AK_STR: u8 = 1;
-pub const AK_BUF: u8 = 2;
-pub const AK_IOV: u8 = 3;
-pub const AK_MSG: u8 = 4;
-pub const AK_MMSG: u8 = 5;
-pub const AK_STRV: u8 = 6;
-pub const AK_DEREF32: u8 = 7;
-
-pub const LK_ARG: u8 = 1;
-pub const LK_RET: u8 = 2;
-pub const LK_FIXED: u8 = 3;
-pub const LK_RET_TIMES: u8 = 4;
-pub const LK_DEREF: u8 = 5;
-
-pub const AF_ENTRY: u8 = 1;
-pub const AF_OUT: u8 = 2;
-pub const AF_BULK: u8 = 4;
-pub const AF_TRIM_RET: u8 = 8;
-/// The argument is a C `int`-sized value: the kernel reads the low 32 bits of its register, so
-/// the program keeps only those (lengths, counts and command words it evaluates included).
-pub const AF_NARROW: u8 = 16;
-
-pub const RF_CAPTURE: u8 = 1;
-pub const RF_NO_RETURN: u8 = 2;
-pub const RF_XARG: u8 = 4;
-pub const RF_FLUSH_RANGE: u8 = 8;
-pub const RF_FLUSH_ALL: u8 = 16;
-/// With RF_XARG: the condition is "the low 32 bits of the argument equal either half of
-/// `xarg_mask`" (ioctl requests) instead of a bit number below 64.
-pub const RF_XARG_EQ: u8 = 32;
-/// With RF_XARG: the extra is the control data of the `struct msghdr` the argument points to
-/// (`msg_controllen` bytes at `msg_control`, at most `xarg_size`), copied when the call
-/// succeeded; no condition.
-pub const RF_XARG_MSG: u8 = 128;
-/// A kernel-side copy: in throttle mode the thread is stopped at a successful exit and the
-/// call record says [`CF_READBACK`].
-pub const RF_READBACK: u8 = 64;
-
-pub const RK_CALL: u32 = 1;
-pub const RK_DATA: u32 = 2;
-pub const RK_DEFER: u32 = 3;
-pub const RK_FORK: u32 = 4;
-pub const RK_EXIT: u32 = 5;
-pub const RK_PAGE: u32 = 6;
-pub const RK_STOP: u32 = 7;
-/// A call and its one data chunk in one record: `rec_call`, then an RK_DATA record.
-pub const RK_CALL1: u32 = 8;
-/// io_uring: a request's SQE as the kernel read it (`struct rec_uring`).
-pub const RK_URING_SUBMIT: u32 = 10;
-/// io_uring: its CQE (`struct rec_uring`).
-pub const RK_URING_COMPLETE: u32 = 11;
-/// io_uring: a chunk of a request's data (`struct rec_uring_data` and the bytes).
-pub const RK_URING_DATA: u32 = 12;
-
-/// `struct rec_uring.flags`.
-pub const UF_SQPOLL: u32 = 1;
-pub const UF_NO_MM: u32 = 2;
-pub const UF_DATA_LOST: u32 = 4;
-pub const UF_NO_SUBMIT: u32 = 8;
-pub const UF_BUF_SELECT: u32 = 16;
-pub const UF_MORE: u32 = 32;
-
-/// `struct rec_uring`: 88 bytes of fields, then the 64-byte SQE.
-pub const REC_URING_SIZE: usize = 152;
-/// `struct rec_uring_data`.
-pub const REC_URING_DATA_SIZE: usize = 32;
-/// A signal delivered to a target thread (`struct rec_signal`).
-pub const RK_SIGNAL: u32 = 9;
-/// `rec_signal.flags`: ignored as it was sent, never delivered (a traced thread stops for it).
-pub const SG_IGNORED: u32 = 1;
-/// `rec_signal.flags`: fatal as it was sent; the kernel ends the group (each thread SIGKILL).
-pub const SG_FATAL: u32 = 2;
-
-pub const PG_READ: u32 = 1;
-pub const PG_WRITE: u32 = 2;
-pub const PG_FAULT: u32 = 4;
-pub const PG_NOT_CAPTURED: u32 = 8;
-
-pub const DF_END: u8 = 1;
-pub const DF_FAULT: u8 = 2;
-pub const DF_RESET: u8 = 4;
-pub const DF_FLAT: u8 = 8;
-/// The exec's file name as the kernel holds it (`bprm->filename`): the entry copy faulted.
-pub const DF_BPRM: u8 = 16;
-/// RK_DEFER of a string that was not paged in: read the NUL-terminated string at `addr`, at
-/// most `len` bytes with its NUL.
-pub const DF_STR: u8 = 32;
-
-pub const CF_NO_RETURN: u32 = 1;
-/// The thread is being stopped (SIGSTOP) for user space to read back the bytes a kernel-side
-/// copy moved ([`crate::common::add_copied_data`]); it counts as one deferral.
-pub const CF_READBACK: u32 = 2;
-
-pub const ST_NONE: u8 = 0;
-pub const ST_OK: u8 = 1;
-pub const ST_ABSENT: u8 = 2;
-pub const ST_NOT_CAPTURED: u8 = 3;
-pub const ST_FAULT: u8 = 4;
-pub const ST_TRUNC: u8 = 5;
-pub const ST_UNKNOWN_LEN: u8 = 6;
+include!(concat!(env!("OUT_DIR"), "/syscall_nr_h.rs"));
+include!(concat!(env!("OUT_DIR"), "/capture_h.rs"));
 
 /// `struct arg_rule`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -152,7 +41,7 @@ pub struct SyscallRule {
     pub args: [ArgRule; NARGS],
 }
 
-pub const SYSCALL_RULE_SIZE: usize = 64;
+pub const SYSCALL_RULE_SIZE: usize = std::mem::size_of::<types::syscall_rule>();
 
 impl SyscallRule {
     /// Derive `entry_mask` / `exit_mask` from the argument rules.
@@ -179,26 +68,33 @@ impl SyscallRule {
     /// The bytes of the map value.
     pub fn to_bytes(self) -> [u8; SYSCALL_RULE_SIZE] {
         let mut b = [0u8; SYSCALL_RULE_SIZE];
-        b[0] = self.flags;
-        b[1] = self.xarg;
-        b[2] = self.xarg_cond;
-        b[3] = self.bulk_mask;
-        b[4..6].copy_from_slice(&self.xarg_size.to_le_bytes());
-        b[6] = self.entry_mask;
-        b[7] = self.exit_mask;
-        b[8..16].copy_from_slice(&self.xarg_mask.to_le_bytes());
+        b[at!(syscall_rule.flags: u8)] = self.flags;
+        b[at!(syscall_rule.xarg: u8)] = self.xarg;
+        b[at!(syscall_rule.xarg_cond: u8)] = self.xarg_cond;
+        b[at!(syscall_rule.bulk_mask: u8)] = self.bulk_mask;
+        put(&mut b, at!(syscall_rule.xarg_size: u16), &self.xarg_size.to_le_bytes());
+        b[at!(syscall_rule.entry_mask: u8)] = self.entry_mask;
+        b[at!(syscall_rule.exit_mask: u8)] = self.exit_mask;
+        put(&mut b, at!(syscall_rule.xarg_mask: u64), &self.xarg_mask.to_le_bytes());
+        let args = at!(syscall_rule.args: [types::arg_rule; NARGS]);
         for (i, a) in self.args.iter().enumerate() {
-            let o = 16 + 8 * i;
-            b[o] = a.kind;
-            b[o + 1] = a.len_kind;
-            b[o + 2] = a.len_arg;
-            b[o + 3] = a.flags;
-            b[o + 4..o + 8].copy_from_slice(&a.size.to_le_bytes());
+            let o = args + i * std::mem::size_of::<types::arg_rule>();
+            b[o + at!(arg_rule.kind: u8)] = a.kind;
+            b[o + at!(arg_rule.len_kind: u8)] = a.len_kind;
+            b[o + at!(arg_rule.len_arg: u8)] = a.len_arg;
+            b[o + at!(arg_rule.flags: u8)] = a.flags;
+            put(&mut b, o + at!(arg_rule.size: u32), &a.size.to_le_bytes());
         }
         b
     }
 }
 
+fn put(b: &mut [u8], o: usize, v: &[u8]) {
+    b[o..o + v.len()].copy_from_slice(v);
+}
+fn u16_at(b: &[u8], o: usize) -> u16 {
+    u16::from_le_bytes([b[o], b[o + 1]])
+}
 fn u32_at(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"))
 }
@@ -231,11 +127,14 @@ pub struct CallRec {
     pub added_pages: u32,
 }
 
-pub const REC_CALL_SIZE: usize = 216;
-pub const REC_DATA_SIZE: usize = 56;
-pub const REC_TASK_SIZE: usize = 24;
-pub const REC_PAGE_SIZE: usize = 56;
-pub const REC_SIGNAL_SIZE: usize = 72;
+pub const REC_CALL_SIZE: usize = std::mem::size_of::<types::rec_call>();
+pub const REC_DATA_SIZE: usize = std::mem::size_of::<types::rec_data>();
+pub const REC_TASK_SIZE: usize = std::mem::size_of::<types::rec_task>();
+pub const REC_PAGE_SIZE: usize = std::mem::size_of::<types::rec_page>();
+pub const REC_SIGNAL_SIZE: usize = std::mem::size_of::<types::rec_signal>();
+/// `struct rec_uring` (its fields, then the 64-byte SQE).
+pub const REC_URING_SIZE: usize = std::mem::size_of::<types::rec_uring>();
+pub const REC_URING_DATA_SIZE: usize = std::mem::size_of::<types::rec_uring_data>();
 
 /// `struct rec_signal`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -347,31 +246,33 @@ pub enum Record<'a> {
 /// The fields of a `rec_call` at the start of `b` (at least REC_CALL_SIZE bytes).
 fn parse_call(b: &[u8]) -> CallRec {
     let mut c = CallRec {
-        tid: u32_at(b, 4),
-        seq: u32_at(b, 8),
-        entry_tid: u32_at(b, 12),
-        tgid: u32_at(b, 16),
-        ppid: u32_at(b, 20),
-        uid: u32_at(b, 24),
-        gid: u32_at(b, 28),
-        pgid: u32_at(b, 32),
-        sid: u32_at(b, 36),
-        nr: u32_at(b, 40),
-        flags: u32_at(b, 44),
-        ts_enter: u64_at(b, 48),
-        ts_exit: u64_at(b, 56),
-        ret: u64_at(b, 64) as i64,
-        nrec: u32_at(b, 204),
-        added_pages: u32_at(b, 208),
+        tid: u32_at(b, at!(rec_call.tid: u32)),
+        seq: u32_at(b, at!(rec_call.seq: u32)),
+        entry_tid: u32_at(b, at!(rec_call.entry_tid: u32)),
+        tgid: u32_at(b, at!(rec_call.tgid: u32)),
+        ppid: u32_at(b, at!(rec_call.ppid: u32)),
+        uid: u32_at(b, at!(rec_call.uid: u32)),
+        gid: u32_at(b, at!(rec_call.gid: u32)),
+        pgid: u32_at(b, at!(rec_call.pgid: u32)),
+        sid: u32_at(b, at!(rec_call.sid: u32)),
+        nr: u32_at(b, at!(rec_call.nr: u32)),
+        flags: u32_at(b, at!(rec_call.flags: u32)),
+        ts_enter: u64_at(b, at!(rec_call.ts_enter: u64)),
+        ts_exit: u64_at(b, at!(rec_call.ts_exit: u64)),
+        ret: u64_at(b, at!(rec_call.ret: i64)) as i64,
+        nrec: u32_at(b, at!(rec_call.nrec: u32)),
+        added_pages: u32_at(b, at!(rec_call.added_pages: u32)),
         ..CallRec::default()
     };
+    let (args, aux) = (at!(rec_call.args: [u64; NARGS]), at!(rec_call.aux: [u64; NARGS]));
     for i in 0..NARGS {
-        c.args[i] = u64_at(b, 72 + 8 * i);
-        c.aux[i] = u64_at(b, 120 + 8 * i);
+        c.args[i] = u64_at(b, args + 8 * i);
+        c.aux[i] = u64_at(b, aux + 8 * i);
     }
+    let (nvec, status) = (at!(rec_call.nvec: [u32; NSLOTS]), at!(rec_call.status: [u8; NSLOTS]));
     for i in 0..NSLOTS {
-        c.nvec[i] = u32_at(b, 168 + 4 * i);
-        c.status[i] = b[196 + i];
+        c.nvec[i] = u32_at(b, nvec + 4 * i);
+        c.status[i] = b[status + i];
     }
     c
 }
@@ -379,21 +280,21 @@ fn parse_call(b: &[u8]) -> CallRec {
 /// An RK_DATA / RK_DEFER record at the start of `b` (at least REC_DATA_SIZE bytes); `None`
 /// when its payload is cut short.
 fn parse_data(b: &[u8], k: u32) -> Option<DataRec<'_>> {
-    let len = u32_at(b, 24);
+    let len = u32_at(b, at!(rec_data.len: u32));
     let payload =
         if k == RK_DATA { b.get(REC_DATA_SIZE..REC_DATA_SIZE + len as usize)? } else { &[][..] };
     let d = DataRec {
-        tid: u32_at(b, 4),
-        tgid: u32_at(b, 8),
-        seq: u32_at(b, 12),
-        slot: b[16],
-        flags: b[17],
-        seg: u16::from_le_bytes([b[18], b[19]]),
-        vec: u32_at(b, 20),
+        tid: u32_at(b, at!(rec_data.tid: u32)),
+        tgid: u32_at(b, at!(rec_data.tgid: u32)),
+        seq: u32_at(b, at!(rec_data.seq: u32)),
+        slot: b[at!(rec_data.slot: u8)],
+        flags: b[at!(rec_data.flags: u8)],
+        seg: u16_at(b, at!(rec_data.seg: u16)),
+        vec: u32_at(b, at!(rec_data.vec: u32)),
         len,
-        seg_len: u64_at(b, 32),
-        off: u64_at(b, 40),
-        addr: u64_at(b, 48),
+        seg_len: u64_at(b, at!(rec_data.seg_len: u64)),
+        off: u64_at(b, at!(rec_data.off: u64)),
+        addr: u64_at(b, at!(rec_data.addr: u64)),
         payload,
     };
     Some(d)
@@ -405,6 +306,7 @@ pub fn parse(b: &[u8]) -> Option<Record<'_>> {
     if b.len() < 4 {
         return None;
     }
+    // Every record starts with its kind (the C structs' first field).
     match u32_at(b, 0) {
         RK_CALL if b.len() >= REC_CALL_SIZE => Some(Record::Call(Box::new(parse_call(b)))),
         RK_CALL1 if b.len() >= REC_CALL_SIZE + REC_DATA_SIZE => {
@@ -416,65 +318,65 @@ pub fn parse(b: &[u8]) -> Option<Record<'_>> {
             Some(if k == RK_DATA { Record::Data(d) } else { Record::Defer(d) })
         }
         RK_PAGE if b.len() >= REC_PAGE_SIZE => {
-            let len = u32_at(b, 52) as usize;
+            let len = u32_at(b, at!(rec_page.len: u32)) as usize;
             Some(Record::Page(PageRec {
-                tid: u32_at(b, 4),
-                tgid: u32_at(b, 8),
-                flags: u32_at(b, 12),
-                ts: u64_at(b, 16),
-                addr: u64_at(b, 24),
-                off: u64_at(b, 32),
-                ino: u64_at(b, 40),
-                dev: u32_at(b, 48),
+                tid: u32_at(b, at!(rec_page.tid: u32)),
+                tgid: u32_at(b, at!(rec_page.tgid: u32)),
+                flags: u32_at(b, at!(rec_page.flags: u32)),
+                ts: u64_at(b, at!(rec_page.ts: u64)),
+                addr: u64_at(b, at!(rec_page.addr: u64)),
+                off: u64_at(b, at!(rec_page.off: u64)),
+                ino: u64_at(b, at!(rec_page.ino: u64)),
+                dev: u32_at(b, at!(rec_page.dev: u32)),
                 payload: b.get(REC_PAGE_SIZE..REC_PAGE_SIZE + len)?,
             }))
         }
         k @ (RK_URING_SUBMIT | RK_URING_COMPLETE) if b.len() >= REC_URING_SIZE => {
             Some(Record::Uring(Box::new(UringRec {
                 complete: k == RK_URING_COMPLETE,
-                tid: u32_at(b, 4),
-                tgid: u32_at(b, 8),
-                flags: u32_at(b, 12),
-                ts: u64_at(b, 16),
-                ctx: u64_at(b, 24),
-                serial: u64_at(b, 32),
-                enter_tid: u32_at(b, 40),
-                enter_seq: u32_at(b, 44),
-                res: u32_at(b, 48) as i32,
-                cflags: u32_at(b, 52),
-                user_data: u64_at(b, 56),
-                opcode: u32_at(b, 64),
-                data_len: u32_at(b, 68),
-                ino: u64_at(b, 72),
-                dev: u32_at(b, 80),
-                ring_flags: u32_at(b, 84),
-                sqe: b[88..152].try_into().ok()?,
+                tid: u32_at(b, at!(rec_uring.tid: u32)),
+                tgid: u32_at(b, at!(rec_uring.tgid: u32)),
+                flags: u32_at(b, at!(rec_uring.flags: u32)),
+                ts: u64_at(b, at!(rec_uring.ts: u64)),
+                ctx: u64_at(b, at!(rec_uring.ctx: u64)),
+                serial: u64_at(b, at!(rec_uring.serial: u64)),
+                enter_tid: u32_at(b, at!(rec_uring.enter_tid: u32)),
+                enter_seq: u32_at(b, at!(rec_uring.enter_seq: u32)),
+                res: u32_at(b, at!(rec_uring.res: i32)) as i32,
+                cflags: u32_at(b, at!(rec_uring.cflags: u32)),
+                user_data: u64_at(b, at!(rec_uring.user_data: u64)),
+                opcode: u32_at(b, at!(rec_uring.opcode: u32)),
+                data_len: u32_at(b, at!(rec_uring.data_len: u32)),
+                ino: u64_at(b, at!(rec_uring.ino: u64)),
+                dev: u32_at(b, at!(rec_uring.dev: u32)),
+                ring_flags: u32_at(b, at!(rec_uring.ring_flags: u32)),
+                sqe: b.get(at!(rec_uring.sqe: [u8; 64])..)?.get(..64)?.try_into().ok()?,
             })))
         }
         RK_URING_DATA if b.len() >= REC_URING_DATA_SIZE => {
-            let len = u32_at(b, 12) as usize;
+            let len = u32_at(b, at!(rec_uring_data.len: u32)) as usize;
             Some(Record::UringData(UringDataRec {
-                tid: u32_at(b, 4),
-                tgid: u32_at(b, 8),
-                serial: u64_at(b, 16),
-                off: u64_at(b, 24),
+                tid: u32_at(b, at!(rec_uring_data.tid: u32)),
+                tgid: u32_at(b, at!(rec_uring_data.tgid: u32)),
+                serial: u64_at(b, at!(rec_uring_data.serial: u64)),
+                off: u64_at(b, at!(rec_uring_data.off: u64)),
                 payload: b.get(REC_URING_DATA_SIZE..REC_URING_DATA_SIZE + len)?,
             }))
         }
         RK_SIGNAL if b.len() >= REC_SIGNAL_SIZE => Some(Record::Signal(SignalRec {
-            tid: u32_at(b, 4),
-            tgid: u32_at(b, 8),
-            flags: u32_at(b, 12),
-            ts: u64_at(b, 16),
-            info: &b[24..REC_SIGNAL_SIZE],
+            tid: u32_at(b, at!(rec_signal.tid: u32)),
+            tgid: u32_at(b, at!(rec_signal.tgid: u32)),
+            flags: u32_at(b, at!(rec_signal.flags: u32)),
+            ts: u64_at(b, at!(rec_signal.ts: u64)),
+            info: b.get(at!(rec_signal.info: [u8; 48])..)?.get(..48)?,
         })),
         k @ (RK_FORK | RK_EXIT | RK_STOP) if b.len() >= REC_TASK_SIZE => {
             let t = TaskRec {
-                tid: u32_at(b, 4),
-                tgid: u32_at(b, 8),
-                child_tid: u32_at(b, 12),
-                child_tgid: u32_at(b, 16),
-                group_dead: u32_at(b, 20) != 0,
+                tid: u32_at(b, at!(rec_task.tid: u32)),
+                tgid: u32_at(b, at!(rec_task.tgid: u32)),
+                child_tid: u32_at(b, at!(rec_task.child_tid: u32)),
+                child_tgid: u32_at(b, at!(rec_task.child_tgid: u32)),
+                group_dead: u32_at(b, at!(rec_task.group_dead: u32)) != 0,
             };
             Some(match k {
                 RK_FORK => Record::Fork(t),
@@ -486,8 +388,8 @@ pub fn parse(b: &[u8]) -> Option<Record<'_>> {
     }
 }
 
-/// `struct lost_slot`: 4 u64.
-pub const LOST_SLOT_SIZE: usize = 32;
+/// `struct lost_slot`.
+pub const LOST_SLOT_SIZE: usize = std::mem::size_of::<types::lost_slot>();
 
 /// `struct lost_slot`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -504,16 +406,16 @@ impl LostSlot {
             return LostSlot::default();
         }
         LostSlot {
-            count: u64_at(b, 0),
-            bytes: u64_at(b, 8),
-            first_ns: u64_at(b, 16),
-            last_ns: u64_at(b, 24),
+            count: u64_at(b, at!(lost_slot.count: u64)),
+            bytes: u64_at(b, at!(lost_slot.bytes: u64)),
+            first_ns: u64_at(b, at!(lost_slot.first_ns: u64)),
+            last_ns: u64_at(b, at!(lost_slot.last_ns: u64)),
         }
     }
 }
 
-/// `struct stats`: 16 u64 counters, summed over CPUs by the caller.
-pub const STATS_SIZE: usize = 128;
+/// `struct stats`: u64 counters, summed over CPUs by the caller.
+pub const STATS_SIZE: usize = std::mem::size_of::<types::stats>();
 
 /// `struct stats`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -539,20 +441,20 @@ impl Stats {
         if b.len() < STATS_SIZE {
             return;
         }
-        let f = |i: usize| u64_at(b, 8 * i);
-        self.deferred += f(0);
-        self.deferred_bytes += f(1);
-        self.faults += f(2);
-        self.lost_calls += f(3);
-        self.throttle_stops += f(4);
-        self.no_storage += f(5);
-        self.pages += f(6);
-        self.pages_unclassified += f(7);
-        self.page_walks += f(8);
-        self.pages_cached_vma += f(9);
-        self.inputs_recovered += f(10);
-        self.pages_folio += f(11);
-        self.pages_retried += f(12);
+        let f = |o: usize| u64_at(b, o);
+        self.deferred += f(at!(stats.deferred: u64));
+        self.deferred_bytes += f(at!(stats.deferred_bytes: u64));
+        self.faults += f(at!(stats.faults: u64));
+        self.lost_calls += f(at!(stats.lost_calls: u64));
+        self.throttle_stops += f(at!(stats.throttle_stops: u64));
+        self.no_storage += f(at!(stats.no_storage: u64));
+        self.pages += f(at!(stats.pages: u64));
+        self.pages_unclassified += f(at!(stats.pages_unclassified: u64));
+        self.page_walks += f(at!(stats.page_walks: u64));
+        self.pages_cached_vma += f(at!(stats.pages_cached_vma: u64));
+        self.inputs_recovered += f(at!(stats.inputs_recovered: u64));
+        self.pages_folio += f(at!(stats.pages_folio: u64));
+        self.pages_retried += f(at!(stats.pages_retried: u64));
     }
 }
 
@@ -575,12 +477,340 @@ mod tests {
         assert!(parse(&b[..REC_SIGNAL_SIZE - 1]).is_none(), "short");
     }
 
+    /// The bytes of one of the skeleton's record types, as the BPF program writes it.
+    fn bytes_of<T: Copy>(v: &T) -> Vec<u8> {
+        // SAFETY: `T` is a `#[repr(C)]` type libbpf-cargo generated from capture.h: integers and
+        // arrays of them, padded explicitly (the header pins each size to its fields'), so all
+        // `size_of::<T>()` bytes behind the reference are initialised and live for the call.
+        let b = unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) };
+        b.to_vec()
+    }
+
+    use std::mem::{offset_of, size_of};
+
+    /// Every record starts with its kind, which `parse` reads first.
     #[test]
-    fn sizes_match_the_bpf_program() {
-        assert_eq!(std::mem::size_of::<types::syscall_rule>(), SYSCALL_RULE_SIZE);
-        assert_eq!(std::mem::size_of::<types::rec_data>(), REC_DATA_SIZE);
-        assert_eq!(std::mem::size_of::<types::lost_slot>(), LOST_SLOT_SIZE);
-        assert_eq!(std::mem::size_of::<types::stats>(), STATS_SIZE);
+    fn every_record_starts_with_its_kind() {
+        let kinds = [
+            offset_of!(types::rec_call, kind),
+            offset_of!(types::rec_data, kind),
+            offset_of!(types::rec_task, kind),
+            offset_of!(types::rec_page, kind),
+            offset_of!(types::rec_signal, kind),
+            offset_of!(types::rec_uring, kind),
+            offset_of!(types::rec_uring_data, kind),
+        ];
+        assert_eq!(kinds, [0; 7]);
+        // RK_CALL1's data record follows the call at an aligned offset.
+        assert_eq!(REC_CALL_SIZE % 8, 0);
+    }
+
+    /// The generated types carry no field layout.rs does not read: a field added to a struct of
+    /// capture.h stops these literals from compiling until it is parsed and listed here.
+    fn a_call(kind: u32) -> types::rec_call {
+        types::rec_call {
+            kind,
+            tid: 1,
+            seq: 2,
+            entry_tid: 3,
+            tgid: 4,
+            ppid: 5,
+            uid: 6,
+            gid: 7,
+            pgid: 8,
+            sid: 9,
+            nr: 10,
+            flags: 11,
+            ts_enter: 12,
+            ts_exit: 13,
+            ret: -14,
+            args: [15, 16, 17, 18, 19, 20],
+            aux: [21, 22, 23, 24, 25, 26],
+            nvec: [27, 28, 29, 30, 31, 32, 33],
+            status: [34, 35, 36, 37, 38, 39, 40],
+            pad0: 0,
+            nrec: 41,
+            added_pages: 42,
+            pad1: 0,
+        }
+    }
+
+    fn call_rec() -> CallRec {
+        CallRec {
+            tid: 1,
+            seq: 2,
+            entry_tid: 3,
+            tgid: 4,
+            ppid: 5,
+            uid: 6,
+            gid: 7,
+            pgid: 8,
+            sid: 9,
+            nr: 10,
+            flags: 11,
+            ts_enter: 12,
+            ts_exit: 13,
+            ret: -14,
+            args: [15, 16, 17, 18, 19, 20],
+            aux: [21, 22, 23, 24, 25, 26],
+            nvec: [27, 28, 29, 30, 31, 32, 33],
+            status: [34, 35, 36, 37, 38, 39, 40],
+            nrec: 41,
+            added_pages: 42,
+        }
+    }
+
+    fn a_chunk(kind: u32, len: u32) -> types::rec_data {
+        types::rec_data {
+            kind,
+            tid: 1,
+            tgid: 2,
+            seq: 3,
+            slot: 4,
+            flags: 5,
+            seg: 0x0607,
+            vec: 8,
+            len,
+            pad0: 0,
+            seg_len: 9,
+            off: 10,
+            addr: 11,
+        }
+    }
+
+    fn data_rec(len: u32, payload: &[u8]) -> DataRec<'_> {
+        DataRec {
+            tid: 1,
+            tgid: 2,
+            seq: 3,
+            slot: 4,
+            flags: 5,
+            seg: 0x0607,
+            vec: 8,
+            len,
+            seg_len: 9,
+            off: 10,
+            addr: 11,
+            payload,
+        }
+    }
+
+    #[test]
+    fn calls_and_chunks_laid_out_by_the_c_structs_parse_into_their_fields() {
+        let b = bytes_of(&a_call(RK_CALL));
+        assert_eq!(parse(&b), Some(Record::Call(Box::new(call_rec()))));
+
+        let mut b = bytes_of(&a_chunk(RK_DATA, 3));
+        b.extend_from_slice(b"abc");
+        assert_eq!(parse(&b), Some(Record::Data(data_rec(3, b"abc"))));
+        let b = bytes_of(&a_chunk(RK_DEFER, 4096));
+        assert_eq!(parse(&b), Some(Record::Defer(data_rec(4096, b""))));
+
+        let mut b = bytes_of(&a_call(RK_CALL1));
+        b.extend(bytes_of(&a_chunk(RK_DATA, 2)));
+        b.extend_from_slice(b"xy");
+        assert_eq!(parse(&b), Some(Record::CallData(Box::new(call_rec()), data_rec(2, b"xy"))));
+    }
+
+    #[test]
+    fn task_page_and_signal_records_laid_out_by_the_c_structs_parse_into_their_fields() {
+        for (kind, group_dead) in [(RK_FORK, 0), (RK_EXIT, 1), (RK_STOP, 0)] {
+            let t =
+                types::rec_task { kind, tid: 1, tgid: 2, child_tid: 3, child_tgid: 4, group_dead };
+            let want = TaskRec {
+                tid: 1,
+                tgid: 2,
+                child_tid: 3,
+                child_tgid: 4,
+                group_dead: group_dead != 0,
+            };
+            let want = match kind {
+                RK_FORK => Record::Fork(want),
+                RK_EXIT => Record::Exit(want),
+                _ => Record::Stop(want),
+            };
+            assert_eq!(parse(&bytes_of(&t)), Some(want));
+        }
+
+        let p = types::rec_page {
+            kind: RK_PAGE,
+            tid: 1,
+            tgid: 2,
+            flags: PG_WRITE,
+            ts: 3,
+            addr: 4,
+            off: 5,
+            ino: 6,
+            dev: 7,
+            len: 2,
+        };
+        let mut b = bytes_of(&p);
+        b.extend_from_slice(b"pg");
+        let want = PageRec {
+            tid: 1,
+            tgid: 2,
+            flags: PG_WRITE,
+            ts: 3,
+            addr: 4,
+            off: 5,
+            ino: 6,
+            dev: 7,
+            payload: b"pg",
+        };
+        assert_eq!(parse(&b), Some(Record::Page(want)));
+
+        let mut info = [0u8; 48];
+        info.iter_mut().enumerate().for_each(|(i, x)| *x = i as u8 + 100);
+        let s =
+            types::rec_signal { kind: RK_SIGNAL, tid: 1, tgid: 2, flags: SG_FATAL, ts: 3, info };
+        let want = SignalRec { tid: 1, tgid: 2, flags: SG_FATAL, ts: 3, info: &info };
+        assert_eq!(parse(&bytes_of(&s)), Some(Record::Signal(want)));
+    }
+
+    #[test]
+    fn uring_records_laid_out_by_the_c_structs_parse_into_their_fields() {
+        let mut sqe = [0u8; 64];
+        sqe.iter_mut().enumerate().for_each(|(i, x)| *x = i as u8 + 1);
+        for kind in [RK_URING_SUBMIT, RK_URING_COMPLETE] {
+            let u = types::rec_uring {
+                kind,
+                tid: 1,
+                tgid: 2,
+                flags: UF_MORE,
+                ts: 3,
+                ctx: 4,
+                serial: 5,
+                enter_tid: 6,
+                enter_seq: 7,
+                res: -8,
+                cflags: 9,
+                user_data: 10,
+                opcode: 11,
+                data_len: 12,
+                ino: 13,
+                dev: 14,
+                ring_flags: 15,
+                sqe,
+            };
+            let want = UringRec {
+                complete: kind == RK_URING_COMPLETE,
+                tid: 1,
+                tgid: 2,
+                flags: UF_MORE,
+                ts: 3,
+                ctx: 4,
+                serial: 5,
+                enter_tid: 6,
+                enter_seq: 7,
+                res: -8,
+                cflags: 9,
+                user_data: 10,
+                opcode: 11,
+                data_len: 12,
+                ino: 13,
+                dev: 14,
+                ring_flags: 15,
+                sqe,
+            };
+            assert_eq!(parse(&bytes_of(&u)), Some(Record::Uring(Box::new(want))));
+        }
+        let d = types::rec_uring_data {
+            kind: RK_URING_DATA,
+            tid: 1,
+            tgid: 2,
+            len: 3,
+            serial: 4,
+            off: 5,
+        };
+        let mut b = bytes_of(&d);
+        b.extend_from_slice(b"uvw");
+        let want = UringDataRec { tid: 1, tgid: 2, serial: 4, off: 5, payload: b"uvw" };
+        assert_eq!(parse(&b), Some(Record::UringData(want)));
+        assert_eq!(parse(&b[..b.len() - 1]), None, "payload shorter than len");
+    }
+
+    #[test]
+    fn loss_slots_and_statistics_laid_out_by_the_c_structs_parse_into_their_fields() {
+        let l = types::lost_slot { count: 1, bytes: 2, first_ns: 3, last_ns: 4 };
+        let want = LostSlot { count: 1, bytes: 2, first_ns: 3, last_ns: 4 };
+        assert_eq!(LostSlot::parse(&bytes_of(&l)), want);
+
+        let s = types::stats {
+            deferred: 1,
+            deferred_bytes: 2,
+            faults: 3,
+            lost_calls: 4,
+            throttle_stops: 5,
+            no_storage: 6,
+            pages: 7,
+            pages_unclassified: 8,
+            page_walks: 9,
+            pages_cached_vma: 10,
+            inputs_recovered: 11,
+            pages_folio: 12,
+            pages_retried: 13,
+            pad: [0; 3],
+        };
+        let mut sum = Stats::default();
+        sum.add(&bytes_of(&s));
+        sum.add(&bytes_of(&s));
+        let want = Stats {
+            deferred: 2,
+            deferred_bytes: 4,
+            faults: 6,
+            lost_calls: 8,
+            throttle_stops: 10,
+            no_storage: 12,
+            pages: 14,
+            pages_unclassified: 16,
+            page_walks: 18,
+            pages_cached_vma: 20,
+            inputs_recovered: 22,
+            pages_folio: 24,
+            pages_retried: 26,
+        };
+        assert_eq!(sum, want);
+    }
+
+    #[test]
+    fn rule_bytes_are_the_c_struct_s() {
+        let arg = |i: u8| ArgRule {
+            kind: 10 * i + 1,
+            len_kind: 10 * i + 2,
+            len_arg: 10 * i + 3,
+            flags: 10 * i + 4,
+            size: 1000 + u32::from(i),
+        };
+        let c_arg = |i: u8| types::arg_rule {
+            kind: 10 * i + 1,
+            len_kind: 10 * i + 2,
+            len_arg: 10 * i + 3,
+            flags: 10 * i + 4,
+            size: 1000 + u32::from(i),
+        };
+        let r = SyscallRule {
+            flags: 1,
+            xarg: 2,
+            xarg_cond: 3,
+            xarg_size: 0x0405,
+            entry_mask: 6,
+            exit_mask: 7,
+            bulk_mask: 8,
+            xarg_mask: 0x0102_0304_0506_0708,
+            args: [0, 1, 2, 3, 4, 5].map(arg),
+        };
+        let c = types::syscall_rule {
+            flags: 1,
+            xarg: 2,
+            xarg_cond: 3,
+            bulk_mask: 8,
+            xarg_size: 0x0405,
+            entry_mask: 6,
+            exit_mask: 7,
+            xarg_mask: 0x0102_0304_0506_0708,
+            args: [0, 1, 2, 3, 4, 5].map(c_arg),
+        };
+        assert_eq!(r.to_bytes().to_vec(), bytes_of(&c));
     }
 
     #[test]

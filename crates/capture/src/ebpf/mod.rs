@@ -7,6 +7,17 @@
 //! events (`assemble.rs`) for the trace sink. See `docs/EBPF.md` for the design, the loss
 //! policies and the capability gaps.
 
+/// `at!(s.f: t)`: the offset of field `f` of `types::s`, a struct a skeleton generated from the
+/// C side's header (`types` as the calling module names it), whose Rust type must be `t`: a C
+/// field that moves moves the offset with it, and one that changes type stops the build where
+/// it is read.
+macro_rules! at {
+    ($s:ident . $f:ident : $t:ty) => {{
+        const _: fn(&types::$s) -> $t = |r| r.$f;
+        std::mem::offset_of!(types::$s, $f)
+    }};
+}
+
 mod assemble;
 mod guardian;
 mod layout;
@@ -65,6 +76,7 @@ pub enum LossPolicy {
 }
 
 impl LossPolicy {
+    /// The `--loss` name.
     pub fn name(self) -> &'static str {
         match self {
             LossPolicy::Throttle => "throttle",
@@ -87,6 +99,7 @@ pub const DEFAULT_RING_BYTES_NO_DATA: u64 = 16 << 20;
 /// Settings of the eBPF backend.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// What to do when the ring buffer fills (`--loss`).
     pub loss: LossPolicy,
     /// Ring buffer size: a power of two from 1 MiB to 1 GiB.
     pub ring_bytes: u64,
@@ -101,6 +114,7 @@ impl Default for Config {
 /// The eBPF backend behind the [`Backend`] seam.
 #[derive(Default)]
 pub struct EbpfBackend {
+    /// Its settings.
     pub config: Config,
     /// Programs loaded by [`EbpfBackend::prepare`], used by the recording.
     loaded: Option<Loaded>,

@@ -66,6 +66,7 @@ pub enum By {
 }
 
 impl By {
+    /// The `--by` name.
     pub fn name(self) -> &'static str {
         match self {
             By::Call => "call",
@@ -83,10 +84,13 @@ pub const LAYERS: &[&str] = &["syscall", "block", "fuse", "ext4", "writeback", "
 /// Settings of a live profile.
 #[derive(Clone, Debug)]
 pub struct LiveOptions {
+    /// What is profiled.
     pub target: LiveTarget,
+    /// How system calls are grouped.
     pub by: By,
     /// A subset of [`LAYERS`].
     pub layers: Vec<String>,
+    /// The length of each interval.
     pub interval: Duration,
     /// Stop after this long (the last interval is then partial).
     pub duration: Option<Duration>,
@@ -115,34 +119,30 @@ pub struct LiveOutcome {
 
 /// What the profiler hands its caller, in order: the meta once, then each interval as it ends.
 pub enum LiveEvent<'a> {
+    /// What the profile is (once, first).
     Meta(&'a Meta),
+    /// An interval just ended.
     Interval(&'a Interval),
 }
 
-// Mirrors of profile.bpf.c's constants and structs.
-const L_SYSCALL: u16 = 0;
-const L_BLOCK: u16 = 1;
-const L_FUSE: u16 = 2;
-const L_EXT4: u16 = 3;
-const L_WB: u16 = 4;
-const L_CALIB: u16 = 5;
-const L_CLOCK: u16 = 6;
-const C_GET_PAGES: u32 = 0;
-const C_ADD_READ: u32 = 1;
-const C_NO_SPACE: u32 = 2;
-const C_ADD_OTHER: u32 = 3;
-const NCOUNTERS: u32 = 4;
-const FD_RETURNED: u8 = 0x80;
-const READ_CLASS: u8 = 0x40;
-const IO_CLASS: u8 = 0x20;
-const WRITE_CLASS: u8 = 0x10;
+/// The constants of `bpf/profile.h`, generated from it by build.rs (some only the C side uses).
+#[allow(dead_code)]
+mod defs {
+    include!(concat!(env!("OUT_DIR"), "/profile_h.rs"));
+}
+use defs::*;
+use skel::types;
 
-/// What `--value` names, and the kernel's code for it (profile.bpf.c `V_*`).
+/// The call numbers the `calls` array and `fdargs` have a slot for (`bpf/syscall_nr.h`).
+const MAX_NR: u32 = super::layout::MAX_NR as u32;
+// The histograms the kernel fills are the ones ra_profile reads.
+const _: () = assert!(NBUCKETS == BUCKETS);
+
+/// What `--value` names, and the kernel's code for it (profile.h `V_*`).
 pub const VALUES: [(&str, u32); 4] =
-    [("size", 1), ("offset", 2), ("seek-distance", 3), ("queue-depth", 4)];
-const MAX_NR: u32 = 512;
+    [("size", V_SIZE), ("offset", V_OFFSET), ("seek-distance", V_SEEK), ("queue-depth", V_QDEPTH)];
 
-/// `struct hkey`.
+/// `struct hkey`, decoded.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 struct HKey {
@@ -153,40 +153,48 @@ struct HKey {
     comm: [u8; 16],
 }
 
-/// `struct hval`: 64 buckets, count, total, ~min, max, errors.
-const HVAL_WORDS: usize = BUCKETS + 5;
+/// `struct hval`'s bytes: buckets, count, total, ~min, max, errors.
+const HVAL_BYTES: usize = std::mem::size_of::<types::hval>();
 
 impl HKey {
     fn from_bytes(b: &[u8]) -> Option<HKey> {
-        if b.len() != std::mem::size_of::<HKey>() {
+        if b.len() != std::mem::size_of::<types::hkey>() {
             return None;
         }
         let u16_at = |o: usize| u16::from_ne_bytes([b[o], b[o + 1]]);
         let u32_at = |o: usize| u32::from_ne_bytes(b[o..o + 4].try_into().unwrap_or_default());
         let u64_at = |o: usize| u64::from_ne_bytes(b[o..o + 8].try_into().unwrap_or_default());
+        let c = at!(hkey.comm: [i8; 16]);
         let mut comm = [0; 16];
-        comm.copy_from_slice(&b[16..32]);
-        Some(HKey { layer: u16_at(0), epoch: u16_at(2), op: u32_at(4), group: u64_at(8), comm })
+        comm.copy_from_slice(&b[c..c + 16]);
+        Some(HKey {
+            layer: u16_at(at!(hkey.layer: u16)),
+            epoch: u16_at(at!(hkey.epoch: u16)),
+            op: u32_at(at!(hkey.op: u32)),
+            group: u64_at(at!(hkey.group: u64)),
+            comm,
+        })
     }
 }
 
 /// Add one CPU's `struct hval` into `h`.
 fn add_hval(h: &mut Hist, b: &[u8]) {
-    if b.len() < HVAL_WORDS * 8 {
+    if b.len() < HVAL_BYTES {
         return;
     }
-    let w = |i: usize| u64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().unwrap_or_default());
+    let w = |o: usize| u64::from_ne_bytes(b[o..o + 8].try_into().unwrap_or_default());
+    let buckets = at!(hval.buckets: [u64; NBUCKETS]);
     for k in 0..BUCKETS {
-        h.buckets[k] += w(k);
+        h.buckets[k] += w(buckets + 8 * k);
     }
-    let count = w(BUCKETS);
+    let count = w(at!(hval.count: u64));
     h.count += count;
-    h.total_ns = h.total_ns.saturating_add(w(BUCKETS + 1));
+    h.total_ns = h.total_ns.saturating_add(w(at!(hval.total_ns: u64)));
     if count > 0 {
-        h.min_ns = h.min_ns.min(!w(BUCKETS + 2));
-        h.max_ns = h.max_ns.max(w(BUCKETS + 3));
+        h.min_ns = h.min_ns.min(!w(at!(hval.nmin: u64)));
+        h.max_ns = h.max_ns.max(w(at!(hval.max_ns: u64)));
     }
-    h.errors += w(BUCKETS + 4);
+    h.errors += w(at!(hval.errors: u64));
 }
 
 /// Profile `opts.target`, handing the meta and each finished interval to `out`.
@@ -235,7 +243,7 @@ pub fn run(
     let mut obj = MaybeUninit::uninit();
     let mut open = skel::ProfileSkelBuilder::default().open(&mut obj).map_err(fail("open"))?;
     let ncpu = libbpf_rs::num_possible_cpus().unwrap_or(1).max(1) as u64;
-    let per_entry = ncpu * (HVAL_WORDS as u64 * 8) + 128;
+    let per_entry = ncpu * HVAL_BYTES as u64 + 128;
     // --by call keeps its histograms in a per-CPU array (two epochs of every call number: no
     // hashing on the hot path) when that fits in half the budget; the hash map has the rest.
     let array_bytes = 2 * u64::from(MAX_NR) * per_entry;
@@ -259,11 +267,11 @@ pub fn run(
         ro.use_cgroup = u32::from(cgroup.is_some());
         ro.all_tasks = u32::from(matches!(opts.target, LiveTarget::All));
         ro.by = match opts.by {
-            By::Call => 0,
-            By::Fs => 1,
-            By::Pid => 2,
-            By::Comm => 3,
-            By::Path(_) => 4,
+            By::Call => BY_CALL,
+            By::Fs => BY_FS,
+            By::Pid => BY_PID,
+            By::Comm => BY_COMM,
+            By::Path(_) => BY_PATH,
         };
         if let By::Path(d) = opts.by {
             ro.path_depth = d;
@@ -794,9 +802,13 @@ impl Names {
             L_FUSE => ("fuse", fuse_opcode(k.op), String::new()),
             L_EXT4 => (
                 "ext4",
-                ["sync_file", "truncate", "unlink", "fallocate"]
-                    .get(k.op as usize)
-                    .map_or_else(|| format!("op_{}", k.op), |s| (*s).to_string()),
+                match k.op {
+                    E_SYNC => "sync_file".into(),
+                    E_TRUNCATE => "truncate".into(),
+                    E_UNLINK => "unlink".into(),
+                    E_FALLOCATE => "fallocate".into(),
+                    op => format!("op_{op}"),
+                },
                 self.dev(k.group),
             ),
             L_WB => ("writeback", "single_inode".to_string(), self.dev(k.group)),
@@ -935,36 +947,42 @@ fn fuse_opcode(op: u32) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn key_layout_matches_the_program() {
-        assert_eq!(std::mem::size_of::<HKey>(), 32);
-        let mut b = [0u8; 32];
-        b[0] = 3;
-        b[2] = 1;
-        b[4] = 7;
-        b[8] = 9;
-        b[16] = b'x';
-        let k = HKey::from_bytes(&b).unwrap();
-        assert_eq!((k.layer, k.epoch, k.op, k.group, k.comm[0]), (3, 1, 7, 9, b'x'));
+    /// The bytes of one of the skeleton's map types, as the BPF program keeps it.
+    fn bytes_of<T: Copy>(v: &T) -> Vec<u8> {
+        // SAFETY: `T` is a `#[repr(C)]` type libbpf-cargo generated from profile.h: integers and
+        // arrays of them without padding (the header pins each size to its fields'), so all
+        // `size_of::<T>()` bytes behind the reference are initialised and live for the call.
+        let b = unsafe {
+            std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>())
+        };
+        b.to_vec()
     }
 
     #[test]
-    fn per_cpu_values_add_up() {
-        let mut v = vec![0u8; HVAL_WORDS * 8];
-        let put = |v: &mut Vec<u8>, i: usize, x: u64| {
-            v[i * 8..i * 8 + 8].copy_from_slice(&x.to_ne_bytes())
-        };
-        put(&mut v, 10, 2);
-        put(&mut v, BUCKETS, 2);
-        put(&mut v, BUCKETS + 1, 1500);
-        put(&mut v, BUCKETS + 2, !600);
-        put(&mut v, BUCKETS + 3, 900);
+    fn a_key_laid_out_by_the_c_struct_parses_into_its_fields() {
+        let mut comm = [0i8; 16];
+        comm[0] = b'x' as i8;
+        comm[15] = b'y' as i8;
+        let c = types::hkey { layer: L_EXT4, epoch: 1, op: 7, group: 9, comm };
+        let k = HKey::from_bytes(&bytes_of(&c)).unwrap();
+        assert_eq!((k.layer, k.epoch, k.op, k.group), (L_EXT4, 1, 7, 9));
+        assert_eq!((k.comm[0], k.comm[15]), (b'x', b'y'));
+        assert_eq!(HKey::from_bytes(&bytes_of(&c)[1..]), None, "short");
+    }
+
+    #[test]
+    fn per_cpu_values_laid_out_by_the_c_struct_add_up() {
+        let mut buckets = [0u64; NBUCKETS];
+        buckets[10] = 2;
+        let v =
+            types::hval { buckets, count: 2, total_ns: 1500, nmin: !600, max_ns: 900, errors: 1 };
+        let v = bytes_of(&v);
         let mut h = Hist::default();
         add_hval(&mut h, &v);
         add_hval(&mut h, &v);
         assert_eq!(
-            (h.count, h.total_ns, h.min_ns, h.max_ns, h.buckets[10]),
-            (4, 3000, 600, 900, 4)
+            (h.count, h.total_ns, h.min_ns, h.max_ns, h.buckets[10], h.errors),
+            (4, 3000, 600, 900, 4, 2)
         );
         assert!(h.check().ok);
     }

@@ -15,6 +15,7 @@ mod cpu;
 pub(crate) mod mem;
 mod seccomp;
 mod sys;
+mod uring;
 
 use ra_trace::MAX_BUFFER_BYTES;
 use std::collections::HashMap;
@@ -41,6 +42,7 @@ use sys::Pid;
 /// The ptrace backend behind the [`Backend`] seam.
 pub use cpu::CpuPolicy;
 
+/// The ptrace backend behind the [`Backend`] seam (unprivileged).
 #[derive(Clone, Copy, Debug)]
 pub struct PtraceBackend {
     /// Where a command (not an attached process) runs relative to the tracer; see
@@ -83,6 +85,7 @@ impl Backend for PtraceBackend {
             selection: opts.selection.clone(),
             data: opts.data,
             cpu: if matches!(target, Target::Command(_)) { self.cpu } else { CpuPolicy::Any },
+            uring_deny: opts.uring_deny,
         };
         match target {
             Target::Command(argv) => record_command(argv, &o, sink),
@@ -101,10 +104,14 @@ impl Backend for PtraceBackend {
 /// What to capture.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// The calls to record.
     pub selection: Selection,
+    /// How much of each data buffer to keep.
     pub data: DataMode,
     /// Where the traced command runs relative to the tracer ([`CpuPolicy`]).
     pub cpu: CpuPolicy,
+    /// Fail every `io_uring_setup` with ENOSYS (`record --io-uring deny`).
+    pub uring_deny: bool,
 }
 
 const PTRACE_EVENT_FORK: i32 = 1;
@@ -122,6 +129,8 @@ struct Pending {
 struct Thread {
     info: ProcInfo,
     pending: Option<Pending>,
+    /// What the io_uring tracker does at this call's exit (the call need not be recorded).
+    at_exit: Option<uring::AtExit>,
 }
 
 /// Byte count a length rule gives, or None when it cannot be known (yet).
@@ -284,6 +293,10 @@ struct Tracer<'a> {
     pinned_cpu: Option<usize>,
     /// Unbinds the tree when it wants more than one CPU ([`CpuPolicy::Auto`]).
     monitor: Option<cpu::Monitor>,
+    /// The io_uring rings of the traced processes (`io_uring_op` in the selection: `Some`).
+    rings: Option<uring::Rings>,
+    /// `io_uring_setup` calls failed with ENOSYS (`--io-uring deny`).
+    denied: u64,
     /// Why the trace cannot be written any more: from then on nothing is recorded, a command
     /// runs on to its end (its captured calls resumed at once) and an attached process is
     /// detached.
@@ -319,6 +332,8 @@ impl<'a> Tracer<'a> {
             detaching: false,
             pinned_cpu,
             monitor: None,
+            rings: uring_tracked(&opts.selection).then(uring::Rings::default),
+            denied: 0,
             failed: None,
         }
     }
@@ -364,7 +379,7 @@ impl<'a> Tracer<'a> {
                     self.out.processes += 1;
                 }
             }
-            self.threads.insert(tid, Thread { info, pending: None });
+            self.threads.insert(tid, Thread { info, pending: None, at_exit: None });
         }
         self.threads.get_mut(&tid).expect("inserted")
     }
@@ -391,7 +406,8 @@ impl<'a> Tracer<'a> {
             let _ = sys::detach(tid, sig);
             return;
         }
-        let to_exit = self.attach || self.threads.get(&tid).is_some_and(|t| t.pending.is_some());
+        let to_exit = self.attach
+            || self.threads.get(&tid).is_some_and(|t| t.pending.is_some() || t.at_exit.is_some());
         // ESRCH: the thread died meanwhile (e.g. killed by another thread's exit_group); its
         // exit is reported by waitpid.
         let _ = sys::resume(tid, to_exit, sig);
@@ -416,6 +432,19 @@ impl<'a> Tracer<'a> {
             }
         };
         let nr = info.nr() as usize;
+        let enter_key = self.uring_entry(tid, info.nr(), &info.args());
+        if self.opts.uring_deny && info.nr() == uring::NR_IO_URING_SETUP {
+            // Skipped (syscall number -1); its exit stop makes the result -ENOSYS.
+            match sys::poke_user(tid, sys::ORIG_RAX, -1) {
+                Ok(()) => {
+                    self.denied += 1;
+                    self.thread(tid).at_exit = Some(uring::AtExit::Deny);
+                }
+                Err(e) => {
+                    return Err(Error::Sys { call: "PTRACE_POKEUSER (--io-uring deny)", source: e })
+                }
+            }
+        }
         let Some(def) = self.by_nr.get(nr).copied().flatten() else {
             self.resume(tid, 0);
             return Ok(());
@@ -512,6 +541,9 @@ impl<'a> Tracer<'a> {
         if let Some((_, cols)) = xarg_columns(tid, def, &args, false) {
             ev.extra = cols;
         }
+        if let Some(key) = enter_key.filter(|_| def.name == "io_uring_enter") {
+            ev.extra.push((crate::sink::ENTER_REF.into(), ra_trace::ExtraValue::Int(key)));
+        }
         if never_returns(def) {
             // These never come back: record them now.
             hash_bulk(def, &mut ev, self.opts.data);
@@ -525,13 +557,26 @@ impl<'a> Tracer<'a> {
     }
 
     fn on_exit(&mut self, tid: Pid) -> Result<()> {
+        let at_exit = self.threads.get_mut(&tid).and_then(|t| t.at_exit.take());
+        if matches!(at_exit, Some(uring::AtExit::Deny)) {
+            sys::poke_user(tid, sys::RAX, -i64::from(libc::ENOSYS)).map_err(|source| {
+                Error::Sys { call: "PTRACE_POKEUSER (--io-uring deny)", source }
+            })?;
+        }
+        let info = sys::get_syscall_info(tid);
+        let ops = match at_exit {
+            Some(a) => self.uring_exit(tid, a, info.as_ref().ok()),
+            None => Vec::new(),
+        };
         let Some(Pending { def, args, mut ev }) =
             self.threads.get_mut(&tid).and_then(|t| t.pending.take())
         else {
+            for op in ops {
+                self.emit(op);
+            }
             self.resume(tid, 0);
             return Ok(());
         };
-        let info = sys::get_syscall_info(tid);
         ev.time_returned = Some(now_ns());
         // Output buffers: data read into the caller (`--data read=`); sendmmsg's vectors,
         // trimmed here, were taken at entry by the write level.
@@ -674,10 +719,111 @@ impl<'a> Tracer<'a> {
                 t.info = info;
             }
         }
+        if ok && def.name == "close" {
+            let tgid = self.thread(tid).info.tgid;
+            if let Some(r) = self.rings.as_mut() {
+                r.close(tgid, args[0] as i32 as i64);
+            }
+        }
         hash_bulk(def, &mut ev, self.opts.data);
         self.emit(ev);
+        // The requests it completed come after it (their enter_id names it).
+        for op in ops {
+            self.emit(op);
+        }
         self.resume(tid, 0);
         Ok(())
+    }
+
+    /// The recording's io_uring facts.
+    fn facts(&self) -> Vec<(String, String)> {
+        let mut f = self.rings.as_ref().map(uring::Rings::facts).unwrap_or_default();
+        if self.opts.uring_deny {
+            f.push(("io_uring_denied".to_string(), self.denied.to_string()));
+        }
+        f
+    }
+
+    /// The io_uring tracker at the entry of call `nr` (selected or not): the rings read, the
+    /// requests completed since emitted, and what its exit must do noted. For an
+    /// io_uring_enter, the key its record carries (`sink::ENTER_REF`).
+    fn uring_entry(&mut self, tid: Pid, nr: u64, args: &[u64; 6]) -> Option<i64> {
+        self.rings.as_ref()?;
+        let info = self.thread(tid).info;
+        let tgid = info.tgid;
+        let mode = self.opts.data;
+        let rings = self.rings.as_mut()?;
+        let mut out = Vec::new();
+        let mut key = None;
+        let mut at_exit = uring::AtExit::of(rings, tgid, nr, args);
+        match nr {
+            uring::NR_IO_URING_ENTER => {
+                let k = rings.enter_key();
+                let fd = rings.enter_fd(tgid, args[0], args[3]);
+                rings.enter(tid, info, fd, args[1], k, &mut out, mode);
+                at_exit = match fd {
+                    Some(fd) if rings.is_ring(tgid, fd) => Some(uring::AtExit::Enter { fd }),
+                    Some(fd) => Some(uring::AtExit::Unknown { fd }),
+                    None => None,
+                };
+                key = Some(k);
+            }
+            uring::NR_MUNMAP if rings.has_rings(tgid) => {
+                rings.munmap(tid, tgid, args[0], &mut out, mode);
+            }
+            uring::NR_IO_URING_REGISTER if args[1] == uring::UNREGISTER_RING => {
+                rings.unregister_ring_fds(tid, tgid, args[2], args[3]);
+            }
+            // exit_group, execve, execveat: the process's rings are read a last time.
+            231 | 59 | 322 if rings.has_rings(tgid) => rings.leave(tid, tgid, &mut out, mode),
+            _ => {}
+        }
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.at_exit = at_exit;
+        }
+        for ev in out {
+            self.emit(ev);
+        }
+        key
+    }
+
+    /// The io_uring tracker at the exit of a call it noted at entry: the requests completed
+    /// meanwhile (emitted by the caller after the call's own record).
+    fn uring_exit(
+        &mut self,
+        tid: Pid,
+        a: uring::AtExit,
+        info: Option<&sys::SyscallInfo>,
+    ) -> Vec<Event> {
+        let tgid = self.thread(tid).info.tgid;
+        let mode = self.opts.data;
+        let Some(rings) = self.rings.as_mut() else { return Vec::new() };
+        let ret = info.filter(|i| i.op == sys::PTRACE_SYSCALL_INFO_EXIT).map(|i| {
+            if i.data[1] as u8 != 0 {
+                -1
+            } else {
+                i.rval()
+            }
+        });
+        let ok = ret.is_some_and(|r| r >= 0);
+        let mut out = Vec::new();
+        match a {
+            uring::AtExit::Setup { params } if ok => {
+                rings.setup(tid, tgid, ret.unwrap_or(-1), params);
+            }
+            uring::AtExit::Mmap { fd, offset } if ok => {
+                rings.mmap(tgid, fd, offset, ret.unwrap_or(0) as u64);
+            }
+            uring::AtExit::Enter { fd } => rings.enter_exit(tid, tgid, fd, ret, &mut out, mode),
+            uring::AtExit::RegisterRingFds { arg, nr } if ok => {
+                rings.register_ring_fds(tid, tgid, arg, nr);
+            }
+            uring::AtExit::Unknown { fd } if ok => {
+                rings.unknown_ring(tgid, fd, ret.unwrap_or(0));
+            }
+            _ => {}
+        }
+        out
     }
 
     /// A signal-delivery-stop of `tid`: the signal's record (`signal_deliver`), when the
@@ -788,6 +934,12 @@ impl<'a> Tracer<'a> {
                                     self.fresh.insert(child);
                                 }
                                 self.new_thread(child);
+                                // A new process shares its parent's rings (and mappings).
+                                let parent = self.thread(tid).info.tgid;
+                                let ctgid = self.thread(child).info.tgid;
+                                if let Some(r) = self.rings.as_mut() {
+                                    r.fork(parent, ctgid);
+                                }
                             }
                             // Its calls go after this call of the creator (see TraceSink::push).
                             self.sink.forked(tid, child);
@@ -827,6 +979,11 @@ impl<'a> Tracer<'a> {
             }
         }
     }
+}
+
+/// Whether the selection records io_uring requests (`io_uring_op`): the ring tracker then runs.
+fn uring_tracked(s: &Selection) -> bool {
+    s.pseudo().iter().any(|d| d.replay.handler() == Some(ra_syscalls::Handler::UringOp))
 }
 
 /// Bind the calling (tracer) thread to `cpu`, and move this process's other threads (the trace
@@ -932,7 +1089,17 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
         })?;
     let mut c_argv: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
     c_argv.push(std::ptr::null());
-    let filter = seccomp::filter(&opts.selection.numbers_x86_64());
+    let mut numbers = opts.selection.numbers_x86_64();
+    if uring_tracked(&opts.selection) {
+        // The ring tracker sees these whatever the selection records.
+        numbers.extend(uring::TRACKED);
+    }
+    if opts.uring_deny {
+        numbers.push(uring::NR_IO_URING_SETUP as u32);
+    }
+    numbers.sort_unstable();
+    numbers.dedup();
+    let filter = seccomp::filter(&numbers);
     // Tracer and command on one CPU (see cpu.rs for why, and for when Auto unbinds them).
     let same_cpu: i32 = if opts.cpu != CpuPolicy::Any {
         // SAFETY: sched_getcpu takes no arguments.
@@ -1011,6 +1178,7 @@ pub fn record_command(argv: &[OsString], opts: &Options, sink: &mut TraceSink) -
     let r = t.run();
     t.out.cpu_note = t.monitor.take().and_then(cpu::Monitor::finish);
     r?;
+    t.out.facts.extend(t.facts());
     t.out.exit_code = t.root_status.unwrap_or(128 + libc::SIGKILL);
     if let Some(e) = t.failed.take() {
         return Err(e.stopped(crate::fate_of_command(&program.to_string_lossy(), t.out.exit_code)));
@@ -1091,6 +1259,7 @@ pub fn attach(pid: Pid, opts: &Options, sink: &mut TraceSink) -> Result<(Outcome
     }
     let r = t.run();
     r?;
+    t.out.facts.extend(t.facts());
     t.out.exit_code = t.root_status.unwrap_or(0);
     if let Some(e) = t.failed.take() {
         return Err(e.stopped(crate::fate_of_attached(pid)));

@@ -133,6 +133,18 @@ pub fn kill(pid: Pid, sig: i32) {
     }
 }
 
+/// `PTRACE_POKEUSER`: set the word at `offset` of the thread's `struct user` (its registers).
+pub fn poke_user(pid: Pid, offset: usize, value: i64) -> io::Result<()> {
+    // SAFETY: POKEUSER takes an offset into the tracee's user area and the word as data; no
+    // pointers of ours.
+    let r = unsafe { libc::ptrace(libc::PTRACE_POKEUSER, pid, offset, value as usize) };
+    check(r, "PTRACE_POKEUSER").map(|_| ())
+}
+
+/// Offsets in `struct user_regs_struct` (x86_64) of `rax` and `orig_rax`.
+pub const RAX: usize = 10 * 8;
+pub const ORIG_RAX: usize = 15 * 8;
+
 /// `PTRACE_SEIZE` with options.
 pub fn seize(pid: Pid, opts: libc::c_int) -> io::Result<()> {
     // SAFETY: PTRACE_SEIZE takes the option bits in the data word, no pointers.

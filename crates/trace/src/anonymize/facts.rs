@@ -89,6 +89,12 @@ pub const FACTS: &[(&str, FactRule)] = {
         ("uring_not_completed", Keep),
         ("uring_data_not_captured", Keep),
         ("uring_dropped", Keep),
+        ("uring_data_after_completion", Keep),
+        ("uring_unobserved", Keep),
+        ("uring_rings_unobserved", Keep),
+        // A fixed list of reasons (`SQPOLL`, `not mapped`, `registered ring descriptor`).
+        ("uring_unobserved_why", Keep),
+        ("io_uring_denied", Keep),
         // `reanimator fs` (hostname, kernel, command, data_mode, start_time above).
         ("source", Keep),
         ("fs_lower", Path),

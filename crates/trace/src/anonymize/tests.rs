@@ -395,7 +395,7 @@ fn wrong_key_is_refused_without_showing_keys() {
     assert!(msg.contains(&key(3).fingerprint()) && msg.contains(&key(4).fingerprint()), "{msg}");
     for k in [key(3), key(4)] {
         for d in [Purpose::Pseudonym, Purpose::Reverse] {
-            let hex: String = k.derive(d).iter().map(|b| format!("{b:02x}")).collect();
+            let hex = ra_hex::encode(&k.derive(d));
             assert!(!msg.contains(&hex[..16]));
         }
     }
@@ -755,7 +755,16 @@ fn rfc3339_reads_what_it_writes() {
     }
     assert_eq!(time::parse_rfc3339("2023-11-14T22:13:20Z"), Some(1_700_000_000_000_000_000));
     assert_eq!(time::parse_rfc3339("2023-11-14T22:13:20.5Z"), Some(1_700_000_000_500_000_000));
-    for bad in ["", "2023-11-14 22:13:20Z", "2023-13-14T22:13:20Z", "2023-11-14T22:13:20.Z"] {
+    // Any offset, as RFC 3339 allows.
+    assert_eq!(time::parse_rfc3339("2023-11-14T23:13:20+01:00"), Some(1_700_000_000_000_000_000));
+    for bad in [
+        "",
+        "2023-11-14T22:13:20",
+        "2023-13-14T22:13:20Z",
+        "2023-11-14T22:13:20.Z",
+        "2023-02-30T00:00:00Z",
+        "2300-01-01T00:00:00Z",
+    ] {
         assert_eq!(time::parse_rfc3339(bad), None, "{bad}");
     }
 }

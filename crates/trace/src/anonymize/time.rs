@@ -110,7 +110,10 @@ pub fn map_instant(m: &mut dyn Mapper, v: &[u8]) -> Option<Vec<u8>> {
     if let Ok(n) = s.parse::<i64>() {
         return Some(m.clock(n).to_string().into_bytes());
     }
-    let digits = s.get(19..s.len() - 1)?.len().saturating_sub(1);
+    let digits = s
+        .get(19..)
+        .and_then(|t| t.strip_prefix('.'))
+        .map_or(0, |f| f.bytes().take_while(u8::is_ascii_digit).count());
     parse_rfc3339(s).map(|ns| rfc3339_digits(m.clock(ns), digits).into_bytes())
 }
 
@@ -121,66 +124,21 @@ pub fn rfc3339(ns: i64) -> String {
 
 /// [`rfc3339`] with `digits` fraction digits (0: none; the fraction cut, not rounded).
 fn rfc3339_digits(ns: i64, digits: usize) -> String {
-    let secs = ns.div_euclid(NS);
-    let frac = ns.rem_euclid(NS);
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let frac = format!("{frac:09}");
-    let frac = match digits.min(9) {
-        0 => String::new(),
-        n => format!(".{}", &frac[..n]),
-    };
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z", sod / 3600, sod % 3600 / 60, sod % 60)
+    // Every i64 of nanoseconds is a year from 1677 to 2262: four digits, so the fraction
+    // starts at byte 19.
+    let full = chrono::DateTime::from_timestamp_nanos(ns)
+        .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
+    match digits.min(9) {
+        0 => format!("{}Z", &full[..19]),
+        n => format!("{}Z", &full[..20 + n]),
+    }
 }
 
-/// The inverse of [`rfc3339`] (a fraction of 1 to 9 digits, or none; `Z` only).
+/// Nanoseconds since the epoch of an RFC 3339 time (`2023-11-14T22:13:20.5Z`, any offset,
+/// a fraction of any length: chrono's parser), or `None` for anything else or a time outside
+/// what 64-bit nanoseconds hold (1677 to 2262).
 pub fn parse_rfc3339(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
-        return None;
-    }
-    if b[16] != b':' || *b.last()? != b'Z' {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let t = s.get(r)?;
-        t.bytes().all(|c| c.is_ascii_digit()).then(|| t.parse().ok())?
-    };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
-        return None;
-    }
-    let frac = match &s[19..s.len() - 1] {
-        "" => 0,
-        f if f.len() >= 2 && f.len() <= 10 && f.starts_with('.') => {
-            let digits = &f[1..];
-            if !digits.bytes().all(|c| c.is_ascii_digit()) {
-                return None;
-            }
-            digits.parse::<i64>().ok()? * 10i64.pow(9 - digits.len() as u32)
-        }
-        _ => return None,
-    };
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if mo <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = if mo > 2 { mo - 3 } else { mo + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some((days * 86_400 + h * 3600 + mi * 60 + sec) * NS + frac)
+    chrono::DateTime::parse_from_rfc3339(s).ok()?.timestamp_nanos_opt()
 }
 
 /// A file time in nanoseconds, its seconds through `m` (sub-second part kept).

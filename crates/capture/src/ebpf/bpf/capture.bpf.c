@@ -39,6 +39,20 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Every record type of the ring, named by one global (never read or written) so that BTF keeps
+ * it and libbpf-cargo generates its Rust type: layout.rs reads each field at that type's
+ * offset. (A struct only reserved in the ring has no BTF of its own in the skeleton.) */
+struct ring_records {
+	struct rec_call call;
+	struct rec_data data;
+	struct rec_task task;
+	struct rec_page page;
+	struct rec_signal signal;
+	struct rec_uring uring;
+	struct rec_uring_data uring_data;
+};
+struct ring_records ring_records;
+
 #define SIGKILL 9
 #define SIGSTOP 19
 #define TS_COMPAT 0x0002

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The contract between capture.bpf.c and user space (crates/capture/src/ebpf/layout.rs mirrors
- * every struct and constant here; its tests check the sizes). All integers are little-endian
- * (x86_64); every struct is padded explicitly so both sides agree without compiler help.
+ * The contract between capture.bpf.c and user space (crates/capture/src/ebpf/layout.rs). This
+ * file is its one definition: build.rs turns every #define below into a Rust constant, and
+ * layout.rs reads each record field at the offset of the Rust type libbpf-cargo generates from
+ * these structs (capture.bpf.c names them all in `ring_records` so that it does). All integers
+ * are little-endian (x86_64); every struct is padded explicitly (the _Static_asserts at the end
+ * pin its size and the offsets of its fields), so both sides agree without compiler help.
  *
  * Rule table: one `struct syscall_rule` per x86_64 syscall number, filled by user space from
  * the registry (ra_syscalls::REGISTRY) before the programs attach. The BPF side has no
@@ -15,7 +18,8 @@
 #ifndef RA_CAPTURE_H
 #define RA_CAPTURE_H
 
-#define MAX_NR 512     /* rule table size: x86_64 syscall numbers below this */
+#include "syscall_nr.h" /* MAX_NR: the rule table's size */
+
 #define NARGS 6        /* syscall argument registers */
 #define XARG 6         /* the "extra" slot: a struct an integer argument points to (fcntl locks) */
 #define NSLOTS 7       /* NARGS + XARG */
@@ -177,6 +181,7 @@ struct rec_call {
 	/* Pages added to the page cache while the thread was in the call: a read's misses and
 	 * the read-ahead it triggered (0: served from the cache). */
 	__u32 added_pages;
+	__u32 pad1;
 };
 
 /* RK_FORK: a new thread or process of the target set. RK_EXIT: a thread ended. RK_STOP: see
@@ -311,5 +316,148 @@ struct rec_uring_data {
 	__u64 serial;
 	__u64 off;
 };
+
+/*
+ * The layout pinned: each struct's size and the offset of each of its fields. The object and
+ * layout.rs are built together and layout.rs follows the generated types by itself, so a change
+ * cannot split them; these make it deliberate (and keep the padding explicit).
+ */
+#define RA_SIZE(s, n) _Static_assert(sizeof(struct s) == (n), "struct " #s ": size changed")
+#define RA_AT(s, f, o) \
+	_Static_assert(__builtin_offsetof(struct s, f) == (o), "struct " #s ": " #f " moved")
+
+RA_SIZE(arg_rule, 8);
+RA_AT(arg_rule, kind, 0);
+RA_AT(arg_rule, len_kind, 1);
+RA_AT(arg_rule, len_arg, 2);
+RA_AT(arg_rule, flags, 3);
+RA_AT(arg_rule, size, 4);
+
+RA_SIZE(syscall_rule, 64);
+RA_AT(syscall_rule, flags, 0);
+RA_AT(syscall_rule, xarg, 1);
+RA_AT(syscall_rule, xarg_cond, 2);
+RA_AT(syscall_rule, bulk_mask, 3);
+RA_AT(syscall_rule, xarg_size, 4);
+RA_AT(syscall_rule, entry_mask, 6);
+RA_AT(syscall_rule, exit_mask, 7);
+RA_AT(syscall_rule, xarg_mask, 8);
+RA_AT(syscall_rule, args, 16);
+
+RA_SIZE(rec_data, 56);
+RA_AT(rec_data, kind, 0);
+RA_AT(rec_data, tid, 4);
+RA_AT(rec_data, tgid, 8);
+RA_AT(rec_data, seq, 12);
+RA_AT(rec_data, slot, 16);
+RA_AT(rec_data, flags, 17);
+RA_AT(rec_data, seg, 18);
+RA_AT(rec_data, vec, 20);
+RA_AT(rec_data, len, 24);
+RA_AT(rec_data, seg_len, 32);
+RA_AT(rec_data, off, 40);
+RA_AT(rec_data, addr, 48);
+
+/* RK_CALL1 puts a struct rec_data right after it: a multiple of 8. */
+RA_SIZE(rec_call, 216);
+RA_AT(rec_call, kind, 0);
+RA_AT(rec_call, tid, 4);
+RA_AT(rec_call, seq, 8);
+RA_AT(rec_call, entry_tid, 12);
+RA_AT(rec_call, tgid, 16);
+RA_AT(rec_call, ppid, 20);
+RA_AT(rec_call, uid, 24);
+RA_AT(rec_call, gid, 28);
+RA_AT(rec_call, pgid, 32);
+RA_AT(rec_call, sid, 36);
+RA_AT(rec_call, nr, 40);
+RA_AT(rec_call, flags, 44);
+RA_AT(rec_call, ts_enter, 48);
+RA_AT(rec_call, ts_exit, 56);
+RA_AT(rec_call, ret, 64);
+RA_AT(rec_call, args, 72);
+RA_AT(rec_call, aux, 120);
+RA_AT(rec_call, nvec, 168);
+RA_AT(rec_call, status, 196);
+RA_AT(rec_call, nrec, 204);
+RA_AT(rec_call, added_pages, 208);
+
+RA_SIZE(rec_task, 24);
+RA_AT(rec_task, kind, 0);
+RA_AT(rec_task, tid, 4);
+RA_AT(rec_task, tgid, 8);
+RA_AT(rec_task, child_tid, 12);
+RA_AT(rec_task, child_tgid, 16);
+RA_AT(rec_task, group_dead, 20);
+
+RA_SIZE(rec_page, 56);
+RA_AT(rec_page, kind, 0);
+RA_AT(rec_page, tid, 4);
+RA_AT(rec_page, tgid, 8);
+RA_AT(rec_page, flags, 12);
+RA_AT(rec_page, ts, 16);
+RA_AT(rec_page, addr, 24);
+RA_AT(rec_page, off, 32);
+RA_AT(rec_page, ino, 40);
+RA_AT(rec_page, dev, 48);
+RA_AT(rec_page, len, 52);
+
+RA_SIZE(rec_signal, 72);
+RA_AT(rec_signal, kind, 0);
+RA_AT(rec_signal, tid, 4);
+RA_AT(rec_signal, tgid, 8);
+RA_AT(rec_signal, flags, 12);
+RA_AT(rec_signal, ts, 16);
+RA_AT(rec_signal, info, 24);
+
+RA_SIZE(lost_slot, 32);
+RA_AT(lost_slot, count, 0);
+RA_AT(lost_slot, bytes, 8);
+RA_AT(lost_slot, first_ns, 16);
+RA_AT(lost_slot, last_ns, 24);
+
+RA_SIZE(stats, 128);
+RA_AT(stats, deferred, 0);
+RA_AT(stats, deferred_bytes, 8);
+RA_AT(stats, faults, 16);
+RA_AT(stats, lost_calls, 24);
+RA_AT(stats, throttle_stops, 32);
+RA_AT(stats, no_storage, 40);
+RA_AT(stats, pages, 48);
+RA_AT(stats, pages_unclassified, 56);
+RA_AT(stats, page_walks, 64);
+RA_AT(stats, pages_cached_vma, 72);
+RA_AT(stats, inputs_recovered, 80);
+RA_AT(stats, pages_folio, 88);
+RA_AT(stats, pages_retried, 96);
+RA_AT(stats, pad, 104);
+
+RA_SIZE(rec_uring, 152);
+RA_AT(rec_uring, kind, 0);
+RA_AT(rec_uring, tid, 4);
+RA_AT(rec_uring, tgid, 8);
+RA_AT(rec_uring, flags, 12);
+RA_AT(rec_uring, ts, 16);
+RA_AT(rec_uring, ctx, 24);
+RA_AT(rec_uring, serial, 32);
+RA_AT(rec_uring, enter_tid, 40);
+RA_AT(rec_uring, enter_seq, 44);
+RA_AT(rec_uring, res, 48);
+RA_AT(rec_uring, cflags, 52);
+RA_AT(rec_uring, user_data, 56);
+RA_AT(rec_uring, opcode, 64);
+RA_AT(rec_uring, data_len, 68);
+RA_AT(rec_uring, ino, 72);
+RA_AT(rec_uring, dev, 80);
+RA_AT(rec_uring, ring_flags, 84);
+RA_AT(rec_uring, sqe, 88);
+
+RA_SIZE(rec_uring_data, 32);
+RA_AT(rec_uring_data, kind, 0);
+RA_AT(rec_uring_data, tid, 4);
+RA_AT(rec_uring_data, tgid, 8);
+RA_AT(rec_uring_data, len, 12);
+RA_AT(rec_uring_data, serial, 16);
+RA_AT(rec_uring_data, off, 24);
 
 #endif

@@ -29,40 +29,11 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "folio.h"
+#include "profile.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define NBUCKETS 64
 #define TS_COMPAT 0x0002
-
-/* Layers: the `layer` of a key (user space names them). */
-#define L_SYSCALL 0
-#define L_BLOCK 1
-#define L_FUSE 2
-#define L_EXT4 3
-#define L_WB 4
-#define L_CALIB 5
-#define L_CLOCK 6
-
-/* --by: what the group of a syscall key is. */
-#define BY_CALL 0
-#define BY_FS 1
-#define BY_PID 2
-#define BY_COMM 3
-#define BY_PATH 4
-
-/* Counters (`counters`, per-CPU array). */
-#define C_GET_PAGES 0   /* pages a target's reads asked the page cache for */
-#define C_ADD_READ 1    /* pages added while a target thread was in a read-class call */
-#define C_NO_SPACE 2    /* a histogram that could not be created: the map was full */
-#define C_ADD_OTHER 3   /* pages added otherwise (writes, mmap faults, other processes) */
-#define NCOUNTERS 4
-
-/* ext4 operations (the `op` of L_EXT4 keys). */
-#define E_SYNC 0
-#define E_TRUNCATE 1
-#define E_UNLINK 2
-#define E_FALLOCATE 3
 
 /* Set by user space before load. */
 const volatile __u32 self_tgid = 0;
@@ -74,12 +45,7 @@ const volatile __u32 by = BY_CALL;
 const volatile __u32 call_array = 0;
 /* --by path: the directory this many levels below the file system's root. */
 const volatile __u32 path_depth = 1;
-/* --value: what the syscall histograms hold instead of latencies (V_LATENCY: latencies). */
-#define V_LATENCY 0
-#define V_SIZE 1    /* bytes a read- or write-class call moved (its return value) */
-#define V_OFFSET 2  /* the file offset it moved them at (its offset argument, or f_pos) */
-#define V_SEEK 3    /* bytes between that offset and the end of the previous one on the file */
-#define V_QDEPTH 4  /* I/O-class calls of the target in flight when it began, itself included */
+/* --value: what the syscall histograms hold instead of latencies (V_*, profile.h). */
 const volatile __u32 value_kind = V_LATENCY;
 /* --sample N: each call of a target thread is timed with probability 1/N (random, so that a
  * periodic sequence of calls such as read, write, read, write does not alias with N). */
@@ -91,23 +57,6 @@ __u32 epoch = 0;
 /* Subtracted from every syscall latency (--calibrate), saturating at 0. */
 __u64 self_delay_ns = 0;
 
-struct hkey {
-	__u16 layer;
-	__u16 epoch;
-	__u32 op;
-	__u64 group;
-	char comm[16];
-};
-
-struct hval {
-	__u64 buckets[NBUCKETS];
-	__u64 count;
-	__u64 total_ns;
-	__u64 nmin; /* ~min: zero-initialised means "none yet" */
-	__u64 max_ns;
-	__u64 errors;
-};
-
 /* Sized by user space from the memory budget. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -115,8 +64,6 @@ struct {
 	__type(key, struct hkey);
 	__type(value, struct hval);
 } hists SEC(".maps");
-
-#define MAX_NR 512
 
 /* --by call with `call_array`: one histogram per epoch and call number. */
 struct {
@@ -357,19 +304,13 @@ static __always_inline void fd_group(struct task_struct *t, long fd, __u64 *grou
 }
 
 /* Which argument of a call is a descriptor (user space fills it from the registry): 1 + the
- * argument's index, or 0; bit 7: the call returns a descriptor. */
+ * argument's index (FD_ARG), or 0; and its classes (FD_RETURNED, *_CLASS: profile.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MAX_NR);
 	__type(key, __u32);
 	__type(value, __u8);
 } fdargs SEC(".maps");
-
-#define FD_RETURNED 0x80
-#define READ_CLASS 0x40
-#define IO_CLASS 0x20    /* read, write, sync, async: counted by --value queue-depth */
-#define WRITE_CLASS 0x10
-#define FD_ARG 0x0f
 
 /* --value offset, seek-distance: which argument of a call is its file offset (1 + index), 0
  * for none (the file position is used). Filled by user space from the registry. */
