@@ -115,7 +115,7 @@ fn push_arg(out: &mut Vec<u8>, kind: ArgKind, v: &ArgValue) {
         ArgValue::NotCaptured => out.extend_from_slice(b"{\"not_captured\":true}"),
         ArgValue::Hashed { len, blake3 } => {
             out.extend_from_slice(b"{\"blake3\":\"");
-            push_hex(out, blake3);
+            ra_hex::encode_into(out, blake3);
             out.extend_from_slice(b"\",\"len\":");
             push_int(out, Some(*len));
             out.push(b'}');
@@ -192,73 +192,8 @@ fn push_bytes(out: &mut Vec<u8>, b: &[u8]) {
         }
     }
     out.extend_from_slice(b"{\"hex\":\"");
-    push_hex(out, b);
+    ra_hex::encode_into(out, b);
     out.extend_from_slice(b"\"}");
-}
-
-/// Two lowercase hex digits per byte, the pairs of every byte value.
-const HEX_PAIRS: [[u8; 2]; 256] = {
-    let digits = b"0123456789abcdef";
-    let mut t = [[0u8; 2]; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = [digits[i >> 4], digits[i & 15]];
-        i += 1;
-    }
-    t
-};
-
-/// `b` as lowercase hex, sixteen bytes at a time ([`hex16`]), the rest by the table.
-pub(crate) fn push_hex(out: &mut Vec<u8>, b: &[u8]) {
-    let start = out.len();
-    out.resize(start + 2 * b.len(), 0);
-    let dst = &mut out[start..];
-    let (src16, rest) = b.split_at(b.len() / 16 * 16);
-    let (dst32, dst_rest) = dst.split_at_mut(src16.len() * 2);
-    for (d, s) in dst32.chunks_exact_mut(32).zip(src16.chunks_exact(16)) {
-        hex16(s.try_into().expect("chunks of 16"), d.try_into().expect("chunks of 32"));
-    }
-    for (d, &s) in dst_rest.chunks_exact_mut(2).zip(rest) {
-        d.copy_from_slice(&HEX_PAIRS[usize::from(s)]);
-    }
-}
-
-/// The 32 hex digits of 16 bytes. (On x86_64 with SSE2, 2.2 times the table's speed on this
-/// machine; a 64-bit-word version was slower than the table.)
-#[cfg(target_arch = "x86_64")]
-fn hex16(s: &[u8; 16], d: &mut [u8; 32]) {
-    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
-    unsafe { hex16_sse2(s, d) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-fn hex16_sse2(s: &[u8; 16], d: &mut [u8; 32]) {
-    use std::arch::x86_64::*;
-    // SAFETY: an unaligned load of the 16 bytes of `s`.
-    let x = unsafe { _mm_loadu_si128(s.as_ptr().cast()) };
-    let nibble = _mm_set1_epi8(0x0f);
-    // (A 16-bit lane shifted by 4: each byte's high nibble lands in its low bits.)
-    let hi = _mm_and_si128(_mm_srli_epi16::<4>(x), nibble);
-    let lo = _mm_and_si128(x, nibble);
-    // n + '0', and 39 more ('a' - '0' - 10) where n > 9.
-    let digit = |n: __m128i| {
-        let letter = _mm_and_si128(_mm_cmpgt_epi8(n, _mm_set1_epi8(9)), _mm_set1_epi8(39));
-        _mm_add_epi8(_mm_add_epi8(n, _mm_set1_epi8(b'0' as i8)), letter)
-    };
-    let (hi, lo) = (digit(hi), digit(lo));
-    // SAFETY: unaligned stores of 16 bytes at offsets 0 and 16 of the 32 bytes of `d`.
-    unsafe {
-        _mm_storeu_si128(d.as_mut_ptr().cast(), _mm_unpacklo_epi8(hi, lo));
-        _mm_storeu_si128(d.as_mut_ptr().add(16).cast(), _mm_unpackhi_epi8(hi, lo));
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn hex16(s: &[u8; 16], d: &mut [u8; 32]) {
-    for (d, &s) in d.chunks_exact_mut(2).zip(s) {
-        d.copy_from_slice(&HEX_PAIRS[usize::from(s)]);
-    }
 }
 
 /// What serde_json writes after a backslash for each byte (0: the byte as it is; `u`: `\u00XX`).
@@ -315,7 +250,7 @@ fn push_str(out: &mut Vec<u8>, s: &[u8]) {
                 out.push(e);
                 if e == b'u' {
                     out.extend_from_slice(b"00");
-                    out.extend_from_slice(&HEX_PAIRS[usize::from(c)]);
+                    ra_hex::encode_into(out, &[c]);
                 }
                 start = i + 1;
             }
@@ -454,15 +389,6 @@ mod tests {
         }
 
         #[test]
-        fn hex_is_the_table_s(b in prop::collection::vec(any::<u8>(), 0..100)) {
-            let mut got = b"x".to_vec();
-            push_hex(&mut got, &b);
-            let want: Vec<u8> = b"x".iter().copied()
-                .chain(b.iter().flat_map(|&x| HEX_PAIRS[usize::from(x)])).collect();
-            prop_assert_eq!(got, want);
-        }
-
-        #[test]
         fn strings_are_escaped_as_serde_json_escapes(s in any::<String>(), pre in "[\"\\\\\n\u{0}a]{0,9}") {
             let s = pre + &s;
             let mut got = Vec::new();
@@ -471,22 +397,17 @@ mod tests {
         }
     }
 
-    /// Every byte value in every lane of the word: hex and the escape test.
+    /// Every byte value in every lane of the word: the escape test.
     #[test]
     fn every_byte_in_every_lane() {
         for b in 0..=255u8 {
             for lane in 0..16 {
                 let mut w = [b'a'; 16];
                 w[lane] = b;
-                let mut got = Vec::new();
-                push_hex(&mut got, &w);
-                let want: Vec<u8> = w.iter().flat_map(|&x| HEX_PAIRS[usize::from(x)]).collect();
-                assert_eq!(got, want, "{b:#x} in lane {lane}");
                 let needs = b < 0x20 || b == b'"' || b == b'\\';
                 let word = u64::from_le_bytes(w[lane / 8 * 8..][..8].try_into().unwrap());
                 assert_eq!(word_needs_escape(word), needs, "{b:#x} lane {lane}");
             }
         }
-        assert_eq!(&HEX_PAIRS[0xa5], b"a5");
     }
 }
