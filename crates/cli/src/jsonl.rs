@@ -1,7 +1,7 @@
 //! `dump --format jsonl` of a trace's calls: each call's line written straight into a byte
 //! buffer, buffers as hex or escaped strings in place, with no `serde_json::Value` in between.
 //!
-//! The line is byte for byte what serde_json writes (compact) of [`crate::dump::event_json`]
+//! The line is byte for byte what serde_json writes (compact) of [`crate::dump::event_json_fds`]
 //! with the descriptors' paths (the reference; a property test holds the two together): keys
 //! in byte order as serde_json's map keeps them (the last of two equal keys wins), strings
 //! escaped as serde_json escapes them, bytes by [`ra_fsstate::JsonBytes`]'s rule (valid UTF-8

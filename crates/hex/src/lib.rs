@@ -32,7 +32,7 @@ pub fn encode(b: &[u8]) -> String {
     String::from_utf8(s).expect("hex digits are ASCII")
 }
 
-/// Append the lower-case hex of `b` to `out`: sixteen bytes a step ([`hex16`]), the rest by
+/// Append the lower-case hex of `b` to `out`: sixteen bytes a step (`hex16`), the rest by
 /// the table.
 pub fn encode_into(out: &mut Vec<u8>, b: &[u8]) {
     let start = out.len();
