@@ -796,6 +796,7 @@ impl Call<'_> {
             H::ReadV => self.readv(),
             H::WriteV => self.writev(),
             H::Vmsplice => self.vmsplice(),
+            H::Tee => self.tee(),
             H::AsyncIo if name == "io_uring_setup" => self.uring_setup(),
             H::AsyncIo if name == "io_uring_register" => self.uring_register(),
             H::AsyncIo if name == "io_uring_enter" => {
@@ -1546,6 +1547,31 @@ impl Call<'_> {
         let iov = write_iovecs(&bufs);
         self.pipe_ready(&f, libc::POLLOUT, || "vmsplice stalled: no reader made room".into())?;
         Ok(Act::Issued(sys::pwritev2(raw, &iov, -1, 0)?))
+    }
+
+    /// tee between two of the replay's pipes, issued as recorded: the pipe it duplicates from
+    /// holds what the replay put in it (so that a later read or splice of the copy finds the
+    /// bytes the recording found); an end that is no replayed pipe is simulated. A call that
+    /// failed when recorded is issued without waiting (`SPLICE_F_NONBLOCK`), as splice's is.
+    fn tee(&mut self) -> Result<Act, i32> {
+        let a = self.file("fd_in")?;
+        let b = self.file("fd_out")?;
+        let (Some(ra), Some(rb), true, true) = (a.raw(), b.raw(), a.is_pipe(), b.is_pipe()) else {
+            return Ok(Act::Sim);
+        };
+        let failed = !self.rec_ok() && self.ev.errno != Some(libc::EAGAIN);
+        if !failed {
+            self.pipe_ready(&a, libc::POLLIN, || "tee stalled on a pipe: no data".into())?;
+            self.pipe_ready(&b, libc::POLLOUT, || {
+                "tee stalled on a pipe: no reader made room".into()
+            })?;
+        }
+        let len = self.i("len")?.max(0) as usize;
+        let mut flags = self.i("flags")? as u32;
+        if failed {
+            flags |= libc::SPLICE_F_NONBLOCK;
+        }
+        Ok(Act::Issued(sys::tee(ra, rb, len, flags)?))
     }
 
     /// The bytes a vectored write wrote: the recorded vectors (not copied: a plan's are

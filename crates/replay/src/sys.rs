@@ -457,6 +457,12 @@ pub fn splice(
     })
 }
 
+/// tee(2): up to `len` bytes of pipe `fin` duplicated into pipe `fout`, `fin` keeping them.
+pub fn tee(fin: RawFd, fout: RawFd, len: usize, flags: u32) -> R {
+    let flags = rustix::pipe::SpliceFlags::from_bits_retain(flags);
+    rx_len(rustix::pipe::tee(bfd(fin), bfd(fout), len, flags))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -536,7 +536,7 @@ pub static REGISTRY: &[SyscallDef] = &[
         "int pipe2(int pipefd[2], int flags);",
         &[outstruct("pipefd", Struct::FdPair, Len::Struct, "pipe_descriptors"),
           flags("flags", &flags::PIPE2, "flags_value")]),
-    new("tee", Descriptor, Simulate, Count,
+    new("tee", Descriptor, Reissue(H::Tee), Count,
         "ssize_t tee(int fd_in, int fd_out, size_t len, unsigned int flags);",
         &[fd_as("fd_in", "in_descriptor"), fd_as("fd_out", "out_descriptor"),
           int("len", "bytes_requested"), flags("flags", &flags::SPLICE, "flags_value")]),

@@ -91,6 +91,8 @@ pub enum Handler {
     WriteV,
     /// `vmsplice`: bytes into a pipe (its write end) or out of it (its read end).
     Vmsplice,
+    /// `tee`: the bytes of one pipe duplicated into another, the first keeping them.
+    Tee,
     /// io_uring and Linux AIO (`io_uring_enter`, `io_submit`, ...): the I/O they submit runs
     /// outside system calls and is not in the trace; simulated, with a warning.
     AsyncIo,
