@@ -152,6 +152,32 @@ pub mod sqe {
     pub const PERSONALITY: usize = 42;
     pub const FILE_INDEX: usize = 44;
     pub const SIZE: usize = 64;
+
+    /// The SQE's fields as an `io_uring_op` record holds them (argument name, value), read
+    /// little-endian from `q` (a field beyond `q`'s end reads 0): what both recorders write.
+    /// `fd` is the signed 32-bit descriptor; `opcode` and `user_data` are left to the caller,
+    /// which has them from elsewhere (the eBPF recorder from its tracepoint).
+    pub fn fields(q: &[u8]) -> [(&'static str, i64); 10] {
+        let le = |o: usize, n: usize| -> u64 {
+            let mut b = [0u8; 8];
+            if let Some(s) = q.get(o..o + n) {
+                b[..n].copy_from_slice(s);
+            }
+            u64::from_le_bytes(b)
+        };
+        [
+            ("fd", i64::from(le(FD, 4) as u32 as i32)),
+            ("offset", le(OFF, 8) as i64),
+            ("addr", le(ADDR, 8) as i64),
+            ("len", le(LEN, 4) as i64),
+            ("sqe_flags", le(FLAGS, 1) as i64),
+            ("op_flags", le(OP_FLAGS, 4) as i64),
+            ("ioprio", le(IOPRIO, 2) as i64),
+            ("buf_index", le(BUF_INDEX, 2) as i64),
+            ("personality", le(PERSONALITY, 2) as i64),
+            ("file_index", le(FILE_INDEX, 4) as i64),
+        ]
+    }
 }
 
 /// `IOSQE_*`: the SQE's `flags`.
@@ -203,5 +229,41 @@ mod tests {
         assert_eq!(lookup(4).map(UringOp::io_class), Some(IoClass::Read));
         assert_eq!(lookup(11).map(UringOp::io_class), Some(IoClass::Async));
         assert_eq!(lookup(200), None);
+    }
+
+    /// Each field at its offset, little-endian, the descriptor signed; past the end: 0.
+    #[test]
+    fn sqe_fields_decode_each_field() {
+        let mut q = [0u8; sqe::SIZE];
+        q[sqe::FLAGS] = 0x05;
+        q[sqe::IOPRIO..][..2].copy_from_slice(&7u16.to_le_bytes());
+        q[sqe::FD..][..4].copy_from_slice(&(-3i32).to_le_bytes());
+        q[sqe::OFF..][..8].copy_from_slice(&0x1_0000_0000u64.to_le_bytes());
+        q[sqe::ADDR..][..8].copy_from_slice(&0x7f00_dead_beefu64.to_le_bytes());
+        q[sqe::LEN..][..4].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
+        q[sqe::OP_FLAGS..][..4].copy_from_slice(&1u32.to_le_bytes());
+        q[sqe::BUF_INDEX..][..2].copy_from_slice(&9u16.to_le_bytes());
+        q[sqe::PERSONALITY..][..2].copy_from_slice(&2u16.to_le_bytes());
+        q[sqe::FILE_INDEX..][..4].copy_from_slice(&11u32.to_le_bytes());
+        let got: Vec<(&str, i64)> = sqe::fields(&q).to_vec();
+        assert_eq!(
+            got,
+            [
+                ("fd", -3),
+                ("offset", 0x1_0000_0000),
+                ("addr", 0x7f00_dead_beef),
+                ("len", 0xffff_fff0),
+                ("sqe_flags", 5),
+                ("op_flags", 1),
+                ("ioprio", 7),
+                ("buf_index", 9),
+                ("personality", 2),
+                ("file_index", 11),
+            ]
+        );
+        let short = sqe::fields(&q[..sqe::LEN]);
+        assert_eq!(short[0], ("fd", -3));
+        assert_eq!(short[3], ("len", 0));
+        assert_eq!(short[9], ("file_index", 0));
     }
 }

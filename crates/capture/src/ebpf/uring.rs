@@ -137,16 +137,6 @@ impl UringAsm {
     }
 }
 
-fn u16_at(b: &[u8], o: usize) -> i64 {
-    i64::from(u16::from_le_bytes([b[o], b[o + 1]]))
-}
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or_default())
-}
-fn u64_at(b: &[u8], o: usize) -> u64 {
-    u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or_default())
-}
-
 /// The event of one request.
 /// What every event is built with.
 struct Ctx<'a> {
@@ -198,16 +188,9 @@ fn build(
     let mut source = data_source::NONE;
     if let Some(s) = sub {
         let q = &s.sqe;
-        int(&mut ev, "fd", i64::from(u32_at(q, sqe::FD) as i32));
-        int(&mut ev, "offset", u64_at(q, sqe::OFF) as i64);
-        int(&mut ev, "addr", u64_at(q, sqe::ADDR) as i64);
-        int(&mut ev, "len", i64::from(u32_at(q, sqe::LEN)));
-        int(&mut ev, "sqe_flags", i64::from(q[sqe::FLAGS]));
-        int(&mut ev, "op_flags", i64::from(u32_at(q, sqe::OP_FLAGS)));
-        int(&mut ev, "ioprio", u16_at(q, sqe::IOPRIO));
-        int(&mut ev, "buf_index", u16_at(q, sqe::BUF_INDEX));
-        int(&mut ev, "personality", u16_at(q, sqe::PERSONALITY));
-        int(&mut ev, "file_index", i64::from(u32_at(q, sqe::FILE_INDEX)));
+        for (name, v) in sqe::fields(q) {
+            int(&mut ev, name, v);
+        }
         if s.enter_seq != 0 || s.enter_tid != 0 {
             // Resolved to the call's unique_id by the trace sink (see `EnterRef`).
             ev.extra.push((ENTER_REF.into(), ra_trace::ExtraValue::Int(enter_key(s))));

@@ -196,9 +196,6 @@ fn u32_at(b: &[u8], o: usize) -> u32 {
 fn u64_at(b: &[u8], o: usize) -> u64 {
     b.get(o..o + 8).map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or_default()))
 }
-fn u16_at(b: &[u8], o: usize) -> i64 {
-    b.get(o..o + 2).map_or(0, |s| i64::from(u16::from_le_bytes([s[0], s[1]])))
-}
 fn read_u32(pid: Pid, addr: u64) -> Option<u32> {
     let b = mem::read(pid, addr, 4);
     Some(u32::from_le_bytes(b.try_into().ok()?))
@@ -633,16 +630,9 @@ fn build(
     int(&mut ev, "user_data", u64_at(q, sqe::USER_DATA) as i64);
     int(&mut ev, "cqe_flags", i64::from(cflags));
     int(&mut ev, "uring_flags", 0);
-    int(&mut ev, "fd", i64::from(u32_at(q, sqe::FD) as i32));
-    int(&mut ev, "offset", u64_at(q, sqe::OFF) as i64);
-    int(&mut ev, "addr", u64_at(q, sqe::ADDR) as i64);
-    int(&mut ev, "len", i64::from(u32_at(q, sqe::LEN)));
-    int(&mut ev, "sqe_flags", i64::from(q[sqe::FLAGS]));
-    int(&mut ev, "op_flags", i64::from(u32_at(q, sqe::OP_FLAGS)));
-    int(&mut ev, "ioprio", u16_at(q, sqe::IOPRIO));
-    int(&mut ev, "buf_index", u16_at(q, sqe::BUF_INDEX));
-    int(&mut ev, "personality", u16_at(q, sqe::PERSONALITY));
-    int(&mut ev, "file_index", i64::from(u32_at(q, sqe::FILE_INDEX)));
+    for (name, v) in sqe::fields(q) {
+        int(&mut ev, name, v);
+    }
     // Resolved to the call's unique_id by the trace sink.
     ev.extra.push((crate::sink::ENTER_REF.into(), ExtraValue::Int(sub.enter_key)));
     if !op.is_some_and(|o| o.decoded) {
