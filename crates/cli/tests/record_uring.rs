@@ -263,23 +263,7 @@ fn record_snapshot(trace: &Path, work: &Path, cmd: &[&std::ffi::OsStr]) -> std::
 fn replay(trace: &Path, root: &Path, extra: &[&str]) -> (Value, std::process::Output) {
     let _ = std::fs::remove_dir_all(root);
     std::fs::create_dir_all(root).unwrap();
-    let o = bin()
-        .arg("replay")
-        .arg(trace)
-        .arg("--root")
-        .arg(root)
-        .args(["--init", "--json"])
-        .args(extra)
-        .output()
-        .unwrap();
-    let r = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "replay report ({e}): {}\n{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
-    (r, o)
+    common::replay_json(trace, root, extra)
 }
 
 /// Replay in both modes: every call matched, the final tree the recorded one (replay's own

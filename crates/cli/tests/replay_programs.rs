@@ -112,24 +112,11 @@ impl Case {
         let root = self.base.join("root");
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir(&root).unwrap();
-        let o = bin()
-            .arg("replay")
-            .arg(trace)
-            .arg("--root")
-            .arg(&root)
-            .args(["--init", "--json", "-v", "--log"])
-            .arg(self.base.join("replay.log"))
-            .args(extra)
-            .output()
-            .unwrap();
-        let r = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-            panic!(
-                "replay report ({e}): {}\n{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            )
-        });
-        (r, o)
+        let log = self.base.join("replay.log");
+        let log = log.to_str().expect("scratch paths are UTF-8");
+        let args: Vec<&str> =
+            ["-v", "--log", log].into_iter().chain(extra.iter().copied()).collect();
+        common::replay_json(trace, &root, &args)
     }
 
     /// Replay into a fresh root with extra options and check everything; returns the report.

@@ -33,6 +33,28 @@ pub fn record(trace: &Path, cwd: &Path, extra: &[&str], cmd: &[&str]) -> Output 
         .unwrap()
 }
 
+/// `reanimator replay TRACE --root ROOT --init --json EXTRA...` into an existing `root`: its
+/// JSON report (which must parse) and the output, the exit status unchecked.
+pub fn replay_json(trace: &Path, root: &Path, extra: &[&str]) -> (serde_json::Value, Output) {
+    let o = bin()
+        .arg("replay")
+        .arg(trace)
+        .arg("--root")
+        .arg(root)
+        .args(["--init", "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let r = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "replay report ({e}): {}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    (r, o)
+}
+
 /// `reanimator dump TRACE ARGS...`, which must succeed: its output.
 pub fn dump(trace: &Path, args: &[&str]) -> String {
     ok(bin().arg("dump").arg(trace).args(args).output().unwrap(), &format!("dump {args:?}"))
