@@ -4,6 +4,7 @@
 //! bench-codec encode FILE --bytes N --compression none|zlib   # synthetic trace of >= N data bytes
 //! bench-codec decode FILE                                      # DataSeries extents only
 //! bench-codec events FILE                                      # full TraceReader: events in id order
+//! bench-codec print FILE                                       # record --print's work per call
 //! ```
 //!
 //! Each prints one JSON object: bytes, wall seconds, CPU seconds, MB/s (wall and per CPU
@@ -215,6 +216,46 @@ fn events(path: &str) -> Result<serde_json::Value> {
     }))
 }
 
+/// What `record --print` costs per call, on the calls of a trace (its first 200,000, held in
+/// memory so that decoding is not counted; the printer's the best of five passes): the trace writer's part (a preview of each call,
+/// [`ra_trace::live::Feed::preview`]) and the printer's (descriptor names, the line, written to
+/// /dev/null), CPU-seconds per million calls each.
+fn print(path: &str) -> Result<serde_json::Value> {
+    let r = TraceReader::open(path)?;
+    let cwd = r.info_value("cwd").map(<[u8]>::to_vec);
+    let evs: Vec<Event> = r.events(None).take(200_000).collect::<Result<_, _>>()?;
+    let n = evs.len() as f64;
+    let fmt = ra_trace::format::FormatOptions::default();
+    let printer = ra_trace::live::LivePrinter::start(ra_trace::live::Print {
+        out: Box::new(std::io::sink()),
+        format: fmt.clone(),
+        cwd: cwd.clone(),
+    })?;
+    let feed = printer.feed();
+    drop(printer);
+    let c0 = cpu_seconds();
+    let previews: Vec<Event> =
+        evs.iter().enumerate().map(|(i, e)| feed.preview(e, i as u64)).collect();
+    let preview_cpu = cpu_seconds() - c0;
+    drop(feed);
+    // The best of five (the printer's cost, without the page faults of memory first touched).
+    let mut print_cpu = f64::INFINITY;
+    for _ in 0..5 {
+        let batch = previews.clone();
+        let out = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
+        let print =
+            ra_trace::live::Print { out: Box::new(out), format: fmt.clone(), cwd: cwd.clone() };
+        let c1 = cpu_seconds();
+        ra_trace::live::print_all(batch, print)?;
+        print_cpu = print_cpu.min(cpu_seconds() - c1);
+    }
+    Ok(json!({
+        "phase": "print", "events": evs.len(),
+        "preview_cpu_s_per_m": preview_cpu / n * 1e6,
+        "print_cpu_s_per_m": print_cpu / n * 1e6,
+    }))
+}
+
 /// The allocator the shipped binary uses (crates/cli/src/main.rs), so that speed and peak RSS
 /// are the codec's as `reanimator` runs it. (With glibc's malloc the uncompressed encode's
 /// peak RSS varies widely from run to run: its arenas keep the freed extent buffers.)
@@ -223,7 +264,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: bench-codec encode FILE --bytes N --compression none|zlib | decode FILE | events FILE";
+    let usage = "usage: bench-codec encode FILE --bytes N --compression none|zlib | decode FILE | events FILE | print FILE";
     let v = match args.get(1).map(String::as_str) {
         Some("encode") => {
             let file = args.get(2).context(usage)?;
@@ -242,6 +283,7 @@ fn main() -> Result<()> {
         }
         Some("decode") => decode(args.get(2).context(usage)?)?,
         Some("events") => events(args.get(2).context(usage)?)?,
+        Some("print") => print(args.get(2).context(usage)?)?,
         _ => bail!("{usage}"),
     };
     println!("{v}");

@@ -71,18 +71,31 @@ pub fn format_value(v: &Value<'_>, f: &FieldDesc) -> String {
 /// Escape bytes as a C string literal body (strace style: printable ASCII as is, `\n`, `\t`,
 /// `\r`, `\"`, `\\`, others as `\xHH`).
 pub fn escape_bytes(out: &mut String, b: &[u8]) {
-    use std::fmt::Write as _;
-    for &c in b {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let plain = |c: u8| (0x20..=0x7e).contains(&c) && c != b'"' && c != b'\\';
+    // SAFETY: only ASCII bytes are appended (printable ASCII copied, escapes spelt in ASCII),
+    // so the string stays UTF-8.
+    let out = unsafe { out.as_mut_vec() };
+    out.reserve(b.len());
+    let mut rest = b;
+    while !rest.is_empty() {
+        // A run of bytes written as they are, in one copy.
+        let n = rest.iter().position(|&c| !plain(c)).unwrap_or(rest.len());
+        out.extend_from_slice(&rest[..n]);
+        let Some((&c, tail)) = rest[n..].split_first() else { break };
+        rest = tail;
         match c {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\t' => out.push_str("\\t"),
-            b'\r' => out.push_str("\\r"),
-            0x20..=0x7e => out.push(c as char),
-            _ => {
-                let _ = write!(out, "\\x{c:02x}");
-            }
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'x',
+                HEX[usize::from(c >> 4)],
+                HEX[usize::from(c & 15)],
+            ]),
         }
     }
 }
@@ -188,6 +201,35 @@ pub fn write_ds2txt(r: &DsReader, out: &mut dyn Write, opts: &Ds2TxtOptions) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every byte, alone and in runs, escapes as strace writes it (the one-byte-at-a-time
+    /// definition the run-copying version replaced).
+    #[test]
+    fn escape_bytes_is_straces() {
+        fn reference(b: &[u8]) -> String {
+            use std::fmt::Write as _;
+            let mut out = String::new();
+            for &c in b {
+                match c {
+                    b'"' => out.push_str("\\\""),
+                    b'\\' => out.push_str("\\\\"),
+                    b'\n' => out.push_str("\\n"),
+                    b'\t' => out.push_str("\\t"),
+                    b'\r' => out.push_str("\\r"),
+                    0x20..=0x7e => out.push(c as char),
+                    _ => write!(out, "\\x{c:02x}").unwrap(),
+                }
+            }
+            out
+        }
+        let all: Vec<u8> = (0..=255).collect();
+        let mixed = b"ab\"c\\d\ne\x00\xffxyz  \x7f~".to_vec();
+        for b in [&all[..], &mixed[..], b"", b"plain", b"\x01"] {
+            let mut got = String::from("<");
+            escape_bytes(&mut got, b);
+            assert_eq!(got, format!("<{}", reference(b)), "{b:?}");
+        }
+    }
 
     #[test]
     fn percent_g() {

@@ -158,7 +158,39 @@ fn mode_str(m: u32) -> String {
 }
 
 fn time_str(ns: i64) -> String {
-    format!("{}.{:09}", ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000))
+    let mut s = String::with_capacity(20);
+    push_secs(&mut s, ns, 9);
+    s
+}
+
+/// `x` in decimal.
+fn push_int(s: &mut String, x: impl itoa::Integer) {
+    s.push_str(itoa::Buffer::new().format(x));
+}
+
+/// `x` in decimal, right-aligned in `width` columns (`{x:>width$}`).
+fn push_int_right(s: &mut String, x: impl itoa::Integer, width: usize) {
+    let mut b = itoa::Buffer::new();
+    let d = b.format(x);
+    s.extend(std::iter::repeat_n(' ', width.saturating_sub(d.len())));
+    s.push_str(d);
+}
+
+/// `x` (below 10^`digits`) in `digits` decimal digits, zeros first (`{x:0digits$}`).
+fn push_zero_padded(s: &mut String, x: u64, digits: usize) {
+    let mut b = itoa::Buffer::new();
+    let d = b.format(x);
+    s.extend(std::iter::repeat_n('0', digits.saturating_sub(d.len())));
+    s.push_str(d);
+}
+
+/// Nanoseconds `ns` as seconds with `digits` (3, 6 or 9) decimals, cut (not rounded), the
+/// seconds floored as `div_euclid` does (a time before the epoch: `-2.999999999`).
+fn push_secs(s: &mut String, ns: i64, digits: u32) {
+    push_int(s, ns.div_euclid(1_000_000_000));
+    s.push('.');
+    let frac = ns.rem_euclid(1_000_000_000) as u64 / 10u64.pow(9 - digits);
+    push_zero_padded(s, frac, digits as usize);
 }
 
 /// A call's time as `f` writes it (`base` subtracted for [`TimeFormat::Epoch`] and
@@ -299,9 +331,7 @@ fn fmt_arg(out: &mut String, kind: ArgKind, v: &ArgValue, o: &FormatOptions) {
         (ArgKind::Addr, ArgValue::Int(x)) => {
             let _ = write!(out, "{:#x}", x);
         }
-        (_, ArgValue::Int(x)) => {
-            let _ = write!(out, "{x}");
-        }
+        (_, ArgValue::Int(x)) => push_int(out, *x),
         (k, ArgValue::Data(d)) if k.is_c_string() => quoted(
             out,
             d.strip_suffix(&[0]).unwrap_or(d),
@@ -446,26 +476,29 @@ pub fn format_event_fds(
     fds: Option<&crate::fileio::EventFds>,
 ) -> String {
     let mut s = String::with_capacity(128);
-    let _ = write!(s, "{:>6} ", ev.unique_id);
+    push_int_right(&mut s, ev.unique_id, 6);
+    s.push(' ');
     if o.show_time {
         match ev.time_called {
+            Some(t) if o.time_format == TimeFormat::Epoch && o.time_base.is_none() => {
+                push_secs(&mut s, t, 9)
+            }
             Some(t) => s.push_str(&format_time(t, o.time_format, o.time_base)),
             None => s.push('?'),
         }
         s.push(' ');
     }
+    s.push('[');
     match (ev.pid, ev.tid) {
         (Some(p), Some(t)) if p != t => {
-            let _ = write!(s, "[{p}/{t}] ");
+            push_int(&mut s, p);
+            s.push('/');
+            push_int(&mut s, t);
         }
-        (_, Some(t)) => {
-            let _ = write!(s, "[{t}] ");
-        }
-        (Some(p), None) => {
-            let _ = write!(s, "[{p}] ");
-        }
-        (None, None) => s.push_str("[?] "),
+        (_, Some(t)) | (Some(t), None) => push_int(&mut s, t),
+        (None, None) => s.push('?'),
     }
+    s.push_str("] ");
     if ev.def.is_some_and(|d| d.is_signal()) {
         s.push_str(&signal_line(ev));
         return s;
@@ -523,7 +556,8 @@ pub fn format_event_fds(
             if hex {
                 let _ = write!(s, " = {r:#x}");
             } else {
-                let _ = write!(s, " = {r}");
+                s.push_str(" = ");
+                push_int(&mut s, r);
             }
             if let Some(name) = fds.and_then(|f| f.ret.as_deref()) {
                 push_fd_name(&mut s, name);
@@ -566,7 +600,14 @@ pub fn format_event_fds(
         }
     } else if o.show_duration {
         if let Some(d) = ev.duration_ns() {
-            let _ = write!(s, " <{}.{:09}>", d / 1_000_000_000, (d % 1_000_000_000).abs());
+            s.push_str(" <");
+            if d < 0 {
+                // (clocks that went backwards: the sign, then the magnitude, as before)
+                let _ = write!(s, "{}.{:09}", d / 1_000_000_000, (d % 1_000_000_000).abs());
+            } else {
+                push_secs(&mut s, d, 9);
+            }
+            s.push('>');
         }
     }
     s
@@ -749,6 +790,40 @@ pub fn preview(ev: &Event, strsize: usize) -> Event {
 #[cfg(test)]
 mod preview_tests {
     use super::*;
+
+    /// The hand-made number writers write what `format!` writes.
+    #[test]
+    fn number_writers_are_formats() {
+        for ns in
+            [0i64, 1, 999_999_999, 1_000_000_000, 1_796_355_846_162_880_040, -1, -1_500_000_000]
+        {
+            let mut s = String::new();
+            push_secs(&mut s, ns, 9);
+            assert_eq!(
+                s,
+                format!("{}.{:09}", ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000))
+            );
+            assert_eq!(time_str(ns), s);
+            let mut s = String::new();
+            push_secs(&mut s, ns, 6);
+            let want = format!(
+                "{}.{:06}",
+                ns.div_euclid(1_000_000_000),
+                ns.rem_euclid(1_000_000_000) / 1000
+            );
+            assert_eq!(s, want);
+        }
+        for x in [0u64, 7, 123_456, 1_234_567, u64::MAX] {
+            let mut s = String::new();
+            push_int_right(&mut s, x, 6);
+            assert_eq!(s, format!("{x:>6}"));
+        }
+        for x in [i64::MIN, -100, 0, 4096, i64::MAX] {
+            let mut s = String::new();
+            push_int(&mut s, x);
+            assert_eq!(s, x.to_string());
+        }
+    }
 
     /// A preview prints as the event does, and holds a 1 MiB write's first bytes only.
     #[test]

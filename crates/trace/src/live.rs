@@ -132,6 +132,20 @@ fn dropped_line(n: u64) -> String {
     format!("reanimator: --print fell behind the recording: {n} calls not shown (they are in the trace)")
 }
 
+/// Print `previews` ([`Feed::preview`]s) on this thread as the printer thread prints them (for
+/// measuring its cost: bench/codec).
+pub fn print_all(previews: Vec<Event>, p: Print) -> std::io::Result<()> {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let mut it = previews.into_iter().peekable();
+    while it.peek().is_some() {
+        let batch: Vec<Event> = it.by_ref().take(256).collect();
+        let _ = tx.send((batch, 0));
+    }
+    drop(tx);
+    let shared = Shared { queued: AtomicUsize::new(0), dropped: AtomicU64::new(0) };
+    print_lines(rx, &shared, p)
+}
+
 /// Format and write the lines handed over, until every producer is gone.
 fn print_lines(
     rx: Receiver<(Vec<Event>, usize)>,
