@@ -149,6 +149,13 @@ def record_table(rows):
                     held = [r.get("throttle_stopped_ms", 0) for r in rs]
                     size += (f"; lost {max(lost):,}, throttle stops {median(stops):,.0f}"
                              f" ({median(held) / 1000:.2f} s stopped)")
+                # --print runs: every call's line printed, or how many were not.
+                shown = [(r["printed"], r["print_dropped"], r.get("calls")) for r in rs if "printed" in r]
+                if shown:
+                    dropped = sum(d for _, d, _ in shown)
+                    whole = sum(1 for p, d, n in shown if d == 0 and n is not None and p >= n)
+                    size += (f"; printed: every line in {whole} of {len(shown)} runs, "
+                             f"{dropped:,} dropped in all")
             # The tool's process at its peak: the worst run.
             rss = [r["rss_mb"] for r in rs if "rss_mb" in r]
             rss = f"{max(rss):,.0f}" if rss else ""

@@ -4,8 +4,10 @@ usage: row.py WORKLOAD CONFIG RUN WALL_S CPU_S OUT_BYTES FIO_JSON STDERR_FILE [I
 fio: adds the write IOPS from fio's JSON output; reanimator: adds the number of recorded calls
 from its summary line when it prints one ("recorded N calls"); eBPF runs: adds the lost-call
 count and the throttle stops from `reanimator info --json` of the trace (INFO_JSON); the tool's
-peak RSS in MB (1 MB = 1024 KB) from GNU time's %M (RSS_T)."""
+peak RSS in MB (1 MB = 1024 KB) from GNU time's %M (RSS_T); `--print` runs (PRINT_FILE in the
+environment): the lines printed and the calls the printer said it dropped."""
 import json
+import os
 import re
 import sys
 
@@ -45,4 +47,16 @@ if rss_t:
         row["rss_mb"] = round(int(open(rss_t).read().split()[-1]) / 1024, 1)
     except (OSError, ValueError, IndexError):
         pass
+print_file = os.environ.get("PRINT_FILE")
+if print_file and os.path.exists(print_file):
+    printed = dropped = 0
+    with open(print_file, "rb") as f:
+        for line in f:
+            m = re.match(rb"reanimator: --print fell behind the recording: (\d+) calls not shown", line)
+            if m:
+                dropped += int(m.group(1))
+            else:
+                printed += 1
+    row["printed"] = printed
+    row["print_dropped"] = dropped
 print(json.dumps(row))

@@ -139,7 +139,7 @@ bench() {
   local -a key=()
   [[ "$cfg" = *seal* || "$cfg" = *encrypt* ]] && key=(--key "$KEY")
   if [[ "$cfg" = ebpf* ]]; then info="$DIR/info.json"; "$RA" info "${key[@]}" --json "$out" >"$info"; fi
-  python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" "$info" "$DIR/inner.t" "$DIR/rss.t" >>"$OUT"
+  PRINT_FILE="$DIR/out.print" python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" "$info" "$DIR/inner.t" "$DIR/rss.t" >>"$OUT"
   printf '%-7s %-10s run %s: %s\n' "$workload" "$cfg" "$run" "$(tail -n 1 "$OUT")" >&2
   rm -f "$DIR"/out.* "$DIR/dd.dat"
 }
