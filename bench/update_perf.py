@@ -68,6 +68,7 @@ RECORD_WORKLOADS = {
     "dd4k": ("dd 800 MB of zeros, 4 KiB writes", "elapsed s", "wall_s", False),
     "fiorand": ("fio randwrite 4 KiB, psync, 10 s, --refill_buffers (incompressible data)", "IOPS", "iops", True),
     "fiorw": ("fio randrw 4 KiB (half reads), psync, 10 s", "IOPS (read + write)", "iops", True),
+    "fiouring": ("fio randwrite 4 KiB, io_uring, iodepth 32, 10 s", "IOPS", "iops", True),
     "xz": ("xz -T2 of 48 MB (two threads computing)", "elapsed s", "wall_s", False),
 }
 RECORD_CONFIGS = ["vanilla", "strace", "strace-1cpu", "reanimator", "reanimator-lz4",
@@ -149,6 +150,18 @@ def record_table(rows):
                     held = [r.get("throttle_stopped_ms", 0) for r in rs]
                     size += (f"; lost {max(lost):,}, throttle stops {median(stops):,.0f}"
                              f" ({median(held) / 1000:.2f} s stopped)")
+                # io_uring runs: the requests and bytes the trace holds against fio's counts.
+                ring = [r for r in rs if "uring_ops" in r]
+                if ring:
+                    whole = sum(1 for r in ring if r["uring_ops"] == r["fio_ios"]
+                                and r["uring_written"] == r["fio_bytes"])
+                    size += (f"; io_uring writes recorded (all runs): {sum(r['uring_ops'] for r in ring):,} "
+                             f"of fio's {sum(r['fio_ios'] for r in ring):,}, their results "
+                             f"{sum(r['uring_written'] for r in ring):,} bytes of fio's "
+                             f"{sum(r['fio_bytes'] for r in ring):,} (equal in {whole} of {len(ring)} runs)")
+                    data = [r["data_mb"] for r in ring if "data_mb" in r]
+                    if data:
+                        size += f"; data captured {sum(data) / 1000:,.2f} GB"
                 # --print runs: every call's line printed, or how many were not.
                 shown = [(r["printed"], r["print_dropped"], r.get("calls")) for r in rs if "printed" in r]
                 if shown:

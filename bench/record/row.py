@@ -5,7 +5,9 @@ fio: adds the write IOPS from fio's JSON output; reanimator: adds the number of 
 from its summary line when it prints one ("recorded N calls"); eBPF runs: adds the lost-call
 count and the throttle stops from `reanimator info --json` of the trace (INFO_JSON); the tool's
 peak RSS in MB (1 MB = 1024 KB) from GNU time's %M (RSS_T); `--print` runs (PRINT_FILE in the
-environment): the lines printed and the calls the printer said it dropped."""
+environment): the lines printed and the calls the printer said it dropped; io_uring runs
+(STATS_JSON, `reanimator stats --json` of the trace): the io_uring requests recorded and the
+bytes they wrote, beside fio's own counts (fio_ios, fio_bytes)."""
 import json
 import os
 import re
@@ -24,12 +26,16 @@ if workload.startswith("fio"):
     # (fiorw: reads and writes together.)
     dirs = ["read", "write"] if workload == "fiorw" else ["write"]
     row["iops"] = sum(job[d]["iops"] for d in dirs)
+    row["fio_ios"] = sum(job[d]["total_ios"] for d in dirs)
+    row["fio_bytes"] = sum(job[d]["io_bytes"] for d in dirs)
     row["ios"] = sum(job[d]["total_ios"] for d in dirs)
     row["fio_seconds"] = round(job["job_runtime"] / 1000)
 if config.startswith(("reanimator", "ebpf")):
-    m = re.search(r"recorded (\d+) calls", open(stderr, errors="replace").read())
+    m = re.search(r"recorded (\d+) calls(?: \(([\d.]+) MB of data\))?", open(stderr, errors="replace").read())
     if m:
         row["calls"] = int(m.group(1))
+        if m.group(2):
+            row["data_mb"] = float(m.group(2))
 if config.startswith("ebpf") and info_json:
     info = json.load(open(info_json))
     row["lost"] = sum(l["count"] for l in info.get("lost", []))
@@ -47,6 +53,12 @@ if rss_t:
         row["rss_mb"] = round(int(open(rss_t).read().split()[-1]) / 1024, 1)
     except (OSError, ValueError, IndexError):
         pass
+stats_json = os.environ.get("STATS_JSON")
+if stats_json and os.path.exists(stats_json):
+    groups = json.load(open(stats_json))["groups"]
+    ring = [g for g in groups if g["group"].startswith("io_uring:")]
+    row["uring_ops"] = sum(g["calls"] for g in ring)
+    row["uring_written"] = sum(g["written_bytes"] for g in ring)
 print_file = os.environ.get("PRINT_FILE")
 if print_file and os.path.exists(print_file):
     printed = dropped = 0

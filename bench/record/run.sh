@@ -24,7 +24,10 @@
 #                                         goes to a section of its own, record-<workloads>;
 #                                         also dd4k: 800 MB of zeros in 4 KiB writes,
 #                                         fiorand: fio with --refill_buffers, incompressible,
-#                                         and fiorw: fio's random reads and writes, half each)
+#                                         fiorw: fio's random reads and writes, half each,
+#                                         and fiouring: fio's io_uring engine at iodepth 32,
+#                                         4 KiB random writes; the recorded io_uring writes
+#                                         and bytes are checked against fio's own counts)
 #   CONFIGS="vanilla ebpf-full ..."       (instead of every configuration; the table goes to a
 #                                         section record-chain-<workloads>). The output chain
 #                                         (issue 19): ebpf-lz4, ebpf-zlib (--compress), ebpf-seal
@@ -139,7 +142,12 @@ bench() {
   local -a key=()
   [[ "$cfg" = *seal* || "$cfg" = *encrypt* ]] && key=(--key "$KEY")
   if [[ "$cfg" = ebpf* ]]; then info="$DIR/info.json"; "$RA" info "${key[@]}" --json "$out" >"$info"; fi
-  PRINT_FILE="$DIR/out.print" python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" "$info" "$DIR/inner.t" "$DIR/rss.t" >>"$OUT"
+  # io_uring: what the trace holds of the requests, checked against fio's counts (row.py).
+  rm -f "$DIR/stats.json"
+  if [ "$workload" = fiouring ] && [[ "$cfg" = reanimator* || "$cfg" = ebpf* ]] && [ -e "$out" ]; then
+    "$RA" stats "${key[@]}" --json "$out" >"$DIR/stats.json"
+  fi
+  STATS_JSON="$DIR/stats.json" PRINT_FILE="$DIR/out.print" python3 bench/record/row.py "$workload" "$cfg" "$run" "$wall" "$cpu" "$size" "$DIR/fio.json" "$DIR/stderr" "$info" "$DIR/inner.t" "$DIR/rss.t" >>"$OUT"
   printf '%-7s %-10s run %s: %s\n' "$workload" "$cfg" "$run" "$(tail -n 1 "$OUT")" >&2
   rm -f "$DIR"/out.* "$DIR/dd.dat"
 }
@@ -182,6 +190,22 @@ fio --name=lay --filename="$DIR/fio.dat" --size=256M --rw=write --bs=1M --ioengi
 for i in $(seq "$RUNS"); do
   for cfg in $CONFIGS; do
     STDIN=/dev/null bench fiorw "$cfg" "$i" fio "${FIO_ARGS[@]}"
+  done
+done
+rm -f "$DIR/fio.dat"
+fi
+
+# fiouring: the same random 4 KiB writes submitted through io_uring, 32 in flight (issue 43):
+# what no system-call tracer sees. Each recording's io_uring writes and their bytes (`stats
+# --json`) are compared with fio's own total_ios and io_bytes.
+if wants fiouring; then
+FIO_ARGS=(--name=rw --filename="$DIR/fio.dat" --size=256M --rw=randwrite --bs=4k
+  --ioengine=io_uring --iodepth=32 --numjobs=1 --runtime="$FIO_SECONDS" --time_based
+  --output-format=json --output="$DIR/fio.json")
+fio --name=lay --filename="$DIR/fio.dat" --size=256M --rw=write --bs=1M --ioengine=psync >/dev/null
+for i in $(seq "$RUNS"); do
+  for cfg in $CONFIGS; do
+    STDIN=/dev/null bench fiouring "$cfg" "$i" fio "${FIO_ARGS[@]}"
   done
 done
 rm -f "$DIR/fio.dat"
