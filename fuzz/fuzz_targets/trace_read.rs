@@ -99,7 +99,7 @@ fn read_all(path: &std::path::Path) {
     let Ok(trace) = TraceReader::from_ds(ds) else { return };
     let _ = (trace.info(), trace.lost(), trace.cut_tail(), trace.is_complete());
     // anonymize --reverse's table (decrypted with a fixed key: fails, but after parsing).
-    let _ = ra_trace::anonymize::table::open(&trace, &ra_trace::key::Key::from_bytes([7; 32]));
+    let _ = ra_anonymize::table::open(&trace, &ra_trace::key::Key::from_bytes([7; 32]));
     let opts = FormatOptions::default();
     let mut shadow = ra_replay::shadow::Shadow::new(ra_replay::init::initial_cwd(&trace));
     for ev in trace.events(None) {

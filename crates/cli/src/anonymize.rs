@@ -1,5 +1,5 @@
 //! `reanimator anonymize IN OUT --key KEYFILE`: a trace with chosen fields replaced by keyed
-//! pseudonyms (ra_trace::anonymize), and `--reverse` to put back the reversible ones.
+//! pseudonyms (ra_anonymize), and `--reverse` to put back the reversible ones.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use ra_trace::anonymize::{self, DataMode, Field, Options, Summary};
+use ra_anonymize::{self as anonymize, DataMode, Field, Options, Summary};
 use ra_trace::key::Key;
 
 use crate::output::ChainArgs;

@@ -56,7 +56,7 @@ fn fact_json(k: &str, v: &[u8]) -> (String, serde_json::Value) {
     };
     if let Some(t) = text {
         if k.ends_with("_time") {
-            if let Some(ns) = ra_trace::anonymize::time::parse_rfc3339(t) {
+            if let Some(ns) = ra_trace::time::parse_rfc3339(t) {
                 return (format!("{k}_ns"), json!(ns));
             }
         }
@@ -74,7 +74,7 @@ fn fact_json(k: &str, v: &[u8]) -> (String, serde_json::Value) {
 
 /// Nanoseconds since the epoch as RFC 3339 UTC, nine fraction digits.
 pub fn rfc3339(ns: i64) -> String {
-    ra_trace::anonymize::time::rfc3339(ns)
+    ra_trace::time::rfc3339(ns)
 }
 
 fn mode_name(m: u8) -> String {

@@ -562,8 +562,8 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
             let span = match (first, last) {
                 (Some(x), Some(z)) => format!(
                     " between {} and {}",
-                    ra_trace::anonymize::time::rfc3339(x),
-                    ra_trace::anonymize::time::rfc3339(z)
+                    ra_trace::time::rfc3339(x),
+                    ra_trace::time::rfc3339(z)
                 ),
                 _ => String::new(),
             };

@@ -12,9 +12,9 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use ra_filter::Filter;
 use ra_fsstate::ContentSource;
-use ra_trace::anonymize::time::{parse_rfc3339, rfc3339, trace_start};
 use ra_trace::fileio::{EventFds, FileIoTracker};
 use ra_trace::snapshot::Phase;
+use ra_trace::time::{parse_rfc3339, rfc3339, trace_start};
 use ra_trace::{Event, TraceReader, TraceWriter, WriterConfig};
 
 use crate::output::{ChainArgs, ReadKeyArgs};
@@ -442,7 +442,7 @@ fn is_fs_trace(tr: &TraceReader) -> bool {
 /// Write one event keeping its id.
 fn put(w: &mut TraceWriter<ra_trace::TraceOutput>, ev: &Event) -> ra_trace::Result<()> {
     if ra_trace::fsop::is_fs_event(ev) {
-        w.append_fs_preserving(&ra_trace::anonymize::fs_record(ev), ev.unique_id)
+        w.append_fs_preserving(&ra_anonymize::fs_record(ev), ev.unique_id)
     } else {
         w.append_preserving(ev)
     }
@@ -451,7 +451,7 @@ fn put(w: &mut TraceWriter<ra_trace::TraceOutput>, ev: &Event) -> ra_trace::Resu
 /// Write one event numbered afresh.
 fn put_new(w: &mut TraceWriter<ra_trace::TraceOutput>, ev: &Event) -> ra_trace::Result<()> {
     if ra_trace::fsop::is_fs_event(ev) {
-        w.append_fs(&ra_trace::anonymize::fs_record(ev)).map(drop)
+        w.append_fs(&ra_anonymize::fs_record(ev)).map(drop)
     } else {
         w.append(ev).map(drop)
     }
@@ -1187,17 +1187,17 @@ pub const PID_STRIDE: i64 = 1 << 22;
 /// where the trace holds ids).
 struct PidShift(i64);
 
-impl ra_trace::anonymize::Mapper for PidShift {
-    fn on(&self, f: ra_trace::anonymize::Field) -> bool {
-        f == ra_trace::anonymize::Field::Pid
+impl ra_anonymize::Mapper for PidShift {
+    fn on(&self, f: ra_anonymize::Field) -> bool {
+        f == ra_anonymize::Field::Pid
     }
-    fn string(&mut self, _: ra_trace::anonymize::Field, v: &[u8]) -> Vec<u8> {
+    fn string(&mut self, _: ra_anonymize::Field, v: &[u8]) -> Vec<u8> {
         v.to_vec()
     }
     fn xattr_name(&mut self, v: &[u8]) -> Vec<u8> {
         v.to_vec()
     }
-    fn id(&mut self, _: ra_trace::anonymize::Field, v: i64) -> i64 {
+    fn id(&mut self, _: ra_anonymize::Field, v: i64) -> i64 {
         // 0 (none), -1 (any) stay; a negative id is a process group.
         match v {
             v if v > 0 => v + self.0,
@@ -1275,15 +1275,15 @@ fn merge(a: MergeArgs) -> Result<ExitCode> {
         heads.push(next(it, p)?);
     }
     let mut counts = vec![0u64; heads.len()];
-    let links = ra_trace::anonymize::LinkSizes::new();
+    let links = ra_anonymize::LinkSizes::new();
     let shift = |i: usize, ev: &mut Event| {
         if i > 0 {
             let mut m = PidShift(i as i64 * PID_STRIDE);
             if ra_trace::fsop::is_fs_event(ev) {
-                let keep = ra_trace::anonymize::DataMode::Keep;
-                ra_trace::anonymize::map_fs_event(&mut m, ev, keep);
+                let keep = ra_anonymize::DataMode::Keep;
+                ra_anonymize::map_fs_event(&mut m, ev, keep);
             } else {
-                ra_trace::anonymize::map_event(&mut m, ev, &links);
+                ra_anonymize::map_event(&mut m, ev, &links);
             }
         }
     };

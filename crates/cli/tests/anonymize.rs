@@ -14,9 +14,9 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use ra_anonymize::{map_entries, DataMode, Field, Forward, Mapper, Pseudonymizer};
 use ra_fsstate::{Entry, Kind, ScanOptions, Scanner};
 use ra_testkit::{assert_clean_failure, have_program};
-use ra_trace::anonymize::{map_entries, DataMode, Field, Forward, Mapper, Pseudonymizer};
 use ra_trace::key::{Key, Purpose};
 
 use common::{bin, keygen};
@@ -676,7 +676,7 @@ fn attack(c: &mut Case, trace: &Path, markers: &[&str], t0: i64, t1: i64) {
     // Every fact the recorder wrote has a rule (one it lacked would be left out).
     let tr = ra_trace::TraceReader::open(trace).unwrap();
     for (k, _) in tr.info() {
-        assert!(ra_trace::anonymize::facts::fact_rule(k).is_some(), "the fact {k} has no rule");
+        assert!(ra_anonymize::facts::fact_rule(k).is_some(), "the fact {k} has no rule");
     }
     let in_data = found(markers, &data_bytes(trace));
     let mut leaks = Vec::new();

@@ -155,7 +155,7 @@ fn one_line(s: &str) -> String {
 
 /// The time `ns` (since the epoch) as the CLI writes times (RFC 3339, UTC).
 fn utc(ns: i64) -> String {
-    ra_trace::anonymize::time::rfc3339(ns)
+    ra_trace::time::rfc3339(ns)
 }
 
 fn msg(m: String) -> Vec<(String, String)> {

@@ -46,13 +46,9 @@
 //! beyond which lines are dropped and counted; a thread of its own prints them with dump's
 //! `format_event`; the recording's end waits at most a second for it); `check_seals` makes every
 //! reader of the process check seals, and host keys derived from a collector's master key
-//! (`Key::for_host`, docs/NETWORK.md); `anonymize` (docs/ANONYMIZE.md: a trace rewritten with keyed
-//! pseudonyms per field, paths component by component (what follows a magic link as the path it
-//! names), driven by the registry's `ArgKind::Path` / `Arg::meaning` / `is_bulk`; `facts.rs`: one
-//! rule per trace fact, unknown facts left out; `xattr.rs`, `sockaddr.rs`: xattr names and ACLs,
-//! socket addresses by family; `time.rs`: the trace's clock shifted to an origin, older file times
-//! replaced; the encrypted reverse table in `anonymize/table.rs`); `data_mode`: how much of each
-//! data buffer a recording keeps, per direction (`DataMode { write, read }` of `DataLevel`
+//! (`Key::for_host`, docs/NETWORK.md); `time`: RFC 3339 times and the instants of facts
+//! (anonymization, a trace rewritten with keyed pseudonyms, is the `ra-anonymize` crate);
+//! `data_mode`: how much of each data buffer a recording keeps, per direction (`DataMode { write, read }` of `DataLevel`
 //! full/hash/none; which direction a buffer is comes from its registry `ArgKind::is_output`): the
 //! one parser of `record --data`, `fs mount --data` and `fs ctl MNT data` (`full|hash|none` or
 //! `write=LEVEL,read=LEVEL`), the facts that say it (`data_mode`, `data_mode_write`,
@@ -64,7 +60,6 @@
 //! `net::auth`: the challenge-response with which a sender and a collector prove they hold the
 //! host's key).
 
-pub mod anonymize;
 pub mod data_mode;
 mod direct;
 mod error;
@@ -81,6 +76,7 @@ mod reader;
 pub mod schema;
 pub mod snapshot;
 pub mod structs;
+pub mod time;
 mod writer;
 
 pub use data_mode::{DataLevel, DataMode};

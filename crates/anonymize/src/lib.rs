@@ -40,10 +40,10 @@ use std::path::Path;
 use ra_fsstate::{ContentSource, Digest, Entry, Kind};
 use ra_syscalls::{ArgKind, Len, Meaning, Ret, Struct, SyscallDef};
 
-use crate::event::{ArgValue, Event, ExtraValue};
-use crate::key::{Key, Purpose};
-use crate::snapshot::Phase;
-use crate::{Error, Result, TraceReader, TraceWriter, WriterConfig};
+use ra_trace::key::{Key, Purpose};
+use ra_trace::snapshot::Phase;
+use ra_trace::{ArgValue, Event, ExtraValue};
+use ra_trace::{Error, Result, TraceReader, TraceWriter, WriterConfig};
 
 pub use pseudonym::{extension, Pseudonymizer, Reverser, PSEUDONYM_CHARS};
 
@@ -521,7 +521,7 @@ fn map_u32_at(m: &mut dyn Mapper, f: Field, b: &mut [u8], at: usize) {
 
 /// Columns no argument fills that hold data: the bytes a kernel-side copy moved, and
 /// Re-Animator's `ioctl` buffer.
-const DATA_EXTRAS: [&str; 2] = [crate::schema::COPIED_DATA, "ioctl_buffer"];
+const DATA_EXTRAS: [&str; 2] = [ra_trace::schema::COPIED_DATA, "ioctl_buffer"];
 
 /// Replace data buffers as [`DataMode`] says; returns how many were replaced. `Digest` is
 /// what `record --data hash` stores (length and BLAKE3 of the bytes; of the vectors' bytes
@@ -660,7 +660,7 @@ pub fn map_event(m: &mut dyn Mapper, ev: &mut Event, links: &LinkSizes) {
             (k, ExtraValue::Bytes(_))
                 if k.starts_with("full_")
                     || DATA_EXTRAS.contains(&k)
-                    || k == crate::schema::SCM_RIGHTS => {}
+                    || k == ra_trace::schema::SCM_RIGHTS => {}
             // Bytes in a column no rule covers may hold anything: left out.
             (_, v @ ExtraValue::Bytes(_)) if forward => *v = ExtraValue::Null,
             _ => {}
@@ -955,7 +955,7 @@ fn refuse_unsupported(tr: &TraceReader) -> Result<()> {
         .dataseries()
         .headers()
         .filter_map(|h| h.ok())
-        .any(|h| h.type_name == crate::fsop::FS_AGGREGATE_TYPE);
+        .any(|h| h.type_name == ra_trace::fsop::FS_AGGREGATE_TYPE);
     if aggregate {
         return Err(Error::Anonymize(
             "the trace holds aggregate rows of `reanimator fs --aggregate` (their groups name \
@@ -1104,8 +1104,8 @@ fn static_op(name: &str) -> &'static str {
 
 /// The record a file-system operation event was read from (the inverse of the reader's
 /// decoding, TRACE_FORMAT.md 3.10).
-pub fn fs_record(ev: &Event) -> crate::fsop::FsRecord<'_> {
-    use crate::fsop::{FsData, FsRecord};
+pub fn fs_record(ev: &Event) -> ra_trace::fsop::FsRecord<'_> {
+    use ra_trace::fsop::{FsData, FsRecord};
     let bytes = |k: &str| ev.extra_bytes(k);
     let int = |k: &str| ev.extra_int(k);
     let flag = |k: &str| ev.extra.iter().any(|(n, v)| n == k && *v == ExtraValue::Bool(true));
@@ -1165,10 +1165,10 @@ fn rewrite(
     keep_fact: &dyn Fn(&str) -> bool,
     cfg: WriterConfig,
     summary: &mut Summary,
-) -> Result<TraceWriter<crate::TraceOutput>> {
+) -> Result<TraceWriter<ra_trace::TraceOutput>> {
     refuse_unsupported(tr)?;
     let mut cfg = cfg;
-    cfg.fs_ops = tr.call_types().any(|(l, _)| l.ty.name() == crate::fsop::FS_OP_TYPE);
+    cfg.fs_ops = tr.call_types().any(|(l, _)| l.ty.name() == ra_trace::fsop::FS_OP_TYPE);
     let mut facts: Vec<(String, Vec<u8>)> = Vec::new();
     for (k, v) in tr.info() {
         if !keep_fact(k) {
@@ -1217,7 +1217,7 @@ fn rewrite(
         m.set_counting(true);
     }
     let mut zeros = HashMap::new();
-    let mut copy_state = |w: &mut TraceWriter<crate::TraceOutput>,
+    let mut copy_state = |w: &mut TraceWriter<ra_trace::TraceOutput>,
                           m: &mut dyn Mapper,
                           index: u32,
                           phase: Phase|
@@ -1251,7 +1251,7 @@ fn rewrite(
     for ev in tr.events(None) {
         let mut ev = ev?;
         summary.xattr_size_answers += u64::from(m.on(Field::Path) && xattr::is_size_answer(&ev));
-        if crate::fsop::is_fs_event(&ev) {
+        if ra_trace::fsop::is_fs_event(&ev) {
             summary.data_buffers += map_fs_event(m, &mut ev, data);
             w.append_fs_preserving(&fs_record(&ev), ev.unique_id)?;
             summary.events += 1;

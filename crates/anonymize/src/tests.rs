@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use ra_syscalls::lookup;
 
 use super::*;
-use crate::key::Key;
+use ra_trace::key::Key;
 
 fn key(b: u8) -> Key {
     Key::from_bytes([b; 32])
@@ -187,17 +187,17 @@ fn extensions_kept_when_asked() {
 }
 
 fn dirents64(names: &[&[u8]]) -> Vec<u8> {
-    let ents: Vec<crate::structs::Dirent> = names
+    let ents: Vec<ra_trace::structs::Dirent> = names
         .iter()
         .enumerate()
-        .map(|(i, n)| crate::structs::Dirent {
+        .map(|(i, n)| ra_trace::structs::Dirent {
             ino: 100 + i as u64,
             off: i as i64 + 1,
             d_type: if i < 2 { 4 } else { 8 },
             name: n.to_vec(),
         })
         .collect();
-    crate::structs::encode_dirents64(&ents)
+    ra_trace::structs::encode_dirents64(&ents)
 }
 
 fn names_of(b: &[u8]) -> Vec<Vec<u8>> {
@@ -286,7 +286,8 @@ fn sample_trace(dir: &Path) -> PathBuf {
     e.set_arg("len", ArgValue::Int(1 << 30));
     e.set_arg("flags", ArgValue::Int(0));
     e.ret = Some(13);
-    e.extra.push((crate::schema::COPIED_DATA.into(), ExtraValue::Bytes(b"secret copied".to_vec())));
+    e.extra
+        .push((ra_trace::schema::COPIED_DATA.into(), ExtraValue::Bytes(b"secret copied".to_vec())));
     w.append(&e).unwrap();
     w.record_snapshot(0, Phase::End, &tree, Default::default()).unwrap();
     w.finish().unwrap();
@@ -465,7 +466,7 @@ fn field_lists_name_the_valid_fields() {
 
 #[test]
 fn fs_traces_are_anonymized_and_reversed() {
-    use crate::fsop::{FsData, FsRecord};
+    use ra_trace::fsop::{FsData, FsRecord};
     let dir = scratch("fs");
     let t = dir.join("fs.ds");
     let cfg = WriterConfig { fs_ops: true, ..WriterConfig::default() };
@@ -669,7 +670,7 @@ fn times_shift_to_the_origin_and_older_file_times_are_replaced_one_to_one() {
     let mut e = Event::new(lookup("utimensat").unwrap());
     e.time_called = Some((start + 2) * S);
     let mut ts = Vec::new();
-    for v in [old, 1, 0, crate::structs::UTIME_OMIT] {
+    for v in [old, 1, 0, ra_trace::structs::UTIME_OMIT] {
         ts.extend_from_slice(&v.to_le_bytes());
     }
     e.set_arg("dirfd", ArgValue::Int(-100));
@@ -715,7 +716,7 @@ fn times_shift_to_the_origin_and_older_file_times_are_replaced_one_to_one() {
     // The same old second gives the same pseudonym in utimensat; UTIME_OMIT stays.
     let ts = ev[1].arg("times").unwrap().as_data().unwrap();
     assert_eq!(secs_at(ts, 0), old_p);
-    assert_eq!((secs_at(ts, 16), secs_at(ts, 24)), (0, crate::structs::UTIME_OMIT));
+    assert_eq!((secs_at(ts, 16), secs_at(ts, 24)), (0, ra_trace::structs::UTIME_OMIT));
     let tv = ev[2].arg("times").unwrap().as_data().unwrap();
     assert_eq!((secs_at(tv, 0), secs_at(tv, 8)), (origin + 5, 250_000));
     assert!(secs_at(tv, 16) < origin && secs_at(tv, 16) != old_p);

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use ra_syscalls::Meaning;
 
 use super::{DataMode, Field, Mapper};
-use crate::event::{ArgValue, Event};
+use ra_trace::{ArgValue, Event};
 
 /// Namespaces of extended attribute names (the part before and with the first dot).
 const NAMESPACES: [&[u8]; 4] = [b"user.", b"trusted.", b"security.", b"system."];
@@ -71,7 +71,7 @@ pub fn map_name(m: &mut dyn Mapper, name: &[u8]) -> Vec<u8> {
 /// pseudonyms because they keep every name's length; a name that had to be lengthened
 /// (`xattr_lengthened`) could make it wrong.
 pub fn is_size_answer(ev: &Event) -> bool {
-    let size = if crate::fsop::is_fs_event(ev) {
+    let size = if ra_trace::fsop::is_fs_event(ev) {
         if ev.name != "listxattr" {
             return false;
         }

@@ -1,5 +1,5 @@
 //! The reverse table: pseudonym → original for the reversible fields, encrypted with
-//! XChaCha20-Poly1305 under the key file's [`crate::key::Purpose::Reverse`] key, in its own
+//! XChaCha20-Poly1305 under the key file's [`ra_trace::key::Purpose::Reverse`] key, in its own
 //! extent type [`TABLE_TYPE`] (docs/TRACE_FORMAT.md §3.11).
 //!
 //! Plaintext: a sequence of entries `u8 field, u32 LE length, pseudonym, u32 LE length,
@@ -22,9 +22,9 @@ use dataseries::{ExtentBuilder, ExtentType, FieldDesc, FieldType, Value};
 use super::pseudonym::{Pseudonymizer, Reverser};
 use super::time::TimeShift;
 use super::{Field, INFO_KEY};
-use crate::key::{Key, Purpose};
-use crate::schema::{NAMESPACE, VERSION};
-use crate::{Error, Result, TraceReader};
+use ra_trace::key::{Key, Purpose};
+use ra_trace::schema::{NAMESPACE, VERSION};
+use ra_trace::{Error, Result, TraceReader};
 
 /// Extent type of the reverse table.
 pub const TABLE_TYPE: &str = "Reanimator::PseudonymTable";
@@ -100,7 +100,7 @@ fn aad(seq: u64, total: u64) -> Vec<u8> {
 
 fn random_nonce() -> Result<[u8; 24]> {
     let mut n = [0u8; 24];
-    crate::key::random_bytes(&mut n)
+    ra_trace::key::random_bytes(&mut n)
         .map_err(|e| Error::Anonymize(format!("cannot get random bytes: {e}")))?;
     Ok(n)
 }

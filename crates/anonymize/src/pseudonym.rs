@@ -111,7 +111,7 @@ pub struct Pseudonymizer {
 }
 
 impl Pseudonymizer {
-    /// `pseudonym_key` is the key file's [`crate::key::Purpose::Pseudonym`] key.
+    /// `pseudonym_key` is the key file's [`ra_trace::key::Purpose::Pseudonym`] key.
     pub fn new(
         pseudonym_key: &[u8; 32],
         keep_extensions: bool,
