@@ -163,7 +163,15 @@ def render(source, namespace, version, common, types):
     o.append("/// A DataSeries field type used by Re-Animator.")
     o.append("#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]")
     o.append("pub enum FieldKind {")
+    kind_docs = {
+        "Bool": "`bool`: one bit per record.",
+        "Byte": "`byte`: one unsigned byte.",
+        "Int32": "`int32`: a signed 32-bit integer.",
+        "Int64": "`int64`: a signed 64-bit integer (times, offsets, return values).",
+        "Variable32": "`variable32`: a byte string of any length (paths, buffers, raw structs).",
+    }
     for k in ["Bool", "Byte", "Int32", "Int64", "Variable32"]:
+        o.append(f"    /// {kind_docs[k]}")
         o.append(f"    {k},")
     o.append("}")
     o.append("")
@@ -180,10 +188,14 @@ def render(source, namespace, version, common, types):
     o.append("/// One field of a Re-Animator extent type.")
     o.append("#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]")
     o.append("pub struct SchemaField {")
+    o.append("    /// The field's `name` attribute (`descriptor`, `given_pathname`, `time_called`).")
     o.append("    pub name: &'static str,")
+    o.append("    /// The field's `type` attribute.")
     o.append("    pub kind: FieldKind,")
     o.append("    /// `opt_nullable=\"yes\"`.")
     o.append("    pub nullable: bool,")
+    o.append("    /// The field's `field_id` attribute, Re-Animator's number for the field name (the same")
+    o.append("    /// name has the same id in every type).")
     o.append("    pub field_id: u32,")
     o.append("}")
     o.append("")

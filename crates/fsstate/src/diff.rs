@@ -16,9 +16,14 @@ use crate::scan::PathPredicate;
 pub enum Attr {
     /// File, directory, symlink, ...: when the kinds differ nothing else is compared.
     Kind,
+    /// The permission bits ([`Entry::mode`]); not compared for symlinks, whose modes mean
+    /// nothing.
     Mode,
+    /// The owner's user id.
     Uid,
+    /// The group id.
     Gid,
+    /// Files: the content length; symlinks: the target's length.
     Size,
     /// Regular files: the content digest.
     Content,
@@ -26,6 +31,7 @@ pub enum Attr {
     Target,
     /// Devices: the device number.
     Rdev,
+    /// The extended attributes (any name or value).
     Xattrs,
     /// The hard-link group ([`Entry::link`]).
     Link,
@@ -34,6 +40,8 @@ pub enum Attr {
 }
 
 impl Attr {
+    /// The name diff output and JSON use (`kind`, `content`, `mtime`): the variant in lower
+    /// case.
     pub fn name(self) -> &'static str {
         match self {
             Attr::Kind => "kind",
@@ -65,10 +73,18 @@ pub enum Difference {
     /// In A only.
     Removed(Entry),
     /// In both, with these attributes different (in [`Attr`] order).
-    Changed { a: Entry, b: Entry, attrs: Vec<Attr> },
+    Changed {
+        /// The entry as tree A has it.
+        a: Entry,
+        /// The entry as tree B has it (same path).
+        b: Entry,
+        /// What differs; never empty (equal entries are no difference).
+        attrs: Vec<Attr>,
+    },
 }
 
 impl Difference {
+    /// The path of the entry the difference is about (relative to each tree's root).
     pub fn path(&self) -> &[u8] {
         match self {
             Difference::Added(e) | Difference::Removed(e) => &e.path,
@@ -134,11 +150,15 @@ pub fn changed_attrs(a: &Entry, b: &Entry, opts: &DiffOptions) -> Vec<Attr> {
 /// Counts of a diff so far.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DiffStats {
-    /// Entries read from A and B (ignored ones not counted).
+    /// Entries read from A (ignored ones not counted).
     pub a_entries: u64,
+    /// Entries read from B (ignored ones not counted).
     pub b_entries: u64,
+    /// [`Difference::Added`]s given: entries only B has.
     pub added: u64,
+    /// [`Difference::Removed`]s given: entries only A has.
     pub removed: u64,
+    /// [`Difference::Changed`]s given.
     pub changed: u64,
     /// Entries left out by [`DiffOptions::ignore`] (both sides).
     pub ignored: u64,

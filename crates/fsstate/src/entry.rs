@@ -54,12 +54,19 @@ impl fmt::Debug for Digest {
 /// What kind of object an entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
+    /// A regular file (`S_IFREG`; `file`).
     File,
+    /// A directory (`S_IFDIR`; `dir`).
     Dir,
+    /// A symbolic link (`S_IFLNK`; `symlink`), recorded and restored, never followed.
     Symlink,
+    /// A named pipe (`S_IFIFO`; `fifo`).
     Fifo,
+    /// A Unix domain socket's file (`S_IFSOCK`; `socket`).
     Socket,
+    /// A character device node (`S_IFCHR`; `char`).
     CharDevice,
+    /// A block device node (`S_IFBLK`; `block`).
     BlockDevice,
 }
 
@@ -138,10 +145,13 @@ impl fmt::Display for Kind {
     }
 }
 
-/// A device number.
+/// A device number (`st_rdev` split with `major(3)` and `minor(3)`); displayed and written in
+/// manifests as `MAJOR:MINOR`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DevNum {
+    /// The major number: the driver (`1` for `/dev/null`'s `1:3`).
     pub major: u32,
+    /// The minor number: the device of that driver.
     pub minor: u32,
 }
 
@@ -161,10 +171,13 @@ pub struct Entry {
     /// Path relative to the tree's root, as bytes; the root itself has the empty path.
     /// Components are separated by `/` (see [`check_path`]).
     pub path: Vec<u8>,
+    /// What the object is (`st_mode & S_IFMT`); the fields below that apply depend on it.
     pub kind: Kind,
     /// Permission bits including setuid, setgid and sticky (`st_mode & 0o7777`).
     pub mode: u32,
+    /// The owner's numeric user id (`st_uid`); never `u32::MAX` (-1, "no change" to `chown`).
     pub uid: u32,
+    /// The numeric group id (`st_gid`); never `u32::MAX`.
     pub gid: u32,
     /// Regular files: content length. Symlinks: length of the target. Others: 0.
     pub size: u64,
@@ -247,26 +260,43 @@ impl Entry {
 /// Why an entry is inconsistent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EntryProblem {
+    /// The entry's path, or its hard-link path, breaks [`check_path`]'s rules.
     #[error("{0}")]
     Path(PathProblem),
+    /// The entry with the empty path is not a [`Kind::Dir`].
     #[error("the root (empty path) must be a directory")]
     RootNotADirectory,
+    /// `mode` (the value given) has bits beyond the permission bits (`0o7777`).
     #[error("mode {0:o} has bits beyond 07777")]
     BadMode(u32),
+    /// `uid` or `gid` is `u32::MAX`, which `chown` reads as "leave unchanged".
     #[error("uid or gid 4294967295 (-1) is not an owner")]
     BadOwner,
+    /// A kind-specific field is missing for its kind or present for another: `blake3`
+    /// ([`Entry::digest`], files), `target` (symlinks), `rdev` (devices).
     #[error("field `{field}` is required for a {kind} and only for it")]
-    Field { field: &'static str, kind: Kind },
+    Field {
+        /// The field's manifest name: `blake3`, `target` or `rdev`.
+        field: &'static str,
+        /// The entry's kind.
+        kind: Kind,
+    },
+    /// A symlink's target is empty or holds a NUL byte.
     #[error("symlink target is empty or holds a NUL byte")]
     BadTarget,
+    /// `size` is not the target's length for a symlink, or not 0 for a kind other than a file
+    /// or a symlink.
     #[error(
         "size does not fit the kind (symlinks: target length; only files and symlinks have one)"
     )]
     BadSize,
+    /// An xattr name is empty or holds a NUL byte.
     #[error("xattr name is empty or holds a NUL byte")]
     BadXattrName,
+    /// A directory has a [`Entry::link`], or the link names the root.
     #[error("a hard link must be to a non-directory entry")]
     LinkToDirectory,
+    /// [`Entry::link`] does not sort before the entry's own path.
     #[error("a hard link must name an entry that comes earlier in path order")]
     LinkNotEarlier,
 }
@@ -274,16 +304,22 @@ pub enum EntryProblem {
 /// Why a path is not acceptable in a tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PathProblem {
+    /// The path starts with `/`.
     #[error("path is absolute")]
     Absolute,
+    /// The path has `//` or ends with `/`.
     #[error("path has an empty component (`//` or a trailing `/`)")]
     EmptyComponent,
+    /// A component is `.`.
     #[error("path has a `.` component")]
     Dot,
+    /// A component is `..`, which could leave the tree.
     #[error("path has a `..` component")]
     DotDot,
+    /// The path holds a NUL byte, which no system call can pass.
     #[error("path holds a NUL byte")]
     Nul,
+    /// A component is longer than 255 bytes (`NAME_MAX`).
     #[error("path has a component longer than 255 bytes")]
     ComponentTooLong,
 }

@@ -22,6 +22,7 @@
 //! `ContentSource`), `DirStore`. `private`: the one way every file that holds traced data is
 //! created (mode 0600 whatever the umask, the writer's own, a fresh inode; directories 0700;
 //! TRACE_FORMAT 11). Knows nothing of traces or system calls.
+#![warn(missing_docs)]
 
 pub mod diff;
 mod entry;

@@ -48,6 +48,7 @@ pub struct ManifestHeader {
 /// [`ManifestWriter`], which stream.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Manifest {
+    /// The header line's facts ([`Manifest::scan`] sets only `root`).
     pub header: ManifestHeader,
     /// Sorted by path bytes, the root first.
     pub entries: Vec<Entry>,
@@ -471,10 +472,12 @@ impl<R: BufRead> Iterator for ManifestReader<R> {
 /// A manifest file that can be read as often as needed (see [`crate::EntrySource`]).
 #[derive(Clone, Debug)]
 pub struct ManifestFile {
+    /// The manifest's path, opened anew by every [`ManifestFile::open`].
     pub path: PathBuf,
 }
 
 impl ManifestFile {
+    /// The manifest at `path`; nothing is opened or checked until [`ManifestFile::open`].
     pub fn new(path: impl Into<PathBuf>) -> ManifestFile {
         ManifestFile { path: path.into() }
     }

@@ -133,6 +133,7 @@ impl Default for RestoreOptions {
 /// was not set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Withheld {
+    /// The entry's path, relative to the destination.
     pub path: Vec<u8>,
     /// What was left out and what is there instead, e.g. `character device 1:3 (an empty
     /// regular file in its place)`.
@@ -142,6 +143,7 @@ pub struct Withheld {
 /// Something the restore could not recreate (for lack of privilege or file-system support).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotRestored {
+    /// The entry's path, relative to the destination.
     pub path: Vec<u8>,
     /// `device node`, `owner`, `xattr user.foo`, ...
     pub what: String,
@@ -158,8 +160,12 @@ pub const MAX_NOT_RESTORED: usize = 1000;
 pub struct RestoreStats {
     /// Entries read (the root included).
     pub entries: u64,
+    /// Directories: those made, and the root (the destination itself).
     pub dirs: u64,
+    /// Regular files created, device placeholders (without [`RestoreOptions::special`])
+    /// included; extra hard links not.
     pub files: u64,
+    /// Symlinks created.
     pub symlinks: u64,
     /// Fifos, sockets and devices created.
     pub specials: u64,
@@ -167,8 +173,9 @@ pub struct RestoreStats {
     pub hardlinks: u64,
     /// Distinct contents (non-empty).
     pub contents: u64,
-    /// Chunks the source delivered, and how many of them no file needed.
+    /// Chunks the source delivered.
     pub chunks: u64,
+    /// Delivered chunks of a digest no file to restore has (skipped).
     pub unused_chunks: u64,
     /// Bytes written from chunks.
     pub bytes: u64,
@@ -176,11 +183,16 @@ pub struct RestoreStats {
     pub copies: u64,
     /// Contents read back and checked.
     pub verified: u64,
+    /// What could not be recreated for lack of privilege or file-system support (device
+    /// nodes, owners, xattrs), at most [`MAX_NOT_RESTORED`] records.
     pub not_restored: Vec<NotRestored>,
+    /// How many things could not be recreated, every one counted (also those past
+    /// [`MAX_NOT_RESTORED`]).
     pub not_restored_count: u64,
     /// Device nodes replaced by empty regular files, setuid/setgid bits and `security.*`
     /// xattrs left out (at most [`MAX_NOT_RESTORED`] kept; `withheld_count` counts them all).
     pub withheld: Vec<Withheld>,
+    /// How many things were withheld, every one counted.
     pub withheld_count: u64,
 }
 

@@ -73,8 +73,11 @@ impl BlobSink for NoBlobs {
 pub struct ScanStats {
     /// Entries emitted (the root included).
     pub entries: u64,
+    /// Regular files emitted (each name of a hard-linked file counted).
     pub files: u64,
+    /// Directories emitted, the root and unentered mount points included.
     pub dirs: u64,
+    /// Symlinks emitted.
     pub symlinks: u64,
     /// Fifos, sockets and devices.
     pub others: u64,

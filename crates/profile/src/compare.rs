@@ -47,12 +47,15 @@ pub enum Verdict {
     Same,
     /// Too few calls on one side to test.
     TooFew,
-    /// The key is in one profile only.
+    /// The key is in profile A only.
     OnlyA,
+    /// The key is in profile B only.
     OnlyB,
 }
 
 impl Verdict {
+    /// The verdict as the text report and the SVG print it (`DIFFERS`, `same`, `only in A`,
+    /// ...); the JSON spells the variant in snake case instead (`differs`, `only_a`).
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Differs => "DIFFERS",
@@ -67,45 +70,68 @@ impl Verdict {
 /// One bucket of both histograms.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BucketDiff {
+    /// The bucket's index in the profiles' scale ([`crate::Meta::buckets`]).
     pub bucket: usize,
+    /// The smallest value the bucket holds (ns for a latency profile), inclusive.
     pub lo: u64,
+    /// The largest value the bucket holds, inclusive.
     pub hi: u64,
+    /// A's count in the bucket.
     pub a: u64,
+    /// B's count in the bucket.
     pub b: u64,
-    /// Each side's share of its calls.
+    /// A's share of its calls in the bucket (0..=1; 0 when A has none).
     pub a_share: f64,
+    /// B's share of its calls in the bucket (0..=1; 0 when B has none).
     pub b_share: f64,
 }
 
 /// One key compared.
 #[derive(Clone, Debug)]
 pub struct KeyDiff {
+    /// The key compared.
     pub key: Key,
     /// With `per_interval`: the interval's position (0 = each profile's first).
     pub interval: Option<usize>,
+    /// A's histogram of the key (over the whole profile, or the interval); empty when A
+    /// lacks the key.
     pub a: Hist,
+    /// B's histogram of the key; empty when B lacks it.
     pub b: Hist,
+    /// The summary (count, total, quantiles) of `a`.
     pub sa: Summary,
+    /// The summary of `b`.
     pub sb: Summary,
     /// The buckets from the first to the last non-empty one on either side.
     pub buckets: Vec<BucketDiff>,
+    /// The chi-square test of homogeneity on the two histograms, with the share of calls
+    /// that moved bucket (`shift`).
     pub test: Homogeneity,
+    /// What the test and the thresholds say.
     pub verdict: Verdict,
 }
 
 /// Two profiles compared.
 #[derive(Clone, Debug)]
 pub struct Comparison {
+    /// The label of profile A, as given to [`compare`] (a file name).
     pub a_name: String,
+    /// The label of profile B.
     pub b_name: String,
+    /// A's description.
     pub a_meta: Meta,
+    /// B's description.
     pub b_meta: Meta,
+    /// The thresholds the verdicts were reached with.
     pub opts: CompareOptions,
     /// Keys tested (with at least one degree of freedom) and the p-value threshold each
     /// had to pass: `alpha / tested`.
     pub tested: usize,
+    /// The p-value a tested key had to fall below: `alpha / tested` (`alpha` when none was
+    /// tested).
     pub threshold: f64,
-    /// Differing keys first, then by the size of the change in total.
+    /// Differing keys first, then by interval position, then by the size of the change in
+    /// total latency (largest first).
     pub keys: Vec<KeyDiff>,
 }
 

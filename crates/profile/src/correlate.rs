@@ -21,7 +21,9 @@ pub const MIN_RANKED_POINTS: usize = 5;
 /// One key's per-interval series.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
+    /// The key the series are of.
     pub key: Key,
+    /// Calls per interval, one value per interval of the profile (0 where the key has none).
     pub counts: Vec<u64>,
     /// `total / count` per interval (`None` without calls).
     pub mean_ns: Vec<Option<u64>>,
@@ -32,14 +34,18 @@ pub struct Series {
 /// A pair of keys correlated.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pair {
+    /// The first key's series.
     pub a: Series,
+    /// The second key's series.
     pub b: Series,
     /// Interval start times (ns since the epoch), the series' x axis.
     pub starts: Vec<u64>,
     /// r of the counts over every interval.
     pub r_count: Option<f64>,
-    /// r of the mean latencies over the intervals both have calls in, and how many those are.
+    /// r of the mean latencies over the intervals both have calls in (`None` with fewer
+    /// than 3 such intervals, or when a series does not vary).
     pub r_latency: Option<f64>,
+    /// How many intervals `r_latency` was computed over: those in which both keys have calls.
     pub latency_points: usize,
     /// r of the total times over every interval.
     pub r_time: Option<f64>,

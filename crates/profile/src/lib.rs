@@ -21,6 +21,7 @@
 //! key, Bonferroni and a minimum shift), `correlate` (per-interval series, ranked pairs), `metrics`
 //! (Prometheus exposition: classic and native schema-0 buckets, protobuf and text). Knows nothing
 //! of traces.
+#![warn(missing_docs)]
 
 use std::collections::BTreeMap;
 
@@ -44,34 +45,118 @@ pub use scale::Scale;
 
 pub use sink::ProfileSink;
 
-/// Errors reading and merging profiles.
+/// Errors reading, merging and comparing profiles.
+///
+/// The two-profile variants (`*Mismatch`) name each input by the label the caller gave it
+/// (`a`, `b`: usually a file name), the first input being `a`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A line of a JSON Lines profile ([`json::read_profile`]) is not JSON.
     #[error("line {line}: not JSON ({reason})")]
-    NotJson { line: usize, reason: String },
+    NotJson {
+        /// The line's number, from 1.
+        line: usize,
+        /// `serde_json`'s message.
+        reason: String,
+    },
+    /// A line is JSON but not a profile line: no `type`, an unknown one, the `meta` line not
+    /// first or twice, another schema version, a missing or malformed field, a second
+    /// histogram for one key in one interval.
     #[error("line {line}: {reason}")]
-    Schema { line: usize, reason: String },
+    Schema {
+        /// The line's number, from 1.
+        line: usize,
+        /// What is wrong, for the message.
+        reason: String,
+    },
+    /// A JSON profile without a `meta` line (an empty input, or only blank lines).
     #[error("empty: a JSON profile starts with a {{\"type\":\"meta\"}} line")]
     NoMeta,
+    /// [`merge::merge_profiles`] was given no profile.
     #[error("nothing to merge")]
     NothingToMerge,
+    /// Two profiles have different interval lengths: merging without `--total`, or comparing
+    /// per interval.
     #[error(
         "interval lengths differ: {a_ns} ns in {a}, {b_ns} ns in {b} (merge --total collapses \
          all intervals into one)"
     )]
-    IntervalMismatch { a: String, a_ns: u64, b: String, b_ns: u64 },
+    IntervalMismatch {
+        /// The first input's label.
+        a: String,
+        /// Its [`Meta::interval_ns`].
+        a_ns: u64,
+        /// The second input's label.
+        b: String,
+        /// Its [`Meta::interval_ns`].
+        b_ns: u64,
+    },
+    /// Two profiles are split differently ([`Meta::by`]).
     #[error("groupings differ: by {a_by} in {a}, by {b_by} in {b}")]
-    ByMismatch { a: String, a_by: String, b: String, b_by: String },
+    ByMismatch {
+        /// The first input's label.
+        a: String,
+        /// Its [`Meta::by`].
+        a_by: String,
+        /// The second input's label.
+        b: String,
+        /// Its [`Meta::by`].
+        b_by: String,
+    },
+    /// Two profiles bin values differently ([`Meta::buckets`]).
     #[error("buckets differ: {a_buckets} in {a}, {b_buckets} in {b} (profile both with the same --buckets)")]
-    ScaleMismatch { a: String, a_buckets: String, b: String, b_buckets: String },
+    ScaleMismatch {
+        /// The first input's label.
+        a: String,
+        /// Its scale, as `--buckets` spells it.
+        a_buckets: String,
+        /// The second input's label.
+        b: String,
+        /// Its scale, as `--buckets` spells it.
+        b_buckets: String,
+    },
+    /// Two profiles were sampled at different rates ([`Meta::sample`]).
     #[error("sampling differs: one call in {a_n} in {a}, one in {b_n} in {b} (profile both with the same --sample)")]
-    SampleMismatch { a: String, a_n: u64, b: String, b_n: u64 },
+    SampleMismatch {
+        /// The first input's label.
+        a: String,
+        /// Its [`Meta::sample`].
+        a_n: u64,
+        /// The second input's label.
+        b: String,
+        /// Its [`Meta::sample`].
+        b_n: u64,
+    },
+    /// Two profiles measure different things ([`Meta::value`]: latency against a value, or
+    /// two different values).
     #[error("what is measured differs: {a_what} in {a}, {b_what} in {b}")]
-    ValueMismatch { a: String, a_what: String, b: String, b_what: String },
+    ValueMismatch {
+        /// The first input's label.
+        a: String,
+        /// Its [`Meta::value`].
+        a_what: String,
+        /// The second input's label.
+        b: String,
+        /// Its [`Meta::value`].
+        b_what: String,
+    },
+    /// [`compare::compare`]: the two profiles hold different sets of layers (both non-empty).
     #[error("layers differ: {a} has {a_layers}, {b} has {b_layers} (profile both with the same --layers)")]
-    LayerMismatch { a: String, a_layers: String, b: String, b_layers: String },
+    LayerMismatch {
+        /// The first input's label.
+        a: String,
+        /// Its layers, comma-separated.
+        a_layers: String,
+        /// The second input's label.
+        b: String,
+        /// Its layers, comma-separated.
+        b_layers: String,
+    },
+    /// A `--correlate` key that does not parse, or names no key or several keys of the
+    /// profile ([`correlate::parse_key`]); the message says which and how to fix it.
     #[error("{0}")]
     BadKey(String),
+    /// Reading a profile failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -79,7 +164,10 @@ pub enum Error {
 /// A whole profile: its description and its intervals in time order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Profile {
+    /// Where the profile came from and how it was cut.
     pub meta: Meta,
+    /// The intervals in time order; an interval in which nothing happened may be absent (the
+    /// grid has gaps).
     pub intervals: Vec<Interval>,
 }
 
@@ -112,8 +200,9 @@ pub struct Hist {
     pub count: u64,
     /// Total latency in ns (FSprof's total delay per operation).
     pub total_ns: u64,
-    /// Smallest and largest latency in ns (`min_ns` is `u64::MAX` while `count` is 0).
+    /// Smallest latency in ns (`u64::MAX` while `count` is 0).
     pub min_ns: u64,
+    /// Largest latency in ns (0 while `count` is 0).
     pub max_ns: u64,
     /// Operations that failed (returned an error), where the producer knows.
     #[serde(default)]
@@ -242,12 +331,19 @@ impl Hist {
 /// The result of [`Hist::check`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Check {
+    /// The sum of the bucket counts.
     pub buckets_sum: u64,
+    /// [`Hist::count`], which `buckets_sum` must equal.
     pub count: u64,
-    /// The smallest and largest total the buckets allow.
+    /// The smallest total the buckets allow: each operation at its bucket's lower bound
+    /// (saturating at `u64::MAX`).
     pub total_lo_ns: u64,
+    /// The largest total the buckets allow: each operation at its bucket's upper bound
+    /// (saturating at `u64::MAX`).
     pub total_hi_ns: u64,
+    /// [`Hist::total_ns`], which must lie in `total_lo_ns..=total_hi_ns`.
     pub total_ns: u64,
+    /// Both hold: the buckets add up to the count and the total lies within their bounds.
     pub ok: bool,
 }
 
@@ -269,12 +365,16 @@ pub struct Key {
 /// One interval of a profile.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
-    /// Wall-clock bounds, ns since the Unix epoch.
+    /// Wall-clock start, ns since the Unix epoch.
     pub start_ns: u64,
+    /// Wall-clock end, ns since the Unix epoch: on a grid, `start_ns` plus
+    /// [`Meta::interval_ns`] (a partial interval keeps its full bounds); for the one interval of
+    /// a profile without a grid, the last time seen.
     pub end_ns: u64,
     /// Cut short (the profile ended before the interval did: Ctrl-C, the target exited).
     #[serde(default)]
     pub partial: bool,
+    /// One histogram per key that had operations in the interval.
     pub hists: BTreeMap<Key, Hist>,
     /// Event counts that are not latencies (page-cache hits and misses, writeback pages...).
     #[serde(default)]
@@ -313,8 +413,14 @@ pub struct Meta {
     pub interval_ns: u64,
     /// How histograms are split: `call`, `fs`, `comm`, `pid`, `path`.
     pub by: String,
+    /// The host name of the machine profiled (`/proc/sys/kernel/hostname`); for a merge,
+    /// the inputs' distinct names, comma-separated.
     pub host: String,
+    /// Its kernel release (`/proc/sys/kernel/osrelease`); for a merge, the inputs' distinct
+    /// releases, comma-separated.
     pub kernel: String,
+    /// What the probes cost, when the producer measured it (the live eBPF profiler, when it
+    /// probes system calls); `None` otherwise and after a merge.
     #[serde(default)]
     pub overhead: Option<Overhead>,
     /// How values are binned (`log2`, the default; `log10`; `linear:WIDTH`).

@@ -34,8 +34,12 @@ const LAST_END_HELP: &str = "End of the last profile interval the histograms inc
 /// What a scraper asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// Length-delimited `io.prometheus.client.MetricFamily` protobuf messages: classic
+    /// buckets and, for log2 profiles, native ones (the only format that carries them).
     Protobuf,
+    /// OpenMetrics 1.0 text (classic buckets only).
     OpenMetrics,
+    /// The Prometheus text format 0.0.4 (classic buckets only), the default.
     Text,
 }
 
@@ -55,6 +59,7 @@ impl Format {
         }
     }
 
+    /// The `Content-Type` of a response in this format, with its version and parameters.
     pub fn content_type(self) -> &'static str {
         match self {
             Format::Protobuf => {

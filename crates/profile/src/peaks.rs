@@ -21,19 +21,24 @@ pub const MIN_RELATIVE_PROMINENCE: f64 = 0.25;
 /// One mode of a histogram.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Peak {
-    /// The first and last non-empty bucket the peak owns, and its highest bucket.
+    /// The first non-empty bucket the peak owns.
     pub first_bucket: usize,
+    /// The last non-empty bucket the peak owns.
     pub last_bucket: usize,
+    /// The peak's highest bucket (the mode).
     pub mode_bucket: usize,
-    /// The values those buckets hold: `lo` of the first, `hi` of the last.
+    /// The smallest value the peak's buckets hold: the lower bound of `first_bucket`.
     pub lo: u64,
+    /// The largest value the peak's buckets hold: the upper bound of `last_bucket`.
     pub hi: u64,
-    /// Calls in the peak's buckets, and their share of the histogram's.
+    /// Calls in the peak's buckets.
     pub count: u64,
+    /// `count`'s share of the histogram's calls (0..=1).
     pub calls_share: f64,
-    /// The time (or, for a value profile, the sum of values) those buckets account for,
-    /// estimated as [`bucket_time`] does, and its share of the histogram's total.
+    /// The time in ns (or, for a value profile, the sum of values) those buckets account for,
+    /// estimated as [`bucket_time`] does.
     pub total: u64,
+    /// `total`'s share of the histogram's total (0..=1).
     pub time_share: f64,
 }
 

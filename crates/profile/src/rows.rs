@@ -7,17 +7,25 @@ use crate::{Check, Hist, Interval, Key, Scale, BUCKETS};
 /// The figures of one histogram that every output shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Summary {
+    /// Operations counted ([`Hist::count`]).
     pub count: u64,
+    /// Operations that failed ([`Hist::errors`]).
     pub errors: u64,
+    /// Total latency in ns (for a value profile, the sum of the values).
     pub total_ns: u64,
     /// `total_ns / count` (0 when empty).
     pub avg_ns: u64,
     /// 0 when empty (the model's `u64::MAX` is not shown).
     pub min_ns: u64,
+    /// The median, estimated from the buckets ([`Hist::quantile_in`]); 0 when empty.
     pub p50_ns: u64,
+    /// The 90th percentile, estimated from the buckets; 0 when empty.
     pub p90_ns: u64,
+    /// The 99th percentile, estimated from the buckets; 0 when empty.
     pub p99_ns: u64,
+    /// The largest latency (0 when empty).
     pub max_ns: u64,
+    /// The histogram's self-check in its scale ([`Hist::check_in`]).
     pub check: Check,
 }
 
@@ -45,8 +53,11 @@ pub fn summary_in(h: &Hist, scale: Scale) -> Summary {
 /// One row of bcc's `print_log2_hist`: `lo -> hi : count |stars|`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HistRow {
+    /// The bucket's index in the scale.
     pub bucket: usize,
+    /// The smallest value the bucket holds (bcc's `lo`), inclusive.
     pub lo_ns: u64,
+    /// The largest value the bucket holds (bcc's `hi`), inclusive.
     pub hi_ns: u64,
     /// The bucket's count, or with `--weight time` the time it accounts for (ns).
     pub count: u64,
@@ -57,6 +68,8 @@ pub struct HistRow {
 /// The rows of a histogram in bcc's layout, with the widths bcc chooses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HistRows {
+    /// One row per bucket from the first to the last non-empty one; none for an empty
+    /// histogram.
     pub rows: Vec<HistRow>,
     /// Width of the `lo` and `hi` columns: 10, or 20 once the last bucket is past 32 (as
     /// libbpf-tools' trace_helpers.c does).
@@ -68,6 +81,7 @@ pub struct HistRows {
 /// What a histogram's rows and bars show: calls per bucket, or the time they took.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Weight {
+    /// Calls per bucket (the default, `--weight count`).
     #[default]
     Count,
     /// `--weight time`: count x latency per bucket ([`crate::peaks::bucket_time`]).
@@ -75,6 +89,8 @@ pub enum Weight {
 }
 
 impl Weight {
+    /// Parse `--weight`'s value: `count` or `time`; anything else is an error message naming
+    /// both.
     pub fn parse(s: &str) -> Result<Weight, String> {
         match s {
             "count" => Ok(Weight::Count),

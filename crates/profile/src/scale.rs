@@ -22,7 +22,11 @@ pub enum Scale {
     Log10,
     /// Bucket `k` holds `k * width <= v < (k + 1) * width`; bucket 63 everything from
     /// `63 * width` up.
-    Linear { width: u64 },
+    Linear {
+        /// The width of a bucket, in the profile's unit (ns, bytes, calls); positive as
+        /// parsed (a 0 is read as 1).
+        width: u64,
+    },
 }
 
 /// 10^k for k in 0..=19.

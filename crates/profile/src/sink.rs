@@ -12,8 +12,13 @@ use crate::{json, Interval, Meta, Profile};
 /// The output side of a profile. Call `meta` once, then `interval` per completed interval in
 /// time order, then `finish` once.
 pub trait ProfileSink {
+    /// The profile's description, before any interval: it says how to read the histograms
+    /// (their scale and unit), so sinks take those from here.
     fn meta(&mut self, meta: &Meta) -> io::Result<()>;
+    /// One completed interval; the streaming sinks write (and flush) it at once.
     fn interval(&mut self, iv: &Interval) -> io::Result<()>;
+    /// The end of the profile: sinks that need every interval (the SVG) write now; the
+    /// others flush.
     fn finish(&mut self) -> io::Result<()>;
 }
 
@@ -27,6 +32,8 @@ pub struct TextSink<W: Write> {
 }
 
 impl<W: Write> TextSink<W> {
+    /// A sink writing to `out`; `opts.scale` and `opts.unit` are replaced by the profile's
+    /// own at [`ProfileSink::meta`].
     pub fn new(out: W, opts: TextOptions) -> Self {
         TextSink { out, opts, origin_ns: None }
     }
@@ -64,6 +71,7 @@ pub struct JsonSink<W: Write> {
 }
 
 impl<W: Write> JsonSink<W> {
+    /// A sink writing JSON Lines to `out`, bucket counts only (`Weight::Count`).
     pub fn new(out: W) -> Self {
         JsonSink { out, scale: crate::Scale::Log2, weight: Weight::Count }
     }
@@ -102,6 +110,8 @@ pub struct SvgSink<W: Write> {
 }
 
 impl<W: Write> SvgSink<W> {
+    /// A sink that writes one SVG document to `out` at [`ProfileSink::finish`], nothing
+    /// before.
     pub fn new(out: W, opts: SvgOptions) -> Self {
         SvgSink { out, maps: HeatMaps::new(opts) }
     }

@@ -37,6 +37,8 @@ struct KeyCells {
 
 /// What the heat maps need of a profile: one column per interval, non-empty cells per key.
 pub struct HeatMaps {
+    /// The profile's description (its scale, unit, grouping, target: the title and the axes
+    /// come from it); set it before [`HeatMaps::add`], which bins by its scale.
     pub meta: Meta,
     opts: SvgOptions,
     /// (start_ns, end_ns, partial) per column.
@@ -45,10 +47,14 @@ pub struct HeatMaps {
 }
 
 impl HeatMaps {
+    /// Empty heat maps drawn with `opts`, for a profile of [`Meta::default`] until
+    /// [`HeatMaps::meta`] is set.
     pub fn new(opts: SvgOptions) -> HeatMaps {
         HeatMaps { meta: Meta::default(), opts, cols: Vec::new(), keys: BTreeMap::new() }
     }
 
+    /// Add one interval as the next column (intervals must come in time order); each key's
+    /// whole-profile histogram grows by the interval's.
     pub fn add(&mut self, iv: &Interval) {
         let col = self.cols.len() as u32;
         self.cols.push((iv.start_ns, iv.end_ns, iv.partial));
@@ -239,37 +245,62 @@ const GAP: u32 = 24;
 const BAR_W: u32 = 200;
 const CELL_H: u32 = 12;
 
-/// The computed picture.
+/// The computed picture. Coordinates and sizes are SVG user units (pixels), from the top
+/// left corner.
 pub struct Layout {
+    /// The picture's width.
     pub width: u32,
+    /// The picture's height.
     pub height: u32,
+    /// The first line: what was profiled and how.
     pub title: String,
+    /// A second, smaller line (keys left out, what the bars mean), if any.
     pub note: Option<String>,
+    /// One panel per key (or pair of keys), top to bottom.
     pub panels: Vec<Panel>,
 }
 
+/// One key's (or pair's) part of the picture.
 pub struct Panel {
+    /// The line above the panel: the key and its figures.
     pub heading: Label,
     /// The heat map's area (white: no operations).
     pub frame: Rect,
+    /// The heat map's cells, one per non-empty (interval, bucket); empty in the compare and
+    /// correlation pictures.
     pub cells: Vec<Rect>,
+    /// The bars: the whole profile's histogram beside a heat map, both sides' shares of
+    /// calls in a comparison, the per-interval total times of a correlated pair.
     pub bars: Vec<Rect>,
+    /// Axis and bar labels.
     pub labels: Vec<Label>,
 }
 
+/// A filled rectangle, with the tooltip the SVG's `<title>` gives it.
 pub struct Rect {
+    /// Left edge.
     pub x: u32,
+    /// Top edge.
     pub y: u32,
+    /// Width.
     pub w: u32,
+    /// Height.
     pub h: u32,
+    /// Fill colour, `(red, green, blue)`.
     pub fill: (u8, u8, u8),
+    /// The tooltip (interval, bucket range, count); empty for none.
     pub title: String,
 }
 
+/// A line of text.
 pub struct Label {
+    /// The anchor point's x.
     pub x: u32,
+    /// The baseline's y.
     pub y: u32,
+    /// The text, unescaped ([`render`] escapes it).
     pub text: String,
+    /// SVG's `text-anchor`: `start` (text right of `x`) or `end` (left of it).
     pub anchor: &'static str,
 }
 

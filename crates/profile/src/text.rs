@@ -19,8 +19,10 @@ pub struct TextOptions {
     pub table: bool,
     /// Rows and bars show calls per bucket, or the time they took (`--weight time`).
     pub weight: Weight,
-    /// The profile's buckets and unit (from its meta; `TextSink` sets them).
+    /// The profile's buckets (from its meta; `TextSink` sets it).
     pub scale: Scale,
+    /// The unit values are printed in, [`Meta::unit`]: `ns`, `bytes` or `calls` (from its
+    /// meta; `TextSink` sets it).
     pub unit: &'static str,
 }
 
@@ -41,26 +43,39 @@ impl Default for TextOptions {
 pub struct IntervalView<'a> {
     /// `HH:MM:SS` of the interval's end, with `-T`.
     pub clock: Option<String>,
-    /// Seconds since the profile's first interval began.
+    /// The interval's start, in seconds since the profile's first interval began.
     pub rel_start_s: f64,
+    /// The interval's end, in seconds since the profile's first interval began.
     pub rel_end_s: f64,
+    /// The interval was cut short ([`Interval::partial`]).
     pub partial: bool,
+    /// One block per key, in key order.
     pub blocks: Vec<Block<'a>>,
+    /// The interval's counters ([`Interval::counters`]), by name.
     pub counters: Vec<(&'a str, u64)>,
     /// Reads' page-cache hit ratio (live profiles with the `cache` layer).
     pub read_hit_ratio: Option<f64>,
+    /// Histograms of the interval whose check ([`crate::Hist::check_in`]) holds.
     pub checks_ok: usize,
+    /// Histograms of the interval whose check ([`crate::Hist::check_in`]) fails.
     pub checks_failed: usize,
+    /// What rows and bars show ([`TextOptions::weight`]).
     pub weight: Weight,
+    /// The unit values are printed in ([`TextOptions::unit`]).
     pub unit: &'static str,
+    /// The profile's buckets ([`TextOptions::scale`]).
     pub scale: Scale,
 }
 
 /// One key's block.
 pub struct Block<'a> {
+    /// The key the block is of.
     pub key: &'a Key,
+    /// The title line's figures (count, total, avg, p50, p99, errors).
     pub summary: Summary,
+    /// The histogram's rows in bcc's layout (counts, or times with `--weight time`).
     pub rows: HistRows,
+    /// The histogram's modes ([`peaks::peaks`]), in bucket order.
     pub peaks: Vec<Peak>,
     /// With `--weight time`: the bucket that accounts for the most time, its share of the
     /// time, and the latencies below which half and nine tenths of the time was spent.
@@ -69,15 +84,23 @@ pub struct Block<'a> {
 
 /// The time-weighted figures of a histogram.
 pub struct TimeView {
+    /// The bucket that accounts for the most time ([`peaks::bucket_time`]; the lowest such
+    /// bucket on a tie).
     pub top_bucket: usize,
+    /// The smallest value `top_bucket` holds.
     pub top_lo: u64,
+    /// The largest value `top_bucket` holds.
     pub top_hi: u64,
+    /// `top_bucket`'s share of the total time (0..=1; 0 for an empty histogram).
     pub top_share: f64,
+    /// The latency below which half of the time was spent (ns).
     pub p50: u64,
+    /// The latency below which nine tenths of the time was spent (ns).
     pub p90: u64,
 }
 
 impl TimeView {
+    /// The time-weighted figures of `h` in the buckets of `scale`.
     pub fn new(h: &crate::Hist, scale: Scale) -> TimeView {
         let t = peaks::bucket_time(h, scale);
         let sum: u128 = t.iter().map(|&x| u128::from(x)).sum();

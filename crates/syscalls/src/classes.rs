@@ -21,6 +21,7 @@ mod generated {
 pub struct CallClasses(pub u32);
 
 impl CallClasses {
+    /// The empty set: a call strace puts in no class (`close_range`, `ioctl`).
     pub const NONE: CallClasses = CallClasses(0);
     /// `%file`: calls that take a file name.
     pub const FILE: CallClasses = CallClasses(1 << 0);
@@ -89,6 +90,7 @@ impl CallClasses {
         other.0 != 0 && self.0 & other.0 == other.0
     }
 
+    /// True for a call in no class ([`CallClasses::NONE`]), which `contains` nothing.
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
@@ -156,11 +158,24 @@ pub struct Selection {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SelectError {
     /// Neither a call, an alias nor a class.
-    Unknown { token: String, hint: Option<&'static str> },
+    Unknown {
+        /// The token as given (after trimming and any leading `!`).
+        token: String,
+        /// The nearest name the registry knows (kernel, trace or alias name), if one is near.
+        hint: Option<&'static str>,
+    },
     /// A `%` word that is no class.
-    UnknownClass { token: String, hint: Option<&'static str> },
+    UnknownClass {
+        /// The token as given, with its `%`.
+        token: String,
+        /// The nearest class name ([`CallClasses::NAMES`]), if one is near.
+        hint: Option<&'static str>,
+    },
     /// A real system call the registry does not have: reanimator never records it.
-    NotRecorded { token: String },
+    NotRecorded {
+        /// The call's name as given.
+        token: String,
+    },
     /// No call at all (an empty list, or only commas).
     Empty,
 }
@@ -251,6 +266,8 @@ impl Selection {
         Ok(Selection { defs: defs.collect() })
     }
 
+    /// True when `def` is one of the selected calls (compared by kernel name, so a copy of a
+    /// registry entry counts too).
     pub fn contains(&self, def: &SyscallDef) -> bool {
         self.defs.iter().any(|d| d.name == def.name)
     }

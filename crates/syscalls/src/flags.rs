@@ -29,7 +29,11 @@ pub enum FlagKind {
 pub struct Flag {
     /// The C constant name (`O_CREAT`).
     pub name: &'static str,
+    /// The bits this entry looks at: the flag's own bits, the field's bits for a value within a
+    /// multi-bit field (`O_ACCMODE`, `S_IFMT`), all ones for an enum value.
     pub mask: u64,
+    /// What the masked bits equal when the entry is present (0 for a field's zero value such
+    /// as `O_RDONLY` or `F_OK`).
     pub value: u64,
     /// The Re-Animator bool column this flag sets (`flag_create`), if it has one.
     pub ra_field: Option<&'static str>,
@@ -40,7 +44,10 @@ pub struct Flag {
 pub struct FlagSet {
     /// Short name of the set (`open`, `at_unlinkat`).
     pub name: &'static str,
+    /// The named flags or values, in display order (the order [`FlagSet::format`] joins them
+    /// and [`FlagSet::ra_bools`] yields their columns in).
     pub entries: &'static [Flag],
+    /// How the word is decoded against `entries`.
     pub kind: FlagKind,
 }
 
@@ -173,25 +180,49 @@ const fn enm(name: &'static str, entries: &'static [Flag]) -> FlagSet {
 // ---------------------------------------------------------------------------------------------
 // open(2) and fcntl status flags (asm-generic/fcntl.h)
 
+/// Access mode: read only (the zero value of the two access-mode bits, so it is never tested
+/// as a bit).
 pub const O_RDONLY: u64 = 0;
+/// Access mode: write only.
 pub const O_WRONLY: u64 = 0o1;
+/// Access mode: read and write.
 pub const O_RDWR: u64 = 0o2;
+/// Create the file if it does not exist, with the call's `mode`.
 pub const O_CREAT: u64 = 0o100;
+/// With `O_CREAT`: fail with `EEXIST` if the path exists.
 pub const O_EXCL: u64 = 0o200;
+/// A terminal opened does not become the process's controlling terminal.
 pub const O_NOCTTY: u64 = 0o400;
+/// Truncate an existing regular file opened for writing to length 0.
 pub const O_TRUNC: u64 = 0o1000;
+/// Every write goes to the end of the file.
 pub const O_APPEND: u64 = 0o2000;
+/// Non-blocking I/O; `O_NDELAY` is the same value.
 pub const O_NONBLOCK: u64 = 0o4000;
+/// Writes return once their data (and the metadata needed to read it) is on stable storage.
 pub const O_DSYNC: u64 = 0o10000;
+/// Signal-driven I/O: `SIGIO` (or `F_SETSIG`'s signal) when I/O becomes possible.
 pub const O_ASYNC: u64 = 0o20000;
+/// Bypass the page cache (buffers, offsets and lengths must be aligned).
 pub const O_DIRECT: u64 = 0o40000;
+/// Allow offsets beyond 2^31 - 1. The kernel's value: x86_64 glibc defines `O_LARGEFILE` as
+/// 0, and a 64-bit kernel adds this bit to every open itself.
 pub const O_LARGEFILE: u64 = 0o100000;
+/// Fail with `ENOTDIR` unless the path is a directory.
 pub const O_DIRECTORY: u64 = 0o200000;
+/// Fail with `ELOOP` if the path's last component is a symbolic link.
 pub const O_NOFOLLOW: u64 = 0o400000;
+/// Reads do not update the file's access time.
 pub const O_NOATIME: u64 = 0o1000000;
+/// Set `FD_CLOEXEC` on the new descriptor: it is closed by `execve`.
 pub const O_CLOEXEC: u64 = 0o2000000;
+/// Writes return once data and metadata are on stable storage. As the kernel defines it,
+/// `__O_SYNC | O_DSYNC`: both bits are set when it is.
 pub const O_SYNC: u64 = 0o4000000 | O_DSYNC;
+/// A descriptor that only names a location (no reads or writes through it).
 pub const O_PATH: u64 = 0o10000000;
+/// An unnamed temporary file in the directory the path names. As the kernel defines it,
+/// `__O_TMPFILE | O_DIRECTORY`.
 pub const O_TMPFILE: u64 = 0o20000000 | O_DIRECTORY;
 
 /// open/openat/creat flags. Re-Animator columns `flag_*` (open, openat).
@@ -284,25 +315,46 @@ pub static CLOSE_RANGE: FlagSet =
 // ---------------------------------------------------------------------------------------------
 // fcntl (asm-generic/fcntl.h, linux/fcntl.h)
 
+/// Duplicate onto the lowest free descriptor not below the argument.
 pub const F_DUPFD: u64 = 0;
+/// Get the descriptor flags (`FD_CLOEXEC`).
 pub const F_GETFD: u64 = 1;
+/// Set the descriptor flags (decoded with [`FCNTL_FD`]).
 pub const F_SETFD: u64 = 2;
+/// Get the access mode and the open file's status flags.
 pub const F_GETFL: u64 = 3;
+/// Set the open file's status flags (decoded with [`FCNTL_STATUS`]).
 pub const F_SETFL: u64 = 4;
+/// Test for a POSIX record lock that would conflict (a `struct flock *`, written back).
 pub const F_GETLK: u64 = 5;
+/// Take or release a POSIX record lock; fails with `EAGAIN` or `EACCES` on a conflict.
 pub const F_SETLK: u64 = 6;
+/// As `F_SETLK`, waiting for a conflicting lock to be released.
 pub const F_SETLKW: u64 = 7;
+/// Set the process (negative: process group) that gets `SIGIO` and `SIGURG`.
 pub const F_SETOWN: u64 = 8;
+/// Get the process (negative: process group) that gets `SIGIO` and `SIGURG`.
 pub const F_GETOWN: u64 = 9;
+/// Set the signal sent when I/O becomes possible (0: `SIGIO`).
 pub const F_SETSIG: u64 = 10;
+/// Get the signal sent when I/O becomes possible (0: `SIGIO`).
 pub const F_GETSIG: u64 = 11;
+/// As `F_GETLK`, for open file description locks (owned by the open file, not the process).
 pub const F_OFD_GETLK: u64 = 36;
+/// As `F_SETLK`, for open file description locks.
 pub const F_OFD_SETLK: u64 = 37;
+/// As `F_SETLKW`, for open file description locks.
 pub const F_OFD_SETLKW: u64 = 38;
+/// The first Linux-only command number; leases, `F_NOTIFY`, `F_DUPFD_CLOEXEC` and later
+/// commands count from it.
 pub const F_LINUX_SPECIFIC_BASE: u64 = 1024;
+/// Take or remove a lease (decoded with [`FCNTL_LEASE`]).
 pub const F_SETLEASE: u64 = F_LINUX_SPECIFIC_BASE;
+/// Get the lease held (`F_RDLCK`, `F_WRLCK` or `F_UNLCK`).
 pub const F_GETLEASE: u64 = F_LINUX_SPECIFIC_BASE + 1;
+/// Directory change notification, dnotify (decoded with [`FCNTL_NOTIFY`]).
 pub const F_NOTIFY: u64 = F_LINUX_SPECIFIC_BASE + 2;
+/// As `F_DUPFD`, with `FD_CLOEXEC` set on the new descriptor.
 pub const F_DUPFD_CLOEXEC: u64 = F_LINUX_SPECIFIC_BASE + 6;
 
 /// fcntl commands. Re-Animator columns `command_*`.
@@ -434,7 +486,9 @@ pub const FIONBIO: u64 = 0x5421;
 /// ioctl FIOASYNC.
 pub const FIOASYNC: u64 = 0x5452;
 
+/// flock(2): fail with `EWOULDBLOCK` instead of waiting (or'ed into `LOCK_SH` or `LOCK_EX`).
 pub const LOCK_NB: u64 = 4;
+/// flock(2): release the lock this open file holds.
 pub const LOCK_UN: u64 = 8;
 
 /// flock(2) operations (`operation_value`; Re-Animator also stores it as the `operation` byte).
@@ -488,14 +542,26 @@ pub static ACCESS: FlagSet = bits(
 // ---------------------------------------------------------------------------------------------
 // AT_* flags (linux/fcntl.h)
 
+/// The `dirfd` that makes an `*at` call resolve a relative path from the cwd; signed, as the
+/// kernel reads the `int` argument.
 pub const AT_FDCWD: i64 = -100;
+/// Do not follow a symbolic link at the path's last component.
 pub const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+/// faccessat: check with the effective ids, not the real ones. Same value as
+/// [`AT_REMOVEDIR`].
 pub const AT_EACCESS: u64 = 0x200;
+/// unlinkat: remove a directory, as `rmdir` does. Same value as [`AT_EACCESS`].
 pub const AT_REMOVEDIR: u64 = 0x200;
+/// linkat: follow a symbolic link at `oldpath`'s last component.
 pub const AT_SYMLINK_FOLLOW: u64 = 0x400;
+/// Do not trigger an automount at the path's last component.
 pub const AT_NO_AUTOMOUNT: u64 = 0x800;
+/// An empty path names `dirfd` itself.
 pub const AT_EMPTY_PATH: u64 = 0x1000;
+/// statx: the mask of the sync-mode field (`AT_STATX_SYNC_AS_STAT` 0,
+/// `AT_STATX_FORCE_SYNC` 0x2000, `AT_STATX_DONT_SYNC` 0x4000).
 pub const AT_STATX_SYNC_TYPE: u64 = 0x6000;
+/// Apply to the whole subtree (`open_tree`, `mount_setattr`).
 pub const AT_RECURSIVE: u64 = 0x8000;
 
 /// All `AT_*` flags, for calls Re-Animator has no columns for (fchownat, execveat, statx, ...).

@@ -24,6 +24,7 @@
 //! --syscalls`, `dump --type` and `--where` use; `siginfo`: the members of a delivered signal's
 //! `siginfo_t` by its number and code, and their one decoder, for the `signal_deliver` pseudo-call
 //! both recorders write and `dump` prints as strace's `--- SIGCHLD {...} ---`.
+#![warn(missing_docs)]
 
 pub mod arch;
 mod defs;
@@ -66,9 +67,12 @@ impl ReplayPolicy {
             ReplayPolicy::Simulate | ReplayPolicy::Skip => None,
         }
     }
+    /// True for [`ReplayPolicy::Reissue`]: replay issues the call again and checks its result.
     pub fn is_reissue(self) -> bool {
         matches!(self, ReplayPolicy::Reissue(_))
     }
+    /// True for [`ReplayPolicy::Emulate`]: replay reproduces the call's effect on its own model
+    /// instead of issuing it as recorded.
     pub fn is_emulate(self) -> bool {
         matches!(self, ReplayPolicy::Emulate(_))
     }
@@ -337,11 +341,17 @@ pub enum ArgKind {
     OutStruct(Struct, Len),
     /// A struct the kernel reads and writes (captured at entry and again at exit).
     InOutStruct(Struct, Len),
-    /// `const struct iovec *` the kernel reads from; the count is argument `n`.
-    IovIn { count: usize },
-    /// `const struct iovec *` the kernel fills; the count is argument `n`; the total filled is
-    /// the return value, spread over the vectors in order.
-    IovOut { count: usize },
+    /// `const struct iovec *` the kernel reads from; the count is argument `count`.
+    IovIn {
+        /// The index (0-based) of the argument that holds the number of vectors (`iovcnt`).
+        count: usize,
+    },
+    /// `const struct iovec *` the kernel fills; the count is argument `count`; the total filled
+    /// is the return value, spread over the vectors in order.
+    IovOut {
+        /// The index (0-based) of the argument that holds the number of vectors (`iovcnt`).
+        count: usize,
+    },
     /// A NULL-terminated array of C strings (argv, envp).
     StrArray,
 }
@@ -410,10 +420,16 @@ pub enum Meaning {
     /// A path the kernel returns in a buffer (`readlink`'s target, `getcwd`'s directory),
     /// without the length rule of a C string: the return value counts its bytes; argument
     /// number `capacity` is the buffer's size.
-    PathResult { capacity: usize },
+    PathResult {
+        /// The index (0-based) of the argument that holds the buffer's size in bytes.
+        capacity: usize,
+    },
     /// Names the kernel returns in a buffer of records (`getdents`' `linux_dirent`s): the
     /// return value counts its bytes; argument number `capacity` is the buffer's size.
-    Listing { capacity: usize },
+    Listing {
+        /// The index (0-based) of the argument that holds the buffer's size in bytes.
+        capacity: usize,
+    },
     /// A user id (`chown`'s `owner`; -1 means "unchanged").
     Uid,
     /// A group id (`chown`'s `group`; -1 means "unchanged").
@@ -427,7 +443,10 @@ pub enum Meaning {
     /// Extended attribute names the kernel returns in a buffer, each NUL-terminated
     /// (`listxattr`'s `list`): the return value counts its bytes; argument number `capacity`
     /// is the buffer's size. Names, not data, though the buffer is bulk for capture.
-    XattrNames { capacity: usize },
+    XattrNames {
+        /// The index (0-based) of the argument that holds the buffer's size in bytes.
+        capacity: usize,
+    },
     /// A name a program chooses that is not a path resolved by the call (`memfd_create`'s
     /// `name`, `mount`'s `source`).
     Name,
@@ -438,6 +457,8 @@ pub enum Meaning {
 pub struct Arg {
     /// The argument's name in the man page prototype (`fd`, `buf`, `count`).
     pub name: &'static str,
+    /// How the value is captured: a plain register value, or a pointer whose data is copied
+    /// (at entry or exit, with which length rule).
     pub kind: ArgKind,
     /// The trace field this argument is stored in. For calls that are in Re-Animator's schema
     /// this is that schema's field name (`descriptor`, `given_pathname`, `data_read`,
@@ -481,9 +502,15 @@ pub struct SyscallDef {
     /// True when `trace_name` is one of Re-Animator's 103 schema types: the extent type then
     /// uses Re-Animator's exact field list (see [`reanimator_schema`]).
     pub in_reanimator_schema: bool,
+    /// The arguments in the order of the C prototype; the argument numbers of [`Len::Arg`],
+    /// [`Len::DerefArg`] and [`Meaning`] index this slice.
     pub args: &'static [Arg],
+    /// What the return value means (an fd, a count, a status, ...).
     pub ret: Ret,
+    /// Which capture set the call belongs to (`--syscalls storage` takes every class but
+    /// [`Class::Other`]).
     pub class: Class,
+    /// How `reanimator replay` reproduces the call.
     pub replay: ReplayPolicy,
     /// The man page prototype, e.g. `ssize_t read(int fd, void *buf, size_t count);`.
     pub proto: &'static str,
@@ -596,9 +623,15 @@ impl SyscallDef {
 /// back advanced by the bytes moved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CopyEnds {
+    /// The argument holding the descriptor copied from (`in_fd`, `fd_in`).
     pub fd_in: usize,
+    /// The argument holding the input's `loff_t *` (`offset`, `off_in`); `None` when the call
+    /// has none.
     pub off_in: Option<usize>,
+    /// The argument holding the descriptor copied to (`out_fd`, `fd_out`).
     pub fd_out: usize,
+    /// The argument holding the output's `loff_t *` (`off_out`); `None` when the call has none
+    /// (`sendfile` always writes at the output's file position).
     pub off_out: Option<usize>,
 }
 

@@ -35,10 +35,15 @@ const SIGCHLD: i32 = 17;
 const SIGIO: i32 = 29;
 const SIGSYS: i32 = 31;
 
+/// `si_code` of a signal sent by `kill`.
 pub const SI_USER: i32 = 0;
+/// `si_code` of a signal the kernel sends with no signal-specific code.
 pub const SI_KERNEL: i32 = 0x80;
+/// `si_code` of a POSIX timer's expiry (`timer_create`).
 pub const SI_TIMER: i32 = -2;
+/// `si_code` of a queued `SIGIO` ([`Layout::Poll`]: the band event in `value`).
 pub const SI_SIGIO: i32 = -5;
+/// `si_code` of a signal sent by `tkill` or `tgkill`.
 pub const SI_TKILL: i32 = -6;
 
 /// The members signal `signo` with code `code` carries.
@@ -64,15 +69,29 @@ pub fn layout(signo: i32, code: i32) -> Layout {
 /// A delivered signal's `siginfo_t`, the members its [`Layout`] does not carry zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SigInfo {
+    /// `si_signo`: the signal number (Linux's, `SIGCHLD` = 17).
     pub signo: i32,
+    /// `si_errno`: an errno the signal carries (0 for almost every signal).
     pub errno: i32,
+    /// `si_code`: who sent it and why ([`code_name`] names it); <= 0 when a process sent it.
     pub code: i32,
+    /// `si_pid`: the sender's pid ([`Layout::Kill`], [`Layout::Rt`]) or the child's
+    /// ([`Layout::Chld`]).
     pub pid: i32,
+    /// `si_uid`: the sender's (or the child's) real user id.
     pub uid: u32,
+    /// `si_status` ([`Layout::Chld`]): the exit status for `CLD_EXITED`, else the signal
+    /// that killed, stopped or continued the child.
     pub status: i32,
+    /// `si_utime` ([`Layout::Chld`]): the child's user CPU time, in clock ticks.
     pub utime: i64,
+    /// `si_stime` ([`Layout::Chld`]): the child's system CPU time, in clock ticks.
     pub stime: i64,
+    /// `si_addr` ([`Layout::Fault`]: the faulting address) or `si_call_addr`
+    /// ([`Layout::Sys`]: the address of the trapped call).
     pub addr: u64,
+    /// The layout's value: `si_value` for [`Layout::Rt`] and [`Layout::Timer`], `si_band` for
+    /// [`Layout::Poll`], `si_syscall` (the call's number) for [`Layout::Sys`].
     pub value: i64,
 }
 

@@ -24,12 +24,15 @@ pub enum UringData {
 /// One opcode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UringOp {
+    /// `IORING_OP_<NAME>`'s value, the SQE's `opcode` byte; equal to the entry's index in
+    /// [`OPS`].
     pub opcode: u8,
     /// `IORING_OP_<NAME>` in lower case (`write_fixed`).
     pub name: &'static str,
     /// The system call it does the work of (`pwrite64`), for its I/O class; None for
     /// operations of io_uring's own (timeouts, cancels, buffer rings).
     pub syscall: Option<&'static str>,
+    /// Which way its data moves and whether the recorder copies it.
     pub data: UringData,
     /// The recorder decodes its fields (descriptor, offset, buffer, length); for the others
     /// the trace keeps the whole SQE (`sqe`).
@@ -138,19 +141,36 @@ impl UringOp {
 
 /// `struct io_uring_sqe` (64 bytes): where each field the trace keeps is.
 pub mod sqe {
+    /// `opcode` (`u8`): the `IORING_OP_*` number ([`super::OPS`]).
     pub const OPCODE: usize = 0;
+    /// `flags` (`u8`): the `IOSQE_*` bits ([`super::IOSQE_FIXED_FILE`], ...).
     pub const FLAGS: usize = 1;
+    /// `ioprio` (`u16`): the request's I/O priority, or an opcode's own flags (send, recv,
+    /// accept).
     pub const IOPRIO: usize = 2;
+    /// `fd` (`s32`): the descriptor, or an index into the registered files with
+    /// [`super::IOSQE_FIXED_FILE`].
     pub const FD: usize = 4;
+    /// `off` (`u64`): the file offset (-1: the file position), or `addr2` for some opcodes.
     pub const OFF: usize = 8;
+    /// `addr` (`u64`): the buffer's (or iovec array's, or path's) address in the program.
     pub const ADDR: usize = 16;
+    /// `len` (`u32`): the buffer's length in bytes, or the number of iovecs.
     pub const LEN: usize = 24;
     /// `rw_flags`, `fsync_flags`, `open_flags`, ...: the opcode's own flags.
     pub const OP_FLAGS: usize = 28;
+    /// `user_data` (`u64`): the program's tag, copied into the request's CQE.
     pub const USER_DATA: usize = 32;
+    /// `buf_index` (`u16`): the registered buffer (`read_fixed`, `write_fixed`), or
+    /// `buf_group`, the provided-buffer group, with [`super::IOSQE_BUFFER_SELECT`].
     pub const BUF_INDEX: usize = 40;
+    /// `personality` (`u16`): the registered credentials to run under (0: the submitter's).
     pub const PERSONALITY: usize = 42;
+    /// `file_index` (`u32`): the registered-file slot a direct open or accept installs into;
+    /// the same word is `splice_fd_in` for `splice` and `tee`.
     pub const FILE_INDEX: usize = 44;
+    /// The size in bytes of a normal SQE (a ring set up with `IORING_SETUP_SQE128` has
+    /// 128-byte entries).
     pub const SIZE: usize = 64;
 
     /// The SQE's fields as an `io_uring_op` record holds them (argument name, value), read
@@ -180,13 +200,22 @@ pub mod sqe {
     }
 }
 
-/// `IOSQE_*`: the SQE's `flags`.
+/// `IOSQE_*` (the SQE's `flags`): `fd` is an index into the registered files, not a
+/// descriptor.
 pub const IOSQE_FIXED_FILE: u8 = 1 << 0;
+/// `IOSQE_*`: start only after every request submitted before it has completed.
 pub const IOSQE_IO_DRAIN: u8 = 1 << 1;
+/// `IOSQE_*`: the next SQE starts only after this one completes; a failure cancels the rest
+/// of the chain.
 pub const IOSQE_IO_LINK: u8 = 1 << 2;
+/// `IOSQE_*`: as [`IOSQE_IO_LINK`], but the chain goes on when this request fails.
 pub const IOSQE_IO_HARDLINK: u8 = 1 << 3;
+/// `IOSQE_*`: issue from a kernel worker thread at once, without a non-blocking attempt.
 pub const IOSQE_ASYNC: u8 = 1 << 4;
+/// `IOSQE_*`: the kernel picks the buffer from the provided-buffer group `buf_group` names
+/// (the CQE says which).
 pub const IOSQE_BUFFER_SELECT: u8 = 1 << 5;
+/// `IOSQE_*`: post no CQE when the request succeeds.
 pub const IOSQE_CQE_SKIP_SUCCESS: u8 = 1 << 6;
 /// `IORING_FSYNC_DATASYNC`: an fsync SQE that is an fdatasync.
 pub const IORING_FSYNC_DATASYNC: u32 = 1;

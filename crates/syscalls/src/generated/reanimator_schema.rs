@@ -13,10 +13,15 @@ pub const VERSION: &str = "1.00";
 /// A DataSeries field type used by Re-Animator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FieldKind {
+    /// `bool`: one bit per record.
     Bool,
+    /// `byte`: one unsigned byte.
     Byte,
+    /// `int32`: a signed 32-bit integer.
     Int32,
+    /// `int64`: a signed 64-bit integer (times, offsets, return values).
     Int64,
+    /// `variable32`: a byte string of any length (paths, buffers, raw structs).
     Variable32,
 }
 
@@ -36,10 +41,14 @@ impl FieldKind {
 /// One field of a Re-Animator extent type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SchemaField {
+    /// The field's `name` attribute (`descriptor`, `given_pathname`, `time_called`).
     pub name: &'static str,
+    /// The field's `type` attribute.
     pub kind: FieldKind,
     /// `opt_nullable="yes"`.
     pub nullable: bool,
+    /// The field's `field_id` attribute, Re-Animator's number for the field name (the same
+    /// name has the same id in every type).
     pub field_id: u32,
 }
 
