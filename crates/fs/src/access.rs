@@ -132,6 +132,8 @@ pub struct Reach {
 const MAX_VERDICTS: usize = 4096;
 
 impl Reach {
+    /// The checker for `lower` (the canonical LOWER; `root`: its `(st_dev, st_ino)` as the
+    /// daemon opened it), with its ancestors looked at once now ([`Reach::refresh`]).
     pub fn new(lower: &Path, root: (u64, u64)) -> Reach {
         let r = Reach {
             lower: lower.to_path_buf(),

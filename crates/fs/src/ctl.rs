@@ -43,10 +43,14 @@ pub fn socket_path(pid: u32) -> PathBuf {
 
 /// What the control thread needs besides the tracer.
 pub struct Context {
+    /// The mount's tracers: the ones commands change (`--tracer` picks one) and `stats`
+    /// reports.
     pub tracers: Arc<Tracers>,
     /// Operations on the daemon's own files, passed through untraced.
     pub untraced: Arc<AtomicU64>,
+    /// The mountpoint, as `stats` reports it.
     pub mountpoint: PathBuf,
+    /// When the daemon started serving: `stats`' `elapsed_s` counts from it.
     pub started: Instant,
 }
 
@@ -313,6 +317,8 @@ fn stats(cx: &Context, ts: &[&Tracer], one: bool) -> Vec<(String, String)> {
     v
 }
 
+/// A daemon's `ok` answer: its `KEY<TAB>VALUE` lines, in order (lines without a tab left
+/// out).
 pub type Reply = Vec<(String, String)>;
 
 /// Send `command` to the daemon serving `mountpoint` and return its answer; a refusal, a

@@ -16,14 +16,18 @@ use crate::Error;
 /// LOWER and the mountpoint, resolved and checked.
 #[derive(Clone, Debug)]
 pub struct Checked {
+    /// LOWER, canonical (symlinks resolved), a directory.
     pub lower: PathBuf,
+    /// The mountpoint, canonical, a directory that is not a mount point yet.
     pub mountpoint: PathBuf,
 }
 
 /// A reanimator fs mount of this mount namespace.
 #[derive(Clone, Debug)]
 pub struct Live {
+    /// The daemon's pid, from the mount's source (`reanimator:PID`).
     pub pid: u32,
+    /// Where it is mounted, as the mount table says.
     pub mountpoint: PathBuf,
     /// From the daemon's registry file (None if it has none).
     pub lower: Option<PathBuf>,
@@ -223,11 +227,14 @@ impl OwnFiles {
         });
     }
 
+    /// Whether `(dev, ino)` is one of the daemon's files (the passthrough then serves the
+    /// operation untraced). Takes no lock while none is known.
     pub fn contains(&self, dev: u64, ino: u64) -> bool {
         self.any.load(Ordering::Relaxed)
             && self.keys.lock().unwrap_or_else(|e| e.into_inner()).contains(&(dev, ino))
     }
 
+    /// No file of the daemon's is known yet (those still pending not counted).
     pub fn is_empty(&self) -> bool {
         !self.any.load(Ordering::Relaxed)
     }

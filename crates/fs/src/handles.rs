@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 /// lower file system's own offsets (`d_off`), so a listing costs one buffer whatever the
 /// directory's size.
 pub struct DirStream {
+    /// The lower directory's stream, read with `getdents64`.
     pub dir: rustix::fs::Dir,
     /// The offset after the last entry handed out.
     pub pos: i64,
@@ -15,7 +16,12 @@ pub struct DirStream {
     pub pending: Option<rustix::fs::DirEntry>,
 }
 
+/// What a FUSE file handle (`fh`) names: given out by `open`, `create` and `opendir`, dropped
+/// at `release` / `releasedir`.
 pub struct Handle {
+    /// The lower file or directory: for `open`, opened again through its node's
+    /// `/proc/self/fd` path with the request's flags; for `create`, the descriptor `openat`
+    /// gave beneath the parent; for `opendir`, opened `O_RDONLY | O_DIRECTORY`.
     pub fd: OwnedFd,
     /// Directory handles: the stream, opened at the first `readdir`.
     pub dir: Option<Mutex<Option<DirStream>>>,
@@ -24,12 +30,15 @@ pub struct Handle {
 /// Handle numbers start here (0-2 look like the standard descriptors).
 const FIRST: usize = 3;
 
+/// The daemon's table of open handles, numbered from 3 like descriptors.
 #[derive(Default)]
 pub struct Handles {
     slots: Mutex<Vec<Option<Arc<Handle>>>>,
 }
 
 impl Handles {
+    /// Stores `h` at the lowest free number (from 3) and returns that number, the `fh` the
+    /// kernel is given.
     pub fn insert(&self, h: Handle) -> u64 {
         let mut s = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         if s.len() < FIRST {
@@ -48,16 +57,20 @@ impl Handles {
         }
     }
 
+    /// The handle numbered `fh`; None when it is not open (the passthrough answers `EBADF`).
     pub fn get(&self, fh: u64) -> Option<Arc<Handle>> {
         let s = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         s.get(usize::try_from(fh).ok()?).and_then(Clone::clone)
     }
 
+    /// Frees number `fh` (FUSE `release`, `releasedir`) and returns its handle; the lower
+    /// descriptor closes when the last `Arc` goes (an operation still using it keeps it).
     pub fn remove(&self, fh: u64) -> Option<Arc<Handle>> {
         let mut s = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         s.get_mut(usize::try_from(fh).ok()?).and_then(Option::take)
     }
 
+    /// Handles open now.
     pub fn open_count(&self) -> usize {
         self.slots.lock().unwrap_or_else(|e| e.into_inner()).iter().flatten().count()
     }

@@ -84,7 +84,8 @@ fn open_handle(mount_fd: BorrowedFd<'_>, handle: &[u8]) -> std::io::Result<Owned
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-pub struct Node {
+// Public to the crate only: nodes are reached through [`Inodes`] and [`NodeRef`].
+pub(crate) struct Node {
     /// The descriptor while cached (always, for nodes without a handle).
     fd: Option<Arc<OwnedFd>>,
     handle: Option<Box<[u8]>>,
@@ -124,12 +125,20 @@ pub struct Inodes {
 
 /// What a node's handle gives an operation.
 pub struct NodeRef {
+    /// The node's `O_PATH` descriptor of the lower file (opened at lookup, or again by
+    /// `open_by_handle_at`); an operation holding it keeps it open after the node leaves the
+    /// cache.
     pub fd: Arc<OwnedFd>,
+    /// The lower file is a symbolic link: calls that follow `/proc/self/fd/N` would act on
+    /// its target, so the passthrough uses the descriptor itself or refuses (`chmod`:
+    /// `EOPNOTSUPP`).
     pub is_symlink: bool,
+    /// The lower file's inode number.
     pub ino: u64,
 }
 
 impl NodeRef {
+    /// The descriptor borrowed, for `*at` calls with `AT_EMPTY_PATH` or a name beneath it.
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
@@ -142,6 +151,10 @@ impl NodeRef {
 }
 
 impl Inodes {
+    /// The table with only the root node (FUSE node id 1): `root` is LOWER's `O_PATH`
+    /// descriptor, `mount_fd` a plain one for `open_by_handle_at`, `(dev, ino)` LOWER's,
+    /// `mountpoint` the prefix of every path [`Inodes::path`] gives, and `max_cached` the
+    /// descriptors kept open for nodes that can be reopened by handle (at least 16).
     pub fn new(
         root: OwnedFd,
         mount_fd: OwnedFd,
@@ -345,10 +358,12 @@ impl Inodes {
         Some(p)
     }
 
+    /// Nodes the kernel knows (looked up and not yet forgotten), the root included.
     pub fn len(&self) -> usize {
         self.lock().nodes.len()
     }
 
+    /// Never true in practice: the root node is never forgotten.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -34,6 +34,7 @@
 //! fuser is vendored with a small patch (vendor/fuser/PATCHED.md: a raw dispatcher and reply
 //! sender, since fuser 0.18 has no io_uring transport and keeps its parsing private; separate entry
 //! and attribute cache times), used through `[patch.crates-io]`, outside the workspace.
+#![warn(missing_docs)]
 
 pub mod access;
 pub mod ctl;
@@ -60,14 +61,46 @@ pub use tracer::{DataMode, GroupBy};
 /// Errors that stop `fs mount` before or while serving.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A request refused before anything is created, or a `fs umount` that cannot be done:
+    /// the message says why and what to do (LOWER or the mountpoint missing or not a
+    /// directory, already a mount point, the two nested, stacking on a live mount, an output
+    /// beneath LOWER or a mount, too many or duplicate tracers, `--sync` without a trace
+    /// file, `--transport uring` where the kernel has none; for `fs umount` and `fs ctl`: not
+    /// a mount point, not ours, the wait interrupted or timed out, the daemon unreachable or
+    /// refusing the command).
     #[error("{0}")]
     Usage(String),
+    /// Creating a trace file (or connecting to the collector) failed; traces already created
+    /// for other tracers are removed.
     #[error("cannot create the trace {path}: {source}")]
-    Trace { path: PathBuf, source: ra_trace::Error },
+    Trace {
+        /// The trace's destination (a file, or the collector's address).
+        path: PathBuf,
+        /// The trace writer's error.
+        source: ra_trace::Error,
+    },
+    /// The FUSE mount itself failed (`fuser::Session::new`); the traces created are removed.
     #[error("cannot mount {mountpoint}: {source}{hint}")]
-    Mount { mountpoint: PathBuf, source: std::io::Error, hint: &'static str },
+    Mount {
+        /// The canonical mountpoint.
+        mountpoint: PathBuf,
+        /// The mount's error.
+        source: std::io::Error,
+        /// A hint appended to the message for `EPERM`/`EACCES` (needs root) and
+        /// `ENODEV`/`ENOENT` (no `/dev/fuse`); empty otherwise.
+        hint: &'static str,
+    },
+    /// A system call around the mount failed: opening LOWER, opening a trace again for
+    /// `--sync`, starting the `--print` thread or the FUSE session (io_uring rings); in
+    /// `fs umount`, signalling the daemon or removing its mount; in `fs ctl`, talking to the
+    /// daemon.
     #[error("{what}: {source}")]
-    Io { what: String, source: std::io::Error },
+    Io {
+        /// What was being done, with the path or pid.
+        what: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
 }
 
 /// How requests reach the daemon: `fs mount --transport`.
@@ -90,11 +123,18 @@ pub const ENTRY_TTL: Duration = Duration::from_secs(1);
 
 /// Everything `fs mount` is told.
 pub struct MountConfig {
+    /// LOWER: the directory served through the mount (canonicalized by [`check`]).
     pub lower: PathBuf,
+    /// The directory the passthrough is mounted on; it must not be a mount point already,
+    /// nor contain LOWER or lie beneath it.
     pub mountpoint: PathBuf,
     /// The trace's destination: a file or a collector.
     pub output: Destination,
+    /// How much of each data buffer the first tracer's records keep, per direction
+    /// (`--data`; `fs ctl data` changes it while mounted).
     pub data: DataMode,
+    /// `--fast`: one-second attribute and entry caches, file pages kept between opens, and
+    /// several worker threads; operations the kernel answers from its caches are not traced.
     pub fast: bool,
     /// `--every-lookup`: no entry cache either, so that every path walk's lookups reach the
     /// daemon (the default caches names for [`ENTRY_TTL`] and asks for attributes every time).
@@ -112,9 +152,12 @@ pub struct MountConfig {
     pub stream: bool,
     /// Aggregate interval.
     pub aggregate: Option<Duration>,
+    /// What aggregate rows are grouped by besides the operation; every tracer's aggregates
+    /// use it.
     pub group_by: GroupBy,
     /// Facts the caller adds to the header (command line, ...).
     pub info: Vec<(String, Vec<u8>)>,
+    /// The DataSeries writer's options (extent compression) for every tracer's trace.
     pub compression: dataseries::WriterOptions,
     /// Other files the daemon writes (`(flag, path)`: a profile, its log), checked as the
     /// trace is and passed through the mount untraced.
@@ -133,25 +176,40 @@ pub struct MountConfig {
 /// A tracer besides the first (`fs mount --tracer`): its own filter, data mode, drivers and
 /// trace file.
 pub struct TracerConfig {
+    /// How `fs ctl --tracer` and the summary name it; unique on the mount.
     pub name: String,
+    /// Its trace file: a local file (never a collector), not shared with another tracer.
     pub output: PathBuf,
+    /// How much of each data buffer its records keep.
     pub data: DataMode,
+    /// Its input filter's text and parsed form; None records every operation.
     pub filter: Option<(String, ra_filter::Filter)>,
+    /// Write one record per operation (the stream driver).
     pub stream: bool,
+    /// Its aggregate interval; None: no aggregate rows. Grouped by
+    /// [`MountConfig::group_by`].
     pub aggregate: Option<Duration>,
 }
 
 /// One tracer's totals.
 #[derive(Debug, Default, Clone)]
 pub struct TracerSummary {
+    /// The tracer's name ([`MountConfig::name`] or [`TracerConfig::name`]).
     pub name: String,
     /// Its trace file (or collector).
     pub trace: String,
+    /// Operations offered to it (those on the daemon's own files not included).
     pub operations: u64,
+    /// Records written to its trace (`ctl` records included).
     pub recorded: u64,
+    /// Operations its filter refused.
     pub filtered_out: u64,
+    /// Operations served while it was paused (`fs ctl pause`), not recorded.
     pub paused_out: u64,
+    /// Its trace file's size at the end, bytes; 0 for a collector or standard output.
     pub trace_bytes: u64,
+    /// Its first trace write failure (its recording stopped there); None when the trace is
+    /// complete.
     pub failure: Option<String>,
 }
 
@@ -185,11 +243,16 @@ pub fn check(cfg: &MountConfig) -> Result<guard::Checked, Error> {
 /// What a finished session did.
 #[derive(Debug, Default)]
 pub struct Summary {
+    /// Operations offered to the first tracer (those on the daemon's own files, counted in
+    /// `untraced`, not included).
     pub operations: u64,
+    /// Records the first tracer wrote (`ctl` records included).
     pub recorded: u64,
+    /// Operations the first tracer's filter refused.
     pub filtered_out: u64,
     /// Operations served while `fs ctl pause` was in force (not recorded).
     pub paused_out: u64,
+    /// The first trace file's size at the end, bytes; 0 for a collector or standard output.
     pub trace_bytes: u64,
     /// What became of a network trace.
     pub net: Option<NetReport>,
@@ -198,6 +261,8 @@ pub struct Summary {
     /// Operations on the daemon's own files (the trace, its log, ...), passed through
     /// untraced.
     pub untraced: u64,
+    /// Time from just before the FUSE mount until the session ended and the traces were
+    /// finished.
     pub elapsed: Duration,
     /// Each tracer's totals (the fields above are the first's).
     pub tracers: Vec<TracerSummary>,
@@ -205,10 +270,16 @@ pub struct Summary {
 
 /// One line of /proc/self/mountinfo.
 pub struct MountInfo {
+    /// Field 5, octal escapes (`\040`) undone.
     pub mountpoint: PathBuf,
+    /// The file system type (`fuse.reanimator` for ours, `ext4`, ...).
     pub fstype: String,
+    /// The mount source, escapes undone; ours are [`SOURCE_PREFIX`] and the daemon's pid.
     pub source: String,
+    /// The per-mount options, a space, then the per-superblock options.
     pub options: String,
+    /// The minor of the mount's device (`st_dev`): a FUSE mount's connection number under
+    /// `/sys/fs/fuse/connections` ([`abort_connection`]).
     pub dev_minor: u32,
 }
 
@@ -935,12 +1006,27 @@ pub fn abort_connection(dev_minor: u32) -> std::io::Result<()> {
 /// How `fs umount` went.
 pub enum Unmounted {
     /// The daemon finished its trace and exited (`totals`: what it did, when it said).
-    Clean { daemon: u32, totals: Option<registry::Totals> },
+    Clean {
+        /// The daemon's pid.
+        daemon: u32,
+        /// Its counts from the registry; None when it wrote none.
+        totals: Option<registry::Totals>,
+    },
     /// The daemon exited and says its trace is incomplete (a write failed: full disk, lost
     /// collector, ...).
-    Failed { daemon: u32, reason: String, totals: Option<registry::Totals> },
+    Failed {
+        /// The daemon's pid.
+        daemon: u32,
+        /// The failure, as the daemon wrote it to the registry.
+        reason: String,
+        /// Its counts from the registry; None when it wrote none.
+        totals: Option<registry::Totals>,
+    },
     /// The daemon exited without saying how its trace ended (it could not use the registry).
-    Unknown { daemon: u32 },
+    Unknown {
+        /// The daemon's pid.
+        daemon: u32,
+    },
     /// The daemon was gone; the stale mount was removed.
     Stale,
     /// `--force`: the connection was aborted and the mount detached.

@@ -38,9 +38,15 @@ use crate::handles::{DirStream, Handle, Handles};
 use crate::inodes::{Inodes, NodeRef};
 use crate::tracer::{now_ns, Buf, FilterView, Tracers};
 
+/// The passthrough file system: fuser's `Filesystem`, serving every FUSE request on LOWER
+/// and handing each finished operation to the [`Tracers`]. Built by [`crate::mount`].
 pub struct TraceFs {
+    /// FUSE node ids and the lower files they name (node id = lower inode number where it
+    /// can be), and their paths under the mountpoint.
     pub inodes: Inodes,
+    /// The file handles (`fh`) given to the kernel for open files and directories.
     pub handles: Handles,
+    /// The mount's tracers: every traced operation is offered to each.
     pub tracers: Arc<Tracers>,
     /// Attribute cache time the kernel is given (zero but in `--fast`: attributes are asked
     /// for every time).

@@ -27,17 +27,25 @@ const KEEP_DEAD: Duration = Duration::from_secs(600);
 /// How a daemon's trace ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
+    /// Every tracer's trace was finished (index and trailer written).
     Finished,
+    /// A trace is incomplete: the first failure as the CLI reports it (a write error, a lost
+    /// collector; a failure of a tracer besides the first is prefixed `tracer NAME: `).
     Failed(String),
 }
 
 /// What a daemon did, as its summary line says it, for `fs umount --json`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
+    /// Operations offered to the first tracer ([`crate::Summary::operations`]).
     pub operations: u64,
+    /// Records the first tracer wrote.
     pub recorded: u64,
+    /// Operations the first tracer's filter refused.
     pub filtered_out: u64,
+    /// Operations on the daemon's own files, passed through untraced.
     pub untraced: u64,
+    /// How long the mount served, ns ([`crate::Summary::elapsed`]).
     pub elapsed_ns: u64,
     /// The trace file's path, or `tcp://ADDR` for a network trace.
     pub trace: String,
@@ -50,24 +58,38 @@ pub struct Totals {
 /// One tracer's totals (each as `tracer\0` then these fields, after the mount's).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TracerTotals {
+    /// The tracer's name on the mount.
     pub name: String,
+    /// Operations offered to it.
     pub operations: u64,
+    /// Records it wrote.
     pub recorded: u64,
+    /// Operations its filter refused.
     pub filtered_out: u64,
+    /// Its trace file's size (for the first tracer with a collector: the bytes the
+    /// collector acknowledged).
     pub trace_bytes: u64,
+    /// Its trace file's absolute path, or `tcp://ADDR`.
     pub trace: String,
 }
 
 /// One daemon's file.
 #[derive(Clone, Debug)]
 pub struct Entry {
+    /// The daemon's pid (the file's name).
     pub pid: u32,
+    /// The daemon's start time (clock ticks since boot, [`start_time`]): with `pid`, tells
+    /// the daemon from a later process that reused its pid ([`Entry::alive`]).
     pub start: u64,
     /// The FUSE connection (fusectl's number), for cutting off a detached mount.
     pub dev_minor: u32,
+    /// LOWER, canonical: a new mount refuses to stack on it while the daemon lives.
     pub lower: PathBuf,
+    /// The mountpoint, canonical (still served after a busy mount was detached).
     pub mountpoint: PathBuf,
+    /// How the trace ended; None while the daemon serves (or when it died without saying).
     pub outcome: Option<Outcome>,
+    /// What the daemon did, written with its outcome; None before then.
     pub totals: Option<Totals>,
 }
 

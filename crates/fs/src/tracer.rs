@@ -58,8 +58,14 @@ pub enum GroupBy {
 /// The calling process, from /proc (cached per thread id for a second).
 #[derive(Clone, Debug, Default)]
 pub struct ProcInfo {
+    /// The thread's process id (`Tgid:` of `/proc/<tid>/status`); None when /proc did not
+    /// answer (the thread is gone, or the lookup timed out after 50 ms).
     pub pid: Option<i32>,
+    /// Its session id as the daemon's /proc sees it (the first field of `NSsid:`); None as
+    /// for `pid`.
     pub sid: Option<i32>,
+    /// Its name (`/proc/<tid>/comm`, read again for every record since exec changes it);
+    /// None when neither comm nor status could be read.
     pub comm: Option<Vec<u8>>,
     /// The thread's supplementary groups (`Groups:`), for the access check of
     /// [`crate::access::Reach`].
@@ -157,28 +163,45 @@ pub use ra_trace::fsop::FsStats as Stats;
 
 /// One interval's aggregate, ready to print or store.
 pub struct Interval {
+    /// When the interval began ([`now_ns`]: wall clock, ns since the Unix epoch).
     pub start_ns: i64,
+    /// When it was closed ([`Tracer::rotate_interval`]); the next interval starts here.
     pub end_ns: i64,
+    /// (operation, group, statistics), sorted by operation then group. The group is empty
+    /// for [`GroupBy::Op`], the uid for [`GroupBy::Uid`], `/a/b` for [`GroupBy::PathPrefix`].
     pub rows: Vec<(String, String, Stats)>,
 }
 
 /// What an operation looks like to the input filter, before any record is built: cheap fields
 /// directly, the path and the process's name only when the filter asks for them.
 pub struct FilterView<'a> {
+    /// The operation's name as its record names it (`lookup`, `read`, `setattr`, ...).
     pub op: &'static str,
+    /// The caller's uid, as the FUSE request header gives it.
     pub uid: u32,
+    /// The caller's gid, as the FUSE request header gives it.
     pub gid: u32,
+    /// The calling thread's id (the FUSE request header's `pid`); 0 when the request carries
+    /// none (no process is then looked up).
     pub tid: u32,
+    /// The operation's errno; 0 on success.
     pub errno: i32,
+    /// Bytes the operation moved (read, written), where it moves any.
     pub size: Option<u64>,
+    /// The lower inode number, where the caller knows it. (The passthrough passes None, so
+    /// the filter's `inode` field is absent there.)
     pub inode: Option<u64>,
+    /// Computes the path under the mountpoint; called at most once ([`FilterView::path`]).
     pub path: &'a dyn Fn() -> Option<Vec<u8>>,
+    /// Looks the calling process up in /proc; called at most once ([`FilterView::proc`]).
     pub proc_info: &'a dyn Fn() -> ProcInfo,
     path_cell: OnceCell<Option<Vec<u8>>>,
     proc_cell: OnceCell<ProcInfo>,
 }
 
 impl<'a> FilterView<'a> {
+    /// A view of one finished operation; `path` and `proc_info` are not called until a filter
+    /// or [`FilterView::take`] needs them.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         op: &'static str,
@@ -205,9 +228,12 @@ impl<'a> FilterView<'a> {
             proc_cell: OnceCell::new(),
         }
     }
+    /// The path under the mountpoint, computed on first use; None when the node is no longer
+    /// known.
     pub fn path(&self) -> Option<&[u8]> {
         self.path_cell.get_or_init(|| (self.path)()).as_deref()
     }
+    /// The calling process, looked up on first use.
     pub fn proc(&self) -> &ProcInfo {
         self.proc_cell.get_or_init(|| (self.proc_info)())
     }
@@ -291,10 +317,14 @@ type AggMap = HashMap<(&'static str, String), Stats>;
 pub struct TracerOptions {
     /// How `fs ctl --tracer` and `fs ctl stats` name it (`--tracer name=`, else its number).
     pub name: String,
+    /// The data mode at the start (`--data`).
     pub data: DataMode,
     /// The filter and its text.
     pub filter: Option<(String, Filter)>,
+    /// The stream driver: one record per operation into the trace (off with
+    /// `--aggregate-only`); `ctl` records are written only with it.
     pub stream: bool,
+    /// The aggregate driver and what it groups by; None: no aggregate statistics kept.
     pub aggregate: Option<GroupBy>,
     /// Mountpoint path as programs see it (prefix of every recorded path).
     pub mountpoint: Vec<u8>,
@@ -305,6 +335,8 @@ pub struct TracerOptions {
 
 /// The stream and aggregate drivers behind one lock each.
 pub struct Tracer {
+    /// Its configuration; `filter` has been moved out (the one in force is behind its own
+    /// lock, [`Tracer::filter_text`]), `data` is the data mode it started with.
     pub opts: TracerOptions,
     writer: Mutex<Option<TraceWriter<TraceOutput>>>,
     procs: Mutex<ProcCache>,
@@ -312,13 +344,19 @@ pub struct Tracer {
     agg: Mutex<(i64, AggMap)>,
     /// The first trace write error (recording stops; the file system keeps serving).
     pub failure: Mutex<Option<String>>,
+    /// Set with `failure`: no record is written from then on (checked without the lock).
     pub failed: AtomicBool,
+    /// Operations offered to the tracer ([`Tracer::passes`]), paused and filtered ones
+    /// included.
     pub seen: AtomicU64,
+    /// Records appended to the trace (`ctl` records included; discarded ones not).
     pub recorded: AtomicU64,
+    /// Operations the filter refused.
     pub filtered_out: AtomicU64,
     /// `REANIMATOR_DISCARD_EVENTS=1` (benchmarks, as for record): records are built and then
     /// dropped instead of written, to measure the trace writer's share.
     pub discard: bool,
+    /// Records built and dropped under `REANIMATOR_DISCARD_EVENTS=1`.
     pub discarded: AtomicU64,
     /// `fs mount --print`: each record written is also handed to the live printer (taken
     /// out when the trace is finished, so the printer sees its input end).
@@ -350,6 +388,8 @@ fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// The wall clock in ns since the Unix epoch (0 before it): the time base of the records'
+/// call and return times, `ctl` records and aggregate intervals.
 pub fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -357,6 +397,9 @@ pub fn now_ns() -> i64 {
 }
 
 impl Tracer {
+    /// A tracer writing into `writer`, recording with `opts`' filter and data mode until
+    /// `fs ctl` changes them; `print` is the `--print` printer's feed (the first tracer's
+    /// only). Reads `REANIMATOR_DISCARD_EVENTS` once, here.
     pub fn new(
         mut opts: TracerOptions,
         writer: TraceWriter<TraceOutput>,
@@ -388,6 +431,9 @@ impl Tracer {
         self.procs.lock().unwrap_or_else(|e| e.into_inner()).timeouts
     }
 
+    /// Thread `tid`'s pid, session, name and groups: cached for a second per tid (the name
+    /// read again each time); a /proc lookup that takes over 50 ms gives only the name and
+    /// counts in [`Tracer::proc_timeouts`]. tid 0 gives nothing.
     pub fn proc_info(&self, tid: u32) -> ProcInfo {
         self.procs.lock().unwrap_or_else(|e| e.into_inner()).get(tid)
     }
@@ -696,7 +742,10 @@ pub const MAX_TRACERS: usize = 16;
 
 /// One tracer of the set and its aggregate interval.
 pub struct Member {
+    /// The tracer, shared with the passthrough's workers and the `fs ctl` thread.
     pub tracer: Arc<Tracer>,
+    /// Its aggregate interval: the mount's loop closes an interval this often
+    /// ([`Tracer::rotate_interval`]); None: no aggregate rows.
     pub every: Option<Duration>,
 }
 
@@ -704,10 +753,14 @@ pub struct Member {
 /// path and process looked up once) and offered to each, which passes it through its own
 /// filter, data mode and drivers into its own trace.
 pub struct Tracers {
+    /// The tracers in `--tracer` order, the mount's own first; at most [`MAX_TRACERS`]
+    /// (a tracer is a bit of the `u32` masks of [`Tracers::passes`]).
     pub list: Vec<Member>,
 }
 
 impl Tracers {
+    /// The mount's own tracer (from [`crate::MountConfig`], not `--tracer`); its /proc cache
+    /// serves them all. Panics on an empty set, which [`crate::mount`] never builds.
     pub fn first(&self) -> &Tracer {
         &self.list[0].tracer
     }
@@ -771,18 +824,23 @@ impl Tracers {
             })
     }
 
+    /// Every tracer's buffered records written ([`Tracer::flush`]; the mount's loop, once a
+    /// second).
     pub fn flush(&self) {
         for m in &self.list {
             m.tracer.flush();
         }
     }
 
+    /// Adds the fact `key` = `value` to every tracer's trace header.
     pub fn add_info(&self, key: &str, value: &[u8]) {
         for m in &self.list {
             m.tracer.add_info(key, value);
         }
     }
 
+    /// Stops every tracer's recording with the failure `msg` (their traces keep what was
+    /// written).
     pub fn fail_with(&self, msg: String) {
         for m in &self.list {
             m.tracer.fail_with(msg.clone());

@@ -251,8 +251,11 @@ impl RawReplySender for Entry {
 pub struct Rings {
     threads: Vec<JoinHandle<io::Result<u64>>>,
     stops: Vec<OwnedFd>,
+    /// Queues registered: one per possible CPU ([`possible_cpus`]), as the kernel makes them.
     pub queues: usize,
+    /// Ring entries registered on each queue ([`QUEUE_DEPTH`] from [`crate::mount`]).
     pub depth: usize,
+    /// Bytes of payload buffer per entry ([`payload_size`]).
     pub payload: usize,
 }
 

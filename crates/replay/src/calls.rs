@@ -26,11 +26,17 @@ pub use uring::{check as check_uring_op, probe as probe_uring, Rings, UringMode}
 /// State every executor shares.
 #[derive(Debug)]
 pub struct Shared {
+    /// The replay root every path is resolved beneath ([`Options::root`], opened once).
     pub root: Root,
+    /// Every replayed process: descriptor table, cwd, umask and mappings, by process id.
     pub procs: Procs,
+    /// The replay's options, as passed to [`crate::replay_from`].
     pub opts: Options,
     /// Set when the replay must stop (abort on mismatch, Ctrl-C, a fatal stall).
     pub abort: AtomicBool,
+    /// The replayer runs with effective uid 0. When it does not, a `linkat(AT_EMPTY_PATH)` of
+    /// an `O_PATH` descriptor that fails with `ENOENT` (it needs `CAP_DAC_READ_SEARCH`) is
+    /// retried through the descriptor's `/proc/self/fd` link.
     pub is_root: bool,
     /// The trace has page records for mapped I/O (`mmappread`/`mmappwrite`); false for ptrace
     /// traces, whose backend cannot see loads and stores to mapped memory.
@@ -44,9 +50,19 @@ pub struct Shared {
 /// How a call was replayed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// Issued to the kernel beneath the replay root (descriptors and paths translated).
     Issued,
+    /// Applied to the replayer's own model ([`crate::world`]: descriptor tables, cwd, umask,
+    /// processes, mappings) rather than issued as recorded.
     Emulated,
+    /// Not issued: a call the registry simulates, one on a non-file resource (socket,
+    /// `/proc`, `/dev`, ...), a failure replay cannot reproduce (`EINTR`, `EFAULT`, ...) or one
+    /// whose path argument was not captured; the recorded result stands and the descriptors
+    /// it returned are added to the model.
     Simulated,
+    /// Not replayed at all: a call the registry skips or does not know, one whose thread ended
+    /// inside it, a read left out by [`Options::reads`], or one whose trace lacks an argument;
+    /// the recorded result stands.
     Skipped,
 }
 
@@ -64,10 +80,19 @@ pub enum Rule {
 /// The result of replaying one call.
 #[derive(Debug)]
 pub struct Outcome {
+    /// How the call was replayed.
     pub mode: Mode,
+    /// The replayed result: `Ok(return value)` or `Err(errno)`; for [`Rule::Recorded`] the
+    /// recorded result.
     pub res: R,
+    /// How `res` is compared with the recorded result.
     pub rule: Rule,
+    /// What differed from the recording (return value, errno, returned data); empty when
+    /// everything compared matched or nothing was compared ([`Verify::None`]).
     pub diffs: Vec<Diff>,
+    /// A note on how this call was replayed (an argument missing from the trace, fill data
+    /// written, a read left out, ...); the scheduler counts each distinct note in
+    /// [`crate::Report::warnings`].
     pub warn: Option<String>,
     /// With an outcome sink ([`Options::outcomes`]): a BLAKE3 digest of the data the call
     /// returned, in the form verification compares it (read buffers and xattr values as

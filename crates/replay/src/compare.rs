@@ -84,12 +84,16 @@ pub fn mode_name(code: u8) -> &'static str {
 /// One root's outcome of one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CallOutcome {
+    /// The call's `unique_id` in the trace: the key the roots' streams are joined on.
     pub unique_id: u64,
     name: u16,
     /// `issued`, `emulated`, `simulated`, `skipped` ([`mode_name`]).
     pub mode: u8,
+    /// The replayed result: the errno on failure, [`Res::Success`] where only success is
+    /// compared ([`crate::calls::Rule::Success`]), else the return value.
     pub res: Res,
-    /// The recorded result.
+    /// The recorded result (a call recorded with neither return value nor errno counts as
+    /// [`Res::Success`]).
     pub recorded: Res,
     /// Whether everything verified matched the recording; None when the call was not
     /// verified (simulated or skipped, or `--verify none`).
@@ -294,6 +298,7 @@ impl Outcomes {
         self.runs.iter().map(|r| r.1).sum()
     }
 
+    /// No call's outcome was recorded.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -381,8 +386,11 @@ impl Iterator for Merge<'_> {
 /// One call on which the roots disagree.
 #[derive(Clone, Debug)]
 pub struct CallDifference {
+    /// The call's `unique_id` in the trace.
     pub unique_id: u64,
+    /// The call's name (`openat`, `read`, ...).
     pub call: String,
+    /// The recorded result, from the first root that has the call.
     pub recorded: Res,
     /// Each root's outcome (the first, should a call have several records); None where the
     /// root's replay did not reach the call.

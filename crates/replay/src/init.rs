@@ -36,8 +36,14 @@ use crate::{Error, Result};
 /// What `infer` created.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InferStats {
+    /// Regular files the trace showed, created or found already there (device nodes and
+    /// other special files the trace showed are created as regular files and counted here).
     pub files: u64,
+    /// Directories the trace showed, created or found already there (`mkdir` giving
+    /// `EEXIST` counts); the replay root itself not included.
     pub dirs: u64,
+    /// Symbolic links the trace showed, created or found already there; a link whose target
+    /// the trace never showed points at `(target not recorded)`.
     pub symlinks: u64,
     /// Bytes of file content taken from recorded reads.
     pub bytes_known: u64,

@@ -47,6 +47,7 @@
 //! result, recorded result, verdict and returned-data digest as 48-byte records in sorted runs to
 //! an unlinked file, reads them back merged in `unique_id` order, and merge-joins several roots'
 //! streams.
+#![warn(missing_docs)]
 
 pub mod calls;
 pub mod compare;
@@ -120,7 +121,10 @@ pub enum Verify {
 /// What to do at a mismatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnMismatch {
+    /// Count and list the mismatch in the [`Report`] and go on (`--on-mismatch warn`).
     Warn,
+    /// Stop the replay at the first mismatch (`--on-mismatch abort`): every executor sees the
+    /// abort flag and [`Report::aborted`] names the call.
     Abort,
 }
 
@@ -129,7 +133,9 @@ pub enum OnMismatch {
 pub enum Timing {
     /// As fast as possible (only the ordering rules hold calls back).
     Afap,
-    /// At the recorded time offsets multiplied by the factor (1.0 = original pace).
+    /// At the recorded time offsets (from the first call's `time_called`) multiplied by the
+    /// factor: 1.0 is the original pace, 0.5 twice as fast; the CLI accepts only finite,
+    /// non-negative factors.
     Scaled(f64),
 }
 
@@ -157,6 +163,8 @@ pub enum Reads {
 }
 
 impl Reads {
+    /// The `--reads` spelling of this mode (`all`, `as-recorded`, `none`), as the CLI's report
+    /// prints it.
     pub fn name(self) -> &'static str {
         match self {
             Reads::All => "all",
@@ -178,19 +186,30 @@ pub enum MmapMode {
 /// Replay options.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// The replay root: every path the trace names is resolved beneath it ([`sandbox`]). It must
+    /// exist and be a directory; otherwise [`replay_from`] fails with [`Error::Root`].
     pub root: PathBuf,
+    /// What is compared with the trace (`--verify`).
     pub verify: Verify,
+    /// Whether a mismatch stops the replay (`--on-mismatch`).
     pub on_mismatch: OnMismatch,
+    /// When each call is issued: as fast as possible or paced (`--timing`).
     pub timing: Timing,
     /// `--timing`: run the workers and the timer on CPUs apart from the other threads'
     /// (`--timing-cpus split`, [`crate::timing`]); false leaves placement to the kernel.
     pub split_cpus: bool,
+    /// What replayed writes write where the trace holds only a digest of the data or none
+    /// (`--fill`).
     pub fill: Fill,
+    /// Whether memory-mapped file I/O is replayed through real mappings (`--mmap`).
     pub mmap: MmapMode,
+    /// Which reads of regular files are issued (`--reads`).
     pub reads: Reads,
     /// The trace's read-ahead horizon (`--prefetch`): at most this many calls and this many
     /// bytes of data decoded ahead of the dispatcher, on a thread of its own.
     pub prefetch_events: usize,
+    /// The byte half of the read-ahead horizon: data bytes decoded ahead of the dispatcher
+    /// (see [`Options::prefetch_events`]).
     pub prefetch_bytes: usize,
     /// How long a call may block (pipe read/write, lock wait) before it is reported as
     /// stalled and given up.
@@ -223,6 +242,11 @@ pub struct Options {
 }
 
 impl Options {
+    /// Options for a replay into `root`, with these defaults: full verification, warn at
+    /// mismatches, as fast as possible, pattern fill, real mappings, every read, a 4096-call /
+    /// 16 MiB read-ahead, 4096 calls / 256 MiB queued, a 10 s stall timeout, 50 mismatches
+    /// listed, no log, no outcome sink, device nodes not created, io_uring requests on real
+    /// rings.
     pub fn new(root: PathBuf) -> Options {
         Options {
             root,
@@ -254,31 +278,48 @@ impl Options {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// [`Options::root`] could not be canonicalized or opened as a directory.
     #[error("replay root {path}: {source}")]
     Root {
+        /// The root as given in [`Options::root`].
         path: PathBuf,
+        /// Why `canonicalize` or `open(O_PATH | O_DIRECTORY)` failed.
         #[source]
         source: std::io::Error,
     },
+    /// Reading or decoding the trace failed.
     #[error("reading the trace: {0}")]
     Trace(#[from] ra_trace::Error),
+    /// Reading a compiled plan ([`Plan`]) failed.
     #[error("reading the plan: {0}")]
     Plan(#[from] planfile::PlanError),
+    /// The trace's header names an architecture other than x86_64; checked before anything
+    /// is replayed.
     #[error(
         "the trace was recorded on {arch}; this replayer runs on x86_64 and replays only \
          traces of the same architecture (syscall numbers and struct layouts differ)"
     )]
-    Arch { arch: String },
+    Arch {
+        /// The architecture the trace's header names.
+        arch: String,
+    },
+    /// Recreating the initial state ([`init`]) failed on a file or directory.
     #[error("initial state: {what}: {source}")]
     Init {
+        /// What was being done and to which path (e.g. `mkdir /w/src`).
         what: String,
+        /// The errno of the failed call.
         #[source]
         source: std::io::Error,
     },
+    /// Spawning one of the replay's threads (watchdog, timer, read-ahead, workers) failed.
     #[error("starting executor thread: {0}")]
     Thread(#[source] std::io::Error),
+    /// Writing the replay log failed. Not raised by this crate today: writes to the log sink
+    /// passed to [`replay_from`] ignore their errors.
     #[error("writing the replay log: {0}")]
     Log(#[source] std::io::Error),
 }
 
+/// This crate's result type; the error defaults to [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -80,30 +80,63 @@ const HEADER_MAX: usize = 1 << 20;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PlanError {
+    /// Opening, mapping, reading or writing the plan file (or starting `compile`'s writer
+    /// thread) failed.
     #[error("{path}: {source}")]
     Io {
+        /// The plan file.
         path: PathBuf,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },
+    /// The file is shorter than 16 bytes or does not start with the plan magic.
     #[error("{path} is not a reanimator plan (no plan header)")]
-    NotPlan { path: PathBuf },
+    NotPlan {
+        /// The file that was opened.
+        path: PathBuf,
+    },
+    /// The plan's format version is outside the versions this build reads.
     #[error(
         "{path} is a plan of format version {found}, this reanimator reads versions \
          {VERSION_OLDEST} to {VERSION}: compile the trace again (reanimator compile TRACE -o PLAN)"
     )]
-    Version { path: PathBuf, found: u32 },
+    Version {
+        /// The plan file.
+        path: PathBuf,
+        /// The version its header names.
+        found: u32,
+    },
+    /// The plan's [`registry_fingerprint`] differs from this build's: its calls' registry
+    /// indices would name other calls.
     #[error(
         "{path} was compiled by a reanimator with another system call registry: compile the \
          trace again (reanimator compile TRACE -o PLAN)"
     )]
-    Registry { path: PathBuf },
+    Registry {
+        /// The plan file.
+        path: PathBuf,
+    },
+    /// A checksum, length, offset or encoded call in the plan is wrong.
     #[error("{path} is corrupt: {what}")]
-    Corrupt { path: PathBuf, what: String },
+    Corrupt {
+        /// The plan file.
+        path: PathBuf,
+        /// What was wrong, and where.
+        what: String,
+    },
+    /// The plan ends early: its header or a chunk is cut, or the end chunk is missing.
     #[error("{path} is incomplete (no end chunk: was `reanimator compile` stopped?): {what}")]
-    Incomplete { path: PathBuf, what: String },
+    Incomplete {
+        /// The plan file.
+        path: PathBuf,
+        /// What was cut.
+        what: String,
+    },
+    /// `compile`: reading the source trace failed.
     #[error("reading the trace: {0}")]
     Trace(#[from] ra_trace::Error),
+    /// `compile`: the stop flag was set (Ctrl-C) before every call was written.
     #[error("interrupted")]
     Interrupted,
 }
@@ -123,22 +156,29 @@ pub fn registry_fingerprint() -> String {
 /// What `compile` wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CompileStats {
+    /// Placed calls written to the plan.
     pub calls: u64,
     /// Bytes of buffers that went to the data chunks, before deduplication ...
     pub data_in: u64,
     /// ... and stored (after deduplication).
     pub data_stored: u64,
+    /// Buffers of [`DEDUP_MIN`] bytes or more (those that go to the data chunks).
     pub buffers: u64,
+    /// Of those, buffers whose content was new and stored (the rest refer to an earlier
+    /// copy).
     pub unique_buffers: u64,
     /// Bytes of buffers stored inline (shorter than DEDUP_MIN).
     pub inline_bytes: u64,
     /// The dedup index filled up after this many contents (later new contents were stored
     /// without being indexed); None when it never filled.
     pub index_full_at: Option<u64>,
+    /// The plan file's size in bytes, end chunk included.
     pub plan_bytes: u64,
 }
 
 impl CompileStats {
+    /// The stats as the plan's end chunk and `compile`'s JSON report store them (one key per
+    /// field; `index_full_at` null when the index never filled).
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "calls": self.calls,
@@ -170,8 +210,11 @@ impl CompileStats {
 /// Where a compiled plan came from (its header says; `info` shows it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlanSource {
+    /// The trace's path as given to `compile` (`-` for standard input).
     pub path: String,
+    /// The trace's size in bytes when compiled ([`PlanSource::check`] compares it).
     pub size: u64,
+    /// The trace's modification time when compiled, ns since the Unix epoch.
     pub mtime_ns: i64,
     /// Snapshots the trace stores (`record --snapshot`): `--init` restores them from the
     /// trace itself, which a plan does not copy.
@@ -1095,7 +1138,9 @@ pub struct Plan {
 pub struct PlanLayout {
     /// The format version (1, or 2 with lz4 data chunks).
     pub version: u32,
+    /// Chunks of encoded calls.
     pub calls_chunks: usize,
+    /// Chunks of deduplicated data buffers, compressed or not.
     pub data_chunks: usize,
     /// ... of which lz4-compressed.
     pub lz4_chunks: usize,
@@ -1348,18 +1393,26 @@ impl Plan {
         })
     }
 
+    /// The plan file's path, as passed to [`Plan::open`].
     pub fn path(&self) -> &Path {
         &self.path
     }
+    /// The source trace's facts (architecture, initial cwd and umask, data mode), as
+    /// `compile` read them from its header.
     pub fn facts(&self) -> &TraceFacts {
         &self.facts
     }
+    /// What the planner skipped or noticed while compiling (unknown record types, warnings);
+    /// a replay from the plan reports them as a replay from the trace would.
     pub fn notes(&self) -> &PlanNotes {
         &self.notes
     }
+    /// What `compile` wrote, from the end chunk.
     pub fn stats(&self) -> &CompileStats {
         &self.stats
     }
+    /// The trace the plan was compiled from (path, size, mtime), for `info` and for a
+    /// replay that restores the trace's snapshots, which the plan does not copy.
     pub fn source(&self) -> &PlanSource {
         &self.source
     }

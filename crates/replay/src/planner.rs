@@ -45,6 +45,9 @@ pub struct TraceFacts {
 }
 
 impl TraceFacts {
+    /// Reads the facts from the trace's header (`arch`, `umask`, `synthetic_ids`, `backend`,
+    /// `data_mode*`). A header without `umask` gives 0o022; one without a data mode counts as
+    /// full data.
     pub fn of(trace: &TraceReader) -> TraceFacts {
         TraceFacts {
             arch: trace.info_value("arch").map(|a| String::from_utf8_lossy(a).into_owned()),
@@ -80,10 +83,17 @@ pub struct Placed {
     pub seq: u64,
     /// The traced thread whose executor runs it.
     pub tid: i32,
+    /// The recorded call, as the trace (or plan) holds it.
     pub ev: Event,
+    /// Where the [`Shadow`] model puts the call: its process, the files and descriptor
+    /// numbers it orders on, the processes or threads it makes or ends.
     pub pl: Placement,
-    /// Recorded call and return times (ns; filled in where the trace has none).
+    /// Recorded call time (ns). A call without one gets the latest call time seen so far;
+    /// a generated record of a thread's death gets `i64::MIN + 1`, so it waits for no other
+    /// thread's calls.
     pub called: i64,
+    /// Recorded return time (ns); never before [`Placed::called`], and equal to it where
+    /// the trace has none.
     pub ret: i64,
     /// The earlier calls (by seq) that must have completed before this one runs.
     pub deps: Vec<u64>,
@@ -242,10 +252,15 @@ pub struct Planner<I> {
     seq: u64,
     last_time: i64,
     read_error: Option<ra_trace::Error>,
+    /// What was skipped or noticed so far; the scheduler and `compile` take it when the
+    /// calls run out.
     pub notes: PlanNotes,
 }
 
 impl<I: Iterator<Item = ra_trace::Result<Event>>> Planner<I> {
+    /// A planner over the calls of `iter`, in `unique_id` order, starting from the trace's
+    /// facts (initial cwd and umask, synthetic record count). Iterating it yields each call
+    /// [`Placed`]; a read error is yielded once, after the calls already read.
     pub fn new(iter: I, facts: TraceFacts) -> Planner<I> {
         Planner {
             iter,

@@ -76,10 +76,25 @@ impl NameKeys {
 pub enum DirFact {
     /// The call made (`made`) or removed the name with key `name`; `subdir`: whether it was a
     /// directory (which changes the directory's link count), None when unknown (a rename).
-    Change { name: u64, made: bool, subdir: Option<bool> },
+    Change {
+        /// The name's ordering key ([`key_of`] of its normalized path).
+        name: u64,
+        /// True when the call made the name, false when it removed it.
+        made: bool,
+        /// Whether the name is a directory; None when unknown (a rename).
+        subdir: Option<bool>,
+    },
     /// Names the call found existing (`present`) and missing (`absent`), by key; `whole`: a
     /// listing of the whole directory, which found every other name missing.
-    Names { present: Vec<u64>, absent: Vec<u64>, whole: bool },
+    Names {
+        /// Keys of the names the call found existing.
+        present: Vec<u64>,
+        /// Keys of the names the call found missing (`ENOENT`).
+        absent: Vec<u64>,
+        /// The call listed the whole directory (a `getdents` from offset 0 that reached the
+        /// end): every name not in `present` was missing.
+        whole: bool,
+    },
     /// The directory's link count, as a `stat` of it showed.
     Nlink(u64),
 }
@@ -87,7 +102,9 @@ pub enum DirFact {
 /// Which of two overlapping calls ran first, as an outcome shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order {
+    /// The observing call ran before the change.
     Before,
+    /// The observing call ran after the change.
     After,
 }
 
@@ -282,7 +299,11 @@ pub fn clone_flags(ev: &Event) -> Option<u64> {
 pub struct SFile {
     /// Normalized logical path (empty for pipes, sockets, unknown).
     pub path: Vec<u8>,
+    /// The file's ordering key ([`key_of`] of `path`); 0 when the path is unknown (pipes,
+    /// sockets, inherited descriptors), which orders nothing.
     pub key: u64,
+    /// The descriptor's file position as the recorded calls moved it (bytes; for a
+    /// directory stream, the bytes `getdents` listed so far, so 0 means at its start).
     pub offset: i64,
 }
 
@@ -300,6 +321,7 @@ struct SProc {
 /// Where the model puts one call.
 #[derive(Clone, Debug, Default)]
 pub struct Placement {
+    /// The replayed process the call runs in (the model's id, not the recorded pid).
     pub proc: ProcId,
     /// The call creates a process (not a thread): its id and the clone flags.
     pub child: Option<(ProcId, u64)>,
@@ -336,6 +358,8 @@ pub struct Shadow {
 }
 
 impl Shadow {
+    /// An empty model whose processes, as they first appear, start in `initial_cwd` (the
+    /// trace's starting directory; normalized here).
     pub fn new(initial_cwd: Vec<u8>) -> Shadow {
         Shadow {
             procs: HashMap::new(),

@@ -33,8 +33,11 @@ pub struct ErrHist {
     fine: Box<[u64; FINE_US]>,
     /// coarse[k]: errors of 2^k ms <= e < 2^(k+1) ms.
     coarse: [u64; COARSE],
+    /// Calls measured.
     pub count: u64,
+    /// The largest error seen, ns; 0 when none was measured.
     pub max_ns: u64,
+    /// The sum of all errors, ns (saturating); with `count`, the mean.
     pub total_ns: u64,
 }
 
@@ -51,6 +54,9 @@ impl Default for ErrHist {
 }
 
 impl ErrHist {
+    /// Counts one call issued `ns` nanoseconds after it was due: in a 1 µs step below 1 ms,
+    /// else in the log2 bucket of its whole milliseconds (errors of 2^39 ms and more share
+    /// the last bucket).
     pub fn add(&mut self, ns: u64) {
         let us = (ns / 1000) as usize;
         if us < FINE_US {
@@ -65,6 +71,8 @@ impl ErrHist {
         self.total_ns = self.total_ns.saturating_add(ns);
     }
 
+    /// Adds `o`'s counts to this histogram (the scheduler merges each worker's into the
+    /// report's).
     pub fn merge(&mut self, o: &ErrHist) {
         for (a, b) in self.fine.iter_mut().zip(o.fine.iter()) {
             *a += b;
@@ -107,6 +115,7 @@ pub struct Pacer {
     /// Recent oversleeps (how late a sleep woke), ns; the margin is their maximum.
     recent: [u64; 32],
     next: usize,
+    /// Every paced call's issue-time error (issued minus due; never negative).
     pub errors: ErrHist,
     /// Per second of the trace (from its first call): errors as log2 histograms.
     pub per_second: BTreeMap<u64, ra_profile::Hist>,
@@ -253,6 +262,8 @@ impl Pacer {
         self.per_second.entry(trace_s).or_default().record(err, false);
     }
 
+    /// Adds another worker's measurements: histograms and spin time summed; the CPU split
+    /// taken from `o` only when this pacer has none.
     pub fn merge(&mut self, o: &Pacer) {
         self.errors.merge(&o.errors);
         for (s, h) in &o.per_second {

@@ -11,11 +11,16 @@ use ra_trace::ArgValue;
 pub struct Diff {
     /// What differs: `return value`, `errno`, `data`, `stat.size`, `getdents names`, ...
     pub what: String,
+    /// The recorded value, rendered for the report (bounded: data as its length and at most
+    /// 24 escaped bytes from 8 before the first difference, or a digest's first bytes; errnos
+    /// by name).
     pub expected: String,
+    /// The replayed value, rendered like `expected`.
     pub actual: String,
 }
 
 impl Diff {
+    /// A difference in `what`: recorded `expected`, replayed `actual`.
     pub fn new(
         what: impl Into<String>,
         expected: impl Into<String>,
@@ -164,9 +169,13 @@ pub fn name_set(what: &str, expected: &ArgValue, actual: &[u8]) -> Option<Diff> 
 /// One mismatch, as the report lists it.
 #[derive(Clone, Debug)]
 pub struct Mismatch {
+    /// The call's `unique_id` in the trace; the report lists mismatches in this order.
     pub unique_id: u64,
+    /// The call's name (`read`, `openat`, ...).
     pub call: String,
+    /// The recorded thread id (None when the trace has none).
     pub tid: Option<i32>,
+    /// What differed; a call with several differences gives one `Mismatch` for each.
     pub diff: Diff,
 }
 
@@ -190,6 +199,7 @@ pub struct CallStats {
 }
 
 impl CallStats {
+    /// Adds `o`'s counts to these, field by field.
     pub fn add(&mut self, o: &CallStats) {
         self.replayed += o.replayed;
         self.issued += o.issued;
@@ -204,18 +214,31 @@ impl CallStats {
 /// What a replay did and found.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
+    /// Counts by call name (`openat`, `read`, ...); [`Report::totals`] sums them.
     pub per_call: BTreeMap<String, CallStats>,
-    /// The first mismatches (up to the configured limit), in the order they were found.
+    /// The first mismatches (up to [`crate::Options::keep_mismatches`]), sorted by
+    /// `unique_id` when the replay ends.
     pub mismatches: Vec<Mismatch>,
+    /// Verified calls with at least one difference, all of them (not only those listed in
+    /// `mismatches`).
     pub mismatch_total: u64,
     /// Record types replay doesn't know, with counts (skipped).
     pub unknown: BTreeMap<String, u64>,
     /// Other things worth saying (counted, once each).
     pub warnings: BTreeMap<String, u64>,
+    /// Traced threads that had calls replayed (each got an executor task).
     pub threads: u64,
+    /// Processes replayed: those first seen in the trace plus those made by recorded clones
+    /// and forks.
     pub processes: u64,
+    /// Wall-clock time of the replay, ns, from the start of [`crate::replay_from`] until its
+    /// threads were joined (initial state not included).
     pub elapsed_ns: u64,
+    /// Recorded time from the first call's call time to the latest return time, ns; 0 for a
+    /// trace without calls.
     pub trace_span_ns: u64,
+    /// Why the replay stopped early (`interrupted`, `stalled: ...`, `first mismatch at
+    /// unique_id N ...`); None when every call was replayed.
     pub aborted: Option<String>,
     /// Files the initial state step created, and how.
     pub init: Vec<(String, String)>,
@@ -223,6 +246,8 @@ pub struct Report {
     pub final_state: Vec<(String, u64, Vec<String>)>,
     /// `--timing`: its scale factor, and how close to their due times calls were issued.
     pub timing: Option<f64>,
+    /// `--timing`: the workers' issue-time errors and spin time, merged ([`crate::timing`]);
+    /// empty for an AFAP replay.
     pub pacer: crate::timing::Pacer,
     /// `--reads`: which reads of files were replayed.
     pub reads: Option<crate::Reads>,
@@ -239,18 +264,25 @@ pub struct Report {
 /// The read-ahead (`--prefetch`): its horizon, and the dispatcher's waits for it.
 #[derive(Clone, Debug, Default)]
 pub struct PrefetchStats {
+    /// Batches the read-ahead channel holds (at least 2), from [`crate::Options::prefetch_events`]
+    /// and [`crate::Options::prefetch_bytes`].
     pub slots: usize,
+    /// The horizon in calls: `slots` times the calls per batch (256).
     pub horizon_events: usize,
+    /// The horizon in data bytes: `slots` times the bytes per batch (1 MiB).
     pub horizon_bytes: usize,
-    /// Times the dispatcher found nothing read ahead, and how long it waited.
+    /// Times the dispatcher found nothing read ahead and waited.
     pub stalls: u64,
+    /// Time the dispatcher spent in those waits, ns.
     pub stalled_ns: u64,
     /// ... of which the workers had nothing left to run (the replay waited on the trace).
     pub starved: u64,
+    /// Time spent in the starved waits, ns.
     pub starved_ns: u64,
 }
 
 impl Report {
+    /// The counts of every call name summed.
     pub fn totals(&self) -> CallStats {
         let mut t = CallStats::default();
         for s in self.per_call.values() {
@@ -259,6 +291,8 @@ impl Report {
         t
     }
 
+    /// Counts one occurrence of the warning `w` (each distinct text is listed once, with its
+    /// count).
     pub fn warn(&mut self, w: impl Into<String>) {
         *self.warnings.entry(w.into()).or_default() += 1;
     }

@@ -31,15 +31,22 @@ pub enum Handle {
 /// Getdents results of one directory stream, compared as sets when the stream ends.
 #[derive(Debug, Default)]
 pub struct DirStream {
+    /// (name, `d_type`) of every entry the recorded `getdents` calls returned, where the
+    /// trace holds their buffers.
     pub recorded: BTreeSet<(Vec<u8>, u8)>,
+    /// (name, `d_type`) of every entry the replayed calls returned (the `--init=infer` link
+    /// target directory left out of the root's listing).
     pub replayed: BTreeSet<(Vec<u8>, u8)>,
+    /// Bytes the recorded calls returned, summed (accumulated only; nothing compares it).
     pub recorded_bytes: u64,
+    /// Bytes the replayed calls returned, summed (accumulated only; nothing compares it).
     pub replayed_bytes: u64,
 }
 
 /// One open file description.
 #[derive(Debug)]
 pub struct OpenFile {
+    /// The replay's real descriptor, or why there is none.
     pub handle: Handle,
     /// The logical path it was opened by (for messages and ordering keys).
     pub path: Vec<u8>,
@@ -54,6 +61,8 @@ pub struct OpenFile {
 }
 
 impl OpenFile {
+    /// A description with no directory stream read yet and not stalled, shared from the
+    /// start (descriptor tables hold it by `Arc`).
     pub fn new(handle: Handle, path: Vec<u8>, key: u64) -> Arc<OpenFile> {
         Arc::new(OpenFile {
             handle,
@@ -72,6 +81,8 @@ impl OpenFile {
         }
     }
 
+    /// A pipe end or FIFO, whose reads and writes wait with the stall timeout
+    /// ([`crate::Options::stall_timeout`]).
     pub fn is_pipe(&self) -> bool {
         matches!(self.handle, Handle::Pipe(_))
     }
@@ -115,7 +126,9 @@ pub type InFlight = Mutex<Passed<Arc<OpenFile>>>;
 /// One slot of a descriptor table.
 #[derive(Clone, Debug)]
 pub struct FdEntry {
+    /// The open file description; shared with every `dup` of it and with forked tables.
     pub file: Arc<OpenFile>,
+    /// `FD_CLOEXEC`: the entry goes at a successful `execve` ([`FdTable::exec`]).
     pub cloexec: bool,
 }
 
@@ -126,9 +139,11 @@ pub struct FdTable {
 }
 
 impl FdTable {
+    /// The entry at recorded descriptor number `fd`, None when it is not open.
     pub fn get(&self, fd: i32) -> Option<&FdEntry> {
         self.map.get(&fd)
     }
+    /// The entry at recorded descriptor number `fd` to change (its close-on-exec flag).
     pub fn get_mut(&mut self, fd: i32) -> Option<&mut FdEntry> {
         self.map.get_mut(&fd)
     }
@@ -147,6 +162,8 @@ impl FdTable {
     pub fn insert(&mut self, fd: i32, e: FdEntry) -> Option<FdEntry> {
         self.map.insert(fd, e)
     }
+    /// Close recorded descriptor `fd` in this table, returning its entry (the description
+    /// closes when its last reference goes); None when it was not open.
     pub fn remove(&mut self, fd: i32) -> Option<FdEntry> {
         self.map.remove(&fd)
     }
@@ -172,6 +189,7 @@ impl FdTable {
             e.cloexec = true;
         }
     }
+    /// Open descriptors in the table.
     pub fn len(&self) -> usize {
         self.map.len()
     }
@@ -179,6 +197,7 @@ impl FdTable {
     pub fn iter(&self) -> impl Iterator<Item = (&i32, &FdEntry)> {
         self.map.iter()
     }
+    /// No descriptor is open.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
@@ -189,6 +208,9 @@ impl FdTable {
 pub struct FsInfo {
     /// Logical cwd beneath the root, absolute.
     pub cwd: Vec<u8>,
+    /// The process's file mode creation mask (`umask` sets it): replay runs with umask 0 and
+    /// masks the modes of the files it creates (`open`, `mkdir`, `mknod`, bound sockets) with
+    /// this one instead.
     pub umask: u32,
 }
 
@@ -200,6 +222,7 @@ pub struct FsInfo {
 /// not map.
 #[derive(Debug)]
 pub struct Mapping {
+    /// The recorded length, bytes (page records are found by it).
     pub len: u64,
     /// The real mapping (address, length), for file mappings replayed through memory.
     pub real: Option<(usize, usize)>,
@@ -207,6 +230,8 @@ pub struct Mapping {
     pub file: Option<Arc<OpenFile>>,
     /// File offset of the recorded start address.
     pub offset: i64,
+    /// `MAP_SHARED` (or `MAP_SHARED_VALIDATE`): stores through it reach the file, and
+    /// `mmappwrite` records are matched to it ([`MemMap::find_by_fd`]).
     pub shared: bool,
     /// The descriptor number the recorded mmap named (page records name it, even after it
     /// was closed and the number reused).
@@ -242,6 +267,7 @@ impl Drop for Mapping {
 /// An address space: recorded start address -> mapping.
 #[derive(Debug, Default)]
 pub struct MemMap {
+    /// Mappings by recorded start address; they do not overlap ([`MemMap::unmap`] splits).
     pub maps: BTreeMap<u64, Mapping>,
 }
 
@@ -343,8 +369,12 @@ pub struct PosixLocks {
 /// One replayed process.
 #[derive(Debug)]
 pub struct Process {
+    /// The descriptor table; shared with `CLONE_FILES` children, copied otherwise.
     pub fds: Arc<Mutex<FdTable>>,
+    /// cwd and umask; shared with `CLONE_FS` children, copied otherwise.
     pub fs: Arc<Mutex<FsInfo>>,
+    /// The address space's mappings; shared with `CLONE_VM` children (threads, vfork), empty
+    /// in a forked child and after exec.
     pub mm: Arc<Mutex<MemMap>>,
     /// Shared, like `fds`, with CLONE_FILES.
     pub locks: Arc<Mutex<PosixLocks>>,
@@ -420,9 +450,11 @@ pub struct Procs {
 }
 
 impl Procs {
+    /// The process with the planner's id `id`, None once it ended or before it began.
     pub fn get(&self, id: ProcId) -> Option<Arc<Process>> {
         lock(&self.map).get(&id).cloned()
     }
+    /// Adds (or replaces, after an exec) the process `id`.
     pub fn insert(&self, id: ProcId, p: Process) {
         lock(&self.map).insert(id, Arc::new(p));
     }
@@ -431,6 +463,8 @@ impl Procs {
         let p = lock(&self.map).remove(&id);
         drop(p);
     }
+    /// Drops every process (at the end of the replay), outside the table's lock, closing
+    /// their descriptors and unmapping their mappings as the last references go.
     pub fn clear(&self) {
         let all: Vec<_> = lock(&self.map).drain().collect();
         drop(all);

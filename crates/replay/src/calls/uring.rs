@@ -32,7 +32,11 @@ pub enum UringMode {
     Ring,
     /// Each as the system call it stands for (`pread64` for `READ`, ...). `fallback` says why
     /// when this was not asked for (io_uring could not be set up here): the report says so.
-    AsSyscalls { fallback: Option<String> },
+    AsSyscalls {
+        /// Why io_uring could not be used (the [`probe`] error, `--uring auto`), or None when
+        /// `--uring as-syscalls` asked for this mode.
+        fallback: Option<String>,
+    },
 }
 
 /// Whether this process can set up an io_uring (`kernel.io_uring_disabled`, seccomp, an old
