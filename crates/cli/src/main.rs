@@ -28,7 +28,7 @@
 //! `export_tables`: `export --format parquet` over `ra-export`, several traces on `--threads`
 //! workers; `compile`: `reanimator compile`, its progress and summary; `info` also describes plans,
 //! read through with `Plan::check`; `compare`: `replay --compare`, one replay per root through
-//! `replay::replay_into`, the outcome join, the roots' trees diffed with ra-fsstate; `anonymize`:
+//! `replay::replay_into` (options mapped onto `ra_replay::Session`), the outcome join, the roots' trees diffed with ra-fsstate; `anonymize`:
 //! `reanimator anonymize` and `--reverse` over `ra_anonymize`; `output`: the output-chain
 //! flags `record`, `fs` and `anonymize` share (`--compress`, lz4 by default, `--seal`, `--encrypt`,
 //! and `-o`'s destination with `--spill` and `--net-buffer`), turned into

@@ -1,7 +1,6 @@
 //! `reanimator replay`: re-execute a trace into a sandboxed root and verify it.
 
 use std::io::{IsTerminal, Write};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -11,8 +10,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use ra_replay::{
-    compare::OutcomeSink, init, sandbox::Root, Fill, MmapMode, OnMismatch, Options, Progress,
-    Report, Timing, UringMode, Verify,
+    compare::OutcomeSink, init, Fill, FinalCheck, InitMode, MmapMode, OnMismatch, Options,
+    Progress, Report, Session, Timing, UringMode, Verify,
 };
 use ra_trace::TraceReader;
 
@@ -670,163 +669,37 @@ pub(crate) fn replay_into(
     opts.keep_mismatches = a.max_mismatches;
     opts.log_level = a.verbose.min(2);
 
-    let mut init_notes = Vec::new();
-    let mut partial_dirs = std::collections::HashSet::new();
-    let mut inferred_files = std::collections::HashSet::new();
-    let mut unknown_content = std::collections::HashSet::new();
-    let snapshots: Vec<_> =
-        trace.iter().flat_map(|t| t.snapshots()).filter(|s| s.start.is_some()).collect();
-    if a.init != InitArg::None {
-        let root = Root::new(root_dir)
-            .with_context(|| format!("opening the replay root {}", root_dir.display()))?;
-        let mut skip: Vec<Vec<u8>> = Vec::new();
-        if matches!(a.init, InitArg::Auto | InitArg::Snapshot) {
-            if a.init == InitArg::Snapshot && snapshots.is_empty() {
-                bail!(
-                    "--init=snapshot: {} holds no snapshot (record with --snapshot DIR, or use --init=infer)",
-                    crate::spool::shown(&a.trace)
-                );
-            }
-            for s in &snapshots {
-                let shown = String::from_utf8_lossy(&s.dir).into_owned();
-                let dir = restore_dir(&root, &s.dir)
-                    .with_context(|| format!("preparing {shown} in the replay root"))?;
-                let ropts =
-                    ra_fsstate::RestoreOptions { special: a.allow_special, ..Default::default() };
-                let st = trace
-                    .as_ref()
-                    .expect("snapshots come from a trace")
-                    .restore_snapshot_with(s.index, dir.as_fd(), &ropts)
-                    .with_context(|| format!("restoring the recorded state of {shown}"))?;
-                init_notes
-                    .push((format!("snapshot {}", s.index), format!("{shown}: restored {st}")));
-                let under = |p: &[u8]| {
-                    let mut v = s.dir.clone();
-                    if !p.is_empty() {
-                        v.push(b'/');
-                        v.extend_from_slice(p);
-                    }
-                    String::from_utf8_lossy(&v).into_owned()
-                };
-                for w in &st.withheld {
-                    init_notes.push((
-                        "withheld".to_string(),
-                        format!(
-                            "{}: {}; --allow-special restores it as recorded",
-                            under(&w.path),
-                            w.what
-                        ),
-                    ));
-                }
-                if st.withheld_count > st.withheld.len() as u64 {
-                    init_notes.push((
-                        "withheld".to_string(),
-                        format!("{} more not listed", st.withheld_count - st.withheld.len() as u64),
-                    ));
-                }
-                for n in &st.not_restored {
-                    init_notes.push((
-                        "not restored".to_string(),
-                        format!(
-                            "{}: {}: {}",
-                            under(&n.path),
-                            n.what,
-                            std::io::Error::from_raw_os_error(n.errno)
-                        ),
-                    ));
-                }
-                if st.not_restored_count > st.not_restored.len() as u64 {
-                    init_notes.push((
-                        "not restored".to_string(),
-                        format!(
-                            "{} more not listed",
-                            st.not_restored_count - st.not_restored.len() as u64
-                        ),
-                    ));
-                }
-                skip.push(s.dir.clone());
-                // Its parents were made for it: they hold only what leads to it.
-                partial_dirs.extend(ancestors_dev_ino(&root, &s.dir));
-            }
-        }
-        if matches!(a.init, InitArg::Auto | InitArg::Infer) {
-            let unknown = match a.init_unknown {
-                InitUnknown::Sparse => init::Unknown::Sparse,
-                InitUnknown::Fill => init::Unknown::Fill(opts.fill),
-            };
-            let o = init::InferOptions {
-                skip: &skip,
-                special: a.allow_special,
-                unknown,
-                stop: &progress.stop,
-            };
-            let st = match (&plan, &trace) {
-                (Some(p), _) => init::infer_from(
-                    p.calls().map(|c| c.map(|c| c.ev)),
-                    p.facts().cwd.clone(),
-                    p.facts().synthetic,
-                    &root,
-                    &o,
-                ),
-                (None, Some(t)) => init::infer(t, &root, &o),
-                (None, None) => unreachable!("a trace is open when no plan is"),
-            }
-            .context("inferring the initial state")?;
-            partial_dirs.extend(st.partial_dirs.iter().copied());
-            inferred_files.extend(st.files_created.iter().copied());
-            unknown_content.extend(st.files_unknown.iter().copied());
-            init_notes.push((
-                "inferred".to_string(),
-                format!(
-                    "{} files, {} directories, {} symlinks; {} bytes of content from recorded reads, {} bytes not shown by the trace: {}",
-                    st.files,
-                    st.dirs,
-                    st.symlinks,
-                    st.bytes_known,
-                    st.bytes_unknown,
-                    if unknown == init::Unknown::Sparse {
-                        "holes (--init-unknown fill writes them)".to_string()
-                    } else {
-                        format!("{} bytes of holes written with --fill data", st.bytes_filled)
-                    }
-                ),
-            ));
-            for (p, what) in &st.withheld {
-                init_notes.push((
-                    "withheld".to_string(),
-                    format!(
-                        "{}: {what}; --allow-special restores it as recorded",
-                        String::from_utf8_lossy(p)
-                    ),
-                ));
-            }
-        }
-    }
-    if a.init != InitArg::None {
-        // The recorded program found its files on disk, not dirty in the page cache: write
-        // the restored state back before the replay starts (its time is the initial state's,
-        // not the replay's; without it, a replayed fsync or fadvise(DONTNEED) pays for
-        // writing back what --init just wrote).
-        let d = std::fs::File::open(root_dir)
-            .with_context(|| format!("opening the replay root {}", root_dir.display()))?;
-        // SAFETY: syncfs on a descriptor this function owns.
-        if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(e).with_context(|| {
-                format!("writing back the initial state under {}", root_dir.display())
-            });
-        }
-    }
-    opts.partial_dirs = partial_dirs;
-    opts.inferred_files = inferred_files;
-    opts.unknown_content = unknown_content;
     opts.outcomes = outcomes;
-    // Records of call types (a few calls span several records: the bar is approximate).
-    let total: u64 = match (&plan, &trace) {
-        (Some(p), _) => p.stats().calls,
-        (None, Some(t)) => t.syscall_records(),
-        (None, None) => 0,
+    let fill = opts.fill;
+    let session = match (&plan, &trace) {
+        (Some(p), t) => Session::of_plan(p, t.as_ref(), input.snapshots_missing.clone(), opts),
+        (None, Some(t)) => Session::of_trace(t, opts),
+        (None, None) => unreachable!("a trace is open when no plan is"),
     };
+    let init = match a.init {
+        InitArg::None => InitMode::None,
+        InitArg::Snapshot => InitMode::Snapshot,
+        InitArg::Infer => InitMode::Infer,
+        InitArg::Auto => InitMode::Auto,
+    };
+    let unknown = match a.init_unknown {
+        InitUnknown::Sparse => init::Unknown::Sparse,
+        InitUnknown::Fill => init::Unknown::Fill(fill),
+    };
+    let check = match verify {
+        Verification::None | Verification::Ret => FinalCheck::None,
+        Verification::RetAndShape => FinalCheck::Shape,
+        Verification::Full => FinalCheck::Full,
+    };
+    let session = session.init(init, unknown).final_check(check, crate::diff::diff_line);
+    if init == InitMode::Snapshot && session.snapshots().is_empty() {
+        bail!(
+            "--init=snapshot: {} holds no snapshot (record with --snapshot DIR, or use --init=infer)",
+            crate::spool::shown(&a.trace)
+        );
+    }
+    let prepared = session.prepare(progress).map_err(anyhow::Error::new)?;
+    let total = prepared.total_calls();
     let bar = (!a.quiet && std::io::stderr().is_terminal())
         .then(|| crate::progress::Progress::calls("replaying", total));
     let worker = {
@@ -846,12 +719,7 @@ pub(crate) fn replay_into(
                 b.finish();
             })
         });
-        let source = match (&plan, &trace) {
-            (Some(p), _) => ra_replay::Source::Plan(p),
-            (None, Some(t)) => ra_replay::Source::Trace(t),
-            (None, None) => unreachable!("a trace is open when no plan is"),
-        };
-        let r = ra_replay::replay_from(source, opts, progress.clone(), log);
+        let r = prepared.replay(progress.clone(), log);
         if let Some(t) = ticker {
             finished.store(true, Ordering::Relaxed);
             let _ = t.join();
@@ -860,8 +728,6 @@ pub(crate) fn replay_into(
     };
     let mut report =
         worker.with_context(|| format!("replaying {}", crate::spool::shown(&a.trace)))?;
-    report.init = init_notes;
-    // The final state: each recorded end state against its directory in the root.
     if verify == Verification::RetAndShape {
         report.warn(
             "the trace holds its data as digests or lengths only (its data_mode): return values \
@@ -869,22 +735,6 @@ pub(crate) fn replay_into(
              full to compare the data anyway)"
                 .to_string(),
         );
-    }
-    if matches!(verify, Verification::Full | Verification::RetAndShape) && report.aborted.is_none()
-    {
-        let root = Root::new(root_dir)
-            .with_context(|| format!("opening the replay root {}", root_dir.display()))?;
-        if let Some(t) = trace {
-            for s in t.snapshots().into_iter().filter(|s| s.end.is_some()) {
-                report.final_state.push(final_state(t, &root, &s, verify == Verification::Full)?);
-            }
-        }
-        if let Some(why) = &input.snapshots_missing {
-            report.warn(format!(
-                "the final tree was not compared with the recorded end state: the plan's trace \
-                 stores it, but {why}"
-            ));
-        }
     }
     Ok(report)
 }
@@ -897,34 +747,6 @@ fn source_trace(p: &ra_replay::Plan) -> std::result::Result<TraceReader, String>
     TraceReader::open(&src.path).map_err(|e| format!("{} cannot be read ({e})", src.path))
 }
 
-/// The directory a snapshot restores into: made beneath the root (parents too), empty.
-fn restore_dir(root: &Root, dir: &[u8]) -> Result<OwnedFd> {
-    init::mkdirs(root, dir)?;
-    root.open(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)
-        .map_err(|e| anyhow::anyhow!(std::io::Error::from_raw_os_error(e)))
-}
-
-/// (st_dev, st_ino) of the strict ancestors of `dir` beneath the root (and the root itself).
-fn ancestors_dev_ino(root: &Root, dir: &[u8]) -> Vec<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let mut out = Vec::new();
-    let mut p = dir.to_vec();
-    while let Some(i) = p.iter().rposition(|&c| c == b'/') {
-        p.truncate(i);
-        let q = if p.is_empty() { b"/".to_vec() } else { p.clone() };
-        if let Ok(fd) = root.locate(&q, false) {
-            if let Ok(m) = std::fs::metadata(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
-                out.push((m.dev(), m.ino()));
-            }
-        }
-        if p.is_empty() {
-            break;
-        }
-    }
-    out
-}
-
-/// Compare the replayed tree with the recorded end state of snapshot `s`.
 /// What a replay verifies, `--verify auto` resolved against the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Verification {
@@ -948,40 +770,6 @@ fn verification(a: &ReplayArgs, input: &Input) -> Verification {
         VerifyArg::Auto if data => Verification::Full,
         VerifyArg::Auto => Verification::RetAndShape,
     }
-}
-
-/// The recorded end state `s` against its directory in the root; `contents`: compare file
-/// contents too.
-fn final_state(
-    trace: &TraceReader,
-    root: &Root,
-    s: &ra_trace::SnapshotInfo,
-    contents: bool,
-) -> Result<(String, u64, Vec<String>)> {
-    let shown = String::from_utf8_lossy(&s.dir).into_owned();
-    let what = format!("{shown} against its recorded end state");
-    let dir = match root.open(&s.dir, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
-        Ok(d) => d,
-        Err(e) => {
-            let why = std::io::Error::from_raw_os_error(e);
-            return Ok((
-                what,
-                1,
-                vec![format!("{shown} cannot be opened in the replay root: {why}")],
-            ));
-        }
-    };
-    let opts = ra_fsstate::DiffOptions { skip_contents: !contents, ..Default::default() };
-    let mut n = 0u64;
-    let mut first = Vec::new();
-    for d in trace.diff_snapshot(s.index, ra_trace::Phase::End, dir, &opts)? {
-        let d = d.with_context(|| format!("comparing {shown} with its recorded end state"))?;
-        n += 1;
-        if first.len() < 20 {
-            first.push(crate::diff::diff_line(&d));
-        }
-    }
-    Ok((what, n, first))
 }
 
 fn print_report(r: &Report, trace: &Path) -> Result<()> {

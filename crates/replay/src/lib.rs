@@ -13,6 +13,9 @@
 //!
 //! # Parts
 //!
+//! `session` runs one replay from start to end as `replay` and `compare` do (`Session`: the
+//! initial state, `--init`'s snapshots restored and the rest inferred, written back; then
+//! `Prepared::replay`: the calls, and the tree against the recorded end states).
 //! Verified replay. The `planner` reads the trace in `unique_id` order on the read-ahead thread (on
 //! the dispatcher for `--timing` replays, where placing on the read-ahead thread measurably
 //! worsened the issue-time tail; streamed, bounded by calls and bytes in flight, `--prefetch`, its
@@ -57,6 +60,7 @@ pub mod planfile;
 pub mod planner;
 pub mod sandbox;
 mod sched;
+mod session;
 pub mod shadow;
 mod sys;
 pub mod timing;
@@ -104,6 +108,7 @@ pub use calls::{probe_uring, UringMode};
 pub use planfile::{compile, CompileStats, Plan, PlanError};
 pub use planner::{PlanNotes, TraceFacts};
 pub use sched::{replay, replay_from, Progress, Source};
+pub use session::{FinalCheck, InitMode, Prepared, Session, FINAL_DIFFERENCES_LISTED};
 pub use verify::{CallStats, Diff, Mismatch, PrefetchStats, Report};
 
 /// What to verify.
@@ -311,6 +316,18 @@ pub enum Error {
         /// The errno of the failed call.
         #[source]
         source: std::io::Error,
+    },
+    /// `--init=snapshot` ([`InitMode::Snapshot`]) of a trace that holds no snapshot.
+    #[error("the trace holds no snapshot (record with --snapshot DIR, or use --init=infer)")]
+    NoSnapshot,
+    /// A step of a [`Session`] failed: what it was doing, and why.
+    #[error("{what}: {source}")]
+    Context {
+        /// The step, e.g. `restoring the recorded state of /srv`.
+        what: String,
+        /// Its error.
+        #[source]
+        source: Box<Error>,
     },
     /// Spawning one of the replay's threads (watchdog, timer, read-ahead, workers) failed.
     #[error("starting executor thread: {0}")]
