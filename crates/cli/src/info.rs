@@ -93,15 +93,13 @@ fn thousands(n: u64) -> String {
     out
 }
 
-pub fn run(a: InfoArgs) -> Result<ExitCode> {
+/// Read `a.file` (a DataSeries file or trace) through: its extents, types, trailer and index,
+/// and without `--quick` every extent's checksums and the trace's time span.
+fn examine(a: &InfoArgs) -> Result<FileInfo> {
     let path = &a.file;
-    if ra_replay::planfile::is_plan(path) {
-        return plan_info(&a);
-    }
     let ds = DsReader::open(path)
         .with_context(|| format!("cannot read {}", crate::spool::shown(path)))?;
     let file_len = ds.file_len();
-    let enc = ds.encryption();
     let disk_len = std::fs::metadata(path).map_or(0, |m| m.len());
     let trailer = ds.trailer_status();
     let mut types: BTreeMap<String, TypeStats> = BTreeMap::new();
@@ -193,7 +191,6 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
     // (The same reader: with --key, its seal was checked once, when it was opened.)
     let trace = if is_trace { TraceReader::from_ds(ds.clone()).ok() } else { None };
     crate::note_incomplete(path, ds.incomplete_with(cut_tail), "what it holds is described");
-    let seal = ds.seal_status();
     let kind = match trace.as_ref().map(TraceReader::kind) {
         Some(TraceKind::Ours) => "reanimator",
         Some(TraceKind::ReAnimator) => "re-animator",
@@ -219,90 +216,182 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
         _ => "unknown".to_string(),
     };
 
+    Ok(FileInfo {
+        path: path.clone(),
+        quick: a.quick,
+        file_len,
+        disk_len,
+        ds,
+        trailer,
+        trailer_text,
+        cut_tail,
+        kind,
+        declared,
+        total_extents,
+        total_records,
+        types,
+        span,
+        trace,
+        header_error,
+        verify_error,
+        index_error,
+    })
+}
+
+/// What [`examine`] found: what `info` prints, as text or JSON.
+struct FileInfo {
+    path: std::path::PathBuf,
+    quick: bool,
+    file_len: u64,
+    disk_len: u64,
+    /// The file, open (its encryption, seal, byte order and types).
+    ds: DsReader,
+    trailer: TrailerStatus,
+    trailer_text: String,
+    cut_tail: Option<dataseries::CutTail>,
+    kind: &'static str,
+    declared: usize,
+    total_extents: u64,
+    total_records: u64,
+    types: BTreeMap<String, TypeStats>,
+    /// The first call's start and the last call's end, ns (without `--quick`).
+    span: Option<(i64, i64)>,
+    trace: Option<TraceReader>,
+    header_error: Option<dataseries::Error>,
+    verify_error: Option<dataseries::Error>,
+    index_error: Option<dataseries::Error>,
+}
+
+pub fn run(a: InfoArgs) -> Result<ExitCode> {
+    if ra_replay::planfile::is_plan(&a.file) {
+        return plan_info(&a);
+    }
+    let i = examine(&a)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if a.json {
-        let types_json: Vec<_> = types
-            .iter()
-            .map(|(n, t)| {
-                json!({"name": n, "extents": t.extents, "records": t.records,
+        writeln!(out, "{}", serde_json::to_string_pretty(&info_json(&i))?)?;
+    } else {
+        info_text(&mut out, &i)?;
+    }
+    let FileInfo { path, header_error, verify_error, index_error, .. } = i;
+    if let Some(e) = header_error.or(verify_error).or(index_error) {
+        return Err(
+            anyhow::Error::new(e).context(format!("{} is damaged", crate::spool::shown(&path)))
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `info --json`.
+fn info_json(i: &FileInfo) -> serde_json::Value {
+    let FileInfo {
+        path,
+        ds,
+        trailer,
+        trailer_text,
+        cut_tail,
+        types,
+        trace,
+        header_error,
+        verify_error,
+        index_error,
+        ..
+    } = i;
+    let (file_len, disk_len, declared) = (i.file_len, i.disk_len, i.declared);
+    let (total_extents, total_records) = (i.total_extents, i.total_records);
+    let (enc, seal) = (ds.encryption(), ds.seal_status());
+    let (kind, span, quick) = (i.kind, i.span, i.quick);
+    let types_json: Vec<_> = types
+        .iter()
+        .map(|(n, t)| {
+            json!({"name": n, "extents": t.extents, "records": t.records,
                        "packed_bytes": t.packed, "variable_bytes": t.variable,
                        "compression": t.modes})
-            })
-            .collect();
-        let info: serde_json::Map<String, serde_json::Value> = trace
-            .as_ref()
-            .map(|t| t.info().iter().map(|(k, v)| fact_json(k, v)).collect())
-            .unwrap_or_default();
-        let lost: Vec<_> = trace
-            .as_ref()
-            .map(|t| {
-                t.lost()
-                    .iter()
-                    .map(|l| {
-                        json!({"syscall": l.syscall, "count": l.count, "bytes": l.bytes,
+        })
+        .collect();
+    let info: serde_json::Map<String, serde_json::Value> = trace
+        .as_ref()
+        .map(|t| t.info().iter().map(|(k, v)| fact_json(k, v)).collect())
+        .unwrap_or_default();
+    let lost: Vec<_> = trace
+        .as_ref()
+        .map(|t| {
+            t.lost()
+                .iter()
+                .map(|l| {
+                    json!({"syscall": l.syscall, "count": l.count, "bytes": l.bytes,
                                     "time_first_ns": l.time_first, "time_last_ns": l.time_last,
                                     "reason": l.reason})
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let snapshots: Vec<_> = trace
-            .as_ref()
-            .map(|t| {
-                t.snapshots()
-                    .iter()
-                    .map(|s| {
-                        let phase = |p: Option<&ra_trace::PhaseInfo>| {
-                            p.map(|p| {
-                                json!({"entries": p.entries, "files": p.files,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let snapshots: Vec<_> = trace
+        .as_ref()
+        .map(|t| {
+            t.snapshots()
+                .iter()
+                .map(|s| {
+                    let phase = |p: Option<&ra_trace::PhaseInfo>| {
+                        p.map(|p| {
+                            json!({"entries": p.entries, "files": p.files,
                                        "file_bytes": p.file_bytes, "blobs": p.blobs,
                                        "blob_bytes": p.blob_bytes,
                                        "scan_began_ns": p.scan_began_ns,
                                        "scan_ended_ns": p.scan_ended_ns})
-                            })
-                        };
-                        json!({"index": s.index, "dir": ra_fsstate::JsonBytes::value(&s.dir),
+                        })
+                    };
+                    json!({"index": s.index, "dir": ra_fsstate::JsonBytes::value(&s.dir),
                                "start": phase(s.start.as_ref()), "end": phase(s.end.as_ref())})
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let v = json!({
-            "file": crate::spool::json_name(path),
-            "size": file_len,
-            "encryption": enc.as_ref().map(|e| json!({"cipher": "AES-256-GCM",
-                "key_id": e.key_id, "chunks": e.chunks, "complete": e.complete,
-                "size_on_disk": disk_len})),
-            "sealed": ds.type_by_name(dataseries::seal::SEAL_TYPE_NAME).is_some(),
-            "seal_verified": seal.map(|s| json!({"key_id": s.summary.key_id,
-                "serial": s.summary.serial, "extents": s.summary.extents,
-                "bytes": s.summary.bytes, "seals": s.summary.seals,
-                "complete": s.cut.is_none(), "cut": s.cut.as_ref().map(|f| f.why.clone()),
-                "left_out_bytes": s.left_out})),
-            "byte_order": if ds.is_big_endian() { "big-endian" } else { "little-endian" },
-            "complete": matches!(trailer, TrailerStatus::Valid { .. }),
-            "cut": matches!(trailer, TrailerStatus::Missing),
-            "trailer": trailer_text,
-            "cut_tail": cut_tail.map(|c| json!({"extent_offset": c.extent_offset,
-                                                "extent_bytes": c.extent_bytes,
-                                                "bytes_present": c.bytes_present})),
-            "kind": kind,
-            "declared_types": declared,
-            "extents": total_extents,
-            "records": total_records,
-            "verified": !a.quick && verify_error.is_none() && header_error.is_none()
-                && index_error.is_none(),
-            "index_valid": matches!(trailer, TrailerStatus::Valid { .. }) && index_error.is_none(),
-            "time_span": span.map(|(lo, hi)| json!({"first_ns": lo, "last_ns": hi,
-                                                  "duration_ns": hi - lo})),
-            "types": types_json,
-            "info": info,
-            "lost": lost,
-            "snapshots": snapshots,
-        });
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
-    } else {
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let v = json!({
+        "file": crate::spool::json_name(path),
+        "size": file_len,
+        "encryption": enc.as_ref().map(|e| json!({"cipher": "AES-256-GCM",
+            "key_id": e.key_id, "chunks": e.chunks, "complete": e.complete,
+            "size_on_disk": disk_len})),
+        "sealed": ds.type_by_name(dataseries::seal::SEAL_TYPE_NAME).is_some(),
+        "seal_verified": seal.map(|s| json!({"key_id": s.summary.key_id,
+            "serial": s.summary.serial, "extents": s.summary.extents,
+            "bytes": s.summary.bytes, "seals": s.summary.seals,
+            "complete": s.cut.is_none(), "cut": s.cut.as_ref().map(|f| f.why.clone()),
+            "left_out_bytes": s.left_out})),
+        "byte_order": if ds.is_big_endian() { "big-endian" } else { "little-endian" },
+        "complete": matches!(trailer, TrailerStatus::Valid { .. }),
+        "cut": matches!(trailer, TrailerStatus::Missing),
+        "trailer": trailer_text,
+        "cut_tail": cut_tail.map(|c| json!({"extent_offset": c.extent_offset,
+                                            "extent_bytes": c.extent_bytes,
+                                            "bytes_present": c.bytes_present})),
+        "kind": kind,
+        "declared_types": declared,
+        "extents": total_extents,
+        "records": total_records,
+        "verified": !quick && verify_error.is_none() && header_error.is_none()
+            && index_error.is_none(),
+        "index_valid": matches!(trailer, TrailerStatus::Valid { .. }) && index_error.is_none(),
+        "time_span": span.map(|(lo, hi)| json!({"first_ns": lo, "last_ns": hi,
+                                              "duration_ns": hi - lo})),
+        "types": types_json,
+        "info": info,
+        "lost": lost,
+        "snapshots": snapshots,
+    });
+    v
+}
+
+/// `info`'s text.
+fn info_text(out: &mut impl Write, i: &FileInfo) -> Result<()> {
+    let FileInfo { path, ds, trailer_text, types, trace, .. } = i;
+    let (file_len, disk_len, declared) = (i.file_len, i.disk_len, i.declared);
+    let (total_extents, total_records) = (i.total_extents, i.total_records);
+    let (enc, seal) = (ds.encryption(), ds.seal_status());
+    let (kind, span) = (i.kind, i.span);
+    {
         writeln!(
             out,
             "File        {}  ({} bytes)",
@@ -481,7 +570,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             "{:<w$}  {:>8}  {:>10}  {:>14}  {:>14}  compression (fixed/variable)",
             "extent type", "extents", "records", "packed bytes", "variable bytes"
         )?;
-        for (n, t) in &types {
+        for (n, t) in types {
             writeln!(
                 out,
                 "{n:<w$}  {:>8}  {:>10}  {:>14}  {:>14}  {}",
@@ -493,12 +582,7 @@ pub fn run(a: InfoArgs) -> Result<ExitCode> {
             )?;
         }
     }
-    if let Some(e) = header_error.or(verify_error).or(index_error) {
-        return Err(
-            anyhow::Error::new(e).context(format!("{} is damaged", crate::spool::shown(path)))
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// What `info` says about a compiled plan (`reanimator compile`).
