@@ -273,16 +273,20 @@ impl SecBuf {
     }
 }
 
-/// The uncompressed sections of an extent in file byte order (null compaction undone), held
-/// in one buffer. For extents stored uncompressed this is the extent's own buffer (no copy).
+/// The uncompressed sections of an extent in file byte order (null compaction undone). For
+/// extents stored uncompressed both are the extent's own buffer (no copy); a variable section
+/// stored uncompressed beside a compressed fixed one is a slice of the stored bytes (no copy)
+/// in `vbuf`.
 pub(crate) struct Sections {
     pub header: RawHeader,
     pub ty: Arc<ExtentType>,
     pub buf: SecBuf,
     /// Start of the fixed section in `buf` (its length is `nrecords * record_size`).
     pub fixed_start: usize,
-    /// Position in `buf` of heap offset 4: the stored variable data. The heap's first 4
-    /// bytes are implicit zeros and are not held.
+    /// The buffer holding the variable data, when it is not `buf`.
+    pub vbuf: Option<SecBuf>,
+    /// Position in `vbuf` (or `buf`) of heap offset 4: the stored variable data. The heap's
+    /// first 4 bytes are implicit zeros and are not held.
     pub vdata_start: usize,
     /// Length of the stored variable data (`variable_size - 4`).
     pub vdata_len: usize,
@@ -291,6 +295,20 @@ pub(crate) struct Sections {
 impl Sections {
     pub fn fixed(&self) -> &[u8] {
         &self.buf[self.fixed_start..self.fixed_start + self.header.nrecords * self.ty.record_size()]
+    }
+
+    /// The variable heap from offset 4.
+    pub fn vdata(&self) -> &[u8] {
+        let b = self.vbuf.as_ref().unwrap_or(&self.buf);
+        &b[self.vdata_start..self.vdata_start + self.vdata_len]
+    }
+
+    fn vdata_mut(&mut self) -> &mut [u8] {
+        let r = self.vdata_start..self.vdata_start + self.vdata_len;
+        match &mut self.vbuf {
+            Some(v) => &mut v[r],
+            None => &mut self.buf[r],
+        }
     }
 }
 
@@ -368,7 +386,7 @@ fn unpack_stored(
         found: found as u64,
     };
     let vstart = h.header_len + round4(h.cfix);
-    let (buf, fixed_start, vdata_start) =
+    let (buf, fixed_start, vbuf, vdata_start) =
         if fmode == Compression::None && vmode == Compression::None && !ty.null_compact {
             // Stored raw: decode in place.
             if h.cfix != expected_fixed {
@@ -381,44 +399,39 @@ fn unpack_stored(
                 Stored::Cow(c) => SecBuf::Owned(c.into_owned()),
                 Stored::Shared(b) => SecBuf::Shared(b),
             };
-            (buf, h.header_len, vstart)
-        } else {
-            let fdata = &bytes[h.header_len..h.header_len + h.cfix];
-            let vdata = &bytes[vstart..vstart + h.cvar];
-            // Null compaction usually shrinks the fixed section, but its alignment padding
-            // (measured from the start of the section) can add up to 11 bytes per record, and
-            // with big_to_small ordering values inside the bool bytes are stored twice.
-            let max_fixed = if ty.null_compact {
-                rs.checked_add(ty.bool_bytes + 11)
-                    .and_then(|per| per.checked_mul(h.nrecords))
-                    .unwrap_or(usize::MAX)
-            } else {
-                expected_fixed
-            };
-            let mut buf = Vec::new();
-            decompress_section(fdata, fmode, max_fixed, off, Section::Fixed, &mut buf)?;
-            if ty.null_compact {
-                buf = uncompact_nulls(&ty, &buf, h.nrecords, off)?;
-            } else if buf.len() != expected_fixed {
-                return Err(size_err(Section::Fixed, expected_fixed, buf.len()));
+            (buf, h.header_len, None, vstart)
+        } else if vmode == Compression::None {
+            // The fixed section compressed, the variable one stored as it is (data that did
+            // not compress): the variable data stay where they were read, shared.
+            if h.cvar != var_expected {
+                return Err(size_err(Section::Variable, var_expected, h.cvar));
             }
+            let fixed = unpack_fixed(&bytes, &h, &ty, fmode, expected_fixed, off)?;
+            let stored = match bytes {
+                Stored::Cow(c) => bytes::Bytes::from(c.into_owned()),
+                Stored::Shared(b) => b,
+            };
+            let vbuf = SecBuf::Shared(stored.slice(vstart..vstart + h.cvar));
+            (SecBuf::Owned(fixed), 0, Some(vbuf), 0)
+        } else {
+            let vdata = &bytes[vstart..vstart + h.cvar];
+            let mut buf = unpack_fixed(&bytes, &h, &ty, fmode, expected_fixed, off)?;
             let vdata_start = buf.len();
             decompress_section(vdata, vmode, var_expected, off, Section::Variable, &mut buf)?;
             if buf.len() - vdata_start != var_expected {
                 return Err(size_err(Section::Variable, var_expected, buf.len() - vdata_start));
             }
-            (SecBuf::Owned(buf), 0, vdata_start)
+            (SecBuf::Owned(buf), 0, None, vdata_start)
         };
-    let mut s = Sections { header: h, ty, buf, fixed_start, vdata_start, vdata_len: var_expected };
+    let mut s =
+        Sections { header: h, ty, buf, fixed_start, vbuf, vdata_start, vdata_len: var_expected };
     let mut hash = bjhash(1972, s.fixed());
-    hash = bjhash_zero_prefixed(hash, &s.buf[s.vdata_start..s.vdata_start + s.vdata_len]);
-    let vdata = s.vdata_start..s.vdata_start + s.vdata_len;
+    hash = bjhash_zero_prefixed(hash, s.vdata());
     let mut swaps = Vec::new();
     let swap = to_le && be;
-    let (hash, problem) =
-        walk_heap(&s.buf[vdata.clone()], be, swap.then_some(&mut swaps), hash, off);
+    let (hash, problem) = walk_heap(s.vdata(), be, swap.then_some(&mut swaps), hash, off);
     if swap {
-        let vdata = &mut s.buf[vdata];
+        let vdata = s.vdata_mut();
         for (p, len) in swaps {
             vdata[p..p + 4].copy_from_slice(&len.to_le_bytes());
         }
@@ -435,6 +448,43 @@ fn unpack_stored(
         return Err(e);
     }
     Ok(s)
+}
+
+/// The fixed section of a stored extent, decompressed, null compaction undone; its size
+/// checked.
+fn unpack_fixed(
+    bytes: &[u8],
+    h: &RawHeader,
+    ty: &ExtentType,
+    fmode: Compression,
+    expected_fixed: usize,
+    off: u64,
+) -> Result<Vec<u8>> {
+    let fdata = &bytes[h.header_len..h.header_len + h.cfix];
+    // Null compaction usually shrinks the fixed section, but its alignment padding
+    // (measured from the start of the section) can add up to 11 bytes per record, and
+    // with big_to_small ordering values inside the bool bytes are stored twice.
+    let max_fixed = if ty.null_compact {
+        ty.record_size()
+            .checked_add(ty.bool_bytes + 11)
+            .and_then(|per| per.checked_mul(h.nrecords))
+            .unwrap_or(usize::MAX)
+    } else {
+        expected_fixed
+    };
+    let mut buf = Vec::new();
+    decompress_section(fdata, fmode, max_fixed, off, Section::Fixed, &mut buf)?;
+    if ty.null_compact {
+        buf = uncompact_nulls(ty, &buf, h.nrecords, off)?;
+    } else if buf.len() != expected_fixed {
+        return Err(Error::SectionSize {
+            extent_offset: off,
+            section: Section::Fixed,
+            expected: expected_fixed as u64,
+            found: buf.len() as u64,
+        });
+    }
+    Ok(buf)
 }
 
 /// Walks the heap entries (`vdata` = the heap from offset 4), hashing the raw length fields in
@@ -814,13 +864,15 @@ pub(crate) fn decode_extent_checked(
                 untransform(&ty, fixed, n);
             }
         }
-        let vdata = &s.buf[s.vdata_start..s.vdata_start + s.vdata_len];
-        check_var_offsets(&ty, &s.buf[fixed], vdata, n, off)?;
+        check_var_offsets(&ty, &s.buf[fixed], s.vdata(), n, off)?;
     }
+    let buf = s.buf.into_bytes(pool);
+    let vbuf = s.vbuf.map(|v| v.into_bytes(None));
     Ok(Extent {
         ty,
         nrecords: n,
-        buf: s.buf.into_bytes(pool),
+        vbuf: vbuf.unwrap_or_else(|| buf.clone()),
+        buf,
         fixed_start: s.fixed_start,
         vdata_start: s.vdata_start,
         vdata_len: s.vdata_len,

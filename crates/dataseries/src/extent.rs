@@ -103,6 +103,9 @@ pub struct Extent {
     /// copying.
     pub(crate) buf: bytes::Bytes,
     pub(crate) fixed_start: usize,
+    /// The buffer holding the variable heap: `buf` itself (a clone of it), or, for a variable
+    /// section stored uncompressed beside a compressed fixed one, the bytes it was read as.
+    pub(crate) vbuf: bytes::Bytes,
     pub(crate) vdata_start: usize,
     pub(crate) vdata_len: usize,
     pub(crate) offset: Option<u64>,
@@ -132,7 +135,11 @@ impl Extent {
     /// Bytes of memory the decoded extent holds (its buffer), for readers that bound what
     /// they keep.
     pub fn memory_bytes(&self) -> usize {
-        self.buf.len()
+        if self.vbuf.as_ptr() == self.buf.as_ptr() {
+            self.buf.len()
+        } else {
+            self.buf.len() + self.vbuf.len()
+        }
     }
 
     #[inline]
@@ -154,7 +161,7 @@ impl Extent {
 
     /// The variable heap from offset 4.
     pub(crate) fn vdata(&self) -> &[u8] {
-        &self.buf[self.vdata_start..self.vdata_start + self.vdata_len]
+        &self.vbuf[self.vdata_start..self.vdata_start + self.vdata_len]
     }
 
     /// The value of user field `field` in record `record`. Panics only if either index is out
@@ -230,7 +237,20 @@ impl Extent {
     /// or not a byte field). The slice keeps the whole extent's buffer alive: for values that
     /// live about as long as the extent, not for keeping a few bytes of each of many extents.
     pub fn shared_bytes(&self, r: usize, f: usize) -> Option<bytes::Bytes> {
-        self.bytes(r, f).map(|b| self.buf.slice_ref(b))
+        self.bytes(r, f).map(|b| {
+            // Variable data live in `vbuf`, fixed-width ones in the record (`buf`).
+            let within = |w: &bytes::Bytes| {
+                let (lo, hi) = (w.as_ptr() as usize, w.as_ptr() as usize + w.len());
+                (b.as_ptr() as usize) >= lo && (b.as_ptr() as usize + b.len()) <= hi
+            };
+            if !b.is_empty() && within(&self.vbuf) {
+                self.vbuf.slice_ref(b)
+            } else if within(&self.buf) {
+                self.buf.slice_ref(b)
+            } else {
+                bytes::Bytes::copy_from_slice(b)
+            }
+        })
     }
 }
 

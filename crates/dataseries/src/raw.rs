@@ -93,7 +93,7 @@ pub fn decode_sections(
         Checks::default(),
     )?;
     let mut variable = vec![0u8; 4];
-    variable.extend_from_slice(&s.buf[s.vdata_start..s.vdata_start + s.vdata_len]);
+    variable.extend_from_slice(s.vdata());
     Ok(ExtentSections {
         header: s.header.to_public(0),
         adler32: s.header.adler,

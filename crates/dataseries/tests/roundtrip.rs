@@ -587,3 +587,76 @@ fn main_types_are_send_and_sync() {
     send::<dataseries::ExtentStream>();
     send::<DsWriter<std::fs::File>>();
 }
+
+/// An extent whose fixed section compresses and whose variable one does not (random bytes):
+/// the writer stores the variable section as it is, and the reader keeps it where it was read
+/// (no copy), through both of its paths (read into memory, memory-mapped); values and shared
+/// slices are the records written.
+#[test]
+fn raw_variable_section_beside_a_compressed_fixed_one() {
+    let dir = common::scratch("mixed-modes");
+    let ty = Arc::new(
+        ExtentType::builder("Test::Mixed")
+            .field(FieldDesc::new("n", FieldType::Int64))
+            .field(FieldDesc::new("data", FieldType::Variable32))
+            .field(FieldDesc::new("fw", FieldType::FixedWidth(4)))
+            .build()
+            .unwrap(),
+    );
+    let path = dir.join("mixed.ds");
+    let mut w = DsWriter::create(
+        &path,
+        std::slice::from_ref(&ty),
+        WriterOptions { compression: vec![Compression::Lz4], ..WriterOptions::zlib() },
+    )
+    .unwrap();
+    let mut x = 0x1234_5678_9abc_def0u64;
+    let mut rows = Vec::new();
+    for n in 0..2000i64 {
+        let data: Vec<u8> = (0..512)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        rows.push((n, data));
+    }
+    let mut b = ExtentBuilder::new(Arc::clone(&ty));
+    for (n, data) in &rows {
+        b.start_record();
+        b.set(0, Value::Int64(*n)).unwrap();
+        b.set(1, Value::Bytes(data)).unwrap();
+        b.set(2, Value::Bytes(&(*n as u32).to_le_bytes())).unwrap();
+    }
+    w.write_extent(b).unwrap();
+    w.finish().unwrap();
+    for mapped in [false, true] {
+        let mut r = DsReader::open(&path).unwrap();
+        if mapped {
+            assert!(r.map_file(), "the file maps");
+        }
+        let h = r.headers().find_map(|h| h.ok().filter(|h| h.type_name == "Test::Mixed")).unwrap();
+        assert_eq!(
+            (h.fixed_mode, h.variable_mode),
+            (Compression::Lz4 as u8, Compression::None as u8),
+            "the case under test: fixed section compressed, variable one stored raw"
+        );
+        let e = r
+            .extents()
+            .map(Result::unwrap)
+            .find(|e| e.extent_type().name() == "Test::Mixed")
+            .unwrap();
+        assert_eq!(e.len(), rows.len());
+        for (i, (n, data)) in rows.iter().enumerate() {
+            assert_eq!(e.i64(i, 0), Some(*n));
+            assert_eq!(e.bytes(i, 1), Some(&data[..]));
+            assert_eq!(e.shared_bytes(i, 1).as_deref(), Some(&data[..]));
+            assert_eq!(e.shared_bytes(i, 2).as_deref(), Some(&(*n as u32).to_le_bytes()[..]));
+        }
+        // Fixed records decompressed (2000 * 16 bytes and a little) beside the stored
+        // variable section (2000 * (4 + 512) bytes): held once each.
+        assert!(e.memory_bytes() < 2000 * 16 + 2000 * 520 + 4096, "{}", e.memory_bytes());
+    }
+}
