@@ -31,6 +31,8 @@ struct Stream {
     last_ns: u64,
 }
 
+/// The CTF sink of one trace: one stream file per thread, events appended as calls come, the
+/// TSDL `metadata` written and the directory put in place by `finish`.
 pub struct CtfSink {
     dir: PathBuf,
     tmp: PathBuf,
@@ -39,6 +41,7 @@ pub struct CtfSink {
     /// Event classes by name: (id, fields).
     classes: HashMap<String, (u32, Fields)>,
     order: Vec<String>,
+    /// Events written (an entry and an exit per call).
     pub events: u64,
     /// Exits whose time would go back on their thread's stream, written at the last time.
     pub clamped: u64,
