@@ -18,7 +18,8 @@ pub const EXPORT_VERSION: u32 = 1;
 pub enum ColType {
     /// 64-bit signed integer: times (ns since the Unix epoch), ids, arguments, lengths.
     Int64,
-    /// 32-bit signed integer: process, thread, user and group ids, `errno`.
+    /// 32-bit signed integer: `calls`' caller ids (`pid`, `tid`, `uid`, ...) and `errno`,
+    /// `snapshots`' index, mode and xattr count, `profiles`' bucket.
     Int32,
     /// Boolean (`buffer_not_captured`, `partial`).
     Bool,
@@ -402,7 +403,8 @@ impl Table {
         [Table::Calls, Table::Data, Table::Facts, Table::Losses, Table::Snapshots, Table::Profiles];
 
     /// The table's name: its directory beneath the export's output (`TABLE/host=H/...`), the
-    /// `reanimator.table` metadata of its Parquet files, and its CSV file's stem.
+    /// `reanimator.table` metadata of its Parquet files, and its CSV file's stem (`calls`:
+    /// `calls-FAMILY`).
     pub fn name(self) -> &'static str {
         match self {
             Table::Calls => "calls",

@@ -48,8 +48,8 @@ pub enum Error {
         /// The writer's error.
         source: ::parquet::errors::ParquetError,
     },
-    /// The pass was asked to stop ([`pass::export_trace`]'s `stop` answered true); the
-    /// `.partial` files are left unrenamed.
+    /// The pass was asked to stop ([`pass::export_trace`]'s `stop` answered true): nothing
+    /// is put in place, and dropping the sink removes its `.partial` files.
     #[error("stopped")]
     Stopped,
 }
