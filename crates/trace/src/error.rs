@@ -76,8 +76,9 @@ pub enum Error {
         /// Values the event carried.
         got: usize,
     },
-    /// A buffer larger than a record can hold that the writer cannot keep as a digest (a
-    /// struct or string rather than data, an fs operation's data, a snapshot content chunk).
+    /// A buffer larger than a record can hold that the writer cannot keep as a digest: a
+    /// string of an `argv`/`envp` array, an fs operation's data, a snapshot content chunk
+    /// (data buffers that large are kept as their digest instead).
     #[error(
         "buffer of {len} bytes in `{call}`.{field} exceeds the per-record limit of {limit} bytes"
     )]
@@ -93,7 +94,7 @@ pub enum Error {
         limit: usize,
     },
     /// The writer was given an event without a registry entry (or one the schema has no
-    /// type for), or an fs record while not created with `fs_ops`.
+    /// type for), or an fs record or aggregate row while not created with `fs_ops`.
     #[error("unknown system call `{0}` (not in the registry)")]
     UnknownCall(String),
     /// Scanning, storing or restoring a snapshot's tree or contents failed.
@@ -108,7 +109,7 @@ pub enum Error {
         count: usize,
     },
     /// The state asked for was not stored completely (the recorder stopped while storing
-    /// it); its facts are missing.
+    /// it), so it cannot be read or restored.
     #[error("the {phase} state of snapshot {index} is incomplete (the recorder stopped while storing it)")]
     SnapshotIncomplete {
         /// The snapshot's index.
@@ -128,8 +129,7 @@ pub enum Error {
         /// What is wrong with it.
         problem: crate::snapshot::SnapshotProblem,
     },
-    /// A stored state has another number of entries than its `entries` fact says (entries
-    /// lost or added after the fact was written).
+    /// A stored state holds another number of entries than its `entries` fact says.
     #[error("the {phase} state of snapshot {index} holds {found} entries, the trace info says {expected}")]
     SnapshotCount {
         /// The snapshot's index.
@@ -169,8 +169,9 @@ pub enum Error {
         name: String,
     },
     /// `ra-anonymize` refused an input or an option (a record type without a registry
-    /// entry, an fs aggregate, a time origin out of range, a field that cannot be
-    /// reversible); the message says which.
+    /// entry, fs aggregate rows, a time origin out of range, a field that cannot be
+    /// reversible), or could not make or read the reverse table (none stored, damaged); the
+    /// message says which.
     #[error("{0}")]
     Anonymize(String),
     /// `anonymize --reverse` with a key that does not open the pseudonym table. Names key

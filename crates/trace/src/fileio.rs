@@ -37,8 +37,9 @@ pub struct FileOp {
 /// What a [`FileOp`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileOpKind {
-    /// The file's first announced open description: it comes just before the first kept
-    /// operation on the file, not at the `open` call (see the module's documentation).
+    /// The file became open: one of its open descriptions was announced while none other
+    /// was. It comes just before the first kept operation on that description, not at the
+    /// `open` call (its `time_ns` is the open's; see the module's documentation).
     Open,
     /// Bytes read from the file.
     Read {
