@@ -25,6 +25,7 @@
 //! Memory: the pseudonym tables grow with the number of distinct values replaced (names,
 //! ids, strings), and one snapshot state's entries are held to sort them again by their new
 //! paths; events and data buffers stream. Format: docs/TRACE_FORMAT.md §3.11.
+#![warn(missing_docs)]
 
 pub mod facts;
 pub mod pseudonym;
@@ -77,6 +78,8 @@ pub enum Field {
 }
 
 impl Field {
+    /// Every field, in code order: a field's position here is the code reverse tables store
+    /// for it, so new fields go at the end.
     pub const ALL: [Field; 9] = [
         Field::Path,
         Field::Uid,
@@ -89,6 +92,8 @@ impl Field {
         Field::Time,
     ];
 
+    /// The field's name in `--fields`/`--reversible` lists, in the `anonymized_fields` fact
+    /// and in `anonymize --json`'s report.
     pub fn name(self) -> &'static str {
         match self {
             Field::Path => "path",
@@ -103,6 +108,8 @@ impl Field {
         }
     }
 
+    /// The field [`Field::name`] calls `s`; `None` for any other string (`all` included:
+    /// [`parse_fields`] expands that).
     pub fn from_name(s: &str) -> Option<Field> {
         Field::ALL.iter().copied().find(|f| f.name() == s)
     }
@@ -164,6 +171,7 @@ pub enum DataMode {
 }
 
 impl DataMode {
+    /// `keep`, `drop` or `digest`: the value of the `anonymized_data` fact ([`INFO_DATA`]).
     pub fn name(self) -> &'static str {
         match self {
             DataMode::Keep => "keep",
@@ -180,6 +188,8 @@ pub struct Options {
     pub fields: Vec<Field>,
     /// Fields whose originals go into the encrypted reverse table.
     pub reversible: Vec<Field>,
+    /// What becomes of data buffers; anything but [`DataMode::Keep`] adds [`Field::Data`] to
+    /// the `anonymized_fields` fact.
     pub data: DataMode,
     /// Keep a file name's extension (`report.pdf` → `<pseudonym>.pdf`).
     pub keep_extensions: bool,
@@ -195,7 +205,9 @@ pub struct Options {
 /// What a run replaced.
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
+    /// Events written to the output (system calls and `reanimator fs` operations).
     pub events: u64,
+    /// Snapshot entries written, of the start and the end state together.
     pub snapshot_entries: u64,
     /// Per field: (occurrences replaced, distinct values).
     pub fields: BTreeMap<Field, (u64, u64)>,
@@ -211,6 +223,8 @@ pub struct Summary {
     pub xattr_size_answers: u64,
     /// Entries stored in the reverse table.
     pub table_entries: u64,
+    /// [`Key::fingerprint`] of the key file used (16 hex digits), as the
+    /// `anonymized_key_fingerprint` fact records it.
     pub key_fingerprint: String,
 }
 
@@ -236,6 +250,9 @@ pub trait Mapper {
     /// An extended attribute's name after its namespace (`path`), its length kept
     /// ([`Pseudonymizer::xattr_name`]).
     fn xattr_name(&mut self, v: &[u8]) -> Vec<u8>;
+    /// An id of field `f` (user, group or process id, an IPv4 address as an integer for
+    /// [`Field::Hostname`], a file time's seconds for [`Field::Time`]);
+    /// [`Pseudonymizer::id`] says which values stay.
     fn id(&mut self, f: Field, v: i64) -> i64;
     /// An instant of the trace's own clock (ns; [`time`]).
     fn clock(&mut self, ns: i64) -> i64;
@@ -249,7 +266,9 @@ pub trait Mapper {
 
 /// Anonymizing mapper.
 pub struct Forward {
+    /// Makes the pseudonyms and holds their tables.
     pub p: Pseudonymizer,
+    /// The fields replaced ([`Mapper::on`]); any other value passes through unchanged.
     pub fields: Vec<Field>,
 }
 
@@ -290,7 +309,9 @@ impl Mapper for Forward {
 
 /// Reversing mapper: the fields the table holds.
 pub struct Backward {
+    /// The reverse table, as [`table::open`] decrypted it.
     pub r: Reverser,
+    /// The fields the reverse table holds; the others stay anonymized.
     pub fields: Vec<Field>,
 }
 
@@ -937,12 +958,21 @@ pub fn map_entries(
     out
 }
 
-/// Facts `anonymize` adds to its output.
+/// Fact `anonymize` adds to its output: the fields replaced, by [`Field::name`], comma
+/// separated (`data` among them unless data was kept). A reversal rewrites it to the fields
+/// that stay anonymized, or leaves it out.
 pub const INFO_FIELDS: &str = "anonymized_fields";
+/// Fact: the fields whose originals the encrypted reverse table holds, comma separated
+/// (empty when none).
 pub const INFO_REVERSIBLE: &str = "anonymized_reversible";
+/// Fact: [`DataMode::name`] of the run.
 pub const INFO_DATA: &str = "anonymized_data";
+/// Fact: the key file's [`Key::fingerprint`], so that a user can tell which key reverses
+/// the trace ([`table::open`] names it when another key is given).
 pub const INFO_KEY: &str = "anonymized_key_fingerprint";
+/// Fact: `true` or `false`, [`Options::keep_extensions`].
 pub const INFO_EXTENSIONS: &str = "anonymized_keep_extensions";
+/// Fact: [`Options::keep_names`], comma separated (empty when none).
 pub const INFO_KEPT_NAMES: &str = "anonymized_kept_names";
 
 /// What the facts `anonymize` writes begin with (a trace anonymized again gets new ones).

@@ -78,14 +78,19 @@ impl StringTable {
 pub struct IdTable {
     forward: HashMap<i64, i64>,
     taken: HashSet<i64>,
+    /// How many times a value was replaced (every occurrence, while counting).
     pub replaced: u64,
+    /// Keyed candidates rejected because another value already had them (each retried with
+    /// the next salt).
     pub collisions: u64,
 }
 
 impl IdTable {
+    /// (pseudonym, original) pairs, for the reverse table.
     pub fn pairs(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
         self.forward.iter().map(|(&o, &p)| (p, o))
     }
+    /// Distinct values replaced (ids that stay, such as 0 and -1, are not in the table).
     pub fn distinct(&self) -> usize {
         self.forward.len()
     }
@@ -361,9 +366,15 @@ pub fn extension(name: &[u8]) -> &[u8] {
 
 /// Reverses pseudonyms with the tables a reversible anonymization stored.
 pub struct Reverser {
+    /// Per string field: pseudonym → original (path components and extended attribute
+    /// names share `path`'s map).
     pub strings: HashMap<Field, HashMap<Vec<u8>, Vec<u8>>>,
+    /// Per id field: pseudonym → original (file times' replaced seconds under
+    /// [`Field::Time`]).
     pub ids: HashMap<Field, HashMap<i64, i64>>,
+    /// Per field: how many values were put back (while counting), for the [`super::Summary`].
     pub replaced: HashMap<Field, u64>,
+    /// Whether replacements count in `replaced` (off during look-ahead passes; on by default).
     pub counting: bool,
     /// The shift of times, when they were anonymized reversibly.
     pub time: Option<TimeShift>,
@@ -382,6 +393,8 @@ impl Default for Reverser {
 }
 
 impl Reverser {
+    /// The original of pseudonym `p` of field `f`; a value the table does not hold (never
+    /// replaced, or kept) comes back unchanged.
     pub fn string(&mut self, f: Field, p: &[u8]) -> Vec<u8> {
         match self.strings.get(&f).and_then(|t| t.get(p)) {
             Some(o) => {
@@ -391,6 +404,9 @@ impl Reverser {
             None => p.to_vec(),
         }
     }
+    /// The original of id pseudonym `p`; unknown values come back unchanged. A negative pid
+    /// below -1 (a process group) is reversed as the negation of its absolute value, as
+    /// [`Pseudonymizer::id`] made it.
     pub fn id(&mut self, f: Field, p: i64) -> i64 {
         if f == Field::Pid && p < -1 && p != i64::MIN {
             return -self.id(f, -p);

@@ -38,11 +38,16 @@ pub const TIME_SPAN: i64 = 1 << 30;
 /// The shift of one anonymization: the trace's start `t0_s` becomes `origin_s`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimeShift {
+    /// The trace's start, in whole seconds since the Unix epoch (rounded down;
+    /// [`trace_start`]).
     pub t0_s: i64,
+    /// The instant the start becomes, in seconds since the Unix epoch (`--time-origin`).
     pub origin_s: i64,
 }
 
 impl TimeShift {
+    /// Seconds added to every shifted time (`origin_s - t0_s`; negative when the origin is
+    /// earlier than the trace).
     pub fn delta_s(self) -> i64 {
         self.origin_s - self.t0_s
     }

@@ -10,11 +10,15 @@ use crate::row::Cell;
 pub struct ColBuf {
     /// Rows (of the buffer) that have a value, ascending.
     pub rows: Vec<u32>,
+    /// Values of an int64 or int32 column, one per entry of `rows`.
     pub ints: Vec<i64>,
+    /// Values of a bool column, one per entry of `rows`.
     pub bools: Vec<bool>,
     /// Text and binary values (and list items) end to end; `ends[i]` is where item `i` ends.
     pub bytes: Vec<u8>,
+    /// End offsets into `bytes`, one per text or binary value (per list item for lists).
     pub ends: Vec<u32>,
+    /// Values of a digest column (32-byte BLAKE3 hashes), one per entry of `rows`.
     pub digests: Vec<[u8; 32]>,
     /// Lists: where each row's items end in `ends`.
     pub list_ends: Vec<u32>,
@@ -40,8 +44,11 @@ impl ColBuf {
 
 /// Rows of one table, column by column.
 pub struct RowBuffer {
+    /// The type of each column, in the table's column order ([`Column::ty`]).
     pub types: Vec<ColType>,
+    /// One buffer per column, aligned with `types`.
     pub cols: Vec<ColBuf>,
+    /// Rows pushed since the last [`RowBuffer::clear`].
     pub rows: u32,
     /// Bytes held (values, approximately).
     pub bytes: usize,
@@ -52,6 +59,7 @@ pub struct RowBuffer {
 }
 
 impl RowBuffer {
+    /// An empty buffer for a table of these columns.
     pub fn new(columns: &[Column]) -> RowBuffer {
         RowBuffer {
             types: columns.iter().map(|c| c.ty).collect(),
@@ -63,6 +71,8 @@ impl RowBuffer {
         }
     }
 
+    /// Forget the rows held (after a row group is written), keeping the allocations; the
+    /// `escaped` count goes on.
     pub fn clear(&mut self) {
         for c in &mut self.cols {
             c.clear();

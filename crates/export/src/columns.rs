@@ -16,12 +16,20 @@ pub const EXPORT_VERSION: u32 = 1;
 /// `TextList` a LIST of STRING. Every column is nullable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ColType {
+    /// 64-bit signed integer: times (ns since the Unix epoch), ids, arguments, lengths.
     Int64,
+    /// 32-bit signed integer: `calls`' caller ids (`pid`, `tid`, `uid`, ...) and `errno`,
+    /// `snapshots`' index, mode and xattr count, `profiles`' bucket.
     Int32,
+    /// Boolean (`buffer_not_captured`, `partial`).
     Bool,
+    /// UTF-8 string; bytes that are not UTF-8 are escaped as `\xNN` ([`text_into`]).
     Text,
+    /// Raw bytes (structs as the kernel read or wrote them, data in the `data` table).
     Bytes,
+    /// A 32-byte BLAKE3 hash.
     Digest,
+    /// A list of UTF-8 strings (`argv`, `envp`); CSV writes it as a JSON array.
     TextList,
 }
 
@@ -40,9 +48,13 @@ impl ColType {
     }
 }
 
+/// One column of a table: its name as Parquet and CSV headers give it (docs/TRACE_FORMAT.md
+/// 12.2, 12.3) and its type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Column {
+    /// The column's name (`time_called`, `buf_length`, `arg_path`, ...).
     pub name: String,
+    /// The column's type.
     pub ty: ColType,
 }
 
@@ -51,8 +63,11 @@ fn col(name: &str, ty: ColType) -> Column {
 }
 
 /// The columns every table starts with: which machine and which trace a row comes from. They
-/// are also the partition directories (`host=H/trace=T/`).
+/// are also the partition directories (`host=H/trace=T/`). `host`: the trace's `hostname`
+/// fact or `--host` ([`crate::pass::TraceMeta::host`]).
 pub const HOST: u16 = 0;
+/// Index of `trace_id`, every table's second column: the trace file's name without `.ds`
+/// ([`crate::pass::TraceMeta::trace_id`]).
 pub const TRACE_ID: u16 = 1;
 
 /// The common columns of `calls`, after `host` and `trace_id`, in order (indices are the
@@ -93,35 +108,75 @@ const CALL_COMMON: &[(&str, ColType)] = &[
     ("result_size", ColType::Int64),
 ];
 
+/// Indices of the common columns of `calls` in [`CallsSchema::columns`] (after [`HOST`] and
+/// [`TRACE_ID`]); docs/TRACE_FORMAT.md 12.2 says what each holds. A test keeps them in step
+/// with the column list.
 pub mod c {
+    /// `backend` (string): the recorder, [`crate::pass::TraceMeta::backend`].
     pub const BACKEND: u16 = 2;
+    /// `unique_id` (int64): the event's position in the trace's total order.
     pub const UNIQUE_ID: u16 = 3;
+    /// `call` (string): the trace's name of the call (the extent type's suffix; the FUSE
+    /// operation for `reanimator fs` traces).
     pub const CALL: u16 = 4;
+    /// `syscall` (string): the registry's name of the call; for fs operations the system
+    /// call that reproduces it, null when none does.
     pub const SYSCALL: u16 = 5;
+    /// `class` (string): the registry's class ([`crate::row::class`]).
     pub const CLASS: u16 = 6;
+    /// `io_class` (string): `read`, `write`, `meta`, ... (docs/PROFILE.md); the row-group
+    /// partition of Parquet files and the CSV file family.
     pub const IO_CLASS: u16 = 7;
+    /// `time_called` (int64): ns since the Unix epoch.
     pub const TIME_CALLED: u16 = 8;
+    /// `time_returned` (int64): ns since the Unix epoch.
     pub const TIME_RETURNED: u16 = 9;
+    /// `duration_ns` (int64): `time_returned - time_called`.
     pub const DURATION_NS: u16 = 10;
+    /// `time_recorded` (int64): ns since the Unix epoch, when the tracer recorded the event.
     pub const TIME_RECORDED: u16 = 11;
+    /// `pid` (int32): Re-Animator's `executing_pid`.
     pub const PID: u16 = 12;
+    /// `tid` (int32): Re-Animator's `executing_tid`.
     pub const TID: u16 = 13;
+    /// `ppid` (int32): the caller's parent process.
     pub const PPID: u16 = 14;
+    /// `uid` (int32): the caller's real user id (fs traces: its fsuid).
     pub const UID: u16 = 15;
+    /// `gid` (int32): the caller's real group id (fs traces: its fsgid).
     pub const GID: u16 = 16;
+    /// `sid` (int32): the caller's session id.
     pub const SID: u16 = 17;
+    /// `pgid` (int32): the caller's process group.
     pub const PGID: u16 = 18;
+    /// `return_value` (int64): the call's return value as the trace holds it.
     pub const RETURN_VALUE: u16 = 19;
+    /// `errno` (int32): 0 on success.
     pub const ERRNO: u16 = 20;
+    /// `errno_name` (string): `ENOENT`, ...; null on success.
     pub const ERRNO_NAME: u16 = 21;
+    /// `buffer_not_captured` (bool): some buffer of the call was not recorded.
     pub const BUFFER_NOT_CAPTURED: u16 = 22;
+    /// `path` (string): the call's first path argument without its NUL (fs: the
+    /// operation's path).
     pub const PATH: u16 = 23;
+    /// `fd_path` (string): what the call's first descriptor argument (or the descriptor it
+    /// returned) names, from [`ra_trace::fileio`]; null for pipes, sockets, `/dev`, `/proc`,
+    /// `/sys` and descriptors never seen opened.
     pub const FD_PATH: u16 = 24;
+    /// `comm` (string): the process name as the kernel keeps it (at most 15 bytes).
     pub const COMM: u16 = 25;
+    /// `fuse_unique` (int64, fs traces only): the kernel's FUSE request id.
     pub const FUSE_UNIQUE: u16 = 26;
+    /// `nodeid` (int64, fs traces only): the FUSE node id the operation is on (the root is 1).
     pub const NODEID: u16 = 27;
+    /// `inode` (int64, fs traces only): the lower file's inode number.
     pub const INODE: u16 = 28;
+    /// `result_inode` (int64, fs traces only): the inode lookup, create, mkdir, mknod or
+    /// symlink found or made.
     pub const RESULT_INODE: u16 = 29;
+    /// `result_size` (int64, fs traces only): getattr's file size; the length
+    /// getxattr/listxattr with size 0 answered.
     pub const RESULT_SIZE: u16 = 30;
     /// The first argument column.
     pub const FIRST_ARG: u16 = 31;
@@ -149,6 +204,8 @@ pub enum ArgHow {
 }
 
 impl ArgHow {
+    /// How argument `a` of a registry entry is exported, from its [`ArgKind`] and
+    /// [`Meaning`] alone.
     pub fn of(a: &ra_syscalls::Arg) -> ArgHow {
         let loff = |s: Struct| s == Struct::Loff;
         match a.kind {
@@ -199,16 +256,20 @@ impl ArgHow {
 /// The columns one argument of one call fills.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArgCols {
+    /// How the argument becomes columns; says which of the three indices are set.
     pub how: ArgHow,
     /// `NAME` (not for [`ArgHow::Data`]).
     pub value: Option<u16>,
     /// `NAME_length` and `NAME_digest` ([`ArgHow::Data`]).
     pub length: Option<u16>,
+    /// See `length`.
     pub digest: Option<u16>,
 }
 
 /// The `calls` table's columns and where each registry argument goes.
 pub struct CallsSchema {
+    /// Every column of `calls`, in file order: the common ones (indices in [`c`]), then the
+    /// argument columns in registry order ([`c::FIRST_ARG`] on).
     pub columns: Vec<Column>,
     /// Per registry entry (by position in [`REGISTRY`]), per argument.
     args: Vec<Vec<ArgCols>>,
@@ -306,6 +367,8 @@ impl CallsSchema {
         }
     }
 
+    /// The index of the column called `name` in [`CallsSchema::columns`]; `None` when
+    /// `calls` has no such column.
     pub fn index(&self, name: &str) -> Option<u16> {
         self.by_name.get(name).copied()
     }
@@ -320,18 +383,28 @@ pub fn calls() -> &'static CallsSchema {
 /// The tables an export writes, beside `calls`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Table {
+    /// One row per call or file-system operation ([`CallsSchema`]).
     Calls,
+    /// Each distinct data buffer once (`--data full`): digest, length, bytes.
     Data,
+    /// One row per `Reanimator::TraceInfo` fact: key, value.
     Facts,
+    /// One row per `Reanimator::Lost` record: what the recorder failed to write.
     Losses,
+    /// One row per entry of every stored snapshot state (start and end).
     Snapshots,
+    /// The intervals of a `profile --json` file (`--profile FILE`).
     Profiles,
 }
 
 impl Table {
+    /// Every table, `calls` first.
     pub const ALL: [Table; 6] =
         [Table::Calls, Table::Data, Table::Facts, Table::Losses, Table::Snapshots, Table::Profiles];
 
+    /// The table's name: its directory beneath the export's output (`TABLE/host=H/...`), the
+    /// `reanimator.table` metadata of its Parquet files, and its CSV file's stem (`calls`:
+    /// `calls-FAMILY`).
     pub fn name(self) -> &'static str {
         match self {
             Table::Calls => "calls",

@@ -50,6 +50,7 @@ pub fn family_columns(family: &str) -> Vec<u16> {
 /// Compression of the CSV files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CsvCompress {
+    /// Plain `.csv` files.
     None,
     /// Through `xz -T1` (xz-utils), as `.csv.xz`.
     Xz,
@@ -205,12 +206,19 @@ pub struct CsvSink {
     /// Cells of a call whose column its family's file does not have (fs operations mapped to
     /// calls of another family): left out, counted.
     pub dropped: u64,
+    /// Text values that were not UTF-8 and were written escaped (`\xNN`).
     pub escaped: u64,
+    /// The files put in place by [`Sink::finish`], in the order
+    /// written.
     pub files: Vec<PathBuf>,
     cells: Vec<Option<usize>>,
 }
 
 impl CsvSink {
+    /// A sink writing beneath `out/host=H/trace=T/`: a `calls-FAMILY.csv` per call family
+    /// (created when a call of the family comes) and one file per other table of `tables`
+    /// (created now, header row included). Each is written as `.NAME.partial` and renamed
+    /// by `finish`; [`crate::Error::Io`] when a file cannot be created.
     pub fn new(
         out: &Path,
         meta: &TraceMeta,

@@ -31,6 +31,8 @@ struct Stream {
     last_ns: u64,
 }
 
+/// The CTF sink of one trace: one stream file per thread, events appended as calls come, the
+/// TSDL `metadata` written and the directory put in place by `finish`.
 pub struct CtfSink {
     dir: PathBuf,
     tmp: PathBuf,
@@ -39,6 +41,8 @@ pub struct CtfSink {
     /// Event classes by name: (id, fields).
     classes: HashMap<String, (u32, Fields)>,
     order: Vec<String>,
+    /// Events written: an entry per call of a registry entry with a `time_called`, and an
+    /// exit when it has a `time_returned` too (other calls are left out).
     pub events: u64,
     /// Exits whose time would go back on their thread's stream, written at the last time.
     pub clamped: u64,

@@ -12,6 +12,7 @@
 //! intervals; `buffer` holds rows column by column (a row costs the cells it has); `parquet` writes
 //! each table of each trace beneath `TABLE/host=H/trace=T/` with arrow-rs's `parquet` (no arrow),
 //! `calls` in row groups per `io_class` sorted by call and time, bounded by rows and bytes held.
+#![warn(missing_docs)]
 
 pub mod buffer;
 pub mod columns;
@@ -27,12 +28,28 @@ use std::path::{Path, PathBuf};
 /// What can go wrong in an export.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The input trace could not be opened or read (a malformed extent, a failed seal check,
+    /// an I/O error of the reader).
     #[error("reading the trace: {0}")]
     Trace(#[from] ra_trace::Error),
+    /// Creating, writing or renaming an output file or directory failed.
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        /// The output file or directory (often the `.partial` one being written).
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// arrow-rs's Parquet writer refused a row group or the file's footer.
     #[error("{path}: writing Parquet: {source}")]
-    Parquet { path: PathBuf, source: ::parquet::errors::ParquetError },
+    Parquet {
+        /// The Parquet file being written.
+        path: PathBuf,
+        /// The writer's error.
+        source: ::parquet::errors::ParquetError,
+    },
+    /// The pass was asked to stop ([`pass::export_trace`]'s `stop` answered true): nothing
+    /// is put in place, and dropping the sink removes its `.partial` files.
     #[error("stopped")]
     Stopped,
 }
@@ -46,4 +63,5 @@ impl Error {
     }
 }
 
+/// The result of every fallible export function, with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

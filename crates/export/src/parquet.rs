@@ -39,8 +39,11 @@ const OTHER_ROWS: u32 = 1 << 17;
 /// Compression of the files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Codec {
+    /// zstd level 1 (the default: nearly level 3's size at a fraction of its time).
     Zstd,
+    /// Snappy (`--compress snappy`).
     Snappy,
+    /// Uncompressed pages (`--compress none`).
     None,
 }
 

@@ -14,8 +14,13 @@ use crate::{Error, Result};
 /// Which trace a row belongs to: the values of the `host`, `trace_id` and `backend` columns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceMeta {
+    /// The `host` column and partition directory: `--host`, else the `hostname` fact, else
+    /// `unknown`.
     pub host: String,
+    /// The `trace_id` column and `trace=` directory: the trace file's name without `.ds`,
+    /// as the caller chose it.
     pub trace_id: String,
+    /// The `backend` column: `ptrace`, `ebpf`, `fs`, `re-animator` or `unknown`.
     pub backend: String,
 }
 
@@ -50,8 +55,10 @@ pub trait Sink {
     fn finish(&mut self) -> Result<()>;
 }
 
+/// How [`export_trace`] reads a trace; the default keeps digests and remembers 4 Mi of them.
 #[derive(Clone, Debug)]
 pub struct PassOptions {
+    /// Which data buffers go into `calls` (lengths, digests) and the `data` table (bytes).
     pub data: DataMode,
     /// The most distinct data digests remembered, so that each buffer's bytes go into the
     /// `data` table once (beyond it, a buffer seen before may be written again; counted).
@@ -67,14 +74,20 @@ impl Default for PassOptions {
 /// What a pass did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PassSummary {
+    /// Rows handed to [`Sink::call`]: one per event.
     pub calls: u64,
+    /// Rows of the `data` table (distinct buffers, `--data full`).
     pub data_rows: u64,
+    /// Bytes of those buffers.
     pub data_bytes: u64,
     /// Data rows written although a row of the same digest was written before (the digest
     /// set was full).
     pub data_repeated: u64,
+    /// Rows of `facts` (the trace's TraceInfo facts).
     pub facts: u64,
+    /// Rows of `losses` (the trace's `Reanimator::Lost` records).
     pub losses: u64,
+    /// Rows of `snapshots`, over every snapshot and both states.
     pub snapshot_entries: u64,
     /// Text values that were not UTF-8, escaped (the sink's count: set by the caller).
     pub escaped: u64,

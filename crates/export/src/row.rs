@@ -17,12 +17,17 @@ use crate::columns::{self, c, ArgHow};
 /// One value of a row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cell<'a> {
+    /// A value of an int64 or int32 column (an int32 column's values fit in 32 bits).
     Int(i64),
+    /// A value of a bool column.
     Bool(bool),
     /// Bytes for a string column (made text by [`columns::text_into`]).
     Text(&'a [u8]),
+    /// Raw bytes for a binary column (structs, the `data` table's `bytes`).
     Bytes(&'a [u8]),
+    /// A BLAKE3 digest for a digest column.
     Digest([u8; 32]),
+    /// The strings of a `list<string>` column (`argv`, `envp`), each without its NUL.
     List(&'a [Vec<u8>]),
 }
 
@@ -40,21 +45,31 @@ pub enum DataMode {
 /// A row of `calls`: cells in column order (sparse: columns without a cell are null), and the
 /// data buffers the call carried (digest and bytes, for the `data` table).
 pub struct Row<'a> {
+    /// The event the row was built from (sinks read its times and ids directly).
     pub ev: &'a Event,
+    /// (column index in [`columns::CallsSchema::columns`], value), in column order; at most
+    /// one per column.
     pub cells: Vec<(u16, Cell<'a>)>,
+    /// (BLAKE3 digest, bytes) of each data buffer, with [`DataMode::Full`] only (empty
+    /// otherwise); [`crate::pass::export_trace`] writes each distinct one to `data`.
     pub data: Vec<([u8; 32], Cow<'a, [u8]>)>,
 }
 
 impl<'a> Row<'a> {
+    /// The cell of column `col` (an index of [`columns::c`] or an argument column); `None`
+    /// when the column is null in this row.
     pub fn get(&self, col: u16) -> Option<&Cell<'a>> {
         self.cells.iter().find(|(i, _)| *i == col).map(|(_, v)| v)
     }
+    /// Column `col`'s value when it is an integer; `None` when null or of another type.
     pub fn int(&self, col: u16) -> Option<i64> {
         match self.get(col) {
             Some(Cell::Int(i)) => Some(*i),
             _ => None,
         }
     }
+    /// Column `col`'s bytes when it is a text cell (not yet escaped); `None` when null or of
+    /// another type.
     pub fn text(&self, col: u16) -> Option<&'a [u8]> {
         match self.get(col) {
             Some(Cell::Text(t)) => Some(t),
@@ -171,19 +186,26 @@ fn comm_of(name: &[u8]) -> &[u8] {
 
 /// Builds rows.
 pub struct Builder {
+    /// Which data buffers rows carry: `NAME_digest` cells unless [`DataMode::None`], the
+    /// bytes in [`Row::data`] with [`DataMode::Full`].
     pub data: DataMode,
     schema: &'static columns::CallsSchema,
 }
 
 /// What a row borrows that the event does not hold: computed per event by [`Builder::prepare`].
 pub struct Derived {
+    /// The `fd_path` column: what the call's descriptor names ([`Context`]'s tracker; for
+    /// fs operations on an open handle, their `pathname`); `None` when unknown.
     pub fd_path: Option<Arc<[u8]>>,
+    /// The `comm` column: the process's name as [`Context`] followed it (fs operations:
+    /// their `executing_comm`).
     pub comm: Option<Arc<[u8]>>,
     /// The system calls a file-system operation maps to.
     pub mapped: Vec<Event>,
 }
 
 impl Builder {
+    /// A builder for the `calls` schema ([`columns::calls`]) keeping data as `data` says.
     pub fn new(data: DataMode) -> Builder {
         Builder { data, schema: columns::calls() }
     }

@@ -18,6 +18,8 @@ use crate::pass::{Sink, TraceMeta};
 use crate::row::{Cell, Row};
 use crate::{Error, Result};
 
+/// The Chrome trace-event sink of one trace, writing one JSON file (`.NAME.partial` until
+/// `finish` renames it). Calls without a `time_called` are left out.
 pub struct ChromeSink {
     tmp: PathBuf,
     dest: PathBuf,
@@ -31,6 +33,7 @@ pub struct ChromeSink {
     meta: TraceMeta,
     /// Events written.
     pub events: u64,
+    /// Complete (`X`) slices written: one per call with a `time_called`.
     pub slices: u64,
 }
 
@@ -52,6 +55,8 @@ fn cell_json(v: &Cell<'_>) -> Value {
 }
 
 impl ChromeSink {
+    /// A sink writing `dest` (through `.NAME.partial` beside it, created 0600 now;
+    /// [`crate::Error::Io`] when it cannot be).
     pub fn new(dest: &Path, meta: &TraceMeta) -> Result<ChromeSink> {
         let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let tmp = dest.with_file_name(format!(".{name}.partial"));

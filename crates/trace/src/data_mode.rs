@@ -42,7 +42,9 @@ impl DataLevel {
 /// is comes from its registry argument kind ([`ra_syscalls::ArgKind::is_output`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DataMode {
+    /// What is kept of data the caller writes (input buffers); the `data_mode_write` fact.
     pub write: DataLevel,
+    /// What is kept of data read into the caller (output buffers); the `data_mode_read` fact.
     pub read: DataLevel,
 }
 

@@ -5,10 +5,13 @@ use ra_syscalls::SyscallDef;
 /// ([`Event::copy`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelCopy<'a> {
+    /// The descriptor copied from (`sendfile`'s `in_fd`, `copy_file_range`'s and `splice`'s
+    /// `fd_in`).
     pub fd_in: i32,
     /// The input's offset before the call; None: the call used (and moved) the descriptor's
     /// file position.
     pub off_in: Option<i64>,
+    /// The descriptor copied to (`out_fd`, `fd_out`).
     pub fd_out: i32,
     /// The output's offset before the call, as `off_in`.
     pub off_out: Option<i64>,
@@ -37,7 +40,12 @@ pub enum ArgValue {
     Strings(Vec<Vec<u8>>),
     /// A data buffer recorded as its length and BLAKE3 digest (`--data hash`); for iovecs, of
     /// the vectors' data concatenated.
-    Hashed { len: u64, blake3: [u8; 32] },
+    Hashed {
+        /// Bytes the buffer held.
+        len: u64,
+        /// BLAKE3 hash of those bytes.
+        blake3: [u8; 32],
+    },
 }
 
 impl ArgValue {
@@ -88,7 +96,10 @@ impl ArgValue {
 /// One iovec: the length the program asked for and, when captured, the bytes moved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IovValue {
+    /// The vector's `iov_len`: bytes the program offered.
     pub requested: u64,
+    /// The bytes the call moved through this vector (at most `requested`; fewer after a
+    /// short transfer); `None` when not captured.
     pub data: Option<Bytes>,
 }
 
@@ -105,14 +116,24 @@ pub struct Event {
     pub unique_id: u64,
     /// Nanoseconds since the Unix epoch.
     pub time_called: Option<i64>,
+    /// When the call returned, ns since the Unix epoch (`time_returned`).
     pub time_returned: Option<i64>,
+    /// When the tracer recorded the event, ns since the Unix epoch (`time_recorded`).
     pub time_recorded: Option<i64>,
+    /// The caller's process (thread-group) id, `executing_pid`; `None` for Re-Animator's
+    /// traces, whose `executing_pid` holds the thread id ([`crate::quirks`]).
     pub pid: Option<i32>,
+    /// The caller's thread id, `executing_tid` (Re-Animator's traces: else `executing_pid`).
     pub tid: Option<i32>,
+    /// The caller's parent process id, `executing_ppid`.
     pub ppid: Option<i32>,
+    /// The caller's real user id, `executing_uid` (fs traces: its fsuid).
     pub uid: Option<i32>,
+    /// The caller's real group id, `executing_gid` (our addition; fs traces: its fsgid).
     pub gid: Option<i32>,
+    /// The caller's session id, `executing_sid`.
     pub sid: Option<i32>,
+    /// The caller's process group id, `executing_pgid`.
     pub pgid: Option<i32>,
     /// The raw return value (for failed calls -1, with `errno` set).
     pub ret: Option<i64>,
@@ -132,11 +153,15 @@ pub struct Event {
 /// A field value kept verbatim in [`Event::extra`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExtraValue {
+    /// A nullable field that is null in this record.
     Null,
+    /// A DataSeries bool field.
     Bool(bool),
+    /// Any DataSeries integer field (byte, int32, int64), widened.
     Int(i64),
     /// Doubles as their bit pattern, so Event stays `Eq`.
     DoubleBits(u64),
+    /// A variable32 field's bytes (strings keep whatever NUL the writer stored).
     Bytes(Vec<u8>),
 }
 
@@ -305,6 +330,9 @@ impl Event {
         }
     }
 
+    /// Bytes of data captured in the arguments: [`ArgValue::Data`] and the captured vectors
+    /// of [`ArgValue::Iov`] (hashed and uncaptured buffers count 0; [`Event::extra`] is not
+    /// counted). The recorders add it to their summaries' data bytes.
     pub fn data_bytes(&self) -> u64 {
         self.args
             .iter()

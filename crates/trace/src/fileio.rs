@@ -30,16 +30,39 @@ pub struct FileOp {
     pub time_ns: i64,
     /// The file's absolute path, normalized (no `.`, `..` or repeated `/`).
     pub path: Arc<[u8]>,
+    /// What was done to the file.
     pub kind: FileOpKind,
 }
 
+/// What a [`FileOp`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileOpKind {
+    /// The file became open: one of its open descriptions was announced while none other
+    /// was. It comes just before the first kept operation on that description, not at the
+    /// `open` call (its `time_ns` is the open's; see the module's documentation).
     Open,
-    Read { offset: u64, len: u64 },
-    Write { offset: u64, len: u64 },
+    /// Bytes read from the file.
+    Read {
+        /// The file offset the kernel read at, in bytes: the call's own, or the followed
+        /// file position for calls without one.
+        offset: u64,
+        /// Bytes read (the call's return value).
+        len: u64,
+    },
+    /// Bytes written to the file.
+    Write {
+        /// The file offset written at, in bytes (with `O_APPEND`, the file's size as far as
+        /// the trace shows).
+        offset: u64,
+        /// Bytes written (the call's return value).
+        len: u64,
+    },
+    /// An `fsync`.
     Sync,
+    /// An `fdatasync`.
     DataSync,
+    /// The last announced open description of the file was closed (or the trace ended:
+    /// [`FileIoTracker::finish`]).
     Close,
 }
 
@@ -151,6 +174,7 @@ struct PathState {
 /// recorder's synthetic open of it says (TRACE_FORMAT.md, `synthetic_ids`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenDescriptor {
+    /// The descriptor's number in its process.
     pub fd: i32,
     /// A file's or directory's absolute path, a `/dev` path, or a kernel object's name as
     /// `/proc/PID/fd` gives it (`pipe:[0]`: the trace does not know the inode).
@@ -272,6 +296,7 @@ impl FileIoTracker {
         self.fd_target(ev.pid.unwrap_or(0), fd).name().cloned()
     }
 
+    /// The calls left out so far, by reason.
     pub fn skipped(&self) -> &Skipped {
         &self.skipped
     }

@@ -67,9 +67,17 @@ pub enum StreamEnd {
     Complete,
     /// The input ended without a trailer (the writer stopped or was killed); `partial`
     /// bytes of an extent begun were left out.
-    Cut { partial: u64 },
+    Cut {
+        /// Bytes read after the last complete extent.
+        partial: u64,
+    },
     /// Following a file: its writer is gone without finishing it.
-    WriterGone { pid: i32, partial: u64 },
+    WriterGone {
+        /// The writer's process id, as the watermarks name it; no such process is alive.
+        pid: i32,
+        /// Bytes read after the last complete extent, as in `Cut`.
+        partial: u64,
+    },
     /// [`StreamOptions::stop`] was set.
     Stopped,
 }

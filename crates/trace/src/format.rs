@@ -384,9 +384,6 @@ pub fn format_event(ev: &Event, o: &FormatOptions) -> String {
     format_event_fds(ev, o, None)
 }
 
-/// [`format_event`], each descriptor followed by what it refers to as `strace -y` shows it
-/// (`read(3</etc/hostname>, ...`, `= 3</etc/hostname>`), from `fds`
-/// ([`crate::fileio::FileIoTracker::event_fds`]).
 /// A signal's name as strace gives it: `SIGCHLD`, real-time signals `SIGRT_N` (signal 32 + N).
 pub fn signal_name(sig: i32) -> String {
     match sig {
@@ -470,6 +467,10 @@ pub fn signal_line(ev: &Event) -> String {
     s
 }
 
+/// [`format_event`], each descriptor followed by what it refers to as `strace -y` shows it
+/// (`read(3</etc/hostname>, ...`, `= 3</etc/hostname>`), from `fds`
+/// ([`crate::fileio::FileIoTracker::event_fds`]); `fds` `None` gives [`format_event`]'s
+/// line. `dump` and the `record --print` printer ([`crate::live`]) call it.
 pub fn format_event_fds(
     ev: &Event,
     o: &FormatOptions,

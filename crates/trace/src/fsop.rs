@@ -70,7 +70,7 @@ pub const OPERATIONS: &[&str] = &[
 ];
 
 /// Column positions of [`FS_OP_TYPE`] (the order [`fs_op_type`] declares them in).
-pub mod col {
+pub(crate) mod col {
     pub const UNIQUE_ID: usize = 0;
     pub const TIME_CALLED: usize = 1;
     pub const TIME_RETURNED: usize = 2;
@@ -201,11 +201,15 @@ pub fn fs_aggregate_type() -> Arc<ExtentType> {
 /// One `Reanimator::FsAggregate` row: an interval's statistics of one operation and group.
 #[derive(Clone, Debug)]
 pub struct FsAggregateRow {
+    /// The interval's start (`interval_start`), ns since the Unix epoch.
     pub interval_start_ns: i64,
+    /// The interval's end (`interval_end`), ns since the Unix epoch.
     pub interval_end_ns: i64,
+    /// The FUSE operation counted (one of [`OPERATIONS`]).
     pub operation: String,
     /// Empty, a uid, or a path prefix such as `/src`.
     pub group: Vec<u8>,
+    /// What the interval counted for this operation and group.
     pub stats: FsStats,
 }
 
@@ -307,11 +311,17 @@ fn rows_of(e: &dataseries::Extent) -> Vec<crate::Result<FsAggregateRow>> {
 /// Per (operation, group) statistics of one aggregate interval.
 #[derive(Clone, Debug)]
 pub struct FsStats {
+    /// Operations counted.
     pub count: u64,
+    /// Those that failed (an errno).
     pub errors: u64,
+    /// Bytes of their data buffers (read or written data, xattr values, link targets).
     pub bytes: u64,
+    /// Sum of their latencies, in ns (`time_returned - time_called`).
     pub total_ns: u64,
+    /// Shortest latency, in ns; `u64::MAX` while nothing was counted.
     pub min_ns: u64,
+    /// Longest latency, in ns; 0 while nothing was counted.
     pub max_ns: u64,
     /// Bucket k counts latencies with 2^(k-1) <= ns < 2^k (bucket 0: 0 ns).
     pub hist: [u64; 64],
@@ -345,12 +355,19 @@ impl FsStats {
     }
 }
 
-/// One row of the aggregate driver.
+/// One row of the aggregate driver, as `reanimator fs --aggregate` hands it to
+/// [`crate::TraceWriter::append_fs_aggregate`] (borrowed; [`FsAggregateRow`] is what
+/// reading gives back).
 pub struct AggregateRow<'a> {
+    /// The interval's start, ns since the Unix epoch.
     pub interval_start: i64,
+    /// The interval's end, ns since the Unix epoch.
     pub interval_end: i64,
+    /// The FUSE operation counted.
     pub op: &'a str,
+    /// The group: empty (per operation only), a uid, or a path prefix such as `/src`.
     pub group: &'a str,
+    /// What the interval counted.
     pub stats: &'a FsStats,
 }
 
@@ -363,7 +380,12 @@ pub enum FsData<'a> {
     /// The bytes (borrowed from the request where they can be: no copy before the trace).
     Full(std::borrow::Cow<'a, [u8]>),
     /// Their length and BLAKE3 digest.
-    Hashed { len: u64, blake3: [u8; 32] },
+    Hashed {
+        /// Bytes the buffer held.
+        len: u64,
+        /// BLAKE3 hash of those bytes.
+        blake3: [u8; 32],
+    },
     /// Their length only (`--data none`).
     Length(u64),
 }
@@ -373,22 +395,34 @@ pub enum FsData<'a> {
 pub struct FsRecord<'a> {
     /// FUSE operation name (`lookup`, `read`, `setattr`, ...).
     pub op: &'static str,
+    /// When the request was received, ns since the Unix epoch.
     pub time_called: i64,
+    /// When it was answered, ns since the Unix epoch.
     pub time_returned: i64,
     /// The calling thread's process (from /proc; `None` when it already exited).
     pub pid: Option<i32>,
     /// The calling thread (FUSE's `pid` is the thread id).
     pub tid: i32,
+    /// The caller's fsuid, as FUSE's request header gives it (`executing_uid`).
     pub uid: i32,
+    /// The caller's fsgid (`executing_gid`).
     pub gid: i32,
-    /// 0 or the (negative) result; success values are in `ret`.
+    /// `return_value`: bytes moved (read, write, copy_file_range, getxattr/listxattr),
+    /// entries returned (readdir), the new offset (lseek), else 0; -1 on failure.
     pub ret: i64,
+    /// `errno_number`: 0, or the (positive) error the lower file system returned.
     pub errno: i32,
+    /// The calling thread's name from /proc, read at record time (`executing_comm`);
+    /// `None` when it could not be read.
     pub comm: Option<Vec<u8>>,
+    /// The kernel's FUSE request id (`fuse_unique`).
     pub fuse_unique: u64,
+    /// The FUSE node id (`nodeid`): the lower inode number for files on the lower root's
+    /// device; the root is 1.
     pub nodeid: u64,
     /// The lower file system's inode number.
     pub inode: Option<i64>,
+    /// The file handle (`fh`), numbered like descriptors: lowest free from 3.
     pub fh: Option<i64>,
     /// Path as the program saw it (under the mountpoint), without a NUL.
     pub path: Option<Vec<u8>>,
@@ -396,20 +430,39 @@ pub struct FsRecord<'a> {
     pub new_path: Option<Vec<u8>>,
     /// Xattr name.
     pub name: Option<Vec<u8>>,
+    /// Request offset in bytes (read, write, fallocate, lseek, copy_file_range's source).
     pub offset: Option<i64>,
+    /// Request size in bytes (read, write, fallocate; setattr's new size; an xattr
+    /// buffer's size).
     pub length: Option<i64>,
+    /// Open/create flags, rename flags, fallocate mode, lseek whence, setxattr flags,
+    /// fsync's datasync, mknod's rdev, or an ioctl's request number.
     pub flags: Option<i64>,
+    /// create/mkdir/mknod mode (umask applied), setattr's new mode, access's mask, or
+    /// getattr's permission bits.
     pub mode: Option<i32>,
+    /// setattr's new owner.
     pub owner_uid: Option<i32>,
+    /// setattr's new group.
     pub owner_gid: Option<i32>,
+    /// setattr's new access time, ns since the Unix epoch.
     pub atime: Option<i64>,
+    /// setattr's new modification time, ns since the Unix epoch.
     pub mtime: Option<i64>,
+    /// setattr set the access time to now (`UTIME_NOW`).
     pub atime_now: bool,
+    /// setattr set the modification time to now (`UTIME_NOW`).
     pub mtime_now: bool,
+    /// copy_file_range's destination handle.
     pub fh_out: Option<i64>,
+    /// copy_file_range's destination offset, in bytes.
     pub offset_out: Option<i64>,
+    /// The bytes read or written, the xattr value, or the link target, as `--data` keeps
+    /// them (`data`, `data_length`, `data_blake3`).
     pub data: FsData<'a>,
+    /// lookup/create/mkdir/mknod/symlink: the inode found or made.
     pub result_inode: Option<i64>,
+    /// getattr: the file size; getxattr/listxattr with size 0: the length.
     pub result_size: Option<i64>,
 }
 

@@ -50,22 +50,53 @@ impl Purpose {
 /// Why a key file could not be used. Never carries key material.
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
+    /// [`Key::load`] could not stat or read the file.
     #[error("cannot read the key file {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        /// The key file, as given.
+        path: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// [`Key::generate`] or [`Key::write_new`] could not make the file (it exists already:
+    /// keys are never overwritten), or the kernel gave no random bytes.
     #[error("cannot create the key file {path}: {source}")]
-    Create { path: String, source: std::io::Error },
+    Create {
+        /// The key file, as given.
+        path: String,
+        /// The operating system's error (`AlreadyExists` for an existing file).
+        source: std::io::Error,
+    },
+    /// The file does not parse as a key file (the magic line, 64 hex digits, for a host key
+    /// a `host NAME` line), or is larger than 4 KiB.
     #[error(
         "the key file {path} is not a reanimator key (expected the line `{MAGIC}`, 64 hex \
          digits and, for a host key, `host NAME`; create one with `reanimator keygen FILE`)"
     )]
-    Malformed { path: String },
+    Malformed {
+        /// The key file, as given.
+        path: String,
+    },
+    /// A host name [`check_host_name`] refuses, or a host key asked to derive another
+    /// ([`Key::for_host`]).
     #[error("host name {name:?}: {why}")]
-    BadHost { name: String, why: String },
+    BadHost {
+        /// The host name refused.
+        name: String,
+        /// Which rule it breaks, as a sentence.
+        why: String,
+    },
+    /// The file's mode gives group or others any access ([`Key::load`] refuses it).
     #[error(
         "the key file {path} can be read or written by other users (mode {mode:o}); \
          run `chmod 600 {path}`"
     )]
-    TooOpen { path: String, mode: u32 },
+    TooOpen {
+        /// The key file, as given.
+        path: String,
+        /// Its permission bits (`st_mode & 0o777`), printed in octal.
+        mode: u32,
+    },
 }
 
 /// Fills `buf` from the kernel's CSPRNG (`getrandom(2)`), retrying on `EINTR` and after

@@ -59,6 +59,7 @@
 //! network sender with its acknowledged, byte-bounded buffer and spill file, docs/NETWORK.md;
 //! `net::auth`: the challenge-response with which a sender and a collector prove they hold the
 //! host's key).
+#![warn(missing_docs)]
 
 pub mod data_mode;
 mod direct;

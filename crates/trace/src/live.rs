@@ -21,7 +21,11 @@ use crate::Event;
 
 /// Where the lines go, and how they look (dump's options).
 pub struct Print {
+    /// Where the printer thread writes its lines: standard error for `--print -`, else the
+    /// file `--print` names.
     pub out: Box<dyn Write + Send>,
+    /// dump's formatting options; their `strsize` (`-s`) also fixes how much of each buffer
+    /// a preview keeps.
     pub format: FormatOptions,
     /// The recorded command's working directory (the trace's `cwd` fact), against which
     /// the descriptors' relative paths are named, as `dump` names them.

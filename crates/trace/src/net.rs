@@ -68,7 +68,9 @@ pub struct TcpTarget {
 /// Where a trace is written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Destination {
+    /// A trace file, created or replaced ([`TraceFile::create`]).
     File(PathBuf),
+    /// A collector (`tcp://HOST:PORT[/LABEL]`, docs/NETWORK.md).
     Tcp(TcpTarget),
     /// `-o -`: the process's standard output (a pipe to `reanimator dump -`, say), written
     /// strictly in order; see [`take_stdout`].
@@ -122,7 +124,10 @@ impl fmt::Display for Destination {
 
 /// The output a trace writer writes to.
 pub enum TraceOutput {
+    /// A local trace file, written direct where the file system allows it.
     File(TraceFile),
+    /// The network sender: bytes buffered until the collector acknowledges them, spilled
+    /// to a file when it fails.
     Net(Box<NetOutput>),
     /// Standard output as [`take_stdout`] kept it.
     Stdout(File),
@@ -211,6 +216,7 @@ pub struct NetReport {
 pub struct NetStatus(Arc<Shared>);
 
 impl NetStatus {
+    /// The stream's state now (bytes written and acknowledged, failure, spill file).
     pub fn report(&self) -> NetReport {
         self.0.lock().report.clone()
     }

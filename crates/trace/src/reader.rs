@@ -28,14 +28,21 @@ pub enum TraceKind {
     ReAnimator,
 }
 
-/// One `Reanimator::Lost` record.
+/// One `Reanimator::Lost` record: a batch of events a capture backend had to drop
+/// (TRACE_FORMAT 3.6). A trace with any is incomplete.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LostRecord {
+    /// Trace name of the call type of the lost events (empty if unknown).
     pub syscall: String,
+    /// Number of events lost.
     pub count: i64,
+    /// Bytes of buffer data lost (0 if unknown).
     pub bytes: i64,
+    /// Start of the loss's time range, ns since the Unix epoch; `None` if unknown.
     pub time_first: Option<i64>,
+    /// End of the loss's time range, ns since the Unix epoch; `None` if unknown.
     pub time_last: Option<i64>,
+    /// Free text, such as `ring buffer full`.
     pub reason: String,
 }
 
@@ -164,6 +171,8 @@ impl TraceReader {
         })
     }
 
+    /// Whose tool chain wrote the trace: ours, or the original Re-Animator's (whose quirks
+    /// the reader then corrects, [`crate::quirks`]).
     pub fn kind(&self) -> TraceKind {
         self.kind
     }

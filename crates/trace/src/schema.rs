@@ -46,21 +46,38 @@ pub const WATERMARK_TYPE: &str = "Reanimator::Watermark";
 /// (possible in foreign files).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CommonFields {
+    /// `time_called` (whatever unit the file declares; the reader converts to ns).
     pub time_called: Option<usize>,
+    /// `time_returned`, likewise.
     pub time_returned: Option<usize>,
+    /// `time_recorded`, likewise.
     pub time_recorded: Option<usize>,
+    /// `executing_pid` (Re-Animator's files: the thread id, [`crate::quirks`]).
     pub pid: Option<usize>,
+    /// `executing_tid`.
     pub tid: Option<usize>,
+    /// `executing_ppid`.
     pub ppid: Option<usize>,
+    /// `executing_uid`.
     pub uid: Option<usize>,
+    /// `executing_gid` (our addition: absent from Re-Animator's files).
     pub gid: Option<usize>,
+    /// `executing_sid`.
     pub sid: Option<usize>,
+    /// `executing_pgid`.
     pub pgid: Option<usize>,
+    /// `errno_number`: the positive errno on failure, 0 on success.
     pub errno_number: Option<usize>,
+    /// `errno_string`: symbolic errno, which our writer leaves null.
     pub errno_string: Option<usize>,
+    /// `return_value`: the raw return value.
     pub return_value: Option<usize>,
+    /// `unique_id`: the record's position in the trace.
     pub unique_id: Option<usize>,
+    /// `buffer_not_captured`.
     pub buffer_not_captured: Option<usize>,
+    /// `data_digests` (our addition): the digests of buffers recorded as length and BLAKE3
+    /// (TRACE_FORMAT 3.2).
     pub data_digests: Option<usize>,
 }
 
@@ -117,8 +134,14 @@ impl CommonFields {
 /// and, when reading, for the types a file declares (which may differ).
 #[derive(Clone, Debug)]
 pub struct CallLayout {
+    /// The registry entry of the call the type is named after; `None` for a type of a
+    /// call the registry does not know (its records are read with every field in
+    /// [`crate::Event::extra`]).
     pub def: Option<&'static SyscallDef>,
+    /// The extent type (`IOTTAFSL::Trace::Syscall::<call>`), as ours or as the file declares
+    /// it.
     pub ty: Arc<ExtentType>,
+    /// Where the type keeps the 14 common fields (and our two additions).
     pub common: CommonFields,
     /// Field index per registry argument (`None` when the type has no such field).
     pub arg_fields: Vec<Option<usize>>,
@@ -447,22 +470,27 @@ impl Schema {
         &self.calls
     }
 
+    /// The `Reanimator::TraceInfo` type ([`INFO_TYPE`]) our writer declares.
     pub fn info_type(&self) -> &Arc<ExtentType> {
         &self.info
     }
 
+    /// The `Reanimator::Lost` type ([`LOST_TYPE`]).
     pub fn lost_type(&self) -> &Arc<ExtentType> {
         &self.lost
     }
 
+    /// The `Reanimator::Snapshot` type ([`SNAPSHOT_TYPE`]), one record per tree entry.
     pub fn snapshot_type(&self) -> &Arc<ExtentType> {
         &self.snapshot
     }
 
+    /// The `Reanimator::Blob` type ([`BLOB_TYPE`]), one record per content chunk.
     pub fn blob_type(&self) -> &Arc<ExtentType> {
         &self.blob
     }
 
+    /// The `Reanimator::Watermark` type ([`WATERMARK_TYPE`]).
     pub fn watermark_type(&self) -> &Arc<ExtentType> {
         &self.watermark
     }
@@ -521,6 +549,7 @@ pub const SCM_RIGHTS: &str = "scm_rights";
 /// int32, null for a value beyond 32 bits (trace schema 3). Null when the call had no
 /// `struct flock` or the recorder did not read it (Re-Animator's traces, ours before schema 3).
 pub const LOCK_START64: &str = "lock_start64";
+/// `l_len` whole, the counterpart of [`LOCK_START64`].
 pub const LOCK_LENGTH64: &str = "lock_length64";
 
 /// The column of an argument's raw struct bytes, for a struct Re-Animator's schema keeps only

@@ -43,6 +43,8 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// `start` or `end`: the phase's word in the `snapshot.N.PHASE.*` facts and the
+    /// export's `phase` column.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Start => "start",
@@ -80,6 +82,7 @@ pub struct PhaseInfo {
     pub blob_bytes: u64,
     /// When the scan began and ended, ns since the Unix epoch.
     pub scan_began_ns: i64,
+    /// See `scan_began_ns`.
     pub scan_ended_ns: i64,
 }
 
@@ -97,6 +100,8 @@ pub struct SnapshotInfo {
 }
 
 impl SnapshotInfo {
+    /// The stored state of phase `p` ([`SnapshotInfo::start`] or [`SnapshotInfo::end`]);
+    /// `None` when that state was not stored completely.
     pub fn phase(&self, p: Phase) -> Option<&PhaseInfo> {
         match p {
             Phase::Start => self.start.as_ref(),
@@ -108,24 +113,43 @@ impl SnapshotInfo {
 /// What is wrong with a stored snapshot record.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SnapshotProblem {
+    /// A field the record needs (named) is absent from the extent type, null, or of a type
+    /// other than an integer where one is expected.
     #[error("field `{0}` is missing or null")]
     Missing(&'static str),
+    /// A field's value (named) does not fit what it stands for (a negative mode or offset, a
+    /// device number beyond 32 bits).
     #[error("field `{0}` is out of range")]
     OutOfRange(&'static str),
+    /// The `kind` byte is no [`ra_fsstate::Kind`] code.
     #[error("unknown kind byte {0}")]
     Kind(u8),
+    /// A `blake3` digest (of an entry or a content chunk) is not 32 bytes.
     #[error("`blake3` is not 32 bytes")]
     Digest,
+    /// The `xattrs` field does not decode ([`decode_xattrs`]).
     #[error("`xattrs` is malformed")]
     Xattrs,
+    /// The record decodes to an entry that [`ra_fsstate::Entry::check`] refuses.
     #[error("{}: {problem}", ra_fsstate::escape(path))]
-    Entry { path: Vec<u8>, problem: EntryProblem },
+    Entry {
+        /// The entry's path, relative to the snapshot's directory.
+        path: Vec<u8>,
+        /// What is inconsistent about it.
+        problem: EntryProblem,
+    },
+    /// Entries of one state must come in strictly ascending path order; this one does not.
     #[error(
         "{} is not after {}: entries must be in path order",
         ra_fsstate::escape(path),
         ra_fsstate::escape(previous)
     )]
-    Order { path: Vec<u8>, previous: Vec<u8> },
+    Order {
+        /// The entry out of order.
+        path: Vec<u8>,
+        /// The entry before it, whose path is not smaller.
+        previous: Vec<u8>,
+    },
 }
 
 /// `xattrs` field: per attribute, in name order, u32 LE name length, name, u32 LE value

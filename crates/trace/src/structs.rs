@@ -18,18 +18,31 @@ fn u64_at(b: &[u8], o: usize) -> Option<u64> {
 /// `struct stat` (x86_64, 144 bytes). Times are nanoseconds since the epoch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stat {
+    /// `st_dev`: the device holding the file, in the kernel's encoding of major and minor.
     pub dev: u64,
+    /// `st_ino`: the inode number.
     pub ino: u64,
+    /// `st_nlink`: hard links.
     pub nlink: u64,
+    /// `st_mode`: file type and permission bits.
     pub mode: u32,
+    /// `st_uid`: the owner.
     pub uid: u32,
+    /// `st_gid`: the owning group.
     pub gid: u32,
+    /// `st_rdev`: the device a device file stands for (0 for other files).
     pub rdev: u64,
+    /// `st_size`: bytes (a symlink's: its target's length).
     pub size: i64,
+    /// `st_blksize`: the preferred I/O size, in bytes.
     pub blksize: i64,
+    /// `st_blocks`: 512-byte blocks allocated.
     pub blocks: i64,
+    /// `st_atim`, ns since the Unix epoch (0 when it overflows 64 bits of ns).
     pub atime_ns: i64,
+    /// `st_mtim`, ns since the Unix epoch (0 when it overflows).
     pub mtime_ns: i64,
+    /// `st_ctim`, ns since the Unix epoch (0 when it overflows).
     pub ctime_ns: i64,
 }
 
@@ -87,16 +100,28 @@ impl Stat {
 /// `struct statfs` (x86_64, 120 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Statfs {
+    /// `f_type`: the file system's magic number (`EXT4_SUPER_MAGIC`, ...).
     pub fs_type: i64,
+    /// `f_bsize`: the optimal transfer block size, in bytes.
     pub bsize: i64,
+    /// `f_blocks`: total data blocks, in `f_frsize` units.
     pub blocks: u64,
+    /// `f_bfree`: free blocks.
     pub bfree: u64,
+    /// `f_bavail`: free blocks available to unprivileged users.
     pub bavail: u64,
+    /// `f_files`: total inodes.
     pub files: u64,
+    /// `f_ffree`: free inodes.
     pub ffree: u64,
+    /// `f_fsid`: the file system id (Re-Animator's `statfs_result_fsid` holds the first
+    /// word only).
     pub fsid: [i32; 2],
+    /// `f_namelen`: the longest file name, in bytes.
     pub namelen: i64,
+    /// `f_frsize`: the fragment size, in bytes.
     pub frsize: i64,
+    /// `f_flags`: the mount flags (`ST_RDONLY`, `ST_NOSUID`, ...).
     pub flags: i64,
 }
 
@@ -104,6 +129,7 @@ pub struct Statfs {
 pub const STATFS_SIZE: usize = 120;
 
 impl Statfs {
+    /// Decode; `None` if the buffer is shorter than [`STATFS_SIZE`].
     pub fn decode(b: &[u8]) -> Option<Statfs> {
         if b.len() < STATFS_SIZE {
             return None;
@@ -142,24 +168,41 @@ impl Statfs {
     }
 }
 
-/// `struct statx` (256 bytes), the members replay verifies.
+/// `struct statx` (256 bytes), the members replay verifies. Which members the kernel filled
+/// is `mask`'s to say: the others hold whatever the buffer held.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Statx {
+    /// `stx_mask`: the `STATX_*` bits of the members filled in.
     pub mask: u32,
+    /// `stx_blksize`: the preferred I/O size, in bytes.
     pub blksize: u32,
+    /// `stx_attributes`: `STATX_ATTR_*` flags.
     pub attributes: u64,
+    /// `stx_nlink`: hard links.
     pub nlink: u32,
+    /// `stx_uid`: the owner.
     pub uid: u32,
+    /// `stx_gid`: the owning group.
     pub gid: u32,
+    /// `stx_mode`: file type and permission bits.
     pub mode: u16,
+    /// `stx_ino`: the inode number.
     pub ino: u64,
+    /// `stx_size`: bytes.
     pub size: u64,
+    /// `stx_blocks`: 512-byte blocks allocated.
     pub blocks: u64,
+    /// `stx_atime`, ns since the Unix epoch (0 when it overflows 64 bits of ns).
     pub atime_ns: i64,
+    /// `stx_btime` (birth), ns since the Unix epoch (0 when it overflows).
     pub btime_ns: i64,
+    /// `stx_ctime`, ns since the Unix epoch (0 when it overflows).
     pub ctime_ns: i64,
+    /// `stx_mtime`, ns since the Unix epoch (0 when it overflows).
     pub mtime_ns: i64,
+    /// (`stx_rdev_major`, `stx_rdev_minor`): the device a device file stands for.
     pub rdev: (u32, u32),
+    /// (`stx_dev_major`, `stx_dev_minor`): the device holding the file.
     pub dev: (u32, u32),
 }
 
@@ -171,6 +214,8 @@ fn statx_ts(b: &[u8], o: usize) -> Option<i64> {
 }
 
 impl Statx {
+    /// Decode; `None` if the buffer is shorter than the 144 bytes up to `stx_dev_minor`
+    /// (the rest of [`STATX_SIZE`] is not read).
     pub fn decode(b: &[u8]) -> Option<Statx> {
         if b.len() < 144 {
             return None;
@@ -199,9 +244,14 @@ impl Statx {
 /// One `struct linux_dirent64` entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dirent {
+    /// `d_ino`: the entry's inode number.
     pub ino: u64,
+    /// `d_off`: the file system's cookie for the position after this entry (what `lseek` on
+    /// the directory takes), not a byte offset.
     pub off: i64,
+    /// `d_type`: `DT_REG`, `DT_DIR`, ... (`DT_UNKNOWN`, 0, when the file system does not say).
     pub d_type: u8,
+    /// The entry's name, without its NUL.
     pub name: Vec<u8>,
 }
 
@@ -310,8 +360,10 @@ pub fn parse_dirents(mut b: &[u8]) -> Vec<Dirent> {
     out
 }
 
-/// `UTIME_NOW` / `UTIME_OMIT` (the `tv_nsec` values utimensat treats specially).
+/// `UTIME_NOW`: the `tv_nsec` value with which `utimensat` sets a time to the current time
+/// (its `tv_sec` ignored).
 pub const UTIME_NOW: i64 = (1 << 30) - 1;
+/// `UTIME_OMIT`: the `tv_nsec` value with which `utimensat` leaves a time unchanged.
 pub const UTIME_OMIT: i64 = (1 << 30) - 2;
 
 /// Members of a struct that Re-Animator stores as integer columns (see
