@@ -294,6 +294,18 @@ fn export(a: ExportArgs) -> Result<ExitCode> {
                     format!("; {} values that were not UTF-8 escaped as \\xNN", s.escaped)
                 } else {
                     String::new()
+                } + &if s.not_on_timeline > 0 {
+                    format!(
+                        "; {} calls left off the timeline (no call time{})",
+                        s.not_on_timeline,
+                        if matches!(codec, Out::Ctf) {
+                            ", or a call type the registry does not know"
+                        } else {
+                            ""
+                        }
+                    )
+                } else {
+                    String::new()
                 }
             ),
             Some(Ok(_)) => {}
@@ -430,5 +442,6 @@ fn export_one(
     };
     clear_partition(out, &input.meta, codec, &written)?;
     s.escaped = pq.map_or(0, |p| p.escaped) + csv.map_or(0, |c| c.escaped);
+    s.not_on_timeline = chrome.map_or(0, |c| c.untimed) + ctf.map_or(0, |c| c.left_out);
     Ok(s)
 }

@@ -452,3 +452,37 @@ fn bad_input_is_one_line() {
     assert!(out.join("calls/host=unknown/trace=cut/part-0.parquet").is_file(), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A call without a call time has no place on a timeline: both timeline formats leave it out
+/// and the summary says how many were left out, so the slices' count is not taken for the
+/// trace's.
+#[test]
+fn timelines_count_the_calls_they_leave_out() {
+    use ra_trace::{ArgValue, Event, TraceWriter, WriterConfig};
+    let dir = ra_testkit::scratch_dir("export-tables-untimed");
+    let t = dir.join("t.ds");
+    let mut w = TraceWriter::create(&t, &[("arch", b"x86_64")], WriterConfig::default()).unwrap();
+    for (id, timed) in [(1u64, true), (2, false), (3, true)] {
+        let mut e = Event::new(ra_syscalls::lookup("umask").unwrap());
+        e.unique_id = id;
+        if timed {
+            e.time_called = Some(id as i64 * 1000);
+            e.time_returned = Some(id as i64 * 1000 + 10);
+        }
+        (e.tid, e.pid, e.ret, e.errno) = (Some(7), Some(7), Some(0o22), Some(0));
+        e.set_arg("mask", ArgValue::Int(0o22));
+        w.append(&e).unwrap();
+    }
+    w.finish().unwrap();
+    let out = dir.join("t.json");
+    let o = run(&["export", s(&t), "--format", "chrome-trace", "-o", s(&out)]);
+    let err = ok(&o);
+    assert!(err.contains("1 calls left off the timeline (no call time)"), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let slices = j["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X").count();
+    assert_eq!(slices, 2);
+    let o = run(&["export", s(&t), "--format", "ctf", "-o", s(&dir.join("ctf"))]);
+    let err = ok(&o);
+    assert!(err.contains("1 calls left off the timeline (no call time, or a call type"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -46,6 +46,8 @@ pub struct CtfSink {
     pub events: u64,
     /// Exits whose time would go back on their thread's stream, written at the last time.
     pub clamped: u64,
+    /// Calls left out: without a `time_called`, or of a call type the registry does not know.
+    pub left_out: u64,
 }
 
 impl CtfSink {
@@ -64,6 +66,7 @@ impl CtfSink {
             order: Vec::new(),
             events: 0,
             clamped: 0,
+            left_out: 0,
         })
     }
 
@@ -153,8 +156,11 @@ impl CtfSink {
 impl Sink for CtfSink {
     fn call(&mut self, row: &Row<'_>) -> Result<()> {
         let ev = row.ev;
-        let Some(def) = ev.def else { return Ok(()) };
-        let (Some(t0), pid) = (ev.time_called, ev.pid.unwrap_or(0)) else { return Ok(()) };
+        let (Some(def), Some(t0)) = (ev.def, ev.time_called) else {
+            self.left_out += 1;
+            return Ok(());
+        };
+        let pid = ev.pid.unwrap_or(0);
         let tid = ev.tid.unwrap_or(pid);
         let all = &columns::calls().columns;
         let cols = columns::calls().arg_cols(def);

@@ -91,6 +91,10 @@ pub struct PassSummary {
     pub snapshot_entries: u64,
     /// Text values that were not UTF-8, escaped (the sink's count: set by the caller).
     pub escaped: u64,
+    /// Calls a timeline (`chrome-trace`, `ctf`) left out: without a `time_called` (nowhere to
+    /// put them on a time axis), or, for CTF, of a call type the registry does not know (no
+    /// event class describes its fields). The sink's count: set by the caller.
+    pub not_on_timeline: u64,
 }
 
 /// Export one trace into `sink`. `progress` is told the number of calls so far every 4,096;

@@ -35,6 +35,8 @@ pub struct ChromeSink {
     pub events: u64,
     /// Complete (`X`) slices written: one per call with a `time_called`.
     pub slices: u64,
+    /// Calls left out: without a `time_called`.
+    pub untimed: u64,
 }
 
 fn cell_json(v: &Cell<'_>) -> Value {
@@ -73,6 +75,7 @@ impl ChromeSink {
             meta: meta.clone(),
             events: 0,
             slices: 0,
+            untimed: 0,
         };
         s.raw(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
         Ok(s)
@@ -100,7 +103,10 @@ impl ChromeSink {
 impl Sink for ChromeSink {
     fn call(&mut self, row: &Row<'_>) -> Result<()> {
         let ev = row.ev;
-        let (Some(t0), pid) = (ev.time_called, ev.pid.unwrap_or(0)) else { return Ok(()) };
+        let (Some(t0), pid) = (ev.time_called, ev.pid.unwrap_or(0)) else {
+            self.untimed += 1;
+            return Ok(());
+        };
         let tid = ev.tid.unwrap_or(pid);
         let comm = row.text(c::COMM).unwrap_or(b"?");
         if self.named.get(&pid).map(Vec::as_slice) != Some(comm) {
