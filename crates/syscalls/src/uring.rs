@@ -144,6 +144,10 @@ pub mod sqe {
     pub const FD: usize = 4;
     pub const OFF: usize = 8;
     pub const ADDR: usize = 16;
+    /// `addr2`, the union with `off`: a second path, `open_how`, `statx`'s buffer.
+    pub const ADDR2: usize = 8;
+    /// `addr3`: GETXATTR's and SETXATTR's path.
+    pub const ADDR3: usize = 48;
     pub const LEN: usize = 24;
     /// `rw_flags`, `fsync_flags`, `open_flags`, ...: the opcode's own flags.
     pub const OP_FLAGS: usize = 28;
@@ -178,6 +182,73 @@ pub mod sqe {
             ("file_index", le(FILE_INDEX, 4) as i64),
         ]
     }
+}
+
+/// Where the strings (and `struct open_how`) a path opcode's SQE points to are: offsets in the
+/// SQE of the pointers (`sqe::ADDR`, `sqe::ADDR2`, `sqe::ADDR3`), per the kernel's `*_prep`
+/// (io_uring/openclose.c, fs.c, statx.c, xattr.c). Both recorders read them when the kernel
+/// took the SQE, into the record's `path`, `path2`, `name` and `how`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Strings {
+    /// The path the request resolves (`path`): OPENAT's, RENAMEAT's old one, SYMLINKAT's
+    /// target, GETXATTR's (`addr3`).
+    pub path: Option<usize>,
+    /// The second path (`path2`): RENAMEAT's, LINKAT's and SYMLINKAT's new one.
+    pub path2: Option<usize>,
+    /// The xattr name (`name`) of the GETXATTR/SETXATTR family.
+    pub name: Option<usize>,
+    /// OPENAT2's `struct open_how` (`how`), `len` bytes.
+    pub how: Option<usize>,
+}
+
+impl Strings {
+    /// Whether the opcode points to any.
+    pub fn any(&self) -> bool {
+        self.path.is_some() || self.path2.is_some() || self.name.is_some() || self.how.is_some()
+    }
+}
+
+/// The most of `struct open_how` the recorders keep (its three `u64`s; the kernel refuses a
+/// larger one whose extra bytes are not zero).
+pub const OPEN_HOW_MAX: usize = 24;
+
+/// The strings of `opcode`'s SQE ([`Strings`]); none for other opcodes.
+pub fn strings(opcode: i64) -> Strings {
+    use sqe::{ADDR, ADDR2, ADDR3};
+    let s = |path, path2, name, how| Strings { path, path2, name, how };
+    match lookup(opcode).map(|o| o.name) {
+        Some("openat" | "statx" | "unlinkat" | "mkdirat") => s(Some(ADDR), None, None, None),
+        Some("openat2") => s(Some(ADDR), None, None, Some(ADDR2)),
+        Some("renameat" | "linkat" | "symlinkat") => s(Some(ADDR), Some(ADDR2), None, None),
+        Some("getxattr" | "setxattr") => s(Some(ADDR3), None, Some(ADDR), None),
+        Some("fgetxattr" | "fsetxattr") => s(None, None, Some(ADDR), None),
+        _ => Strings::default(),
+    }
+}
+
+/// The buffer a request's data is in, as the recorders copy it: which way it moves and the
+/// SQE offset of its address. The opcode's [`UringOp::data`] at `addr`, except for the xattr
+/// family, whose value is at `addr2` (`len` bytes): SETXATTR's and FSETXATTR's copied at
+/// submission into `buf_in`, GETXATTR's and FGETXATTR's at completion into `buf_out`. (Their
+/// `data` stays [`UringData::None`]: analyses do not count an xattr value as file data.)
+pub fn buffer(opcode: i64) -> (UringData, usize) {
+    match lookup(opcode) {
+        Some(o) if matches!(o.name, "setxattr" | "fsetxattr") => (UringData::In, sqe::ADDR2),
+        Some(o) if matches!(o.name, "getxattr" | "fgetxattr") => (UringData::Out, sqe::ADDR2),
+        Some(o) => (o.data, sqe::ADDR),
+        None => (UringData::None, sqe::ADDR),
+    }
+}
+
+/// `uring_flags` bits of an `io_uring_op` record.
+pub mod uring_flags {
+    /// The ring has an SQPOLL thread.
+    pub const SQPOLL: i64 = 1;
+    /// No submission was recorded: the SQE fields are 0.
+    pub const NO_SUBMIT: i64 = 8;
+    /// A path, name or `open_how` the SQE points to could not be read (a page not present,
+    /// the recorder's ring full): the column is absent.
+    pub const STRINGS_NOT_READ: i64 = 64;
 }
 
 /// `IOSQE_*`: the SQE's `flags`.

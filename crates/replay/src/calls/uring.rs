@@ -76,6 +76,16 @@ pub fn check(ev: &Event) -> Result<(), String> {
             ));
         }
     }
+    for (n, max) in [("path", 4096), ("path2", 4096), ("name", 256), ("how", u::OPEN_HOW_MAX)] {
+        if let Some(ArgValue::Data(d)) = ev.arg(n) {
+            if d.len() > max {
+                return Err(format!(
+                    "`{n}` holds {} bytes, more than a recorder keeps ({max})",
+                    d.len()
+                ));
+            }
+        }
+    }
     let op = u::lookup(opcode);
     if let (Some(op), ArgValue::Data(d)) = (op, ev.arg("buf_in").unwrap_or(&ArgValue::Absent)) {
         if op.data == UringData::In && d.len() as i64 != len {
@@ -302,8 +312,8 @@ fn kind(op: &u::UringOp) -> Result<Kind, &'static str> {
         }
         "openat" | "openat2" | "statx" | "renameat" | "unlinkat" | "mkdirat" | "symlinkat"
         | "linkat" | "setxattr" | "getxattr" | "fsetxattr" | "fgetxattr" => {
-            return Err("the recorder does not capture the paths, names and structs io_uring \
-                        requests point to (docs/EBPF.md)")
+            return Err("a file installed in or named from the ring's registered files \
+                        (`file_index`, IOSQE_FIXED_FILE) is not followed yet")
         }
         "timeout" | "timeout_remove" | "link_timeout" | "async_cancel" | "poll_add"
         | "poll_remove" => {
@@ -537,6 +547,11 @@ impl Call<'_> {
             ));
             return Ok(Act::Sim);
         }
+        if op.name != "close" {
+            if let Some(call) = ra_trace::uring::as_call(self.ev) {
+                return self.uring_as_call(op, &call);
+            }
+        }
         let kind = match kind(op) {
             Ok(k) => k,
             Err(why) => {
@@ -593,6 +608,54 @@ impl Call<'_> {
             (None, Kind::Nop | Kind::Close) => Act::Emulated(v),
             (None, _) => Act::Issued(v),
         })
+    }
+
+    /// A path request (`OPENAT`, `RENAMEAT`, `MKDIRAT`, the xattr family, ...): issued as the
+    /// system call it stands for (`call`, [`ra_trace::uring::as_call`]) by that call's own
+    /// handler, in either mode, so that its paths resolve beneath the replay's root exactly as
+    /// a system call's do (`RESOLVE_IN_ROOT`) and its descriptor joins the table; verified as
+    /// that call. A request the kernel cancelled (a broken link chain) is not issued.
+    fn uring_as_call(&mut self, op: &u::UringOp, call: &Event) -> Result<Act, i32> {
+        if self.ev.errno == Some(libc::ECANCELED) {
+            return Ok(Act::EmulatedFailed(libc::ECANCELED));
+        }
+        if self.i("uring_flags")? & u::uring_flags::STRINGS_NOT_READ != 0 {
+            self.warn(format!(
+                "io_uring {}: the recorder could not read the path or name its SQE points to; \
+                 not replayed, its recorded result stands",
+                op.name
+            ));
+            self.uring_sim_fd(op);
+            return Ok(Act::Sim);
+        }
+        let mut c = Call {
+            sh: self.sh,
+            p: self.p,
+            ev: call,
+            pl: self.pl,
+            diffs: Vec::new(),
+            warn: None,
+            full: self.full,
+            missing: Default::default(),
+            seen: self.seen.take(),
+            saw_data: false,
+            filled: Default::default(),
+        };
+        let act = c.run();
+        if matches!(act, Ok(Act::Sim) | Err(SIMULATED)) {
+            c.simulate_fds();
+        }
+        self.diffs.append(&mut c.diffs);
+        if let Some(w) = c.warn.take() {
+            self.warn(format!("io_uring {}: {w}", op.name));
+        }
+        self.seen = c.seen.take();
+        self.saw_data |= c.saw_data;
+        self.filled.set(self.filled.get() || c.filled.get());
+        if let Some(m) = c.missing.get() {
+            self.missing.set(Some(m));
+        }
+        act
     }
 
     /// A request that made a descriptor (`OPENAT`) and is not replayed: the descriptor it

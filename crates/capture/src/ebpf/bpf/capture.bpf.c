@@ -2827,6 +2827,95 @@ static __always_inline int uring_is_read(__u32 op)
 	return op == IORING_OP_READ || op == IORING_OP_READ_FIXED || op == IORING_OP_RECV;
 }
 
+/* include/uapi/linux/io_uring.h opcodes whose SQE points to paths and names (io_uring/fs.c,
+ * openclose.c, statx.c, xattr.c: their *_prep copy them before io_uring_submit_req) */
+#define IORING_OP_OPENAT 18
+#define IORING_OP_STATX 21
+#define IORING_OP_OPENAT2 28
+#define IORING_OP_RENAMEAT 35
+#define IORING_OP_UNLINKAT 36
+#define IORING_OP_MKDIRAT 37
+#define IORING_OP_SYMLINKAT 38
+#define IORING_OP_LINKAT 39
+#define IORING_OP_FSETXATTR 41
+#define IORING_OP_SETXATTR 42
+#define IORING_OP_FGETXATTR 43
+#define IORING_OP_GETXATTR 44
+#define OPEN_HOW_SIZE 24
+
+/* One string (or open_how) of request `serial` as an RK_URING_STR record: 1 when it could not
+ * be read. */
+static __noinline int uring_str(__u64 serial, __u32 tid, __u32 tgid, __u32 which, __u64 addr)
+{
+	struct rec_uring_data *h;
+	long n;
+
+	h = bpf_ringbuf_reserve(&rb, sizeof(*h) + URS_MAX, 0);
+	if (!h)
+		return 1;
+	if (which == URS_HOW) {
+		n = bpf_probe_read_user((void *)(h + 1), OPEN_HOW_SIZE, (void *)addr) ? -1
+											: OPEN_HOW_SIZE;
+	} else {
+		n = bpf_probe_read_user_str((void *)(h + 1), URS_MAX, (void *)addr);
+	}
+	if (n <= 0) {
+		bpf_ringbuf_discard(h, BPF_RB_NO_WAKEUP);
+		STAT(faults, 1);
+		return 1;
+	}
+	h->kind = RK_URING_STR;
+	h->tid = tid;
+	h->tgid = tgid;
+	h->len = n;
+	h->serial = serial;
+	h->off = which;
+	bpf_ringbuf_submit(h, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* The strings of a path opcode's SQE (`sqe`: the kernel's copy): 1 when one was not read. */
+static __noinline int uring_strs(__u64 serial, __u32 tid, __u32 tgid, __u32 op, __u64 sqe)
+{
+	__u64 addr = 0, addr2 = 0, addr3 = 0;
+	__u32 len = 0;
+	int lost = 0;
+
+	bpf_probe_read_kernel(&addr, 8, (void *)(sqe + 16));
+	bpf_probe_read_kernel(&addr2, 8, (void *)(sqe + 8));
+	bpf_probe_read_kernel(&addr3, 8, (void *)(sqe + 48));
+	bpf_probe_read_kernel(&len, 4, (void *)(sqe + 24));
+	switch (op) {
+	case IORING_OP_OPENAT:
+	case IORING_OP_STATX:
+	case IORING_OP_UNLINKAT:
+	case IORING_OP_MKDIRAT:
+		lost |= uring_str(serial, tid, tgid, URS_PATH, addr);
+		break;
+	case IORING_OP_OPENAT2:
+		lost |= uring_str(serial, tid, tgid, URS_PATH, addr);
+		if (len >= OPEN_HOW_SIZE)
+			lost |= uring_str(serial, tid, tgid, URS_HOW, addr2);
+		break;
+	case IORING_OP_RENAMEAT:
+	case IORING_OP_SYMLINKAT:
+	case IORING_OP_LINKAT:
+		lost |= uring_str(serial, tid, tgid, URS_PATH, addr);
+		lost |= uring_str(serial, tid, tgid, URS_PATH2, addr2);
+		break;
+	case IORING_OP_SETXATTR:
+	case IORING_OP_GETXATTR:
+		lost |= uring_str(serial, tid, tgid, URS_PATH, addr3);
+		lost |= uring_str(serial, tid, tgid, URS_NAME, addr);
+		break;
+	case IORING_OP_FSETXATTR:
+	case IORING_OP_FGETXATTR:
+		lost |= uring_str(serial, tid, tgid, URS_NAME, addr);
+		break;
+	}
+	return lost;
+}
+
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(on_uring_submit, struct io_kiocb *req)
 {
@@ -2838,6 +2927,7 @@ int BPF_PROG(on_uring_submit, struct io_kiocb *req)
 	struct tstate *s;
 	__u64 key = (__u64)req, sqe, addr = 0, len = 0, data = 0;
 	__u32 head, ring_flags, op, sqe_flags = 0, idx;
+	int xset, xget;
 
 	if (noop || !is_target(tgid))
 		return 0;
@@ -2862,16 +2952,24 @@ int BPF_PROG(on_uring_submit, struct io_kiocb *req)
 		f.flags |= UF_SQPOLL;
 	if (sqe_flags & IOSQE_BUFFER_SELECT)
 		f.flags |= UF_BUF_SELECT;
-	if (uring_is_write(op) && !(f.flags & UF_BUF_SELECT) && !data_none_in) {
+	/* An xattr request's value is at addr2 (set: copied now; get: at completion). */
+	xset = op == IORING_OP_SETXATTR || op == IORING_OP_FSETXATTR;
+	xget = op == IORING_OP_GETXATTR || op == IORING_OP_FGETXATTR;
+	if (xset || xget)
+		bpf_probe_read_kernel(&addr, 8, (void *)(sqe + 8));
+	if ((uring_is_write(op) || xset) && !(f.flags & UF_BUF_SELECT) && !data_none_in) {
 		struct ucopy u = {.addr = addr, .len = len, .serial = f.serial, .tid = tid, .tgid = tgid};
 		data = uring_copy(&u);
 		if (u.lost)
 			f.flags |= UF_DATA_LOST;
 	}
-	if (uring_is_read(op)) {
+	if (uring_is_read(op) || xget) {
 		f.addr = addr;
 		f.len = len;
 	}
+	if ((op >= IORING_OP_OPENAT && op <= IORING_OP_GETXATTR) &&
+	    uring_strs(f.serial, tid, tgid, op, sqe))
+		f.flags |= UF_STR_LOST;
 	f.mm = (__u64)t->mm;
 
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
