@@ -44,8 +44,8 @@
 //! type), and `_Static_assert`s in the header pin every struct's size and field offsets (`MAX_NR`
 //! once, in `syscall_nr.h`, shared with the profiler); copies every buffer in chunks into a BPF
 //! ring buffer; io_uring requests from the `io_uring_submit_req` / `io_uring_complete` tracepoints
-//! (the SQE read from the ring, a write's data and a path request's strings at submission, a
-//! read's data at completion), paired into
+//! (the SQE read from the ring, a write's data (a vectored one's through its iovec array) and a
+//! path request's strings at submission, a read's data at completion), paired into
 //! one `io_uring_op` event each by `uring.rs` and handed over after the `io_uring_enter` that
 //! submitted it (the sink's writer thread puts that call's unique id into `enter_id`);
 //! `assemble.rs` rebuilds events exactly as the ptrace backend does; loss policies throttle

@@ -15,9 +15,11 @@ pub enum UringData {
     In,
     /// `addr`, `len`: bytes to the program; the result says how many (copied at completion).
     Out,
-    /// `addr` points to `len` iovecs out of the program (writev); not copied yet.
+    /// `addr` points to `len` iovecs out of the program (writev): their bytes, one after the
+    /// other, copied at submission.
     InVec,
-    /// `addr` points to `len` iovecs into the program (readv); not copied yet.
+    /// `addr` points to `len` iovecs into the program (readv): the result's bytes, copied at
+    /// completion.
     OutVec,
 }
 
@@ -110,8 +112,8 @@ pub static OPS: &[UringOp] = &[
     op(57, "listen", Some("listen"), No, false),
     op(58, "recv_zc", Some("recvfrom"), No, false),
     op(59, "epoll_wait", Some("epoll_wait"), No, false),
-    op(60, "readv_fixed", Some("preadv2"), OutVec, false),
-    op(61, "writev_fixed", Some("pwritev2"), InVec, false),
+    op(60, "readv_fixed", Some("preadv2"), OutVec, true),
+    op(61, "writev_fixed", Some("pwritev2"), InVec, true),
     op(62, "pipe", Some("pipe2"), No, false),
 ];
 
@@ -273,9 +275,9 @@ pub mod data_source {
     /// Read back from the file after the completion (the completing thread could not see
     /// the program's memory).
     pub const READ_BACK: i64 = 3;
-    /// Not captured: the ring had no room, a page was not present, a provided buffer, a
-    /// vectored operation (not copied yet), or the completion ran where the program's memory
-    /// was not mapped and the file could not be read back.
+    /// Not captured: the ring had no room, a page was not present, a provided buffer, or the
+    /// completion ran where the program's memory was not mapped and the file could not be
+    /// read back.
     pub const NOT_CAPTURED: i64 = 4;
     /// Read from the program's buffer after the program had taken the CQE from the ring
     /// without a system call (the ptrace recorder, at its next `io_uring_enter`): the

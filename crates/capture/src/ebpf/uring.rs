@@ -234,16 +234,16 @@ fn build(
         let (arg, bytes, when) = match data {
             UringData::In => ("buf_in", wdata, data_source::AT_SUBMISSION),
             UringData::Out if ok => ("buf_out", read_data, data_source::AT_COMPLETION),
-            UringData::InVec => ("buf_in", Vec::new(), data_source::NOT_CAPTURED),
-            UringData::OutVec if ok => ("buf_out", Vec::new(), data_source::NOT_CAPTURED),
+            // Vectored: the iovecs' bytes, one after the other.
+            UringData::InVec => ("buf_in", wdata, data_source::AT_SUBMISSION),
+            UringData::OutVec if ok => ("buf_out", read_data, data_source::AT_COMPLETION),
             _ => ("", Vec::new(), data_source::NONE),
         };
         if !arg.is_empty() {
-            let vectored = matches!(data, UringData::InVec | UringData::OutVec);
             if def.arg(arg).is_some_and(|(_, a)| mode.of(a.kind) == DataLevel::None) {
                 ev.set_arg(arg, ArgValue::NotCaptured);
                 ev.buffer_not_captured = true;
-            } else if lost || vectored {
+            } else if lost {
                 ev.set_arg(arg, ArgValue::NotCaptured);
                 ev.buffer_not_captured = true;
                 source = data_source::NOT_CAPTURED;
