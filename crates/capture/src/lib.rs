@@ -31,6 +31,7 @@
 //! cost on VMs) until a monitor thread (`ptrace/cpu.rs`) sees two traced threads runnable at once,
 //! then unbinds the tree for the rest of the run (`--cpu same` never does); records io_uring
 //! requests as `io_uring_op` events read from the program's rings at its `io_uring_enter` calls
+//! (with the paths, names and `open_how` path requests point to, read at that entry)
 //! (`ptrace/uring.rs`: the filter stops `io_uring_*`, `mmap` and `munmap` for it; SQPOLL rings
 //! are counted, not seen) and with `--io-uring deny` skips `io_uring_setup` with `-ENOSYS`;
 //! `-p` attaches with `PTRACE_SEIZE` and stops on every call instead. `ebpf` (see `docs/EBPF.md`): `bpf/capture.bpf.c`
@@ -43,7 +44,8 @@
 //! type), and `_Static_assert`s in the header pin every struct's size and field offsets (`MAX_NR`
 //! once, in `syscall_nr.h`, shared with the profiler); copies every buffer in chunks into a BPF
 //! ring buffer; io_uring requests from the `io_uring_submit_req` / `io_uring_complete` tracepoints
-//! (the SQE read from the ring, a write's data at submission, a read's at completion), paired into
+//! (the SQE read from the ring, a write's data (a vectored one's through its iovec array) and a
+//! path request's strings at submission, a read's data at completion), paired into
 //! one `io_uring_op` event each by `uring.rs` and handed over after the `io_uring_enter` that
 //! submitted it (the sink's writer thread puts that call's unique id into `enter_id`);
 //! `assemble.rs` rebuilds events exactly as the ptrace backend does; loss policies throttle

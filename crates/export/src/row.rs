@@ -136,6 +136,8 @@ impl Context {
     /// The path of the descriptor the call works on (its first descriptor argument, or the new
     /// descriptor it returned), before (`after == false`) or after the tracker saw the call.
     fn fd_path(&self, ev: &Event, after: bool) -> Option<Arc<[u8]>> {
+        // A path request as its call (OPENAT's descriptor is its result).
+        let ev = &*ra_trace::uring::effective(ev);
         let def = ev.def?;
         let pid = ev.pid.unwrap_or(0);
         if after {

@@ -550,6 +550,8 @@ pub fn infer_from(
             return Err(init_err(b"(the trace's calls)", "read", libc::EINTR));
         }
         let ev = ev?;
+        // An io_uring path request as the call it stands for (`ra_trace::uring`).
+        let ev = ra_trace::uring::as_call(&ev).unwrap_or(ev);
         let Some(def) = ev.def else { continue };
         let Some(tid) = ev.tid.or(ev.pid) else { continue };
         if ev.unique_id < synthetic

@@ -40,7 +40,10 @@
 //! own per file, `world::PosixLocks`, since every replayed process lives in the one replayer), and
 //! compares results with the trace (`verify`). io_uring requests (`io_uring_op` records):
 //! `calls/uring.rs` submits each again to a real ring of the replay per recorded ring, with the
-//! `io-uring` crate, or issues it as its system call (`--uring`); the planner places each after
+//! `io-uring` crate, or issues it as its system call (`--uring`); a path request (`OPENAT`,
+//! `RENAMEAT`, ...) is issued in either mode as the system call it stands for
+//! (`ra_trace::uring::as_call`), by that call's handler beneath the root, and the planner's
+//! model (`shadow`) and `init` see it as that call; the planner places each after
 //! the `io_uring_enter` that submitted it. `init` infers the initial state. `timing` paces
 //! `--timing` (a timer thread holds tasks whose next call is not due, the worker sleeps then spins
 //! the last margin; workers and timer run on CPUs apart from the dispatcher's and read-ahead's,

@@ -32,6 +32,9 @@ fn parent_of(p: &[u8]) -> Option<&[u8]> {
 /// Whether `ev` adds or removes names in the directories of its paths.
 pub(crate) fn changes_names(def: &ra_syscalls::SyscallDef, ev: &Event) -> bool {
     use ra_syscalls::Handler as H;
+    // An io_uring path request as the call it stands for (`ra_trace::uring`).
+    let ev = &*ra_trace::uring::effective(ev);
+    let def = ev.def.unwrap_or(def);
     match def.replay.handler() {
         Some(H::Mkdir | H::Unlink | H::Mknod | H::Link | H::Symlink | H::Rename) => true,
         Some(H::Open) => ev.open_flags().unwrap_or(0) & i64::from(libc::O_CREAT) != 0,
@@ -206,6 +209,7 @@ fn dir_nlink(ev: &Event) -> Option<u64> {
 /// returned (one, or a pair), `dup2`/`dup3`'s target, or those a `recvmsg` received
 /// (`SCM_RIGHTS`). Needs no model: the planner also asks it of calls read ahead.
 pub fn taken_numbers(ev: &Event) -> impl Iterator<Item = i32> {
+    let ev = &*ra_trace::uring::effective(ev);
     let mut v = [None, None];
     let mut received = Vec::new();
     if let Some(def) = ev.def.filter(|_| ok(ev)) {
@@ -446,6 +450,7 @@ impl Shadow {
 
     /// [`NameKeys`] of `ev`, a call of process `p`, as the model stands.
     pub fn name_keys(&self, p: ProcId, ev: &Event) -> NameKeys {
+        let ev = &*ra_trace::uring::effective(ev);
         let Some(def) = ev.def else { return NameKeys::default() };
         let keys: Vec<u64> = self.paths(p, ev).iter().map(|p| key_of(p)).collect();
         name_keys(def, ev, &keys)
@@ -458,6 +463,7 @@ impl Shadow {
     /// directory's link count from a `stat` of it; the names a `getdents` listed (a whole
     /// listing: the stream's first call, with room left in its buffer).
     pub fn dir_facts(&self, p: ProcId, ev: &Event) -> Vec<(u64, DirFact)> {
+        let ev = &*ra_trace::uring::effective(ev);
         let mut out = Vec::new();
         let Some(def) = ev.def else { return out };
         let handler = def.replay.handler();
@@ -566,6 +572,7 @@ impl Shadow {
     /// The (dirfd, path) pairs a call names, resolved: first the call's own path, then (for
     /// two-path calls) the second.
     pub fn paths(&self, p: ProcId, ev: &Event) -> Vec<Vec<u8>> {
+        let ev = &*ra_trace::uring::effective(ev);
         let Some(def) = ev.def else { return Vec::new() };
         let mut out = Vec::new();
         let mut dirfd: Option<i64> = None;
@@ -593,6 +600,8 @@ impl Shadow {
 
     /// Advance the model over one recorded call.
     pub fn step(&mut self, ev: &Event) -> Placement {
+        // An io_uring path request (OPENAT, RENAMEAT, CLOSE, ...) as the call it stands for.
+        let ev = &*ra_trace::uring::effective(ev);
         let (proc, first_seen) = self.proc_of(ev);
         let threads = self.procs.get(&proc).map_or(1, |p| p.tids.len());
         let mut pl = Placement { proc, first_seen, threads, ..Default::default() };
@@ -837,6 +846,7 @@ impl Shadow {
     /// [`taken_numbers`]) and frees (`close`, `close_range`, the old occupant of `dup2`'s
     /// target), in process `p`.
     pub fn fd_numbers(&self, p: ProcId, ev: &Event) -> (Vec<i32>, Vec<i32>) {
+        let ev = &*ra_trace::uring::effective(ev);
         let made = taken_numbers(ev).collect();
         let mut freed = Vec::new();
         let Some(def) = ev.def else { return (made, freed) };

@@ -524,7 +524,9 @@ impl Accumulator {
         if need_file {
             let mut path = std::mem::take(&mut self.path);
             path.clear();
-            let is_path = match self.file_of(ev, pid) {
+            // A path request's file as its call's (OPENAT's path beneath its directory).
+            let eff = ra_trace::uring::effective(ev);
+            let is_path = match self.file_of(&eff, pid) {
                 FileKey::Path(p) => {
                     path.extend_from_slice(p);
                     true
@@ -748,7 +750,8 @@ impl Accumulator {
             match a.kind {
                 ArgKind::DirFd if dirfd.is_none() => dirfd = v.as_int(),
                 ArgKind::Fd if fd.is_none() => fd = v.as_int(),
-                ArgKind::Path => {
+                // (An absent path: an io_uring request of an opcode without one.)
+                ArgKind::Path if !matches!(v, ArgValue::Absent) => {
                     let p = v.as_data().map(strip_nul).unwrap_or_default();
                     let base: Option<&[u8]> = match dirfd {
                         None | Some(-100) => t.cwd(pid),

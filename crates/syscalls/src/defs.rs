@@ -569,12 +569,15 @@ pub static REGISTRY: &[SyscallDef] = &[
     // descriptor, or with IOSQE_FIXED_FILE in `sqe_flags` an index into the registered files;
     // `enter_id` the unique_id of the io_uring_enter that submitted it (absent: the SQPOLL
     // thread did); `ring_fd` the ring's descriptor in that call (or an earlier one's). The opcode's meaning is `ra_syscalls::uring`'s.
+    // `path`, `path2`, `name`, `how`: the strings and `struct open_how` the SQE points to
+    // (`ra_syscalls::uring::strings`), read when the kernel took it.
     new("io_uring_op", File, Reissue(H::UringOp), Count,
         "ssize_t io_uring_op(u32 ring, u32 opcode, int fd, u64 offset, void *addr, u32 len, \
          u32 sqe_flags, u32 op_flags, u32 ioprio, u64 user_data, u32 buf_index, \
          u32 personality, u32 file_index, const void *buf_in, void *buf_out, \
          const void *sqe, u32 cqe_flags, u64 enter_id, int data_source, u32 uring_flags, \
-         dev_t device, ino_t inode, int ring_fd); /* pseudo-call */",
+         dev_t device, ino_t inode, int ring_fd, const char *path, const char *path2, \
+         const char *name, const struct open_how *how); /* pseudo-call */",
         &[int("ring", "ring"), int("opcode", "opcode"), fd(), offset(),
           addr("addr", "address"), int("len", "length"), int("sqe_flags", "sqe_flags"),
           int("op_flags", "op_flags"), int("ioprio", "ioprio"), int("user_data", "user_data"),
@@ -584,7 +587,8 @@ pub static REGISTRY: &[SyscallDef] = &[
           inbuf("sqe", Len::Fixed(64), "sqe"), int("cqe_flags", "cqe_flags"),
           int("enter_id", "enter_id"), int("data_source", "data_source"),
           int("uring_flags", "uring_flags"), int("device", "device"), int("inode", "inode"),
-          int("ring_fd", "ring_fd")]),
+          int("ring_fd", "ring_fd"), path("path"), path_as("path2", "given_newname"),
+          xattr_name(), instruct("how", Struct::OpenHow, Len::Arg(5), "open_how")]),
     new("io_setup", File, Reissue(H::AsyncIo), Status,
         "long io_setup(unsigned int nr_events, aio_context_t *ctx_idp);",
         &[int("nr_events", "events"), addr("ctx_idp", "context_address")]),

@@ -15,9 +15,11 @@ pub enum UringData {
     In,
     /// `addr`, `len`: bytes to the program; the result says how many (copied at completion).
     Out,
-    /// `addr` points to `len` iovecs out of the program (writev); not copied yet.
+    /// `addr` points to `len` iovecs out of the program (writev): their bytes, one after the
+    /// other, copied at submission.
     InVec,
-    /// `addr` points to `len` iovecs into the program (readv); not copied yet.
+    /// `addr` points to `len` iovecs into the program (readv): the result's bytes, copied at
+    /// completion.
     OutVec,
 }
 
@@ -113,8 +115,8 @@ pub static OPS: &[UringOp] = &[
     op(57, "listen", Some("listen"), No, false),
     op(58, "recv_zc", Some("recvfrom"), No, false),
     op(59, "epoll_wait", Some("epoll_wait"), No, false),
-    op(60, "readv_fixed", Some("preadv2"), OutVec, false),
-    op(61, "writev_fixed", Some("pwritev2"), InVec, false),
+    op(60, "readv_fixed", Some("preadv2"), OutVec, true),
+    op(61, "writev_fixed", Some("pwritev2"), InVec, true),
     op(62, "pipe", Some("pipe2"), No, false),
 ];
 
@@ -155,6 +157,10 @@ pub mod sqe {
     pub const OFF: usize = 8;
     /// `addr` (`u64`): the buffer's (or iovec array's, or path's) address in the program.
     pub const ADDR: usize = 16;
+    /// `addr2`, the union with `off`: a second path, `open_how`, `statx`'s buffer.
+    pub const ADDR2: usize = 8;
+    /// `addr3`: GETXATTR's and SETXATTR's path.
+    pub const ADDR3: usize = 48;
     /// `len` (`u32`): the buffer's length in bytes, or the number of iovecs.
     pub const LEN: usize = 24;
     /// `rw_flags`, `fsync_flags`, `open_flags`, ...: the opcode's own flags.
@@ -200,6 +206,73 @@ pub mod sqe {
     }
 }
 
+/// Where the strings (and `struct open_how`) a path opcode's SQE points to are: offsets in the
+/// SQE of the pointers (`sqe::ADDR`, `sqe::ADDR2`, `sqe::ADDR3`), per the kernel's `*_prep`
+/// (io_uring/openclose.c, fs.c, statx.c, xattr.c). Both recorders read them when the kernel
+/// took the SQE, into the record's `path`, `path2`, `name` and `how`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Strings {
+    /// The path the request resolves (`path`): OPENAT's, RENAMEAT's old one, SYMLINKAT's
+    /// target, GETXATTR's (`addr3`).
+    pub path: Option<usize>,
+    /// The second path (`path2`): RENAMEAT's, LINKAT's and SYMLINKAT's new one.
+    pub path2: Option<usize>,
+    /// The xattr name (`name`) of the GETXATTR/SETXATTR family.
+    pub name: Option<usize>,
+    /// OPENAT2's `struct open_how` (`how`), `len` bytes.
+    pub how: Option<usize>,
+}
+
+impl Strings {
+    /// Whether the opcode points to any.
+    pub fn any(&self) -> bool {
+        self.path.is_some() || self.path2.is_some() || self.name.is_some() || self.how.is_some()
+    }
+}
+
+/// The most of `struct open_how` the recorders keep (its three `u64`s; the kernel refuses a
+/// larger one whose extra bytes are not zero).
+pub const OPEN_HOW_MAX: usize = 24;
+
+/// The strings of `opcode`'s SQE ([`Strings`]); none for other opcodes.
+pub fn strings(opcode: i64) -> Strings {
+    use sqe::{ADDR, ADDR2, ADDR3};
+    let s = |path, path2, name, how| Strings { path, path2, name, how };
+    match lookup(opcode).map(|o| o.name) {
+        Some("openat" | "statx" | "unlinkat" | "mkdirat") => s(Some(ADDR), None, None, None),
+        Some("openat2") => s(Some(ADDR), None, None, Some(ADDR2)),
+        Some("renameat" | "linkat" | "symlinkat") => s(Some(ADDR), Some(ADDR2), None, None),
+        Some("getxattr" | "setxattr") => s(Some(ADDR3), None, Some(ADDR), None),
+        Some("fgetxattr" | "fsetxattr") => s(None, None, Some(ADDR), None),
+        _ => Strings::default(),
+    }
+}
+
+/// The buffer a request's data is in, as the recorders copy it: which way it moves and the
+/// SQE offset of its address. The opcode's [`UringOp::data`] at `addr`, except for the xattr
+/// family, whose value is at `addr2` (`len` bytes): SETXATTR's and FSETXATTR's copied at
+/// submission into `buf_in`, GETXATTR's and FGETXATTR's at completion into `buf_out`. (Their
+/// `data` stays [`UringData::None`]: analyses do not count an xattr value as file data.)
+pub fn buffer(opcode: i64) -> (UringData, usize) {
+    match lookup(opcode) {
+        Some(o) if matches!(o.name, "setxattr" | "fsetxattr") => (UringData::In, sqe::ADDR2),
+        Some(o) if matches!(o.name, "getxattr" | "fgetxattr") => (UringData::Out, sqe::ADDR2),
+        Some(o) => (o.data, sqe::ADDR),
+        None => (UringData::None, sqe::ADDR),
+    }
+}
+
+/// `uring_flags` bits of an `io_uring_op` record.
+pub mod uring_flags {
+    /// The ring has an SQPOLL thread.
+    pub const SQPOLL: i64 = 1;
+    /// No submission was recorded: the SQE fields are 0.
+    pub const NO_SUBMIT: i64 = 8;
+    /// A path, name or `open_how` the SQE points to could not be read (a page not present,
+    /// the recorder's ring full): the column is absent.
+    pub const STRINGS_NOT_READ: i64 = 64;
+}
+
 /// `IOSQE_*` (the SQE's `flags`): `fd` is an index into the registered files, not a
 /// descriptor.
 pub const IOSQE_FIXED_FILE: u8 = 1 << 0;
@@ -231,9 +304,9 @@ pub mod data_source {
     /// Read back from the file after the completion (the completing thread could not see
     /// the program's memory).
     pub const READ_BACK: i64 = 3;
-    /// Not captured: the ring had no room, a page was not present, a provided buffer, a
-    /// vectored operation (not copied yet), or the completion ran where the program's memory
-    /// was not mapped and the file could not be read back.
+    /// Not captured: the ring had no room, a page was not present, a provided buffer, or the
+    /// completion ran where the program's memory was not mapped and the file could not be
+    /// read back.
     pub const NOT_CAPTURED: i64 = 4;
     /// Read from the program's buffer after the program had taken the CQE from the ring
     /// without a system call (the ptrace recorder, at its next `io_uring_enter`): the

@@ -269,6 +269,10 @@ impl FileIoTracker {
     /// What the descriptor arguments of `ev` refer to, before [`FileIoTracker::apply`] is
     /// given it (call [`FileIoTracker::returned_fd`] after, for the descriptor it returns).
     pub fn event_fds(&self, ev: &Event) -> EventFds {
+        if let Some(c) = crate::uring::as_call(ev) {
+            // A path request: its descriptors as the call's it stands for.
+            return self.event_fds(&c);
+        }
         let mut out = EventFds::default();
         let Some(def) = ev.def else { return out };
         if ev.uring_fixed_file() {
@@ -288,6 +292,9 @@ impl FileIoTracker {
     /// What the descriptor `ev` returned refers to, after [`FileIoTracker::apply`] was given
     /// it: `None` for calls that return no descriptor, and failed ones.
     pub fn returned_fd(&self, ev: &Event) -> Option<Arc<[u8]>> {
+        if let Some(c) = crate::uring::as_call(ev) {
+            return self.returned_fd(&c);
+        }
         let def = ev.def?;
         if def.ret != ra_syscalls::Ret::Fd || ev.failed() {
             return None;
@@ -310,6 +317,11 @@ impl FileIoTracker {
         keep: &mut dyn FnMut(&Event, &[u8]) -> bool,
         out: &mut Vec<FileOp>,
     ) {
+        if let Some(c) = crate::uring::as_call(ev) {
+            // OPENAT, CLOSE, RENAMEAT, ...: as their calls, so that a descriptor a request
+            // opened names its file for the requests and calls on it.
+            return self.apply(&c, keep, out);
+        }
         let Some(def) = ev.def else { return };
         let pid = ev.pid.unwrap_or(0);
         self.enter(pid);

@@ -504,15 +504,26 @@ pub fn format_event_fds(
         s.push_str(&signal_line(ev));
         return s;
     }
-    let uring = ev.def.is_some_and(|d| d.replay.handler() == Some(ra_syscalls::Handler::UringOp));
-    if uring {
+    let mut uring =
+        ev.def.is_some_and(|d| d.replay.handler() == Some(ra_syscalls::Handler::UringOp));
+    // A path request (or a close) as the call it stands for: `[uring 5] openat(AT_FDCWD,
+    // "f", O_RDONLY, 0)`, its descriptors named as the call's (`fds` is of that call).
+    let call = if uring { crate::uring::as_call(ev) } else { None };
+    let shown = call.as_ref().unwrap_or(ev);
+    if let Some(c) = &call {
+        push_uring_prefix(&mut s, ev);
+        s.push_str(&c.name);
+        s.push('(');
+        uring = false;
+    } else if uring {
         fmt_uring_op(&mut s, ev, o, fds);
     } else {
         s.push_str(&ev.name);
         s.push('(');
     }
     if uring {
-    } else if let Some(def) = ev.def {
+    } else if let Some(def) = shown.def {
+        let ev = shown;
         let no_result = ev.failed() || ev.ret.is_none();
         for (i, (a, v)) in def.args.iter().zip(&ev.args).enumerate() {
             if i > 0 {
@@ -550,6 +561,10 @@ pub fn format_event_fds(
     if !uring {
         // (fmt_uring_op closes its own, then adds the SQE's flags)
         s.push(')');
+    }
+    if call.is_some() {
+        push_sqe_flags(&mut s, ev);
+        uring = true;
     }
     match ev.ret {
         Some(r) => {
@@ -626,12 +641,7 @@ fn fmt_uring_op(
 ) {
     use ra_syscalls::uring::{self, UringData};
     let int = |n: &str| ev.arg(n).and_then(ArgValue::as_int);
-    match int("ring_fd").filter(|&fd| fd >= 0) {
-        Some(fd) => {
-            let _ = write!(s, "[uring {fd}] ");
-        }
-        None => s.push_str("[uring ?] "),
-    }
+    push_uring_prefix(s, ev);
     let opcode = int("opcode").unwrap_or(-1);
     let Some(op) = uring::lookup(opcode) else {
         let _ = write!(s, "opcode_{opcode}(");
@@ -701,6 +711,23 @@ fn fmt_uring_op(
         }
     }
     s.push(')');
+    push_sqe_flags(s, ev);
+}
+
+/// `[uring 5] `: the ring's descriptor in the submitting call.
+fn push_uring_prefix(s: &mut String, ev: &Event) {
+    match ev.arg("ring_fd").and_then(ArgValue::as_int).filter(|&fd| fd >= 0) {
+        Some(fd) => {
+            let _ = write!(s, "[uring {fd}] ");
+        }
+        None => s.push_str("[uring ?] "),
+    }
+}
+
+/// The SQE's flags after a request: ` IOSQE_IO_LINK`.
+fn push_sqe_flags(s: &mut String, ev: &Event) {
+    use ra_syscalls::uring;
+    let sqe_flags = ev.arg("sqe_flags").and_then(ArgValue::as_int).unwrap_or(0) as u8;
     for (bit, n) in [
         (uring::IOSQE_IO_LINK, "IOSQE_IO_LINK"),
         (uring::IOSQE_IO_HARDLINK, "IOSQE_IO_HARDLINK"),

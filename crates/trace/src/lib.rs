@@ -29,7 +29,9 @@
 //! traces (quirks); struct decoders; strace-like formatting; `fileio` (a trace's file I/O:
 //! descriptors followed per process, file positions, lazy opens, left-out calls counted; what every
 //! descriptor refers to at each call, `strace -y`'s names, for `dump`, `export --where` and
-//! `stats`; `open_descriptors`: a process's open descriptors with path, flags and position at any
+//! `stats`; io_uring path requests and `CLOSE`s are applied as the calls they stand for,
+//! `uring::as_call`, which `dump`, `stats`, `export` and replay read them through too;
+//! `open_descriptors`: a process's open descriptors with path, flags and position at any
 //! point, for `select`'s window start); directory snapshots in a trace (`snapshot`:
 //! `TraceWriter::record_snapshot`, `TraceReader::snapshots` / `snapshot_entries` /
 //! `restore_snapshot`); `key`: key files and the per-purpose keys derived from them (TRACE_FORMAT
@@ -78,6 +80,7 @@ pub mod schema;
 pub mod snapshot;
 pub mod structs;
 pub mod time;
+pub mod uring;
 mod writer;
 
 pub use data_mode::{DataLevel, DataMode};

@@ -240,6 +240,8 @@ pub enum Record<'a> {
     Page(PageRec<'a>),
     Uring(Box<UringRec>),
     UringData(UringDataRec<'a>),
+    /// RK_URING_STR: a string of a request (`off`: which, `URS_*`).
+    UringStr(UringDataRec<'a>),
     Signal(SignalRec<'a>),
 }
 
@@ -353,15 +355,22 @@ pub fn parse(b: &[u8]) -> Option<Record<'_>> {
                 sqe: b.get(at!(rec_uring.sqe: [u8; 64])..)?.get(..64)?.try_into().ok()?,
             })))
         }
-        RK_URING_DATA if b.len() >= REC_URING_DATA_SIZE => {
+        k @ (RK_URING_DATA | RK_URING_STR) if b.len() >= REC_URING_DATA_SIZE => {
             let len = u32_at(b, at!(rec_uring_data.len: u32)) as usize;
-            Some(Record::UringData(UringDataRec {
+            let d = UringDataRec {
                 tid: u32_at(b, at!(rec_uring_data.tid: u32)),
                 tgid: u32_at(b, at!(rec_uring_data.tgid: u32)),
                 serial: u64_at(b, at!(rec_uring_data.serial: u64)),
                 off: u64_at(b, at!(rec_uring_data.off: u64)),
                 payload: b.get(REC_URING_DATA_SIZE..REC_URING_DATA_SIZE + len)?,
-            }))
+            };
+            if k == RK_URING_STR {
+                if d.off > u64::from(URS_HOW) || len > URS_MAX as usize {
+                    return None;
+                }
+                return Some(Record::UringStr(d));
+            }
+            Some(Record::UringData(d))
         }
         RK_SIGNAL if b.len() >= REC_SIGNAL_SIZE => Some(Record::Signal(SignalRec {
             tid: u32_at(b, at!(rec_signal.tid: u32)),
@@ -727,6 +736,15 @@ mod tests {
         let want = UringDataRec { tid: 1, tgid: 2, serial: 4, off: 5, payload: b"uvw" };
         assert_eq!(parse(&b), Some(Record::UringData(want)));
         assert_eq!(parse(&b[..b.len() - 1]), None, "payload shorter than len");
+        let mut st = types::rec_uring_data { kind: RK_URING_STR, len: 2, serial: 4, ..d };
+        st.off = u64::from(URS_PATH2);
+        let mut b = bytes_of(&st);
+        b.extend_from_slice(b"a\0");
+        b.resize(b.len() + 16, 0); // (the record's unused room)
+        let want = UringDataRec { tid: 1, tgid: 2, serial: 4, off: 1, payload: b"a\0" };
+        assert_eq!(parse(&b), Some(Record::UringStr(want)));
+        st.off = 9;
+        assert_eq!(parse(&bytes_of(&st)), None, "no such string");
     }
 
     #[test]

@@ -668,6 +668,11 @@ impl State<'_> {
                     u.data(&d);
                 }
             }
+            Some(Record::UringStr(d)) => {
+                if let Some(u) = self.uring.as_mut() {
+                    u.string(&d);
+                }
+            }
         }
         0
     }

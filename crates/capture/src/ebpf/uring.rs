@@ -13,6 +13,7 @@ use ra_trace::{ArgValue, Event};
 use super::assemble::{Assembler, Clock};
 use super::layout::{
     UringDataRec, UringRec, UF_BUF_SELECT, UF_DATA_LOST, UF_NO_MM, UF_NO_SUBMIT, UF_SQPOLL,
+    UF_STR_LOST, URS_NAME, URS_PATH, URS_PATH2,
 };
 use crate::{DataLevel, DataMode};
 
@@ -29,6 +30,8 @@ struct Flight {
     wdata: Vec<u8>,
     /// Data chunks not yet claimed by a submission or completion record.
     data: Vec<u8>,
+    /// The strings its SQE points to (RK_URING_STR, `URS_*`: which), read at submission.
+    strings: Vec<(u64, Vec<u8>)>,
 }
 
 /// The requests between their records.
@@ -60,6 +63,16 @@ impl UringAsm {
         self.bound();
     }
 
+    /// A string of a request (its path, second path, xattr name or `open_how`).
+    pub fn string(&mut self, d: &UringDataRec<'_>) {
+        let f = self.flight(d.serial);
+        if f.strings.len() < 4 {
+            f.strings.push((d.off, d.payload.to_vec()));
+            self.held_bytes += d.payload.len();
+        }
+        self.bound();
+    }
+
     fn flight(&mut self, serial: u64) -> &mut Flight {
         if !self.flights.contains_key(&serial) {
             self.order.push_back(serial);
@@ -72,7 +85,7 @@ impl UringAsm {
         while self.flights.len() > MAX_IN_FLIGHT || self.held_bytes > MAX_HELD_BYTES {
             let Some(s) = self.order.pop_front() else { break };
             if let Some(f) = self.flights.remove(&s) {
-                self.held_bytes -= f.data.len() + f.wdata.len();
+                self.held_bytes -= f.data.len() + f.wdata.len() + strings_len(&f.strings);
                 self.dropped += 1;
             }
         }
@@ -113,7 +126,8 @@ impl UringAsm {
         let mut f = self.flights.remove(&c.serial).unwrap_or_default();
         let read_data = std::mem::take(&mut f.data);
         let wdata = std::mem::take(&mut f.wdata);
-        self.held_bytes -= read_data.len() + wdata.len();
+        let strings = std::mem::take(&mut f.strings);
+        self.held_bytes -= read_data.len() + wdata.len() + strings_len(&strings);
         if c.serial == 0 {
             // No submission: the data records (none) and the flight are not this one's.
             f = Flight::default();
@@ -124,9 +138,11 @@ impl UringAsm {
                 self.flight(c.serial).submit = Some(s.clone());
             }
         }
+        let strings = if c.serial == 0 { Vec::new() } else { strings };
         let n = self.rings.len() as i64 + 1;
         let ring = *self.rings.entry(c.ctx).or_insert(n);
-        let ev = build(sub.as_deref(), wdata, c, ring, read_data, &Ctx { asm, clock, mode });
+        let x = Ctx { asm, clock, mode };
+        let ev = build(sub.as_deref(), (wdata, strings), c, ring, read_data, &x);
         self.ops += 1;
         // (Not captured by the mode's choice, `none` for its direction: not lost.)
         let source = ev.arg("data_source").and_then(ArgValue::as_int);
@@ -145,9 +161,13 @@ struct Ctx<'a> {
     mode: DataMode,
 }
 
+fn strings_len(s: &[(u64, Vec<u8>)]) -> usize {
+    s.iter().map(|(_, b)| b.len()).sum()
+}
+
 fn build(
     sub: Option<&UringRec>,
-    wdata: Vec<u8>,
+    (wdata, strings): (Vec<u8>, Vec<(u64, Vec<u8>)>),
     c: &UringRec,
     ring: i64,
     read_data: Vec<u8>,
@@ -180,7 +200,17 @@ fn build(
     int(&mut ev, "opcode", i64::from(c.opcode));
     int(&mut ev, "user_data", c.user_data as i64);
     int(&mut ev, "cqe_flags", i64::from(c.cflags));
-    int(&mut ev, "uring_flags", i64::from(c.flags & (UF_SQPOLL | UF_NO_SUBMIT)));
+    let sflags = sub.map_or(0, |s| s.flags) & UF_STR_LOST;
+    int(&mut ev, "uring_flags", i64::from(c.flags & (UF_SQPOLL | UF_NO_SUBMIT) | sflags));
+    for (which, b) in strings {
+        let name = match which as u32 {
+            URS_PATH => "path",
+            URS_PATH2 => "path2",
+            URS_NAME => "name",
+            _ => "how",
+        };
+        ev.set_arg(name, ArgValue::data(b));
+    }
     if c.ino != 0 {
         int(&mut ev, "device", libc::makedev(c.dev >> 20, c.dev & 0xf_ffff) as i64);
         int(&mut ev, "inode", c.ino as i64);
@@ -199,21 +229,21 @@ fn build(
             ev.set_arg("sqe", ArgValue::data(q.to_vec()));
         }
         let lost = (s.flags | c.flags) & (UF_DATA_LOST | UF_NO_MM | UF_BUF_SELECT) != 0;
-        let data = op.map_or(UringData::None, |o| o.data);
+        let data = uring::buffer(i64::from(c.opcode)).0;
         let ok = c.res >= 0;
         let (arg, bytes, when) = match data {
             UringData::In => ("buf_in", wdata, data_source::AT_SUBMISSION),
             UringData::Out if ok => ("buf_out", read_data, data_source::AT_COMPLETION),
-            UringData::InVec => ("buf_in", Vec::new(), data_source::NOT_CAPTURED),
-            UringData::OutVec if ok => ("buf_out", Vec::new(), data_source::NOT_CAPTURED),
+            // Vectored: the iovecs' bytes, one after the other.
+            UringData::InVec => ("buf_in", wdata, data_source::AT_SUBMISSION),
+            UringData::OutVec if ok => ("buf_out", read_data, data_source::AT_COMPLETION),
             _ => ("", Vec::new(), data_source::NONE),
         };
         if !arg.is_empty() {
-            let vectored = matches!(data, UringData::InVec | UringData::OutVec);
             if def.arg(arg).is_some_and(|(_, a)| mode.of(a.kind) == DataLevel::None) {
                 ev.set_arg(arg, ArgValue::NotCaptured);
                 ev.buffer_not_captured = true;
-            } else if lost || vectored {
+            } else if lost {
                 ev.set_arg(arg, ArgValue::NotCaptured);
                 ev.buffer_not_captured = true;
                 source = data_source::NOT_CAPTURED;

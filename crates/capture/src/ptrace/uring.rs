@@ -106,6 +106,10 @@ struct Sub {
     info: ProcInfo,
     /// The submitting io_uring_enter's key (see `sink::ENTER_REF`).
     enter_key: i64,
+    /// The paths, name and `open_how` the SQE points to (`uring::strings`), read at
+    /// submission, as (argument, bytes); `strings_lost`: one could not be read.
+    strings: Vec<(&'static str, Vec<u8>)>,
+    strings_lost: bool,
 }
 
 /// One ring, shared by the processes that inherited it.
@@ -385,8 +389,19 @@ impl Rings {
                 continue;
             }
             let (wdata, lost) = write_data(tid, &q, m);
+            let (strings, strings_lost) = read_strings(tid, &q);
             let ud = u64_at(&q, sqe::USER_DATA);
-            let sub = Sub { sqe: q, wdata, lost, time: now, tid, info, enter_key: key };
+            let sub = Sub {
+                sqe: q,
+                wdata,
+                lost,
+                time: now,
+                tid,
+                info,
+                enter_key: key,
+                strings,
+                strings_lost,
+            };
             if ring.pending.len() >= MAX_PENDING {
                 self.dropped += 1;
                 continue;
@@ -554,7 +569,7 @@ impl Rings {
 
 /// A write's data at submission (None when the opcode carries none in).
 fn write_data(tid: Pid, q: &[u8], m: DataMode) -> (Option<ArgValue>, bool) {
-    let data = uring::lookup(i64::from(q[sqe::OPCODE])).map_or(UringData::None, |o| o.data);
+    let (data, at) = uring::buffer(i64::from(q[sqe::OPCODE]));
     if !matches!(data, UringData::In | UringData::InVec) {
         return (None, false);
     }
@@ -564,7 +579,7 @@ fn write_data(tid: Pid, q: &[u8], m: DataMode) -> (Option<ArgValue>, bool) {
     if q[sqe::FLAGS] & IOSQE_BUFFER_SELECT != 0 {
         return (Some(ArgValue::NotCaptured), true);
     }
-    let (addr, len) = (u64_at(q, sqe::ADDR), u64::from(u32_at(q, sqe::LEN)));
+    let (addr, len) = (u64_at(q, at), u64::from(u32_at(q, sqe::LEN)));
     if data == UringData::InVec {
         return match vec_data(tid, addr, len, u64::MAX) {
             Some(b) => (Some(ArgValue::data(b)), false),
@@ -574,6 +589,39 @@ fn write_data(tid: Pid, q: &[u8], m: DataMode) -> (Option<ArgValue>, bool) {
     let (v, complete) = mem::read_arg(tid, addr, len as usize, MAX_BUFFER_BYTES);
     (Some(v), !complete)
 }
+
+/// The strings (paths, xattr name; with their NUL) and `struct open_how` a path opcode's SQE
+/// points to, read from the submitter's memory as the kernel reads them at submission; and
+/// whether one could not be read (an unreadable page, no NUL within `PATH_MAX`).
+fn read_strings(tid: Pid, q: &[u8]) -> (Vec<(&'static str, Vec<u8>)>, bool) {
+    let st = uring::strings(i64::from(q[sqe::OPCODE]));
+    let mut out = Vec::new();
+    let mut lost = false;
+    for (name, at, max) in [
+        ("path", st.path, PATH_MAX),
+        ("path2", st.path2, PATH_MAX),
+        ("name", st.name, XATTR_NAME_MAX + 1),
+    ] {
+        let Some(at) = at else { continue };
+        match mem::read_cstr(tid, u64_at(q, at), max) {
+            Some((b, true)) => out.push((name, b)),
+            _ => lost = true,
+        }
+    }
+    if let Some(at) = st.how {
+        let n = (u32_at(q, sqe::LEN) as usize).min(uring::OPEN_HOW_MAX);
+        let b = mem::read(tid, u64_at(q, at), n);
+        if b.len() == n {
+            out.push(("how", b));
+        } else {
+            lost = true;
+        }
+    }
+    (out, lost)
+}
+
+const PATH_MAX: usize = 4096;
+const XATTR_NAME_MAX: usize = 255;
 
 /// The bytes of `count` iovecs at `addr`, at most `limit` (None when the vectors or their
 /// data cannot all be read, or are more than a record keeps).
@@ -629,16 +677,20 @@ fn build(
     int(&mut ev, "opcode", i64::from(q[sqe::OPCODE]));
     int(&mut ev, "user_data", u64_at(q, sqe::USER_DATA) as i64);
     int(&mut ev, "cqe_flags", i64::from(cflags));
-    int(&mut ev, "uring_flags", 0);
+    let flags = if sub.strings_lost { uring::uring_flags::STRINGS_NOT_READ } else { 0 };
+    int(&mut ev, "uring_flags", flags);
     for (name, v) in sqe::fields(q) {
         int(&mut ev, name, v);
+    }
+    for (name, b) in &sub.strings {
+        ev.set_arg(name, ArgValue::data(b.clone()));
     }
     // Resolved to the call's unique_id by the trace sink.
     ev.extra.push((crate::sink::ENTER_REF.into(), ExtraValue::Int(sub.enter_key)));
     if !op.is_some_and(|o| o.decoded) {
         ev.set_arg("sqe", ArgValue::data(q.clone()));
     }
-    let data = op.map_or(UringData::None, |o| o.data);
+    let (data, at) = uring::buffer(i64::from(q[sqe::OPCODE]));
     let ok = res >= 0;
     let mut source = data_source::NONE;
     match data {
@@ -658,7 +710,7 @@ fn build(
             }
         }
         UringData::Out | UringData::OutVec if ok => {
-            let (addr, len) = (u64_at(q, sqe::ADDR), u64::from(u32_at(q, sqe::LEN)));
+            let (addr, len) = (u64_at(q, at), u64::from(u32_at(q, sqe::LEN)));
             let n = (res as u64).min(if data == UringData::Out { len } else { u64::MAX });
             if mode.read == DataLevel::None {
                 ev.set_arg("buf_out", ArgValue::NotCaptured);

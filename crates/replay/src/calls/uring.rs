@@ -80,6 +80,16 @@ pub fn check(ev: &Event) -> Result<(), String> {
             ));
         }
     }
+    for (n, max) in [("path", 4096), ("path2", 4096), ("name", 256), ("how", u::OPEN_HOW_MAX)] {
+        if let Some(ArgValue::Data(d)) = ev.arg(n) {
+            if d.len() > max {
+                return Err(format!(
+                    "`{n}` holds {} bytes, more than a recorder keeps ({max})",
+                    d.len()
+                ));
+            }
+        }
+    }
     let op = u::lookup(opcode);
     if let (Some(op), ArgValue::Data(d)) = (op, ev.arg("buf_in").unwrap_or(&ArgValue::Absent)) {
         if op.data == UringData::In && d.len() as i64 != len {
@@ -92,7 +102,9 @@ pub fn check(ev: &Event) -> Result<(), String> {
     }
     if let ArgValue::Data(d) = ev.arg("buf_out").unwrap_or(&ArgValue::Absent) {
         let res = if ev.failed() { 0 } else { ev.ret.unwrap_or(0) };
-        if d.len() as i64 > res.max(0) || d.len() as i64 > len {
+        // (A vectored read's `len` counts its iovecs, not bytes.)
+        let vec = op.is_some_and(|o| o.data == UringData::OutVec);
+        if d.len() as i64 > res.max(0) || (!vec && d.len() as i64 > len) {
             return Err(format!(
                 "{} bytes of data read, more than its result ({res}) or length ({len})",
                 d.len()
@@ -293,8 +305,10 @@ fn kind(op: &u::UringOp) -> Result<Kind, &'static str> {
         "read_fixed" => Kind::Read { fixed: true },
         "write" => Kind::Write { fixed: false },
         "write_fixed" => Kind::Write { fixed: true },
-        "readv" => Kind::ReadV,
-        "writev" => Kind::WriteV,
+        // (The _FIXED variants' iovecs point into a registered buffer: replayed as plain
+        // vectored requests of the same bytes.)
+        "readv" | "readv_fixed" => Kind::ReadV,
+        "writev" | "writev_fixed" => Kind::WriteV,
         "fsync" => Kind::Fsync,
         "sync_file_range" => Kind::SyncFileRange,
         "fallocate" => Kind::Fallocate,
@@ -306,8 +320,8 @@ fn kind(op: &u::UringOp) -> Result<Kind, &'static str> {
         }
         "openat" | "openat2" | "statx" | "renameat" | "unlinkat" | "mkdirat" | "symlinkat"
         | "linkat" | "setxattr" | "getxattr" | "fsetxattr" | "fgetxattr" => {
-            return Err("the recorder does not capture the paths, names and structs io_uring \
-                        requests point to (docs/EBPF.md)")
+            return Err("a file installed in or named from the ring's registered files \
+                        (`file_index`, IOSQE_FIXED_FILE) is not followed yet")
         }
         "timeout" | "timeout_remove" | "link_timeout" | "async_cancel" | "poll_add"
         | "poll_remove" => {
@@ -541,6 +555,11 @@ impl Call<'_> {
             ));
             return Ok(Act::Sim);
         }
+        if op.name != "close" {
+            if let Some(call) = ra_trace::uring::as_call(self.ev) {
+                return self.uring_as_call(op, &call);
+            }
+        }
         let kind = match kind(op) {
             Ok(k) => k,
             Err(why) => {
@@ -597,6 +616,54 @@ impl Call<'_> {
             (None, Kind::Nop | Kind::Close) => Act::Emulated(v),
             (None, _) => Act::Issued(v),
         })
+    }
+
+    /// A path request (`OPENAT`, `RENAMEAT`, `MKDIRAT`, the xattr family, ...): issued as the
+    /// system call it stands for (`call`, [`ra_trace::uring::as_call`]) by that call's own
+    /// handler, in either mode, so that its paths resolve beneath the replay's root exactly as
+    /// a system call's do (`RESOLVE_IN_ROOT`) and its descriptor joins the table; verified as
+    /// that call. A request the kernel cancelled (a broken link chain) is not issued.
+    fn uring_as_call(&mut self, op: &u::UringOp, call: &Event) -> Result<Act, i32> {
+        if self.ev.errno == Some(libc::ECANCELED) {
+            return Ok(Act::EmulatedFailed(libc::ECANCELED));
+        }
+        if self.i("uring_flags")? & u::uring_flags::STRINGS_NOT_READ != 0 {
+            self.warn(format!(
+                "io_uring {}: the recorder could not read the path or name its SQE points to; \
+                 not replayed, its recorded result stands",
+                op.name
+            ));
+            self.uring_sim_fd(op);
+            return Ok(Act::Sim);
+        }
+        let mut c = Call {
+            sh: self.sh,
+            p: self.p,
+            ev: call,
+            pl: self.pl,
+            diffs: Vec::new(),
+            warn: None,
+            full: self.full,
+            missing: Default::default(),
+            seen: self.seen.take(),
+            saw_data: false,
+            filled: Default::default(),
+        };
+        let act = c.run();
+        if matches!(act, Ok(Act::Sim) | Err(SIMULATED)) {
+            c.simulate_fds();
+        }
+        self.diffs.append(&mut c.diffs);
+        if let Some(w) = c.warn.take() {
+            self.warn(format!("io_uring {}: {w}", op.name));
+        }
+        self.seen = c.seen.take();
+        self.saw_data |= c.saw_data;
+        self.filled.set(self.filled.get() || c.filled.get());
+        if let Some(m) = c.missing.get() {
+            self.missing.set(Some(m));
+        }
+        act
     }
 
     /// A request that made a descriptor (`OPENAT`) and is not replayed: the descriptor it
@@ -772,7 +839,7 @@ impl Call<'_> {
                 let write = kind == Kind::WriteV;
                 let data =
                     if write { self.uring_payload(op, n as i64).into_owned() } else { Vec::new() };
-                with_buf(if write { 0 } else { n }, |b| {
+                let (res, got) = with_buf(if write { 0 } else { n }, |b| {
                     let base = if write { data.as_ptr() as *mut u8 } else { b.as_mut_ptr() };
                     let iov = [libc::iovec { iov_base: base.cast(), iov_len: n }];
                     let e = if write {
@@ -786,8 +853,18 @@ impl Call<'_> {
                             .ioprio(ioprio)
                             .rw_flags(op_flags as i32))
                     };
-                    real.run(finish(e))
-                })?
+                    let res = real.run(finish(e))?;
+                    let got = if write {
+                        Vec::new()
+                    } else {
+                        b[..res.clamp(0, n as i32) as usize].to_vec()
+                    };
+                    Ok::<_, i32>((res, got))
+                })?;
+                if !write && res > 0 && matches!(self.arg("buf_out"), ArgValue::Data(_)) {
+                    self.check_data("buf_out", &got);
+                }
+                res
             }
             Kind::Fsync => {
                 let mut f = types::FsyncFlags::empty();
@@ -867,9 +944,10 @@ impl Call<'_> {
     /// A write's bytes: the recorded ones, else fill data (and the warning that says so).
     fn uring_payload(&self, op: &u::UringOp, len: i64) -> std::borrow::Cow<'_, [u8]> {
         let len = len.max(0) as usize;
-        if op.data == UringData::InVec || matches!(self.arg("buf_in"), ArgValue::Absent) {
-            // Vectored data is not captured yet; `--data none` keeps none; data_source 4: not
-            // captured. A write of bytes the trace does not hold writes fill data, and says so.
+        if matches!(self.arg("buf_in"), ArgValue::Absent) {
+            // `--data none` keeps none; data_source 4: not captured; vectored data before the
+            // eBPF recorder copied it. A write of bytes the trace does not hold writes fill
+            // data, and says so.
             if len > 0 && (self.rec_ok() || op.data == UringData::InVec) {
                 self.filled.set(true);
             }
@@ -885,9 +963,17 @@ impl Call<'_> {
         }
     }
 
-    /// The bytes a vectored request moves: the trace holds neither its iovecs nor its data,
-    /// so one iovec of its recorded result (0 for a failed one).
+    /// The bytes a vectored request moves, as one iovec (the trace holds its data, not how
+    /// its iovecs cut it): a write's recorded bytes, a read's recorded result; without data
+    /// in the trace, the recorded result (0 for a failed one), with a warning.
     fn uring_vec_len(&mut self, op: &u::UringOp) -> usize {
+        match (op.data, self.arg("buf_in"), self.arg("buf_out")) {
+            (UringData::InVec, ArgValue::Data(d), _) => return d.len(),
+            (UringData::OutVec, _, ArgValue::Data(_)) if self.rec_ok() => {
+                return self.rec_ret().clamp(0, 1 << 30) as usize
+            }
+            _ => {}
+        }
         self.warn(format!(
             "io_uring {}: the trace holds neither its iovecs nor its data: replayed as one \
              iovec of the recorded result's length (written: fill data), data not compared",
@@ -948,10 +1034,19 @@ impl Call<'_> {
                     let iov = [libc::iovec { iov_base: data.as_ptr() as *mut _, iov_len: n }];
                     sys::pwritev2(raw, &iov, off, op_flags as i32)
                 } else {
-                    with_buf(n, |b| {
+                    let (r, got) = with_buf(n, |b| {
                         let iov = [libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: n }];
-                        sys::preadv2(raw, &iov, off, op_flags as i32)
-                    })
+                        let r = sys::preadv2(raw, &iov, off, op_flags as i32);
+                        let got = match r {
+                            Ok(k) => b[..(k.max(0) as usize).min(n)].to_vec(),
+                            Err(_) => Vec::new(),
+                        };
+                        Ok::<_, i32>((r, got))
+                    })?;
+                    if !got.is_empty() && matches!(self.arg("buf_out"), ArgValue::Data(_)) {
+                        self.check_data("buf_out", &got);
+                    }
+                    r
                 }
             }
             Kind::Fsync => {

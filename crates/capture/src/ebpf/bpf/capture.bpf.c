@@ -2708,6 +2708,11 @@ int BPF_PROG(on_add_folio, struct folio *folio)
 #define IORING_SETUP_SQE128 (1U << 10)
 #define IOSQE_BUFFER_SELECT (1U << 5)
 #define IORING_CQE_F_MORE (1U << 1)
+/* include/uapi/linux/io_uring.h opcodes whose buffer is an iovec array (addr, len iovecs) */
+#define IORING_OP_READV 1
+#define IORING_OP_WRITEV 2
+#define IORING_OP_READV_FIXED 60
+#define IORING_OP_WRITEV_FIXED 61
 /* include/uapi/linux/io_uring.h opcodes whose buffer is one contiguous range */
 #define IORING_OP_READ_FIXED 4
 #define IORING_OP_WRITE_FIXED 5
@@ -2723,7 +2728,7 @@ struct uring_flight {
 	__u64 len;
 	__u64 mm;   /* the submitter's struct mm_struct * */
 	__u32 flags;
-	__u32 pad;
+	__u32 vec;  /* `addr` is an iovec array of `len` entries */
 };
 
 struct {
@@ -2737,12 +2742,19 @@ __u64 uring_serial = 0;
 
 struct ucopy {
 	__u64 addr;
-	__u64 len;
-	__u64 off;
+	__u64 len;   /* the bytes to copy (vectored: at most) */
+	__u64 off;   /* copied so far: the next chunk's offset in the request's data */
 	__u64 serial;
 	__u32 tid;
 	__u32 tgid;
 	__u32 lost;
+	__u32 niov;  /* vectored (READV, WRITEV and their _FIXED): `iovs` iovecs at `iov` */
+	__u64 iov;
+	__u32 idx;   /* the next iovec to read */
+	__u32 pad;
+	__u64 base;  /* the current iovec's base, length and bytes of it copied */
+	__u64 cur;
+	__u64 pos;
 };
 
 /* Each thread's copy in progress, in task storage (not on the stack: the verifier would
@@ -2793,6 +2805,60 @@ static long ucopy_step(__u64 i, void *ctx)
 	return 0;
 }
 
+/* One step through a vectored request's iovecs: the next iovec read from the array (user
+ * memory), or one chunk of the current one into the ring as an RK_URING_DATA record. */
+static long uvec_step(__u64 i, void *ctx)
+{
+	struct ucopy *u = ((struct uctx *)ctx)->u;
+	struct rec_uring_data h = {};
+	struct bpf_dynptr dp;
+	__u64 n, v[2];
+
+	if (u->off >= u->len)
+		return 1;
+	if (u->pos >= u->cur) {
+		if (u->idx >= u->niov)
+			return 1;
+		if (bpf_probe_read_user(v, sizeof(v), (void *)(u->iov + (__u64)u->idx * 16))) {
+			STAT(faults, 1);
+			u->lost = 1;
+			return 1;
+		}
+		u->idx++;
+		u->base = v[0];
+		u->cur = v[1];
+		u->pos = 0;
+		return 0;
+	}
+	n = u->cur - u->pos;
+	if (n > u->len - u->off)
+		n = u->len - u->off;
+	if (n > chunk_max)
+		n = chunk_max;
+	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(h) + n, 0, &dp)) {
+		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
+		u->lost = 1;
+		return 1;
+	}
+	if (bpf_probe_read_user_dynptr(&dp, sizeof(h), n, (void *)(u->base + u->pos))) {
+		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
+		STAT(faults, 1);
+		u->lost = 1;
+		return 1;
+	}
+	h.kind = RK_URING_DATA;
+	h.tid = u->tid;
+	h.tgid = u->tgid;
+	h.len = n;
+	h.serial = u->serial;
+	h.off = u->off;
+	bpf_dynptr_write(&dp, 0, &h, sizeof(h), 0);
+	bpf_ringbuf_submit_dynptr(&dp, BPF_RB_NO_WAKEUP);
+	u->off += n;
+	u->pos += n;
+	return 0;
+}
+
 /* Copy [addr, addr + len) of the current thread's memory as request `serial`'s data (u:
  * addr, len, serial, tid, tgid set, the rest zero); the bytes copied, fewer when the ring had
  * no room or a page was not present (then `lost` is set). */
@@ -2811,6 +2877,14 @@ static __noinline __u64 uring_copy(struct ucopy *in)
 	if (u->len > LEN_CAP)
 		u->len = LEN_CAP;
 	c.u = u;
+	if (u->niov) {
+		/* Vectored: the iovecs' bytes, at most `len`; short only if a step failed or the
+		 * steps ran out before the last iovec. */
+		bpf_loop(MAX_STEPS, uvec_step, &c, 0);
+		if (u->lost || (u->off < u->len && (u->idx < u->niov || u->pos < u->cur)))
+			in->lost = 1;
+		return u->off;
+	}
 	bpf_loop(MAX_STEPS, ucopy_step, &c, 0);
 	if (u->lost || u->off < len)
 		in->lost = 1;
@@ -2827,6 +2901,105 @@ static __always_inline int uring_is_read(__u32 op)
 	return op == IORING_OP_READ || op == IORING_OP_READ_FIXED || op == IORING_OP_RECV;
 }
 
+static __always_inline int uring_is_readv(__u32 op)
+{
+	return op == IORING_OP_READV || op == IORING_OP_READV_FIXED;
+}
+
+static __always_inline int uring_is_writev(__u32 op)
+{
+	return op == IORING_OP_WRITEV || op == IORING_OP_WRITEV_FIXED;
+}
+
+/* include/uapi/linux/io_uring.h opcodes whose SQE points to paths and names (io_uring/fs.c,
+ * openclose.c, statx.c, xattr.c: their *_prep copy them before io_uring_submit_req) */
+#define IORING_OP_OPENAT 18
+#define IORING_OP_STATX 21
+#define IORING_OP_OPENAT2 28
+#define IORING_OP_RENAMEAT 35
+#define IORING_OP_UNLINKAT 36
+#define IORING_OP_MKDIRAT 37
+#define IORING_OP_SYMLINKAT 38
+#define IORING_OP_LINKAT 39
+#define IORING_OP_FSETXATTR 41
+#define IORING_OP_SETXATTR 42
+#define IORING_OP_FGETXATTR 43
+#define IORING_OP_GETXATTR 44
+#define OPEN_HOW_SIZE 24
+
+/* One string (or open_how) of request `serial` as an RK_URING_STR record: 1 when it could not
+ * be read. */
+static __noinline int uring_str(__u64 serial, __u32 tid, __u32 tgid, __u32 which, __u64 addr)
+{
+	struct rec_uring_data *h;
+	long n;
+
+	h = bpf_ringbuf_reserve(&rb, sizeof(*h) + URS_MAX, 0);
+	if (!h)
+		return 1;
+	if (which == URS_HOW) {
+		n = bpf_probe_read_user((void *)(h + 1), OPEN_HOW_SIZE, (void *)addr) ? -1
+											: OPEN_HOW_SIZE;
+	} else {
+		n = bpf_probe_read_user_str((void *)(h + 1), URS_MAX, (void *)addr);
+	}
+	if (n <= 0) {
+		bpf_ringbuf_discard(h, BPF_RB_NO_WAKEUP);
+		STAT(faults, 1);
+		return 1;
+	}
+	h->kind = RK_URING_STR;
+	h->tid = tid;
+	h->tgid = tgid;
+	h->len = n;
+	h->serial = serial;
+	h->off = which;
+	bpf_ringbuf_submit(h, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* The strings of a path opcode's SQE (`sqe`: the kernel's copy): 1 when one was not read. */
+static __noinline int uring_strs(__u64 serial, __u32 tid, __u32 tgid, __u32 op, __u64 sqe)
+{
+	__u64 addr = 0, addr2 = 0, addr3 = 0;
+	__u32 len = 0;
+	int lost = 0;
+
+	bpf_probe_read_kernel(&addr, 8, (void *)(sqe + 16));
+	bpf_probe_read_kernel(&addr2, 8, (void *)(sqe + 8));
+	bpf_probe_read_kernel(&addr3, 8, (void *)(sqe + 48));
+	bpf_probe_read_kernel(&len, 4, (void *)(sqe + 24));
+	switch (op) {
+	case IORING_OP_OPENAT:
+	case IORING_OP_STATX:
+	case IORING_OP_UNLINKAT:
+	case IORING_OP_MKDIRAT:
+		lost |= uring_str(serial, tid, tgid, URS_PATH, addr);
+		break;
+	case IORING_OP_OPENAT2:
+		lost |= uring_str(serial, tid, tgid, URS_PATH, addr);
+		if (len >= OPEN_HOW_SIZE)
+			lost |= uring_str(serial, tid, tgid, URS_HOW, addr2);
+		break;
+	case IORING_OP_RENAMEAT:
+	case IORING_OP_SYMLINKAT:
+	case IORING_OP_LINKAT:
+		lost |= uring_str(serial, tid, tgid, URS_PATH, addr);
+		lost |= uring_str(serial, tid, tgid, URS_PATH2, addr2);
+		break;
+	case IORING_OP_SETXATTR:
+	case IORING_OP_GETXATTR:
+		lost |= uring_str(serial, tid, tgid, URS_PATH, addr3);
+		lost |= uring_str(serial, tid, tgid, URS_NAME, addr);
+		break;
+	case IORING_OP_FSETXATTR:
+	case IORING_OP_FGETXATTR:
+		lost |= uring_str(serial, tid, tgid, URS_NAME, addr);
+		break;
+	}
+	return lost;
+}
+
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(on_uring_submit, struct io_kiocb *req)
 {
@@ -2838,6 +3011,7 @@ int BPF_PROG(on_uring_submit, struct io_kiocb *req)
 	struct tstate *s;
 	__u64 key = (__u64)req, sqe, addr = 0, len = 0, data = 0;
 	__u32 head, ring_flags, op, sqe_flags = 0, idx;
+	int xset, xget;
 
 	if (noop || !is_target(tgid))
 		return 0;
@@ -2862,16 +3036,32 @@ int BPF_PROG(on_uring_submit, struct io_kiocb *req)
 		f.flags |= UF_SQPOLL;
 	if (sqe_flags & IOSQE_BUFFER_SELECT)
 		f.flags |= UF_BUF_SELECT;
-	if (uring_is_write(op) && !(f.flags & UF_BUF_SELECT) && !data_none_in) {
+	/* An xattr request's value is at addr2 (set: copied now; get: at completion). */
+	xset = op == IORING_OP_SETXATTR || op == IORING_OP_FSETXATTR;
+	xget = op == IORING_OP_GETXATTR || op == IORING_OP_FGETXATTR;
+	if (xset || xget)
+		bpf_probe_read_kernel(&addr, 8, (void *)(sqe + 8));
+	if ((uring_is_write(op) || xset) && !(f.flags & UF_BUF_SELECT) && !data_none_in) {
 		struct ucopy u = {.addr = addr, .len = len, .serial = f.serial, .tid = tid, .tgid = tgid};
 		data = uring_copy(&u);
 		if (u.lost)
 			f.flags |= UF_DATA_LOST;
 	}
-	if (uring_is_read(op)) {
+	if (uring_is_writev(op) && len && !(f.flags & UF_BUF_SELECT) && !data_none_in) {
+		struct ucopy u = {.iov = addr, .niov = len, .len = LEN_CAP, .serial = f.serial,
+				  .tid = tid, .tgid = tgid};
+		data = uring_copy(&u);
+		if (u.lost)
+			f.flags |= UF_DATA_LOST;
+	}
+	if (uring_is_read(op) || xget || uring_is_readv(op)) {
 		f.addr = addr;
 		f.len = len;
+		f.vec = uring_is_readv(op);
 	}
+	if ((op >= IORING_OP_OPENAT && op <= IORING_OP_GETXATTR) &&
+	    uring_strs(f.serial, tid, tgid, op, sqe))
+		f.flags |= UF_STR_LOST;
 	f.mm = (__u64)t->mm;
 
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
@@ -2925,10 +3115,14 @@ int BPF_PROG(on_uring_complete, struct io_ring_ctx *rctx, void *reqp, struct io_
 	if (f) {
 		flags = f->flags;
 		if (f->len && res > 0 && !(flags & UF_BUF_SELECT) && !data_none_out) {
-			want = (__u64)res < f->len ? (__u64)res : f->len;
+			want = (__u64)res < f->len || f->vec ? (__u64)res : f->len;
 			if (f->mm == (__u64)t->mm) {
 				struct ucopy u = {.addr = f->addr, .len = want, .serial = f->serial,
 						  .tid = tid, .tgid = tgid};
+				if (f->vec) {
+					u.iov = f->addr;
+					u.niov = f->len;
+				}
 				data = uring_copy(&u);
 				if (u.lost)
 					flags |= UF_DATA_LOST;

@@ -273,6 +273,15 @@ struct stats {
 #define RK_URING_SUBMIT 10
 #define RK_URING_COMPLETE 11
 #define RK_URING_DATA 12
+/* RK_URING_STR: a string (or struct open_how) a path opcode's SQE points to, read at
+ * submission before its SUBMIT: struct rec_uring_data with `off` = URS_* (which one) and `len`
+ * bytes (a string's with its NUL) following. */
+#define RK_URING_STR 13
+#define URS_PATH 0  /* the path (sqe->addr; GETXATTR/SETXATTR: sqe->addr3) */
+#define URS_PATH2 1 /* the second path (sqe->addr2) */
+#define URS_NAME 2  /* an xattr name (sqe->addr) */
+#define URS_HOW 3   /* OPENAT2's struct open_how (sqe->addr2, 24 bytes) */
+#define URS_MAX 4096 /* PATH_MAX: the most a string record holds */
 
 /* struct rec_uring.flags */
 #define UF_SQPOLL 1      /* the ring has an SQPOLL thread (it submitted the SQE) */
@@ -284,6 +293,8 @@ struct stats {
 #define UF_BUF_SELECT 16 /* a provided buffer (IOSQE_BUFFER_SELECT): the address is the kernel's
                           * pick; its data is not read */
 #define UF_MORE 32       /* COMPLETE: IORING_CQE_F_MORE, more completions of the request follow */
+#define UF_STR_LOST 64   /* SUBMIT: a string or open_how the SQE points to could not be read
+                          * (a page not present, the ring full): its RK_URING_STR is missing */
 
 struct rec_uring {
 	__u32 kind;
