@@ -323,17 +323,37 @@ pub(crate) fn unpack_sections(
     to_le: bool,
     checks: Checks,
 ) -> Result<Sections> {
-    unpack_stored(Stored::Cow(bytes), be, off, lookup, to_le, checks)
+    let s = unpack_unhashed(Stored::Cow(bytes), be, off, lookup, checks, None)?;
+    let h = sections_hash(&s);
+    finish_sections(s, h, be, to_le, checks, off)
 }
 
-/// [`unpack_sections`] of bytes that may be shared.
-fn unpack_stored(
+/// The lookup2 hash of an extent's sections before the heap's length fields (spec 2.6.2
+/// steps 1-2; [`finish_sections`] adds the rest).
+fn sections_hash(s: &Sections) -> u32 {
+    bjhash_zero_prefixed(bjhash(1972, s.fixed()), s.vdata())
+}
+
+/// [`sections_hash`] of several extents at once ([`crate::hash::bjhash_many`]: lookup2 is one
+/// chain of dependent operations per input, so several inputs side by side use the core's
+/// idle units; the largest single cost of reading a trace whose calls carry data).
+fn sections_hashes(s: &[&Sections]) -> Vec<u32> {
+    let fixed: Vec<(u32, &[u8])> = s.iter().map(|s| (1972, s.fixed())).collect();
+    let h = crate::hash::bjhash_many(&fixed);
+    let var: Vec<(u32, &[u8])> = s.iter().zip(h).map(|(s, h)| (h, s.vdata())).collect();
+    crate::hash::bjhash_many_zero_prefixed(&var)
+}
+
+/// The stored extent checked (framing, adler32) and its sections decompressed, not yet
+/// hashed: [`sections_hash`] and [`finish_sections`] complete it. Buffers come from `pool`
+/// when given.
+fn unpack_unhashed(
     bytes: Stored<'_>,
     be: bool,
     off: u64,
     lookup: &dyn Fn(&str) -> Option<Arc<ExtentType>>,
-    to_le: bool,
     checks: Checks,
+    pool: Option<&Arc<crate::pool::BufPool>>,
 ) -> Result<Sections> {
     let h = parse_header(&bytes, be, off)?;
     if (bytes.len() as u64) < h.total_len {
@@ -406,16 +426,15 @@ fn unpack_stored(
             if h.cvar != var_expected {
                 return Err(size_err(Section::Variable, var_expected, h.cvar));
             }
-            let fixed = unpack_fixed(&bytes, &h, &ty, fmode, expected_fixed, off)?;
-            let stored = match bytes {
-                Stored::Cow(c) => bytes::Bytes::from(c.into_owned()),
-                Stored::Shared(b) => b,
+            let fixed = unpack_fixed(&bytes, &h, &ty, fmode, expected_fixed, off, pool)?;
+            let vbuf = match bytes {
+                Stored::Cow(c) => SecBuf::Owned(c.into_owned()),
+                Stored::Shared(b) => SecBuf::Shared(b),
             };
-            let vbuf = SecBuf::Shared(stored.slice(vstart..vstart + h.cvar));
-            (SecBuf::Owned(fixed), 0, Some(vbuf), 0)
+            (SecBuf::Owned(fixed), 0, Some(vbuf), vstart)
         } else {
             let vdata = &bytes[vstart..vstart + h.cvar];
-            let mut buf = unpack_fixed(&bytes, &h, &ty, fmode, expected_fixed, off)?;
+            let mut buf = unpack_fixed(&bytes, &h, &ty, fmode, expected_fixed, off, pool)?;
             let vdata_start = buf.len();
             decompress_section(vdata, vmode, var_expected, off, Section::Variable, &mut buf)?;
             if buf.len() - vdata_start != var_expected {
@@ -423,10 +442,20 @@ fn unpack_stored(
             }
             (SecBuf::Owned(buf), 0, None, vdata_start)
         };
-    let mut s =
-        Sections { header: h, ty, buf, fixed_start, vbuf, vdata_start, vdata_len: var_expected };
-    let mut hash = bjhash(1972, s.fixed());
-    hash = bjhash_zero_prefixed(hash, s.vdata());
+    Ok(Sections { header: h, ty, buf, fixed_start, vbuf, vdata_start, vdata_len: var_expected })
+}
+
+/// The rest of the checks of unpacked sections whose [`sections_hash`] is `hash`: the heap's
+/// structure and length fields (hashed too), then the bjhash; big-endian lengths converted
+/// with `to_le`.
+fn finish_sections(
+    mut s: Sections,
+    hash: u32,
+    be: bool,
+    to_le: bool,
+    checks: Checks,
+    off: u64,
+) -> Result<Sections> {
     let mut swaps = Vec::new();
     let swap = to_le && be;
     let (hash, problem) = walk_heap(s.vdata(), be, swap.then_some(&mut swaps), hash, off);
@@ -459,6 +488,7 @@ fn unpack_fixed(
     fmode: Compression,
     expected_fixed: usize,
     off: u64,
+    pool: Option<&Arc<crate::pool::BufPool>>,
 ) -> Result<Vec<u8>> {
     let fdata = &bytes[h.header_len..h.header_len + h.cfix];
     // Null compaction usually shrinks the fixed section, but its alignment padding
@@ -472,7 +502,12 @@ fn unpack_fixed(
     } else {
         expected_fixed
     };
-    let mut buf = Vec::new();
+    // A pooled buffer of the final size: decompressing into a fresh one grew it by doubling,
+    // each step a copy and new pages for the kernel to zero.
+    let mut buf = match pool {
+        Some(p) if !ty.null_compact => p.take_empty(expected_fixed),
+        _ => Vec::new(),
+    };
     decompress_section(fdata, fmode, max_fixed, off, Section::Fixed, &mut buf)?;
     if ty.null_compact {
         buf = uncompact_nulls(ty, &buf, h.nrecords, off)?;
@@ -847,7 +882,46 @@ pub(crate) fn decode_extent_checked(
     checks: Checks,
     pool: Option<&Arc<crate::pool::BufPool>>,
 ) -> Result<Extent> {
-    let mut s = unpack_stored(bytes, be, off, lookup, true, checks)?;
+    let s = unpack_unhashed(bytes, be, off, lookup, checks, pool)?;
+    let h = sections_hash(&s);
+    let s = finish_sections(s, h, be, true, checks, off)?;
+    build_extent(s, be, off, pool)
+}
+
+/// [`decode_extent_checked`] of several extents at once, hashed side by side
+/// ([`sections_hashes`]); one result per input, in order.
+pub(crate) fn decode_extents_checked(
+    inputs: Vec<(u64, Result<Stored<'_>>)>,
+    be: bool,
+    lookup: &dyn Fn(&str) -> Option<Arc<ExtentType>>,
+    checks: Checks,
+    pool: Option<&Arc<crate::pool::BufPool>>,
+) -> Vec<Result<Extent>> {
+    let unpacked: Vec<(u64, Result<Sections>)> = inputs
+        .into_iter()
+        .map(|(off, b)| (off, b.and_then(|b| unpack_unhashed(b, be, off, lookup, checks, pool))))
+        .collect();
+    let ok: Vec<&Sections> = unpacked.iter().filter_map(|(_, r)| r.as_ref().ok()).collect();
+    let mut hashes = sections_hashes(&ok).into_iter();
+    unpacked
+        .into_iter()
+        .map(|(off, r)| {
+            let s = r?;
+            let h = hashes.next().expect("one hash per unpacked extent");
+            let s = finish_sections(s, h, be, true, checks, off)?;
+            build_extent(s, be, off, pool)
+        })
+        .collect()
+}
+
+/// The decoded extent of checked sections: big-endian fields swapped, transforms undone,
+/// variable offsets checked.
+fn build_extent(
+    mut s: Sections,
+    be: bool,
+    off: u64,
+    pool: Option<&Arc<crate::pool::BufPool>>,
+) -> Result<Extent> {
     let n = s.header.nrecords;
     let ty = Arc::clone(&s.ty);
     let fixed_len = n * ty.record_size();
@@ -867,7 +941,7 @@ pub(crate) fn decode_extent_checked(
         check_var_offsets(&ty, &s.buf[fixed], s.vdata(), n, off)?;
     }
     let buf = s.buf.into_bytes(pool);
-    let vbuf = s.vbuf.map(|v| v.into_bytes(None));
+    let vbuf = s.vbuf.map(|v| v.into_bytes(pool));
     Ok(Extent {
         ty,
         nrecords: n,

@@ -176,6 +176,28 @@ impl Extent {
         })
     }
 
+    /// An integer or bool field widened to i64 (`None` if null or of another type): what
+    /// [`Extent::value`] gives for those types, without building a [`Value`] (the fields a
+    /// trace reader reads for every record).
+    #[inline]
+    pub fn int(&self, record: usize, field: usize) -> Option<i64> {
+        let l = &self.ty.layout[field];
+        let rec = self.record(record);
+        if let Some((o, m)) = l.null {
+            if rec[o] & m != 0 {
+                return None;
+            }
+        }
+        let o = l.offset;
+        match l.ftype {
+            FieldType::Bool => Some(i64::from(rec[o] & l.mask != 0)),
+            FieldType::Byte => Some(i64::from(rec[o])),
+            FieldType::Int32 => Some(i64::from(i32::from_le_bytes(rd4(rec, o)))),
+            FieldType::Int64 => Some(i64::from_le_bytes(rd8(rec, o))),
+            FieldType::Double | FieldType::Variable32 | FieldType::FixedWidth(_) => None,
+        }
+    }
+
     /// Whether the field is null in the record.
     pub fn is_null(&self, r: usize, f: usize) -> bool {
         let l = &self.ty.layout[f];

@@ -94,8 +94,48 @@ fn bjhash_tail(mut a: u32, mut b: u32, mut c: u32, rest: &[u8], total_len: usize
 /// here up to eight inputs advance side by side in the lanes of SSE2 vectors (part of every
 /// x86_64 CPU).
 pub fn bjhash_many(inputs: &[(u32, &[u8])]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(inputs.len());
-    for group in inputs.chunks(LANES) {
+    let lanes: Vec<Lane<'_>> = inputs
+        .iter()
+        .map(|&(iv, data)| Lane { st: [GOLDEN, GOLDEN, iv], data, total_len: data.len() })
+        .collect();
+    hash_lanes(&lanes)
+}
+
+/// [`bjhash_zero_prefixed`] of several independent inputs at once (the variable sections of
+/// several extents), as [`bjhash_many`] does for [`bjhash`].
+pub(crate) fn bjhash_many_zero_prefixed(inputs: &[(u32, &[u8])]) -> Vec<u32> {
+    let mut out = vec![0u32; inputs.len()];
+    let mut lanes = Vec::with_capacity(inputs.len());
+    let mut at = Vec::with_capacity(inputs.len());
+    for (i, &(iv, data)) in inputs.iter().enumerate() {
+        if data.len() < 8 {
+            out[i] = bjhash_zero_prefixed(iv, data);
+            continue;
+        }
+        // The first block is the four zero bytes and the data's first eight.
+        let (a, b, c) =
+            mix(GOLDEN, GOLDEN.wrapping_add(le32(&data[0..4])), iv.wrapping_add(le32(&data[4..8])));
+        lanes.push(Lane { st: [a, b, c], data: &data[8..], total_len: data.len() + 4 });
+        at.push(i);
+    }
+    for (i, h) in at.into_iter().zip(hash_lanes(&lanes)) {
+        out[i] = h;
+    }
+    out
+}
+
+/// One input of the lockstep hash: the state after the blocks already mixed, the rest of the
+/// input, and the whole input's length (added in the last step).
+#[derive(Clone, Copy)]
+struct Lane<'a> {
+    st: [u32; 3],
+    data: &'a [u8],
+    total_len: usize,
+}
+
+fn hash_lanes(lanes: &[Lane<'_>]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(lanes.len());
+    for group in lanes.chunks(LANES) {
         out.extend(bjhash_group(group));
     }
     out
@@ -106,14 +146,14 @@ const LANES: usize = 8;
 /// Up to [`LANES`] inputs: run every lane's full 12-byte blocks in lockstep rounds (a round
 /// lasts as long as its shortest active lane; finished lanes then idle on zeros), then each
 /// lane's tail alone. Once two lanes or fewer are left, the scalar loop is faster.
-fn bjhash_group(group: &[(u32, &[u8])]) -> Vec<u32> {
+fn bjhash_group(group: &[Lane<'_>]) -> Vec<u32> {
     let n = group.len();
     let mut st = [[GOLDEN, GOLDEN, 0u32]; LANES];
     let mut blocks = [0usize; LANES];
     let mut done = [0usize; LANES];
-    for (i, (iv, data)) in group.iter().enumerate() {
-        st[i][2] = *iv;
-        blocks[i] = data.len() / 12;
+    for (i, lane) in group.iter().enumerate() {
+        st[i] = lane.st;
+        blocks[i] = lane.data.len() / 12;
     }
     static IDLE: [u8; 12] = [0; 12];
     loop {
@@ -125,7 +165,7 @@ fn bjhash_group(group: &[(u32, &[u8])]) -> Vec<u32> {
         let mut lanes: [&[u8]; LANES] = [&IDLE; LANES];
         let mut step = [0usize; LANES];
         for &i in &active {
-            lanes[i] = &group[i].1[done[i] * 12..(done[i] + m) * 12];
+            lanes[i] = &group[i].data[done[i] * 12..(done[i] + m) * 12];
             step[i] = 12;
         }
         let mut next = st;
@@ -137,9 +177,9 @@ fn bjhash_group(group: &[(u32, &[u8])]) -> Vec<u32> {
     }
     (0..n)
         .map(|i| {
-            let data = group[i].1;
+            let lane = &group[i];
             let [a, b, c] = st[i];
-            bjhash_core(a, b, c, &data[done[i] * 12..], data.len())
+            bjhash_core(a, b, c, &lane.data[done[i] * 12..], lane.total_len)
         })
         .collect()
 }
@@ -281,6 +321,23 @@ mod tests {
                 cuts[..k].iter().enumerate().map(|(i, &n)| (i as u32 * 7919, &data[..n])).collect();
             let want: Vec<u32> = inputs.iter().map(|&(iv, d)| bjhash(iv, d)).collect();
             assert_eq!(bjhash_many(&inputs), want, "{k} inputs");
+        }
+    }
+
+    #[test]
+    fn many_zero_prefixed_matches_one_at_a_time() {
+        let data: Vec<u8> =
+            (0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+        let cuts = [0usize, 3, 7, 8, 9, 19, 20, 100, 4999, 5000, 2048, 24, 36, 777, 1, 4000];
+        for k in 1..=cuts.len() {
+            let inputs: Vec<(u32, &[u8])> = cuts[..k]
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| (i as u32 * 104_729, &data[..n]))
+                .collect();
+            let want: Vec<u32> =
+                inputs.iter().map(|&(iv, d)| bjhash_zero_prefixed(iv, d)).collect();
+            assert_eq!(bjhash_many_zero_prefixed(&inputs), want, "{k} inputs");
         }
     }
 

@@ -47,6 +47,15 @@ impl BufPool {
         v
     }
 
+    /// An empty buffer with room for `cap` bytes, for the caller to append to (a section
+    /// decompressed into it): the smallest kept one that holds `cap`, else a new one.
+    pub(crate) fn take_empty(&self, cap: usize) -> Vec<u8> {
+        let mut v = self.take(0);
+        v.clear();
+        v.reserve(cap);
+        v
+    }
+
     /// Keep `v` for a later [`BufPool::take`]. Beyond the bounds the smallest buffers go
     /// (a small one is no use for the large extents of a busy call type).
     fn give(&self, v: Vec<u8>) {

@@ -842,7 +842,22 @@ impl DsReader {
 
     /// Reads and fully decodes (all checks) the extent at `offset`.
     pub fn read_extent_at(&self, offset: u64) -> Result<Extent> {
-        let bytes = match &self.map {
+        let bytes = self.stored_at(offset)?;
+        let lib = &self.lib;
+        codec::decode_extent_checked(
+            bytes,
+            self.be,
+            offset,
+            &|n| lib.get(n),
+            codec::Checks::default(),
+            Some(&self.pool),
+        )
+    }
+
+    /// The stored bytes of the extent at `offset` (a slice of the map, or read into a pooled
+    /// buffer), the seal checked.
+    fn stored_at(&self, offset: u64) -> Result<codec::Stored<'static>> {
+        Ok(match &self.map {
             Some(map) => {
                 let h = self.header_at(offset)?;
                 let (at, len) = (offset as usize, h.total_len as usize);
@@ -865,16 +880,39 @@ impl DsReader {
                 codec::Stored::Shared(bytes::Bytes::from_owner(owner))
             }
             None => codec::Stored::Cow(Cow::Owned(self.read_raw_extent(offset)?.1)),
-        };
+        })
+    }
+
+    /// [`DsReader::read_extent_of`] of several extents at once, one result per `(offset,
+    /// type)`, in order: the same checks, with the lookup2 hashes of the extents computed side
+    /// by side ([`crate::raw::bjhash_many`]), which is most of the reading of a trace whose
+    /// records carry data. For read-ahead of a handful of extents (memory holds them all).
+    pub fn read_extents_of(&self, jobs: &[(u64, &str)]) -> Vec<Result<Extent>> {
+        let inputs: Vec<(u64, Result<codec::Stored<'static>>)> =
+            jobs.iter().map(|&(off, _)| (off, self.stored_at(off))).collect();
         let lib = &self.lib;
-        codec::decode_extent_checked(
-            bytes,
+        let decoded = codec::decode_extents_checked(
+            inputs,
             self.be,
-            offset,
             &|n| lib.get(n),
             codec::Checks::default(),
             Some(&self.pool),
-        )
+        );
+        decoded
+            .into_iter()
+            .zip(jobs)
+            .map(|(r, &(offset, type_name))| {
+                let e = r?;
+                if e.extent_type().name() != type_name {
+                    return Err(Error::IndexMismatch {
+                        extent_offset: offset,
+                        expected: type_name.to_string(),
+                        found: e.extent_type().name().to_string(),
+                    });
+                }
+                Ok(e)
+            })
+            .collect()
     }
 
     /// [`DsReader::read_extent_at`] for an extent that must be of type `type_name` (one the
