@@ -276,7 +276,7 @@ impl TraceReader {
                 ready: VecDeque::new(),
                 extent: None,
                 row: 0,
-                next: None,
+                next: VecDeque::new(),
             });
         }
         // Only worth a thread when some type has more than one extent to read ahead.
@@ -304,20 +304,38 @@ impl TraceReader {
 /// A decode of an extent running on the prefetch thread: its result arrives here.
 type Prefetch = std::sync::mpsc::Receiver<dataseries::Result<Extent>>;
 
-/// A request to the prefetch thread: decode the extent of this type at this offset.
+/// A request to the prefetch thread: decode these extents of this type, each answered on
+/// its own channel.
 struct PrefetchJob {
-    offset: u64,
+    extents: Vec<(u64, std::sync::mpsc::SyncSender<dataseries::Result<Extent>>)>,
     type_name: Arc<str>,
-    reply: std::sync::mpsc::SyncSender<dataseries::Result<Extent>>,
 }
 
-/// One long-lived thread that reads, checks and decodes the next extent of each call type
+/// One long-lived thread that reads, checks and decodes the next extents of each call type
 /// while the caller iterates the current ones. One thread serves every cursor: spawning a
 /// thread per extent cost a fresh stack and a fresh allocator heap each time (their pages
-/// zeroed by the kernel again and again; ~15% of a compile's CPU).
+/// zeroed by the kernel again and again; ~15% of a compile's CPU). The extents of a request,
+/// with those of the requests waiting when it looks, are decoded together
+/// ([`DsReader::read_extents_of`]: their checksums computed side by side), up to
+/// [`PREFETCH_BATCH`] at a time.
 pub(crate) struct Prefetcher {
     jobs: std::sync::mpsc::Sender<PrefetchJob>,
+    /// Extents requested by all cursors and not yet taken (bounded by [`IN_FLIGHT`]).
+    in_flight: std::sync::atomic::AtomicUsize,
 }
+
+/// Extents decoded together at most.
+const PREFETCH_BATCH: usize = 8;
+
+/// Extents of one call type requested ahead of the one being iterated: enough that the
+/// prefetch thread has a full batch to decode together. A cursor asks for more once at most
+/// [`REFILL_AT`] are left in flight, all in one request (asked for one at a time, each would
+/// find the thread idle and be decoded alone).
+const AHEAD: usize = PREFETCH_BATCH;
+const REFILL_AT: usize = 1;
+/// Extents in flight for all cursors together, so that memory stays a bounded number of
+/// extents however many call types a trace has (each cursor may still have one).
+const IN_FLIGHT: usize = 2 * PREFETCH_BATCH;
 
 impl Prefetcher {
     /// None if no thread could be started (the cursors then decode on the caller's thread).
@@ -328,21 +346,59 @@ impl Prefetcher {
             .name("trace-prefetch".into())
             .spawn(move || {
                 // Ends when the iterator (the only sender) is dropped.
-                for job in rx {
-                    let r = ds.read_extent_of(job.offset, &job.type_name);
-                    let _ = job.reply.send(r);
+                while let Ok(first) = rx.recv() {
+                    let mut batch = vec![first];
+                    let mut n = batch[0].extents.len();
+                    while n < PREFETCH_BATCH {
+                        match rx.try_recv() {
+                            Ok(j) => {
+                                n += j.extents.len();
+                                batch.push(j);
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    let which: Vec<(u64, &str)> = batch
+                        .iter()
+                        .flat_map(|j| j.extents.iter().map(|(off, _)| (*off, &*j.type_name)))
+                        .collect();
+                    let mut results = ds.read_extents_of(&which).into_iter();
+                    for (_, reply) in batch.iter().flat_map(|j| &j.extents) {
+                        if let Some(r) = results.next() {
+                            let _ = reply.send(r);
+                        }
+                    }
                 }
             })
             .ok()?;
-        Some(Prefetcher { jobs })
+        Some(Prefetcher { jobs, in_flight: std::sync::atomic::AtomicUsize::new(0) })
     }
 
-    /// Queue a decode; None if the thread is gone (the caller decodes itself).
-    fn request(&self, offset: u64, type_name: &Arc<str>) -> Option<Prefetch> {
-        let (reply, rx) = std::sync::mpsc::sync_channel(1);
-        let job = PrefetchJob { offset, type_name: Arc::clone(type_name), reply };
-        self.jobs.send(job).ok()?;
-        Some(rx)
+    /// Queue the decode of these extents; None if the thread is gone (the caller decodes
+    /// itself).
+    fn request(&self, offsets: &[u64], type_name: &Arc<str>) -> Option<Vec<Prefetch>> {
+        let mut rxs = Vec::with_capacity(offsets.len());
+        let mut extents = Vec::with_capacity(offsets.len());
+        for &off in offsets {
+            let (reply, rx) = std::sync::mpsc::sync_channel(1);
+            extents.push((off, reply));
+            rxs.push(rx);
+        }
+        self.jobs.send(PrefetchJob { extents, type_name: Arc::clone(type_name) }).ok()?;
+        self.in_flight.fetch_add(offsets.len(), std::sync::atomic::Ordering::Relaxed);
+        Some(rxs)
+    }
+
+    /// How many more extents a cursor holding `own` in flight may ask for now.
+    fn room(&self, own: usize) -> usize {
+        let all = self.in_flight.load(std::sync::atomic::Ordering::Relaxed);
+        let left = IN_FLIGHT.saturating_sub(all).max(usize::from(own == 0));
+        AHEAD.saturating_sub(own).min(left)
+    }
+
+    /// One requested extent was taken by its cursor.
+    fn taken(&self) {
+        self.in_flight.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -355,9 +411,10 @@ pub(crate) struct Cursor {
     pub(crate) ready: VecDeque<Extent>,
     pub(crate) extent: Option<Extent>,
     pub(crate) row: usize,
-    /// The next extent of this type, decoding in the background while the current one is
-    /// iterated (so reading, checking and decoding overlap with the caller's work).
-    next: Option<(u64, Prefetch)>,
+    /// The next extents of this type (up to [`AHEAD`]), decoding in the background while the
+    /// current one is iterated (so reading, checking and decoding overlap with the caller's
+    /// work).
+    next: VecDeque<(u64, Prefetch)>,
 }
 
 impl Cursor {
@@ -370,7 +427,7 @@ impl Cursor {
             ready: VecDeque::new(),
             extent: None,
             row: 0,
-            next: None,
+            next: VecDeque::new(),
         }
     }
 
@@ -394,26 +451,43 @@ impl Cursor {
                 continue;
             }
             let Some(ds) = ds else { return Ok(false) };
-            let extent = match self.next.take() {
-                Some((off, rx)) => match rx.recv() {
-                    Ok(r) => r?,
-                    // The prefetch thread died (a panic): decode here, which reports the
-                    // problem.
-                    Err(_) => ds.read_extent_of(off, &self.type_name)?,
-                },
+            let extent = match self.next.pop_front() {
+                Some((off, rx)) => {
+                    if let Some(p) = prefetch {
+                        p.taken();
+                    }
+                    match rx.recv() {
+                        Ok(r) => r?,
+                        // The prefetch thread died (a panic): decode here, which reports the
+                        // problem.
+                        Err(_) => ds.read_extent_of(off, &self.type_name)?,
+                    }
+                }
                 None => match self.pending.pop_front() {
                     Some(off) => ds.read_extent_of(off, &self.type_name)?,
                     None => return Ok(false),
                 },
             };
-            if let Some(off) = self.pending.pop_front() {
-                match prefetch.and_then(|p| p.request(off, &self.type_name)) {
-                    Some(rx) => self.next = Some((off, rx)),
-                    None => self.pending.push_front(off),
-                }
+            if self.next.len() <= REFILL_AT {
+                self.request_ahead(prefetch);
             }
             self.extent = Some(extent);
             self.row = 0;
+        }
+    }
+
+    /// Queue the next extents of `pending` with the prefetch thread, up to [`AHEAD`] in
+    /// flight, in one request.
+    fn request_ahead(&mut self, prefetch: Option<&Prefetcher>) {
+        let Some(p) = prefetch else { return };
+        let n = p.room(self.next.len()).min(self.pending.len());
+        if n == 0 {
+            return;
+        }
+        let offs: Vec<u64> = self.pending.iter().take(n).copied().collect();
+        if let Some(rxs) = p.request(&offs, &self.type_name) {
+            self.pending.drain(..n);
+            self.next.extend(offs.into_iter().zip(rxs));
         }
     }
 }
@@ -532,13 +606,7 @@ impl Iterator for EventIter<'_> {
 }
 
 fn int_of(e: &Extent, r: usize, f: usize) -> Option<i64> {
-    match e.value(r, f) {
-        Value::Int32(v) => Some(v.into()),
-        Value::Int64(v) => Some(v),
-        Value::Byte(v) => Some(v.into()),
-        Value::Bool(v) => Some(v.into()),
-        _ => None,
-    }
+    e.int(r, f)
 }
 
 fn time_of(e: &Extent, r: usize, f: Option<usize>) -> Option<i64> {
