@@ -18,6 +18,9 @@ pub struct ColBuf {
     pub bytes: Vec<u8>,
     /// End offsets into `bytes`, one per text or binary value (per list item for lists).
     pub ends: Vec<u32>,
+    /// A text column's values that live as long as the program ([`Cell::Static`]), by item;
+    /// empty until the column holds one, then one entry per item (`None`: in `bytes`).
+    pub statics: Vec<Option<&'static str>>,
     /// Values of a digest column (32-byte BLAKE3 hashes), one per entry of `rows`.
     pub digests: Vec<[u8; 32]>,
     /// Lists: where each row's items end in `ends`.
@@ -31,12 +34,16 @@ impl ColBuf {
         self.bools.clear();
         self.bytes.clear();
         self.ends.clear();
+        self.statics.clear();
         self.digests.clear();
         self.list_ends.clear();
     }
 
     /// Item `i` of a text or binary column.
     pub fn item(&self, i: usize) -> &[u8] {
+        if let Some(Some(s)) = self.statics.get(i) {
+            return s.as_bytes();
+        }
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         &self.bytes[start..self.ends[i] as usize]
     }
@@ -97,8 +104,19 @@ impl RowBuffer {
                     if text_into(b, &mut c.bytes) {
                         self.escaped += 1;
                     }
+                    if !c.statics.is_empty() {
+                        c.statics.push(None);
+                    }
                     c.ends.push(c.bytes.len() as u32);
                     self.bytes += b.len();
+                }
+                (ColType::Text, Cell::Static(s)) => {
+                    if c.statics.len() < c.ends.len() {
+                        c.statics.resize(c.ends.len(), None);
+                    }
+                    c.statics.push(Some(s));
+                    c.ends.push(c.bytes.len() as u32);
+                    self.bytes += 16;
                 }
                 (ColType::Bytes, Cell::Bytes(b) | Cell::Text(b)) => {
                     c.bytes.extend_from_slice(b);

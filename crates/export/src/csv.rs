@@ -152,6 +152,10 @@ fn field(out: &mut Vec<u8>, ty: ColType, v: &Cell<'_>, escaped: &mut u64) {
             ra_hex::encode_into(out, d);
             return;
         }
+        (_, Cell::Static(t)) => {
+            field(out, ty, &Cell::Text(t.as_bytes()), escaped);
+            return;
+        }
         (_, Cell::Text(b)) => {
             if text_into(b, &mut tmp) {
                 *escaped += 1;

@@ -176,6 +176,33 @@ struct PqFile {
     columns: Vec<Column>,
     /// Columns whose value is the same in every row (`host`, `trace_id`, `backend`).
     consts: Vec<(usize, Bytes)>,
+    /// Buffers used again for every column of every row group.
+    scratch: Scratch,
+}
+
+/// What writing a column needs beyond the values, kept between columns and row groups: made
+/// afresh for each of a table's ~200 columns, the level arrays alone were tens of MB per row
+/// group for the allocator to map and the kernel to zero.
+#[derive(Default)]
+struct Scratch {
+    /// Definition levels.
+    defs: Vec<i16>,
+    /// All-zero levels (a column null in every row; repetition levels of a list's firsts).
+    zeros: Vec<i16>,
+    /// All-one definition levels (a constant column).
+    ones: Vec<i16>,
+    /// Each row's entry in a column's values (see [`levels`]).
+    pos: Vec<u32>,
+    /// The values of each constant column, one per row (made once, not per row group).
+    consts: Vec<Vec<ByteArray>>,
+}
+
+/// `v` holding at least `n` copies of `x`.
+fn filled<T: Clone>(v: &mut Vec<T>, n: usize, x: T) -> &[T] {
+    if v.len() < n {
+        v.resize(n, x);
+    }
+    &v[..n]
 }
 
 impl PqFile {
@@ -197,7 +224,7 @@ impl PqFile {
             Arc::new(props),
         )
         .map_err(|e| Error::parquet(&tmp, e))?;
-        Ok(PqFile { tmp, dest, w: Some(w), columns, consts })
+        Ok(PqFile { tmp, dest, w: Some(w), columns, consts, scratch: Scratch::default() })
     }
 
     /// Write the buffer's rows as one row group (in `order`: new position -> row, when given)
@@ -212,15 +239,19 @@ impl PqFile {
         let pe = |e| Error::parquet(tmp, e);
         let mut rg = w.next_row_group().map_err(pe)?;
         let mut i = 0;
-        let mut pos = Vec::new();
+        let sc = &mut self.scratch;
         while let Some(mut cw) = rg.next_column().map_err(pe)? {
             let ty = self.columns[i].ty;
-            if let Some((_, v)) = self.consts.iter().find(|(c, _)| *c == i) {
-                let vals = vec![ByteArray::from(v.clone()); n];
-                let defs = vec![1i16; n];
-                cw.typed::<ByteArrayType>().write_batch(&vals, Some(&defs), None).map_err(pe)?;
+            if let Some(k) = self.consts.iter().position(|(c, _)| *c == i) {
+                if sc.consts.len() <= k {
+                    sc.consts.resize_with(k + 1, Vec::new);
+                }
+                let v = ByteArray::from(self.consts[k].1.clone());
+                let vals = filled(&mut sc.consts[k], n, v);
+                let defs = filled(&mut sc.ones, n, 1);
+                cw.typed::<ByteArrayType>().write_batch(vals, Some(defs), None).map_err(pe)?;
             } else {
-                write_column(&mut cw, ty, &mut buf.cols[i], n, order, &mut pos).map_err(pe)?;
+                write_column(&mut cw, ty, &mut buf.cols[i], n, order, sc).map_err(pe)?;
             }
             cw.close().map_err(pe)?;
             i += 1;
@@ -248,20 +279,23 @@ impl Drop for PqFile {
     }
 }
 
-/// Definition levels of a column and the indices of its values in output order.
+/// Definition levels of a column (in `defs`) and the indices of its values in output order
+/// (None: the rows' own order).
 fn levels(
     cb: &ColBuf,
     n: usize,
     order: Option<&[u32]>,
+    defs: &mut Vec<i16>,
     pos: &mut Vec<u32>,
-) -> (Vec<i16>, Option<Vec<u32>>) {
-    let mut defs = vec![0i16; n];
+) -> Option<Vec<u32>> {
+    defs.clear();
+    defs.resize(n, 0);
     match order {
         None => {
             for &r in &cb.rows {
                 defs[r as usize] = 1;
             }
-            (defs, None)
+            None
         }
         Some(order) => {
             pos.clear();
@@ -277,7 +311,7 @@ fn levels(
                     idx.push(k);
                 }
             }
-            (defs, Some(idx))
+            Some(idx)
         }
     }
 }
@@ -295,56 +329,64 @@ fn write_column(
     cb: &mut ColBuf,
     n: usize,
     order: Option<&[u32]>,
-    pos: &mut Vec<u32>,
+    sc: &mut Scratch,
 ) -> parquet::errors::Result<()> {
     if cb.rows.is_empty() {
         // All null: only the levels.
-        let defs = vec![0i16; n];
+        let defs = filled(&mut sc.zeros, n, 0);
         match ty {
-            ColType::Int64 => cw.typed::<Int64Type>().write_batch(&[], Some(&defs), None)?,
-            ColType::Int32 => cw.typed::<Int32Type>().write_batch(&[], Some(&defs), None)?,
-            ColType::Bool => cw.typed::<BoolType>().write_batch(&[], Some(&defs), None)?,
+            ColType::Int64 => cw.typed::<Int64Type>().write_batch(&[], Some(defs), None)?,
+            ColType::Int32 => cw.typed::<Int32Type>().write_batch(&[], Some(defs), None)?,
+            ColType::Bool => cw.typed::<BoolType>().write_batch(&[], Some(defs), None)?,
             ColType::Text | ColType::Bytes => {
-                cw.typed::<ByteArrayType>().write_batch(&[], Some(&defs), None)?
+                cw.typed::<ByteArrayType>().write_batch(&[], Some(defs), None)?
             }
             ColType::Digest => {
-                cw.typed::<FixedLenByteArrayType>().write_batch(&[], Some(&defs), None)?
+                cw.typed::<FixedLenByteArrayType>().write_batch(&[], Some(defs), None)?
             }
             ColType::TextList => {
-                let reps = vec![0i16; n];
-                cw.typed::<ByteArrayType>().write_batch(&[], Some(&defs), Some(&reps))?
+                cw.typed::<ByteArrayType>().write_batch(&[], Some(defs), Some(defs))?
             }
         };
         return Ok(());
     }
     if ty == ColType::TextList {
-        return write_list(cw, cb, n, order, pos);
+        return write_list(cw, cb, n, order, &mut sc.pos);
     }
-    let (defs, idx) = levels(cb, n, order, pos);
+    let idx = levels(cb, n, order, &mut sc.defs, &mut sc.pos);
+    let defs = &sc.defs;
     match ty {
         ColType::Int64 => {
             let v = gather(&cb.ints, &idx);
-            cw.typed::<Int64Type>().write_batch(&v, Some(&defs), None)?;
+            cw.typed::<Int64Type>().write_batch(&v, Some(defs), None)?;
         }
         ColType::Int32 => {
             let v: Vec<i32> = gather(&cb.ints, &idx).into_iter().map(|x| x as i32).collect();
-            cw.typed::<Int32Type>().write_batch(&v, Some(&defs), None)?;
+            cw.typed::<Int32Type>().write_batch(&v, Some(defs), None)?;
         }
         ColType::Bool => {
             let v = gather(&cb.bools, &idx);
-            cw.typed::<BoolType>().write_batch(&v, Some(&defs), None)?;
+            cw.typed::<BoolType>().write_batch(&v, Some(defs), None)?;
         }
         ColType::Text | ColType::Bytes => {
-            let all = Bytes::from(std::mem::take(&mut cb.bytes));
-            let item = |k: usize| {
-                let start = if k == 0 { 0 } else { cb.ends[k - 1] as usize };
-                ByteArray::from(all.slice(start..cb.ends[k] as usize))
+            // A copy, one allocation of the exact size, so that `cb.bytes` keeps its capacity
+            // for the next row group (taken, it grew again from nothing each time); the
+            // values' slices and the writer's statistics share the copy.
+            let all = Bytes::copy_from_slice(&cb.bytes);
+            // A program-lifetime value is no reference to count (cloning and dropping a slice
+            // of `all` is an atomic operation each, per row and column).
+            let item = |k: usize| match cb.statics.get(k) {
+                Some(Some(s)) => ByteArray::from(Bytes::from_static(s.as_bytes())),
+                _ => {
+                    let start = if k == 0 { 0 } else { cb.ends[k - 1] as usize };
+                    ByteArray::from(all.slice(start..cb.ends[k] as usize))
+                }
             };
             let v: Vec<ByteArray> = match &idx {
                 None => (0..cb.ends.len()).map(item).collect(),
                 Some(idx) => idx.iter().map(|&k| item(k as usize)).collect(),
             };
-            cw.typed::<ByteArrayType>().write_batch(&v, Some(&defs), None)?;
+            cw.typed::<ByteArrayType>().write_batch(&v, Some(defs), None)?;
         }
         ColType::Digest => {
             let flat: Vec<u8> = gather(&cb.digests, &idx).concat();
@@ -352,7 +394,7 @@ fn write_column(
             let v: Vec<FixedLenByteArray> = (0..all.len() / 32)
                 .map(|k| FixedLenByteArray::from(ByteArray::from(all.slice(k * 32..k * 32 + 32))))
                 .collect();
-            cw.typed::<FixedLenByteArrayType>().write_batch(&v, Some(&defs), None)?;
+            cw.typed::<FixedLenByteArrayType>().write_batch(&v, Some(defs), None)?;
         }
         ColType::TextList => unreachable!("lists are written above"),
     }

@@ -23,6 +23,9 @@ pub enum Cell<'a> {
     Bool(bool),
     /// Bytes for a string column (made text by [`columns::text_into`]).
     Text(&'a [u8]),
+    /// A string column's value that lives as long as the program (a registry name, a class):
+    /// [`Cell::Text`] that a sink may keep without copying.
+    Static(&'static str),
     /// Raw bytes for a binary column (structs, the `data` table's `bytes`).
     Bytes(&'a [u8]),
     /// A BLAKE3 digest for a digest column.
@@ -73,6 +76,7 @@ impl<'a> Row<'a> {
     pub fn text(&self, col: u16) -> Option<&'a [u8]> {
         match self.get(col) {
             Some(Cell::Text(t)) => Some(t),
+            Some(Cell::Static(t)) => Some(t.as_bytes()),
             _ => None,
         }
     }
@@ -238,11 +242,15 @@ impl Builder {
             }
         };
         put(&mut cells, c::UNIQUE_ID, Some(Cell::Int(ev.unique_id as i64)));
-        put(&mut cells, c::CALL, Some(Cell::Text(ev.name.as_bytes())));
+        let call = match ev.def {
+            Some(def) if def.name == ev.name => Cell::Static(def.name),
+            _ => Cell::Text(ev.name.as_bytes()),
+        };
+        put(&mut cells, c::CALL, Some(call));
         let syscall = ev.def.or_else(|| d.mapped.first().and_then(|m| m.def)).map(|d| d.name);
-        put(&mut cells, c::SYSCALL, syscall.map(|s| Cell::Text(s.as_bytes())));
-        put(&mut cells, c::CLASS, Some(Cell::Text(class(ev).as_bytes())));
-        put(&mut cells, c::IO_CLASS, Some(Cell::Text(io_class(ev).as_bytes())));
+        put(&mut cells, c::SYSCALL, syscall.map(Cell::Static));
+        put(&mut cells, c::CLASS, Some(Cell::Static(class(ev))));
+        put(&mut cells, c::IO_CLASS, Some(Cell::Static(io_class(ev))));
         put(&mut cells, c::TIME_CALLED, int(ev.time_called));
         put(&mut cells, c::TIME_RETURNED, int(ev.time_returned));
         put(&mut cells, c::DURATION_NS, int(ev.duration_ns()));

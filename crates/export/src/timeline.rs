@@ -50,6 +50,7 @@ fn cell_json(v: &Cell<'_>) -> Value {
         Cell::Int(i) => json!(i),
         Cell::Bool(b) => json!(b),
         Cell::Text(b) => text(b),
+        Cell::Static(s) => Value::String((*s).to_string()),
         Cell::Bytes(b) => hex(b),
         Cell::Digest(d) => hex(d),
         Cell::List(items) => Value::Array(items.iter().map(|i| text(i)).collect()),
