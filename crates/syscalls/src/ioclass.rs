@@ -26,7 +26,7 @@ pub enum IoClass {
 
 impl IoClass {
     /// The name profiles' `class` layer and `export`'s per-class files use (`read`, `open/close`).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             IoClass::Read => "read",
             IoClass::Write => "write",
