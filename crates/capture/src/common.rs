@@ -5,7 +5,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
+use ra_syscalls::{ArgKind, Handler, Len, Ret, Struct, SyscallDef};
 use ra_trace::{ArgValue, Event};
 
 /// A process or thread id.
@@ -146,10 +146,10 @@ impl Xarg {
         if let Some(m) = def.msg_arg() {
             return Some((Xarg::MsgControl, m, m));
         }
-        let (kind, ptr, cond) = match def.name {
-            "fcntl" => (Xarg::Flock, "arg", "cmd"),
-            "ioctl" => (Xarg::IoctlInt, "argp", "request"),
-            _ => return None,
+        let (kind, ptr, cond) = match def.extra {
+            ra_syscalls::Extra::Flock => (Xarg::Flock, "arg", "cmd"),
+            ra_syscalls::Extra::IoctlInt => (Xarg::IoctlInt, "argp", "request"),
+            ra_syscalls::Extra::No => return None,
         };
         let (p, _) = def.arg(ptr)?;
         let (c, _) = def.arg(cond)?;
@@ -300,7 +300,9 @@ pub(crate) fn stamp(ev: &mut Event, tid: Pid, p: ProcInfo) {
 /// space, and the parent's reads of their pipes, recorded as end-of-file, waited forever.
 /// (Only when the selection records `exit`.)
 pub(crate) fn generated_exit(sel: &crate::Selection, wait_status: i32) -> Option<Event> {
-    if !libc::WIFSIGNALED(wait_status) || !sel.defs().iter().any(|d| d.name == "exit") {
+    if !libc::WIFSIGNALED(wait_status)
+        || !sel.defs().iter().any(|d| d.replay.handler() == Some(Handler::Exit) && !d.ends_process)
+    {
         return None;
     }
     let mut ev = Event::new(ra_syscalls::lookup("exit")?);
@@ -353,7 +355,7 @@ pub(crate) fn signal_event(
 /// Calls that never come back (recorded at entry): `exit`, `exit_group`. (`execve` is
 /// `Ret::NoReturn` too, but returns on failure, and 0 in the new program.)
 pub(crate) fn never_returns(def: &SyscallDef) -> bool {
-    def.ret == Ret::NoReturn && matches!(def.name, "exit" | "exit_group")
+    def.ret == Ret::NoReturn && def.replay.handler() == Some(Handler::Exit)
 }
 
 /// Argument `i`'s register → the value recorded: what the kernel reads of it (the registry's

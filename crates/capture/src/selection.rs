@@ -31,13 +31,10 @@ impl Selection {
                     .map_err(|e| Error::UnknownSyscall { why: e.to_string() })?;
                 let mut v: Vec<&'static SyscallDef> =
                     chosen.defs.iter().copied().filter(real).collect();
-                for always in
-                    ["clone", "clone3", "fork", "vfork", "execve", "execveat", "exit", "exit_group"]
-                {
-                    if let Some(d) = ra_syscalls::lookup(always) {
-                        if !v.iter().any(|x| x.name == d.name) {
-                            v.push(d);
-                        }
+                // The process lifecycle (clone, fork, execve, exit, ...), always.
+                for d in REGISTRY.iter().filter(|d| d.is_lifecycle()) {
+                    if !v.iter().any(|x| x.name == d.name) {
+                        v.push(d);
                     }
                 }
                 // Delivered signals too, as strace shows them whatever `-e trace=` says

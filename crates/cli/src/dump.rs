@@ -573,7 +573,7 @@ fn exit_line(ev: &Event) -> Option<String> {
     }
     // exit_group ends the process; exit only its thread (the process's last exit is its
     // end, which the trace does not mark).
-    (def.name == "exit_group").then(|| format!("{who} +++ exited with {} +++", status & 0xff))
+    def.ends_process.then(|| format!("{who} +++ exited with {} +++", status & 0xff))
 }
 
 /// JSON for a path a descriptor refers to (`null` when unknown).

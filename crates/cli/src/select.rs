@@ -626,8 +626,11 @@ pub fn select_into(
         let start_cwd = ev.pid.and_then(|p| tracker.cwd(p)).map(<[u8]>::to_vec);
         if t.kept == 0 {
             if let Some(pid) = ev.pid {
-                let name = ev.def.map_or("", |d| d.name);
-                if name == "exit_group" || (name == "exit" && ev.tid == Some(pid)) {
+                // exit_group ends the process, exit the thread (the process when it is its
+                // leader's).
+                let exit =
+                    ev.def.filter(|d| d.replay.handler() == Some(ra_syscalls::Handler::Exit));
+                if exit.is_some_and(|d| d.ends_process || ev.tid == Some(pid)) {
                     exited.insert(pid);
                 } else {
                     exited.remove(&pid);

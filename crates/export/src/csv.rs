@@ -16,8 +16,19 @@ use crate::row::{Cell, Row};
 use crate::{Error, Result};
 
 /// The call families (`io_class` names), in file order.
-pub const FAMILIES: [&str; 8] =
-    ["read", "write", "meta", "sync", "open/close", "dir", "async", "other"];
+pub const FAMILIES: [&str; 8] = {
+    use ra_syscalls::IoClass as C;
+    [
+        C::Read.name(),
+        C::Write.name(),
+        C::Meta.name(),
+        C::Sync.name(),
+        C::OpenClose.name(),
+        C::Dir.name(),
+        C::Async.name(),
+        C::Other.name(),
+    ]
+};
 
 /// A family's file name part (`open/close` is `open-close`).
 pub fn family_file(f: &str) -> String {

@@ -132,14 +132,16 @@ impl Sink for ChromeSink {
             args.insert(all[*col as usize].name.clone(), cell_json(v));
         }
         let name = ev.name.clone();
-        let cat = crate::row::io_class(ev);
+        let class = ev.io_class();
+        let cat = class.name();
         self.event(&json!({"ph": "X", "name": name, "cat": cat, "ts": ts, "dur": dur,
             "pid": pid, "tid": tid, "args": Value::Object(args)}))?;
         self.slices += 1;
         let moved = ev.ret.filter(|&r| r > 0 && !ev.failed());
-        if let (Some(n), "read" | "write") = (moved, cat) {
+        if let (Some(n), ra_syscalls::IoClass::Read | ra_syscalls::IoClass::Write) = (moved, class)
+        {
             let b = self.bytes.entry(pid).or_default();
-            if cat == "read" {
+            if class == ra_syscalls::IoClass::Read {
                 b.0 += n;
             } else {
                 b.1 += n;

@@ -9,7 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use ra_syscalls::{flags as fl, Handler as H, ReplayPolicy, Ret};
+use ra_syscalls::{
+    flags as fl, Handler as H, KernelCopy, ReplayPolicy, Ret, Struct, SyscallDef, UringCall,
+    XattrOp,
+};
 use ra_trace::structs::{parse_dirents, parse_dirents64};
 use ra_trace::{ArgValue, Event};
 
@@ -591,7 +594,7 @@ impl Call<'_> {
             match a.kind {
                 ra_syscalls::ArgKind::DirFd => dirfd = v.as_int(),
                 ra_syscalls::ArgKind::Path
-                    if !(def.name.starts_with("symlink") && a.name == "target") =>
+                    if !(def.replay.handler() == Some(H::Symlink) && a.name == "target") =>
                 {
                     if let ArgValue::Data(d) = v {
                         let d = d.strip_suffix(&[0]).unwrap_or(d);
@@ -663,7 +666,7 @@ impl Call<'_> {
             t.insert(a, sim());
             t.insert(b, sim());
         }
-        if def.name == "close" {
+        if def.replay.handler() == Some(H::Close) {
             let Ok(fd) = self.i("fd") else { return };
             let old = lock(&self.p.fds).remove(fd as i32);
             drop(old);
@@ -822,9 +825,9 @@ impl Call<'_> {
             H::WriteV => self.writev(),
             H::Vmsplice => self.vmsplice(),
             H::Tee => self.tee(),
-            H::AsyncIo if name == "io_uring_setup" => self.uring_setup(),
-            H::AsyncIo if name == "io_uring_register" => self.uring_register(),
-            H::AsyncIo if name == "io_uring_enter" => {
+            H::AsyncIo if def.uring == Some(UringCall::Setup) => self.uring_setup(),
+            H::AsyncIo if def.uring == Some(UringCall::Register) => self.uring_register(),
+            H::AsyncIo if def.uring == Some(UringCall::Enter) => {
                 self.warn(
                     "io_uring_enter: simulated; the requests it submitted are replayed from \
                      their io_uring_op records (the eBPF recorder's): a trace without them \
@@ -867,8 +870,8 @@ impl Call<'_> {
             H::Sync => Ok(Act::Issued(sys::raw(libc::SYS_sync, &[])?)),
             H::Flock => self.flock(),
             H::Ioctl => self.ioctl(),
-            H::Copy => self.copy(name),
-            H::Open => self.open(name),
+            H::Copy => self.copy(def),
+            H::Open => self.open(def),
             H::MemfdCreate => {
                 // The kernel checks the flags before it reads the name: where the trace has no
                 // name (a bad pointer), the kernel's own check of the flags answers first.
@@ -884,9 +887,9 @@ impl Call<'_> {
                 let cloexec = self.i("flags")? as u32 & libc::MFD_CLOEXEC != 0;
                 Ok(Act::Issued(self.install(fd, b"memfd:".to_vec(), cloexec, 0)?))
             }
-            H::Stat => self.stat(name),
+            H::Stat => self.stat(def),
             H::Statfs => {
-                let got = if name == "fstatfs" {
+                let got = if def.arg("fd").is_some() {
                     let f = self.file("fd")?;
                     let Some(raw) = f.raw() else { return Ok(Act::Sim) };
                     sys::fstatfs_bytes(raw)?
@@ -921,7 +924,7 @@ impl Call<'_> {
                     self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
                 Ok(Act::Issued(sys::faccessat2(l.fd(), mode as i32, flags & libc::AT_EACCESS)?))
             }
-            H::Getdents => self.getdents(name == "getdents"),
+            H::Getdents => self.getdents(def.has_struct(Struct::Dirents)),
             H::Mkdir => {
                 let p = self.path("pathname")?.to_vec();
                 let (dir, n) = self.parent(self.dirfd("dirfd"), &p)?;
@@ -930,10 +933,11 @@ impl Call<'_> {
             }
             H::Unlink => {
                 let p = self.path("pathname")?.to_vec();
-                let flags = match name {
-                    "rmdir" => libc::AT_REMOVEDIR,
-                    "unlink" => 0,
-                    _ => self.i("flags")? as i32,
+                // rmdir implies AT_REMOVEDIR, unlink no flag, unlinkat gives them.
+                let flags = match def.implied_flags {
+                    Some(f) => f as i32,
+                    None if def.arg("flags").is_none() => 0,
+                    None => self.i("flags")? as i32,
                 };
                 // "/" itself: the root of the recording machine is a mount point (EBUSY to
                 // rmdir, a directory to unlink); the replay root must not be removed either.
@@ -1052,7 +1056,7 @@ impl Call<'_> {
             H::Chown => {
                 let p = self.path("pathname")?.to_vec();
                 let flags = self.flags_or_0("flags")? as i32;
-                let follow = name != "lchown" && flags & libc::AT_SYMLINK_NOFOLLOW == 0;
+                let follow = !def.nofollow && flags & libc::AT_SYMLINK_NOFOLLOW == 0;
                 let l =
                     self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
                 Ok(Act::Issued(sys::fchownat(
@@ -1068,7 +1072,7 @@ impl Call<'_> {
                 let (u, g) = (self.i("owner")? as u32, self.i("group")? as u32);
                 Ok(Act::Issued(sys::raw(libc::SYS_fchown, &[raw.into(), u.into(), g.into()])?))
             }
-            H::Utimes => self.utimes(name),
+            H::Utimes => self.utimes(def),
             H::Truncate => {
                 let p = self.path("path")?.to_vec();
                 let abs = self.abs(None, &p)?;
@@ -1082,7 +1086,7 @@ impl Call<'_> {
                     &[fd.as_raw_fd().into(), self.i("length")?],
                 )?))
             }
-            H::Xattr => self.xattr(name),
+            H::Xattr => self.xattr(def),
             H::Close => {
                 let fd = self.i("fd")? as i32;
                 let old = lock(&self.p.fds).remove(fd);
@@ -1115,7 +1119,7 @@ impl Call<'_> {
                 }
                 Ok(Act::Emulated(0))
             }
-            H::Dup => self.dup(name),
+            H::Dup => self.dup(def),
             H::Fcntl => self.fcntl(),
             H::Pipe => self.pipe(),
             H::Mmap => self.mmap(),
@@ -1147,7 +1151,7 @@ impl Call<'_> {
                 }
                 Ok(Act::EmulatedAsRecorded)
             }
-            H::Exec => self.exec(name),
+            H::Exec => self.exec(def),
             H::Exit => Ok(Act::EmulatedAsRecorded),
             H::Chdir => {
                 let p = self.path("path").or_else(|_| self.path("pathname"))?.to_vec();
@@ -1828,7 +1832,8 @@ impl Call<'_> {
 
     /// sendfile / copy_file_range / splice between real descriptors, at the offsets the
     /// recorded call started from.
-    fn copy(&mut self, name: &str) -> Result<Act, i32> {
+    fn copy(&mut self, def: &SyscallDef) -> Result<Act, i32> {
+        let name = def.name;
         let Some(c) = self.ev.copy() else {
             // A descriptor argument is missing: say which.
             if let Some((def, e)) = self.ev.def.and_then(|d| Some((d, d.copy_ends()?))) {
@@ -1865,7 +1870,8 @@ impl Call<'_> {
         // A splice that failed when recorded (bad offsets or flags: ESPIPE, EINVAL) is issued
         // without waiting and without blocking: it fails again at once, or says EAGAIN where
         // the replay's pipe differs, instead of waiting for data the recording never moved.
-        let failed = name == "splice" && !self.rec_ok() && self.ev.errno != Some(libc::EAGAIN);
+        let splice = def.kernel_copy == Some(KernelCopy::Splice);
+        let failed = splice && !self.rec_ok() && self.ev.errno != Some(libc::EAGAIN);
         // A pipe end waits, as a pipe read or write does, at most the stall timeout: a pipe
         // the replay filled with less than the recording (or never drained) must not block
         // the call for ever. Once it is ready the call moves what it can without blocking.
@@ -1890,7 +1896,7 @@ impl Call<'_> {
                 }
             }
         }
-        let r = if name == "sendfile" {
+        let r = if def.kernel_copy == Some(KernelCopy::Sendfile) {
             sys::sendfile(rb, ra, oi.as_mut(), self.i("count")?.max(0) as usize)
         } else {
             let len = self.i("len")?.max(0) as usize;
@@ -1898,7 +1904,7 @@ impl Call<'_> {
             if failed {
                 flags |= libc::SPLICE_F_NONBLOCK;
             }
-            if name == "splice" {
+            if splice {
                 sys::splice(ra, oi.as_mut(), rb, oo.as_mut(), len, flags)
             } else {
                 sys::copy_file_range(ra, oi.as_mut(), rb, oo.as_mut(), len, flags)
@@ -1954,14 +1960,17 @@ impl Call<'_> {
         Ok(Act::EmulatedAsRecorded)
     }
 
-    fn open(&mut self, name: &str) -> Result<Act, i32> {
+    fn open(&mut self, def: &SyscallDef) -> Result<Act, i32> {
         if self.pl.inherited {
             return self.inherited();
         }
         let p = self.path("pathname")?.to_vec();
-        let (flags, mode) = match name {
-            "creat" => (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, self.i("mode")? as u32),
-            "openat2" => {
+        // creat implies its flags, openat2 reads them from its struct open_how, the others
+        // pass them.
+        let how = def.has_struct(Struct::OpenHow);
+        let (flags, mode) = match (def.implied_flags, how) {
+            (Some(f), _) => (f as i32, self.i("mode")? as u32),
+            (None, true) => {
                 // The kernel's checks of the struct before anything else (sys_openat2,
                 // build_open_how): its size, then the flags' upper half and the resolve bits
                 // (stress-ng's open stressor passes a size of 0 on purpose).
@@ -1990,7 +1999,7 @@ impl Call<'_> {
                 }
                 (g(0) as i32, g(8) as u32)
             }
-            _ => {
+            (None, false) => {
                 let flags = self.i("flags")? as i32;
                 // The mode counts only when the call creates (Re-Animator's traces lack the
                 // column for other opens).
@@ -2003,8 +2012,8 @@ impl Call<'_> {
             }
         };
         // The kernel checks the flags before it reads the name or looks at dirfd.
-        let (real_flags, mode) = open_how(flags, mode, name == "openat2")?;
-        let dirfd = if name == "openat" || name == "openat2" { self.dirfd("dirfd") } else { None };
+        let (real_flags, mode) = open_how(flags, mode, how)?;
+        let dirfd = if def.arg("dirfd").is_some() { self.dirfd("dirfd") } else { None };
         let abs = self.abs(dirfd, &p)?;
         // EAGAIN from a non-blocking open: another process held a lease on the file (leases
         // are about processes and are not replayed, see fcntl): the recorded failure stands,
@@ -2050,14 +2059,16 @@ impl Call<'_> {
         Ok(fd)
     }
 
-    fn stat(&mut self, name: &str) -> Result<Act, i32> {
-        let (bytes, out) = match name {
-            "fstat" => {
+    fn stat(&mut self, def: &SyscallDef) -> Result<Act, i32> {
+        // fstat by descriptor, statx into its struct statx, the others by path.
+        let statx = def.has_struct(Struct::Statx);
+        let (bytes, out) = match (def.arg("fd").is_some(), statx) {
+            (true, _) => {
                 let f = self.file("fd")?;
                 let Some(raw) = f.raw() else { return Ok(Act::Sim) };
                 (sys::stat_bytes(raw)?, "statbuf")
             }
-            "statx" => {
+            (false, true) => {
                 let flags = self.i("flags")? as i32;
                 let mask = self.i("mask")? as u32;
                 // The kernel's checks before the lookup (do_statx, vfs_statx): reserved mask
@@ -2095,20 +2106,20 @@ impl Call<'_> {
                 }
                 (sys::statx_bytes(l.fd(), sync, mask)?, "statxbuf")
             }
-            _ => {
+            (false, false) => {
                 let p = self.path("pathname")?.to_vec();
                 let flags = self.flags_or_0("flags")? as i32;
-                let follow = name != "lstat" && flags & libc::AT_SYMLINK_NOFOLLOW == 0;
+                let follow = !def.nofollow && flags & libc::AT_SYMLINK_NOFOLLOW == 0;
                 let l =
                     self.locate(self.dirfd("dirfd"), &p, follow, flags & libc::AT_EMPTY_PATH != 0)?;
                 (sys::stat_bytes(l.fd())?, "statbuf")
             }
         };
         if self.seen.is_some() {
-            self.saw_stat(name == "statx", &bytes);
+            self.saw_stat(statx, &bytes);
         }
         if self.full {
-            let (mut d, dev_ino) = if name == "statx" {
+            let (mut d, dev_ino) = if statx {
                 let x = ra_trace::structs::Statx::decode(&bytes);
                 let di = x.map(|x| (libc::makedev(x.dev.0, x.dev.1), x.ino));
                 (verify::statx(self.arg(out), &bytes), di)
@@ -2253,19 +2264,21 @@ impl Call<'_> {
         })
     }
 
-    fn utimes(&mut self, name: &str) -> Result<Act, i32> {
+    fn utimes(&mut self, def: &SyscallDef) -> Result<Act, i32> {
         let ts = |sec: i64, nsec: i64| libc::timespec { tv_sec: sec, tv_nsec: nsec };
         let t = self.arg("times").as_data().map(<[u8]>::to_vec);
         let g = |b: &[u8], o: usize| {
             b.get(o..o + 8).map_or(0, |x| i64::from_le_bytes(x.try_into().unwrap_or([0; 8])))
         };
-        let times = match (&t, name) {
-            (None, _) => None,
-            (Some(b), "utime") => Some([ts(g(b, 0), 0), ts(g(b, 8), 0)]),
-            (Some(b), "utimes" | "futimesat") => {
+        // The times' struct: utime's utimbuf (seconds), utimes' and futimesat's two timevals,
+        // utimensat's two timespecs.
+        let times = match (&t, def.has_struct(Struct::Utimbuf), def.has_struct(Struct::Timeval2)) {
+            (None, _, _) => None,
+            (Some(b), true, _) => Some([ts(g(b, 0), 0), ts(g(b, 8), 0)]),
+            (Some(b), _, true) => {
                 Some([ts(g(b, 0), g(b, 8) * 1000), ts(g(b, 16), g(b, 24) * 1000)])
             }
-            (Some(b), _) => Some([ts(g(b, 0), g(b, 8)), ts(g(b, 16), g(b, 24))]),
+            (Some(b), _, _) => Some([ts(g(b, 0), g(b, 8)), ts(g(b, 16), g(b, 24))]),
         };
         let flags = self.flags_or_0("flags")? as i32;
         // The kernel's checks before any lookup: each tv_nsec a time or UTIME_NOW/UTIME_OMIT,
@@ -2280,9 +2293,9 @@ impl Call<'_> {
         {
             return Err(libc::EINVAL);
         }
-        let path = match name {
-            "utime" | "utimes" => Some(self.path("filename")?.to_vec()),
-            _ => path_arg(self.ev, "pathname").map(<[u8]>::to_vec),
+        let path = match def.arg("filename") {
+            Some(_) => Some(self.path("filename")?.to_vec()),
+            None => path_arg(self.ev, "pathname").map(<[u8]>::to_vec),
         };
         match path {
             None => {
@@ -2300,31 +2313,22 @@ impl Call<'_> {
         }
     }
 
-    fn xattr(&mut self, name: &str) -> Result<Act, i32> {
-        // The family's twelve calls are a prefix and an operation: none (a path), `l` (a path
-        // whose last symlink is not followed) or `f` (a descriptor), then `setxattr`,
-        // `getxattr`, `listxattr` or `removexattr`.
-        const OPS: [&str; 4] = ["setxattr", "getxattr", "listxattr", "removexattr"];
-        let Some((prefix, op)) = OPS.iter().find_map(|op| Some((name.strip_suffix(op)?, *op)))
-        else {
-            return Ok(Act::Sim);
-        };
-        let (by_fd, nofollow) = match prefix {
-            "" => (false, false),
-            "l" => (false, true),
-            "f" => (true, false),
-            _ => return Ok(Act::Sim),
-        };
+    fn xattr(&mut self, def: &SyscallDef) -> Result<Act, i32> {
+        // The family's twelve calls are a target and an operation: a path, a path whose last
+        // symlink is not followed (`l`, the entry's `nofollow`) or a descriptor (`f`), then
+        // set, get, list or remove (the entry's `xattr_op`).
+        let Some(op) = def.xattr_op() else { return Ok(Act::Sim) };
+        let (by_fd, nofollow) = (def.arg("fd").is_some(), def.nofollow);
         // The kernel's checks before it looks at the path or the descriptor
         // (path_setxattrat, setxattr_copy, import_xattr_name): the flags, the name (empty or
         // longer than XATTR_NAME_MAX: ERANGE), the value's size (E2BIG).
         const XATTR_SIZE_MAX: i64 = 65536;
-        if op == "setxattr"
+        if op == XattrOp::Set
             && self.i("flags")? & !i64::from(libc::XATTR_CREATE | libc::XATTR_REPLACE) != 0
         {
             return Err(libc::EINVAL);
         }
-        let xname = if op == "listxattr" {
+        let xname = if op == XattrOp::List {
             None
         } else {
             let n = path_arg(self.ev, "name").ok_or(libc::EFAULT)?;
@@ -2334,7 +2338,7 @@ impl Call<'_> {
             Some(cstr(n)?)
         };
         let xname = || xname.clone().ok_or(libc::EFAULT);
-        if op == "setxattr" && self.i("size")? > XATTR_SIZE_MAX {
+        if op == XattrOp::Set && self.i("size")? > XATTR_SIZE_MAX {
             return Err(libc::E2BIG);
         }
         // Target: an fd of the program (f*) or the path located in the root.
@@ -2357,7 +2361,7 @@ impl Call<'_> {
         // copies nothing.
         let returned = |b: &[u8], r: R| b[..(r.unwrap_or(0).max(0) as usize).min(b.len())].to_vec();
         let r = match op {
-            "setxattr" => {
+            XattrOp::Set => {
                 let n = xname()?;
                 let size = self.i("size")?.max(0) as usize;
                 let v = self.payload("value", size);
@@ -2368,7 +2372,7 @@ impl Call<'_> {
                     Some(p) => sys::setxattr_path(p, &n, v, flags),
                 }
             }
-            "getxattr" => {
+            XattrOp::Get => {
                 let n = xname()?;
                 let size = (self.i("size")?.max(0) as usize).min(1 << 24);
                 let (r, got) = with_buf(size, |b| {
@@ -2383,7 +2387,7 @@ impl Call<'_> {
                 }
                 r
             }
-            "listxattr" => {
+            XattrOp::List => {
                 let size = (self.i("size")?.max(0) as usize).min(1 << 24);
                 let (r, got) = with_buf(size, |b| {
                     let r = match &proc_path {
@@ -2405,7 +2409,7 @@ impl Call<'_> {
                 }
                 r
             }
-            _ => {
+            XattrOp::Remove => {
                 let n = xname()?;
                 match &proc_path {
                     None => sys::fremovexattr(fd, &n),
@@ -2416,9 +2420,10 @@ impl Call<'_> {
         Ok(Act::Issued(r?))
     }
 
-    fn dup(&mut self, name: &str) -> Result<Act, i32> {
+    fn dup(&mut self, def: &SyscallDef) -> Result<Act, i32> {
         let old = self.i("oldfd")? as i32;
-        if name == "dup3" {
+        // dup3 has flags, dup2 a new descriptor, dup neither.
+        if def.arg("flags").is_some() {
             // The kernel's order (ksys_dup3): the flags, then oldfd == newfd, before oldfd is
             // looked up.
             if self.flags_or_0("flags")? & !i64::from(libc::O_CLOEXEC) != 0 {
@@ -2433,7 +2438,7 @@ impl Call<'_> {
             Some(e) => e,
             None => self.entry(old.into())?,
         };
-        if name == "dup" {
+        if def.arg("newfd").is_none() {
             return Ok(Act::Emulated(self.place(e.file, false, 0)));
         }
         let new = self.i("newfd")? as i32;
@@ -2786,9 +2791,9 @@ impl Call<'_> {
         Ok(Act::EmulatedAsRecorded)
     }
 
-    fn exec(&mut self, name: &str) -> Result<Act, i32> {
+    fn exec(&mut self, def: &SyscallDef) -> Result<Act, i32> {
         let p = self.path("pathname")?.to_vec();
-        let dirfd = if name == "execveat" { self.dirfd("dirfd") } else { None };
+        let dirfd = if def.arg("dirfd").is_some() { self.dirfd("dirfd") } else { None };
         let flags = self.flags_or_0("flags")? as i32;
         let l = self.locate(
             dirfd,

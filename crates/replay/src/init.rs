@@ -22,8 +22,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ra_syscalls::ArgKind;
 use ra_syscalls::Handler as H;
+use ra_syscalls::{ArgKind, IoClass, Struct, SyscallDef, XattrOp};
 use ra_trace::structs::{parse_dirents, parse_dirents64, Stat, Statx};
 use ra_trace::{ArgValue, Event, TraceReader};
 
@@ -555,7 +555,7 @@ pub fn infer_from(
         let Some(def) = ev.def else { continue };
         let Some(tid) = ev.tid.or(ev.pid) else { continue };
         if ev.unique_id < synthetic
-            && def.name == "openat"
+            && def.replay.handler() == Some(H::Open)
             && !crate::shadow::path_arg(&ev, "pathname").is_some_and(|p| p.starts_with(b"/"))
         {
             // An inherited pipe, socket or terminal ("pipe:[123]"): not a file. The model
@@ -571,7 +571,7 @@ pub fn infer_from(
         let before = sh.proc_id_of(tid).map(|p| sh.paths(p, &ev));
         let pl = sh.step(&ev);
         let paths = before.unwrap_or_else(|| sh.paths(pl.proc, &ev));
-        observe(&mut st, &sh, &ev, def.name, pl.proc, paths)?;
+        observe(&mut st, &sh, &ev, def, pl.proc, paths)?;
         // A new process has its parent's mappings (a thread shares them: same process).
         if let Some((child, _)) = pl.child {
             if let Some(m) = st.maps.get(&pl.proc).cloned() {
@@ -604,7 +604,7 @@ fn observe(
     st: &mut Infer<'_>,
     sh: &Shadow,
     ev: &Event,
-    name: &str,
+    def: &SyscallDef,
     proc: ProcId,
     paths: Vec<Vec<u8>>,
 ) -> Result<()> {
@@ -619,8 +619,9 @@ fn observe(
         let p = f.borrow().path.clone();
         (!p.is_empty()).then_some(p)
     };
-    let Some(handler) = ev.def.and_then(|d| d.replay.handler()) else { return Ok(()) };
-    let has = |arg: &str| ev.def.is_some_and(|d| d.arg(arg).is_some());
+    let Some(handler) = def.replay.handler() else { return Ok(()) };
+    let has = |arg: &str| def.arg(arg).is_some();
+    let xattr_op = def.xattr_op();
     match handler {
         H::Open => {
             let flags = ev.open_flags().unwrap_or(0) as i32;
@@ -647,7 +648,7 @@ fn observe(
             let Some(p) = first else { return Ok(()) };
             if success {
                 let flags = int_arg(ev, "flags").unwrap_or(0) as i32;
-                st.stat(&p, ev, name == "lstat" || flags & libc::AT_SYMLINK_NOFOLLOW != 0);
+                st.stat(&p, ev, def.nofollow || flags & libc::AT_SYMLINK_NOFOLLOW != 0);
             } else if enoent {
                 st.absent(&p);
             }
@@ -657,7 +658,7 @@ fn observe(
                 st.stat(&p, ev, false);
             }
         }
-        H::Xattr if matches!(name, "fgetxattr" | "flistxattr") => {
+        H::Xattr if has("fd") && matches!(xattr_op, Some(XattrOp::Get | XattrOp::List)) => {
             let found = xattr_found(ev);
             if let Some(p) = fd_path(sh, "fd").filter(|_| success || found) {
                 st.exists(&p, None);
@@ -678,12 +679,12 @@ fn observe(
                 st.exists(&p, None);
             }
         }
-        H::Xattr if matches!(name, "getxattr" | "lgetxattr" | "listxattr" | "llistxattr") => {
+        H::Xattr if matches!(xattr_op, Some(XattrOp::Get | XattrOp::List)) => {
             let Some(p) = first else { return Ok(()) };
             if success || xattr_found(ev) {
                 let written = st.written.contains(&p);
                 if let Some(n) = st.exists(&p, None) {
-                    if success && name.ends_with("getxattr") && !written {
+                    if success && xattr_op == Some(XattrOp::Get) && !written {
                         let xname = ev.arg("name").and_then(ArgValue::as_data);
                         let value = ev.arg("value").and_then(ArgValue::as_data);
                         if let (Some(xn), Some(v)) = (xname, value) {
@@ -700,7 +701,7 @@ fn observe(
         H::Statfs | H::Chdir | H::Utimes | H::Chmod | H::Chown => {
             let Some(p) = first else { return Ok(()) };
             if success {
-                let kind = if name == "chdir" { Some(Kind::Dir) } else { None };
+                let kind = if handler == H::Chdir { Some(Kind::Dir) } else { None };
                 st.exists(&p, kind);
             } else if enoent {
                 st.absent(&p);
@@ -743,8 +744,8 @@ fn observe(
         H::Unlink => {
             if let Some(p) = first {
                 if success {
-                    let dir = name == "rmdir"
-                        || int_arg(ev, "flags").unwrap_or(0) as i32 & libc::AT_REMOVEDIR != 0;
+                    let flags = def.implied_flags.or_else(|| int_arg(ev, "flags")).unwrap_or(0);
+                    let dir = flags as i32 & libc::AT_REMOVEDIR != 0;
                     st.exists(&p, Some(if dir { Kind::Dir } else { Kind::File }));
                     st.touch(&p);
                     st.trace_links.remove(&p);
@@ -754,7 +755,7 @@ fn observe(
         H::Rename | H::Link if success => {
             if let Some(old) = paths.first() {
                 st.exists(old, None);
-                if name.starts_with("rename") {
+                if handler == H::Rename {
                     st.touch(old);
                     st.trace_links.remove(old);
                 }
@@ -766,17 +767,17 @@ fn observe(
         H::Mkdir | H::Symlink | H::Mknod | H::Truncate => {
             if let Some(p) = first {
                 if success {
-                    if name == "truncate" {
+                    if handler == H::Truncate {
                         st.exists(&p, Some(Kind::File));
                     }
                     st.touch(&p);
-                    if name.starts_with("symlink") {
+                    if handler == H::Symlink {
                         if let Some(t) = ev.arg("target").and_then(ArgValue::as_data) {
                             let t = t.strip_suffix(&[0]).unwrap_or(t);
                             st.trace_links.insert(p, t.to_vec());
                         }
                     }
-                } else if enoent && name == "truncate" {
+                } else if enoent && handler == H::Truncate {
                     st.absent(&p);
                 }
             }
@@ -793,10 +794,10 @@ fn observe(
                 return Ok(());
             }
             let ret = ev.ret.unwrap_or(0).max(0);
-            let off = match name {
-                "read" | "readv" => off_after - ret,
-                _ => int_arg(ev, "offset").unwrap_or(0),
-            };
+            // read and readv read at the file position (now past what they read), the others
+            // at their offset.
+            let off =
+                if def.positional() { int_arg(ev, "offset").unwrap_or(0) } else { off_after - ret };
             let (data, count): (Vec<u8>, i64) = match ev.arg("buf").or_else(|| ev.arg("iov")) {
                 Some(ArgValue::Data(d)) => (d.to_vec(), int_arg(ev, "count").unwrap_or(0)),
                 Some(ArgValue::Iov(v)) => (
@@ -820,7 +821,8 @@ fn observe(
                 return Ok(());
             }
             let Some(d) = ev.arg("dirp").and_then(ArgValue::as_data) else { return Ok(()) };
-            let ents = if name == "getdents" { parse_dirents(d) } else { parse_dirents64(d) };
+            let ents =
+                if def.has_struct(Struct::Dirents) { parse_dirents(d) } else { parse_dirents64(d) };
             for e in ents {
                 if e.name == b"." || e.name == b".." {
                     continue;
@@ -867,7 +869,8 @@ fn observe(
                 st.written.insert(p);
             }
         }
-        H::FdInts if matches!(name, "ftruncate" | "fallocate") => {
+        // ftruncate, fallocate.
+        H::FdInts if def.io_class == IoClass::Write => {
             if let Some(p) = fd_path(sh, "fd") {
                 st.written.insert(p);
             }
@@ -923,7 +926,45 @@ fn observe(
             }
         }
 
-        _ => {}
+        // What the other calls do is not evidence of the tree before the trace (or, for
+        // the guarded arms above, is not evidence when the guard fails).
+        H::Read
+        | H::ReadV
+        | H::Vmsplice
+        | H::Tee
+        | H::AsyncIo
+        | H::UringOp
+        | H::Seek
+        | H::FdInts
+        | H::Sync
+        | H::Flock
+        | H::Ioctl
+        | H::Copy
+        | H::MemfdCreate
+        | H::Stat
+        | H::Getdents
+        | H::Link
+        | H::Rename
+        | H::Fchmod
+        | H::Fchown
+        | H::Xattr
+        | H::Close
+        | H::CloseRange
+        | H::Dup
+        | H::Fcntl
+        | H::Pipe
+        | H::Mmap
+        | H::Munmap
+        | H::MemAsRecorded
+        | H::Msync
+        | H::Mremap
+        | H::MmapPage
+        | H::Clone
+        | H::Exit
+        | H::Fchdir
+        | H::Chroot
+        | H::Umask
+        | H::Bind => {}
     }
     Ok(())
 }

@@ -339,7 +339,7 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
                 continue;
             };
             if ev.extra.iter().any(|(k, v)| k == "synthetic" && *v == ExtraValue::Bool(true))
-                && def.name == "umask"
+                && def.replay.handler() == Some(ra_syscalls::Handler::Umask)
             {
                 // Re-Animator's record of the traced process's umask at start.
                 if let Some(m) = ev.arg("mask").and_then(|a| a.as_int()) {
@@ -357,7 +357,10 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
                     }));
                 }
             }
-            if def.name == "io_uring_enter" && ok(&ev) && ev.ret.unwrap_or(0) > 0 {
+            if def.uring == Some(ra_syscalls::UringCall::Enter)
+                && ok(&ev)
+                && ev.ret.unwrap_or(0) > 0
+            {
                 self.bring_uring_ops(&ev);
             }
             let Some(tid) = ev.tid.or(ev.pid) else {
@@ -565,13 +568,17 @@ impl<I> Planner<I> {
             }
             None => {}
         }
-        let name = ev.def.map_or("", |d| d.name);
+        let handler = ev.def.and_then(|d| d.replay.handler());
+        // exit ends its thread (exit_group, its process: the model says so above).
+        let thread_exit =
+            handler == Some(ra_syscalls::Handler::Exit) && !ev.def.is_some_and(|d| d.ends_process);
         // What the call did to directories' names or saw of them, as the model stands before it.
         let dir_facts = self.shadow.proc_id_of(tid).map(|p| self.shadow.dir_facts(p, &ev));
         let mut pl = self.shadow.step(&ev);
         // (A process's first call: resolved in the process the model just made.)
         let dir_facts = dir_facts.or_else(|| Some(self.shadow.dir_facts(pl.proc, &ev)));
-        pl.inherited = ev.unique_id < self.facts.synthetic && name == "openat";
+        pl.inherited =
+            ev.unique_id < self.facts.synthetic && handler == Some(ra_syscalls::Handler::Open);
         let mut called = ev.time_called.unwrap_or(self.last_time).max(i64::MIN + 1);
         let ret = ev.time_returned.unwrap_or(called).max(called);
         if ev.generated() {
@@ -638,7 +645,7 @@ impl<I> Planner<I> {
                 self.proc_tids.remove(&pl.proc).unwrap_or_default().into_iter().collect();
             g.sort_unstable();
             g
-        } else if name == "exit" {
+        } else if thread_exit {
             vec![tid]
         } else {
             Vec::new()

@@ -285,17 +285,20 @@ pub fn fd_pair(ev: &Event) -> Option<(i32, i32)> {
 
 /// The clone flags of a process-creating call, if `ev` is one.
 pub fn clone_flags(ev: &Event) -> Option<u64> {
-    let name = ev.def?.name;
-    match name {
-        "clone" => Some(int_arg(ev, "flags").unwrap_or(0) as u64),
-        "clone3" => {
-            let d = ev.args.iter().find_map(ArgValue::as_data)?;
-            Some(u64::from_le_bytes(d.get(0..8)?.try_into().ok()?))
-        }
-        "fork" => Some(libc::SIGCHLD as u64),
-        "vfork" => Some((libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as u64),
-        _ => None,
+    let def = ev.def?;
+    if def.replay.handler() != Some(H::Clone) {
+        return None;
     }
+    // fork and vfork imply theirs, clone3 has them first in its struct clone_args, clone
+    // passes them.
+    if let Some(f) = def.implied_flags {
+        return Some(f as u64);
+    }
+    if def.has_struct(ra_syscalls::Struct::CloneArgs) {
+        let d = ev.args.iter().find_map(ArgValue::as_data)?;
+        return Some(u64::from_le_bytes(d.get(0..8)?.try_into().ok()?));
+    }
+    Some(int_arg(ev, "flags").unwrap_or(0) as u64)
 }
 
 /// A descriptor as the model sees it.
@@ -478,7 +481,9 @@ impl Shadow {
                 return out;
             }
             let ents = match ev.arg("dirp").and_then(ArgValue::as_data) {
-                Some(d) if def.name == "getdents" => ra_trace::structs::parse_dirents(d),
+                Some(d) if def.has_struct(ra_syscalls::Struct::Dirents) => {
+                    ra_trace::structs::parse_dirents(d)
+                }
                 Some(d) => ra_trace::structs::parse_dirents64(d),
                 None if ret == 0 => Vec::new(),
                 None => return out,
@@ -519,8 +524,8 @@ impl Shadow {
         if change {
             let exchange = handler == Some(H::Rename)
                 && int_arg(ev, "flags").unwrap_or(0) & i64::from(libc::RENAME_EXCHANGE) != 0;
-            let dir_removed = def.name == "rmdir"
-                || int_arg(ev, "flags").unwrap_or(0) & i64::from(libc::AT_REMOVEDIR) != 0;
+            let flags = def.implied_flags.or_else(|| int_arg(ev, "flags")).unwrap_or(0);
+            let dir_removed = flags & i64::from(libc::AT_REMOVEDIR) != 0;
             let change = |path: &Vec<u8>, made: bool, subdir: Option<bool>| {
                 under(path).map(|d| (d, DirFact::Change { name: key_of(path), made, subdir }))
             };
@@ -583,7 +588,7 @@ impl Shadow {
                     if let ArgValue::Data(d) = v {
                         let d = d.strip_suffix(&[0]).unwrap_or(d);
                         // symlink's target is not a path the call resolves.
-                        if def.name.starts_with("symlink") && (a.name == "target") {
+                        if def.replay.handler() == Some(H::Symlink) && (a.name == "target") {
                             continue;
                         }
                         if let Some(r) = self.resolve(p, dirfd, d) {
@@ -639,7 +644,6 @@ impl Shadow {
             let (made, freed) = self.fd_numbers(proc, ev);
             pl.fd_keys.extend(made.iter().chain(&freed).map(|&n| fd_key(fdt, n)));
         }
-        let name = def.name;
         if let Some(flags) = clone_flags(ev) {
             if success && ret > 0 {
                 let child = ret as i32;
@@ -822,7 +826,8 @@ impl Shadow {
                     }
                 }
             }
-            Some(H::Exit) if name == "exit" => self.thread_gone(proc, tid, &mut pl),
+            // exit ends its thread, exit_group the process.
+            Some(H::Exit) if !def.ends_process => self.thread_gone(proc, tid, &mut pl),
             Some(H::Exit) => {
                 self.end(proc);
                 pl.ends_proc = true;
@@ -833,7 +838,59 @@ impl Shadow {
             // it, as after exit, and so is its process when it was the last: its descriptors
             // close (a parent's read of the child's pipe then sees its end, as recorded).
             _ if ev.ended_inside() => self.thread_gone(proc, tid, &mut pl),
-            _ => {}
+            // The other calls change nothing the model keeps.
+            None
+            | Some(H::Read)
+            | Some(H::Write)
+            | Some(H::ReadV)
+            | Some(H::WriteV)
+            | Some(H::Vmsplice)
+            | Some(H::Tee)
+            | Some(H::AsyncIo)
+            | Some(H::UringOp)
+            | Some(H::Seek)
+            | Some(H::FdInts)
+            | Some(H::Sync)
+            | Some(H::Truncate)
+            | Some(H::Flock)
+            | Some(H::Ioctl)
+            | Some(H::Copy)
+            | Some(H::Open)
+            | Some(H::MemfdCreate)
+            | Some(H::Stat)
+            | Some(H::Statfs)
+            | Some(H::Access)
+            | Some(H::Getdents)
+            | Some(H::Mkdir)
+            | Some(H::Unlink)
+            | Some(H::Mknod)
+            | Some(H::Link)
+            | Some(H::Symlink)
+            | Some(H::Readlink)
+            | Some(H::Rename)
+            | Some(H::Chmod)
+            | Some(H::Fchmod)
+            | Some(H::Chown)
+            | Some(H::Fchown)
+            | Some(H::Utimes)
+            | Some(H::Xattr)
+            | Some(H::Close)
+            | Some(H::Dup)
+            | Some(H::Fcntl)
+            | Some(H::Pipe)
+            | Some(H::Mmap)
+            | Some(H::Munmap)
+            | Some(H::MemAsRecorded)
+            | Some(H::Msync)
+            | Some(H::Mremap)
+            | Some(H::MmapPage)
+            | Some(H::Clone)
+            | Some(H::Exec)
+            | Some(H::Chdir)
+            | Some(H::Fchdir)
+            | Some(H::Chroot)
+            | Some(H::Umask)
+            | Some(H::Bind) => {}
         }
         // A new descriptor from a simulated call (socket, accept, eventfd, ...).
         if success && ev.makes_fd() && !matches!(handler, Some(H::Open | H::Dup)) {

@@ -698,7 +698,7 @@ impl Accumulator {
                     }
                 }
             }
-            Handler::Exit if ev.def.is_some_and(|d| d.name == "exit_group") => {
+            Handler::Exit if ev.def.is_some_and(|d| d.ends_process) => {
                 self.comms.remove(&pid);
             }
             _ => {}

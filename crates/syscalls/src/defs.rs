@@ -9,13 +9,20 @@
 //!   other calls use the same vocabulary (`descriptor`, `given_pathname`, `data_read`,
 //!   `data_written`, `bytes_requested`, `offset`, `flags_value`, `mode_value`, ...).
 //! - A buffer argument's field holds the DATA; the pointer value itself is not stored.
+//! - What tells a call apart from the others of its handler family where its arguments do
+//!   not (its I/O class, `nofollow`, implied flags, flush point, ...) follows the entry as
+//!   `.io(IoClass::Read)`, `.nofollow()`, ...: the rest of the workspace reads those fields
+//!   and never tests a call's name.
 
 use crate::flags::{self, FlagSet};
 use crate::Class::*;
 use crate::Handler as H;
 use crate::ReplayPolicy::*;
 use crate::Ret::*;
-use crate::{Arg, ArgKind, Class, Len, Meaning, ReplayPolicy, Ret, Struct, SyscallDef};
+use crate::{
+    Arg, ArgKind, Class, Durability, Extra, Flush, IoClass, KernelCopy, Len, Meaning, ReplayPolicy,
+    Ret, Struct, SyscallDef, UringCall,
+};
 
 // ---- argument helpers ------------------------------------------------------------------------
 
@@ -148,6 +155,15 @@ const fn ra(
         class,
         replay,
         proto,
+        io_class: IoClass::Other,
+        nofollow: false,
+        implied_flags: None,
+        ends_process: false,
+        flush: Flush::No,
+        extra: Extra::No,
+        durability: None,
+        kernel_copy: None,
+        uring: None,
     }
 }
 
@@ -169,8 +185,58 @@ const fn new(
         class,
         replay,
         proto,
+        io_class: IoClass::Other,
+        nofollow: false,
+        implied_flags: None,
+        ends_process: false,
+        flush: Flush::No,
+        extra: Extra::No,
+        durability: None,
+        kernel_copy: None,
+        uring: None,
     }
 }
+
+// The traits that tell calls of one handler family apart (see [`SyscallDef`]'s fields), set on
+// the entries below as `ra(...).io(IoClass::Read)`.
+impl SyscallDef {
+    const fn io(self, io_class: IoClass) -> Self {
+        SyscallDef { io_class, ..self }
+    }
+    const fn nofollow(self) -> Self {
+        SyscallDef { nofollow: true, ..self }
+    }
+    const fn implies(self, flags: i64) -> Self {
+        SyscallDef { implied_flags: Some(flags), ..self }
+    }
+    const fn ends_process(self) -> Self {
+        SyscallDef { ends_process: true, ..self }
+    }
+    const fn flush(self, flush: Flush) -> Self {
+        SyscallDef { flush, ..self }
+    }
+    const fn extra(self, extra: Extra) -> Self {
+        SyscallDef { extra, ..self }
+    }
+    const fn durable(self, d: Durability) -> Self {
+        SyscallDef { durability: Some(d), ..self }
+    }
+    const fn copy(self, c: KernelCopy) -> Self {
+        SyscallDef { kernel_copy: Some(c), ..self }
+    }
+    const fn uring(self, u: UringCall) -> Self {
+        SyscallDef { uring: Some(u), ..self }
+    }
+}
+
+// Flag values the implied flags are made of (the same on x86_64 and aarch64).
+const O_WRONLY: i64 = 0o1;
+const O_CREAT: i64 = 0o100;
+const O_TRUNC: i64 = 0o1000;
+const AT_REMOVEDIR: i64 = 0x200;
+const SIGCHLD: i64 = 17;
+const CLONE_VM: i64 = 0x100;
+const CLONE_VFORK: i64 = 0x4000;
 
 /// Other names of registry calls, accepted wherever a call is named (`--syscalls`, `--type`,
 /// `--where`): what the 32-bit ABIs call them (strace's `src/linux/i386/syscallent.h` and
@@ -210,78 +276,102 @@ pub static REGISTRY: &[SyscallDef] = &[
     // ---- file data ---------------------------------------------------------------------------
     ra("read", "read", File, Reissue(H::Read), Count,
         "ssize_t read(int fd, void *buf, size_t count);",
-        &[fd(), outbuf("buf", Len::Ret, "data_read"), count()]),
+        &[fd(), outbuf("buf", Len::Ret, "data_read"), count()])
+        .io(IoClass::Read),
     ra("write", "write", File, Reissue(H::Write), Count,
         "ssize_t write(int fd, const void *buf, size_t count);",
-        &[fd(), inbuf("buf", Len::Arg(2), "data_written"), count()]),
+        &[fd(), inbuf("buf", Len::Arg(2), "data_written"), count()])
+        .io(IoClass::Write),
     ra("pread64", "pread", File, Reissue(H::Read), Count,
         "ssize_t pread64(int fd, void *buf, size_t count, off_t offset);",
-        &[fd(), outbuf("buf", Len::Ret, "data_read"), count(), offset()]),
+        &[fd(), outbuf("buf", Len::Ret, "data_read"), count(), offset()])
+        .io(IoClass::Read),
     ra("pwrite64", "pwrite", File, Reissue(H::Write), Count,
         "ssize_t pwrite64(int fd, const void *buf, size_t count, off_t offset);",
-        &[fd(), inbuf("buf", Len::Arg(2), "data_written"), count(), offset()]),
+        &[fd(), inbuf("buf", Len::Arg(2), "data_written"), count(), offset()])
+        .io(IoClass::Write),
     ra("readv", "readv", File, Reissue(H::ReadV), Count,
         "ssize_t readv(int fd, const struct iovec *iov, int iovcnt);",
-        &[fd(), iov_out(2, "iov_data_read"), int("iovcnt", "count")]),
+        &[fd(), iov_out(2, "iov_data_read"), int("iovcnt", "count")])
+        .io(IoClass::Read),
     ra("writev", "writev", File, Reissue(H::WriteV), Count,
         "ssize_t writev(int fd, const struct iovec *iov, int iovcnt);",
-        &[fd(), iov_in(2, "iov_data_written"), int("iovcnt", "count")]),
+        &[fd(), iov_in(2, "iov_data_written"), int("iovcnt", "count")])
+        .io(IoClass::Write),
     new("preadv", File, Reissue(H::ReadV), Count,
         "ssize_t preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset);",
-        &[fd(), iov_out(2, "iov_data_read"), int("iovcnt", "count"), offset()]),
+        &[fd(), iov_out(2, "iov_data_read"), int("iovcnt", "count"), offset()])
+        .io(IoClass::Read),
     new("pwritev", File, Reissue(H::WriteV), Count,
         "ssize_t pwritev(int fd, const struct iovec *iov, int iovcnt, off_t offset);",
-        &[fd(), iov_in(2, "iov_data_written"), int("iovcnt", "count"), offset()]),
+        &[fd(), iov_in(2, "iov_data_written"), int("iovcnt", "count"), offset()])
+        .io(IoClass::Write),
     // The raw syscalls pass the offset as two registers (high half 0 on 64-bit), so `flags` is
     // the sixth argument.
     new("preadv2", File, Reissue(H::ReadV), Count,
         "ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, \
          unsigned long offset_high, int flags);",
         &[fd(), iov_out(2, "iov_data_read"), int("iovcnt", "count"), offset(),
-          int("offset_high", "offset_high"), flags("flags", &flags::RWF, "flags_value")]),
+          int("offset_high", "offset_high"), flags("flags", &flags::RWF, "flags_value")])
+        .io(IoClass::Read),
     new("pwritev2", File, Reissue(H::WriteV), Count,
         "ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, \
          unsigned long offset_high, int flags);",
         &[fd(), iov_in(2, "iov_data_written"), int("iovcnt", "count"), offset(),
-          int("offset_high", "offset_high"), flags("flags", &flags::RWF, "flags_value")]),
+          int("offset_high", "offset_high"), flags("flags", &flags::RWF, "flags_value")])
+        .io(IoClass::Write),
     ra("lseek", "lseek", File, Reissue(H::Seek), Offset,
         "off_t lseek(int fd, off_t offset, int whence);",
-        &[fd(), offset(), flags("whence", &flags::SEEK, "whence_value")]),
+        &[fd(), offset(), flags("whence", &flags::SEEK, "whence_value")])
+        .io(IoClass::Meta),
     ra("truncate", "truncate", File, Reissue(H::Truncate), Status,
         "int truncate(const char *path, off_t length);",
-        &[path("path"), int("length", "truncate_length")]),
+        &[path("path"), int("length", "truncate_length")])
+        .io(IoClass::Write),
     ra("ftruncate", "ftruncate", File, Reissue(H::FdInts), Status,
         "int ftruncate(int fd, off_t length);",
-        &[fd(), int("length", "truncate_length")]),
+        &[fd(), int("length", "truncate_length")])
+        .io(IoClass::Write),
     ra("fallocate", "fallocate", File, Reissue(H::FdInts), Status,
         "int fallocate(int fd, int mode, off_t offset, off_t len);",
         &[fd(), flags("mode", &flags::FALLOC, "mode_value"), int("offset", "allocate_offset"),
-          int("len", "allocate_len")]),
+          int("len", "allocate_len")])
+        .io(IoClass::Write),
     new("fadvise64", File, Reissue(H::FdInts), Status,
         "int fadvise64(int fd, off_t offset, off_t len, int advice);",
-        &[fd(), offset(), int("len", "length"), flags("advice", &flags::FADVISE, "advice_value")]),
+        &[fd(), offset(), int("len", "length"), flags("advice", &flags::FADVISE, "advice_value")])
+        .io(IoClass::Meta),
     ra("readahead", "readahead", File, Reissue(H::FdInts), Status,
         "ssize_t readahead(int fd, off64_t offset, size_t count);",
-        &[fd(), int("offset", "readahead_off"), int("count", "readahead_size")]),
-    ra("fsync", "fsync", File, Reissue(H::FdInts), Status, "int fsync(int fd);", &[fd()]),
-    ra("fdatasync", "fdatasync", File, Reissue(H::FdInts), Status, "int fdatasync(int fd);", &[fd()]),
+        &[fd(), int("offset", "readahead_off"), int("count", "readahead_size")])
+        .io(IoClass::Read),
+    ra("fsync", "fsync", File, Reissue(H::FdInts), Status, "int fsync(int fd);", &[fd()])
+        .io(IoClass::Sync).durable(Durability::File),
+    ra("fdatasync", "fdatasync", File, Reissue(H::FdInts), Status, "int fdatasync(int fd);", &[fd()])
+        .io(IoClass::Sync).durable(Durability::Data),
     // Re-Animator's type has no column for `nbytes`: it is an extension column here.
     ra("sync_file_range", "sync_file_range", File, Reissue(H::FdInts), Status,
         "int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned int flags);",
         &[fd(), offset(), int("nbytes", "bytes_requested"),
-          flags("flags", &flags::SYNC_FILE_RANGE, "flags")]),
-    new("sync", File, Reissue(H::Sync), Status, "void sync(void);", &[]),
-    new("syncfs", File, Reissue(H::FdInts), Status, "int syncfs(int fd);", &[fd()]),
+          flags("flags", &flags::SYNC_FILE_RANGE, "flags")])
+        .io(IoClass::Sync).durable(Durability::Range),
+    new("sync", File, Reissue(H::Sync), Status, "void sync(void);", &[])
+        .io(IoClass::Sync).durable(Durability::All),
+    new("syncfs", File, Reissue(H::FdInts), Status, "int syncfs(int fd);", &[fd()])
+        .io(IoClass::Sync).durable(Durability::FileSystem),
     ra("flock", "flock", File, Reissue(H::Flock), Status,
         "int flock(int fd, int operation);",
-        &[fd(), flags("operation", &flags::FLOCK_OP, "operation_value")]),
+        &[fd(), flags("operation", &flags::FLOCK_OP, "operation_value")])
+        .io(IoClass::Meta),
     ra("ioctl", "ioctl", File, Reissue(H::Ioctl), Int,
         "int ioctl(int fd, unsigned long request, void *argp);",
-        &[fd(), int("request", "request"), addr("argp", "parameter")]),
+        &[fd(), int("request", "request"), addr("argp", "parameter")])
+        .io(IoClass::Meta).extra(Extra::IoctlInt),
     new("sendfile", File, Reissue(H::Copy), Count,
         "ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count);",
         &[fd_as("out_fd", "out_descriptor"), fd_as("in_fd", "in_descriptor"),
-          inoutstruct("offset", Struct::Loff, Len::Struct, "offset"), count()]),
+          inoutstruct("offset", Struct::Loff, Len::Struct, "offset"), count()])
+        .io(IoClass::Write).copy(KernelCopy::Sendfile),
     new("copy_file_range", File, Reissue(H::Copy), Count,
         "ssize_t copy_file_range(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out, \
          size_t len, unsigned int flags);",
@@ -289,7 +379,8 @@ pub static REGISTRY: &[SyscallDef] = &[
           inoutstruct("off_in", Struct::Loff, Len::Struct, "in_offset"),
           fd_as("fd_out", "out_descriptor"),
           inoutstruct("off_out", Struct::Loff, Len::Struct, "out_offset"),
-          int("len", "bytes_requested"), int("flags", "flags_value")]),
+          int("len", "bytes_requested"), int("flags", "flags_value")])
+        .io(IoClass::Write).copy(KernelCopy::CopyFileRange),
     new("splice", File, Reissue(H::Copy), Count,
         "ssize_t splice(int fd_in, off64_t *off_in, int fd_out, off64_t *off_out, size_t len, \
          unsigned int flags);",
@@ -297,222 +388,281 @@ pub static REGISTRY: &[SyscallDef] = &[
           inoutstruct("off_in", Struct::Loff, Len::Struct, "in_offset"),
           fd_as("fd_out", "out_descriptor"),
           inoutstruct("off_out", Struct::Loff, Len::Struct, "out_offset"),
-          int("len", "bytes_requested"), flags("flags", &flags::SPLICE, "flags_value")]),
+          int("len", "bytes_requested"), flags("flags", &flags::SPLICE, "flags_value")])
+        .io(IoClass::Write).copy(KernelCopy::Splice),
     // ---- file namespace and metadata -----------------------------------------------------------
     ra("open", "open", File, Reissue(H::Open), Fd,
         "int open(const char *pathname, int flags, mode_t mode);",
-        &[path("pathname"), flags("flags", &flags::OPEN, "open_value"), mode()]),
+        &[path("pathname"), flags("flags", &flags::OPEN, "open_value"), mode()])
+        .io(IoClass::OpenClose),
     ra("openat", "openat", File, Reissue(H::Open), Fd,
         "int openat(int dirfd, const char *pathname, int flags, mode_t mode);",
-        &[dirfd(), path("pathname"), flags("flags", &flags::OPEN, "open_value"), mode()]),
+        &[dirfd(), path("pathname"), flags("flags", &flags::OPEN, "open_value"), mode()])
+        .io(IoClass::OpenClose),
     new("openat2", File, Reissue(H::Open), Fd,
         "long openat2(int dirfd, const char *pathname, struct open_how *how, size_t size);",
         &[dirfd(), path("pathname"), instruct("how", Struct::OpenHow, Len::Arg(3), "open_how"),
-          int("size", "open_how_size")]),
+          int("size", "open_how_size")])
+        .io(IoClass::OpenClose),
     ra("creat", "creat", File, Reissue(H::Open), Fd,
         "int creat(const char *pathname, mode_t mode);",
-        &[path("pathname"), mode()]),
+        &[path("pathname"), mode()])
+        .io(IoClass::OpenClose).implies(O_CREAT | O_WRONLY | O_TRUNC),
     new("memfd_create", File, Reissue(H::MemfdCreate), Fd,
         "int memfd_create(const char *name, unsigned int flags);",
-        &[means(cstr("name", "memfd_name"), Meaning::Name), flags("flags", &flags::MEMFD, "flags_value")]),
+        &[means(cstr("name", "memfd_name"), Meaning::Name), flags("flags", &flags::MEMFD, "flags_value")])
+        .io(IoClass::OpenClose),
     ra("stat", "stat", File, Reissue(H::Stat), Status,
         "int stat(const char *pathname, struct stat *statbuf);",
-        &[path("pathname"), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw")]),
+        &[path("pathname"), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw")])
+        .io(IoClass::Meta),
     ra("lstat", "lstat", File, Reissue(H::Stat), Status,
         "int lstat(const char *pathname, struct stat *statbuf);",
-        &[path("pathname"), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw")]),
+        &[path("pathname"), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw")])
+        .io(IoClass::Meta).nofollow(),
     ra("fstat", "fstat", File, Reissue(H::Stat), Status,
         "int fstat(int fd, struct stat *statbuf);",
-        &[fd(), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw")]),
+        &[fd(), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw")])
+        .io(IoClass::Meta),
     ra("newfstatat", "fstatat", File, Reissue(H::Stat), Status,
         "int newfstatat(int dirfd, const char *pathname, struct stat *statbuf, int flags);",
         &[dirfd(), path("pathname"), outstruct("statbuf", STAT, Len::Struct, "stat_result_raw"),
-          flags("flags", &flags::AT_FSTATAT, "flags_value")]),
+          flags("flags", &flags::AT_FSTATAT, "flags_value")])
+        .io(IoClass::Meta),
     new("statx", File, Reissue(H::Stat), Status,
         "int statx(int dirfd, const char *pathname, int flags, unsigned int mask, \
          struct statx *statxbuf);",
         &[dirfd(), path("pathname"), flags("flags", &flags::AT_STATX, "flags_value"),
           flags("mask", &flags::STATX_MASK, "statx_mask"),
-          outstruct("statxbuf", Struct::Statx, Len::Struct, "statx_result_raw")]),
+          outstruct("statxbuf", Struct::Statx, Len::Struct, "statx_result_raw")])
+        .io(IoClass::Meta),
     ra("statfs", "statfs", File, Reissue(H::Statfs), Status,
         "int statfs(const char *path, struct statfs *buf);",
-        &[path("path"), outstruct("buf", Struct::Statfs, Len::Struct, "statfs_result_raw")]),
+        &[path("path"), outstruct("buf", Struct::Statfs, Len::Struct, "statfs_result_raw")])
+        .io(IoClass::Meta),
     ra("fstatfs", "fstatfs", File, Reissue(H::Statfs), Status,
         "int fstatfs(int fd, struct statfs *buf);",
-        &[fd(), outstruct("buf", Struct::Statfs, Len::Struct, "statfs_result_raw")]),
+        &[fd(), outstruct("buf", Struct::Statfs, Len::Struct, "statfs_result_raw")])
+        .io(IoClass::Meta),
     ra("access", "access", File, Reissue(H::Access), Status,
         "int access(const char *pathname, int mode);",
-        &[path("pathname"), flags("mode", &flags::ACCESS, "mode_value")]),
+        &[path("pathname"), flags("mode", &flags::ACCESS, "mode_value")])
+        .io(IoClass::Meta),
     // The kernel's faccessat has no flags argument (glibc's `flags` goes to faccessat2).
     ra("faccessat", "faccessat", File, Reissue(H::Access), Status,
         "int faccessat(int dirfd, const char *pathname, int mode); /* kernel: no flags */",
-        &[dirfd(), path("pathname"), flags("mode", &flags::ACCESS, "mode_value")]),
+        &[dirfd(), path("pathname"), flags("mode", &flags::ACCESS, "mode_value")])
+        .io(IoClass::Meta),
     new("faccessat2", File, Reissue(H::Access), Status,
         "int faccessat2(int dirfd, const char *pathname, int mode, int flags);",
         &[dirfd(), path("pathname"), flags("mode", &flags::ACCESS, "mode_value"),
-          flags("flags", &flags::AT_FACCESSAT, "flags_value")]),
+          flags("flags", &flags::AT_FACCESSAT, "flags_value")])
+        .io(IoClass::Meta),
     // Re-Animator's `getdents` is the old syscall: its fixture traces hold struct linux_dirent
     // records (older glibc read directories with getdents on x86_64).
     ra("getdents", "getdents", File, Reissue(H::Getdents), Count,
         "long getdents(unsigned int fd, struct linux_dirent *dirp, unsigned int count);",
         &[fd(), means(outstruct("dirp", Struct::Dirents, Len::Ret, "dirent_buffer"),
                 Meaning::Listing { capacity: 2 }),
-          int("count", "count")]),
+          int("count", "count")])
+        .io(IoClass::Dir),
     new("getdents64", File, Reissue(H::Getdents), Count,
         "ssize_t getdents64(int fd, void *dirp, size_t count);",
         &[fd(), means(outstruct("dirp", Struct::Dirents64, Len::Ret, "dirent_buffer"),
                 Meaning::Listing { capacity: 2 }),
-          int("count", "count")]),
+          int("count", "count")])
+        .io(IoClass::Dir),
     ra("mkdir", "mkdir", File, Reissue(H::Mkdir), Status,
         "int mkdir(const char *pathname, mode_t mode);",
-        &[path("pathname"), mode()]),
+        &[path("pathname"), mode()])
+        .io(IoClass::Dir),
     ra("mkdirat", "mkdirat", File, Reissue(H::Mkdir), Status,
         "int mkdirat(int dirfd, const char *pathname, mode_t mode);",
-        &[dirfd(), path("pathname"), mode()]),
+        &[dirfd(), path("pathname"), mode()])
+        .io(IoClass::Dir),
     ra("rmdir", "rmdir", File, Reissue(H::Unlink), Status,
         "int rmdir(const char *pathname);",
-        &[path("pathname")]),
+        &[path("pathname")])
+        .io(IoClass::Dir).implies(AT_REMOVEDIR),
     ra("mknod", "mknod", File, Reissue(H::Mknod), Status,
         "int mknod(const char *pathname, mode_t mode, dev_t dev);",
-        &[path("pathname"), mode(), int("dev", "dev")]),
+        &[path("pathname"), mode(), int("dev", "dev")])
+        .io(IoClass::Dir),
     ra("mknodat", "mknodat", File, Reissue(H::Mknod), Status,
         "int mknodat(int dirfd, const char *pathname, mode_t mode, dev_t dev);",
-        &[dirfd(), path("pathname"), mode(), int("dev", "dev")]),
+        &[dirfd(), path("pathname"), mode(), int("dev", "dev")])
+        .io(IoClass::Dir),
     ra("link", "link", File, Reissue(H::Link), Status,
         "int link(const char *oldpath, const char *newpath);",
-        &[path_as("oldpath", "given_oldpathname"), path_as("newpath", "given_newpathname")]),
+        &[path_as("oldpath", "given_oldpathname"), path_as("newpath", "given_newpathname")])
+        .io(IoClass::Dir),
     ra("linkat", "linkat", File, Reissue(H::Link), Status,
         "int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, \
          int flags);",
         &[dirfd_as("olddirfd", "old_descriptor"), path_as("oldpath", "given_oldpathname"),
           dirfd_as("newdirfd", "new_descriptor"), path_as("newpath", "given_newpathname"),
-          flags("flags", &flags::AT_LINKAT, "flag_value")]),
+          flags("flags", &flags::AT_LINKAT, "flag_value")])
+        .io(IoClass::Dir),
     ra("unlink", "unlink", File, Reissue(H::Unlink), Status,
         "int unlink(const char *pathname);",
-        &[path("pathname")]),
+        &[path("pathname")])
+        .io(IoClass::Dir),
     ra("unlinkat", "unlinkat", File, Reissue(H::Unlink), Status,
         "int unlinkat(int dirfd, const char *pathname, int flags);",
-        &[dirfd(), path("pathname"), flags("flags", &flags::AT_UNLINKAT, "flag_value")]),
+        &[dirfd(), path("pathname"), flags("flags", &flags::AT_UNLINKAT, "flag_value")])
+        .io(IoClass::Dir),
     ra("symlink", "symlink", File, Reissue(H::Symlink), Status,
         "int symlink(const char *target, const char *linkpath);",
-        &[path_as("target", "target_pathname"), path("linkpath")]),
+        &[path_as("target", "target_pathname"), path("linkpath")])
+        .io(IoClass::Dir),
     ra("symlinkat", "symlinkat", File, Reissue(H::Symlink), Status,
         "int symlinkat(const char *target, int newdirfd, const char *linkpath);",
         &[path_as("target", "target_pathname"), dirfd_as("newdirfd", "new_descriptor"),
-          path("linkpath")]),
+          path("linkpath")])
+        .io(IoClass::Dir),
     ra("readlink", "readlink", File, Reissue(H::Readlink), Count,
         "ssize_t readlink(const char *pathname, char *buf, size_t bufsiz);",
         &[path("pathname"),
           means(outbuf("buf", Len::Ret, "link_value"), Meaning::PathResult { capacity: 2 }),
-          int("bufsiz", "buffer_size")]),
+          int("bufsiz", "buffer_size")])
+        .io(IoClass::Meta),
     new("readlinkat", File, Reissue(H::Readlink), Count,
         "ssize_t readlinkat(int dirfd, const char *pathname, char *buf, size_t bufsiz);",
         &[dirfd(), path("pathname"),
           means(outbuf("buf", Len::Ret, "link_value"), Meaning::PathResult { capacity: 3 }),
-          int("bufsiz", "buffer_size")]),
+          int("bufsiz", "buffer_size")])
+        .io(IoClass::Meta),
     ra("rename", "rename", File, Reissue(H::Rename), Status,
         "int rename(const char *oldpath, const char *newpath);",
-        &[path_as("oldpath", "given_oldname"), path_as("newpath", "given_newname")]),
+        &[path_as("oldpath", "given_oldname"), path_as("newpath", "given_newname")])
+        .io(IoClass::Dir),
     new("renameat", File, Reissue(H::Rename), Status,
         "int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);",
         &[dirfd_as("olddirfd", "old_descriptor"), path_as("oldpath", "given_oldname"),
-          dirfd_as("newdirfd", "new_descriptor"), path_as("newpath", "given_newname")]),
+          dirfd_as("newdirfd", "new_descriptor"), path_as("newpath", "given_newname")])
+        .io(IoClass::Dir),
     new("renameat2", File, Reissue(H::Rename), Status,
         "int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, \
          unsigned int flags);",
         &[dirfd_as("olddirfd", "old_descriptor"), path_as("oldpath", "given_oldname"),
           dirfd_as("newdirfd", "new_descriptor"), path_as("newpath", "given_newname"),
-          flags("flags", &flags::RENAME, "flags_value")]),
+          flags("flags", &flags::RENAME, "flags_value")])
+        .io(IoClass::Dir),
     ra("chmod", "chmod", File, Reissue(H::Chmod), Status,
         "int chmod(const char *pathname, mode_t mode);",
-        &[path("pathname"), mode()]),
+        &[path("pathname"), mode()])
+        .io(IoClass::Meta),
     ra("fchmod", "fchmod", File, Reissue(H::Fchmod), Status,
         "int fchmod(int fd, mode_t mode);",
-        &[fd(), mode()]),
+        &[fd(), mode()])
+        .io(IoClass::Meta),
     // The kernel's fchmodat has no flags argument (fchmodat2, Linux 6.6, is not in our headers).
     ra("fchmodat", "fchmodat", File, Reissue(H::Chmod), Status,
         "int fchmodat(int dirfd, const char *pathname, mode_t mode); /* kernel: no flags */",
-        &[dirfd(), path("pathname"), mode()]),
+        &[dirfd(), path("pathname"), mode()])
+        .io(IoClass::Meta),
     ra("chown", "chown", File, Reissue(H::Chown), Status,
         "int chown(const char *pathname, uid_t owner, gid_t group);",
-        &[path("pathname"), owner(), group()]),
+        &[path("pathname"), owner(), group()])
+        .io(IoClass::Meta),
     new("lchown", File, Reissue(H::Chown), Status,
         "int lchown(const char *pathname, uid_t owner, gid_t group);",
-        &[path("pathname"), owner(), group()]),
+        &[path("pathname"), owner(), group()])
+        .io(IoClass::Meta).nofollow(),
     new("fchown", File, Reissue(H::Fchown), Status,
         "int fchown(int fd, uid_t owner, gid_t group);",
-        &[fd(), owner(), group()]),
+        &[fd(), owner(), group()])
+        .io(IoClass::Meta),
     new("fchownat", File, Reissue(H::Chown), Status,
         "int fchownat(int dirfd, const char *pathname, uid_t owner, gid_t group, int flags);",
         &[dirfd(), path("pathname"), owner(), group(),
-          flags("flags", &flags::AT, "flags_value")]),
+          flags("flags", &flags::AT, "flags_value")])
+        .io(IoClass::Meta),
     // Re-Animator stores the times decoded (access_time, mod_time): see Struct::ra_decoded_columns.
     ra("utime", "utime", File, Reissue(H::Utimes), Status,
         "int utime(const char *filename, const struct utimbuf *times);",
-        &[path("filename"), instruct("times", Struct::Utimbuf, Len::Struct, "access_time")]),
+        &[path("filename"), instruct("times", Struct::Utimbuf, Len::Struct, "access_time")])
+        .io(IoClass::Meta),
     ra("utimes", "utimes", File, Reissue(H::Utimes), Status,
         "int utimes(const char *filename, const struct timeval times[2]);",
-        &[path("filename"), instruct("times", Struct::Timeval2, Len::Struct, "access_time")]),
+        &[path("filename"), instruct("times", Struct::Timeval2, Len::Struct, "access_time")])
+        .io(IoClass::Meta),
     new("futimesat", File, Reissue(H::Utimes), Status,
         "int futimesat(int dirfd, const char *pathname, const struct timeval times[2]);",
-        &[dirfd(), path("pathname"), instruct("times", Struct::Timeval2, Len::Struct, "times")]),
+        &[dirfd(), path("pathname"), instruct("times", Struct::Timeval2, Len::Struct, "times")])
+        .io(IoClass::Meta),
     ra("utimensat", "utimensat", File, Reissue(H::Utimes), Status,
         "int utimensat(int dirfd, const char *pathname, const struct timespec times[2], \
          int flags);",
         &[dirfd(), path("pathname"),
           instruct("times", Struct::Timespec2, Len::Struct, "access_time"),
-          flags("flags", &flags::AT_UTIMENSAT, "flag_value")]),
+          flags("flags", &flags::AT_UTIMENSAT, "flag_value")])
+        .io(IoClass::Meta),
     // ---- extended attributes -----------------------------------------------------------------
     ra("setxattr", "setxattr", File, Reissue(H::Xattr), Status,
         "int setxattr(const char *path, const char *name, const void *value, size_t size, \
          int flags);",
         &[path("path"), xattr_name(), inbuf("value", Len::Arg(3), "value_written"),
-          int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")]),
+          int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")])
+        .io(IoClass::Meta),
     ra("lsetxattr", "lsetxattr", File, Reissue(H::Xattr), Status,
         "int lsetxattr(const char *path, const char *name, const void *value, size_t size, \
          int flags);",
         &[path("path"), xattr_name(), inbuf("value", Len::Arg(3), "value_written"),
-          int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")]),
+          int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")])
+        .io(IoClass::Meta).nofollow(),
     ra("fsetxattr", "fsetxattr", File, Reissue(H::Xattr), Status,
         "int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);",
         &[fd(), xattr_name(), inbuf("value", Len::Arg(3), "value_written"),
-          int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")]),
+          int("size", "value_size"), flags("flags", &flags::XATTR, "flag_value")])
+        .io(IoClass::Meta),
     ra("getxattr", "getxattr", File, Reissue(H::Xattr), Count,
         "ssize_t getxattr(const char *path, const char *name, void *value, size_t size);",
         &[path("path"), xattr_name(), outbuf("value", Len::Ret, "value_read"),
-          int("size", "value_size")]),
+          int("size", "value_size")])
+        .io(IoClass::Meta),
     ra("lgetxattr", "lgetxattr", File, Reissue(H::Xattr), Count,
         "ssize_t lgetxattr(const char *path, const char *name, void *value, size_t size);",
         &[path("path"), xattr_name(), outbuf("value", Len::Ret, "value_read"),
-          int("size", "value_size")]),
+          int("size", "value_size")])
+        .io(IoClass::Meta).nofollow(),
     ra("fgetxattr", "fgetxattr", File, Reissue(H::Xattr), Count,
         "ssize_t fgetxattr(int fd, const char *name, void *value, size_t size);",
         &[fd(), xattr_name(), outbuf("value", Len::Ret, "value_read"),
-          int("size", "value_size")]),
+          int("size", "value_size")])
+        .io(IoClass::Meta),
     ra("listxattr", "listxattr", File, Reissue(H::Xattr), Count,
         "ssize_t listxattr(const char *path, char *list, size_t size);",
-        &[path("path"), xattr_list(2), int("size", "list_size")]),
+        &[path("path"), xattr_list(2), int("size", "list_size")])
+        .io(IoClass::Meta),
     ra("llistxattr", "llistxattr", File, Reissue(H::Xattr), Count,
         "ssize_t llistxattr(const char *path, char *list, size_t size);",
-        &[path("path"), xattr_list(2), int("size", "list_size")]),
+        &[path("path"), xattr_list(2), int("size", "list_size")])
+        .io(IoClass::Meta).nofollow(),
     ra("flistxattr", "flistxattr", File, Reissue(H::Xattr), Count,
         "ssize_t flistxattr(int fd, char *list, size_t size);",
-        &[fd(), xattr_list(2), int("size", "list_size")]),
+        &[fd(), xattr_list(2), int("size", "list_size")])
+        .io(IoClass::Meta),
     ra("removexattr", "removexattr", File, Reissue(H::Xattr), Status,
         "int removexattr(const char *path, const char *name);",
-        &[path("path"), xattr_name()]),
+        &[path("path"), xattr_name()])
+        .io(IoClass::Meta),
     ra("lremovexattr", "lremovexattr", File, Reissue(H::Xattr), Status,
         "int lremovexattr(const char *path, const char *name);",
-        &[path("path"), xattr_name()]),
+        &[path("path"), xattr_name()])
+        .io(IoClass::Meta).nofollow(),
     ra("fremovexattr", "fremovexattr", File, Reissue(H::Xattr), Status,
         "int fremovexattr(int fd, const char *name);",
-        &[fd(), xattr_name()]),
+        &[fd(), xattr_name()])
+        .io(IoClass::Meta),
     // ---- descriptors -------------------------------------------------------------------------
-    ra("close", "close", Descriptor, Reissue(H::Close), Status, "int close(int fd);", &[fd()]),
+    ra("close", "close", Descriptor, Reissue(H::Close), Status, "int close(int fd);", &[fd()])
+        .io(IoClass::OpenClose),
     new("close_range", Descriptor, Reissue(H::CloseRange), Status,
         "int close_range(unsigned int first, unsigned int last, unsigned int flags);",
         &[int("first", "first_descriptor"), int("last", "last_descriptor"),
-          flags("flags", &flags::CLOSE_RANGE, "flags_value")]),
+          flags("flags", &flags::CLOSE_RANGE, "flags_value")])
+        .io(IoClass::OpenClose),
     ra("dup", "dup", Descriptor, Reissue(H::Dup), Fd,
         "int dup(int oldfd);",
         &[fd_as("oldfd", "descriptor")]),
@@ -527,7 +677,8 @@ pub static REGISTRY: &[SyscallDef] = &[
     // see flags::fcntl_arg_set and flags::fcntl_arg_is_flock.
     ra("fcntl", "fcntl", Descriptor, Reissue(H::Fcntl), Int,
         "int fcntl(int fd, int cmd, unsigned long arg);",
-        &[fd(), flags("cmd", &flags::FCNTL_CMD, "command_value"), int("arg", "argument_value")]),
+        &[fd(), flags("cmd", &flags::FCNTL_CMD, "command_value"), int("arg", "argument_value")])
+        .io(IoClass::Meta).extra(Extra::Flock),
     // Re-Animator stores the two fds decoded (read_descriptor, write_descriptor).
     ra("pipe", "pipe", Descriptor, Reissue(H::Pipe), Status,
         "int pipe(int pipefd[2]);",
@@ -550,18 +701,21 @@ pub static REGISTRY: &[SyscallDef] = &[
     // their handler issues nothing: replay simulates them and says why.
     new("io_uring_setup", File, Reissue(H::AsyncIo), Fd,
         "int io_uring_setup(u32 entries, struct io_uring_params *p);",
-        &[int("entries", "entries"), addr("p", "params_address")]),
+        &[int("entries", "entries"), addr("p", "params_address")])
+        .io(IoClass::Async).uring(UringCall::Setup),
     new("io_uring_enter", File, Reissue(H::AsyncIo), Count,
         "int io_uring_enter(unsigned int fd, u32 to_submit, u32 min_complete, u32 flags, \
          const void *argp, size_t argsz);",
         &[fd(), int("to_submit", "to_submit"), int("min_complete", "min_complete"),
           int("flags", "flags_value"), addr("argp", "argument_address"),
-          int("argsz", "argument_size")]),
+          int("argsz", "argument_size")])
+        .io(IoClass::Async).uring(UringCall::Enter),
     new("io_uring_register", File, Reissue(H::AsyncIo), Int,
         "int io_uring_register(unsigned int fd, unsigned int opcode, void *arg, \
          unsigned int nr_args);",
         &[fd(), int("opcode", "operation_value"), addr("arg", "argument_address"),
-          int("nr_args", "count")]),
+          int("nr_args", "count")])
+        .io(IoClass::Async).uring(UringCall::Register),
     // One io_uring request, SQE and CQE (pseudo-call, recorded by the eBPF recorder from the
     // io_uring_submit_req and io_uring_complete tracepoints). time_called is its submission,
     // time_returned its completion; the result is the CQE's res (negative: the errno).
@@ -588,31 +742,38 @@ pub static REGISTRY: &[SyscallDef] = &[
           int("enter_id", "enter_id"), int("data_source", "data_source"),
           int("uring_flags", "uring_flags"), int("device", "device"), int("inode", "inode"),
           int("ring_fd", "ring_fd"), path("path"), path_as("path2", "given_newname"),
-          xattr_name(), instruct("how", Struct::OpenHow, Len::Arg(5), "open_how")]),
+          xattr_name(), instruct("how", Struct::OpenHow, Len::Arg(5), "open_how")])
+        .io(IoClass::Async),
     new("io_setup", File, Reissue(H::AsyncIo), Status,
         "long io_setup(unsigned int nr_events, aio_context_t *ctx_idp);",
-        &[int("nr_events", "events"), addr("ctx_idp", "context_address")]),
+        &[int("nr_events", "events"), addr("ctx_idp", "context_address")])
+        .io(IoClass::Async),
     new("io_destroy", File, Reissue(H::AsyncIo), Status,
         "long io_destroy(aio_context_t ctx_id);",
-        &[int("ctx_id", "context")]),
+        &[int("ctx_id", "context")])
+        .io(IoClass::Async),
     new("io_submit", File, Reissue(H::AsyncIo), Count,
         "long io_submit(aio_context_t ctx_id, long nr, struct iocb **iocbpp);",
-        &[int("ctx_id", "context"), int("nr", "count"), addr("iocbpp", "iocbs_address")]),
+        &[int("ctx_id", "context"), int("nr", "count"), addr("iocbpp", "iocbs_address")])
+        .io(IoClass::Async),
     new("io_cancel", File, Reissue(H::AsyncIo), Status,
         "long io_cancel(aio_context_t ctx_id, struct iocb *iocb, struct io_event *result);",
         &[int("ctx_id", "context"), addr("iocb", "iocb_address"),
-          addr("result", "result_address")]),
+          addr("result", "result_address")])
+        .io(IoClass::Async),
     new("io_getevents", File, Reissue(H::AsyncIo), Count,
         "long io_getevents(aio_context_t ctx_id, long min_nr, long nr, struct io_event *events, \
          struct timespec *timeout);",
         &[int("ctx_id", "context"), int("min_nr", "min_events"), int("nr", "count"),
-          addr("events", "events_address"), addr("timeout", "timeout_address")]),
+          addr("events", "events_address"), addr("timeout", "timeout_address")])
+        .io(IoClass::Async),
     new("io_pgetevents", File, Reissue(H::AsyncIo), Count,
         "long io_pgetevents(aio_context_t ctx_id, long min_nr, long nr, \
          struct io_event *events, struct timespec *timeout, const struct __aio_sigset *usig);",
         &[int("ctx_id", "context"), int("min_nr", "min_events"), int("nr", "count"),
           addr("events", "events_address"), addr("timeout", "timeout_address"),
-          addr("usig", "sigset_address")]),
+          addr("usig", "sigset_address")])
+        .io(IoClass::Async),
     // ---- memory ------------------------------------------------------------------------------
     ra("mmap", "mmap", Memory, Emulate(H::Mmap), Addr,
         "void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset);",
@@ -621,7 +782,8 @@ pub static REGISTRY: &[SyscallDef] = &[
           flags("flags", &flags::MAP, "flags_value"), fd(), offset()]),
     ra("munmap", "munmap", Memory, Emulate(H::Munmap), Status,
         "int munmap(void *addr, size_t length);",
-        &[addr("addr", "start_address"), int("length", "length")]),
+        &[addr("addr", "start_address"), int("length", "length")])
+        .flush(Flush::Range),
     new("mprotect", Memory, Emulate(H::MemAsRecorded), Status,
         "int mprotect(void *addr, size_t len, int prot);",
         &[addr("addr", "start_address"), int("len", "length"),
@@ -633,13 +795,15 @@ pub static REGISTRY: &[SyscallDef] = &[
     new("msync", Memory, Emulate(H::Msync), Status,
         "int msync(void *addr, size_t length, int flags);",
         &[addr("addr", "start_address"), int("length", "length"),
-          flags("flags", &flags::MSYNC, "flags_value")]),
+          flags("flags", &flags::MSYNC, "flags_value")])
+        .io(IoClass::Sync).flush(Flush::Range),
     new("mremap", Memory, Emulate(H::Mremap), Addr,
         "void *mremap(void *old_address, size_t old_size, size_t new_size, int flags, \
          void *new_address);",
         &[addr("old_address", "start_address"), int("old_size", "length"),
           int("new_size", "new_length"), flags("flags", &flags::MREMAP, "flags_value"),
-          addr("new_address", "new_address")]),
+          addr("new_address", "new_address")])
+        .flush(Flush::Range),
     // Re-Animator pseudo-calls: loads/stores through a file mapping, synthesized by the tracer
     // (no syscall number). Replay turns them into pread/pwrite.
     // Page records of shared file mappings. `fd` is the descriptor the mapping was made with
@@ -669,22 +833,27 @@ pub static REGISTRY: &[SyscallDef] = &[
         "long clone3(struct clone_args *cl_args, size_t size);",
         &[instruct("cl_args", Struct::CloneArgs, Len::Arg(1), "clone_args"),
           int("size", "clone_args_size")]),
-    ra("fork", "fork", Process, Emulate(H::Clone), Pid, "pid_t fork(void);", &[]),
-    ra("vfork", "vfork", Process, Emulate(H::Clone), Pid, "pid_t vfork(void);", &[]),
+    ra("fork", "fork", Process, Emulate(H::Clone), Pid, "pid_t fork(void);", &[])
+        .implies(SIGCHLD),
+    ra("vfork", "vfork", Process, Emulate(H::Clone), Pid, "pid_t vfork(void);", &[])
+        .implies(CLONE_VM | CLONE_VFORK | SIGCHLD),
     ra("execve", "execve", Process, Emulate(H::Exec), NoReturn,
         "int execve(const char *pathname, char *const argv[], char *const envp[]);",
-        &[path("pathname"), strings("argv", "argument"), strings("envp", "environment")]),
+        &[path("pathname"), strings("argv", "argument"), strings("envp", "environment")])
+        .flush(Flush::All),
     new("execveat", Process, Emulate(H::Exec), NoReturn,
         "int execveat(int dirfd, const char *pathname, char *const argv[], char *const envp[], \
          int flags);",
         &[dirfd(), path("pathname"), strings("argv", "argument"),
-          strings("envp", "environment"), flags("flags", &flags::AT, "flags_value")]),
+          strings("envp", "environment"), flags("flags", &flags::AT, "flags_value")])
+        .flush(Flush::All),
     ra("exit", "exit", Process, Emulate(H::Exit), NoReturn,
         "void _exit(int status);",
         &[int("status", "exit_status")]),
     new("exit_group", Process, Emulate(H::Exit), NoReturn,
         "void exit_group(int status);",
-        &[int("status", "exit_status")]),
+        &[int("status", "exit_status")])
+        .ends_process().flush(Flush::All),
     ra("chdir", "chdir", Process, Emulate(H::Chdir), Status,
         "int chdir(const char *path);",
         &[path("path")]),

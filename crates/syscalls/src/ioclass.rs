@@ -1,5 +1,5 @@
 //! The one mapping from an operation to its I/O class, used by latency profiles' `class`
-//! layer: system calls by kernel or trace name, and FUSE operations (`reanimator fs` traces)
+//! layer: system calls by their registry entry, and FUSE operations (`reanimator fs` traces)
 //! by their opcode name.
 
 /// An operation's I/O class.
@@ -26,7 +26,7 @@ pub enum IoClass {
 
 impl IoClass {
     /// The name profiles' `class` layer and `export`'s per-class files use (`read`, `open/close`).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             IoClass::Read => "read",
             IoClass::Write => "write",
@@ -40,39 +40,32 @@ impl IoClass {
     }
 }
 
-/// The class of a system call (kernel or trace name) or FUSE operation.
+/// The class of a system call (kernel or trace name, or an alias: its registry entry's
+/// [`crate::SyscallDef::io_class`]) or of a FUSE operation ([`FUSE_OPS`]).
 pub fn io_class(op: &str) -> IoClass {
-    match op {
-        "read" | "pread64" | "pread" | "readv" | "preadv" | "preadv2" | "readahead" => {
-            IoClass::Read
-        }
-        "write" | "pwrite64" | "pwrite" | "writev" | "pwritev" | "pwritev2" | "truncate"
-        | "ftruncate" | "fallocate" | "copy_file_range" | "sendfile" | "sendfile64" | "splice" => {
-            IoClass::Write
-        }
-        "fsync" | "fdatasync" | "sync" | "syncfs" | "sync_file_range" | "msync" | "fsyncdir"
-        | "flush" => IoClass::Sync,
-        "open" | "openat" | "openat2" | "creat" | "close" | "close_range" | "open_by_handle_at"
-        | "name_to_handle_at" | "memfd_create" | "opendir" | "create" | "release"
-        | "releasedir" => IoClass::OpenClose,
-        "getdents" | "getdents64" | "readdir" | "readdirplus" | "mkdir" | "mkdirat" | "rmdir"
-        | "unlink" | "unlinkat" | "rename" | "renameat" | "renameat2" | "link" | "linkat"
-        | "symlink" | "symlinkat" | "mknod" | "mknodat" => IoClass::Dir,
-        "stat" | "lstat" | "fstat" | "newfstatat" | "fstatat" | "fstatat64" | "statx"
-        | "statfs" | "fstatfs" | "access" | "faccessat" | "faccessat2" | "readlink"
-        | "readlinkat" | "chmod" | "fchmod" | "fchmodat" | "fchmodat2" | "chown" | "fchown"
-        | "lchown" | "fchownat" | "utime" | "utimes" | "utimensat" | "futimesat" | "getxattr"
-        | "lgetxattr" | "fgetxattr" | "setxattr" | "lsetxattr" | "fsetxattr" | "listxattr"
-        | "llistxattr" | "flistxattr" | "removexattr" | "lremovexattr" | "fremovexattr"
-        | "lookup" | "getattr" | "setattr" | "lseek" | "fadvise64" | "flock" | "fcntl"
-        | "ioctl" => IoClass::Meta,
-        "io_uring_setup" | "io_uring_enter" | "io_uring_register" | "io_uring_op" | "io_setup"
-        | "io_destroy" | "io_submit" | "io_cancel" | "io_getevents" | "io_pgetevents" => {
-            IoClass::Async
-        }
-        _ => IoClass::Other,
+    if let Some(d) = crate::lookup_any(op) {
+        return d.io_class;
     }
+    FUSE_OPS.iter().find(|(n, _)| *n == op).map_or(IoClass::Other, |&(_, c)| c)
 }
+
+/// The I/O classes of the FUSE operations of `reanimator fs` traces (their opcode names in
+/// the kernel's `fuse_opcode`, lower case) that are not also the name of a registry call;
+/// those (`read`, `rename`, `getxattr`, ...) take the call's class. Not call names: the
+/// schema of `reanimator fs` traces.
+pub static FUSE_OPS: &[(&str, IoClass)] = &[
+    ("fsyncdir", IoClass::Sync),
+    ("flush", IoClass::Sync),
+    ("opendir", IoClass::OpenClose),
+    ("create", IoClass::OpenClose),
+    ("release", IoClass::OpenClose),
+    ("releasedir", IoClass::OpenClose),
+    ("readdir", IoClass::Dir),
+    ("readdirplus", IoClass::Dir),
+    ("lookup", IoClass::Meta),
+    ("getattr", IoClass::Meta),
+    ("setattr", IoClass::Meta),
+];
 
 #[cfg(test)]
 mod tests {
@@ -92,5 +85,15 @@ mod tests {
         assert_eq!(io_class("pread"), IoClass::Read);
         assert_eq!(io_class("readdirplus"), IoClass::Dir);
         assert_eq!(io_class("mmap"), IoClass::Other);
+        // The 32-bit ABIs' names take their call's class.
+        assert_eq!(io_class("stat64"), IoClass::Meta);
+        assert_eq!(io_class("ftruncate64"), IoClass::Write);
+        // FUSE operations: by the call of the same name, or the table of their own.
+        assert_eq!(io_class("fsyncdir"), IoClass::Sync);
+        assert_eq!(io_class("release"), IoClass::OpenClose);
+        assert_eq!(io_class("rename"), IoClass::Dir);
+        for (op, _) in FUSE_OPS {
+            assert!(crate::lookup_any(op).is_none(), "{op} is a call: its entry gives its class");
+        }
     }
 }

@@ -514,12 +514,150 @@ pub struct SyscallDef {
     pub replay: ReplayPolicy,
     /// The man page prototype, e.g. `ssize_t read(int fd, void *buf, size_t count);`.
     pub proto: &'static str,
+    // ---- What tells the call apart from the others of its handler family, where its
+    // arguments do not (docs/HOWTO_ADD_SYSCALL.md). Nothing outside this crate tests a call's
+    // name: it reads these fields (a test, tests/no_call_names.rs, keeps it so).
+    /// Its I/O class in latency profiles and `export`'s per-class files.
+    pub io_class: IoClass,
+    /// Never follows a symlink in the last component of its path, whatever its flags
+    /// (`lstat`, `lchown`, the `l*xattr` calls); other path calls follow one unless a flag
+    /// (`AT_SYMLINK_NOFOLLOW`) says not to.
+    pub nofollow: bool,
+    /// The flags word the call acts with where it has no flags argument: `creat` is an open
+    /// with `O_CREAT | O_WRONLY | O_TRUNC`, `rmdir` an `unlinkat` with `AT_REMOVEDIR`, `fork` a
+    /// clone with `SIGCHLD`, `vfork` one with `CLONE_VM | CLONE_VFORK | SIGCHLD` (the values
+    /// are those of every architecture the number tables cover).
+    pub implied_flags: Option<i64>,
+    /// Ends every thread of the process (`exit_group`), not only the calling one (`exit`).
+    pub ends_process: bool,
+    /// Where the eBPF recorder writes out the pages written through shared file mappings.
+    pub flush: Flush,
+    /// Memory the call reads that its arguments do not describe, which the recorders copy
+    /// as an extra: `fcntl`'s `struct flock`, `ioctl`'s `int`.
+    pub extra: Extra,
+    /// What it makes durable, for the durability calls (`fsync`, `fdatasync`, ...).
+    pub durability: Option<Durability>,
+    /// Which kernel-side copy it is ([`Handler::Copy`]).
+    pub kernel_copy: Option<KernelCopy>,
+    /// Which io_uring call it is (the other [`Handler::AsyncIo`] calls are Linux AIO's).
+    pub uring: Option<UringCall>,
+}
+
+/// Where the eBPF recorder writes out the pages programs wrote through shared file mappings
+/// (`mmappwrite` records) before the call runs ([`SyscallDef::flush`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Flush {
+    /// Not at this call.
+    No,
+    /// The range its first two arguments give (`munmap`, `msync`, `mremap`).
+    Range,
+    /// Every mapping of the process: the address space ends (`exit_group`, `execve`).
+    All,
+}
+
+/// Memory a call reads that its arguments do not describe ([`SyscallDef::extra`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Extra {
+    /// None.
+    No,
+    /// `fcntl`'s `struct flock` at `arg` for the lock commands.
+    Flock,
+    /// `ioctl`'s `int` at `argp` for the requests that take one.
+    IoctlInt,
+}
+
+/// What a durability call makes durable ([`SyscallDef::durability`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Durability {
+    /// A file's data and metadata (`fsync`).
+    File,
+    /// A file's data and the metadata needed to read it (`fdatasync`).
+    Data,
+    /// A range of a file's data (`sync_file_range`).
+    Range,
+    /// A file system (`syncfs`).
+    FileSystem,
+    /// Every file system (`sync`).
+    All,
+}
+
+/// Which kernel-side copy a [`Handler::Copy`] call is ([`SyscallDef::kernel_copy`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelCopy {
+    /// `sendfile`: from a file to any descriptor, at the output's file position.
+    Sendfile,
+    /// `copy_file_range`: between two files.
+    CopyFileRange,
+    /// `splice`: one of the two ends is a pipe.
+    Splice,
+}
+
+/// Which io_uring call an [`Handler::AsyncIo`] call is ([`SyscallDef::uring`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UringCall {
+    /// `io_uring_setup`: makes a ring.
+    Setup,
+    /// `io_uring_register`: registers files or buffers with a ring.
+    Register,
+    /// `io_uring_enter`: submits requests and waits for completions.
+    Enter,
+}
+
+/// What an xattr call does ([`SyscallDef::xattr_op`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum XattrOp {
+    /// `setxattr`, `lsetxattr`, `fsetxattr`.
+    Set,
+    /// `getxattr`, `lgetxattr`, `fgetxattr`.
+    Get,
+    /// `listxattr`, `llistxattr`, `flistxattr`.
+    List,
+    /// `removexattr`, `lremovexattr`, `fremovexattr`.
+    Remove,
 }
 
 impl SyscallDef {
     /// The argument with this name.
     pub fn arg(&self, name: &str) -> Option<(usize, &Arg)> {
         self.args.iter().enumerate().find(|(_, a)| a.name == name)
+    }
+
+    /// True when an argument points to a struct of this kind (`statx`'s [`Struct::Statx`],
+    /// `openat2`'s [`Struct::OpenHow`], `clone3`'s [`Struct::CloneArgs`], the old `getdents`'
+    /// [`Struct::Dirents`]).
+    pub fn has_struct(&self, s: Struct) -> bool {
+        self.args.iter().any(|a| {
+            matches!(a.kind, ArgKind::InStruct(x, _) | ArgKind::OutStruct(x, _)
+                | ArgKind::InOutStruct(x, _) if x == s)
+        })
+    }
+
+    /// True when the call acts at an offset it is given (`pread64`, `pwritev2`) rather than at
+    /// the descriptor's file position (`read`, `writev`).
+    pub fn positional(&self) -> bool {
+        self.arg("offset").is_some()
+    }
+
+    /// True for the calls of the process lifecycle (clone, fork, execve, exit, ...): the
+    /// recorders capture them whatever the selection, as following processes needs them.
+    pub fn is_lifecycle(&self) -> bool {
+        matches!(self.replay.handler(), Some(Handler::Clone | Handler::Exec | Handler::Exit))
+    }
+
+    /// What an xattr call ([`Handler::Xattr`]) does: from its arguments (a list buffer, a
+    /// value read or written, or neither).
+    pub fn xattr_op(&self) -> Option<XattrOp> {
+        if self.replay.handler() != Some(Handler::Xattr) {
+            return None;
+        }
+        if self.args.iter().any(|a| matches!(a.meaning, Meaning::XattrNames { .. })) {
+            return Some(XattrOp::List);
+        }
+        Some(match self.arg("value").map(|(_, a)| a.kind.is_output()) {
+            Some(false) => XattrOp::Set,
+            Some(true) => XattrOp::Get,
+            None => XattrOp::Remove,
+        })
     }
 
     /// The x86_64 syscall number (None for Re-Animator pseudo-calls such as `mmappread`).
@@ -599,7 +737,7 @@ impl SyscallDef {
             return None;
         }
         let idx = |n: &str| self.arg(n).map(|(i, _)| i);
-        if self.name == "sendfile" {
+        if self.kernel_copy == Some(KernelCopy::Sendfile) {
             // The offset pointer is the input's; the output's file position moves.
             return Some(CopyEnds {
                 fd_in: idx("in_fd")?,

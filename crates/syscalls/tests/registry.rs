@@ -604,3 +604,51 @@ fn meanings_fit_their_arguments() {
     assert!(ids >= 8, "chown's owner and group, kill's pid, ...");
     assert!(names >= 14, "xattr names and lists, memfd_create's name, mount's source");
 }
+
+/// The traits that tell calls of one family apart: set on every entry of the family they
+/// concern, and on no other.
+#[test]
+fn family_traits_are_filled() {
+    use ra_syscalls::{Handler as H, XattrOp};
+    for d in REGISTRY {
+        let h = d.replay.handler();
+        assert_eq!(d.kernel_copy.is_some(), h == Some(H::Copy), "{}: kernel_copy", d.name);
+        assert_eq!(
+            d.uring.is_some(),
+            h == Some(H::AsyncIo) && d.name.starts_with("io_uring_"),
+            "{}: uring",
+            d.name
+        );
+        assert_eq!(d.xattr_op().is_some(), h == Some(H::Xattr), "{}", d.name);
+        assert!(!d.ends_process || h == Some(H::Exit), "{}", d.name);
+        assert_eq!(
+            d.durability.is_some(),
+            d.io_class == ra_syscalls::IoClass::Sync && h != Some(H::Msync),
+            "{}: durability",
+            d.name
+        );
+        if d.nofollow {
+            assert!(d.args.iter().any(|a| a.kind == ra_syscalls::ArgKind::Path), "{}", d.name);
+        }
+        if d.implied_flags.is_some() {
+            assert!(d.arg("flags").is_none(), "{}: implied flags and a flags argument", d.name);
+        }
+    }
+    let op = |n: &str| ra_syscalls::lookup(n).and_then(|d| d.xattr_op());
+    assert_eq!(op("lsetxattr"), Some(XattrOp::Set));
+    assert_eq!(op("fgetxattr"), Some(XattrOp::Get));
+    assert_eq!(op("llistxattr"), Some(XattrOp::List));
+    assert_eq!(op("removexattr"), Some(XattrOp::Remove));
+    // The l- calls never follow; no other xattr call is nofollow.
+    for d in REGISTRY.iter().filter(|d| d.xattr_op().is_some()) {
+        assert_eq!(
+            d.nofollow,
+            d.name.starts_with('l') && !d.name.starts_with("list"),
+            "{}",
+            d.name
+        );
+    }
+    let exits: Vec<_> = REGISTRY.iter().filter(|d| d.replay.handler() == Some(H::Exit)).collect();
+    assert_eq!(exits.iter().filter(|d| d.ends_process).count(), 1);
+    assert_eq!(exits.len(), 2);
+}

@@ -220,8 +220,8 @@ impl Event {
         if def.replay.handler() != Some(ra_syscalls::Handler::Open) {
             return None;
         }
-        if def.name == "creat" {
-            return Some(i64::from(libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC));
+        if let Some(f) = def.implied_flags {
+            return Some(f);
         }
         if let Some(f) = self.arg("flags").and_then(ArgValue::as_int) {
             return Some(f);

@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ra_syscalls::Handler;
+use ra_syscalls::{Durability, Handler, IoClass};
 
 use crate::{ArgValue, Event};
 
@@ -366,21 +366,24 @@ impl FileIoTracker {
             }
             // The descriptor calls of this family: fsync, fdatasync, fallocate, ftruncate
             // (the registry gives them one replay handler; their effects differ).
-            Handler::FdInts => match def.name {
-                "fsync" | "fdatasync" => {
+            // (By the entry's durability, and its arguments: fallocate's mode, ftruncate's
+            // length.)
+            Handler::FdInts => match def.durability {
+                Some(d @ (Durability::File | Durability::Data)) => {
                     let Some(ofd) = self.file_of(pid, int("fd"), ok) else { return };
                     let kind =
-                        if def.name == "fsync" { FileOpKind::Sync } else { FileOpKind::DataSync };
+                        if d == Durability::File { FileOpKind::Sync } else { FileOpKind::DataSync };
                     self.emit(ev, ofd, kind, time, keep, out);
                 }
-                "fallocate" => {
+                Some(_) => {}
+                None if def.io_class == IoClass::Write && def.arg("mode").is_some() => {
                     let punch =
                         int("mode").is_some_and(|m| m & i64::from(libc::FALLOC_FL_PUNCH_HOLE) != 0);
                     if punch && self.file_of(pid, int("fd"), ok).is_some() {
                         self.skipped.punch_hole += 1;
                     }
                 }
-                "ftruncate" if ok => {
+                None if ok && def.io_class == IoClass::Write && def.arg("length").is_some() => {
                     if let (Some(Entry::File(ofd)), Some(len)) =
                         (self.entry(pid, int("fd")), int("length"))
                     {
@@ -388,7 +391,7 @@ impl FileIoTracker {
                         self.paths.entry(path).or_default().size = len.max(0) as u64;
                     }
                 }
-                _ => {}
+                None => {}
             },
             Handler::Close if ok => {
                 if let Some(fd) = int("fd") {
@@ -473,7 +476,52 @@ impl FileIoTracker {
                 };
                 self.proc(pid).cwd = cwd;
             }
-            _ => {}
+            // The other calls open, move or close no file.
+            Handler::Vmsplice
+            | Handler::Tee
+            | Handler::AsyncIo
+            | Handler::UringOp
+            | Handler::Sync
+            | Handler::Truncate
+            | Handler::Flock
+            | Handler::Ioctl
+            | Handler::MemfdCreate
+            | Handler::Stat
+            | Handler::Statfs
+            | Handler::Access
+            | Handler::Getdents
+            | Handler::Mkdir
+            | Handler::Unlink
+            | Handler::Mknod
+            | Handler::Link
+            | Handler::Symlink
+            | Handler::Readlink
+            | Handler::Rename
+            | Handler::Chmod
+            | Handler::Fchmod
+            | Handler::Chown
+            | Handler::Fchown
+            | Handler::Utimes
+            | Handler::Xattr
+            | Handler::Close
+            | Handler::CloseRange
+            | Handler::Dup
+            | Handler::Fcntl
+            | Handler::Pipe
+            | Handler::Mmap
+            | Handler::Munmap
+            | Handler::MemAsRecorded
+            | Handler::Msync
+            | Handler::Mremap
+            | Handler::MmapPage
+            | Handler::Clone
+            | Handler::Exec
+            | Handler::Exit
+            | Handler::Chdir
+            | Handler::Fchdir
+            | Handler::Chroot
+            | Handler::Umask
+            | Handler::Bind => {}
         }
     }
 
@@ -573,14 +621,13 @@ impl FileIoTracker {
     fn new_objects(&mut self, ev: &Event, pid: i32, time: i64, out: &mut Vec<FileOp>) {
         let Some(def) = ev.def else { return };
         let int = |name: &str| ev.arg(name).and_then(ArgValue::as_int);
-        let cloexec_bit = match def.name {
-            "memfd_create" => 1, // MFD_CLOEXEC
-            _ => i64::from(libc::O_CLOEXEC),
-        };
-        let cloexec = int(if def.name == "socket" { "type" } else { "flags" })
+        let memfd = def.replay.handler() == Some(Handler::MemfdCreate);
+        let cloexec_bit = if memfd { 1 } else { i64::from(libc::O_CLOEXEC) }; // MFD_CLOEXEC
+                                                                              // socket and socketpair say SOCK_CLOEXEC in their type, the others in their flags.
+        let cloexec = int(if def.arg("type").is_some() { "type" } else { "flags" })
             .is_some_and(|f| f & cloexec_bit != 0);
-        let (name, fds): (Arc<[u8]>, Vec<i64>) = match (def.name, def.fd_object()) {
-            ("memfd_create", _) => {
+        let (name, fds): (Arc<[u8]>, Vec<i64>) = match (memfd, def.fd_object()) {
+            (true, _) => {
                 let n = ev.arg("name").and_then(ArgValue::as_data).map(strip_nul).unwrap_or(b"");
                 let mut p = b"/memfd:".to_vec();
                 p.extend_from_slice(n);
@@ -588,7 +635,7 @@ impl FileIoTracker {
                 (p.into(), ev.ret.into_iter().collect())
             }
             // signalfd on an existing descriptor changes its mask; it makes none.
-            ("signalfd" | "signalfd4", _) if int("fd").is_some_and(|f| f >= 0) => return,
+            (_, Some("anon_inode:[signalfd]")) if int("fd").is_some_and(|f| f >= 0) => return,
             (_, Some(obj)) => {
                 let fds = match def.ret {
                     ra_syscalls::Ret::Fd => ev.ret.into_iter().collect(),

@@ -681,7 +681,8 @@ pub(crate) fn decode_event(
     if r.kind == TraceKind::ReAnimator {
         ev.tid = ev.tid.or(ev.pid);
         ev.pid = None;
-        if ev.unique_id == 0 && ev.name == "umask" && opt_i32(cm.tid).is_none() {
+        let umask = l.def.is_some_and(|d| d.replay.handler() == Some(ra_syscalls::Handler::Umask));
+        if ev.unique_id == 0 && umask && opt_i32(cm.tid).is_none() {
             ev.ret = None;
             ev.errno = None;
             ev.extra.push(("synthetic".into(), ExtraValue::Bool(true)));

@@ -2,7 +2,7 @@
 //! RK_CALL record arrives, then the event is built from its registry entry exactly as the
 //! ptrace backend builds it (same argument values, same `buffer_not_captured` rules).
 
-use ra_syscalls::{ArgKind, Struct, SyscallDef};
+use ra_syscalls::{ArgKind, Handler, Struct, SyscallDef};
 use ra_trace::{ArgValue, Event, ExtraValue, IovValue};
 
 use super::layout::*;
@@ -318,8 +318,8 @@ impl Assembler {
         }
         let int = |n: &str| ev.arg(n).and_then(ArgValue::as_int).unwrap_or(0);
         let end = |start: u64, len: i64| start.saturating_add((len as u64).div_ceil(PAGE) * PAGE);
-        match ev.def.map_or("", |d| d.name) {
-            "mmap" => {
+        match ev.def.and_then(|d| d.replay.handler()) {
+            Some(Handler::Mmap) => {
                 let start = ev.ret.unwrap_or(0) as u64;
                 remove_range(
                     self.regions.entry(tgid).or_default(),
@@ -340,7 +340,7 @@ impl Assembler {
                     });
                 }
             }
-            "munmap" => {
+            Some(Handler::Munmap) => {
                 let start = int("addr") as u64;
                 remove_range(
                     self.regions.entry(tgid).or_default(),
@@ -348,7 +348,7 @@ impl Assembler {
                     end(start, int("length")),
                 );
             }
-            "mremap" => {
+            Some(Handler::Mremap) => {
                 let old = int("old_address") as u64;
                 let v = self.regions.entry(tgid).or_default();
                 let moved = v.iter().find(|r| r.start <= old && old < r.end).cloned();
@@ -361,7 +361,7 @@ impl Assembler {
                     v.push(Region { start, end, fd: r.fd, offset, path: r.path });
                 }
             }
-            "execve" | "execveat" => {
+            Some(Handler::Exec) => {
                 self.regions.remove(&tgid);
             }
             _ => {}

@@ -473,7 +473,10 @@ impl State<'_> {
     fn call(&mut self, c: &layout::CallRec) -> i32 {
         let mut ev = self.asm.call(c);
         if self.uring.is_some() {
-            if let Some(e) = ev.as_mut().filter(|e| e.name == "io_uring_enter") {
+            if let Some(e) = ev
+                .as_mut()
+                .filter(|e| e.def.is_some_and(|d| d.uring == Some(ra_syscalls::UringCall::Enter)))
+            {
                 let key = uring::call_key(c.entry_tid, c.seq);
                 e.extra.push((uring::ENTER_REF.into(), ra_trace::ExtraValue::Int(key)));
                 if let Some(fd) = e.arg("fd").and_then(ra_trace::ArgValue::as_int) {

@@ -3,7 +3,7 @@
 //! for the kernel side; `assemble.rs` turns the records back into values the same way the
 //! ptrace backend does.
 
-use ra_syscalls::{ArgKind, Len, Ret, Struct, SyscallDef};
+use ra_syscalls::{ArgKind, Flush, Len, Ret, Struct, SyscallDef};
 
 use super::layout::*;
 use crate::common::{deref_len_args, never_returns, struct_size, Xarg};
@@ -49,10 +49,10 @@ pub fn table(selection: &Selection, mmap_pages: bool, readback: bool) -> Vec<(u3
 /// content at that moment: before the calls that unmap, sync or move a range (their first two
 /// arguments are the range), and before those that end the address space.
 pub fn flush_point(def: &SyscallDef) -> Option<u8> {
-    match def.name {
-        "munmap" | "msync" | "mremap" => Some(RF_FLUSH_RANGE),
-        "exit_group" | "execve" | "execveat" => Some(RF_FLUSH_ALL),
-        _ => None,
+    match def.flush {
+        Flush::Range => Some(RF_FLUSH_RANGE),
+        Flush::All => Some(RF_FLUSH_ALL),
+        Flush::No => None,
     }
 }
 

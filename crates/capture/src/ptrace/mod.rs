@@ -541,7 +541,7 @@ impl<'a> Tracer<'a> {
         if let Some((_, cols)) = xarg_columns(tid, def, &args, false) {
             ev.extra = cols;
         }
-        if let Some(key) = enter_key.filter(|_| def.name == "io_uring_enter") {
+        if let Some(key) = enter_key.filter(|_| def.uring == Some(ra_syscalls::UringCall::Enter)) {
             ev.extra.push((crate::sink::ENTER_REF.into(), ra_trace::ExtraValue::Int(key)));
         }
         if never_returns(def) {
@@ -712,14 +712,14 @@ impl<'a> Tracer<'a> {
         if ok && self.opts.data.write == DataLevel::Full {
             add_copied_data(tid, &mut ev);
         }
-        if ok && matches!(def.name, "execve" | "execveat") {
+        if ok && def.replay.handler() == Some(ra_syscalls::Handler::Exec) {
             // A new program: its credentials may differ; refresh what we stamp on records.
             let info = proc_info(tid);
             if let Some(t) = self.threads.get_mut(&tid) {
                 t.info = info;
             }
         }
-        if ok && def.name == "close" {
+        if ok && def.replay.handler() == Some(ra_syscalls::Handler::Close) {
             let tgid = self.thread(tid).info.tgid;
             if let Some(r) = self.rings.as_mut() {
                 r.close(tgid, args[0] as i32 as i64);
