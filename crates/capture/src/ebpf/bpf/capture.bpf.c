@@ -389,14 +389,17 @@ struct {
 __u64 uncounted = 0;
 
 /* The process's entry, created if needed (NULL only when the map is full). */
+/* The value a process's entry starts from: a global, not a zeroed struct on the stack of
+ * every caller (that put ~130 bytes in the frames of the fault and exit paths, whose call
+ * chains then passed the verifier's 512-byte stack). Never written. */
+struct proc_mm proc_mm_zero;
+
 static __always_inline struct proc_mm *proc_mm(__u32 tgid)
 {
 	struct proc_mm *m = bpf_map_lookup_elem(&procmm, &tgid);
 
 	if (!m) {
-		struct proc_mm zero = {};
-
-		bpf_map_update_elem(&procmm, &tgid, &zero, BPF_NOEXIST);
+		bpf_map_update_elem(&procmm, &tgid, &proc_mm_zero, BPF_NOEXIST);
 		m = bpf_map_lookup_elem(&procmm, &tgid);
 	}
 	return m;
@@ -1305,7 +1308,7 @@ static __noinline int call1_fixed(struct tstate *s, __u32 cap)
 
 /* Returns 1 when the call is recorded, 0 to take the general path (then nothing it did is
  * visible: at most a copy into a discarded reservation). */
-static __always_inline int emit_call1(struct tstate *s, struct syscall_rule *r, __s64 ret, int ok)
+static __noinline int emit_call1(struct tstate *s, struct syscall_rule *r, __s64 ret, int ok)
 {
 	__u8 mask = r->exit_mask;
 	struct bpf_dynptr dp;
@@ -1667,7 +1670,8 @@ __noinline int find_folio(__u64 mapping, __u64 index, struct folio_ext *out)
 
 /* Pages of a folio a write fault mapped with its own: into `dirty_runs` (merged with an
  * entry for the same first page). A full table counts them lost. */
-static __always_inline void add_run(__u32 tgid, __u64 base, struct dirty_run *run)
+/* (Not inlined: its locals in walk_folio's frame were part of the fault path's stack.) */
+static __noinline void add_run(__u32 tgid, __u64 base, struct dirty_run *run)
 {
 	struct page_key k = {.tgid = tgid, .addr = base};
 	struct dirty_run *old;
@@ -1708,9 +1712,20 @@ struct fwalk {
 	__u32 added;
 	__u32 mode;
 	__u32 pad;
-	__u64 base;           /* FW_WRITE: the address of the run's first page ... */
-	struct dirty_run run; /* ... and the run */
+	__u64 base;            /* FW_WRITE: the address of the run's first page ... */
+	struct dirty_run *run; /* ... and the run (this CPU's run_scratch) */
 };
+
+/* walk_folio's run, off the stack: with fw_step's frame (a bpf_loop callback, counted in the
+ * call chain's stack by the verifier) the fault path's frames came to 528 bytes of the 512
+ * allowed, and the kernel refused the programs (EACCES). One per CPU: BPF programs do not nest
+ * on a CPU's fault path (the fault programs ignore the faults of BPF programs' own reads). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dirty_run);
+} run_scratch SEC(".maps");
 #define FW_BEFORE 0 /* note which pages are mapped (pend_bits) */
 #define FW_WRITE 1  /* mark dirty those the fault mapped */
 #define FW_READ 2   /* record those not recorded yet */
@@ -1749,7 +1764,7 @@ static long fw_step(__u64 i, void *ctx)
 		if (s->pend_folio == FOLIO_UNKNOWN && is_seen(c->tgid, addr))
 			return 0; /* (not known: a page read before was mapped by an earlier fault) */
 		if (j < FOLIO_MAX && mapped(addr)) {
-			c->run.bits[(j >> 6) & 7] |= 1ULL << (j & 63);
+			c->run->bits[(j >> 6) & 7] |= 1ULL << (j & 63);
 			c->added++;
 		}
 	} else if (!is_seen(c->tgid, addr) &&
@@ -1766,10 +1781,15 @@ static long fw_step(__u64 i, void *ctx)
 __noinline int walk_folio(struct tstate *s, __u32 tgid, __u32 mode)
 {
 	struct fwalk c = {.s = s, .tgid = tgid, .mode = mode};
+	__u32 zero = 0;
 	__u64 idx, pmd;
 
 	if (!s)
 		return -1;
+	c.run = bpf_map_lookup_elem(&run_scratch, &zero);
+	if (!c.run)
+		return -1;
+	__builtin_memset(c.run, 0, sizeof(*c.run));
 	idx = s->vm_pgoff + ((s->pend_page - s->vm_start) >> 12);
 	pmd = s->pend_page & ~(PMD_SPAN - 1);
 
@@ -1788,18 +1808,18 @@ __noinline int walk_folio(struct tstate *s, __u32 tgid, __u32 mode)
 		c.base = s->vm_start + ((first - s->vm_pgoff) << 12);
 		if (c.base < c.lo)
 			c.base = c.lo;
-		c.run.off = (s->vm_pgoff + ((c.base - s->vm_start) >> 12)) << 12;
-		c.run.ino = s->pend_ino;
-		c.run.dev = s->pend_dev;
-		c.run.flags = s->pend_flags;
-		c.run.npages = c.fx.nr > FOLIO_MAX ? FOLIO_MAX : c.fx.nr;
+		c.run->off = (s->vm_pgoff + ((c.base - s->vm_start) >> 12)) << 12;
+		c.run->ino = s->pend_ino;
+		c.run->dev = s->pend_dev;
+		c.run->flags = s->pend_flags;
+		c.run->npages = c.fx.nr > FOLIO_MAX ? FOLIO_MAX : c.fx.nr;
 	}
 	bpf_loop(c.fx.nr > FOLIO_MAX ? FOLIO_MAX : c.fx.nr, fw_step, &c, 0);
 	if (!c.added)
 		return 0;
 	STAT(pages_folio, c.added);
 	if (mode == FW_WRITE)
-		add_run(tgid, c.base, &c.run);
+		add_run(tgid, c.base, c.run);
 	return 0;
 }
 
