@@ -280,6 +280,7 @@ fn load<'obj>(
     ro.mmap_private = u32::from(p.mmap_pages && p.mmap_private);
     ro.noop = u32::from(noop_requested());
     ro.signals = u32::from(p.signals);
+    ro.ureg_layout = rules::ureg_layout();
     // Without mmap page records the page-fault tracepoints stay off altogether.
     open.progs.on_page_fault.set_autoload(p.mmap_pages);
     open.progs.on_page_fault_kernel.set_autoload(p.mmap_pages);

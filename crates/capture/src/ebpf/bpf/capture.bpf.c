@@ -84,6 +84,12 @@ const volatile __u32 signals = 0;        /* record delivered signals (RK_SIGNAL)
  * nothing: what the two syscall tracepoints cost with programs attached, the floor of any
  * tracer built on them. (Read-only data: when 0, the verifier removes the test.) */
 const volatile __u32 noop = 0;
+/* io_uring_register's argument by opcode (AK_UREG), from ra_syscalls::uring::register::layout:
+ * byte 0 the struct's size (0: the argument is the array), 1 the offset of the array's pointer
+ * in it, 2 of its u32 element count (UREG_NONE: nr_args), 3 of its u32 flags (UREG_NONE:
+ * none; bit 0 IORING_RSRC_REGISTER_SPARSE), 4 the element size, 5-6 (u16) the most array
+ * bytes read; 0: not a registration of files or buffers. */
+const volatile __u64 ureg_layout[UREG_OPS] = {};
 
 /* Read by user space through the mmapped .bss. */
 __u64 throttle_gen = 0; /* SIGSTOPs sent */
@@ -823,6 +829,69 @@ static __always_inline __u64 eval_len(struct tstate *s, const struct arg_rule *a
 	return v > LEN_CAP ? LEN_CAP : v;
 }
 
+static long ureg_step(__u64 i, void *ctx)
+{
+	struct tstate *s = *(struct tstate **)ctx;
+
+	if (s->w.seg_off >= s->w.seg_take)
+		return 1;
+	return copy_chunk(s);
+}
+
+/* AK_UREG: io_uring_register's registered files or buffers (see ureg_layout): the struct at
+ * p as segment 0, then the array it (or p) points to as segment 1, in whole elements. */
+static __always_inline void capture_ureg(struct tstate *s, const struct arg_rule *a, __u64 p, __u32 i)
+{
+	struct walk *w = &s->w;
+	__u32 op = (__u32)s->args[a->size & 7] & ~(1U << 31), cnt32 = 0, fl = 0;
+	__u64 l, hdr, elem, cap, cnt, ptr = p, n;
+
+	if (op >= UREG_OPS || a->len_arg >= NARGS || a->size >= NARGS) {
+		s->status[i] = ST_NONE;
+		return;
+	}
+	l = ureg_layout[op & (UREG_OPS - 1)];
+	if (!l) {
+		s->status[i] = ST_NONE;
+		return;
+	}
+	hdr = l & 0xff;
+	elem = (l >> 32) & 0xff;
+	cap = (l >> 40) & 0xffff;
+	cnt = s->args[a->len_arg & 7];
+	w->nvec = 1;
+	s->nvec[i] = 1;
+	if (hdr) {
+		__u8 at = (l >> 8) & 0xff, cat = (l >> 16) & 0xff, fat = (l >> 24) & 0xff;
+
+		if (read_u64(&ptr, p + at) ||
+		    (cat != UREG_NONE && bpf_probe_read_user(&cnt32, 4, (const void *)(p + cat))) ||
+		    (fat != UREG_NONE && bpf_probe_read_user(&fl, 4, (const void *)(p + fat)))) {
+			s->status[i] = ST_FAULT;
+			return;
+		}
+		if (cat != UREG_NONE)
+			cnt = cnt32;
+		w->seg_base = p;
+		w->seg_len = hdr;
+		w->seg_take = hdr;
+		if (copy_chunk(s))
+			return;
+		if ((fl & 1) || !ptr)
+			return; /* sparse: no array */
+	}
+	if (!elem)
+		return;
+	n = cnt > cap / elem ? cap / elem * elem : cnt * elem;
+	w->seg = 1;
+	w->seg_base = ptr;
+	w->seg_len = n;
+	w->seg_take = n;
+	w->seg_off = 0;
+	if (n)
+		bpf_loop(8, ureg_step, &s, 0);
+}
+
 /* Copy argument slot `i` (an argument register, or XARG: the extra struct) of the current call
  * at this stage (s->ret, s->ok: the result and whether the call succeeded; 1 at entry).
  *
@@ -884,6 +953,10 @@ __noinline int capture_slot(struct tstate *s, const struct arg_rule *ap, __u64 p
 		w->stage = a.kind == AK_STRV;
 		bpf_loop(MAX_STEPS, sstep, &s, 0);
 		s->nvec[i] = w->vec;
+		return 0;
+	}
+	if (a.kind == AK_UREG) {
+		capture_ureg(s, &a, p, i);
 		return 0;
 	}
 	switch (a.kind) {
