@@ -97,8 +97,51 @@ pub(crate) fn struct_size(s: Struct) -> usize {
         Struct::Mmsghdr => 64,
         Struct::CloneArgs => 88,
         Struct::EpollEvent => 12,
-        Struct::Dirents | Struct::Dirents64 => 0,
+        Struct::UringParams => ra_syscalls::uring::params::SIZE,
+        // By opcode (`register_arg`).
+        Struct::Dirents | Struct::Dirents64 | Struct::UringRegister => 0,
     }
+}
+
+/// io_uring_register's argument as the record keeps it ([`Struct::UringRegister`]): the
+/// struct [`ra_syscalls::uring::register::layout`] names for `opcode`, then the array it (or
+/// `arg` itself) points to, at most [`ra_syscalls::uring::register::MAX_ARRAY_BYTES`] of it,
+/// read through `read(address, len)` (which returns what it could read). None for opcodes
+/// that register no files or buffers; with it, whether every byte wanted was read.
+pub(crate) fn register_arg(
+    opcode: u64,
+    nr_args: u64,
+    arg: u64,
+    read: impl Fn(u64, usize) -> Vec<u8>,
+) -> Option<(Vec<u8>, bool)> {
+    use ra_syscalls::uring::register;
+    let l = register::layout(opcode)?;
+    let header = usize::from(l.header);
+    let mut out = read(arg, header);
+    if out.len() < header {
+        return Some((out, false));
+    }
+    let u32_at = |o: u8| {
+        let o = usize::from(o);
+        u64::from(u32::from_le_bytes(out[o..o + 4].try_into().expect("4 bytes")))
+    };
+    let count = l.count_at.map_or(nr_args, u32_at);
+    let sparse =
+        l.flags_at.is_some_and(|o| u32_at(o) & u64::from(register::RSRC_REGISTER_SPARSE) != 0);
+    let ptr = if header == 0 {
+        arg
+    } else {
+        let o = usize::from(l.ptr_at);
+        u64::from_le_bytes(out[o..o + 8].try_into().expect("8 bytes"))
+    };
+    if sparse || ptr == 0 {
+        return Some((out, true));
+    }
+    let n = register::array_bytes(l, count);
+    let array = read(ptr, n);
+    let complete = array.len() == n;
+    out.extend_from_slice(&array[..array.len() / usize::from(l.elem) * usize::from(l.elem)]);
+    Some((out, complete))
 }
 
 /// Bulk data (file contents moving through read/write and friends), as opposed to the

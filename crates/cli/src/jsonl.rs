@@ -335,9 +335,11 @@ mod tests {
     }
 
     fn fds() -> impl Strategy<Value = Option<EventFds>> {
-        prop::option::of(
-            (prop::array::uniform6(path()), path()).prop_map(|(args, ret)| EventFds { args, ret }),
-        )
+        prop::option::of((prop::array::uniform6(path()), path()).prop_map(|(args, ret)| EventFds {
+            args,
+            ret,
+            ..EventFds::default()
+        }))
     }
 
     prop_compose! {

@@ -45,7 +45,7 @@ fn info_describes_the_example_trace() {
     let o = run(&["info", &example()]);
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(out.contains("reanimator system-call trace, schema 5"), "{out}");
+    assert!(out.contains("reanimator system-call trace, schema 6"), "{out}");
     assert!(out.contains("complete (trailer valid, index verified against the extents)"), "{out}");
     assert!(out.contains("command            cat /etc/hostname"), "{out}");
     assert!(out.contains("IOTTAFSL::Trace::Syscall::openat"), "{out}");
@@ -59,7 +59,7 @@ fn info_describes_the_example_trace() {
     // records and 2 watermarks (at creation and at the end, TRACE_FORMAT 3.12).
     assert_eq!(v["records"], 24);
     // Numbers are numbers, every time nanoseconds since the epoch (`_ns`).
-    assert_eq!(v["info"]["schema_version"], 5);
+    assert_eq!(v["info"]["schema_version"], 6);
     assert_eq!(v["time_span"]["first_ns"], 1_763_800_000_000_000_000i64);
     assert_eq!(v["time_span"]["duration_ns"], 300_000);
     assert!(v["time_span"].get("first").is_none(), "one time format: {}", v["time_span"]);

@@ -150,6 +150,10 @@ impl Context {
             }
             return None;
         }
+        if ev.uring_fixed_file() {
+            // A registered file: the one its slot was registered from.
+            return self.files.uring_fixed_target(ev)?.1.path().cloned();
+        }
         let (i, _) = def.args.iter().enumerate().find(|(_, a)| a.kind == ArgKind::Fd)?;
         let fd = ev.args.get(i)?.as_int()?;
         self.files.fd_target(pid, fd).path().cloned()

@@ -357,6 +357,14 @@ impl<I: Iterator<Item = ra_trace::Result<Event>>> Iterator for Planner<I> {
                     }));
                 }
             }
+            if let Some(Err(problem)) = ev.uring_registration() {
+                // A registration no recorder writes: refused before the replay starts.
+                return Some(Err(ra_trace::Error::BadEvent {
+                    unique_id: ev.unique_id,
+                    call: ev.name.clone(),
+                    problem,
+                }));
+            }
             if def.uring == Some(ra_syscalls::UringCall::Enter)
                 && ok(&ev)
                 && ev.ret.unwrap_or(0) > 0

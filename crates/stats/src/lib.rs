@@ -741,8 +741,12 @@ impl Accumulator {
         };
         let Some(t) = self.tracker.as_ref() else { return FileKey::None };
         if ev.uring_fixed_file() {
-            // An index into the ring's registered files, which the trace does not resolve.
-            return FileKey::Unknown;
+            // An index into the ring's registered files: the file its slot was registered
+            // from, when the trace shows the registration.
+            return match t.uring_fixed_target(ev) {
+                Some((_, target)) => fd_key(target),
+                None => FileKey::Unknown,
+            };
         }
         let mut dirfd = None;
         let mut fd = None;

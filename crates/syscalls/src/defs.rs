@@ -698,10 +698,19 @@ pub static REGISTRY: &[SyscallDef] = &[
     // ---- asynchronous I/O ----------------------------------------------------------------------
     // io_uring and Linux AIO: the reads and writes they submit run outside system calls, so no
     // tracer sees them. The calls are recorded so that a trace shows the program used them;
-    // their handler issues nothing: replay simulates them and says why.
+    // their handler issues nothing: replay simulates them and says why (io_uring's requests
+    // are `io_uring_op` records, replayed through a ring of the replay's own, set up and
+    // given its registered files and buffers from these records).
+    // io_uring_register's `register_data`: the registered descriptors or buffers the argument
+    // names, for the opcodes `ra_syscalls::uring::register` lists (the struct, then the array
+    // it points to; at most `register::MAX_ARRAY_BYTES` of the array), read at entry.
+    // `params`: struct io_uring_params as the kernel copied it back (the program's flags,
+    // sq_thread_cpu/idle, wq_fd, and the ring sizes and features the kernel chose), read at
+    // the return of a call that succeeded.
     new("io_uring_setup", File, Reissue(H::AsyncIo), Fd,
         "int io_uring_setup(u32 entries, struct io_uring_params *p);",
-        &[int("entries", "entries"), addr("p", "params_address")])
+        &[int("entries", "entries"),
+          inoutstruct("p", Struct::UringParams, Len::Struct, "params")])
         .io(IoClass::Async).uring(UringCall::Setup),
     new("io_uring_enter", File, Reissue(H::AsyncIo), Count,
         "int io_uring_enter(unsigned int fd, u32 to_submit, u32 min_complete, u32 flags, \
@@ -713,7 +722,8 @@ pub static REGISTRY: &[SyscallDef] = &[
     new("io_uring_register", File, Reissue(H::AsyncIo), Int,
         "int io_uring_register(unsigned int fd, unsigned int opcode, void *arg, \
          unsigned int nr_args);",
-        &[fd(), int("opcode", "operation_value"), addr("arg", "argument_address"),
+        &[fd(), int("opcode", "operation_value"),
+          instruct("arg", Struct::UringRegister, Len::Arg(3), "register_data"),
           int("nr_args", "count")])
         .io(IoClass::Async).uring(UringCall::Register),
     // One io_uring request, SQE and CQE (pseudo-call, recorded by the eBPF recorder from the

@@ -287,6 +287,12 @@ pub enum Struct {
     CloneArgs,
     /// `struct epoll_event`.
     EpollEvent,
+    /// `struct io_uring_params` (120 bytes; io_uring_setup).
+    UringParams,
+    /// io_uring_register's argument, by its opcode: the struct (if any) and the array of
+    /// descriptors or iovecs it points to, one after the other, as
+    /// [`uring::register::layout`] says ([`uring::register::decode`] reads it back).
+    UringRegister,
 }
 
 impl Struct {

@@ -314,6 +314,271 @@ pub mod data_source {
     pub const AFTER_COMPLETION: i64 = 5;
 }
 
+/// `io_uring_register`'s registered files and buffers (`IORING_REGISTER_*`): which opcodes
+/// name descriptors or buffers, where in the argument they are ([`layout`]: what both
+/// recorders read into the record's `register_data`), and what a record of one says
+/// ([`decode`]: what the trace's model of a ring's registered files, `dump` and the replay
+/// read).
+pub mod register {
+    /// `IORING_REGISTER_BUFFERS`: `arg` is `nr_args` iovecs.
+    pub const BUFFERS: u32 = 0;
+    /// `IORING_UNREGISTER_BUFFERS`.
+    pub const UNREGISTER_BUFFERS: u32 = 1;
+    /// `IORING_REGISTER_FILES`: `arg` is `nr_args` descriptors (`int`; -1: an empty slot).
+    pub const FILES: u32 = 2;
+    /// `IORING_UNREGISTER_FILES`.
+    pub const UNREGISTER_FILES: u32 = 3;
+    /// `IORING_REGISTER_FILES_UPDATE`: `struct io_uring_files_update` (slot offset, pointer to
+    /// `nr_args` descriptors).
+    pub const FILES_UPDATE: u32 = 6;
+    /// `IORING_REGISTER_FILES2`: `struct io_uring_rsrc_register` (count, flags, pointer to the
+    /// descriptors).
+    pub const FILES2: u32 = 13;
+    /// `IORING_REGISTER_FILES_UPDATE2`: `struct io_uring_rsrc_update2` (slot offset, pointer,
+    /// count).
+    pub const FILES_UPDATE2: u32 = 14;
+    /// `IORING_REGISTER_BUFFERS2`: `struct io_uring_rsrc_register` of iovecs.
+    pub const BUFFERS2: u32 = 15;
+    /// `IORING_REGISTER_BUFFERS_UPDATE`: `struct io_uring_rsrc_update2` of iovecs.
+    pub const BUFFERS_UPDATE: u32 = 16;
+    /// `IORING_REGISTER_USE_REGISTERED_RING`, or-ed into the opcode: `fd` is an index into
+    /// the ring descriptors the thread registered, not a descriptor.
+    pub const USE_REGISTERED_RING: u32 = 1 << 31;
+    /// `IORING_RSRC_REGISTER_SPARSE` (`io_uring_rsrc_register.flags`): every slot empty,
+    /// the array not read.
+    pub const RSRC_REGISTER_SPARSE: u32 = 1;
+    /// `IORING_REGISTER_FILES_SKIP`: an update's descriptor that leaves its slot as it is.
+    pub const FILES_SKIP: i32 = -2;
+    /// The most of the array the recorders read (4096 descriptors, 1024 iovecs); a longer
+    /// one is cut there, which [`Registration::cut`] says.
+    pub const MAX_ARRAY_BYTES: usize = 16384;
+
+    /// Where an opcode's registered descriptors or iovecs are.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Layout {
+        /// Bytes of the struct at `arg` read first (0: `arg` is the array itself).
+        pub header: u8,
+        /// The offset in the struct of the array's pointer (`u64`); unused when `header` is
+        /// 0.
+        pub ptr_at: u8,
+        /// The offset in the struct of the number of elements (`u32`); None: `nr_args`.
+        pub count_at: Option<u8>,
+        /// The offset in the struct of the first slot (`u32`); None: slot 0 (a
+        /// registration, not an update).
+        pub offset_at: Option<u8>,
+        /// The offset in the struct of its flags (`u32`, [`RSRC_REGISTER_SPARSE`]).
+        pub flags_at: Option<u8>,
+        /// Bytes per element: 4 (descriptors) or 16 (iovecs).
+        pub elem: u8,
+    }
+
+    /// What a registration is of.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Resource {
+        /// Registered files (`IOSQE_FIXED_FILE` requests name them by index).
+        Files,
+        /// Registered buffers (`READ_FIXED`, `WRITE_FIXED` name them by `buf_index`).
+        Buffers,
+    }
+
+    /// The opcode without [`USE_REGISTERED_RING`].
+    pub fn opcode_of(opcode: u64) -> u32 {
+        (opcode as u32) & !USE_REGISTERED_RING
+    }
+
+    /// The layout of `opcode`'s argument; None for the opcodes that register no files or
+    /// buffers (and the unregisters, which have none).
+    pub fn layout(opcode: u64) -> Option<Layout> {
+        let l = |header, ptr_at, count_at, offset_at, flags_at, elem| Layout {
+            header,
+            ptr_at,
+            count_at,
+            offset_at,
+            flags_at,
+            elem,
+        };
+        Some(match opcode_of(opcode) {
+            BUFFERS => l(0, 0, None, None, None, 16),
+            FILES => l(0, 0, None, None, None, 4),
+            FILES_UPDATE => l(16, 8, None, Some(0), None, 4),
+            FILES2 => l(32, 16, Some(0), None, Some(4), 4),
+            BUFFERS2 => l(32, 16, Some(0), None, Some(4), 16),
+            FILES_UPDATE2 => l(32, 8, Some(24), Some(0), None, 4),
+            BUFFERS_UPDATE => l(32, 8, Some(24), Some(0), None, 16),
+            _ => return None,
+        })
+    }
+
+    /// The resource `opcode` registers, updates or unregisters.
+    pub fn resource(opcode: u64) -> Option<Resource> {
+        match opcode_of(opcode) {
+            BUFFERS | UNREGISTER_BUFFERS | BUFFERS2 | BUFFERS_UPDATE => Some(Resource::Buffers),
+            FILES | UNREGISTER_FILES | FILES_UPDATE | FILES2 | FILES_UPDATE2 => {
+                Some(Resource::Files)
+            }
+            _ => None,
+        }
+    }
+
+    /// The array bytes a recorder reads for `count` elements of `l` (capped at
+    /// [`MAX_ARRAY_BYTES`], whole elements).
+    pub fn array_bytes(l: Layout, count: u64) -> usize {
+        let elem = usize::from(l.elem.max(1));
+        let want = usize::try_from(count).unwrap_or(usize::MAX).saturating_mul(elem);
+        want.min(MAX_ARRAY_BYTES / elem * elem)
+    }
+
+    /// What one `io_uring_register` call did to a ring's files or buffers.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Registration {
+        /// Files or buffers (None: the default, never returned by [`decode`]).
+        pub resource: Option<Resource>,
+        /// Unregisters every one (`IORING_UNREGISTER_FILES`, `_BUFFERS`).
+        pub unregister: bool,
+        /// An update of existing slots from `offset` on (`FILES_UPDATE`, `FILES_UPDATE2`,
+        /// `BUFFERS_UPDATE`), not a new table.
+        pub update: bool,
+        /// The first slot set.
+        pub offset: u32,
+        /// How many slots the program gave.
+        pub count: u64,
+        /// `IORING_RSRC_REGISTER_SPARSE`, or no array: `count` empty slots.
+        pub sparse: bool,
+        /// The descriptors, slot by slot from `offset` (-1: empty, [`FILES_SKIP`]: left as
+        /// it is).
+        pub fds: Vec<i32>,
+        /// The buffers (address, length), slot by slot from `offset`.
+        pub buffers: Vec<(u64, u64)>,
+        /// The array was longer than the recorder read ([`MAX_ARRAY_BYTES`]): the slots past
+        /// it are not known.
+        pub cut: bool,
+    }
+
+    /// What an `io_uring_register` record says: its opcode, `nr_args` and `register_data`
+    /// (None: a NULL argument, which for `IORING_REGISTER_FILES` is a table of empty slots;
+    /// the caller tells a column a trace before schema 6 lacks, or data not captured, apart).
+    /// Ok(None) for the opcodes of neither files nor buffers; an error (one line) for data no
+    /// recorder writes.
+    pub fn decode(
+        opcode: u64,
+        nr_args: u64,
+        data: Option<&[u8]>,
+    ) -> Result<Option<Registration>, String> {
+        let Some(resource) = resource(opcode) else { return Ok(None) };
+        let mut r = Registration { resource: Some(resource), ..Registration::default() };
+        let Some(l) = layout(opcode) else {
+            r.unregister = true;
+            return Ok(Some(r));
+        };
+        let Some(d) = data else {
+            if l.header == 0 {
+                r.count = nr_args;
+                r.sparse = true;
+                return Ok(Some(r));
+            }
+            return Err(format!(
+                "its argument is NULL, where opcode {} takes a struct",
+                opcode_of(opcode)
+            ));
+        };
+        let header = usize::from(l.header);
+        if d.len() < header {
+            return Err(format!(
+                "its register_data is {} bytes, shorter than the {header}-byte struct of \
+                 opcode {}",
+                d.len(),
+                opcode_of(opcode)
+            ));
+        }
+        let u32_at = |o: u8| {
+            let o = usize::from(o);
+            u32::from_le_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]])
+        };
+        let u64_at = |o: u8| {
+            let o = usize::from(o);
+            u64::from_le_bytes(d[o..o + 8].try_into().expect("8 bytes"))
+        };
+        r.count = l.count_at.map_or(nr_args, |o| u64::from(u32_at(o)));
+        r.offset = l.offset_at.map_or(0, u32_at);
+        r.update = l.offset_at.is_some();
+        let array_ptr = if header == 0 { 1 } else { u64_at(l.ptr_at) };
+        r.sparse = l.flags_at.is_some_and(|o| u32_at(o) & RSRC_REGISTER_SPARSE != 0)
+            || (array_ptr == 0 && r.count > 0);
+        let array = &d[header..];
+        let elem = usize::from(l.elem);
+        if array.len() % elem != 0 {
+            return Err(format!(
+                "its register_data holds {} array bytes, not a whole number of {elem}-byte \
+                 elements",
+                array.len()
+            ));
+        }
+        if r.sparse {
+            if !array.is_empty() && array_ptr == 0 {
+                return Err("its register_data has an array where the program gave none".into());
+            }
+            return Ok(Some(r));
+        }
+        let n = array.len() / elem;
+        if n as u64 > r.count {
+            return Err(format!(
+                "its register_data holds {n} elements, more than the {} the call names",
+                r.count
+            ));
+        }
+        r.cut = (n as u64) < r.count;
+        match resource {
+            Resource::Files => {
+                r.fds = array
+                    .chunks_exact(4)
+                    .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+            }
+            Resource::Buffers => {
+                r.buffers = array
+                    .chunks_exact(16)
+                    .map(|c| {
+                        let a = u64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
+                        let n = u64::from_le_bytes(c[8..].try_into().expect("8 bytes"));
+                        (a, n)
+                    })
+                    .collect();
+            }
+        }
+        Ok(Some(r))
+    }
+}
+
+/// `struct io_uring_params` (120 bytes): the fields the trace reads.
+pub mod params {
+    /// `sq_entries` (`u32`): the submission ring's size the kernel chose.
+    pub const SQ_ENTRIES: usize = 0;
+    /// `cq_entries` (`u32`): the completion ring's size (with `IORING_SETUP_CQSIZE`, the
+    /// program's).
+    pub const CQ_ENTRIES: usize = 4;
+    /// `flags` (`u32`): `IORING_SETUP_*`.
+    pub const FLAGS: usize = 8;
+    /// `sq_thread_cpu` (`u32`).
+    pub const SQ_THREAD_CPU: usize = 12;
+    /// `sq_thread_idle` (`u32`, ms).
+    pub const SQ_THREAD_IDLE: usize = 16;
+    /// `features` (`u32`): `IORING_FEAT_*` the kernel has.
+    pub const FEATURES: usize = 20;
+    /// `wq_fd` (`u32`): the ring whose workers it shares (`IORING_SETUP_ATTACH_WQ`).
+    pub const WQ_FD: usize = 24;
+    /// The struct's size.
+    pub const SIZE: usize = 120;
+    /// `IORING_SETUP_SQPOLL`.
+    pub const SETUP_SQPOLL: u32 = 1 << 1;
+    /// `IORING_SETUP_CQSIZE`.
+    pub const SETUP_CQSIZE: u32 = 1 << 3;
+
+    /// The `u32` at `at` of `p` (None past its end).
+    pub fn field(p: &[u8], at: usize) -> Option<u32> {
+        Some(u32::from_le_bytes(p.get(at..at + 4)?.try_into().ok()?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,6 +596,45 @@ mod tests {
         assert_eq!(lookup(4).map(UringOp::io_class), Some(IoClass::Read));
         assert_eq!(lookup(11).map(UringOp::io_class), Some(IoClass::Async));
         assert_eq!(lookup(200), None);
+    }
+
+    /// Each opcode's argument read back: a table, an update from an offset, a sparse table,
+    /// buffers, a cut array; data no recorder writes is refused.
+    #[test]
+    fn registrations_decode() {
+        use register::*;
+        let fds = |v: &[i32]| v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>();
+        let r = decode(FILES.into(), 3, Some(&fds(&[5, -1, 7]))).unwrap().unwrap();
+        assert_eq!((r.resource, r.update, r.offset, r.count), (Some(Resource::Files), false, 0, 3));
+        assert_eq!((r.fds, r.sparse, r.cut), (vec![5, -1, 7], false, false));
+        let mut upd = vec![0u8; 16];
+        upd[..4].copy_from_slice(&2u32.to_le_bytes());
+        upd[8..16].copy_from_slice(&0x1000u64.to_le_bytes());
+        upd.extend(fds(&[9, -2]));
+        let r = decode(FILES_UPDATE.into(), 2, Some(&upd)).unwrap().unwrap();
+        assert_eq!((r.update, r.offset, r.fds), (true, 2, vec![9, -2]));
+        let mut sparse = vec![0u8; 32];
+        sparse[..4].copy_from_slice(&8u32.to_le_bytes());
+        sparse[4..8].copy_from_slice(&RSRC_REGISTER_SPARSE.to_le_bytes());
+        let r = decode(u64::from(FILES2 | USE_REGISTERED_RING), 32, Some(&sparse)).unwrap();
+        let r = r.unwrap();
+        assert_eq!((r.sparse, r.count, r.fds.len()), (true, 8, 0));
+        let mut bufs = Vec::new();
+        for (a, n) in [(0x7000u64, 4096u64), (0x9000, 8192)] {
+            bufs.extend(a.to_le_bytes());
+            bufs.extend(n.to_le_bytes());
+        }
+        let r = decode(BUFFERS.into(), 3, Some(&bufs)).unwrap().unwrap();
+        assert_eq!((r.buffers, r.cut), (vec![(0x7000, 4096), (0x9000, 8192)], true));
+        assert!(decode(UNREGISTER_FILES.into(), 0, None).unwrap().unwrap().unregister);
+        assert_eq!(decode(4, 1, None), Ok(None), "an eventfd registers no file");
+        assert!(decode(FILES_UPDATE.into(), 1, Some(&[0; 7])).unwrap_err().contains("shorter"));
+        assert!(decode(FILES.into(), 3, Some(&[0; 6])).unwrap_err().contains("whole number"));
+        assert!(decode(FILES.into(), 1, Some(&fds(&[1, 2]))).unwrap_err().contains("more than"));
+        assert!(decode(FILES.into(), 4, None).unwrap().unwrap().sparse, "NULL: empty slots");
+        assert!(decode(FILES_UPDATE.into(), 1, None).is_err());
+        let l = layout(FILES.into()).unwrap();
+        assert_eq!((array_bytes(l, 3), array_bytes(l, 1 << 40)), (12, MAX_ARRAY_BYTES));
     }
 
     /// Each field at its offset, little-endian, the descriptor signed; past the end: 0.

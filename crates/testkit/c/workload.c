@@ -555,11 +555,11 @@ static void file_data(void)
 	 * submit, and taken down (unregistering buffers never registered: ENXIO; cancelling a
 	 * NULL iocb: EFAULT). A kernel without io_uring fails the ring's calls: logged as such. */
 	{
-		static unsigned char params[120]; /* struct io_uring_params */
+		static unsigned char params[120], params0[120]; /* struct io_uring_params */
 		SC2(SYS_io_uring_setup, 4, params);
 		begin("io_uring_setup");
 		a_int("entries", 4);
-		a_ptr("p", params);
+		a_inout("p", params0, params, sizeof params); /* (recorded: the struct) */
 		done();
 		long ring = g_r;
 		SC6(SYS_io_uring_enter, ring, 0, 0, 0, 0, 0);
@@ -575,7 +575,7 @@ static void file_data(void)
 		begin("io_uring_register");
 		a_int("fd", ring);
 		a_int("opcode", 1);
-		a_int("arg", 0);
+		a_null("arg"); /* (NULL: no registration data) */
 		a_int("nr_args", 0);
 		done();
 		if (ring >= 0)

@@ -321,6 +321,36 @@ impl Event {
                 != 0
     }
 
+    /// An `io_uring_register` event's files or buffers (its registry entry's
+    /// [`ra_syscalls::Struct::UringRegister`] argument, read by
+    /// [`ra_syscalls::uring::register::decode`] with its `opcode` and `nr_args`): None for
+    /// other events and opcodes of neither files nor buffers, and for a record whose argument
+    /// is not in the trace (before schema 6, not captured, a NULL pointer); `Some(Err)` for
+    /// data no recorder writes.
+    pub fn uring_registration(
+        &self,
+    ) -> Option<Result<Option<ra_syscalls::uring::register::Registration>, String>> {
+        use ra_syscalls::{ArgKind, Len, Struct};
+        let def = self.def?;
+        let (data, n) = def.args.iter().zip(&self.args).find_map(|(a, v)| match a.kind {
+            ArgKind::InStruct(Struct::UringRegister, Len::Arg(n)) => Some((v, n)),
+            _ => None,
+        })?;
+        let opcode = self.arg("opcode")?.as_int()? as u64;
+        let nr_args = self.args.get(n)?.as_int()? as u64;
+        ra_syscalls::uring::register::resource(opcode)?;
+        match data {
+            ArgValue::Data(d) => {
+                Some(ra_syscalls::uring::register::decode(opcode, nr_args, Some(d)))
+            }
+            // An unregister has no argument to read.
+            _ if ra_syscalls::uring::register::layout(opcode).is_none() => {
+                Some(ra_syscalls::uring::register::decode(opcode, nr_args, None))
+            }
+            _ => None,
+        }
+    }
+
     /// The I/O class of what the event did: its call's, or for an io_uring request its
     /// opcode's (a `write` request is a write).
     pub fn io_class(&self) -> ra_syscalls::IoClass {

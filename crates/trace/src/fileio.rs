@@ -155,6 +155,20 @@ struct Ofd {
     refs: u32,
 }
 
+/// A ring's registered files and buffers as the trace's `io_uring_register` calls set them
+/// (`IOSQE_FIXED_FILE` requests name a file by its slot, `READ_FIXED`/`WRITE_FIXED` a buffer
+/// by `buf_index`).
+#[derive(Clone, Debug, Default)]
+struct Ring {
+    /// Slot by slot: the descriptor the file was registered from and what it referred to
+    /// then (the ring holds the file itself: closing the descriptor does not change the
+    /// slot); None: empty. None for the whole table: not known (a registration the trace does
+    /// not hold, or cut short).
+    files: Option<Vec<Option<(i32, Entry)>>>,
+    /// The registered buffers (address, length); None: not known.
+    buffers: Option<Vec<(u64, u64)>>,
+}
+
 #[derive(Clone, Debug, Default)]
 struct Proc {
     fds: HashMap<i32, Slot>,
@@ -199,6 +213,8 @@ pub struct FileIoTracker {
     /// open before the trace began.
     synthetic_ids: u64,
     skipped: Skipped,
+    /// Rings with registered files or buffers, by process and ring descriptor.
+    rings: HashMap<(i32, i32), Ring>,
 }
 
 /// What the descriptors of one call refer to ([`FileIoTracker::event_fds`]).
@@ -209,6 +225,11 @@ pub struct EventFds {
     pub args: [Option<Arc<[u8]>>; 6],
     /// The descriptor the call returned (`openat`, `socket`, `dup`): what it refers to after.
     pub ret: Option<Arc<[u8]>>,
+    /// An io_uring request on a registered file: the descriptor its slot was registered from
+    /// (`args` has what it referred to then, at the request's `fd`).
+    pub fixed_fd: Option<i32>,
+    /// A `READ_FIXED`/`WRITE_FIXED` request's registered buffer (address, length).
+    pub fixed_buffer: Option<(u64, u64)>,
 }
 
 impl EventFds {
@@ -275,7 +296,14 @@ impl FileIoTracker {
         }
         let mut out = EventFds::default();
         let Some(def) = ev.def else { return out };
+        out.fixed_buffer = self.uring_fixed_buffer(ev);
         if ev.uring_fixed_file() {
+            if let (Some((fd, t)), Some((i, _))) = (self.uring_fixed_target(ev), def.arg("fd")) {
+                if let Some(slot) = out.args.get_mut(i) {
+                    *slot = t.name().cloned();
+                }
+                out.fixed_fd = Some(fd);
+            }
             return out;
         }
         let pid = ev.pid.unwrap_or(0);
@@ -287,6 +315,46 @@ impl FileIoTracker {
             }
         }
         out
+    }
+
+    /// The file an io_uring request on a registered file (`IOSQE_FIXED_FILE`) was on: the
+    /// descriptor the ring's slot was registered from and what it referred to then, as the
+    /// trace's `io_uring_register` calls show (per ring and process; updates, unregisters and
+    /// sparse tables followed). None for other events, an empty slot, or a table the trace
+    /// does not show.
+    pub fn uring_fixed_target(&self, ev: &Event) -> Option<(i32, FdTarget<'_>)> {
+        if !ev.uring_fixed_file() {
+            return None;
+        }
+        let int = |n: &str| ev.arg(n).and_then(ArgValue::as_int);
+        let (fd, slot) = self
+            .ring(ev.pid.unwrap_or(0), int("ring_fd")?)?
+            .files
+            .as_ref()?
+            .get(usize::try_from(int("fd")?).ok()?)?
+            .as_ref()?;
+        Some((*fd, self.entry_target(slot)))
+    }
+
+    /// The registered buffer a `READ_FIXED` or `WRITE_FIXED` request used (its `buf_index`'s
+    /// address and length), as the trace's `io_uring_register` calls show; None for other
+    /// events or a table the trace does not show.
+    pub fn uring_fixed_buffer(&self, ev: &Event) -> Option<(u64, u64)> {
+        let op = ev.uring_op()?;
+        if !matches!(op.name, "read_fixed" | "write_fixed" | "readv_fixed" | "writev_fixed") {
+            return None;
+        }
+        let int = |n: &str| ev.arg(n).and_then(ArgValue::as_int);
+        let ring = self.ring(ev.pid.unwrap_or(0), int("ring_fd")?)?;
+        ring.buffers.as_ref()?.get(usize::try_from(int("buf_index")?).ok()?).copied()
+    }
+
+    /// The ring of descriptor `ring_fd` of `pid` (a child not seen yet: its parent's).
+    fn ring(&self, pid: i32, ring_fd: i64) -> Option<&Ring> {
+        let fd = i32::try_from(ring_fd).ok()?;
+        self.rings
+            .get(&(pid, fd))
+            .or_else(|| self.rings.get(&(*self.pending_children.get(&pid)?, fd)))
     }
 
     /// What the descriptor `ev` returned refers to, after [`FileIoTracker::apply`] was given
@@ -393,6 +461,24 @@ impl FileIoTracker {
                 }
                 None => {}
             },
+            Handler::AsyncIo => {
+                if let Some(reg) = ev.uring_registration() {
+                    self.register(pid, int("fd"), reg.ok().flatten(), ok, time, out);
+                } else if ok
+                    && def.args.iter().any(|a| {
+                        matches!(
+                            a.kind,
+                            ra_syscalls::ArgKind::InStruct(ra_syscalls::Struct::UringRegister, _)
+                        )
+                    })
+                    && int("opcode")
+                        .is_some_and(|o| ra_syscalls::uring::register::resource(o as u64).is_some())
+                {
+                    // A registration the trace does not hold (before schema 6, not captured):
+                    // the ring's table is not known from here on.
+                    self.register(pid, int("fd"), None, ok, time, out);
+                }
+            }
             Handler::Close if ok => {
                 if let Some(fd) = int("fd") {
                     self.close(pid, fd as i32, time, out);
@@ -479,7 +565,6 @@ impl FileIoTracker {
             // The other calls open, move or close no file.
             Handler::Vmsplice
             | Handler::Tee
-            | Handler::AsyncIo
             | Handler::UringOp
             | Handler::Sync
             | Handler::Truncate
@@ -536,6 +621,12 @@ impl FileIoTracker {
                 self.close(pid, fd, time_ns, out);
             }
         }
+        let mut rings: Vec<(i32, i32)> = self.rings.keys().copied().collect();
+        rings.sort_unstable();
+        for k in rings {
+            let r = self.rings.remove(&k);
+            self.release_ring(r, time_ns, out);
+        }
     }
 
     /// What descriptor `fd` of process `pid` names at this point of the trace, as far as the
@@ -547,14 +638,20 @@ impl FileIoTracker {
         let proc =
             self.procs.get(&pid).or_else(|| self.procs.get(self.pending_children.get(&pid)?));
         let slot = i32::try_from(fd).ok().and_then(|fd| proc?.fds.get(&fd));
-        match slot.map(|s| &s.entry) {
+        match slot {
             None => FdTarget::Unknown,
-            Some(Entry::File(o)) => match self.ofds.get(*o).and_then(Option::as_ref) {
+            Some(s) => self.entry_target(&s.entry),
+        }
+    }
+
+    fn entry_target<'a>(&'a self, e: &'a Entry) -> FdTarget<'a> {
+        match e {
+            Entry::File(o) => match self.ofds.get(*o).and_then(Option::as_ref) {
                 Some(o) => FdTarget::File(&o.path),
                 None => FdTarget::Unknown,
             },
-            Some(Entry::Dir(d)) => FdTarget::Dir(d),
-            Some(Entry::Other(name)) => FdTarget::Other(name.as_ref()),
+            Entry::Dir(d) => FdTarget::Dir(d),
+            Entry::Other(name) => FdTarget::Other(name.as_ref()),
         }
     }
 
@@ -677,7 +774,8 @@ impl FileIoTracker {
         if self.procs.contains_key(&pid) {
             return;
         }
-        let p = match self.pending_children.remove(&pid).and_then(|pp| self.procs.get(&pp)) {
+        let parent = self.pending_children.remove(&pid);
+        let p = match parent.and_then(|pp| self.procs.get(&pp)) {
             Some(parent) => parent.clone(),
             None => Proc { fds: HashMap::new(), cwd: self.initial_cwd.clone() },
         };
@@ -686,7 +784,137 @@ impl FileIoTracker {
                 self.ofds[o].as_mut().expect("live ofd").refs += 1;
             }
         }
+        // The rings it inherits with their registered files (the kernel shares a ring; the
+        // copy follows the child's own registrations only).
+        if let Some(pp) = parent {
+            let inherited: Vec<(i32, Ring)> = self
+                .rings
+                .iter()
+                .filter(|((q, _), _)| *q == pp)
+                .map(|((_, fd), r)| (*fd, r.clone()))
+                .collect();
+            for (fd, r) in inherited {
+                for (_, e) in r.files.iter().flatten().flatten() {
+                    if let Entry::File(o) = e {
+                        self.ofds[*o].as_mut().expect("live ofd").refs += 1;
+                    }
+                }
+                self.rings.insert((pid, fd), r);
+            }
+        }
         self.procs.insert(pid, p);
+    }
+
+    /// An `io_uring_register` of files or buffers on ring descriptor `ring_fd` (`reg` None:
+    /// one the trace does not hold, after which the table is not known). Failed calls change
+    /// nothing.
+    fn register(
+        &mut self,
+        pid: i32,
+        ring_fd: Option<i64>,
+        reg: Option<ra_syscalls::uring::register::Registration>,
+        ok: bool,
+        time: i64,
+        out: &mut Vec<FileOp>,
+    ) {
+        use ra_syscalls::uring::register::{Resource, FILES_SKIP};
+        let Some(ring_fd) = ring_fd.and_then(|f| i32::try_from(f).ok()) else { return };
+        if !ok {
+            return;
+        }
+        let Some(reg) = reg else {
+            // Which resource is unknown too: both tables are unknown from here on.
+            let old = self.rings.insert((pid, ring_fd), Ring::default());
+            self.release_ring(old, time, out);
+            return;
+        };
+        let mut ring = self.rings.remove(&(pid, ring_fd)).unwrap_or_default();
+        match reg.resource {
+            Some(Resource::Buffers) => {
+                let table = if reg.unregister || reg.cut {
+                    if reg.unregister {
+                        Some(Vec::new())
+                    } else {
+                        None
+                    }
+                } else if reg.update {
+                    ring.buffers.take().map(|mut t| {
+                        for (i, b) in reg.buffers.iter().enumerate() {
+                            if let Some(s) = t.get_mut(reg.offset as usize + i) {
+                                *s = *b;
+                            }
+                        }
+                        t
+                    })
+                } else if reg.sparse {
+                    Some(vec![(0, 0); reg.count as usize])
+                } else {
+                    Some(reg.buffers.clone())
+                };
+                ring.buffers = table;
+            }
+            Some(Resource::Files) => {
+                let mut old: Vec<Entry> = Vec::new();
+                let new_slot = |me: &mut Self, fd: i32| -> Option<(i32, Entry)> {
+                    let e = me.entry(pid, Some(i64::from(fd)))?;
+                    if let Entry::File(o) = e {
+                        me.ofds[o].as_mut().expect("live ofd").refs += 1;
+                    }
+                    Some((fd, e))
+                };
+                let table = if reg.unregister {
+                    old.extend(ring.files.take().into_iter().flatten().flatten().map(|(_, e)| e));
+                    Some(Vec::new())
+                } else if reg.update {
+                    match ring.files.take() {
+                        Some(mut t) => {
+                            for (i, &fd) in reg.fds.iter().enumerate() {
+                                let at = reg.offset as usize + i;
+                                if fd == FILES_SKIP || at >= t.len() {
+                                    continue;
+                                }
+                                let slot = if fd < 0 { None } else { new_slot(self, fd) };
+                                if let Some((_, e)) = std::mem::replace(&mut t[at], slot) {
+                                    old.push(e);
+                                }
+                            }
+                            // Slots past what the recorder read are not known.
+                            (!reg.cut).then_some(t)
+                        }
+                        None => None,
+                    }
+                } else {
+                    old.extend(ring.files.take().into_iter().flatten().flatten().map(|(_, e)| e));
+                    if reg.cut {
+                        None
+                    } else if reg.sparse {
+                        Some(vec![None; reg.count as usize])
+                    } else {
+                        Some(
+                            reg.fds
+                                .iter()
+                                .map(|&fd| if fd < 0 { None } else { new_slot(self, fd) })
+                                .collect(),
+                        )
+                    }
+                };
+                ring.files = table;
+                for e in old {
+                    self.release(e, time, out);
+                }
+            }
+            None => {}
+        }
+        self.rings.insert((pid, ring_fd), ring);
+    }
+
+    /// Let go of a ring's registered files.
+    fn release_ring(&mut self, ring: Option<Ring>, time: i64, out: &mut Vec<FileOp>) {
+        let entries: Vec<Entry> =
+            ring.and_then(|r| r.files).into_iter().flatten().flatten().map(|(_, e)| e).collect();
+        for e in entries {
+            self.release(e, time, out);
+        }
     }
 
     fn proc(&mut self, pid: i32) -> &mut Proc {
@@ -900,7 +1128,16 @@ impl FileIoTracker {
 
     fn close(&mut self, pid: i32, fd: i32, time: i64, out: &mut Vec<FileOp>) {
         let Some(slot) = self.proc(pid).fds.remove(&fd) else { return };
-        let Entry::File(id) = slot.entry else { return };
+        // A ring descriptor: its registered files go with it.
+        let ring = self.rings.remove(&(pid, fd));
+        self.release_ring(ring, time, out);
+        self.release(slot.entry, time, out);
+    }
+
+    /// One reference fewer to what a descriptor or a ring slot referred to: the last closes
+    /// the open file description.
+    fn release(&mut self, e: Entry, time: i64, out: &mut Vec<FileOp>) {
+        let Entry::File(id) = e else { return };
         let o = self.ofds[id].as_mut().expect("live ofd");
         o.refs -= 1;
         if o.refs > 0 {

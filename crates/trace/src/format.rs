@@ -282,6 +282,23 @@ fn fmt_struct(out: &mut String, s: Struct, b: &[u8], strsize: usize) {
             let _ = write!(out, "] /* {} entries */", d.len());
             return;
         }
+        Struct::UringParams if b.len() >= ra_syscalls::uring::params::SIZE => {
+            use ra_syscalls::uring::params::*;
+            let f = |at| field(b, at).unwrap_or(0);
+            let _ = write!(
+                out,
+                "{{sq_entries={}, cq_entries={}, flags={:#x}, sq_thread_cpu={}, \
+                 sq_thread_idle={}, features={:#x}, wq_fd={}}}",
+                f(SQ_ENTRIES),
+                f(CQ_ENTRIES),
+                f(FLAGS),
+                f(SQ_THREAD_CPU),
+                f(SQ_THREAD_IDLE),
+                f(FEATURES),
+                f(WQ_FD)
+            );
+            return;
+        }
         Struct::FdPair if b.len() >= 8 => {
             let a = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
             let z = i32::from_le_bytes([b[4], b[5], b[6], b[7]]);
@@ -534,7 +551,12 @@ pub fn format_event_fds(
                 s.push('?');
                 continue;
             }
-            fmt_arg(&mut s, a.kind, v, o);
+            match a.kind {
+                ArgKind::InStruct(Struct::UringRegister, _) if fmt_registration(ev).is_some() => {
+                    s.push_str(&fmt_registration(ev).unwrap_or_default());
+                }
+                _ => fmt_arg(&mut s, a.kind, v, o),
+            }
             if let Some(name) = fds.and_then(|f| f.args.get(i)?.as_deref()) {
                 push_fd_name(&mut s, name);
             }
@@ -662,6 +684,15 @@ fn fmt_uring_op(
     s.push('(');
     let fd = int("fd").unwrap_or(-1);
     if sqe_flags & uring::IOSQE_FIXED_FILE != 0 {
+        // The descriptor the slot was registered from and its file, when the trace shows
+        // the registration: `3</data/f>[fixed 0]`.
+        if let Some(from) = fds.and_then(|f| f.fixed_fd) {
+            let _ = write!(s, "{from}");
+            let at = ev.def.and_then(|d| d.arg("fd")).map(|(i, _)| i);
+            if let Some(name) = at.and_then(|i| fds.and_then(|f| f.args.get(i)?.as_deref())) {
+                push_fd_name(s, name);
+            }
+        }
         let _ = write!(s, "[fixed {fd}]");
     } else if op.syscall.is_none() {
         // io_uring's own operations (nop, timeouts, futexes): `fd` names no file.
@@ -695,6 +726,7 @@ fn fmt_uring_op(
             }
             let _ = write!(s, ", {len}");
             push_off(s);
+            push_fixed_buffer(s, ev, fds);
         }
         UringData::InVec | UringData::OutVec => {
             let _ = write!(s, ", {:#x}, {len}", int("addr").unwrap_or(0));
@@ -712,6 +744,52 @@ fn fmt_uring_op(
     }
     s.push(')');
     push_sqe_flags(s, ev);
+}
+
+/// A `READ_FIXED`/`WRITE_FIXED` request's registered buffer: `, buf 1={0x7f..., 4096}`
+/// (`buf 1=?` when the trace does not show the registration).
+fn push_fixed_buffer(s: &mut String, ev: &Event, fds: Option<&crate::fileio::EventFds>) {
+    if !ev.uring_op().is_some_and(|o| o.name.ends_with("_fixed")) {
+        return;
+    }
+    let index = ev.arg("buf_index").and_then(ArgValue::as_int).unwrap_or(0);
+    match fds.and_then(|f| f.fixed_buffer) {
+        Some((addr, len)) => {
+            let _ = write!(s, ", buf {index}={{{addr:#x}, {len}}}");
+        }
+        None => {
+            let _ = write!(s, ", buf {index}=?");
+        }
+    }
+}
+
+/// io_uring_register's files or buffers: `{fds=[3, 4, -1]}`, `{offset=2, fds=[5]}`,
+/// `{sparse, 8 slots}`, `{buffers=[{0x7f..., 4096}]}`; `...` after the slots the recorder
+/// read when it cut the array. None when the record does not say (then the bytes are shown).
+fn fmt_registration(ev: &Event) -> Option<String> {
+    let r = ev.uring_registration()?;
+    let r = match r {
+        // (An unregister's argument is NULL.)
+        Ok(Some(r)) if r.unregister => return None,
+        Ok(Some(r)) => r,
+        Ok(None) => return None,
+        Err(e) => return Some(format!("/* corrupt: {e} */")),
+    };
+    let mut s = String::from("{");
+    if r.update {
+        let _ = write!(s, "offset={}, ", r.offset);
+    }
+    if r.sparse {
+        let _ = write!(s, "sparse, {} slots", r.count);
+    } else if !r.fds.is_empty() || r.buffers.is_empty() {
+        let v: Vec<String> = r.fds.iter().map(i32::to_string).collect();
+        let _ = write!(s, "fds=[{}{}]", v.join(", "), if r.cut { ", ..." } else { "" });
+    } else {
+        let v: Vec<String> = r.buffers.iter().map(|(a, n)| format!("{{{a:#x}, {n}}}")).collect();
+        let _ = write!(s, "buffers=[{}{}]", v.join(", "), if r.cut { ", ..." } else { "" });
+    }
+    s.push('}');
+    Some(s)
 }
 
 /// `[uring 5] `: the ring's descriptor in the submitting call.

@@ -28,7 +28,7 @@ pub const NAMESPACE: &str = "reanimator.rs";
 /// Version of the types we add and of our additions to Re-Animator's types.
 pub const VERSION: &str = "1.0";
 /// Our schema version as recorded in the trace info (`schema_version`).
-pub const SCHEMA_VERSION: &str = "5";
+pub const SCHEMA_VERSION: &str = "6";
 /// Key/value facts about a recording: `key`, `value` (both variable32).
 pub const INFO_TYPE: &str = "Reanimator::TraceInfo";
 /// Dropped events: per call type and time range, how many.

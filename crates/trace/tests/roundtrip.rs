@@ -132,7 +132,7 @@ fn every_registry_call_round_trips() {
     assert_same(&written, &shared);
     assert!(r.is_complete());
     assert_eq!(r.info_value("command"), Some(&b"test"[..]));
-    assert_eq!(r.info_value("schema_version"), Some(&b"5"[..]));
+    assert_eq!(r.info_value("schema_version"), Some(&b"6"[..]));
 }
 
 #[test]

@@ -64,7 +64,7 @@ fn start_and_end_states_round_trip_and_restore() {
     assert_eq!(start.blobs, 3, "big, same, to be removed (and the empty content)");
     assert_eq!(end.blobs, 0, "the end state stores no contents");
     let r = TraceReader::open(&path).unwrap();
-    assert_eq!(r.info_value("schema_version"), Some(&b"5"[..]));
+    assert_eq!(r.info_value("schema_version"), Some(&b"6"[..]));
     let snaps = r.snapshots();
     assert_eq!(snaps.len(), 1);
     assert_eq!(snaps[0].dir, dir.as_os_str().as_encoded_bytes());

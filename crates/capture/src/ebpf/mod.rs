@@ -280,6 +280,7 @@ fn load<'obj>(
     ro.mmap_private = u32::from(p.mmap_pages && p.mmap_private);
     ro.noop = u32::from(noop_requested());
     ro.signals = u32::from(p.signals);
+    ro.ureg_layout = rules::ureg_layout();
     // Without mmap page records the page-fault tracepoints stay off altogether.
     open.progs.on_page_fault.set_autoload(p.mmap_pages);
     open.progs.on_page_fault_kernel.set_autoload(p.mmap_pages);
@@ -457,9 +458,9 @@ struct State<'s> {
     uring_wait: HashMap<u32, std::collections::VecDeque<(u32, ra_trace::Event)>>,
     /// The last call number recorded per thread.
     last_seq: HashMap<u32, u32>,
-    /// Per thread, its last io_uring_enter (call number, ring descriptor); per ring, the
-    /// descriptor it was last entered by: each request's `ring_fd`.
-    enter_fds: HashMap<u32, (u32, i64)>,
+    /// The ring descriptor of each recent io_uring_enter (by call); per ring, the descriptor
+    /// it was last entered by: each request's `ring_fd`.
+    enter_fds: uring::EnterFds,
     ring_fds: HashMap<i64, i64>,
     clock: Clock,
     data: DataMode,
@@ -480,7 +481,7 @@ impl State<'_> {
                 let key = uring::call_key(c.entry_tid, c.seq);
                 e.extra.push((uring::ENTER_REF.into(), ra_trace::ExtraValue::Int(key)));
                 if let Some(fd) = e.arg("fd").and_then(ra_trace::ArgValue::as_int) {
-                    self.enter_fds.insert(c.entry_tid, (c.seq, fd));
+                    self.enter_fds.insert(key, fd);
                 }
             }
         }
@@ -550,8 +551,7 @@ impl State<'_> {
         let ring = ev.arg("ring").and_then(ra_trace::ArgValue::as_int).unwrap_or(0);
         let mut fd = None;
         if let Some(ra_trace::ExtraValue::Int(k)) = key {
-            let (tid, seq) = ((k >> 32) as u32, k as u32);
-            fd = self.enter_fds.get(&tid).filter(|(s, _)| *s == seq).map(|&(_, fd)| fd);
+            fd = self.enter_fds.get(k);
         }
         match fd {
             Some(fd) => {
@@ -1152,7 +1152,7 @@ fn record(
             .then(uring::UringAsm::default),
         uring_wait: HashMap::new(),
         last_seq: HashMap::new(),
-        enter_fds: HashMap::new(),
+        enter_fds: uring::EnterFds::default(),
         ring_fds: HashMap::new(),
         clock,
         data: opts.data,

@@ -153,6 +153,14 @@ fn arg_rule(def: &SyscallDef, kind: ArgKind, deref_target: bool) -> ArgRule {
             flags: AF_OUT | AF_BULK,
             ..ArgRule::default()
         },
+        // io_uring_register: its opcode is argument 1 (the rule's `size`), at entry.
+        ArgKind::InStruct(Struct::UringRegister, Len::Arg(n)) => ArgRule {
+            kind: AK_UREG,
+            len_arg: n as u8,
+            size: 1,
+            flags: AF_ENTRY,
+            ..ArgRule::default()
+        },
         ArgKind::InStruct(s, len) => buf(len, Some(s), entry),
         ArgKind::OutStruct(s, len) | ArgKind::InOutStruct(s, len) => buf(len, Some(s), AF_OUT),
         ArgKind::IovIn { count } => ArgRule {
@@ -171,6 +179,24 @@ fn arg_rule(def: &SyscallDef, kind: ArgKind, deref_target: bool) -> ArgRule {
             ArgRule { kind: AK_STRV, size: CSTR_MAX_BYTES, flags: entry, ..ArgRule::default() }
         }
     }
+}
+
+/// `ureg_layout` of the BPF program: [`ra_syscalls::uring::register::layout`] of each
+/// opcode below `UREG_OPS`, packed as capture.bpf.c reads it.
+pub fn ureg_layout() -> [u64; UREG_OPS as usize] {
+    use ra_syscalls::uring::register;
+    let mut t = [0u64; UREG_OPS as usize];
+    for (op, w) in t.iter_mut().enumerate() {
+        let Some(l) = register::layout(op as u64) else { continue };
+        let none = |o: Option<u8>| o.map_or(u64::from(UREG_NONE), u64::from);
+        *w = u64::from(l.header)
+            | u64::from(l.ptr_at) << 8
+            | none(l.count_at) << 16
+            | none(l.flags_at) << 24
+            | u64::from(l.elem) << 32
+            | (register::MAX_ARRAY_BYTES as u64) << 40;
+    }
+    t
 }
 
 #[cfg(test)]
@@ -271,6 +297,14 @@ mod tests {
         let t = table(&Selection::parse("openat").unwrap(), true, true);
         let munmap = ra_syscalls::lookup("munmap").unwrap().nr_x86_64().unwrap();
         assert!(t.iter().any(|(n, r)| *n == munmap && r.flags == RF_FLUSH_RANGE), "flush only");
+        let reg = rule_of("io_uring_register");
+        assert_eq!((reg.args[2].kind, reg.args[2].len_arg, reg.args[2].size), (AK_UREG, 3, 1));
+        assert_eq!(reg.entry_mask, 1 << 2, "read at entry");
+        let t = ureg_layout();
+        assert_eq!(t[2], 4 << 32 | 0xff << 24 | 0xff << 16 | 16384 << 40, "FILES: nr_args ints");
+        assert_eq!(t[6] & 0xffff_ffff, 16 | 8 << 8 | 0xff << 16 | 0xff << 24, "FILES_UPDATE");
+        assert_eq!(t[13] & 0xff_ffff_ffff, 32 | 16 << 8 | 4 << 24 | 4 << 32, "FILES2");
+        assert_eq!((t[1], t[4]), (0, 0), "no array");
         let ew = rule_of("epoll_wait");
         assert_eq!((ew.args[1].len_kind, ew.args[1].size), (LK_RET_TIMES, 12));
     }

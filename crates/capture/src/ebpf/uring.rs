@@ -269,3 +269,55 @@ pub fn enter_key(s: &UringRec) -> i64 {
 pub fn call_key(tid: u32, seq: u32) -> i64 {
     (i64::from(tid) << 32) | i64::from(seq)
 }
+
+/// The ring descriptor of each recent `io_uring_enter`, by its [`call_key`]: a request's
+/// completion names the call that submitted it, which may be many calls back (fio submits
+/// one request per call, then waits in another: its requests complete during later calls).
+/// At most [`MAX_IN_FLIGHT`] calls are kept, the oldest forgotten first (a request older
+/// than that falls back on the descriptor its ring was last seen entered by).
+#[derive(Default)]
+pub struct EnterFds {
+    fds: HashMap<i64, i64>,
+    order: VecDeque<i64>,
+}
+
+impl EnterFds {
+    /// Call `key` entered ring descriptor `fd`.
+    pub fn insert(&mut self, key: i64, fd: i64) {
+        if self.fds.insert(key, fd).is_none() {
+            self.order.push_back(key);
+        }
+        while self.order.len() > MAX_IN_FLIGHT {
+            if let Some(old) = self.order.pop_front() {
+                self.fds.remove(&old);
+            }
+        }
+    }
+
+    /// The descriptor call `key` entered, if it is still kept.
+    pub fn get(&self, key: i64) -> Option<i64> {
+        self.fds.get(&key).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enter_fds_keeps_calls_many_calls_back_and_forgets_the_oldest_past_the_bound() {
+        let mut e = EnterFds::default();
+        e.insert(call_key(7, 1), 6);
+        for seq in 2..100 {
+            e.insert(call_key(7, seq), 9);
+        }
+        assert_eq!(e.get(call_key(7, 1)), Some(6), "a call 98 calls back");
+        assert_eq!(e.get(call_key(8, 1)), None, "another thread's call");
+        for seq in 100..(MAX_IN_FLIGHT as u32 + 2) {
+            e.insert(call_key(7, seq), 9);
+        }
+        assert_eq!(e.get(call_key(7, 1)), None, "past the bound");
+        assert_eq!(e.get(call_key(7, 2)), Some(9));
+        assert_eq!(e.fds.len(), MAX_IN_FLIGHT);
+    }
+}

@@ -29,8 +29,8 @@ use ra_trace::{ArgValue, Event, IovValue};
 
 use crate::common::{
     add_copied_data, deref_len_args, generated_exit, hash_bulk, inherited_fds, is_bulk,
-    kernel_args, never_returns, now_ns, proc_info, resolve, signal_event, stamp, struct_size,
-    synthetic_fds, ProcInfo, Xarg,
+    kernel_args, never_returns, now_ns, proc_info, register_arg, resolve, signal_event, stamp,
+    struct_size, synthetic_fds, ProcInfo, Xarg,
 };
 use crate::sink::TraceSink;
 use crate::{
@@ -507,6 +507,16 @@ impl<'a> Tracer<'a> {
                     match mmsg_messages(tid, raw, args[n]) {
                         Some(m) => mmsg_value(tid, m, |_, requested, _| requested),
                         None => ArgValue::NotCaptured,
+                    }
+                }
+                // io_uring_register: the files or buffers it registers (by its opcode).
+                ArgKind::InStruct(Struct::UringRegister, Len::Arg(n)) => {
+                    match register_arg(args[1], args[n], raw, |a, l| mem::read(tid, a, l)) {
+                        Some((b, complete)) => {
+                            ev.buffer_not_captured |= !complete;
+                            ArgValue::data(b)
+                        }
+                        None => ArgValue::Absent,
                     }
                 }
                 ArgKind::InStruct(s, len) => match eval_len(tid, len, Some(s), &args, None) {

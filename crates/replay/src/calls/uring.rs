@@ -387,12 +387,17 @@ impl Call<'_> {
         })
     }
 
-    /// `io_uring_register` of files or buffers. The trace holds the call's count, not its
-    /// array: registered files are the process's open regular files in descriptor order
-    /// where there are as many as the count, the highest-numbered ones where there are more
-    /// (a warning names them), else each index is the file its requests' recorded device and
-    /// inode name ([`Call::uring_file`], which also corrects a guess); buffers are the
-    /// replay's own, one per index, registered as requests use them.
+    /// `io_uring_register` of files or buffers, as recorded (trace schema 6,
+    /// [`Event::uring_registration`]): at each index the replay's descriptor for the recorded
+    /// one (kept open, as the kernel keeps a registered file; an empty slot for -1 and sparse
+    /// tables), and buffers of the replay's own of the recorded lengths.
+    ///
+    /// A trace before schema 6 holds the call's count, not its array: registered files are
+    /// then the process's open regular files in descriptor order where there are as many as
+    /// the count, the highest-numbered ones where there are more (a warning names them),
+    /// else each index is the file its requests' recorded device and inode name
+    /// ([`Call::uring_file`], which also corrects a guess); buffers are the replay's own, one
+    /// per index, registered as requests use them.
     pub(super) fn uring_register(&mut self) -> Result<Act, i32> {
         const REGISTER_BUFFERS: i64 = 0;
         const UNREGISTER_BUFFERS: i64 = 1;
@@ -405,6 +410,12 @@ impl Call<'_> {
         };
         if !self.rec_ok() {
             return Ok(Act::Sim);
+        }
+        match self.ev.uring_registration() {
+            Some(Ok(Some(reg))) => return self.uring_register_recorded(&ring, &reg),
+            // (Refused when the trace was read.)
+            Some(Err(_)) => return Err(libc::EINVAL),
+            _ => {}
         }
         match opcode {
             REGISTER_FILES => {
@@ -503,6 +514,120 @@ impl Call<'_> {
         Ok(match ring.real {
             Some(_) => Act::Issued(0),
             None => Act::Emulated(0),
+        })
+    }
+
+    /// [`Call::uring_register`] of a registration the trace holds: the result it had (0, or
+    /// for an update the slots it went through).
+    fn uring_register_recorded(
+        &mut self,
+        ring: &Ring,
+        reg: &u::register::Registration,
+    ) -> Result<Act, i32> {
+        use u::register::{Resource, FILES_SKIP};
+        let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
+        let mut real = ring.real.as_ref().map(lock);
+        if reg.cut {
+            self.warn(format!(
+                "io_uring_register: {} slots, the trace holds the first {} (the recorder's \
+                 limit): the others are registered empty",
+                reg.count,
+                reg.fds.len().max(reg.buffers.len())
+            ));
+        }
+        let count = usize::try_from(reg.count).map_err(|_| libc::EINVAL)?;
+        let done = match reg.resource {
+            Some(Resource::Files) => {
+                let mut files = lock(&ring.files);
+                if reg.unregister || !reg.update {
+                    files.clear();
+                    if let Some(real) = real.as_mut().filter(|r| r.file_slots > 0) {
+                        real.file_slots = 0;
+                        real.ring.submitter().unregister_files().map_err(errno)?;
+                    }
+                }
+                if !reg.unregister && !reg.update {
+                    files.resize(count, None);
+                    if let Some(real) = real.as_mut().filter(|_| count > 0) {
+                        real.ring.submitter().register_files_sparse(count as u32).map_err(errno)?;
+                        real.file_slots = count as u32;
+                    }
+                }
+                let mut missing = Vec::new();
+                for (i, &fd) in reg.fds.iter().enumerate() {
+                    let at = reg.offset as usize + i;
+                    if fd == FILES_SKIP && reg.update {
+                        continue;
+                    }
+                    let f = if fd < 0 {
+                        None
+                    } else {
+                        match self.entry(i64::from(fd)) {
+                            Ok(e) => Some(e.file),
+                            Err(_) => {
+                                missing.push(fd.to_string());
+                                None
+                            }
+                        }
+                    };
+                    if at >= files.len() {
+                        // (The kernel refused such an update: the recorded call succeeded,
+                        // so the table was larger than the trace showed.)
+                        files.resize(at + 1, None);
+                    }
+                    if let Some(real) = real.as_mut() {
+                        match f.as_ref().and_then(|f| f.raw()) {
+                            Some(raw) => real.set_file(at as u32, raw)?,
+                            None if (at as u32) < real.file_slots => {
+                                real.ring
+                                    .submitter()
+                                    .register_files_update(at as u32, &[-1])
+                                    .map_err(errno)?;
+                            }
+                            None => {}
+                        }
+                    }
+                    files[at] = f;
+                }
+                if !missing.is_empty() {
+                    self.warn(format!(
+                        "io_uring_register: descriptors {} are not open in the replay (the \
+                         trace shows no file for them): their slots are empty",
+                        missing.join(", ")
+                    ));
+                }
+                reg.fds.len()
+            }
+            Some(Resource::Buffers) => {
+                if let Some(real) = real.as_mut() {
+                    if (reg.unregister || !reg.update) && !real.bufs.is_empty() {
+                        real.bufs.clear();
+                        real.ring.submitter().unregister_buffers().map_err(errno)?;
+                    }
+                    if !reg.unregister && !reg.update && count > 0 {
+                        real.ring
+                            .submitter()
+                            .register_buffers_sparse(count as u32)
+                            .map_err(errno)?;
+                        real.bufs = (0..count).map(|_| None).collect();
+                    }
+                    for (i, &(_, len)) in reg.buffers.iter().enumerate() {
+                        let at = reg.offset as usize + i;
+                        if len == 0 || at >= real.bufs.len() {
+                            continue;
+                        }
+                        let b = FixedBuf::new(len as usize).ok_or(libc::ENOMEM)?;
+                        real.put_buffer(at, b)?;
+                    }
+                }
+                reg.buffers.len()
+            }
+            None => 0,
+        };
+        let res = if reg.update { done as i64 } else { 0 };
+        Ok(match ring.real {
+            Some(_) => Act::Issued(res),
+            None => Act::Emulated(res),
         })
     }
 

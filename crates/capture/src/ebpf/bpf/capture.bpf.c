@@ -84,6 +84,12 @@ const volatile __u32 signals = 0;        /* record delivered signals (RK_SIGNAL)
  * nothing: what the two syscall tracepoints cost with programs attached, the floor of any
  * tracer built on them. (Read-only data: when 0, the verifier removes the test.) */
 const volatile __u32 noop = 0;
+/* io_uring_register's argument by opcode (AK_UREG), from ra_syscalls::uring::register::layout:
+ * byte 0 the struct's size (0: the argument is the array), 1 the offset of the array's pointer
+ * in it, 2 of its u32 element count (UREG_NONE: nr_args), 3 of its u32 flags (UREG_NONE:
+ * none; bit 0 IORING_RSRC_REGISTER_SPARSE), 4 the element size, 5-6 (u16) the most array
+ * bytes read; 0: not a registration of files or buffers. */
+const volatile __u64 ureg_layout[UREG_OPS] = {};
 
 /* Read by user space through the mmapped .bss. */
 __u64 throttle_gen = 0; /* SIGSTOPs sent */
@@ -142,8 +148,9 @@ struct walk {
 	__u64 ptr;      /* the buffer or string; or the iovec / mmsghdr / string-pointer array */
 	__u64 nvec;     /* vectors to walk */
 	__u64 left;     /* bytes still to take over all vectors (AK_BUF / AK_IOV / AK_MSG) */
-	__u64 vec_left; /* AK_MMSG: bytes still to take from the current message */
-	__u64 segs;     /* AK_MMSG: the current message's iovec array */
+	__u64 vec_left; /* AK_MMSG: bytes still to take from the current message; AK_UREG: the
+			 * array's bytes */
+	__u64 segs;     /* AK_MMSG: the current message's iovec array; AK_UREG: the array */
 	__u64 seg_base;
 	__u64 seg_len;
 	__u64 seg_take;
@@ -157,7 +164,8 @@ struct walk {
 	__u8 kind;
 	__u8 stage;
 	__u8 trim; /* AK_MMSG: take each handled message's msg_len, nothing of the others */
-	__u8 pad[4];
+	__u8 hdr;  /* AK_UREG: the struct's size (segment 0; ptr is the struct) */
+	__u8 pad[3];
 };
 
 /* The call a thread is in. Task-local: programs may be preempted, so nothing per-CPU holds
@@ -639,7 +647,11 @@ static long vstep(__u64 i, void *ctx)
 			w->stage = VS_VEC;
 			return 0;
 		}
-		if (w->kind != AK_BUF) {
+		if (w->kind == AK_UREG) {
+			/* segment 0 the struct, 1 the array (see ureg_walk) */
+			base = w->seg ? w->segs : w->ptr;
+			len = w->seg ? w->vec_left : w->hdr;
+		} else if (w->kind != AK_BUF) {
 			__u64 at = w->kind == AK_MMSG ? w->segs + 16ULL * w->seg : w->ptr + 16ULL * w->vec;
 
 			if (read_u64(&base, at) || read_u64(&len, at + 8)) {
@@ -823,6 +835,62 @@ static __always_inline __u64 eval_len(struct tstate *s, const struct arg_rule *a
 	return v > LEN_CAP ? LEN_CAP : v;
 }
 
+/* AK_UREG: io_uring_register's registered files or buffers (see ureg_layout): the struct at
+ * p as segment 0, then the array it (or p) points to as segment 1, in whole elements. Sets up
+ * the walk of vstep (the one of buffers) over them: returns 1 when there is something to walk.
+ * Not inlined, and no bpf_loop of its own: its locals stay out of capture_slot's frame, and
+ * the copy runs in vstep's, so that no call chain gets deeper than the buffers' (the verifier
+ * refuses the programs past 512 bytes of stack over a chain, bpf_loop callbacks counted). */
+static __noinline int ureg_walk(struct tstate *s, const struct arg_rule *a, __u64 p, __u32 i)
+{
+	struct walk *w = &s->w;
+	__u32 op, cnt32 = 0, fl = 0;
+	__u64 l, hdr, elem, cap, cnt, ptr = p, n;
+
+	if (!s || !a || i >= NSLOTS)
+		return 0;
+	op = (__u32)s->args[a->size & 7] & ~(1U << 31);
+	if (op >= UREG_OPS || a->len_arg >= NARGS || a->size >= NARGS) {
+		s->status[i] = ST_NONE;
+		return 0;
+	}
+	l = ureg_layout[op & (UREG_OPS - 1)];
+	if (!l) {
+		s->status[i] = ST_NONE;
+		return 0;
+	}
+	hdr = l & 0xff;
+	elem = (l >> 32) & 0xff;
+	cap = (l >> 40) & 0xffff;
+	cnt = s->args[a->len_arg & 7];
+	w->nvec = 1;
+	s->nvec[i] = 1;
+	if (hdr) {
+		__u8 at = (l >> 8) & 0xff, cat = (l >> 16) & 0xff, fat = (l >> 24) & 0xff;
+
+		if (read_u64(&ptr, p + at) ||
+		    (cat != UREG_NONE && bpf_probe_read_user(&cnt32, 4, (const void *)(p + cat))) ||
+		    (fat != UREG_NONE && bpf_probe_read_user(&fl, 4, (const void *)(p + fat)))) {
+			s->status[i] = ST_FAULT;
+			return 0;
+		}
+		if (cat != UREG_NONE)
+			cnt = cnt32;
+		if ((fl & 1) || !ptr)
+			elem = 0; /* sparse: no array */
+	}
+	n = !elem ? 0 : cnt > cap / elem ? cap / elem * elem : cnt * elem;
+	if (!hdr && !n)
+		return 0;
+	w->hdr = hdr;
+	w->segs = ptr;
+	w->vec_left = n;
+	w->seg = hdr ? 0 : 1;
+	w->nseg = n ? 2 : 1; /* (an empty array: no record, as the ptrace recorder's) */
+	w->stage = VS_SEG;
+	return 1;
+}
+
 /* Copy argument slot `i` (an argument register, or XARG: the extra struct) of the current call
  * at this stage (s->ret, s->ok: the result and whether the call succeeded; 1 at entry).
  *
@@ -946,12 +1014,17 @@ __noinline int capture_slot(struct tstate *s, const struct arg_rule *ap, __u64 p
 		w->trim = trim;
 		w->ok_msgs = ret;
 		break;
+	case AK_UREG:
+		if (!ureg_walk(s, ap, p, i))
+			return 0;
+		break;
 	default:
 		s->status[i] = ST_NONE;
 		return 0;
 	}
 	bpf_loop(MAX_STEPS, vstep, &s, 0);
-	s->nvec[i] = w->vec;
+	/* (AK_UREG: one vector, also when its walk stopped at a fault) */
+	s->nvec[i] = w->kind == AK_UREG ? 1 : w->vec;
 	return 0;
 }
 

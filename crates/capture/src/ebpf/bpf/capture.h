@@ -43,6 +43,11 @@
 #define AK_MMSG 5    /* struct mmsghdr[count], count = args[len_arg]: one vector per message */
 #define AK_STRV 6    /* NULL-terminated array of strings (argv, envp) */
 #define AK_DEREF32 7 /* a socklen_t *: the u32 it points to after the call (into aux[]) */
+#define AK_UREG 8    /* io_uring_register's argument: by the opcode in args[size], the struct
+                      * and the array it points to, as ureg_layout[opcode] says (nr_args in
+                      * args[len_arg]); the struct is segment 0, the array segment 1 */
+#define UREG_OPS 32  /* ureg_layout's length: the register opcodes described */
+#define UREG_NONE 255 /* a ureg_layout byte: no such field */
 
 /* struct arg_rule.len_kind: where an AK_BUF's length comes from */
 #define LK_ARG 1       /* args[len_arg] */
