@@ -41,7 +41,7 @@ impl IoClass {
 }
 
 /// The class of a system call (kernel or trace name, or an alias: its registry entry's
-/// [`crate::SyscallDef::io_class`]) or of a FUSE operation ([`FUSE_OPS`]).
+/// [`crate::SyscallDef::io_class`]) or of a FUSE operation (`FUSE_OPS`).
 pub fn io_class(op: &str) -> IoClass {
     if let Some(d) = crate::lookup_any(op) {
         return d.io_class;

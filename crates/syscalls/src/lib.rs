@@ -550,7 +550,7 @@ pub struct SyscallDef {
 }
 
 /// Where the eBPF recorder writes out the pages programs wrote through shared file mappings
-/// (`mmappwrite` records) before the call runs ([`SyscallDef::flush`]).
+/// (`mmappwrite` records) before the call runs (`SyscallDef::flush`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Flush {
     /// Not at this call.
@@ -561,7 +561,7 @@ pub enum Flush {
     All,
 }
 
-/// Memory a call reads that its arguments do not describe ([`SyscallDef::extra`]).
+/// Memory a call reads that its arguments do not describe (`SyscallDef::extra`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Extra {
     /// None.
@@ -598,7 +598,7 @@ pub enum KernelCopy {
     Splice,
 }
 
-/// Which io_uring call an [`Handler::AsyncIo`] call is ([`SyscallDef::uring`]).
+/// Which io_uring call an [`Handler::AsyncIo`] call is (`SyscallDef::uring`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UringCall {
     /// `io_uring_setup`: makes a ring.

@@ -315,9 +315,9 @@ pub mod data_source {
 }
 
 /// `io_uring_register`'s registered files and buffers (`IORING_REGISTER_*`): which opcodes
-/// name descriptors or buffers, where in the argument they are ([`layout`]: what both
+/// name descriptors or buffers, where in the argument they are ([`register::layout`]: what both
 /// recorders read into the record's `register_data`), and what a record of one says
-/// ([`decode`]: what the trace's model of a ring's registered files, `dump` and the replay
+/// ([`register::decode`]: what the trace's model of a ring's registered files, `dump` and the replay
 /// read).
 pub mod register {
     /// `IORING_REGISTER_BUFFERS`: `arg` is `nr_args` iovecs.
