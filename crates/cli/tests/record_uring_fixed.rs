@@ -20,24 +20,6 @@ use serde_json::Value;
 
 use common::bin;
 
-fn io_uring_available() -> bool {
-    let mut params = [0u8; 120];
-    // SAFETY: io_uring_setup reads and writes the 120-byte params struct we own.
-    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 1, params.as_mut_ptr()) };
-    let ok = if fd >= 0 {
-        // SAFETY: closing the descriptor just returned.
-        unsafe { libc::close(fd as i32) };
-        Ok(())
-    } else {
-        Err(format!("io_uring_setup: {}", std::io::Error::last_os_error()))
-    };
-    ra_testkit::privileged("io_uring", ok)
-}
-
-fn available(backend: &str) -> bool {
-    io_uring_available() && (backend == "ptrace" || ra_testkit::ebpf_available())
-}
-
 fn int(e: &Event, n: &str) -> Option<i64> {
     e.arg(n).and_then(ArgValue::as_int)
 }
@@ -81,7 +63,7 @@ fn rewrite(trace: &Path, out: &Path, mut f: impl FnMut(&mut Event)) {
 }
 
 fn fixed_recorded(backend: &str) {
-    if !available(backend) {
+    if !ra_testkit::uring_backend_available(backend) {
         return;
     }
     let dir = ra_testkit::scratch_dir(&format!("uring-fixed-{backend}")).canonicalize().unwrap();
@@ -195,7 +177,7 @@ fn fixed_recorded(backend: &str) {
 
 /// fio with registered files and fixed buffers: every request resolves to fio's file.
 fn fio_fixed(backend: &str) {
-    if !available(backend) {
+    if !ra_testkit::uring_backend_available(backend) {
         return;
     }
     if std::process::Command::new("fio").arg("--version").output().is_err() {

@@ -18,19 +18,9 @@ use serde_json::Value;
 
 use common::bin;
 
-/// Whether this kernel lets us create a ring (kernel.io_uring_disabled, seccomp, ...).
+/// Whether this kernel lets us create a ring, and fio is there.
 fn io_uring_available() -> bool {
-    let mut params = [0u8; 120];
-    // SAFETY: io_uring_setup reads and writes the 120-byte params struct we own.
-    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 1, params.as_mut_ptr()) };
-    let ok = if fd >= 0 {
-        // SAFETY: closing the descriptor just returned.
-        unsafe { libc::close(fd as i32) };
-        Ok(())
-    } else {
-        Err(format!("io_uring_setup: {}", std::io::Error::last_os_error()))
-    };
-    ra_testkit::privileged("io_uring", ok) && ra_testkit::have_program("fio")
+    ra_testkit::io_uring_available() && ra_testkit::have_program("fio")
 }
 
 fn int(e: &Event, n: &str) -> Option<i64> {

@@ -20,17 +20,7 @@ use serde_json::Value;
 use common::bin;
 
 fn available(backend: &str) -> bool {
-    let mut params = [0u8; 120];
-    // SAFETY: io_uring_setup reads and writes the 120-byte params struct we own.
-    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 1, params.as_mut_ptr()) };
-    let ok = if fd >= 0 {
-        // SAFETY: closing the descriptor just returned.
-        unsafe { libc::close(fd as i32) };
-        Ok(())
-    } else {
-        Err(format!("io_uring_setup: {}", std::io::Error::last_os_error()))
-    };
-    ra_testkit::privileged("io_uring", ok)
+    ra_testkit::io_uring_available()
         && ra_testkit::have_program("fio")
         && (backend == "ptrace" || ra_testkit::ebpf_available())
 }

@@ -236,6 +236,28 @@ pub fn ebpf_available() -> bool {
     privileged("eBPF backend", ra_capture::ebpf::probe().map(|_| ()).map_err(|e| e.to_string()))
 }
 
+/// Whether this kernel lets a process create an io_uring ring (`kernel.io_uring_disabled`,
+/// a seccomp filter, ...): [`privileged`]'s skip, or failure in CI, otherwise.
+pub fn io_uring_available() -> bool {
+    let mut params = [0u8; 120];
+    // SAFETY: io_uring_setup reads and writes the 120-byte params struct we own.
+    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 1, params.as_mut_ptr()) };
+    let ok = if fd >= 0 {
+        // SAFETY: closing the descriptor just returned.
+        unsafe { libc::close(fd as i32) };
+        Ok(())
+    } else {
+        Err(format!("io_uring_setup: {}", std::io::Error::last_os_error()))
+    };
+    privileged("io_uring", ok)
+}
+
+/// Whether `backend` can record io_uring programs here: a ring can be made, and for `ebpf`
+/// the eBPF backend runs ([`io_uring_available`], [`ebpf_available`]).
+pub fn uring_backend_available(backend: &str) -> bool {
+    io_uring_available() && (backend == "ptrace" || ebpf_available())
+}
+
 /// `name::ptrace` and `name::ebpf` tests that run the test file's `name()` with
 /// [`backend`] set to that backend; the eBPF one only where [`ebpf_available`].
 #[macro_export]
